@@ -1,0 +1,33 @@
+# Front door. `make` builds Release into build/; `make demo` installs what is missing, builds
+# and runs the default scenario; `make test` builds with ASan+UBSan in build-asan/ and runs ctest.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all build demo test deps bench clean
+all: build
+
+deps:
+	@sh scripts/install-deps.sh
+
+build/CMakeCache.txt:
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+
+build: build/CMakeCache.txt
+	cmake --build build -j $(JOBS)
+
+demo: deps
+	@$(MAKE) --no-print-directory build
+	@sh scripts/demo.sh
+
+build-asan/CMakeCache.txt:
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DDTSIM_ENABLE_ASAN=ON -DDTSIM_EVENT_POOL=OFF $(CMAKE_FLAGS)
+
+test: deps build-asan/CMakeCache.txt
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	@sh bench/run-all.sh
+
+clean:
+	rm -rf build build-asan

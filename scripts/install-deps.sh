@@ -1,0 +1,38 @@
+#!/bin/sh
+# Installs what dtsim needs to build and test, and nothing that is already there.
+# As root it runs `apt-get update` once and installs only the missing Debian packages; as any
+# other user it prints the one apt-get line to run.
+set -eu
+
+missing=""
+need_pkg() { # $1 = Debian package, $2 = test command that succeeds when it is present
+  if ! sh -c "$2" >/dev/null 2>&1; then missing="$missing $1"; fi
+}
+need_pkg cmake            'command -v cmake'
+need_pkg pkg-config       'command -v pkg-config'
+need_pkg gcc              'command -v gcc'
+need_pkg make             'command -v make'
+need_pkg libglib2.0-dev   'pkg-config --exists glib-2.0 gio-2.0'
+need_pkg libjson-glib-dev 'pkg-config --exists json-glib-1.0'
+need_pkg libhwloc-dev     'pkg-config --exists hwloc'
+need_pkg libcmocka-dev    'pkg-config --exists cmocka'
+need_pkg libopenmpi-dev   'pkg-config --exists ompi-c || test -x /usr/bin/mpicc'
+need_pkg openmpi-bin      'command -v mpirun'
+
+if [ -z "$missing" ]; then
+  exit 0
+fi
+if [ "$(id -u)" -eq 0 ]; then
+  echo "install-deps: installing:$missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $missing ca-certificates >/dev/null
+  # openmpi-bin pulls in a launcher (ssh client) only as a recommendation; mpirun needs one on
+  # PATH even for single-host runs.
+  command -v ssh >/dev/null 2>&1 || apt-get install -y -qq --no-install-recommends openssh-client >/dev/null
+else
+  echo "install-deps: missing packages:$missing" >&2
+  echo "run:  sudo apt-get install -y$missing" >&2
+  exit 1
+fi

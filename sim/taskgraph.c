@@ -1,0 +1,2 @@
+/* Task graph: filled in below. */
+#include "engine.h"

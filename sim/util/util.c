@@ -1,0 +1,267 @@
+/* Option-value parsing and data-folder lookup (see util.h). */
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+G_DEFINE_QUARK(dtsim-error-quark, dt_error)
+
+gboolean dt_parse_size(const char *text, const char *what, uint64_t *out_bytes, GError **error)
+{
+  static const struct {
+    const char *suffix;
+    uint64_t factor;
+  } suffixes[] = {
+      {"", 1},
+      {"B", 1},
+      {"K", 1ULL << 10},          {"KiB", 1ULL << 10}, {"M", 1ULL << 20},  {"MiB", 1ULL << 20},
+      {"G", 1ULL << 30},          {"GiB", 1ULL << 30}, {"T", 1ULL << 40},  {"TiB", 1ULL << 40},
+      {"P", 1ULL << 50},          {"PiB", 1ULL << 50}, {"E", 1ULL << 60},  {"EiB", 1ULL << 60},
+      {"KB", 1000ULL},            {"MB", 1000000ULL},  {"GB", 1000000000ULL},
+      {"TB", 1000000000000ULL},   {"PB", 1000000000000000ULL},
+      {"EB", 1000000000000000000ULL},
+  };
+  if (text == NULL || *text == '\0') {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: empty size", what);
+    return FALSE;
+  }
+  const char *p = text;
+  while (g_ascii_isspace(*p))
+    p++;
+  if (*p == '-' || *p == '+') {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: '%s' is not a size (a whole number of bytes "
+                "with an optional K, M, G, KB, MB, GB suffix)", what, text);
+    return FALSE;
+  }
+  /* Whole part and optional fraction, kept exact: 1.5K is 1536 bytes. */
+  uint64_t whole = 0;
+  const char *digits = p;
+  while (g_ascii_isdigit(*p)) {
+    unsigned d = (unsigned)(*p - '0');
+    if (whole > (UINT64_MAX - d) / 10)
+      goto too_large;
+    whole = whole * 10 + d;
+    p++;
+  }
+  uint64_t frac_num = 0, frac_den = 1;
+  if (*p == '.') {
+    p++;
+    while (g_ascii_isdigit(*p)) {
+      if (frac_den < 1000000000000000000ULL) {
+        frac_num = frac_num * 10 + (uint64_t)(*p - '0');
+        frac_den *= 10;
+      }
+      p++;
+    }
+  }
+  if (p == digits) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: '%s' is not a size (a whole number of bytes "
+                "with an optional K, M, G, KB, MB, GB suffix)", what, text);
+    return FALSE;
+  }
+  for (gsize i = 0; i < G_N_ELEMENTS(suffixes); i++) {
+    if (g_ascii_strcasecmp(p, suffixes[i].suffix) != 0)
+      continue;
+    /* Suffixes are case-insensitive except that lower-case b would read as bits: refuse it. */
+    if (strchr(p, 'b') != NULL && strcmp(p, "B") != 0 && !g_str_has_suffix(p, "iB"))
+      break;
+    uint64_t f = suffixes[i].factor;
+    unsigned __int128 total = (unsigned __int128)whole * f;
+    unsigned __int128 fpart = (unsigned __int128)frac_num * f;
+    if (fpart % frac_den != 0) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: '%s' is not a whole number of bytes",
+                  what, text);
+      return FALSE;
+    }
+    total += fpart / frac_den;
+    if (total > UINT64_MAX)
+      goto too_large;
+    *out_bytes = (uint64_t)total;
+    return TRUE;
+  }
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: unknown size suffix in '%s' (use K, M, G, T "
+              "for powers of 1024 or KB, MB, GB, TB for powers of 1000)", what, text);
+  return FALSE;
+too_large:
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: '%s' is larger than 16 EiB", what, text);
+  return FALSE;
+}
+
+gboolean dt_parse_int64(const char *text, const char *what, int64_t min, int64_t max,
+                        int64_t *out, GError **error)
+{
+  if (text == NULL || *text == '\0') {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: empty value", what);
+    return FALSE;
+  }
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (end == text || *end != '\0') {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: '%s' is not a whole number", what, text);
+    return FALSE;
+  }
+  if (errno == ERANGE || v < min || v > max) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: %s is out of range (%" G_GINT64_FORMAT " to %" G_GINT64_FORMAT ")", what,
+                text, (gint64)min, (gint64)max);
+    return FALSE;
+  }
+  *out = v;
+  return TRUE;
+}
+
+gboolean dt_parse_double(const char *text, const char *what, double min, double max,
+                         double *out, GError **error)
+{
+  if (text == NULL || *text == '\0') {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: empty value", what);
+    return FALSE;
+  }
+  char *end = NULL;
+  double v = g_ascii_strtod(text, &end);
+  if (end == text || *end != '\0') {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: '%s' is not a number", what, text);
+    return FALSE;
+  }
+  if (!isfinite(v) || v < min || v > max) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s is out of range (%g to %g)", what, text,
+                min, max);
+    return FALSE;
+  }
+  *out = v;
+  return TRUE;
+}
+
+GArray *dt_parse_int_list(const char *text, const char *what, int64_t min, int64_t max,
+                          GError **error)
+{
+  g_autoptr(GArray) list = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  g_auto(GStrv) parts = g_strsplit(text ? text : "", ",", -1);
+  for (char **pp = parts; *pp; pp++) {
+    char *item = g_strstrip(*pp);
+    const char *dots = strstr(item, "..");
+    const char *dash = item[0] ? strchr(item + 1, '-') : NULL;
+    if (dots || dash) {
+      g_autofree char *lo_s = g_strndup(item, (gsize)((dots ? dots : dash) - item));
+      const char *hi_s = dots ? dots + 2 : dash + 1;
+      int64_t lo, hi;
+      if (!dt_parse_int64(lo_s, what, min, max, &lo, error) ||
+          !dt_parse_int64(hi_s, what, min, max, &hi, error))
+        return NULL;
+      if (hi < lo || (dots && lo <= 0)) {
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: '%s' is not an increasing range", what,
+                    item);
+        return NULL;
+      }
+      if (!dots && hi - lo > 1000000) {
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: range '%s' has too many points", what,
+                    item);
+        return NULL;
+      }
+      for (int64_t v = lo; v <= hi; v = dots ? v * 2 : v + 1) {
+        g_array_append_val(list, v);
+        if (dots && v > max / 2)
+          break;
+      }
+    } else {
+      int64_t v;
+      if (!dt_parse_int64(item, what, min, max, &v, error))
+        return NULL;
+      g_array_append_val(list, v);
+    }
+  }
+  if (list->len == 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: empty list", what);
+    return NULL;
+  }
+  return g_steal_pointer(&list);
+}
+
+char **dt_parse_name_list(const char *text, const char *what, GError **error)
+{
+  g_auto(GStrv) parts = g_strsplit(text ? text : "", ",", -1);
+  for (char **pp = parts; *pp; pp++) {
+    g_strstrip(*pp);
+    if (**pp == '\0') {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: empty name in list '%s'", what,
+                  text ? text : "");
+      return NULL;
+    }
+  }
+  if (parts[0] == NULL) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: empty list", what);
+    return NULL;
+  }
+  return g_steal_pointer(&parts);
+}
+
+const char *dt_data_dir(void)
+{
+  static char *dir;
+  if (dir)
+    return dir;
+  const char *env = g_getenv("DTSIM_DATA_DIR");
+  if (env && *env) {
+    dir = g_strdup(env);
+    return dir;
+  }
+  /* Next to the binary's source tree: builds run from build/ inside the checkout. */
+  g_autofree char *probe = g_build_filename(DTSIM_SOURCE_DIR, "devices", "catalog", NULL);
+  if (g_file_test(probe, G_FILE_TEST_IS_DIR)) {
+    dir = g_strdup(DTSIM_SOURCE_DIR);
+    return dir;
+  }
+  dir = g_strdup("/usr/local/share/dtsim");
+  return dir;
+}
+
+char *dt_catalog_path(const char *subdir, const char *name, const char *what, GError **error)
+{
+  if (name == NULL || *name == '\0') {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: empty name", what);
+    return NULL;
+  }
+  if (strchr(name, '/') || g_str_has_suffix(name, ".ini")) {
+    if (!g_file_test(name, G_FILE_TEST_IS_REGULAR)) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: no such file '%s'", what, name);
+      return NULL;
+    }
+    return g_strdup(name);
+  }
+  g_autofree char *file = g_strconcat(name, ".ini", NULL);
+  char *path = g_build_filename(dt_data_dir(), subdir, file, NULL);
+  if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+    g_free(path);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: unknown name '%s' (see 'dtsim list')", what,
+                name);
+    return NULL;
+  }
+  return path;
+}
+
+static gint compare_strings(gconstpointer a, gconstpointer b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **dt_catalog_names(const char *subdir)
+{
+  g_autofree char *path = g_build_filename(dt_data_dir(), subdir, NULL);
+  GPtrArray *names = g_ptr_array_new();
+  GDir *dir = g_dir_open(path, 0, NULL);
+  if (dir) {
+    const char *entry;
+    while ((entry = g_dir_read_name(dir)) != NULL)
+      if (g_str_has_suffix(entry, ".ini"))
+        g_ptr_array_add(names, g_strndup(entry, strlen(entry) - 4));
+    g_dir_close(dir);
+  }
+  g_ptr_array_sort(names, compare_strings);
+  g_ptr_array_add(names, NULL);
+  return (char **)g_ptr_array_free(names, FALSE);
+}

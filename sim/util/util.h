@@ -1,0 +1,103 @@
+/* Leaf utilities every module may use: reading INI files with line numbers for error messages,
+ * parsing sizes and lists given on the command line, finding the data folders (catalogs), and
+ * writing output files atomically. Depends on GLib only.
+ *
+ * Error messages follow one shape so users always learn where the problem is:
+ *   FILE:LINE: [group] key: what is wrong
+ * All recoverable errors use the DT_ERROR domain with DT_ERROR_INPUT (exit status 2). */
+#ifndef DTSIM_UTIL_H
+#define DTSIM_UTIL_H
+
+#include <glib.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define DT_ERROR (dt_error_quark())
+GQuark dt_error_quark(void);
+typedef enum {
+  DT_ERROR_INPUT,     /* bad input from the user: exit status 2 */
+  DT_ERROR_INTERNAL,  /* a failure that is not the user's: exit status 1 */
+} dt_error_code;
+
+/* ---- INI files ------------------------------------------------------------------------- */
+
+typedef struct dt_ini dt_ini;
+
+/* Loads an INI file (GKeyFile syntax). Errors name the file and line. */
+dt_ini *dt_ini_load(const char *path, GError **error);
+/* Loads INI text held in memory; `name` is used in messages in place of a file name. */
+dt_ini *dt_ini_load_data(const char *name, const char *data, gsize len, GError **error);
+void dt_ini_free(dt_ini *ini);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(dt_ini, dt_ini_free)
+
+const char *dt_ini_path(const dt_ini *ini);
+GKeyFile *dt_ini_keyfile(const dt_ini *ini);
+gboolean dt_ini_has(const dt_ini *ini, const char *group, const char *key);
+/* Line (1-based) where [group] key is set; the group header's line if key is NULL; 0 if unknown. */
+int dt_ini_line(const dt_ini *ini, const char *group, const char *key);
+/* Sets `error` to "FILE:LINE: [group] key: <message>". Always returns FALSE. */
+gboolean dt_ini_error(const dt_ini *ini, const char *group, const char *key, GError **error,
+                      const char *fmt, ...) G_GNUC_PRINTF(5, 6);
+
+/* Typed getters. A missing key is an error unless `required` is FALSE, in which case *out
+ * keeps its value (the default). Values outside [min, max], NaN, or malformed are errors. */
+gboolean dt_ini_double(const dt_ini *ini, const char *group, const char *key, gboolean required,
+                       double min, double max, double *out, GError **error);
+gboolean dt_ini_int64(const dt_ini *ini, const char *group, const char *key, gboolean required,
+                      int64_t min, int64_t max, int64_t *out, GError **error);
+gboolean dt_ini_size(const dt_ini *ini, const char *group, const char *key, gboolean required,
+                     uint64_t *out_bytes, GError **error);
+/* Returns a newly allocated string, or NULL (and an error if required). */
+char *dt_ini_string(const dt_ini *ini, const char *group, const char *key, gboolean required,
+                    GError **error);
+/* Fails with a clear message naming the first key of `group` not in the NULL-terminated list
+ * `known` (catches typos such as bandwith_gbps). */
+gboolean dt_ini_check_keys(const dt_ini *ini, const char *group, const char *const *known,
+                           GError **error);
+
+/* ---- Parsing of option values ------------------------------------------------------------ */
+
+/* Sizes: a whole number with an optional suffix K, M, G, T, P, E (powers of 1024, also KiB...)
+ * or KB, MB, GB, TB, PB, EB (powers of 1000); B alone means bytes. Refuses negatives,
+ * fractions that are not whole bytes, and values over UINT64_MAX. `what` names the option in
+ * messages, e.g. "--bytes". */
+gboolean dt_parse_size(const char *text, const char *what, uint64_t *out_bytes, GError **error);
+/* A whole number in [min, max]. */
+gboolean dt_parse_int64(const char *text, const char *what, int64_t min, int64_t max,
+                        int64_t *out, GError **error);
+/* A finite number in [min, max]. */
+gboolean dt_parse_double(const char *text, const char *what, double min, double max,
+                         double *out, GError **error);
+/* A comma-separated list of whole numbers in [min, max]; ranges "a-b" and powers "1..64"
+ * (doubling) allowed. Returns a GArray of int64_t, or NULL with an error. */
+GArray *dt_parse_int_list(const char *text, const char *what, int64_t min, int64_t max,
+                          GError **error);
+/* A comma-separated list of non-empty names. Returns a NULL-terminated vector. */
+char **dt_parse_name_list(const char *text, const char *what, GError **error);
+
+/* ---- Data folders --------------------------------------------------------------------------- */
+
+/* The folder holding the catalogs (devices/catalog, comm/catalog, ...): $DTSIM_DATA_DIR if set,
+ * else the source tree the binary was built from, else the installed data folder. */
+const char *dt_data_dir(void);
+/* Resolves a catalog entry: if `name` names an existing file (contains '/' or ends in .ini),
+ * that file; otherwise DATA_DIR/subdir/NAME.ini. Returns NULL with an error naming `what`
+ * (e.g. "--device") and listing nothing else when neither exists. */
+char *dt_catalog_path(const char *subdir, const char *name, const char *what, GError **error);
+/* Sorted names (without .ini) of the entries of DATA_DIR/subdir. */
+char **dt_catalog_names(const char *subdir);
+
+/* ---- Output files ------------------------------------------------------------------------ */
+
+/* A file written to a temporary name beside its destination and renamed into place on commit,
+ * so an interrupted or failed run never leaves a partial file. */
+typedef struct dt_outfile dt_outfile;
+dt_outfile *dt_outfile_open(const char *path, GError **error);
+FILE *dt_outfile_stream(dt_outfile *out);
+/* Flushes, closes and renames. On failure the temporary file is removed. */
+gboolean dt_outfile_commit(dt_outfile *out, GError **error);
+/* Removes the temporary file (also done by free on an uncommitted file). */
+void dt_outfile_free(dt_outfile *out);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(dt_outfile, dt_outfile_free)
+
+#endif

@@ -1,0 +1,2 @@
+/* Chrome trace writer: filled in below. */
+#include "chrome.h"

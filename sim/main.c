@@ -1,7 +1,76 @@
-/* dtsim command-line entry point. */
-#include <stdio.h>
-int main(void)
+/* dtsim: entry point and subcommand dispatch. */
+#include "cli.h"
+#include "util.h"
+
+#include <string.h>
+
+typedef struct {
+  const char *name;
+  const char *summary;
+  dtsim_command_fn fn;
+} command;
+
+static const command commands[] = {
+    {"run", "simulate training iterations and print a breakdown", dtsim_cmd_run},
+    {"sweep", "run the same over a list of device counts and other axes", dtsim_cmd_sweep},
+    {"collective", "one collective on a modeled cluster", dtsim_cmd_collective},
+    {"describe", "per-layer table of a model: shapes, params, FLOPs, bytes, memory",
+     dtsim_cmd_describe},
+    {"list", "list models, devices, networks, systems or algorithms", dtsim_cmd_list},
+    {"calibrate", "fit model parameters to measurements", dtsim_cmd_calibrate},
+};
+
+static void usage(FILE *out)
 {
-  puts("dtsim: under construction");
-  return 0;
+  fprintf(out, "Usage: dtsim COMMAND [OPTIONS]\n\n"
+               "Discrete-event simulator of distributed deep-learning training.\n\nCommands:\n");
+  for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
+    fprintf(out, "  %-11s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out, "\nRun 'dtsim COMMAND --help' for the options of a command.\n");
+}
+
+int dtsim_cli_fail(const char *cmd, const GError *error)
+{
+  fprintf(stderr, "dtsim %s: %s\n", cmd, error ? error->message : "failed");
+  if (error == NULL)
+    return 1;
+  if (error->domain == DT_ERROR)
+    return error->code == DT_ERROR_INPUT ? 2 : 1;
+  /* GOptionContext, GKeyFile and json-glib errors come from what the user gave us. */
+  if (error->domain == G_OPTION_ERROR || error->domain == G_KEY_FILE_ERROR)
+    return 2;
+  return 1;
+}
+
+gboolean dtsim_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv,
+                         int *status)
+{
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(ctx, argc, argv, &error)) {
+    *status = dtsim_cli_fail(cmd, error);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("dtsim %s\n", DTSIM_VERSION);
+    return 0;
+  }
+  for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
+    if (strcmp(argv[1], commands[i].name) == 0)
+      return commands[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "dtsim: unknown command '%s' (run 'dtsim --help')\n", argv[1]);
+  return 2;
 }

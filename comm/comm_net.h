@@ -1,0 +1,75 @@
+/* The cluster and its network: topology built from catalog presets, and the network model that
+ * moves bytes between endpoints as engine events.
+ *
+ * Endpoints are the places bytes start and end: devices (by global rank), host CPU sockets,
+ * and the extra nodes that hold dedicated parameter servers. Ranks are numbered node-major:
+ * rank = node * devices_per_node + local_index.
+ *
+ * Two models share this interface. COMM_NET_FLOW: every transfer is a flow on its route;
+ * concurrent flows share each link max-min fairly, recomputed when a flow starts or ends.
+ * COMM_NET_ANALYTIC: each transfer takes its closed-form idle-network time (no contention),
+ * one event per transfer. On an uncontended pattern the two agree to rounding. */
+#ifndef DTSIM_COMM_NET_H
+#define DTSIM_COMM_NET_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+typedef struct comm_topology comm_topology;
+typedef struct comm_net comm_net;
+typedef uint32_t comm_ep;
+
+typedef enum { COMM_NET_FLOW, COMM_NET_ANALYTIC } comm_net_model;
+
+/* Called once when a transfer (or a collective, see comm/coll) has fully arrived. */
+typedef void (*comm_done_fn)(sim_engine *engine, void *user);
+
+/* What the user asked for; NULL or 0 fields take the preset's value. */
+typedef struct {
+  const char *system;           /* system preset name or INI path (required) */
+  uint32_t nodes;               /* >= 1 */
+  uint32_t devices_per_node;    /* 0: the preset's */
+  const char *intra;            /* intra-node fabric name or INI path */
+  const char *inter;            /* inter-node network name or INI path */
+  const char *topology;         /* "switch", "fat-tree[:OVERSUB]", "ring", "torus2d", ... */
+  uint32_t extra_nodes;         /* nodes without devices (dedicated parameter servers) */
+} comm_cluster_spec;
+
+comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error);
+void comm_topology_free(comm_topology *topo);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(comm_topology, comm_topology_free)
+
+uint32_t comm_topology_nodes(const comm_topology *topo);          /* worker nodes */
+uint32_t comm_topology_devices_per_node(const comm_topology *topo);
+uint32_t comm_topology_devices(const comm_topology *topo);        /* total ranks */
+uint32_t comm_topology_node_of(const comm_topology *topo, uint32_t rank);
+comm_ep comm_topology_device(const comm_topology *topo, uint32_t rank);
+/* Host CPU socket `socket` of worker node `node` (or of extra node nodes + i). */
+comm_ep comm_topology_host(const comm_topology *topo, uint32_t node, uint32_t socket);
+uint32_t comm_topology_sockets(const comm_topology *topo);
+/* The device catalog name the preset puts in its nodes (e.g. "v100-sxm2-16gb"). */
+const char *comm_topology_device_kind(const comm_topology *topo);
+const char *comm_topology_endpoint_name(const comm_topology *topo, comm_ep ep);
+/* Closed-form time of `bytes` from src to dst on an idle network: the sum of per-hop latencies
+ * plus bytes over the route's bottleneck bandwidth. */
+sim_time_ps comm_topology_p2p_time(const comm_topology *topo, comm_ep src, comm_ep dst,
+                                   uint64_t bytes);
+
+comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_model model);
+void comm_net_free(comm_net *net);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(comm_net, comm_net_free)
+comm_net_model comm_net_get_model(const comm_net *net);
+const comm_topology *comm_net_topology(const comm_net *net);
+sim_engine *comm_net_engine(const comm_net *net);
+
+/* Starts moving `bytes` from src to dst now; done(engine, user) fires when the last byte has
+ * arrived. src == dst or bytes == 0 completes after zero time (still through an event). */
+void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm_done_fn done,
+                   void *user);
+/* Flows currently in flight, and the most ever in flight at once. */
+uint64_t comm_net_active_flows(const comm_net *net);
+uint64_t comm_net_peak_flows(const comm_net *net);
+
+#endif

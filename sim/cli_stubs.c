@@ -18,5 +18,3 @@ int dtsim_list_devices(FILE *out, gboolean json) { return not_yet("list devices"
 int dtsim_list_networks(FILE *out, gboolean json) { return not_yet("list networks"); }
 int dtsim_list_systems(FILE *out, gboolean json) { return not_yet("list systems"); }
 int dtsim_list_algorithms(FILE *out, gboolean json) { return not_yet("list algorithms"); }
-int dtsim_cmd_run(int argc, char **argv) { return not_yet("run"); }
-int dtsim_cmd_list(int argc, char **argv) { return not_yet("list"); }

@@ -99,7 +99,7 @@ void sim_report_measure(sim_report *r, const sim_plan *p, const sim_exec *x)
 static void json_double(GString *o, const char *key, double v)
 {
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  g_string_append_printf(o, "\"%s\":%s,", key, g_ascii_formatd(buf, sizeof buf, "%.9g", v));
+  g_string_append_printf(o, "\"%s\":%s,", key, g_ascii_formatd(buf, sizeof buf, "%.12g", v));
 }
 
 void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_json)

@@ -357,10 +357,22 @@ gboolean wl_model_finish(wl_model *m, GError **error)
 
 int wl__find_line(const char *text, const char *needle)
 {
+  return wl__find_line_after(text, NULL, needle);
+}
+
+int wl__find_line_after(const char *text, const char *outer, const char *needle)
+{
   if (text == NULL)
     return 0;
+  const char *from = text;
+  if (outer) {
+    g_autofree char *q = g_strdup_printf("\"%s\"", outer);
+    const char *o = strstr(text, q);
+    if (o)
+      from = o;
+  }
   g_autofree char *quoted = g_strdup_printf("\"%s\"", needle);
-  const char *hit = strstr(text, quoted);
+  const char *hit = strstr(from, quoted);
   if (hit == NULL)
     return 0;
   int line = 1;

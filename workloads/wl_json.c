@@ -365,95 +365,97 @@ static void add_pair(JsonBuilder *b, const char *key, uint32_t h, uint32_t w)
   json_builder_end_array(b);
 }
 
-char *wl_model_to_json(const wl_model *m)
+/* Compact JSON text of one node. */
+static char *node_text(JsonNode *node)
 {
+  g_autoptr(JsonGenerator) gen = json_generator_new();
+  json_generator_set_root(gen, node);
+  return json_generator_to_data(gen, NULL);
+}
+
+static JsonNode *layer_node(const wl_model *m, const wl_spec *s)
+{
+  const wl_hparams *hp = &s->hp;
   g_autoptr(JsonBuilder) b = json_builder_new();
   json_builder_begin_object(b);
-  json_builder_set_member_name(b, "format");
-  json_builder_add_string_value(b, WL_FORMAT_NAME);
-  json_builder_set_member_name(b, "version");
-  json_builder_add_int_value(b, WL_FORMAT_VERSION);
   json_builder_set_member_name(b, "name");
-  json_builder_add_string_value(b, m->name);
-  json_builder_set_member_name(b, "input");
+  json_builder_add_string_value(b, s->name);
+  json_builder_set_member_name(b, "type");
+  json_builder_add_string_value(b, wl_layer_kind_name(s->kind));
+  json_builder_set_member_name(b, "parents");
   json_builder_begin_array(b);
-  json_builder_add_int_value(b, m->in_c);
-  json_builder_add_int_value(b, m->in_h);
-  json_builder_add_int_value(b, m->in_w);
+  for (int j = 0; j < s->n_parents; j++)
+    json_builder_add_string_value(
+        b, s->parents[j] < 0 ? "input" : g_array_index(m->specs, wl_spec, s->parents[j]).name);
   json_builder_end_array(b);
-  json_builder_set_member_name(b, "layers");
-  json_builder_begin_array(b);
-  for (guint i = 0; i < m->specs->len; i++) {
-    const wl_spec *s = &g_array_index(m->specs, wl_spec, i);
-    const wl_hparams *hp = &s->hp;
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "name");
-    json_builder_add_string_value(b, s->name);
-    json_builder_set_member_name(b, "type");
-    json_builder_add_string_value(b, wl_layer_kind_name(s->kind));
-    json_builder_set_member_name(b, "parents");
-    json_builder_begin_array(b);
-    for (int j = 0; j < s->n_parents; j++)
-      json_builder_add_string_value(
-          b, s->parents[j] < 0 ? "input" : g_array_index(m->specs, wl_spec, s->parents[j]).name);
-    json_builder_end_array(b);
-    switch (s->kind) {
-    case WL_LAYER_CONV:
-    case WL_LAYER_MAXPOOL:
-    case WL_LAYER_AVGPOOL:
-      if (s->kind == WL_LAYER_CONV) {
-        json_builder_set_member_name(b, "out_channels");
-        json_builder_add_int_value(b, hp->out);
-      }
-      add_pair(b, "kernel", hp->kh, hp->kw);
-      add_pair(b, "stride", hp->sh, hp->sw);
-      if (hp->pad_same) {
-        json_builder_set_member_name(b, "padding");
-        json_builder_add_string_value(b, "same");
-      } else {
-        add_pair(b, "padding", hp->ph, hp->pw);
-      }
-      if (s->kind == WL_LAYER_CONV) {
-        if (hp->dh != 1 || hp->dw != 1)
-          add_pair(b, "dilation", hp->dh, hp->dw);
-        if (hp->groups != 1) {
-          json_builder_set_member_name(b, "groups");
-          json_builder_add_int_value(b, hp->groups);
-        }
-        json_builder_set_member_name(b, "bias");
-        json_builder_add_boolean_value(b, hp->bias);
-      } else if (hp->ceil_mode) {
-        json_builder_set_member_name(b, "ceil_mode");
-        json_builder_add_boolean_value(b, TRUE);
-      }
-      break;
-    case WL_LAYER_FC:
-      json_builder_set_member_name(b, "out_features");
+  switch (s->kind) {
+  case WL_LAYER_CONV:
+  case WL_LAYER_MAXPOOL:
+  case WL_LAYER_AVGPOOL:
+    if (s->kind == WL_LAYER_CONV) {
+      json_builder_set_member_name(b, "out_channels");
       json_builder_add_int_value(b, hp->out);
+    }
+    add_pair(b, "kernel", hp->kh, hp->kw);
+    add_pair(b, "stride", hp->sh, hp->sw);
+    if (hp->pad_same) {
+      json_builder_set_member_name(b, "padding");
+      json_builder_add_string_value(b, "same");
+    } else {
+      add_pair(b, "padding", hp->ph, hp->pw);
+    }
+    if (s->kind == WL_LAYER_CONV) {
+      if (hp->dh != 1 || hp->dw != 1)
+        add_pair(b, "dilation", hp->dh, hp->dw);
+      if (hp->groups != 1) {
+        json_builder_set_member_name(b, "groups");
+        json_builder_add_int_value(b, hp->groups);
+      }
       json_builder_set_member_name(b, "bias");
       json_builder_add_boolean_value(b, hp->bias);
-      break;
-    case WL_LAYER_LRN:
-      json_builder_set_member_name(b, "size");
-      json_builder_add_int_value(b, hp->lrn_size);
-      break;
-    case WL_LAYER_DROPOUT:
-      json_builder_set_member_name(b, "rate");
-      json_builder_add_double_value(b, hp->drop_rate);
-      break;
-    default:
-      break;
+    } else if (hp->ceil_mode) {
+      json_builder_set_member_name(b, "ceil_mode");
+      json_builder_add_boolean_value(b, TRUE);
     }
-    json_builder_end_object(b);
+    break;
+  case WL_LAYER_FC:
+    json_builder_set_member_name(b, "out_features");
+    json_builder_add_int_value(b, hp->out);
+    json_builder_set_member_name(b, "bias");
+    json_builder_add_boolean_value(b, hp->bias);
+    break;
+  case WL_LAYER_LRN:
+    json_builder_set_member_name(b, "size");
+    json_builder_add_int_value(b, hp->lrn_size);
+    break;
+  case WL_LAYER_DROPOUT:
+    json_builder_set_member_name(b, "rate");
+    json_builder_add_double_value(b, hp->drop_rate);
+    break;
+  default:
+    break;
   }
-  json_builder_end_array(b);
   json_builder_end_object(b);
-  g_autoptr(JsonGenerator) gen = json_generator_new();
-  g_autoptr(JsonNode) root = json_builder_get_root(b);
-  json_generator_set_root(gen, root);
-  json_generator_set_pretty(gen, TRUE);
-  json_generator_set_indent(gen, 2);
-  return json_generator_to_data(gen, NULL);
+  return json_builder_get_root(b);
+}
+
+char *wl_model_to_json(const wl_model *m)
+{
+  /* One layer per line keeps exported files short and easy to diff. */
+  GString *out = g_string_new("{\n");
+  g_autoptr(JsonNode) name = json_node_init_string(json_node_alloc(), m->name);
+  g_autofree char *name_text = node_text(name);
+  g_string_append_printf(out, "  \"format\": \"%s\",\n  \"version\": %d,\n  \"name\": %s,\n",
+                         WL_FORMAT_NAME, WL_FORMAT_VERSION, name_text);
+  g_string_append_printf(out, "  \"input\": [%u, %u, %u],\n  \"layers\": [\n", m->in_c, m->in_h,
+                         m->in_w);
+  for (guint i = 0; i < m->specs->len; i++) {
+    g_autoptr(JsonNode) node = layer_node(m, &g_array_index(m->specs, wl_spec, i));
+    g_autofree char *text = node_text(node);
+    g_string_append_printf(out, "    %s%s\n", text, i + 1 < m->specs->len ? "," : "");
+  }
+  g_string_append(out, "  ]\n}");
+  return g_string_free(out, FALSE);
 }
 
 gboolean wl_model_write_json(const wl_model *m, FILE *out, GError **error)

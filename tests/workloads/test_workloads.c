@@ -555,6 +555,17 @@ static void test_bad_files(void **state)
   assert_non_null(strstr(e->message, "resnet50"));
 }
 
+static void test_find_line(void **state)
+{
+  /* A layer named like a type is found where it is defined (line 3), not where the type is
+   * mentioned (line 2); a Paleo key inside a block is found after the block's key. */
+  const char *ours = "[\n {\"name\": \"a\", \"type\": \"relu\"},\n {\"name\": \"relu\"}]";
+  assert_int_equal(wl__find_line(ours, "relu"), 3);
+  const char *paleo = "{\"b1\": {\"x\": {\"parents\": []}},\n \"b2\": {\n \"x\": {}}}";
+  assert_int_equal(wl__find_line_after(paleo, "b2", "x"), 3);
+  assert_int_equal(wl__find_line(paleo, "absent"), 0);
+}
+
 static void test_bad_graph_in_code(void **state)
 {
   /* Add of mismatched shapes, concat of mismatched sizes, groups that do not divide. */
@@ -586,6 +597,7 @@ int main(void)
       cmocka_unit_test(test_lenet_activations), cmocka_unit_test(test_sum_range),
       cmocka_unit_test(test_json_round_trip),  cmocka_unit_test(test_paleo_import),
       cmocka_unit_test(test_bad_files),        cmocka_unit_test(test_bad_graph_in_code),
+      cmocka_unit_test(test_find_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,18 @@
 #include <inttypes.h>
 #include <json-glib/json-glib.h>
 
+/* A byte count with a decimal unit (B, kB, MB, GB, TB) for the human table. */
+static const char *human_bytes(char buf[32], uint64_t bytes)
+{
+  static const char *const units[] = {"B", "kB", "MB", "GB", "TB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1000.0 && u < 4)
+    v /= 1000.0, u++;
+  g_snprintf(buf, 32, u == 0 ? "%.0f %s" : "%.2f %s", v, units[u]);
+  return buf;
+}
+
 static void print_table(FILE *out, const wl_net *net, wl_optimizer opt)
 {
   const wl_model *m = wl_net_model(net);
@@ -38,19 +50,21 @@ static void print_table(FILE *out, const wl_net *net, wl_optimizer opt)
   wl_net_totals(net, &t);
   wl_memory mem;
   wl_net_memory(net, opt, &mem);
-  fprintf(out, "\ntotal: %zu layers, %" PRIu64 " params, %.4f G forward multiply-adds\n",
+  char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+  fprintf(out, "\ntotal: %zu layers, %" PRIu64 " params, %.4f G forward multiply-adds per batch\n",
           wl_net_n_layers(net), t.params, t.macs / 1e9);
-  fprintf(out, "  forward  %.4f GFLOP, %.4f GB moved\n", t.forward_flops / 1e9,
-          t.forward_bytes / 1e9);
-  fprintf(out, "  backward %.4f GFLOP, %.4f GB moved\n", t.backward_flops / 1e9,
-          t.backward_bytes / 1e9);
-  fprintf(out, "  saved activations %.4f GB\n", t.saved_bytes / 1e9);
+  fprintf(out, "  forward  %.4f GFLOP, %s moved\n", t.forward_flops / 1e9,
+          human_bytes(b1, t.forward_bytes));
+  fprintf(out, "  backward %.4f GFLOP, %s moved\n", t.backward_flops / 1e9,
+          human_bytes(b1, t.backward_bytes));
+  fprintf(out, "  activations saved for backward %s\n", human_bytes(b1, t.saved_bytes));
   fprintf(out,
-          "memory per device (%s): weights %.4f GB, gradients %.4f GB, optimizer %.4f GB, "
-          "activations %.4f GB, workspace %.4f GB, total %.4f GB\n",
-          wl_optimizer_name(opt), mem.weights_bytes / 1e9, mem.gradients_bytes / 1e9,
-          mem.optimizer_bytes / 1e9, mem.activations_bytes / 1e9, mem.workspace_bytes / 1e9,
-          mem.total_bytes / 1e9);
+          "memory per device (%s): weights %s, gradients %s, optimizer %s, activations %s, "
+          "workspace %s, total %s\n",
+          wl_optimizer_name(opt), human_bytes(b1, mem.weights_bytes),
+          human_bytes(b2, mem.gradients_bytes), human_bytes(b3, mem.optimizer_bytes),
+          human_bytes(b4, mem.activations_bytes), human_bytes(b5, mem.workspace_bytes),
+          human_bytes(b6, mem.total_bytes));
 }
 
 static void member_u64(JsonBuilder *b, const char *key, uint64_t v)

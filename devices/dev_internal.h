@@ -48,6 +48,7 @@ typedef struct {
   double vector_bits;              /* Phi/CPU SIMD width */
   double fma_units;                /* Phi/CPU vector FMA units per core */
   double per_core_bandwidth_GBps;  /* Phi/CPU bandwidth one core can draw */
+  double fp32_issue_fraction;      /* GPU: fp32 throughput an SM sustains without dual issue */
   /* [efficiency] fractions of peak; fitted by calibration */
   double eff_conv;       /* implicit-GEMM / direct convolution main loop, fraction of peak */
   double eff_gemm;       /* dense GEMM (fully connected) main loop */

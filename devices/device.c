@@ -51,6 +51,7 @@ const dev_param_info dev__params[] = {
     P("device", "fma_units", fma_units, 1, 16, FALSE, "units per core"),
     P("device", "per_core_bandwidth_GBps", per_core_bandwidth_GBps, 0.001, 1e4, FALSE,
       "1e9 bytes/s"),
+    P("device", "fp32_issue_fraction", fp32_issue_fraction, 0.05, 1, FALSE, "fraction of peak"),
     P("efficiency", "conv", eff_conv, 0.01, 1, TRUE, "fraction of peak"),
     P("efficiency", "gemm", eff_gemm, 0.01, 1, TRUE, "fraction of peak"),
     P("efficiency", "tensor", eff_tensor, 0.01, 1, TRUE, "fraction of tensor peak"),
@@ -97,6 +98,7 @@ static void set_defaults(dev_device *dev)
 {
   dev_params *p = &dev->prm;
   p->threads_per_core = 1;
+  p->fp32_issue_fraction = 1;
   p->vector_bits = 256;
   p->fma_units = 2;
   p->per_core_bandwidth_GBps = 10;
@@ -122,7 +124,7 @@ static const char *const device_keys[] = {
     "model", "title", "memory_bytes", "l2_cache_bytes", "peak_tflops_fp32", "peak_tflops_fp16",
     "peak_tflops_fp16_tensor", "peak_tflops_bf16_tensor", "peak_tflops_tf32_tensor",
     "memory_bandwidth_GBps", "sms", "cores", "threads_per_core", "clock_mhz", "vector_bits",
-    "fma_units", "per_core_bandwidth_GBps", "topology", "issue_fraction", NULL};
+    "fma_units", "per_core_bandwidth_GBps", "fp32_issue_fraction", "topology", "issue_fraction", NULL};
 static const char *const efficiency_keys[] = {"conv", "gemm", "tensor", "other", "memory",
                                               "k_overhead", NULL};
 static const char *const software_keys[] = {"stack", "kernel_launch_us", "framework_step_us",
@@ -547,6 +549,7 @@ void dev__conv_ops(unsigned n, unsigned h, unsigned w, unsigned c, unsigned k, u
     out[i].kernel_h = r;
     out[i].kernel_w = s;
     out[i].stride = stride;
+    out[i].gemm_batch = 1;
   }
   /* Forward: y = conv(x, w); GEMM m = N*P*Q, n = K, k = C*R*S. */
   out[0].pass = WL_PASS_FORWARD;
@@ -564,7 +567,6 @@ void dev__conv_ops(unsigned n, unsigned h, unsigned w, unsigned c, unsigned k, u
   out[1].gemm_n = c;
   out[1].gemm_k = (uint64_t)k * r * s;
   out[1].out_elems = in;
-  /* The data-gradient GEMM of a strided convolution does the forward count of MACs. */
   /* Backward weights: dw = x (*) dy; m = K, n = C*R*S, k = N*P*Q. */
   out[2].pass = WL_PASS_BACKWARD_WEIGHTS;
   out[2].bytes_read = (in + outv) * eb;

@@ -100,4 +100,52 @@ double dev_clock_mhz(const dev_device *dev);
  * compute throughput and shows sync and memory-contention saturation. */
 double dev_thread_speedup(const dev_device *dev, const wl_op_cost *op, unsigned threads);
 
+/* ---- Calibration ---------------------------------------------------------------------------- */
+
+/* Fits efficiency parameters ("efficiency.conv", "software.kernel_launch_us", ...) to measured
+ * step times by differential evolution on a regularized relative error, reports the fit and
+ * leave-one-out errors (MAPE, %) and writes an overlay INI. The parameters fitted are shared by
+ * every device of the rows (a device, or a software stack over several devices). */
+typedef struct dev_calib dev_calib;
+#define DEV_CALIB_MAX_PARAMS 8
+
+dev_calib *dev_calib_new(void);
+void dev_calib_free(dev_calib *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(dev_calib, dev_calib_free)
+/* Weight of the penalty ln(theta/theta0)^2 that keeps parameters near their catalog values
+ * (default 1e-3); and the number of DE generations (default 200). */
+void dev_calib_set_lambda(dev_calib *c, double lambda);
+void dev_calib_set_generations(dev_calib *c, unsigned generations);
+/* An overlay applied to every device when it is loaded (before any row is added). */
+gboolean dev_calib_set_overlay(dev_calib *c, const char *path, GError **error);
+gboolean dev_calib_add_param(dev_calib *c, const char *group_dot_key, GError **error);
+/* One measured row: the ops of one timed step on `device` (catalog name or INI path), the
+ * threads used (0: all), whether the per-iteration host overhead is part of the measurement,
+ * bytes copied as input and bytes of parameters/gradients moved over the host link per step. */
+gboolean dev_calib_add_row(dev_calib *c, const char *label, const char *device,
+                           const wl_op_cost *ops, gsize n_ops, unsigned threads,
+                           gboolean host_overhead, uint64_t input_bytes, uint64_t link_bytes,
+                           double measured_s, GError **error);
+/* Reads the single-device rows of a CSV in the format of reference/training.csv (zoo models,
+ * whole training steps) or reference/kernels.csv (single convolutions); `only_device` keeps
+ * the rows of one device when not NULL. Errors name the file and line. */
+gboolean dev_calib_load_csv(dev_calib *c, const char *path, const char *only_device,
+                            GError **error);
+/* Predicts every row with the catalog parameters (done by dev_calib_fit too). */
+gboolean dev_calib_predict_defaults(dev_calib *c);
+gboolean dev_calib_fit(dev_calib *c, gboolean leave_one_out, GError **error);
+guint dev_calib_n_rows(const dev_calib *c);
+unsigned dev_calib_n_params(const dev_calib *c);
+double dev_calib_default_mape(const dev_calib *c);
+double dev_calib_fit_mape(const dev_calib *c);
+double dev_calib_loo_mape(const dev_calib *c);   /* NaN without leave-one-out */
+void dev_calib_param(const dev_calib *c, unsigned j, const char **group, const char **key,
+                     double *initial, double *fitted);
+void dev_calib_row(const dev_calib *c, guint i, const char **label, const char **device,
+                   double *measured_s, double *default_s, double *fit_s, double *loo_s);
+/* Writes the fitted parameters as an overlay INI (atomically); `stack` names a software stack
+ * ("tensorflow-2017") or is NULL. */
+gboolean dev_calib_write_overlay(const dev_calib *c, const char *path, const char *stack,
+                                 GError **error);
+
 #endif

@@ -119,7 +119,8 @@ static double winograd_s(const dev_device *dev, const wl_op_cost *op, double pea
   }
   if (m == 0 || n == 0 || k == 0)
     return INFINITY;
-  double fill = dev__gemm_fill(m, n, k, 36, dev->units, dev->prm.k_overhead);
+  uint64_t batch = 36 * (op->gemm_batch ? op->gemm_batch : 1);
+  double fill = dev__gemm_fill(m, n, k, batch, dev->units, dev->prm.k_overhead);
   double flops = (double)op->flops / 4.0;
   double tc = flops / (peak * eff * fill);
   double tm = bytes_of(op) / dev->stream_Bps;
@@ -140,7 +141,8 @@ static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsign
     double peak, eff;
     gboolean tensor;
     gemm_path(dev, op, &peak, &eff, &tensor);
-    double fill = dev__gemm_fill(op->gemm_m, op->gemm_n, op->gemm_k, 1, dev->units,
+    uint64_t batch = op->gemm_batch ? op->gemm_batch : 1;
+    double fill = dev__gemm_fill(op->gemm_m, op->gemm_n, op->gemm_k, batch, dev->units,
                                  dev->prm.k_overhead);
     t = dev__roofline_s((double)op->flops, peak * eff * fill, bytes, dev->stream_Bps);
     if (op->kind == WL_OP_CONV && !tensor && dev->winograd != DEV_WINOGRAD_OFF &&
@@ -189,12 +191,16 @@ static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *o
   dev->launch_s = p->kernel_launch_us * 1e-6;
   double fp32 = p->peak_tflops_fp32 * 1e12;
   double fp16 = p->peak_tflops_fp16 > 0 ? p->peak_tflops_fp16 * 1e12 : fp32;
-  /* Vector (non-tensor) rates: tf32 and bf16 math without tensor cores runs at fp32 speed. */
-  dev->vector_flops[WL_PREC_FP32] = fp32;
-  dev->vector_flops[WL_PREC_TF32] = fp32;
-  dev->vector_flops[WL_PREC_FP16] = fp16;
-  dev->vector_flops[WL_PREC_BF16] = fp32;
-  dev->vector_flops[WL_PREC_AMP] = fp16;
+  /* Vector (non-tensor) rates a kernel can sustain: the datasheet peak times the fraction the
+   * SM's schedulers can issue (Kepler needs dual issue to fill its lanes). tf32 and bf16 math
+   * without tensor cores runs at the fp32 rate. */
+  double sustained32 = fp32 * p->fp32_issue_fraction;
+  double sustained16 = fp16 * p->fp32_issue_fraction;
+  dev->vector_flops[WL_PREC_FP32] = sustained32;
+  dev->vector_flops[WL_PREC_TF32] = sustained32;
+  dev->vector_flops[WL_PREC_FP16] = sustained16;
+  dev->vector_flops[WL_PREC_BF16] = sustained32;
+  dev->vector_flops[WL_PREC_AMP] = sustained16;
   dev->peak_flops[WL_PREC_FP32] = fp32;
   dev->peak_flops[WL_PREC_TF32] =
       p->peak_tflops_tf32_tensor > 0 ? p->peak_tflops_tf32_tensor * 1e12 : fp32;

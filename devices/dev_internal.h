@@ -125,6 +125,10 @@ dev_device *dev__device_copy(const dev_device *dev);
  * overhead k / (k + k_overhead). In (0, 1]. */
 double dev__gemm_fill(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, unsigned sms,
                       double k_overhead);
+/* Seconds of that GEMM (or batch of GEMMs) at `flops_per_s` (peak x efficiency) for the
+ * whole device: the best tile size and k split; equal for shapes that pad to the same tiles. */
+double dev__gemm_seconds(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, unsigned sms,
+                         double k_overhead, double flops_per_s);
 /* Roofline: max of compute and memory seconds. */
 double dev__roofline_s(double flops, double flops_per_s, double bytes, double bytes_per_s);
 

@@ -37,37 +37,42 @@ static const struct {
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-double dev__gemm_fill(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, unsigned sms,
-                      double k_overhead)
+double dev__gemm_seconds(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, unsigned sms,
+                         double k_overhead, double flops_per_s)
 {
   if (m == 0 || n == 0 || k == 0 || batch == 0 || sms == 0)
-    return 1.0;
-  double best = 0;
+    return 0;
+  double best = INFINITY;
   for (gsize i = 0; i < G_N_ELEMENTS(tiles); i++) {
     uint64_t tm = tiles[i].tm, tn = tiles[i].tn;
     uint64_t per_sm = (128 * 128) / (tm * tn);
     uint64_t slots = (uint64_t)sms * per_sm;
     uint64_t ntiles = ceil_div(m, tm) * ceil_div(n, tn) * batch;
-    /* Split k when the tiles cannot fill one wave and k is long enough to share (each split
-     * keeps at least 256 of k); the partial sums are added by a small reduction. */
-    uint64_t split = 1;
-    if (ntiles < slots) {
-      uint64_t want = slots / ntiles;
-      uint64_t most = k / 256 > 0 ? k / 256 : 1;
-      split = want < most ? want : most;
-      if (split < 1)
-        split = 1;
+    /* Each slot runs at flops_per_s x rel / slots; a tile of a k-slice of length kk costs
+     * 2 tm tn (kk + k_overhead) FLOPs of slot time; tiles run in waves over all slots. k is
+     * split (partial sums added by a small reduction) when that runs faster; the candidate
+     * splits are the powers of two up to the number of slots, the same set for every shape,
+     * so the best time never drops when m, n or k grows. m, n enter only through the tile
+     * count: GEMMs that pad to the same tiles take the same time. */
+    for (uint64_t split = 1; split <= slots; split *= 2) {
+      uint64_t waves = ceil_div(ntiles * split, slots);
+      double kk = (double)k / (double)split;
+      double t = (double)waves * 2.0 * (double)(tm * tn) * (kk + k_overhead) * (double)slots /
+                 (flops_per_s * tiles[i].rel);
+      if (t < best)
+        best = t;
     }
-    uint64_t work = ntiles * split;
-    uint64_t waves = ceil_div(work, slots);
-    double useful = (double)m * (double)n * (double)batch;
-    double occupied = (double)waves * (double)slots * (double)(tm * tn) / (double)split;
-    double kk = (double)k / (double)split;
-    double fill = useful / occupied * tiles[i].rel * kk / (kk + k_overhead);
-    if (fill > best)
-      best = fill;
   }
-  return best > 1.0 ? 1.0 : best;
+  return best;
+}
+
+double dev__gemm_fill(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, unsigned sms,
+                      double k_overhead)
+{
+  if (m == 0 || n == 0 || k == 0 || batch == 0 || sms == 0)
+    return 1.0;
+  double useful = 2.0 * (double)m * (double)n * (double)k * (double)batch;
+  return useful / dev__gemm_seconds(m, n, k, batch, sms, k_overhead, 1.0);
 }
 
 /* The compute path of a GEMM-like op at this precision: peak FLOP/s, main-loop efficiency, and
@@ -120,9 +125,7 @@ static double winograd_s(const dev_device *dev, const wl_op_cost *op, double pea
   if (m == 0 || n == 0 || k == 0)
     return INFINITY;
   uint64_t batch = 36 * (op->gemm_batch ? op->gemm_batch : 1);
-  double fill = dev__gemm_fill(m, n, k, batch, dev->units, dev->prm.k_overhead);
-  double flops = (double)op->flops / 4.0;
-  double tc = flops / (peak * eff * fill);
+  double tc = dev__gemm_seconds(m, n, k, batch, dev->units, dev->prm.k_overhead, peak * eff);
   double tm = bytes_of(op) / dev->stream_Bps;
   if (dev->winograd == DEV_WINOGRAD_FUSED)
     return tc > tm ? tc : tm;
@@ -142,9 +145,17 @@ static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsign
     gboolean tensor;
     gemm_path(dev, op, &peak, &eff, &tensor);
     uint64_t batch = op->gemm_batch ? op->gemm_batch : 1;
-    double fill = dev__gemm_fill(op->gemm_m, op->gemm_n, op->gemm_k, batch, dev->units,
-                                 dev->prm.k_overhead);
-    t = dev__roofline_s((double)op->flops, peak * eff * fill, bytes, dev->stream_Bps);
+    double rate = peak * eff;
+    double tc = dev__gemm_seconds(op->gemm_m, op->gemm_n, op->gemm_k, batch, dev->units,
+                                  dev->prm.k_overhead, rate);
+    /* FLOPs beyond the GEMM's (a bias, the edges of a padded convolution) at the same rate;
+     * FLOPs the GEMM over-counts (padding taps skipped by backward-data) are not refunded. */
+    double gemm_flops = 2.0 * (double)op->gemm_m * (double)op->gemm_n * (double)op->gemm_k *
+                        (double)batch;
+    if ((double)op->flops > gemm_flops)
+      tc += ((double)op->flops - gemm_flops) / rate;
+    double tm = bytes / dev->stream_Bps;
+    t = tc > tm ? tc : tm;
     if (op->kind == WL_OP_CONV && !tensor && dev->winograd != DEV_WINOGRAD_OFF &&
         op->kernel_h == 3 && op->kernel_w == 3 && op->stride == 1 &&
         (op->precision == WL_PREC_FP32 || op->precision == WL_PREC_FP16 ||

@@ -1,11 +1,13 @@
 /* Groups, closed forms and the executor that runs a collective's plan as flows.
  *
  * The executor keeps one small record per rank: the step it is in and how many of that step's
- * sends and receives are still outstanding. A rank enters a step by starting its sends; a
- * message's completion (its last byte has arrived) counts for both its sender and its receiver;
- * a receiver that has not reached the message's step yet keeps it as an early arrival. Leaving
- * a step waits for the folded latency and the reduction. With the analytic network model the
- * whole collective is its closed form: one engine event. */
+ * sends and receives are still outstanding. A transfer starts once its sender and its receiver
+ * have both entered the step (a rendezvous: MPI's protocol for large messages, NCCL's
+ * credit-based flow control), so a rank that idles through a step never floods a receiver that
+ * is still busy; a sender that gets there first parks the message until the receiver arrives.
+ * A message's completion (its last byte has arrived) counts for both its sender and its
+ * receiver. Leaving a step waits for the folded latency and the reduction. With the analytic
+ * network model the whole collective is its closed form: one engine event. */
 #include "coll_internal.h"
 #include "util.h"
 
@@ -170,7 +172,7 @@ struct comm_coll {
   uint32_t phase_first[COLL__MAX_PHASES + 1];   /* first global step of each phase */
 
   coll_rank *ranks;
-  GHashTable *early;      /* dst * total_steps + step -> arrivals before dst reached step */
+  GHashTable *parked;     /* dst * total_steps + step + 1 -> GSList of coll_msg waiting for dst */
   coll__xfer *scratch;
   uint64_t *recv_bytes;
   uint64_t flows;
@@ -210,7 +212,7 @@ comm_coll *comm_coll_new(comm_net *net, const comm_coll_group *group,
   c->ranks = g_new0(coll_rank, group->n);
   c->recv_bytes = g_new0(uint64_t, group->n);
   c->scratch = g_new(coll__xfer, group->n);
-  c->early = g_hash_table_new(g_direct_hash, g_direct_equal);
+  c->parked = g_hash_table_new(g_direct_hash, g_direct_equal);
   return g_steal_pointer(&c);
 }
 
@@ -221,8 +223,14 @@ void comm_coll_free(comm_coll *c)
   g_free(c->ranks);
   g_free(c->recv_bytes);
   g_free(c->scratch);
-  if (c->early)
-    g_hash_table_destroy(c->early);
+  if (c->parked) {
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, c->parked);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+      g_slist_free_full(value, g_free);
+    g_hash_table_destroy(c->parked);
+  }
   g_free(c);
 }
 
@@ -263,9 +271,9 @@ static void rank_step_complete(comm_coll *c, uint32_t r)
   rank_advance(c, r);
 }
 
-static gsize early_key(const comm_coll *c, uint32_t r, uint32_t step)
+static gpointer park_key(const comm_coll *c, uint32_t r, uint32_t step)
 {
-  return (gsize)r * c->total_steps + step + 1;
+  return GSIZE_TO_POINTER((gsize)r * c->total_steps + step + 1);
 }
 
 static void on_msg_done(sim_engine *engine, void *user)
@@ -282,16 +290,15 @@ static void on_msg_done(sim_engine *engine, void *user)
     rank_step_complete(c, src);
 
   coll_rank *d = &c->ranks[dst];
-  if (d->step == step) {
-    g_assert(d->outstanding > 0);
-    if (--d->outstanding == 0)
-      rank_step_complete(c, dst);
-  } else {
-    g_assert(d->step < step);
-    gpointer key = GSIZE_TO_POINTER(early_key(c, dst, step));
-    guint count = GPOINTER_TO_UINT(g_hash_table_lookup(c->early, key));
-    g_hash_table_insert(c->early, key, GUINT_TO_POINTER(count + 1));
-  }
+  g_assert(d->step == step && d->outstanding > 0);
+  if (--d->outstanding == 0)
+    rank_step_complete(c, dst);
+}
+
+static void msg_start(comm_coll *c, coll_msg *msg)
+{
+  c->flows++;
+  comm_net_send(c->net, c->g->eps[msg->src], c->g->eps[msg->dst], msg->bytes, on_msg_done, msg);
 }
 
 /* Enters the rank's current step and every following step that has nothing to wait for. */
@@ -306,20 +313,30 @@ static void rank_advance(comm_coll *c, uint32_t r)
     coll__step st = {.send = c->scratch};
     phase->kind->step(phase, r, rk->step - c->phase_first[ph], &st);
 
-    gpointer key = GSIZE_TO_POINTER(early_key(c, r, rk->step));
-    guint early = GPOINTER_TO_UINT(g_hash_table_lookup(c->early, key));
-    if (early > 0)
-      g_hash_table_remove(c->early, key);
-    g_assert(early <= st.nrecv);
-    rk->outstanding = st.nsend + st.nrecv - early;
+    rk->outstanding = st.nsend + st.nrecv;
     rk->reduce_bytes = st.reduce_bytes;
     rk->extra_ps = st.extra_ps;
     for (uint32_t i = 0; i < st.nsend; i++) {
+      uint32_t dst = st.send[i].peer;
       coll_msg *msg = g_new(coll_msg, 1);
-      *msg = (coll_msg){c, r, st.send[i].peer, rk->step, st.send[i].bytes};
-      c->flows++;
-      comm_net_send(c->net, c->g->eps[r], c->g->eps[st.send[i].peer], st.send[i].bytes,
-                    on_msg_done, msg);
+      *msg = (coll_msg){c, r, dst, rk->step, st.send[i].bytes};
+      if (c->ranks[dst].step == rk->step) {
+        msg_start(c, msg);
+      } else {
+        g_assert(c->ranks[dst].step < rk->step);
+        gpointer key = park_key(c, dst, rk->step);
+        g_hash_table_insert(c->parked, key,
+                            g_slist_prepend(g_hash_table_lookup(c->parked, key), msg));
+      }
+    }
+    /* Messages parked for this step by senders that got here first, in the order they came. */
+    GSList *parked = NULL;
+    if (g_hash_table_steal_extended(c->parked, park_key(c, r, rk->step), NULL,
+                                    (gpointer *)&parked)) {
+      parked = g_slist_reverse(parked);
+      for (GSList *l = parked; l; l = l->next)
+        msg_start(c, l->data);
+      g_slist_free(parked);
     }
     if (rk->outstanding > 0)
       return;

@@ -126,7 +126,7 @@ typedef enum {
   COMM_PS_CPU,         /* host CPU socket of a worker node */
   COMM_PS_GPU,         /* one device of a worker node */
   COMM_PS_COLOCATED,   /* one server on the host of every worker node (K = nodes) */
-  COMM_PS_DEDICATED,   /* host of an extra node (comm_cluster_spec.extra_nodes) */
+  COMM_PS_DEDICATED,   /* host of an extra node (comm_cluster_spec.extra_nodes > 0) */
 } comm_ps_placement;
 
 gboolean comm_ps_placement_parse(const char *text, const char *what, comm_ps_placement *out,
@@ -136,7 +136,6 @@ const char *comm_ps_placement_name(comm_ps_placement placement);
 typedef struct {
   comm_ps_placement placement;
   uint32_t servers;            /* K >= 1 (colocated: 0 means one per worker node) */
-  uint32_t extra_nodes;        /* dedicated: how many extra nodes the topology has */
   const uint64_t *tensor_bytes;/* gradient (= parameter) bytes of each tensor */
   uint32_t tensors;
   double server_reduce_Bps;    /* aggregation rate of a server, bytes/s; 0: free */

@@ -86,9 +86,9 @@ static void add_send(coll__step *out, uint32_t peer, uint64_t bytes)
 
 /* Closed form of a short step schedule (logarithmic step counts), evaluated step by step over
  * the ranks: a rank's step ends when its slowest send and its last arrival are in (each
- * alpha + bytes x beta of its route, sent when its sender entered the step), plus the
- * reduction of the step's bytes (gamma). This is the schedule's critical path on an idle
- * network, so it is exact also where ranks idle in a step and run ahead (binomial trees and
+ * alpha + bytes x beta of its route, started once sender and receiver have both entered the
+ * step), plus the reduction of the step's bytes (gamma). This is the schedule's critical path
+ * on an idle network, so it is exact also where ranks idle through a step (binomial trees and
  * recursive doubling on groups that are not powers of two). O(steps x n) arithmetic, no
  * engine events. */
 static sim_time_ps generic_analytic(const coll__phase *ph, double reduce_Bps)
@@ -106,7 +106,8 @@ static sim_time_ps generic_analytic(const coll__phase *ph, double reduce_Bps)
       ph->kind->step(ph, r, s, &st);
       for (uint32_t i = 0; i < st.nsend; i++) {
         uint32_t dst = st.send[i].peer;
-        sim_time_ps at = sim_time_add_sat(ready[r], coll__p2p(g, r, dst, st.send[i].bytes));
+        sim_time_ps at = sim_time_add_sat(MAX(ready[r], ready[dst]),
+                                          coll__p2p(g, r, dst, st.send[i].bytes));
         finish[r] = MAX(finish[r], at);
         finish[dst] = MAX(finish[dst], at);
       }

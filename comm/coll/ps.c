@@ -90,6 +90,7 @@ static gboolean place(comm_ps *ps, GError **error)
   const comm_topology *topo = ps->g->topo;
   uint32_t nodes = comm_topology_nodes(topo), per = comm_topology_devices_per_node(topo);
   uint32_t sockets = MAX(comm_topology_sockets(topo), 1);
+  uint32_t extra = MAX(comm_topology_extra_nodes(topo), 1);
   for (uint32_t k = 0; k < ps->servers; k++) {
     switch (ps->cfg.placement) {
     case COMM_PS_CPU:
@@ -102,8 +103,7 @@ static gboolean place(comm_ps *ps, GError **error)
       ps->server_ep[k] = comm_topology_host(topo, k, 0);
       break;
     case COMM_PS_DEDICATED:
-      ps->server_ep[k] = comm_topology_host(topo, nodes + k % ps->cfg.extra_nodes,
-                                            (k / ps->cfg.extra_nodes) % sockets);
+      ps->server_ep[k] = comm_topology_host(topo, nodes + k % extra, (k / extra) % sockets);
       break;
     default:
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--ps-placement: unknown placement");
@@ -132,7 +132,8 @@ comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--ps-count: needs at least one server");
     return NULL;
   }
-  if (config->placement == COMM_PS_DEDICATED && config->extra_nodes == 0) {
+  uint32_t extra = comm_topology_extra_nodes(topo);
+  if (config->placement == COMM_PS_DEDICATED && extra == 0) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                 "--ps-placement dedicated: the cluster has no extra nodes for the servers");
     return NULL;

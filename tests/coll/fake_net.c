@@ -56,6 +56,7 @@ comm_ep comm_topology_host(const comm_topology *t, uint32_t node, uint32_t socke
   return comm_topology_devices(t) + node;
 }
 uint32_t comm_topology_sockets(const comm_topology *t) { return 1; }
+uint32_t comm_topology_extra_nodes(const comm_topology *t) { return t->s.extra_nodes; }
 const char *comm_topology_device_kind(const comm_topology *t) { return "fake"; }
 const char *comm_topology_endpoint_name(const comm_topology *t, comm_ep ep) { return "fake"; }
 

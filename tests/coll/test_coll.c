@@ -309,7 +309,7 @@ static void test_ps_port_bottleneck(void **state)
   g_autoptr(comm_net) net = comm_net_new(engine, t, COMM_NET_FLOW);
   fake_net_set_port_serialisation(net, TRUE);
   const uint64_t bytes[4] = {1000000, 1000000, 1000000, 1000000};
-  comm_ps_config cfg = {COMM_PS_DEDICATED, 1, 1, bytes, 4, 1e12};
+  comm_ps_config cfg = {COMM_PS_DEDICATED, 1, bytes, 4, 1e12};
   g_autoptr(GError) e = NULL;
   g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, &e);
   assert_non_null(ps);
@@ -333,7 +333,7 @@ static void test_ps_sharding(void **state)
   /* Largest first onto the lightest shard: 9 -> 0, 7 -> 1, 5 -> 2, 4 -> 2 (loads 9, 7, 5),
    * 3 -> 1 (loads 9, 7, 9), 1 -> 0 (loads 9, 10, 9: the lowest of the two lightest). */
   const uint64_t bytes[6] = {3, 9, 4, 1, 7, 5};
-  comm_ps_config cfg = {COMM_PS_GPU, 3, 0, bytes, 6, 0};
+  comm_ps_config cfg = {COMM_PS_GPU, 3, bytes, 6, 0};
   g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, NULL);
   assert_int_equal(comm_ps_shard_of(ps, 1), 0);
   assert_int_equal(comm_ps_shard_of(ps, 4), 1);
@@ -348,7 +348,7 @@ static void test_ps_sharding(void **state)
   assert_int_equal(comm_ps_server_endpoint(ps, 2), 2);
   /* Colocated needs one server per node; dedicated needs extra nodes. */
   g_autoptr(GError) e = NULL;
-  comm_ps_config bad = {COMM_PS_COLOCATED, 3, 0, bytes, 6, 0};
+  comm_ps_config bad = {COMM_PS_COLOCATED, 3, bytes, 6, 0};
   assert_null(comm_ps_new(net, g, &bad, &e));
   assert_true(g_error_matches(e, DT_ERROR, DT_ERROR_INPUT));
   g_clear_error(&e);

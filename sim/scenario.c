@@ -67,6 +67,8 @@ static const key_spec keys[] = {
      "hybrid kind: dp over pipelines, or one-weird-trick"},
     {"strict", K_FLAG, OFF(strict), 0, 0, NULL, RS, NULL,
      "a configuration that does not fit in device memory is an error"},
+    {"synthetic", K_FLAG, OFF(synthetic), 0, 0, NULL, RS, NULL,
+     "synthetic input data: no host-to-device copy of batches"},
     {"json", K_FLAG, OFF(json), 0, 0, NULL, ALL, NULL, "print JSON instead of a table"},
     {"trace", K_STRING, OFF(trace), 0, 0, NULL, ALL, "FILE", "write a Chrome trace"},
     {"trace-limit", K_INT, OFF(trace_limit), 1, INT64_C(1) << 40, NULL, ALL, "N",
@@ -96,7 +98,6 @@ void sim_scenario_init(sim_scenario *s)
   s->precision = g_strdup("fp32");
   s->system = g_strdup("dgx1-v100");
   s->nodes = 1;
-  s->topology = g_strdup("fat-tree");
   s->strategy = g_strdup("dp");
   s->allreduce = g_strdup("ring");
   s->ps_count = 1;

@@ -36,6 +36,7 @@ typedef struct {
   int64_t stages;          /* pipeline stages (0: all devices of a replica) */
   char *hybrid;            /* dp-pp|owt (one weird trick) */
   gboolean strict;         /* a configuration that does not fit in memory is an error */
+  gboolean synthetic;      /* input already on the device (benchmarks' synthetic data) */
   gboolean json;
   char *trace, *csv;
   int64_t trace_limit;     /* most trace events written */

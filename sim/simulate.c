@@ -2,18 +2,10 @@
 #include "simulate.h"
 
 #include "chrome.h"
+#include "net_adapter.h"
 #include "util.h"
 
 #include <string.h>
-
-sim_costs *sim_costs_for_scenario(const sim_scenario *s, GError **error)
-{
-  if (strcmp(s->model, "demo") == 0)
-    return sim_costs_demo((uint64_t)s->batch);
-  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--model: unknown model '%s' (see 'dtsim list models')",
-              s->model);
-  return NULL;
-}
 
 static gboolean write_csv(const char *path, const sim_plan *p, const sim_exec *x, GError **error)
 {
@@ -41,22 +33,45 @@ static gboolean write_csv(const char *path, const sim_plan *p, const sim_exec *x
   return dt_outfile_commit(out, error);
 }
 
+/* The cluster of a scenario. */
+static comm_topology *build_topology(const sim_scenario *s, GError **error)
+{
+  comm_cluster_spec spec = {
+      .system = s->system,
+      .nodes = (uint32_t)s->nodes,
+      .devices_per_node = (uint32_t)s->devices_per_node,
+      .intra = s->intra,
+      .inter = s->inter,
+      .topology = s->topology,
+      .extra_nodes = strcmp(s->strategy, "ps") == 0 && strcmp(s->ps_placement, "dedicated") == 0
+                         ? (uint32_t)s->ps_count : 0,
+  };
+  return comm_topology_build(&spec, error);
+}
+
 /* One simulation of a scenario; trace and csv only when asked. */
 static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboolean outputs,
                               sim_report *r, GError **error)
 {
-  g_autoptr(sim_costs) costs = sim_costs_for_scenario(s, error);
-  if (!costs)
-    return FALSE;
   const sim_strategy *strategy = sim_strategy_find(s->strategy);
   if (!strategy) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--strategy: '%s' is not available in this build",
                 s->strategy);
     return FALSE;
   }
+  comm_net_model net_model;
+  if (!comm_net_model_parse(s->net_model, "--net-model", &net_model, error))
+    return FALSE;
+  g_autoptr(comm_topology) topo = build_topology(s, error);
+  if (!topo)
+    return FALSE;
+  const char *device = s->device ? s->device : comm_topology_device_kind(topo);
+  g_autoptr(sim_costs) costs = sim_costs_build(s, device, error);
+  if (!costs)
+    return FALSE;
   sim_plan_opts po = {
-      .nodes = (uint32_t)s->nodes,
-      .devices_per_node = (uint32_t)(s->devices_per_node ? s->devices_per_node : 8),
+      .nodes = comm_topology_nodes(topo),
+      .devices_per_node = comm_topology_devices_per_node(topo),
       .overlap = s->overlap,
       .bucket_bytes = (uint64_t)(s->bucket_mib * 1048576.0),
       .allreduce = s->allreduce,
@@ -68,6 +83,9 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       .ps_placement = s->ps_placement,
       .hybrid = s->hybrid,
   };
+  /* Check the algorithm before building anything large. */
+  if (!comm_coll_algorithm_find(s->allreduce, "--allreduce", error))
+    return FALSE;
   g_autoptr(sim_plan) plan = strategy->build(costs, &po, error);
   if (!plan)
     return FALSE;
@@ -82,11 +100,17 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       trace_chrome_set_info(trace, "command", o->command_line);
     trace_chrome_attach(trace, engine);
   }
+  g_autoptr(comm_net) net = comm_net_new(engine, topo, net_model);
   g_autoptr(sim_exec) exec = sim_exec_new(engine, plan->graph);
-  /* Until the network module is wired in: 5 us and 10 GB/s per transfer. */
-  sim_simple_comm net = {SIM_US(5), 10000000000ULL};
-  sim_exec_set_comm(exec, &sim_simple_comm_ops, &net);
-  if (!sim_exec_run(exec, error))
+  g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, (double)costs->reduce_Bps);
+  sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
+  gboolean ran = sim_exec_run(exec, error);
+  if (sim_net_adapter_error(adapter)) {
+    g_clear_error(error);
+    g_propagate_error(error, g_error_copy(sim_net_adapter_error(adapter)));
+    return FALSE;
+  }
+  if (!ran)
     return FALSE;
   sim_engine_finish(engine);
   sim_report_measure(r, plan, exec);

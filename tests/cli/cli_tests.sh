@@ -74,10 +74,16 @@ expect_value "demo 1 device iteration" iteration_time_s 0.01737440512 1e-9 run -
 expect_value "demo 1 device forward" forward_time_s 0.0061 1e-9 run --model demo --batch 32 --devices-per-node 1
 expect_value "demo 1 device backward" backward_time_s 0.0101 1e-9 run --model demo --batch 32 --devices-per-node 1
 expect_value "demo 1 device throughput" throughput_samples_per_s 1841.79 1e-4 run --model demo --batch 32 --devices-per-node 1
-# Two devices, overlap off, one bucket: ring allreduce of 84 MiB = 88080384 bytes in 2 steps
-# of 5 us + 44040192 B / 10 GB/s = 4409.0192 us each: 8818.0384 us after the backward pass.
-expect_value "demo 2 devices no overlap" iteration_time_s 0.02619244352 1e-9 run --model demo --batch 32 --devices-per-node 2 --overlap off --bucket-mib 1000
-expect_value "demo 2 devices exposed comm" exposed_comm_time_s 0.0088180384 1e-9 run --model demo --batch 32 --devices-per-node 2 --overlap off --bucket-mib 1000
+# Two devices through one switch (tests/cli/data/pair.ini: 10 GB/s and 2.5 us per hop), overlap
+# off, one bucket: ring allreduce of 84 MiB = 88080384 B, segments of 44040192 B. Each of the
+# 2(n-1) = 2 steps moves a segment over the two-hop route: 5 us + 44040192 B / 10 GB/s =
+# 4409.0192 us; the reduce-scatter step also sums a segment at the demo's 300 GB/s: 146.80064 us.
+# Allreduce: 8964.83904 us after the backward pass; iteration 6.1 + 10.1 + 8.96483904 +
+# 1.17440512 = 26.33924416 ms.
+PAIR="$(dirname "$0")/data/pair.ini"
+expect_value "demo 2 devices no overlap" iteration_time_s 0.02633924416 1e-9 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model analytic
+expect_value "demo 2 devices exposed comm" exposed_comm_time_s 0.00896483904 1e-9 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model analytic
+expect_value "flow model agrees with analytic" iteration_time_s 0.02633924416 0.005 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model flow
 # Overlap never makes an iteration slower.
 t_off=$("$DTSIM" run --model demo --devices-per-node 8 --overlap off --json | json_num iteration_time_s)
 t_on=$("$DTSIM" run --model demo --devices-per-node 8 --overlap on --json | json_num iteration_time_s)

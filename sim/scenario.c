@@ -63,6 +63,8 @@ static const key_spec keys[] = {
      "pipeline micro-batches per iteration"},
     {"schedule", K_CHOICE, OFF(schedule), 0, 0, "gpipe|1f1b", RS, "S", "pipeline schedule"},
     {"stages", K_INT, OFF(stages), 1, MAX_DEVICES, NULL, RS, "P", "pipeline stages per replica"},
+    {"split", K_STRING, OFF(split), 0, 0, NULL, RS, "L1,L2,...",
+     "mp/pp: first layer index of each stage after the first (default: balanced)"},
     {"hybrid", K_CHOICE, OFF(hybrid), 0, 0, "dp-pp|owt", RS, "H",
      "hybrid kind: dp over pipelines, or one-weird-trick"},
     {"strict", K_FLAG, OFF(strict), 0, 0, NULL, RS, NULL,

@@ -34,6 +34,7 @@ typedef struct {
   int64_t micro_batches;   /* pipeline micro-batches per iteration */
   char *schedule;          /* gpipe|1f1b */
   int64_t stages;          /* pipeline stages (0: all devices of a replica) */
+  char *split;             /* stage boundaries (first layer index of stages 2..), or NULL */
   char *hybrid;            /* dp-pp|owt (one weird trick) */
   gboolean strict;         /* a configuration that does not fit in memory is an error */
   gboolean synthetic;      /* input already on the device (benchmarks' synthetic data) */

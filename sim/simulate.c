@@ -7,6 +7,12 @@
 
 #include <string.h>
 
+/* Aggregation rate of a parameter server on a host CPU, bytes of gradient per second. An
+ * assumption, not a measurement: a sum reads two operands and writes one, so a server thread
+ * bound by ~12 GB/s of memory traffic (one core of a 2016-era Xeon) adds ~4 GB/s of gradients.
+ * `dtsim calibrate` and the MPI replay are the ways to replace it with a measured figure. */
+#define SIM_HOST_REDUCE_BPS 4e9
+
 static gboolean write_csv(const char *path, const sim_plan *p, const sim_exec *x, GError **error)
 {
   g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
@@ -66,7 +72,20 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (!topo)
     return FALSE;
   const char *device = s->device ? s->device : comm_topology_device_kind(topo);
-  g_autoptr(sim_costs) costs = sim_costs_build(s, device, error);
+  /* Pipelines cost their passes per micro-batch; --batch is the pipeline's mini-batch. */
+  gboolean pipelined = strcmp(s->strategy, "pp") == 0 ||
+                       (strcmp(s->strategy, "hybrid") == 0 && strcmp(s->hybrid, "dp-pp") == 0);
+  uint64_t cost_batch = (uint64_t)s->batch;
+  if (pipelined) {
+    if (s->micro_batches > s->batch) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "--micro-batches: %" G_GINT64_FORMAT " micro-batches of a batch of %" G_GINT64_FORMAT
+                  " samples", s->micro_batches, s->batch);
+      return FALSE;
+    }
+    cost_batch = (uint64_t)(s->batch / s->micro_batches);
+  }
+  g_autoptr(sim_costs) costs = sim_costs_build(s, device, cost_batch, error);
   if (!costs)
     return FALSE;
   sim_plan_opts po = {
@@ -82,7 +101,11 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       .ps_count = (uint32_t)s->ps_count,
       .ps_placement = s->ps_placement,
       .hybrid = s->hybrid,
+      .split = s->split,
   };
+  comm_ps_placement placement;
+  if (!comm_ps_placement_parse(s->ps_placement, "--ps-placement", &placement, error))
+    return FALSE;
   /* Check the algorithm before building anything large. */
   if (!comm_coll_algorithm_find(s->allreduce, "--allreduce", error))
     return FALSE;
@@ -104,6 +127,9 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(sim_exec) exec = sim_exec_new(engine, plan->graph);
   g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, (double)costs->reduce_Bps);
   sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
+  /* Servers on the host aggregate at host memory speed; on a device at its reduction rate. */
+  sim_net_adapter_set_ps(adapter, placement, (uint32_t)s->ps_count,
+                         placement == COMM_PS_GPU ? (double)costs->reduce_Bps : SIM_HOST_REDUCE_BPS);
   gboolean ran = sim_exec_run(exec, error);
   if (sim_net_adapter_error(adapter)) {
     g_clear_error(error);

@@ -16,8 +16,10 @@ typedef struct {
 gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *out,
                       GError **error);
 
-/* The cost table for a scenario's model, batch, precision and optimizer on `device_name`
- * (catalog name or INI file; the scenario's calibration overlay applies). */
-sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, GError **error);
+/* The cost table for a scenario's model, precision and optimizer at `batch` samples (the
+ * per-device batch, or the micro-batch of a pipeline) on `device_name` (catalog name or INI
+ * file; the scenario's calibration overlay applies). */
+sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint64_t batch,
+                           GError **error);
 
 #endif

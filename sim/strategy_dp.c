@@ -59,11 +59,8 @@ static void add_device_passes(sim_graph *g, const sim_costs *c, const device_str
 static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **error)
 {
   uint64_t devices = (uint64_t)o->nodes * o->devices_per_node;
-  if (devices == 0 || devices > 1000000) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "dp: %" G_GUINT64_FORMAT
-                " devices is outside 1 to 1000000", devices);
+  if (!sim__check_devices(devices, "dp", error))
     return NULL;
-  }
   guint n = sim_costs_n_layers(c);
   if (n == 0) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "dp: the model has no layers");
@@ -83,8 +80,8 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
     ds[d].comm = sim_graph_add_stream(g, u, "comm");
     ds[d].copy = sim_graph_add_stream(g, u, "h2d");
   }
+  p->probe_unit = 0;
   p->probe_compute = ds[0].compute;
-  p->probe_comm = ds[0].comm;
 
   /* Buckets in backward order: layer indices where each bucket closes. */
   g_autoptr(GArray) bucket_last = g_array_new(FALSE, FALSE, sizeof(guint));

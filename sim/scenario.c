@@ -123,6 +123,22 @@ void sim_scenario_clear(sim_scenario *s)
       g_clear_pointer((char **)((char *)s + keys[i].offset), g_free);
 }
 
+void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src)
+{
+  *dst = *src;
+  for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
+    if (keys[i].kind == K_STRING || keys[i].kind == K_CHOICE) {
+      char **f = (char **)((char *)dst + keys[i].offset);
+      *f = g_strdup(*f);
+    }
+}
+
+void sim_scenario_set_string(char **field, const char *value)
+{
+  g_free(*field);
+  *field = g_strdup(value);
+}
+
 /* Validates one textual value and stores it. `where` prefixes messages ("--batch" or
  * "FILE:LINE: [scenario] batch"). */
 static gboolean set_value(sim_scenario *s, const key_spec *k, const char *value,

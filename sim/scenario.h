@@ -52,6 +52,10 @@ typedef struct {
 /* Defaults: the demo's single-node ResNet-50 data parallel on a dgx1-v100. */
 void sim_scenario_init(sim_scenario *s);
 void sim_scenario_clear(sim_scenario *s);
+/* A deep copy (strings duplicated); clear it with sim_scenario_clear(). */
+void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src);
+/* Replaces a string field of a scenario (frees the old value). */
+void sim_scenario_set_string(char **field, const char *value);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(sim_scenario, sim_scenario_clear)
 
 /* Which option groups a command accepts. */

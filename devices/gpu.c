@@ -148,12 +148,16 @@ static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsign
     double rate = peak * eff;
     double tc = dev__gemm_seconds(op->gemm_m, op->gemm_n, op->gemm_k, batch, dev->units,
                                   dev->prm.k_overhead, rate);
-    /* FLOPs beyond the GEMM's (a bias, the edges of a padded convolution) at the same rate;
-     * FLOPs the GEMM over-counts (padding taps skipped by backward-data) are not refunded. */
+    /* FLOPs beyond the GEMM's (a bias) run at the same rate. When the op does fewer FLOPs than
+     * its GEMM shape (backward-data of a strided convolution, whose GEMM spans every input
+     * pixel but only stride^2-th of them receive a tap), the library skips the empty work:
+     * scale the time down by the ratio. */
     double gemm_flops = 2.0 * (double)op->gemm_m * (double)op->gemm_n * (double)op->gemm_k *
                         (double)batch;
     if ((double)op->flops > gemm_flops)
       tc += ((double)op->flops - gemm_flops) / rate;
+    else if (op->pass == WL_PASS_BACKWARD_DATA && gemm_flops > 0)
+      tc *= (double)op->flops / gemm_flops;
     double tm = bytes / dev->stream_Bps;
     t = tc > tm ? tc : tm;
     if (op->kind == WL_OP_CONV && !tensor && dev->winograd != DEV_WINOGRAD_OFF &&

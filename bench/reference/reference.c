@@ -7,9 +7,16 @@
  * leave-one-out predictions, so one can see how much a fit helps and whether it generalizes.
  * No row has parameters of its own.
  *
+ * Last, the thread-scaling curves of the two Xeon Phi models for the CHAOS networks (one MNIST
+ * image per thread per step, 60,000 images per epoch), for comparison with Viebke et al.
+ *
  * Usage: dtsim-reference [REFERENCE_DIR] [--no-calibration] */
 #include "devices.h"
 #include "util.h"
+#include "workloads.h"
+
+#include <glib/gstdio.h>
+#include <unistd.h>
 
 #include <math.h>
 #include <string.h>
@@ -76,6 +83,69 @@ static int run_table(const char *dir, const char *file, const char *title,
   return 0;
 }
 
+/* Seconds of one CHAOS epoch on `threads` threads: each step trains one image per thread. */
+static double chaos_epoch_s(const dev_device *dev, const wl_model *m, unsigned threads)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(wl_net) net = wl_net_new(m, threads, WL_PREC_FP32, &error);
+  g_assert(net != NULL);
+  double step = 0;
+  for (size_t i = 0; i < wl_net_n_layers(net); i++) {
+    const wl_layer *L = wl_net_layer(net, i);
+    for (int p = 0; p < WL_PASS_COUNT; p++)
+      if (L->has_pass[p])
+        step += (double)dev_op_time_ps(dev, &L->cost[p], threads) * 1e-12;
+  }
+  unsigned steps = (60000 + threads - 1) / threads;
+  return step * steps;
+}
+
+static int chaos_curves(void)
+{
+  static const char *const nets[] = {"chaos-small", "chaos-medium", "chaos-large"};
+  static const char *const phis[] = {"xeon-phi-7120p", "xeon-phi-7250"};
+  static const unsigned counts[] = {1, 15, 30, 60, 61, 68, 120, 122, 136, 180, 183, 240, 244, 272};
+  g_autoptr(GError) error = NULL;
+  g_autofree char *overlay = NULL;
+  int fd = g_file_open_tmp("dtsim-measured-XXXXXX.ini", &overlay, &error);
+  if (fd < 0) {
+    fprintf(stderr, "dtsim-reference: %s\n", error->message);
+    return 1;
+  }
+  close(fd);
+  g_file_set_contents(overlay, "[device]\nmodel = xeon-phi-measured\n", -1, NULL);
+  printf("== CHAOS thread scaling: epoch of 60,000 MNIST images, one image per thread per step\n");
+  for (gsize d = 0; d < G_N_ELEMENTS(phis); d++)
+    for (int measured = 0; measured < 2; measured++) {
+      g_autoptr(dev_device) dev = dev_device_load(phis[d], measured ? overlay : NULL, &error);
+      if (dev == NULL) {
+        fprintf(stderr, "dtsim-reference: %s\n", error->message);
+        g_unlink(overlay);
+        return 1;
+      }
+      printf("%s, model %s: speedup over one thread (epoch seconds at 1 thread)\n", phis[d],
+             dev_model_name(dev_device_model(dev)));
+      printf("%-14s %9s", "network", "t1_s");
+      for (gsize i = 0; i < G_N_ELEMENTS(counts); i++)
+        if (counts[i] <= dev_hw_threads(dev))
+          printf(" %6u", counts[i]);
+      printf("\n");
+      for (gsize n = 0; n < G_N_ELEMENTS(nets); n++) {
+        g_autoptr(wl_model) m = wl_model_load(nets[n], &error);
+        g_assert(m != NULL);
+        double t1 = chaos_epoch_s(dev, m, 1);
+        printf("%-14s %9.1f", nets[n], t1);
+        for (gsize i = 0; i < G_N_ELEMENTS(counts); i++)
+          if (counts[i] <= dev_hw_threads(dev))
+            printf(" %6.1f", t1 / chaos_epoch_s(dev, m, counts[i]));
+        printf("\n");
+      }
+    }
+  g_unlink(overlay);
+  printf("\n");
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   const char *dir = DTSIM_REFERENCE_DIR;
@@ -89,5 +159,7 @@ int main(int argc, char **argv)
   int st = run_table(dir, "training.csv", "training steps", training_params, 15, calibrate);
   if (st == 0)
     st = run_table(dir, "kernels.csv", "convolution kernels", kernel_params, 25, calibrate);
+  if (st == 0)
+    st = chaos_curves();
   return st;
 }

@@ -426,6 +426,34 @@ dev_device *dev_device_load(const char *name_or_path, const char *calibration_pa
   if (ini == NULL)
     return NULL;
   g_autofree char *stem = stem_of(name_or_path);
+  /* A calibration overlay of one device given as the device itself (--device FIT.ini): the
+   * catalog device it was fitted on, with the overlay on top. */
+  if (!dt_ini_has(ini, "device", "model") && dt_ini_has(ini, "calibration", "device")) {
+    g_autofree char *base = dt_ini_string(ini, "calibration", "device", TRUE, error);
+    if (base == NULL)
+      return NULL;
+    if (strchr(base, ';') || strchr(base, '/') || g_str_has_suffix(base, ".ini")) {
+      dt_ini_error(ini, "calibration", "device", error,
+                   "fitted over several devices or a file: load it with --calibration on top "
+                   "of a device");
+      return NULL;
+    }
+    if (calibration_path) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "%s: is a calibration overlay; give a device with --device and this file "
+                  "with --calibration", path);
+      return NULL;
+    }
+    g_autofree char *base_path = dt_catalog_path("devices/catalog", base, "device", error);
+    if (base_path == NULL) {
+      g_prefix_error(error, "%s: [calibration] device: ", path);
+      return NULL;
+    }
+    g_autoptr(dt_ini) base_ini = dt_ini_load(base_path, error);
+    if (base_ini == NULL)
+      return NULL;
+    return load(stem, base_ini, path, error);
+  }
   return load(stem, ini, calibration_path, error);
 }
 

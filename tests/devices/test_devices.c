@@ -24,6 +24,18 @@ int dtsim_cli_fail(const char *cmd, const GError *error)
   return 2;
 }
 
+/* The CLI's option parser, also in main.c. */
+gboolean dtsim_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv,
+                         int *status)
+{
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(ctx, argc, argv, &error)) {
+    *status = dtsim_cli_fail(cmd, error);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 /* A GPU with round numbers: 8 SMs, 10 TFLOP/s fp32, 100 TFLOP/s fp16 tensor, 1000 GB/s, and
  * efficiencies of exactly one half with no launch or k-loop overhead. */
 static const char round_gpu[] =
@@ -539,6 +551,13 @@ static void test_calibration_recovers(void **state)
   if (fitted == NULL)
     fail_msg("%s", error->message);
   assert_true(fabs(fitted->prm.eff_conv - 0.61) < 0.05 * 0.61);
+  /* The same overlay works as the device itself (--device FILE): the catalog device it was
+   * fitted on with the overlay on top. */
+  g_autoptr(dev_device) as_device = dev_device_load(opath, NULL, &error);
+  if (as_device == NULL)
+    fail_msg("%s", error->message);
+  assert_true(as_device->prm.eff_conv == fitted->prm.eff_conv);
+  assert_true(as_device->prm.peak_tflops_fp32 == 9.3);
   g_unlink(opath);
   g_unlink(tpath);
   /* Unknown parameters are refused with the list of those that can be fitted. */
@@ -572,6 +591,45 @@ static void test_calibration_csv_errors(void **state)
   g_unlink(path);
 }
 
+static int run_calibrate(const char *const *args)
+{
+  g_auto(GStrv) argv = g_strdupv((char **)args);
+  int argc = (int)g_strv_length(argv);
+  /* GOptionContext rearranges argv; the strings stay owned by the vector copy. */
+  g_autofree char **view = g_new(char *, (gsize)argc + 1);
+  memcpy(view, argv, sizeof(char *) * ((gsize)argc + 1));
+  return dtsim_cmd_calibrate(argc, view);
+}
+
+static void test_cli_calibrate(void **state)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *csv = NULL;
+  int fd = g_file_open_tmp("dtsim-cal-XXXXXX.csv", &csv, &error);
+  close(fd);
+  g_file_set_contents(csv,
+                      "layer,input_hwc,batch,filters,kernel,pad,stride,device,total_ms\n"
+                      "a,56x56x64,16,64,3x3,1,1,v100-sxm2-16gb,0.5\n"
+                      "b,28x28x128,16,128,1x1,0,1,v100-sxm2-16gb,0.2\n",
+                      -1, NULL);
+  g_autofree char *out = g_strdup_printf("%s.ini", csv);
+  const char *ok[] = {"calibrate", csv, "--params", "efficiency.conv", "--generations", "5",
+                      "--no-loo", "-o", out, NULL};
+  assert_int_equal(run_calibrate(ok), 0);
+  g_autoptr(dev_device) d = dev_device_load("v100-sxm2-16gb", out, &error);
+  assert_non_null(d);
+  const char *bad_param[] = {"calibrate", csv, "--params", "device.sms", NULL};
+  assert_int_equal(run_calibrate(bad_param), 2);
+  const char *no_file[] = {"calibrate", "/nonexistent.csv", NULL};
+  assert_int_equal(run_calibrate(no_file), 2);
+  const char *no_rows[] = {"calibrate", csv, "--device", "k80", NULL};
+  assert_int_equal(run_calibrate(no_rows), 2);
+  const char *no_arg[] = {"calibrate", NULL};
+  assert_int_equal(run_calibrate(no_arg), 2);
+  g_unlink(out);
+  g_unlink(csv);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -591,6 +649,7 @@ int main(void)
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_calibration_recovers),
       cmocka_unit_test(test_calibration_csv_errors),
+      cmocka_unit_test(test_cli_calibrate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

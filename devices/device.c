@@ -266,30 +266,22 @@ static gboolean read_strings(dev_device *dev, const dt_ini *ini, GError **error)
     dev->issue[i + 1] = issue[i];
   for (unsigned i = n_issue ? n_issue + 1 : DEV_MAX_TPC + 1; i <= DEV_MAX_TPC; i++)
     dev->issue[i] = dev->issue[n_issue];
-  static const struct {
-    const char *key;
-    wl_op_kind kinds[4];
-    unsigned n;
-  } rates[] = {
-      {"single_thread_gflops_conv", {WL_OP_CONV}, 1},
-      {"single_thread_gflops_gemm", {WL_OP_GEMM}, 1},
-  };
-  for (gsize i = 0; i < G_N_ELEMENTS(rates); i++) {
+  /* Measured single-thread rates: convolutions, GEMMs, and one rate for every other kind. */
+  static const char *const rate_keys[] = {"single_thread_gflops_conv",
+                                          "single_thread_gflops_gemm",
+                                          "single_thread_gflops_other"};
+  for (gsize i = 0; i < G_N_ELEMENTS(rate_keys); i++) {
     double v = 0;
-    if (!dt_ini_double(ini, "measured", rates[i].key, FALSE, 1e-6, 1e6, &v, error))
+    if (!dt_ini_double(ini, "measured", rate_keys[i], FALSE, 1e-6, 1e6, &v, error))
       return FALSE;
-    if (v > 0)
-      for (unsigned j = 0; j < rates[i].n; j++)
-        dev->single_thread_gflops[rates[i].kinds[j]] = v;
+    if (v <= 0)
+      continue;
+    for (int k = 0; k < WL_OP_KIND_COUNT; k++) {
+      gsize which = k == WL_OP_CONV ? 0 : k == WL_OP_GEMM ? 1 : 2;
+      if (which == i)
+        dev->single_thread_gflops[k] = v;
+    }
   }
-  double other = 0;
-  if (!dt_ini_double(ini, "measured", "single_thread_gflops_other", FALSE, 1e-6, 1e6, &other,
-                     error))
-    return FALSE;
-  if (other > 0)
-    for (int k = 0; k < WL_OP_KIND_COUNT; k++)
-      if (k != WL_OP_CONV && k != WL_OP_GEMM)
-        dev->single_thread_gflops[k] = other;
   unsigned nt = 0, nc = 0;
   double thr[DEV_MAX_CONTENTION], cps[DEV_MAX_CONTENTION];
   if (!read_list(ini, "measured", "contention_threads", 1, 1e5, thr, DEV_MAX_CONTENTION, &nt,

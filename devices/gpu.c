@@ -177,28 +177,16 @@ static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsign
   return t + dev->launch_s;
 }
 
-static gboolean need(const dev_device *dev, const dt_ini *base, double value, const char *key,
-                     GError **error)
-{
-  if (value > 0)
-    return TRUE;
-  if (base)
-    return dt_ini_error(base, "device", key, error, "missing required key for model %s",
-                        dev->model->name);
-  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: [device] %s: missing for model %s", dev->path,
-              key, dev->model->name);
-  return FALSE;
-}
-
 static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *overlay,
                             GError **error)
 {
   const dev_params *p = &dev->prm;
-  if (!need(dev, base, p->peak_tflops_fp32, "peak_tflops_fp32", error) ||
-      !need(dev, base, p->memory_bandwidth_GBps, "memory_bandwidth_GBps", error) ||
-      !need(dev, base, p->sms, "sms", error) ||
-      !need(dev, base, p->clock_mhz, "clock_mhz", error) ||
-      !need(dev, base, (double)dev->memory_bytes, "memory_bytes", error))
+  if (!dev__require(dev, base, "device", "peak_tflops_fp32", p->peak_tflops_fp32, error) ||
+      !dev__require(dev, base, "device", "memory_bandwidth_GBps", p->memory_bandwidth_GBps,
+                    error) ||
+      !dev__require(dev, base, "device", "sms", p->sms, error) ||
+      !dev__require(dev, base, "device", "clock_mhz", p->clock_mhz, error) ||
+      !dev__require(dev, base, "device", "memory_bytes", (double)dev->memory_bytes, error))
     return FALSE;
   dev->units = (unsigned)p->sms;
   dev->hw_threads = dev->units;

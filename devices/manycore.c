@@ -152,7 +152,8 @@ static gboolean phi_measured_prepare(dev_device *dev, const dt_ini *base, const 
 }
 
 /* Reads sockets, cores and hardware threads (and, for this machine, the memory size) from an
- * hwloc topology: "host" is this machine, anything else an hwloc synthetic description. */
+ * hwloc topology: "host" is this machine, a name ending in .xml an exported hwloc XML topology
+ * (lstopo file.xml), anything else an hwloc synthetic description. */
 static gboolean read_topology(dev_device *dev, const dt_ini *base, GError **error)
 {
   if (dev->topology == NULL)
@@ -163,11 +164,17 @@ static gboolean read_topology(dev_device *dev, const dt_ini *base, GError **erro
     return FALSE;
   }
   gboolean host = strcmp(dev->topology, "host") == 0;
-  if (!host && hwloc_topology_set_synthetic(topo, dev->topology) != 0) {
+  gboolean xml = g_str_has_suffix(dev->topology, ".xml");
+  int rc = host  ? 0
+           : xml ? hwloc_topology_set_xml(topo, dev->topology)
+                 : hwloc_topology_set_synthetic(topo, dev->topology);
+  if (rc != 0) {
     hwloc_topology_destroy(topo);
     if (base)
       return dt_ini_error(base, "device", "topology", error,
-                          "'%s' is not an hwloc synthetic topology (e.g. \"pack:2 core:8 pu:2\")",
+                          xml ? "cannot read the hwloc XML topology '%s'"
+                              : "'%s' is not an hwloc synthetic topology (e.g. \"pack:2 core:8 "
+                                "pu:2\") nor an XML file",
                           dev->topology);
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: bad topology '%s'", dev->path,
                 dev->topology);
@@ -196,7 +203,7 @@ static gboolean read_topology(dev_device *dev, const dt_ini *base, GError **erro
   dev->prm.cores = cores;
   unsigned tpc = (unsigned)((pus + cores - 1) / cores);
   dev->prm.threads_per_core = tpc > DEV_MAX_TPC ? DEV_MAX_TPC : tpc;
-  if (host && dev->memory_bytes == 0)
+  if ((host || xml) && dev->memory_bytes == 0)
     dev->memory_bytes = total_memory;
   return TRUE;
 }

@@ -13,6 +13,7 @@
 #include "workloads.h"
 
 #include <glib/gstdio.h>
+#include <hwloc.h>
 #include <unistd.h>
 #include <math.h>
 #include <string.h>
@@ -384,6 +385,23 @@ static void test_cpu_synthetic_topology(void **state)
   wl_op_cost op = big_conv();
   double s16 = dev_thread_speedup(d, &op, 16), s32 = dev_thread_speedup(d, &op, 32);
   assert_true(s32 / s16 > 1.2 && s32 / s16 < 1.25);
+  /* The same machine from an exported hwloc XML file. */
+  hwloc_topology_t topo;
+  hwloc_topology_init(&topo);
+  assert_int_equal(hwloc_topology_set_synthetic(topo, "pack:2 core:8 pu:2"), 0);
+  assert_int_equal(hwloc_topology_load(topo), 0);
+  g_autofree char *xml = NULL;
+  int fd = g_file_open_tmp("dtsim-topo-XXXXXX.xml", &xml, NULL);
+  close(fd);
+  assert_int_equal(hwloc_topology_export_xml(topo, xml, 0), 0);
+  hwloc_topology_destroy(topo);
+  g_autofree char *xtext = g_strdup_printf(
+      "[device]\nmodel = cpu\ntopology = %s\nclock_mhz = 2400\nmemory_bandwidth_GBps = 100\n"
+      "memory_bytes = 64G\n[host_link]\nkind = none\n", xml);
+  g_autoptr(dev_device) dx = load_text(xtext);
+  assert_int_equal(dev_compute_units(dx), 16);
+  assert_int_equal(dev_hw_threads(dx), 32);
+  g_unlink(xml);
   /* A topology that is not hwloc syntax is an input error naming the key. */
   static const char bad[] = "[device]\nmodel = cpu\ntopology = two sockets\nclock_mhz = 2400\n"
                             "memory_bandwidth_GBps = 100\nmemory_bytes = 64G\n";

@@ -355,17 +355,56 @@ gboolean wl_model_finish(wl_model *m, GError **error)
   return TRUE;
 }
 
-int wl__find_line(const char *text, const char *needle)
+/* 1-based line of position `hit` in text. */
+static int line_of(const char *text, const char *hit)
 {
-  if (text == NULL)
-    return 0;
-  g_autofree char *quoted = g_strdup_printf("\"%s\"", needle);
-  const char *hit = strstr(text, quoted);
-  if (hit == NULL)
-    return 0;
   int line = 1;
   for (const char *p = text; p < hit; p++)
     if (*p == '\n')
       line++;
   return line;
+}
+
+static const char *skip_back_space(const char *text, const char *p)
+{
+  while (p > text && g_ascii_isspace(p[-1]))
+    p--;
+  return p;
+}
+
+int wl__find_line(const char *text, const char *needle)
+{
+  return wl__find_line_after(text, NULL, needle);
+}
+
+int wl__find_line_after(const char *text, const char *outer, const char *needle)
+{
+  if (text == NULL)
+    return 0;
+  const char *from = text;
+  if (outer) {
+    g_autofree char *q = g_strdup_printf("\"%s\"", outer);
+    const char *o = strstr(text, q);
+    if (o)
+      from = o;
+  }
+  g_autofree char *quoted = g_strdup_printf("\"%s\"", needle);
+  size_t qlen = strlen(quoted);
+  const char *first = strstr(from, quoted);
+  /* Prefer where the string defines something: an object key ("conv1": {...}, Paleo) or the
+   * value of a "name" key ("name": "conv1", our format), over a mention in a parent list. */
+  for (const char *hit = first; hit; hit = strstr(hit + 1, quoted)) {
+    const char *after = hit + qlen;
+    while (*after && g_ascii_isspace(*after))
+      after++;
+    if (*after == ':')
+      return line_of(text, hit);
+    const char *before = skip_back_space(text, hit);
+    if (before > text && before[-1] == ':') {
+      before = skip_back_space(text, before - 1);
+      if (before - text >= 6 && strncmp(before - 6, "\"name\"", 6) == 0)
+        return line_of(text, hit);
+    }
+  }
+  return first ? line_of(text, first) : 0;
 }

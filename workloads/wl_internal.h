@@ -42,6 +42,8 @@ uint64_t wl__valid_taps(uint32_t in, uint32_t out, uint32_t k, uint32_t s, uint3
 
 /* Line of the first occurrence of the quoted string "needle" in text (1-based), 0 if absent. */
 int wl__find_line(const char *text, const char *needle);
+/* The same, searching from the first occurrence of "outer" (a block) when it is not NULL. */
+int wl__find_line_after(const char *text, const char *outer, const char *needle);
 
 wl_model *wl__load_json(const char *source, JsonNode *root, const char *text, GError **error);
 wl_model *wl__load_paleo(const char *source, JsonNode *root, const char *text, GError **error);

@@ -535,16 +535,31 @@ double dev_thread_speedup(const dev_device *dev, const wl_op_cost *op, unsigned 
   return t1 / tp;
 }
 
+static double copy_s(const dev_device *dev, uint64_t bytes)
+{
+  if (bytes == 0)
+    return 0;
+  if (dev->link.kind != DEV_LINK_NONE)
+    return (double)bytes / dev->link.bandwidth_Bps + dev->prm.link_latency_us * 1e-6;
+  return (double)bytes / dev->stream_Bps;  /* a copy within host memory */
+}
+
 int64_t dev_host_overhead_ps(const dev_device *dev, uint64_t input_bytes_per_batch)
 {
   g_return_val_if_fail(dev != NULL, 0);
-  double s = dev->prm.framework_step_us * 1e-6;
-  if (input_bytes_per_batch > 0 && dev->link.kind != DEV_LINK_NONE)
-    s += (double)input_bytes_per_batch / dev->link.bandwidth_Bps +
-         dev->prm.link_latency_us * 1e-6;
-  else if (input_bytes_per_batch > 0)
-    s += (double)input_bytes_per_batch / dev->stream_Bps;  /* a copy within host memory */
-  return to_ps(s);
+  return to_ps(dev->prm.framework_step_us * 1e-6 + copy_s(dev, input_bytes_per_batch));
+}
+
+int64_t dev_step_overhead_ps(const dev_device *dev)
+{
+  g_return_val_if_fail(dev != NULL, 0);
+  return dev->prm.framework_step_us > 0 ? to_ps(dev->prm.framework_step_us * 1e-6) : 0;
+}
+
+int64_t dev_input_copy_ps(const dev_device *dev, uint64_t bytes)
+{
+  g_return_val_if_fail(dev != NULL, 0);
+  return bytes ? to_ps(copy_s(dev, bytes)) : 0;
 }
 
 /* ---- Accessors ----------------------------------------------------------------------------- */

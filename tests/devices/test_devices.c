@@ -162,6 +162,11 @@ static void test_launch_and_host(void **state)
   assert_string_equal(dev_host_link_text(d), "PCIe 3.0 x16");
   int64_t t = dev_host_overhead_ps(d, UINT64_C(1339056000));
   assert_true(llabs(t - (((int64_t)(100000) * INT64_C(1000000)) + ((int64_t)(5) * INT64_C(1000000)) + ((int64_t)(1000) * INT64_C(1000000)))) <= 2);
+  /* The parts: 1 ms of step, and the copy with its latency. */
+  assert_int_equal(dev_step_overhead_ps(d), ((int64_t)(1000) * INT64_C(1000000)));
+  assert_true(llabs(dev_input_copy_ps(d, UINT64_C(1339056000)) -
+                    ((int64_t)(100005) * INT64_C(1000000))) <= 2);
+  assert_int_equal(dev_input_copy_ps(d, 0), 0);
   /* Synthetic data: only the step overhead. */
   assert_int_equal(dev_host_overhead_ps(d, 0), ((int64_t)(1000) * INT64_C(1000000)));
   assert_int_equal(dev_memory_bytes(d), UINT64_C(1) << 30);

@@ -148,12 +148,16 @@ static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsign
     double rate = peak * eff;
     double tc = dev__gemm_seconds(op->gemm_m, op->gemm_n, op->gemm_k, batch, dev->units,
                                   dev->prm.k_overhead, rate);
-    /* FLOPs beyond the GEMM's (a bias, the edges of a padded convolution) at the same rate;
-     * FLOPs the GEMM over-counts (padding taps skipped by backward-data) are not refunded. */
+    /* FLOPs beyond the GEMM's (a bias) run at the same rate. When the op does fewer FLOPs than
+     * its GEMM shape (backward-data of a strided convolution, whose GEMM spans every input
+     * pixel but only stride^2-th of them receive a tap), the library skips the empty work:
+     * scale the time down by the ratio. */
     double gemm_flops = 2.0 * (double)op->gemm_m * (double)op->gemm_n * (double)op->gemm_k *
                         (double)batch;
     if ((double)op->flops > gemm_flops)
       tc += ((double)op->flops - gemm_flops) / rate;
+    else if (op->pass == WL_PASS_BACKWARD_DATA && gemm_flops > 0)
+      tc *= (double)op->flops / gemm_flops;
     double tm = bytes / dev->stream_Bps;
     t = tc > tm ? tc : tm;
     if (op->kind == WL_OP_CONV && !tensor && dev->winograd != DEV_WINOGRAD_OFF &&
@@ -173,28 +177,16 @@ static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsign
   return t + dev->launch_s;
 }
 
-static gboolean need(const dev_device *dev, const dt_ini *base, double value, const char *key,
-                     GError **error)
-{
-  if (value > 0)
-    return TRUE;
-  if (base)
-    return dt_ini_error(base, "device", key, error, "missing required key for model %s",
-                        dev->model->name);
-  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: [device] %s: missing for model %s", dev->path,
-              key, dev->model->name);
-  return FALSE;
-}
-
 static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *overlay,
                             GError **error)
 {
   const dev_params *p = &dev->prm;
-  if (!need(dev, base, p->peak_tflops_fp32, "peak_tflops_fp32", error) ||
-      !need(dev, base, p->memory_bandwidth_GBps, "memory_bandwidth_GBps", error) ||
-      !need(dev, base, p->sms, "sms", error) ||
-      !need(dev, base, p->clock_mhz, "clock_mhz", error) ||
-      !need(dev, base, (double)dev->memory_bytes, "memory_bytes", error))
+  if (!dev__require(dev, base, "device", "peak_tflops_fp32", p->peak_tflops_fp32, error) ||
+      !dev__require(dev, base, "device", "memory_bandwidth_GBps", p->memory_bandwidth_GBps,
+                    error) ||
+      !dev__require(dev, base, "device", "sms", p->sms, error) ||
+      !dev__require(dev, base, "device", "clock_mhz", p->clock_mhz, error) ||
+      !dev__require(dev, base, "device", "memory_bytes", (double)dev->memory_bytes, error))
     return FALSE;
   dev->units = (unsigned)p->sms;
   dev->hw_threads = dev->units;

@@ -802,6 +802,20 @@ uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t 
   return n;
 }
 
+/* Latency (sum) and bottleneck bandwidth (min) of a route. */
+static void route_figures(const comm_topology *t, const uint32_t *route, uint32_t n,
+                          sim_time_ps *lat, double *Bps)
+{
+  *lat = 0;
+  *Bps = 0.0;
+  for (uint32_t i = 0; i < n; i++) {
+    const comm__link_class *c = comm__link_class_of(t, route[i]);
+    *lat = sim_time_add_sat(*lat, c->latency_ps);
+    if (i == 0 || c->Bps < *Bps)
+      *Bps = c->Bps;
+  }
+}
+
 uint32_t comm_topology_hops(const comm_topology *t, comm_ep src, comm_ep dst)
 {
   g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
@@ -811,33 +825,35 @@ uint32_t comm_topology_hops(const comm_topology *t, comm_ep src, comm_ep dst)
 double comm_topology_route_Bps(const comm_topology *t, comm_ep src, comm_ep dst)
 {
   g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
-  uint32_t n = comm__route(t, src, dst, buf);
-  double bw = 0.0;
-  for (uint32_t i = 0; i < n; i++) {
-    double b = comm__link_class_of(t, buf[i])->Bps;
-    if (i == 0 || b < bw)
-      bw = b;
-  }
+  sim_time_ps lat;
+  double bw;
+  route_figures(t, buf, comm__route(t, src, dst, buf), &lat, &bw);
   return bw;
 }
 
 sim_time_ps comm_topology_route_latency(const comm_topology *t, comm_ep src, comm_ep dst)
 {
   g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
-  uint32_t n = comm__route(t, src, dst, buf);
-  sim_time_ps lat = 0;
-  for (uint32_t i = 0; i < n; i++)
-    lat = sim_time_add_sat(lat, comm__link_class_of(t, buf[i])->latency_ps);
+  sim_time_ps lat;
+  double bw;
+  route_figures(t, buf, comm__route(t, src, dst, buf), &lat, &bw);
   return lat;
+}
+
+sim_time_ps comm__p2p_time_buf(const comm_topology *t, comm_ep src, comm_ep dst, uint64_t bytes,
+                               uint32_t *buf)
+{
+  if (src == dst)
+    return 0;
+  sim_time_ps lat;
+  double bw;
+  route_figures(t, buf, comm__route(t, src, dst, buf), &lat, &bw);
+  return sim_time_add_sat(lat, comm__time_for((double)bytes, bw));
 }
 
 sim_time_ps comm_topology_p2p_time(const comm_topology *t, comm_ep src, comm_ep dst,
                                    uint64_t bytes)
 {
-  if (src == dst)
-    return 0;
-  sim_time_ps lat = comm_topology_route_latency(t, src, dst);
-  if (bytes == 0)
-    return lat;
-  return sim_time_add_sat(lat, sim_time_for_work((double)bytes, comm_topology_route_Bps(t, src, dst)));
+  g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
+  return comm__p2p_time_buf(t, src, dst, bytes, buf);
 }

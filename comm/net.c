@@ -542,16 +542,21 @@ static void event_cb(sim_engine *engine, void *data, uint64_t arg)
     want_recompute(net);
     break;
   }
-  case EV_COMPLETE:
+  case EV_COMPLETE: {
+    gboolean observed = net->tracks_made && sim_engine_has_observers(engine);
     for (uint32_t h = 0; h < f->nhops; h++) {
+      uint32_t l = f->hops[h].link, node, nic;
       link_remove(net, f, h);
-      if (net->links[f->hops[h].link].n > 0)
-        VEC_PUSH(&net->seed_links, f->hops[h].link);
+      if (net->links[l].n > 0)
+        VEC_PUSH(&net->seed_links, l);
+      else if (observed && comm__nic_uplink(net->topo, l, &node, &nic))
+        sim_engine_counter(engine, net->node_proc[node], net->nic_counter_names[nic], 0.0);
     }
     if (net->seed_links.n > 0)
       want_recompute(net);
     finish(net, f);
     break;
+  }
   case EV_INSTANT:
   default:
     finish(net, f);

@@ -622,6 +622,8 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
                    void *user)
 {
   g_return_if_fail(net != NULL);
+  g_return_if_fail(comm__ep_node(net->topo, src) < comm__total_nodes(net->topo) &&
+                   comm__ep_node(net->topo, dst) < comm__total_nodes(net->topo));
   flow *f = flow_alloc(net);
   f->done = done;
   f->user = user;

@@ -330,6 +330,17 @@ static void test_routes_intra(void **state)
   assert_int_equal(hops_dev(pc, 0, 4), 5);
   assert_int_equal(hops_dev(pc, 7, 0), 5);
 
+  /* DGX-1 P100: four NVLink 1.0 ports, so every cube edge is one link: 20 GB/s * 0.9. */
+  g_autoptr(comm_topology) p100 = build("dgx1-p100", 1, NULL, NULL);
+  assert_float_equal(comm_topology_route_Bps(p100, comm_topology_device(p100, 0),
+                                             comm_topology_device(p100, 3)), 18e9, 1e3);
+
+  /* DGX A100: two GPUs and two NICs under each PCIe switch; the GPUs take one NIC each. */
+  g_autoptr(comm_topology) a8 = build("dgx-a100", 2, NULL, NULL);
+  assert_int_equal(comm__ep_nic(a8, comm_topology_device(a8, 0)), 0);
+  assert_int_equal(comm__ep_nic(a8, comm_topology_device(a8, 1)), 1);
+  assert_int_equal(comm__ep_nic(a8, comm_topology_device(a8, 6)), 6);
+
   /* NVSwitch: GPU - switch - GPU for every pair. */
   g_autoptr(comm_topology) a100 = build("dgx-a100", 1, NULL, NULL);
   for (uint32_t i = 1; i < 8; i++)
@@ -337,6 +348,31 @@ static void test_routes_intra(void **state)
   /* 12 NVLink3 links * 25 GB/s * 0.8 efficiency = 240 GB/s. */
   assert_float_equal(comm_topology_route_Bps(a100, comm_topology_device(a100, 0),
                                              comm_topology_device(a100, 7)), 240e9, 1e3);
+}
+
+static void test_nvlink_pairs(void **state)
+{
+  /* Four GPUs in a chain 0-1-2-3 with a triple link 1-2: 0 to 3 is three NVLink hops, and
+   * 1 to 2 has 3 * 25 GB/s * 0.92 = 69 GB/s. */
+  g_autofree char *chain = write_file("chain.ini", "[system]\ndescription = chain\n"
+                                                   "device = v100-sxm2-16gb\n"
+                                                   "devices_per_node = 4\nlayout = pcie-tree\n"
+                                                   "intra = nvlink2\n"
+                                                   "nvlink_pairs = 0-1:1, 1-2:3, 2-3:1\n"
+                                                   "inter = ib-edr\npcie = pcie3-x16\n");
+  g_autoptr(comm_topology) t = build(chain, 1, NULL, NULL);
+  assert_int_equal(hops_dev(t, 0, 3), 3);
+  assert_float_equal(comm_topology_route_Bps(t, comm_topology_device(t, 1),
+                                             comm_topology_device(t, 2)), 69e9, 1e3);
+  g_autofree char *bad = write_file("badpairs.ini", "[system]\ndescription = chain\n"
+                                                    "device = v100-sxm2-16gb\n"
+                                                    "devices_per_node = 4\nlayout = pcie-tree\n"
+                                                    "intra = nvlink2\nnvlink_pairs = 0-4:1\n"
+                                                    "inter = ib-edr\npcie = pcie3-x16\n");
+  comm_cluster_spec spec = {.system = bad, .nodes = 1};
+  g_autofree char *m = build_error(&spec);
+  assert_contains(m, "nvlink_pairs");
+  assert_contains(m, "0-4:1");
 }
 
 static void test_routes_inter(void **state)
@@ -844,6 +880,7 @@ int main(void)
       cmocka_unit_test(test_catalog_errors),
       cmocka_unit_test(test_topology_errors),
       cmocka_unit_test(test_routes_intra),
+      cmocka_unit_test(test_nvlink_pairs),
       cmocka_unit_test(test_routes_inter),
       cmocka_unit_test(test_p2p_time_by_hand),
       cmocka_unit_test(test_two_flows_share_one_link),

@@ -521,6 +521,31 @@ static void test_three_flows_maxmin(void **state)
   assert_true(llabs(log.at[2] - SIM_S(2)) <= 1);
 }
 
+static void test_flow_joins_during_latency(void **state)
+{
+  /* Network links of 1 GB/s and 1000 ns; PCIe fast and without latency. From node 0, X goes
+   * to node 4 on the other leaf (NIC, leaf-spine, spine-leaf, NIC: 4 us of latency) and Y to
+   * node 1 on the same leaf (2 us); both leave through node 0's NIC uplink. Sent together at
+   * t = 0 (X first), Y starts moving at 2 us alone at 1 GB/s; X joins at 4 us, when Y has sent
+   * 2000 bytes. Then 0.5 GB/s each: Y's other 998000 bytes end at 4 + 1996 = 2000 us; X has
+   * sent 998000 bytes by then and sends its last 2000 at 1 GB/s: 2002 us. */
+  g_autofree char *netlat = write_file("netlat.ini", "[fabric]\ndescription = 1 GB/s, 1 us\n"
+                                                     "scope = inter\nbandwidth_GBps = 1\n"
+                                                     "latency_ns = 1000\nswitch_radix = 8\n");
+  g_autofree char *one = tmp("one.ini");
+  g_autoptr(comm_topology) t = build(one, 8, "fat-tree", netlat);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  done_log log = {0};
+  done_arg x = {&log, 0}, y = {&log, 1};
+  comm_ep s = comm_topology_device(t, 0);
+  comm_net_send(net, s, comm_topology_device(t, 4), 1000000, on_done, &x);
+  comm_net_send(net, s, comm_topology_device(t, 1), 1000000, on_done, &y);
+  sim_engine_run(e);
+  assert_true(llabs(log.at[1] - SIM_US(2000)) <= 2);
+  assert_true(llabs(log.at[0] - SIM_US(2002)) <= 2);
+}
+
 static void test_flow_equals_analytic_uncontended(void **state)
 {
   /* One transfer at a time, on several routes of a real preset: the flow model must give the
@@ -732,12 +757,13 @@ static void ref_start(sim_engine *e, void *data, uint64_t arg)
   comm_net_send(r->net, r->f[r->i].src, r->f[r->i].dst, r->f[r->i].bytes, ref_done, r);
 }
 
-static void test_flow_matches_reference(void **state)
+/* start_ns: sends are spread over [0, start_ns) in whole nanoseconds. */
+static void check_against_reference(int64_t start_ns, guint32 seed)
 {
   g_autoptr(comm_topology) t = build("dgx1-v100", 4, "fat-tree:2", "ib-edr");
   enum { N = 120 };
   ref_flow *f = g_new0(ref_flow, N);
-  g_autoptr(GRand) rng = g_rand_new_with_seed(12345);
+  g_autoptr(GRand) rng = g_rand_new_with_seed(seed);
   uint32_t ranks = comm_topology_devices(t);
   for (int i = 0; i < N; i++) {
     uint32_t a = (uint32_t)g_rand_int_range(rng, 0, (gint32)ranks);
@@ -750,7 +776,7 @@ static void test_flow_matches_reference(void **state)
     if (f[i].src == f[i].dst)
       f[i].dst = comm_topology_device(t, (a + 9) % ranks);
     f[i].bytes = (uint64_t)g_rand_int_range(rng, 1000, 4000000);
-    f[i].start_s = g_rand_int_range(rng, 0, 200) * 1e-6;
+    f[i].start_s = (double)g_rand_int_range(rng, 0, (gint32)start_ns) * 1e-9;
     f[i].nhops = comm__route(t, f[i].src, f[i].dst, f[i].route);
     assert_true(f[i].nhops <= 64);
     f[i].lat_s = sim_time_to_s(comm_topology_route_latency(t, f[i].src, f[i].dst));
@@ -762,8 +788,7 @@ static void test_flow_matches_reference(void **state)
   for (int i = 0; i < N; i++) {
     rs[i] = (ref_send){net, f, done_ps, i};
     done_ps[i] = -1;
-    sim_engine_schedule_at(e, SIM_US(1) * (sim_time_ps)llround(f[i].start_s * 1e6), ref_start,
-                           &rs[i], 0);
+    sim_engine_schedule_at(e, SIM_NS(llround(f[i].start_s * 1e9)), ref_start, &rs[i], 0);
   }
   sim_engine_run(e);
   assert_int_equal(comm_net_peak_flows(net) > 20, 1); /* the pattern really overlaps */
@@ -775,6 +800,15 @@ static void test_flow_matches_reference(void **state)
       fail_msg("flow %d: flow model %.12f s, reference %.12f s", i, got, f[i].done_s);
   }
   g_free(f);
+}
+
+static void test_flow_matches_reference(void **state)
+{
+  /* Starts spread over 200 us (most flows meet active flows), and over 3 us, within the
+   * latency of a route (flows join links of flows still waiting out their latency). */
+  check_against_reference(200000, 12345);
+  check_against_reference(3000, 777);
+  check_against_reference(3000, 4242);
 }
 
 /* Every rank sends to rank r^1 (an NVLink pair, each direction its own link) at once: no two
@@ -886,6 +920,7 @@ int main(void)
       cmocka_unit_test(test_two_flows_share_one_link),
       cmocka_unit_test(test_flow_ends_and_other_speeds_up),
       cmocka_unit_test(test_three_flows_maxmin),
+      cmocka_unit_test(test_flow_joins_during_latency),
       cmocka_unit_test(test_flow_equals_analytic_uncontended),
       cmocka_unit_test(test_zero_and_self),
       cmocka_unit_test(test_fat_tree_oversubscription),

@@ -345,9 +345,9 @@ static void test_routes_intra(void **state)
   g_autoptr(comm_topology) a100 = build("dgx-a100", 1, NULL, NULL);
   for (uint32_t i = 1; i < 8; i++)
     assert_int_equal(hops_dev(a100, 0, i), 2);
-  /* 12 NVLink3 links * 25 GB/s * 0.77 efficiency = 231 GB/s. */
+  /* 12 NVLink3 links * 25 GB/s * 0.8 efficiency = 240 GB/s. */
   assert_float_equal(comm_topology_route_Bps(a100, comm_topology_device(a100, 0),
-                                             comm_topology_device(a100, 7)), 231e9, 1e3);
+                                             comm_topology_device(a100, 7)), 240e9, 1e3);
 }
 
 static void test_nvlink_pairs(void **state)

@@ -52,9 +52,12 @@ comm_fabric *comm__fabric_from_group(const dt_ini *ini, const char *group, const
   f->links_per_device = 1;
   f->switch_radix = 36;
   f->inter = inter_default;
-  f->description = dt_ini_string(ini, group, "description", TRUE, error);
-  if (!f->description)
+  /* Inline groups are often machine-written (dtsim-mpi): their description may be left out. */
+  f->description = dt_ini_string(ini, group, "description", scope_required, error);
+  if (!f->description && scope_required)
     return NULL;
+  if (!f->description)
+    f->description = g_strdup_printf("%s (inline)", name);
   g_autofree char *scope = NULL;
   if (scope_required || dt_ini_has(ini, group, "scope")) {
     scope = dt_ini_string(ini, group, "scope", TRUE, error);

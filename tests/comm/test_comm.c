@@ -173,6 +173,16 @@ static void test_catalog_values(void **state)
   assert_int_equal(dgx->sockets, 2);
   assert_string_equal(dgx->device, "v100-sxm2-16gb");
   assert_string_equal(dgx->intra->name, "nvlink2");
+  /* An inline network without description or scope. */
+  g_autofree char *inl = write_file("inline.ini", "[system]\ndescription = x\ndevice = k80\n"
+                                                  "devices_per_node = 1\nlayout = single\n"
+                                                  "pcie = pcie3-x16\n\n[inter]\n"
+                                                  "bandwidth_GBps = 11.9\nlatency_ns = 800\n");
+  g_autoptr(comm_system) in = comm_system_load(inl, "test", &error);
+  assert_non_null(in);
+  assert_true(in->inter->inter);
+  assert_float_equal(in->inter->bandwidth_GBps, 11.9, 1e-12);
+  assert_string_equal(in->inter->name, "inline[inter]");
   /* gce-k80x8 carries its network inline: 16 Gb/s = 2 GB/s. */
   g_autoptr(comm_system) gce = comm_system_load("gce-k80x8", "test", &error);
   assert_true(gce->inter->inter);

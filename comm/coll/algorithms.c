@@ -108,8 +108,10 @@ static gboolean tree_reduce(coll__plan *plan, const comm_coll_group *g, const co
 static gboolean dtree_allreduce(coll__plan *plan, const comm_coll_group *g,
                                 const comm_coll_args *a, GError **error)
 {
-  add_phase(plan, &coll__double_tree, g, a->bytes)->chunks =
-      chunks_for(coll__seg(a->bytes, 2, 0), a);
+  coll__phase *ph = add_phase(plan, &coll__double_tree, g, a->bytes);
+  ph->chunks = chunks_for(coll__seg(a->bytes, 2, 0), a);
+  ph->trees[0] = coll__tree_build(g, 0);
+  ph->trees[1] = coll__tree_build(g, 1);
   return TRUE;
 }
 
@@ -268,8 +270,8 @@ const comm_coll_algorithm coll__algorithms[ALG_N] = {
                           "(broadcast/reduce: pipelined chain in chunks)",
                   OPS(ring_allreduce, ring_allgather, ring_reduce_scatter, chain_broadcast,
                       chain_reduce), NULL},
-    [ALG_DTREE] = {"double-tree", "NCCL's two complementary binary trees, half the buffer each, "
-                                  "pipelined in chunks (reduce up, broadcast down)",
+    [ALG_DTREE] = {"double-tree", "NCCL's two complementary binary trees over nodes (chains "
+                                  "inside), half the buffer each, pipelined in chunks",
                    OPS(dtree_allreduce, NULL, NULL, NULL, NULL), NULL},
     [ALG_TREE] = {"tree", "binomial tree: reduce to rank 0 then broadcast, log2(n) steps each of "
                           "the whole buffer",
@@ -359,7 +361,19 @@ gboolean coll__plan_build(coll__plan *plan, const comm_coll_group *group,
   }
   if (group->n <= 1)
     return TRUE;   /* nothing moves */
-  return algo->plan[args->op](plan, group, args, error);
+  if (!algo->plan[args->op](plan, group, args, error)) {
+    coll__plan_clear(plan);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void coll__plan_clear(coll__plan *plan)
+{
+  for (uint32_t i = 0; i < plan->nphases; i++)
+    for (int k = 0; k < 2; k++)
+      g_clear_pointer(&plan->phases[i].trees[k], coll__tree_free);
+  plan->nphases = 0;
 }
 
 uint32_t coll__plan_steps(const coll__plan *plan)

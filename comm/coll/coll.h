@@ -73,6 +73,8 @@ typedef struct {
   double reduce_Bps;       /* reduction rate on the device, bytes/s; 0: reductions are free */
   uint64_t chunk_bytes;    /* pipeline chunk of chains and trees; 0: COMM_COLL_CHUNK_BYTES */
   comm_coll_form form;
+  sim_time_ps launch_ps;   /* software cost before the first transfer (kernel launch, setup) */
+  sim_time_ps step_ps;     /* software cost of every step a rank takes part in (protocol) */
 } comm_coll_args;
 
 /* NCCL's default: a 4 MiB buffer per channel split into 8 step slots (NCCL_BUFFSIZE / NCCL_STEPS). */

@@ -356,6 +356,66 @@ static void test_ps_sharding(void **state)
   assert_null(comm_ps_new(net, g, &bad, &e));
 }
 
+/* Software overheads: launch once, per step on every step a rank takes part in. Ring of 4,
+ * 4e6 bytes, launch 8.4 us, 3.4 us per step: 8.4 + 6 x (82 + 3.4) + 3 x 10 = 550.8 us. */
+static void test_overheads(void **state)
+{
+  g_autoptr(comm_topology) t = flat(4);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 4000000, .reduce_Bps = 1e11,
+                      .launch_ps = SIM_NS(8400), .step_ps = SIM_NS(3400)};
+  sim_time_ps want = SIM_NS(550800);
+  assert_int_equal(analytic(t, g, "ring", &a), want);
+  run_result r = run(t, g, "ring", &a, COMM_NET_FLOW);
+  assert_int_equal(r.time, want);
+  g_free(r.recv);
+  a.form = COMM_COLL_FORM_STEPS;
+  r = run(t, g, "ring", &a, COMM_NET_FLOW);
+  assert_int_equal(r.time, want);
+  g_free(r.recv);
+  /* Binomial tree of 4 with 1e6 bytes: 4 steps each (82 + 3.4) us, 2 reductions of 10 us. */
+  a.bytes = 1000000;
+  a.form = COMM_COLL_FORM_PIPELINED;
+  assert_int_equal(analytic(t, g, "tree", &a), SIM_NS(8400 + 4 * 85400 + 2 * 10000));
+  r = run(t, g, "tree", &a, COMM_NET_FLOW);
+  assert_int_equal(r.time, SIM_NS(8400 + 4 * 85400 + 2 * 10000));
+  g_free(r.recv);
+}
+
+/* NCCL's trees on 2 nodes of 4: chains inside the nodes, heads joined across nodes; the second
+ * tree mirrored. */
+static void test_double_tree_shape(void **state)
+{
+  fake_topology_spec s = {2, 4, 0, SIM_US(1), 125000000000ULL, SIM_US(5), 12500000000ULL};
+  g_autoptr(comm_topology) t = fake_topology_new(&s);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  coll__tree *t0 = coll__tree_build(g, 0), *t1 = coll__tree_build(g, 1);
+  const uint32_t p0[8] = {COLL__NONE, 0, 1, 2, 0, 4, 5, 6};
+  const uint32_t p1[8] = {1, 2, 3, 7, 5, 6, 7, COLL__NONE};
+  for (int r = 0; r < 8; r++) {
+    assert_int_equal(t0->parent[r], p0[r]);
+    assert_int_equal(t1->parent[r], p1[r]);
+  }
+  assert_int_equal(t0->root, 0);
+  assert_int_equal(t1->root, 7);
+  /* Rank 0: chain 1-2-3 below (3 levels) and node 1's chain 4-5-6-7 (4 levels). */
+  assert_int_equal(t0->root_height, 4);
+  assert_int_equal(t0->depth[7], 4);
+  assert_int_equal(t1->root_height, 4);
+  coll__tree_free(t0);
+  coll__tree_free(t1);
+  /* Without contention and with every pair alike, the pipelined trees take exactly
+   * 2H + C - 1 steps of one chunk: here flat ranks, H = 3 (heap of 8), 1 MiB per tree in
+   * 4 chunks of 256 KiB: 9 steps of 2 us + 262144 / 12.5e9 s = 22.97152 us. */
+  g_autoptr(comm_topology) f = flat(8);
+  g_autoptr(comm_coll_group) gf = comm_coll_group_new(f, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 2 << 20, .chunk_bytes = 256 << 10};
+  assert_int_equal(analytic(f, gf, "double-tree", &a), 9 * SIM_PS(22971520));
+  run_result r = run(f, gf, "double-tree", &a, COMM_NET_FLOW);
+  assert_int_equal(r.time, 9 * SIM_PS(22971520));
+  g_free(r.recv);
+}
+
 static void test_auto_and_registry(void **state)
 {
   fake_topology_spec s = {8, 8, 0, SIM_US(1), 125000000000ULL, SIM_US(5), 12500000000ULL};
@@ -397,7 +457,8 @@ int main(void)
       cmocka_unit_test(test_flow_vs_analytic),   cmocka_unit_test(test_pipelined_vs_steps),
       cmocka_unit_test(test_bytes_conservation), cmocka_unit_test(test_hierarchical_beats_ring),
       cmocka_unit_test(test_ps_port_bottleneck), cmocka_unit_test(test_ps_sharding),
-      cmocka_unit_test(test_auto_and_registry),
+      cmocka_unit_test(test_auto_and_registry),  cmocka_unit_test(test_overheads),
+      cmocka_unit_test(test_double_tree_shape),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

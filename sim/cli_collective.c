@@ -154,7 +154,7 @@ int dtsim_cmd_collective(int argc, char **argv)
                   *inter = NULL, *topology = NULL, *model_s = NULL, *trace_path = NULL,
                   *chunk_s = NULL;
   gint nodes = 1, per_node = 0, root = 0;
-  gdouble reduce_GBps = 0;
+  gdouble reduce_GBps = 0, launch_us = 0, step_us = 0;
   gboolean json = FALSE, steps = FALSE;
   GOptionEntry entries[] = {
       {"op", 0, 0, G_OPTION_ARG_STRING, &op_s,
@@ -173,6 +173,10 @@ int dtsim_cmd_collective(int argc, char **argv)
       {"reduce-GBps", 0, 0, G_OPTION_ARG_DOUBLE, &reduce_GBps,
        "reduction rate on the device, 1e9 bytes/s (default 0: free)", "X"},
       {"chunk", 0, 0, G_OPTION_ARG_STRING, &chunk_s, "pipeline chunk (default 512K)", "SIZE"},
+      {"launch-us", 0, 0, G_OPTION_ARG_DOUBLE, &launch_us,
+       "software cost before the first transfer, us (default 0)", "X"},
+      {"step-us", 0, 0, G_OPTION_ARG_DOUBLE, &step_us,
+       "software cost of every step a rank takes part in, us (default 0)", "X"},
       {"root", 0, 0, G_OPTION_ARG_INT, &root, "root rank of broadcast and reduce", "R"},
       {"steps", 0, 0, G_OPTION_ARG_NONE, &steps,
        "run rings step by step instead of one pipelined flow per rank", NULL},
@@ -224,6 +228,13 @@ int dtsim_cmd_collective(int argc, char **argv)
     return dtsim_cli_fail(cmd, error);
   }
   args.reduce_Bps = reduce_GBps * 1e9;
+  if (!(launch_us >= 0 && launch_us < 1e12) || !(step_us >= 0 && step_us < 1e12)) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "%s: must be zero or more microseconds",
+                launch_us >= 0 && launch_us < 1e12 ? "--step-us" : "--launch-us");
+    return dtsim_cli_fail(cmd, error);
+  }
+  args.launch_ps = sim_time_from_s(launch_us * 1e-6);
+  args.step_ps = sim_time_from_s(step_us * 1e-6);
   if (chunk_s) {
     if (!dt_parse_size(chunk_s, "--chunk", &args.chunk_bytes, &error))
       return dtsim_cli_fail(cmd, error);

@@ -172,7 +172,7 @@ int dtsim_cmd_collective(int argc, char **argv)
       {"net-model", 0, 0, G_OPTION_ARG_STRING, &model_s, "flow (default) or analytic", "M"},
       {"reduce-GBps", 0, 0, G_OPTION_ARG_DOUBLE, &reduce_GBps,
        "reduction rate on the device, 1e9 bytes/s (default 0: free)", "X"},
-      {"chunk", 0, 0, G_OPTION_ARG_STRING, &chunk_s, "pipeline chunk (default 512K)", "SIZE"},
+      {"chunk", 0, 0, G_OPTION_ARG_STRING, &chunk_s, "pipeline chunk of chains and trees (default: best for the size)", "SIZE"},
       {"launch-us", 0, 0, G_OPTION_ARG_DOUBLE, &launch_us,
        "software cost before the first transfer, us (default 0)", "X"},
       {"step-us", 0, 0, G_OPTION_ARG_DOUBLE, &step_us,

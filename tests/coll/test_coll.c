@@ -103,8 +103,13 @@ static void test_closed_forms(void **state)
   assert_int_equal(analytic(t4, g4, "onetoall", &a), SIM_US(242 + 30 + 242));
   /* Chain broadcast of 2 MiB in 4 chunks of 512 KiB: 4 - 2 + 4 = 6 steps of
    * 2 us + 524288 / 12.5e9 s = 43.94304 us. */
-  comm_coll_args b = {.op = COMM_COLL_BROADCAST, .bytes = 2 << 20};
+  comm_coll_args b = {.op = COMM_COLL_BROADCAST, .bytes = 2 << 20, .chunk_bytes = 512 << 10};
   assert_int_equal(analytic(t4, g4, "ring", &b), SIM_PS(6 * INT64_C(43943040)));
+  /* Without a chunk size the chain takes C = sqrt((D - 1) B beta / alpha) chunks, D = 3 hops:
+   * sqrt(2 x 167.77216 us / 2 us) = 12.95 -> 13 chunks of at most 161320 bytes (12.9056 us):
+   * 15 steps of 14.9056 us = 223.584 us, better than the 263.658 us of 4 chunks. */
+  b.chunk_bytes = 0;
+  assert_int_equal(analytic(t4, g4, "ring", &b), SIM_PS(15 * INT64_C(14905600)));
   /* Ring allgather of 4e6 bytes: 3 steps of 82 us. */
   comm_coll_args ag = {.op = COMM_COLL_ALLGATHER, .bytes = 4000000};
   assert_int_equal(analytic(t4, g4, "ring", &ag), SIM_US(3 * 82));
@@ -425,8 +430,11 @@ static void test_auto_and_registry(void **state)
   comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 4096};
   assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)),
                       "recursive-doubling");
-  a.bytes = 1 << 20;
+  /* Across 8 nodes the double tree below 8 x 64 KiB, hierarchical above. */
+  a.bytes = 256 << 10;
   assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)), "double-tree");
+  a.bytes = 1 << 20;
+  assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)), "hierarchical");
   a.bytes = 256 << 20;
   assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)), "hierarchical");
   uint32_t ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};

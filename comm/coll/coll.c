@@ -62,9 +62,12 @@ comm_coll_group *comm_coll_group_new(const comm_topology *topo, const uint32_t *
                                      uint32_t n)
 {
   g_return_val_if_fail(topo != NULL, NULL);
+  uint32_t devices = comm_topology_devices(topo);
   if (ranks == NULL)
-    n = comm_topology_devices(topo);
+    n = devices;
   g_return_val_if_fail(n >= 1, NULL);
+  for (uint32_t i = 0; ranks != NULL && i < n; i++)
+    g_return_val_if_fail(ranks[i] < devices, NULL);
   comm_coll_group *g = g_new0(comm_coll_group, 1);
   g->topo = topo;
   g->n = n;
@@ -72,34 +75,25 @@ comm_coll_group *comm_coll_group_new(const comm_topology *topo, const uint32_t *
   g->node = g_new(uint32_t, n);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t rank = ranks ? ranks[i] : i;
-    g_return_val_if_fail(rank < comm_topology_devices(topo), (comm_coll_group_free(g), NULL));
     g->eps[i] = comm_topology_device(topo, rank);
     g->node[i] = comm_topology_node_of(topo, rank);
   }
-  /* Count nodes as runs of equal node ids; uniform when every run has the same length and no
-   * node appears in two runs. */
-  g->nodes = 1;
-  uint32_t run = 1, first_run = 0;
-  gboolean uniform = TRUE;
+  /* The members form runs of equal nodes. The layout is uniform when every run has the same
+   * length and no node comes back in a later run. */
   g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-  g_hash_table_add(seen, GUINT_TO_POINTER(g->node[0] + 1));
-  for (uint32_t i = 1; i <= n; i++) {
-    if (i < n && g->node[i] == g->node[i - 1]) {
-      run++;
+  uint32_t run = 0, first_run = 0;
+  gboolean uniform = TRUE;
+  for (uint32_t i = 0; i < n; i++) {
+    run++;
+    if (i + 1 < n && g->node[i + 1] == g->node[i])
       continue;
-    }
     if (first_run == 0)
       first_run = run;
     else if (run != first_run)
       uniform = FALSE;
-    run = 1;
-    if (i < n) {
-      if (g_hash_table_contains(seen, GUINT_TO_POINTER(g->node[i] + 1)))
-        uniform = FALSE;
-      else
-        g->nodes++;
-      g_hash_table_add(seen, GUINT_TO_POINTER(g->node[i] + 1));
-    }
+    if (!g_hash_table_add(seen, GUINT_TO_POINTER(g->node[i] + 1)))
+      uniform = FALSE;   /* the node was already there */
+    run = 0;
   }
   g->nodes = g_hash_table_size(seen);
   g->per_node = uniform ? first_run : 0;

@@ -441,6 +441,18 @@ static void test_auto_and_registry(void **state)
   g_autoptr(comm_coll_group) one = comm_coll_group_new(t, ranks, 8);
   assert_int_equal(comm_coll_group_nodes(one), 1);
   assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, one, &a)), "ring");
+  /* Uneven or interleaved layouts are not hierarchical. */
+  uint32_t uneven[3] = {0, 1, 8}, back[4] = {0, 8, 1, 9};
+  g_autoptr(comm_coll_group) gu = comm_coll_group_new(t, uneven, 3);
+  g_autoptr(comm_coll_group) gb = comm_coll_group_new(t, back, 4);
+  assert_int_equal(comm_coll_group_nodes(gu), 2);
+  assert_int_equal(comm_coll_group_per_node(gu), 0);
+  assert_int_equal(comm_coll_group_nodes(gb), 2);
+  assert_int_equal(comm_coll_group_per_node(gb), 0);
+  g_autoptr(GError) he = NULL;
+  sim_time_ps hout;
+  assert_false(comm_coll_analytic_time(t, gu, algo("hierarchical"), &a, &hout, &he));
+  assert_true(g_error_matches(he, DT_ERROR, DT_ERROR_INPUT));
   /* Unknown names and unsupported operations are input errors. */
   g_autoptr(GError) e = NULL;
   assert_null(comm_coll_algorithm_find("rign", "--algorithm", &e));

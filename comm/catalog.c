@@ -118,16 +118,17 @@ void comm_system_free(comm_system *s)
 
 /* A fabric named by `key` of [system], or given inline in group `inline_group`. The fabric's
  * scope must match: an InfiniBand network is no intra-node fabric. */
-static gboolean system_fabric(const dt_ini *ini, const char *key, const char *inline_group,
-                              gboolean want_inter, gboolean required, comm_fabric **out,
-                              GError **error)
+static gboolean system_fabric(const dt_ini *ini, const char *sysname, const char *key,
+                              const char *inline_group, gboolean want_inter, gboolean required,
+                              comm_fabric **out, GError **error)
 {
   GKeyFile *kf = dt_ini_keyfile(ini);
   if (inline_group && g_key_file_has_group(kf, inline_group)) {
     if (dt_ini_has(ini, "system", key))
       return dt_ini_error(ini, "system", key, error,
                           "given both here and as group [%s]; keep one", inline_group);
-    g_autofree char *inline_name = g_strdup_printf("%s[%s]", dt_ini_path(ini), inline_group);
+    /* Named after the system (not its path) so that listings do not depend on the folder. */
+    g_autofree char *inline_name = g_strdup_printf("%s[%s]", sysname, inline_group);
     *out = comm__fabric_from_group(ini, inline_group, inline_name, FALSE, want_inter, error);
     if (!*out)
       return FALSE;
@@ -208,9 +209,12 @@ comm_system *comm_system_load(const char *name, const char *what, GError **error
 
   gboolean needs_intra = strcmp(s->layout, "nvlink-hybrid-cube") == 0 ||
                          strcmp(s->layout, "nvswitch") == 0 || s->nvlink_pairs != NULL;
-  if (!system_fabric(ini, "intra", "intra", FALSE, needs_intra, &s->intra, error) ||
-      !system_fabric(ini, "inter", "inter", TRUE, TRUE, &s->inter, error) ||
-      !system_fabric(ini, "pcie", NULL, FALSE, TRUE, &s->pcie, error))
+  g_autofree char *base = g_path_get_basename(name);
+  if (g_str_has_suffix(base, ".ini"))
+    base[strlen(base) - 4] = '\0';
+  if (!system_fabric(ini, base, "intra", "intra", FALSE, needs_intra, &s->intra, error) ||
+      !system_fabric(ini, base, "inter", "inter", TRUE, TRUE, &s->inter, error) ||
+      !system_fabric(ini, base, "pcie", NULL, FALSE, TRUE, &s->pcie, error))
     return NULL;
   if (strcmp(s->layout, "host") == 0 && s->devices_per_node != s->sockets) {
     dt_ini_error(ini, "system", "devices_per_node", error,

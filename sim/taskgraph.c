@@ -104,6 +104,13 @@ const char *sim_graph_stream_name(const sim_graph *g, sim_stream_id s)
   return g_array_index(g->streams, stream_rec, s).name;
 }
 
+const sim_task_id *sim_graph_stream_tasks(const sim_graph *g, sim_stream_id s, uint32_t *n)
+{
+  const stream_rec *sr = &g_array_index(g->streams, stream_rec, s);
+  *n = sr->tasks->len;
+  return (const sim_task_id *)sr->tasks->data;
+}
+
 const char *sim_graph_unit_name(const sim_graph *g, sim_unit_id u)
 {
   return g_array_index(g->units, unit_rec, u).name;

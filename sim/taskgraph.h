@@ -71,6 +71,8 @@ int sim_graph_task_op(const sim_graph *g, sim_task_id t);
 const char *sim_graph_task_algorithm(const sim_graph *g, sim_task_id t);
 uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_stream_id **members);
 const char *sim_graph_stream_name(const sim_graph *g, sim_stream_id s);
+/* The tasks of a stream, in the order they run. */
+const sim_task_id *sim_graph_stream_tasks(const sim_graph *g, sim_stream_id s, uint32_t *n);
 const char *sim_graph_unit_name(const sim_graph *g, sim_unit_id u);
 
 /* ---- Execution -------------------------------------------------------------------------- */

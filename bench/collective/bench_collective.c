@@ -4,7 +4,8 @@
  * ru_maxrss) is its own; memory should grow linearly with the ranks.
  *
  * Usage: bench_collective [--bytes SIZE] [--algorithm NAME] [--system S] [--inter F]
- *                         [--topology T] [--ranks LIST]
+ *                         [--topology T] [--ranks LIST] [--steps]
+ * --steps runs rings step by step (2(n-1) x n flows) instead of one flow per rank and phase.
  * Targets (2048 ranks): flow under 2 s and 200 MB, analytic under 10 ms. */
 #include "coll.h"
 #include "util.h"
@@ -18,6 +19,7 @@
 typedef struct {
   const char *system, *inter, *topology, *algorithm;
   uint64_t bytes;
+  comm_coll_form form;
 } bench_opts;
 
 static void on_done(sim_engine *engine, void *user)
@@ -47,7 +49,8 @@ static int run_case(const bench_opts *o, uint32_t ranks, comm_net_model model)
     return 2;
   }
   /* Reduction at a V100's HBM2 bandwidth / 3 (900 GB/s / 3: two reads and a write). */
-  comm_coll_args args = {.op = COMM_COLL_ALLREDUCE, .bytes = o->bytes, .reduce_Bps = 300e9};
+  comm_coll_args args = {.op = COMM_COLL_ALLREDUCE, .bytes = o->bytes, .reduce_Bps = 300e9,
+                         .form = o->form};
   g_autoptr(comm_coll) coll = comm_coll_new(net, group, algo, &args, &error);
   if (!coll) {
     fprintf(stderr, "bench_collective: %s\n", error->message);
@@ -72,10 +75,19 @@ static int run_case(const bench_opts *o, uint32_t ranks, comm_net_model model)
 
 int main(int argc, char **argv)
 {
-  bench_opts o = {"dgx1-v100", "ib-edr", "fat-tree", "ring", 1 << 20};
+  bench_opts o = {"dgx1-v100", "ib-edr", "fat-tree", "ring", 1 << 20, COMM_COLL_FORM_PIPELINED};
   const char *ranks_s = "256,512,1024,2048";
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     g_autoptr(GError) e = NULL;
+    if (g_str_equal(argv[i], "--steps")) {
+      o.form = COMM_COLL_FORM_STEPS;
+      i--;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      fprintf(stderr, "bench_collective: %s needs a value\n", argv[i]);
+      return 2;
+    }
     if (g_str_equal(argv[i], "--bytes")) {
       if (!dt_parse_size(argv[i + 1], "--bytes", &o.bytes, &e)) {
         fprintf(stderr, "bench_collective: %s\n", e->message);
@@ -102,8 +114,9 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench_collective: %s\n", e->message);
     return 2;
   }
-  printf("# allreduce of %" G_GUINT64_FORMAT " bytes, %s nodes of 8, %s, %s\n", o.bytes, o.system,
-         o.inter, o.topology);
+  printf("# allreduce of %" G_GUINT64_FORMAT " bytes, %s nodes of 8, %s, %s, %s rings\n", o.bytes,
+         o.system, o.inter, o.topology,
+         o.form == COMM_COLL_FORM_STEPS ? "step-by-step" : "pipelined");
   printf("%6s %-9s %-19s %10s %10s %10s %10s %10s %10s %12s\n", "ranks", "model", "algorithm",
          "build_ms", "run_ms", "wall_ms", "peak_MB", "flows", "events", "sim_time_us");
   fflush(stdout);

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "coll.h"
 #include "chrome.h"
+#include "devices.h"
 #include "util.h"
 
 #include <json-glib/json-glib.h>
@@ -154,7 +155,7 @@ int dtsim_cmd_collective(int argc, char **argv)
                   *inter = NULL, *topology = NULL, *model_s = NULL, *trace_path = NULL,
                   *chunk_s = NULL;
   gint nodes = 1, per_node = 0, root = 0;
-  gdouble reduce_GBps = 0, launch_us = 0, step_us = 0;
+  gdouble reduce_GBps = -1, launch_us = 0, step_us = 0;
   gboolean json = FALSE, steps = FALSE;
   GOptionEntry entries[] = {
       {"op", 0, 0, G_OPTION_ARG_STRING, &op_s,
@@ -171,7 +172,8 @@ int dtsim_cmd_collective(int argc, char **argv)
       {"topology", 0, 0, G_OPTION_ARG_STRING, &topology, "inter-node topology", "T"},
       {"net-model", 0, 0, G_OPTION_ARG_STRING, &model_s, "flow (default) or analytic", "M"},
       {"reduce-GBps", 0, 0, G_OPTION_ARG_DOUBLE, &reduce_GBps,
-       "reduction rate on the device, 1e9 bytes/s (default 0: free)", "X"},
+       "reduction rate on the device, 1e9 bytes/s (default: the device's streaming memory "
+       "bandwidth / 3; 0: free)", "X"},
       {"chunk", 0, 0, G_OPTION_ARG_STRING, &chunk_s, "pipeline chunk of chains and trees (default: best for the size)", "SIZE"},
       {"launch-us", 0, 0, G_OPTION_ARG_DOUBLE, &launch_us,
        "software cost before the first transfer, us (default 0)", "X"},
@@ -223,11 +225,12 @@ int dtsim_cmd_collective(int argc, char **argv)
                 nodes < 1 ? "at least 1" : "zero or more");
     return dtsim_cli_fail(cmd, error);
   }
-  if (!(reduce_GBps >= 0) || !isfinite(reduce_GBps)) {
+  gboolean reduce_given = reduce_GBps != -1;
+  if (reduce_given && (!(reduce_GBps >= 0) || !isfinite(reduce_GBps))) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--reduce-GBps: must be zero or more");
     return dtsim_cli_fail(cmd, error);
   }
-  args.reduce_Bps = reduce_GBps * 1e9;
+  args.reduce_Bps = reduce_given ? reduce_GBps * 1e9 : 0;
   if (!(launch_us >= 0 && launch_us < 1e12) || !(step_us >= 0 && step_us < 1e12)) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "%s: must be zero or more microseconds",
                 launch_us >= 0 && launch_us < 1e12 ? "--step-us" : "--launch-us");
@@ -256,6 +259,14 @@ int dtsim_cmd_collective(int argc, char **argv)
   g_autoptr(comm_topology) topo = comm_topology_build(&spec, &error);
   if (!topo)
     return dtsim_cli_fail(cmd, error);
+  if (!reduce_given) {
+    /* As `dtsim run` does: a reduction reads two operands and writes one result, so it runs
+     * at a third of the device's streaming memory bandwidth. */
+    g_autoptr(dev_device) dev = dev_device_load(comm_topology_device_kind(topo), NULL, &error);
+    if (!dev)
+      return dtsim_cli_fail(cmd, error);
+    args.reduce_Bps = dev_stream_Bps(dev) / 3.0;
+  }
   g_autoptr(comm_coll_group) group = comm_coll_group_new(topo, NULL, 0);
   uint32_t n = comm_coll_group_size(group);
   if (args.root >= n) {

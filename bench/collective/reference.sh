@@ -23,7 +23,7 @@ printf '%-10s %-16s %-9s %5s %12s %12s %12s %8s\n' op device system ranks bytes 
   measured_GBps predicted_GBps error_%
 tail -n +2 "$csv" | while IFS=, read -r op library device system nodes dpn bytes busbw source; do
   json=$("$dtsim" collective --op "$op" --bytes "$bytes" --system "$system" --nodes "$nodes" \
-    --devices-per-node "$dpn" --algorithm ring --launch-us 8.4 --step-us 3.4 --json)
+    --devices-per-node "$dpn" --algorithm ring --reduce-GBps 0 --launch-us 8.4 --step-us 3.4 --json)
   pred=$(printf '%s\n' "$json" | sed -n 's/.*"busbw_Bps":\([0-9.eE+-]*\).*/\1/p')
   awk -v op="$op" -v dev="$device" -v sys="$system" -v r=$((nodes * dpn)) -v b="$bytes" \
       -v m="$busbw" -v p="$pred" 'BEGIN {

@@ -16,7 +16,7 @@
 int dtsim_list_algorithms(FILE *out, gboolean json)
 {
   if (!json)
-    fprintf(out, "%-19s %-46s  %s\n", "NAME", "OPERATIONS", "DESCRIPTION");
+    fprintf(out, "%-19s %-52s  %s\n", "NAME", "OPERATIONS", "DESCRIPTION");
   for (size_t i = 0; i < comm_coll_algorithm_count(); i++) {
     const comm_coll_algorithm *a = comm_coll_algorithm_at(i);
     g_autoptr(GString) ops = g_string_new(NULL);
@@ -24,7 +24,7 @@ int dtsim_list_algorithms(FILE *out, gboolean json)
       if (comm_coll_algorithm_supports(a, (comm_coll_op)op))
         g_string_append_printf(ops, "%s%s", ops->len ? "," : "", comm_coll_op_name(op));
     if (!json) {
-      fprintf(out, "%-19s %-46s  %s\n", comm_coll_algorithm_name(a), ops->str,
+      fprintf(out, "%-19s %-52s  %s\n", comm_coll_algorithm_name(a), ops->str,
               comm_coll_algorithm_description(a));
       continue;
     }

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "coll.h"
 #include "chrome.h"
+#include "devices.h"
 #include "util.h"
 
 #include <json-glib/json-glib.h>
@@ -15,7 +16,7 @@
 int dtsim_list_algorithms(FILE *out, gboolean json)
 {
   if (!json)
-    fprintf(out, "%-19s %-46s  %s\n", "NAME", "OPERATIONS", "DESCRIPTION");
+    fprintf(out, "%-19s %-52s  %s\n", "NAME", "OPERATIONS", "DESCRIPTION");
   for (size_t i = 0; i < comm_coll_algorithm_count(); i++) {
     const comm_coll_algorithm *a = comm_coll_algorithm_at(i);
     g_autoptr(GString) ops = g_string_new(NULL);
@@ -23,7 +24,7 @@ int dtsim_list_algorithms(FILE *out, gboolean json)
       if (comm_coll_algorithm_supports(a, (comm_coll_op)op))
         g_string_append_printf(ops, "%s%s", ops->len ? "," : "", comm_coll_op_name(op));
     if (!json) {
-      fprintf(out, "%-19s %-46s  %s\n", comm_coll_algorithm_name(a), ops->str,
+      fprintf(out, "%-19s %-52s  %s\n", comm_coll_algorithm_name(a), ops->str,
               comm_coll_algorithm_description(a));
       continue;
     }
@@ -154,7 +155,7 @@ int dtsim_cmd_collective(int argc, char **argv)
                   *inter = NULL, *topology = NULL, *model_s = NULL, *trace_path = NULL,
                   *chunk_s = NULL;
   gint nodes = 1, per_node = 0, root = 0;
-  gdouble reduce_GBps = 0;
+  gdouble reduce_GBps = -1, launch_us = 0, step_us = 0;
   gboolean json = FALSE, steps = FALSE;
   GOptionEntry entries[] = {
       {"op", 0, 0, G_OPTION_ARG_STRING, &op_s,
@@ -171,8 +172,13 @@ int dtsim_cmd_collective(int argc, char **argv)
       {"topology", 0, 0, G_OPTION_ARG_STRING, &topology, "inter-node topology", "T"},
       {"net-model", 0, 0, G_OPTION_ARG_STRING, &model_s, "flow (default) or analytic", "M"},
       {"reduce-GBps", 0, 0, G_OPTION_ARG_DOUBLE, &reduce_GBps,
-       "reduction rate on the device, 1e9 bytes/s (default 0: free)", "X"},
-      {"chunk", 0, 0, G_OPTION_ARG_STRING, &chunk_s, "pipeline chunk (default 512K)", "SIZE"},
+       "reduction rate on the device, 1e9 bytes/s (default: the device's streaming memory "
+       "bandwidth / 3; 0: free)", "X"},
+      {"chunk", 0, 0, G_OPTION_ARG_STRING, &chunk_s, "pipeline chunk of chains and trees (default: best for the size)", "SIZE"},
+      {"launch-us", 0, 0, G_OPTION_ARG_DOUBLE, &launch_us,
+       "software cost before the first transfer, us (default 0)", "X"},
+      {"step-us", 0, 0, G_OPTION_ARG_DOUBLE, &step_us,
+       "software cost of every step a rank takes part in, us (default 0)", "X"},
       {"root", 0, 0, G_OPTION_ARG_INT, &root, "root rank of broadcast and reduce", "R"},
       {"steps", 0, 0, G_OPTION_ARG_NONE, &steps,
        "run rings step by step instead of one pipelined flow per rank", NULL},
@@ -219,11 +225,19 @@ int dtsim_cmd_collective(int argc, char **argv)
                 nodes < 1 ? "at least 1" : "zero or more");
     return dtsim_cli_fail(cmd, error);
   }
-  if (!(reduce_GBps >= 0) || !isfinite(reduce_GBps)) {
+  gboolean reduce_given = reduce_GBps != -1;
+  if (reduce_given && (!(reduce_GBps >= 0) || !isfinite(reduce_GBps))) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--reduce-GBps: must be zero or more");
     return dtsim_cli_fail(cmd, error);
   }
-  args.reduce_Bps = reduce_GBps * 1e9;
+  args.reduce_Bps = reduce_given ? reduce_GBps * 1e9 : 0;
+  if (!(launch_us >= 0 && launch_us < 1e12) || !(step_us >= 0 && step_us < 1e12)) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "%s: must be zero or more microseconds",
+                launch_us >= 0 && launch_us < 1e12 ? "--step-us" : "--launch-us");
+    return dtsim_cli_fail(cmd, error);
+  }
+  args.launch_ps = sim_time_from_s(launch_us * 1e-6);
+  args.step_ps = sim_time_from_s(step_us * 1e-6);
   if (chunk_s) {
     if (!dt_parse_size(chunk_s, "--chunk", &args.chunk_bytes, &error))
       return dtsim_cli_fail(cmd, error);
@@ -245,6 +259,14 @@ int dtsim_cmd_collective(int argc, char **argv)
   g_autoptr(comm_topology) topo = comm_topology_build(&spec, &error);
   if (!topo)
     return dtsim_cli_fail(cmd, error);
+  if (!reduce_given) {
+    /* As `dtsim run` does: a reduction reads two operands and writes one result, so it runs
+     * at a third of the device's streaming memory bandwidth. */
+    g_autoptr(dev_device) dev = dev_device_load(comm_topology_device_kind(topo), NULL, &error);
+    if (!dev)
+      return dtsim_cli_fail(cmd, error);
+    args.reduce_Bps = dev_stream_Bps(dev) / 3.0;
+  }
   g_autoptr(comm_coll_group) group = comm_coll_group_new(topo, NULL, 0);
   uint32_t n = comm_coll_group_size(group);
   if (args.root >= n) {

@@ -117,10 +117,12 @@ static const comm_coll_group *group_for(sim_net_adapter *a, const sim_graph *g, 
 {
   const sim_stream_id *m;
   uint32_t n = sim_graph_task_members(g, t, &m);
+  if (a->plan->symmetric)
+    n = a->plan->devices;  /* one built device stands for all ranks */
   g_autofree uint32_t *ranks = g_new(uint32_t, n);
   for (uint32_t i = 0; i < n; i++) {
-    sim_unit_id u = sim_graph_stream_unit(g, m[i]);
-    ranks[i] = g_array_index(a->plan->units, sim_unit_info, u).index;
+    sim_unit_id u = sim_graph_stream_unit(g, m[a->plan->symmetric ? 0 : i]);
+    ranks[i] = a->plan->symmetric ? i : g_array_index(a->plan->units, sim_unit_info, u).index;
   }
   for (guint i = a->groups->len; i-- > 0;) {
     group_rec *r = g_ptr_array_index(a->groups, i);
@@ -261,7 +263,7 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
     int op = sim_graph_task_op(g, t);
     if (op < 0 || op > SIM_OP_REDUCE)
       break;
-    if (n < 2) {
+    if (n < 2 && !a->plan->symmetric) {
       /* A collective of one device moves nothing; it still ends through an event. */
       comm_ep self = sim_net_adapter_endpoint(a, sim_graph_stream_unit(g, m[0]));
       comm_net_send(a->net, self, self, 0, task_finished, p);

@@ -67,6 +67,7 @@ typedef struct {
   gboolean gpipe;                   /* TRUE: GPipe schedule; FALSE: 1F1B */
   uint32_t stages;                  /* pipeline stages per replica (0: all devices) */
   const char *split;                /* user's stage boundaries: first layer of stages 2.. */
+  gboolean symmetric;               /* dp: build one device; every collective spans all ranks */
   uint32_t ps_count;
   const char *ps_placement;
   const char *hybrid;
@@ -89,6 +90,7 @@ typedef struct {
   GArray *iteration_end;            /* sim_task_id of the last task of each iteration (device 0) */
   uint64_t samples_per_iteration;   /* global batch */
   uint32_t devices;
+  gboolean symmetric;               /* one device stands for all: collectives span all ranks */
   uint64_t memory_per_device_bytes;
   /* Parameter servers (strategy ps): one tensor per layer with parameters. */
   GArray *ps_tensor_bytes;          /* uint64_t per tensor */

@@ -38,6 +38,7 @@ typedef struct {
   char *hybrid;            /* dp-pp|owt (one weird trick) */
   gboolean strict;         /* a configuration that does not fit in memory is an error */
   gboolean synthetic;      /* input already on the device (benchmarks' synthetic data) */
+  gboolean symmetry;       /* simulate one device of a symmetric dp run on the analytic network */
   gboolean json;
   char *trace, *csv;
   int64_t trace_limit;     /* most trace events written */
@@ -75,9 +76,5 @@ gboolean sim_scenario_apply_options(sim_scenario *s, const sim_scenario_opts *o,
 void sim_scenario_opts_free(sim_scenario_opts *o);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_scenario_opts, sim_scenario_opts_free)
 
-/* The command-line parsing every scenario command does: positional SCENARIO.ini first (if
- * any), then options. On failure prints one line and sets *status. */
-gboolean sim_scenario_from_args(sim_scenario *s, const char *command, const char *summary,
-                                sim_opts_set set, int argc, char **argv, int *status);
 
 #endif

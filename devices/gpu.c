@@ -127,7 +127,9 @@ static double winograd_s(const dev_device *dev, const wl_op_cost *op, double pea
   uint64_t batch = 36 * (op->gemm_batch ? op->gemm_batch : 1);
   double tc = dev__gemm_seconds(m, n, k, batch, dev->units, dev->prm.k_overhead, peak * eff);
   double tm = bytes_of(op) / dev->stream_Bps;
-  if (dev->winograd == DEV_WINOGRAD_FUSED)
+  /* cuDNN has fused Winograd kernels for forward and backward-data only; backward-weights
+   * always runs the non-fused transforms (there is no fused BWD_FILTER Winograd algorithm). */
+  if (dev->winograd == DEV_WINOGRAD_FUSED && op->pass != WL_PASS_BACKWARD_WEIGHTS)
     return tc > tm ? tc : tm;
   /* Separate transform kernels stream the transformed tiles (2.25x the tensors they come
    * from) through memory before and after the GEMMs. */

@@ -7,10 +7,11 @@
  *     The library picks the tile size (and a split of k for short-and-wide GEMMs) that runs
  *     fastest, so the model takes the best of a few candidates;
  *   - the k-loop overhead of each tile: a tile's time is proportional to k + k_overhead;
- *   - for 3x3 stride-1 fp32 convolutions, Winograd F(4x4, 3x3) as cuDNN runs it: 36 batched
- *     GEMMs doing 1/4 of the direct multiplies, with the tile transforms either fused into the
- *     GEMM or run as separate memory-bound kernels (library generation, [software] winograd).
- *     The framework autotunes the algorithm, so the faster of direct and Winograd is taken;
+ *   - for 3x3 stride-1 convolutions off the tensor cores, Winograd F(4x4, 3x3) as cuDNN runs
+ *     it: 36 batched GEMMs doing 1/4 of the direct multiplies, with the tile transforms either
+ *     fused into the GEMM (forward and backward-data only) or run as separate memory-bound
+ *     kernels (library generation, [software] winograd). The framework autotunes the
+ *     algorithm, so the faster of direct and Winograd is taken;
  *   - a per-kernel launch overhead.
  * Host work per iteration (input copy over the host link, framework step) is in device.c.
  * Nothing here depends on which network the op belongs to. */
@@ -127,7 +128,9 @@ static double winograd_s(const dev_device *dev, const wl_op_cost *op, double pea
   uint64_t batch = 36 * (op->gemm_batch ? op->gemm_batch : 1);
   double tc = dev__gemm_seconds(m, n, k, batch, dev->units, dev->prm.k_overhead, peak * eff);
   double tm = bytes_of(op) / dev->stream_Bps;
-  if (dev->winograd == DEV_WINOGRAD_FUSED)
+  /* cuDNN has fused Winograd kernels for forward and backward-data only; backward-weights
+   * always runs the non-fused transforms (there is no fused BWD_FILTER Winograd algorithm). */
+  if (dev->winograd == DEV_WINOGRAD_FUSED && op->pass != WL_PASS_BACKWARD_WEIGHTS)
     return tc > tm ? tc : tm;
   /* Separate transform kernels stream the transformed tiles (2.25x the tensors they come
    * from) through memory before and after the GEMMs. */

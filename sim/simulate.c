@@ -7,11 +7,12 @@
 
 #include <string.h>
 
-/* Aggregation rate of a parameter server on a host CPU, bytes of gradient per second. An
- * assumption, not a measurement: a sum reads two operands and writes one, so a server thread
- * bound by ~12 GB/s of memory traffic (one core of a 2016-era Xeon) adds ~4 GB/s of gradients.
- * `dtsim calibrate` and the MPI replay are the ways to replace it with a measured figure. */
-#define SIM_HOST_REDUCE_BPS 4e9
+/* Aggregation rate of a parameter server on a host CPU, bytes of gradient per second. Servers
+ * update many variables at once on all cores (TensorFlow runs independent ops in parallel), so
+ * the bound is memory bandwidth: one socket of a 2016-2017 two-socket server has four channels
+ * of DDR4-2133/2400 (68-77 GB/s, Intel Xeon E5 v4 datasheet), and a sum reads two operands and
+ * writes one: about 22 GB/s of gradient. An estimate from the datasheet, not a measurement. */
+#define SIM_HOST_REDUCE_BPS 22e9
 
 static gboolean write_csv(const char *path, const sim_plan *p, const sim_exec *x, GError **error)
 {

@@ -1,0 +1,146 @@
+/* Fuzz harness for the workload readers: our JSON format and the Paleo importer, both behind
+ * wl_model_load_data() (the format is detected from the content), then wl_net_new() at a small
+ * batch, and again at the largest batch a scenario accepts (2^24).
+ *
+ * Invariants on a model that loads: layers come parents first; the counts of every layer agree
+ * with the same formulas worked in 128-bit arithmetic (output elements, parameters, flatten
+ * sizes, multiply-adds), so a count that wrapped around 2^64 or 2^32 is caught; the totals
+ * and the memory figure are the sums of their parts without overflow; and the model written
+ * back as JSON loads again with the same layers and the same totals. */
+#include "fuzz.h"
+
+#include "util.h"
+#include "workloads.h"
+
+#include <string.h>
+
+#define SOURCE "fuzz-workload.json"
+#define BATCH 2
+#define BIG_BATCH (1u << 24)
+
+typedef unsigned __int128 u128;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+  fuzz_init();
+  return 0;
+}
+
+static void check_layer(const wl_net *net, size_t i)
+{
+  const wl_layer *L = wl_net_layer(net, i);
+  const wl_hparams *hp = L->hp;
+  const u128 N = wl_net_batch(net);
+  for (int j = 0; j < L->n_parents; j++)
+    FUZZ_CHECK(L->parents[j] >= -1 && L->parents[j] < (int)i, "layer '%s': parent %d of %zu",
+               L->name, L->parents[j], i);
+  u128 out = N * L->out_c * L->out_h * L->out_w;
+  FUZZ_CHECK(out == L->out_elems, "layer '%s': %u x %u x %u x batch is not out_elems", L->name,
+             L->out_c, L->out_h, L->out_w);
+  u128 in_sample = (u128)L->in_c * L->in_h * L->in_w;
+  u128 params = 0, macs = 0;
+  switch (L->kind) {
+  case WL_LAYER_CONV:
+    FUZZ_CHECK(hp->groups > 0 && L->in_c % hp->groups == 0, "layer '%s': groups", L->name);
+    params = (u128)hp->out * (L->in_c / hp->groups) * hp->kh * hp->kw + (hp->bias ? hp->out : 0);
+    macs = out * (L->in_c / hp->groups) * hp->kh * hp->kw;
+    break;
+  case WL_LAYER_FC:
+    params = in_sample * hp->out + (hp->bias ? hp->out : 0);
+    macs = N * in_sample * hp->out;
+    break;
+  case WL_LAYER_BATCHNORM:
+    params = 2 * (u128)L->in_c;
+    break;
+  case WL_LAYER_FLATTEN:
+    FUZZ_CHECK((u128)L->out_c == in_sample, "layer '%s': flatten of %u x %u x %u gives %u",
+               L->name, L->in_c, L->in_h, L->in_w, L->out_c);
+    break;
+  default:
+    break;
+  }
+  FUZZ_CHECK(params == L->params, "layer '%s': %llu parameters counted, formula gives more",
+             L->name, (unsigned long long)L->params);
+  FUZZ_CHECK(macs == L->macs, "layer '%s': multiply-adds wrapped", L->name);
+  if (L->kind == WL_LAYER_CONV || L->kind == WL_LAYER_FC)
+    FUZZ_CHECK(L->cost[WL_PASS_FORWARD].flops == 2 * macs + (hp->bias ? out : 0),
+               "layer '%s': forward FLOPs are not 2 per multiply-add plus bias", L->name);
+  for (int p = 0; p < WL_PASS_COUNT; p++) {
+    const wl_op_cost *c = &L->cost[p];
+    FUZZ_CHECK(c->pass == (wl_pass)p, "layer '%s': pass %d labelled %d", L->name, p, c->pass);
+    FUZZ_CHECK(L->has_pass[p] || (c->flops == 0 && c->bytes_read == 0 && c->bytes_written == 0),
+               "layer '%s': pass %s does not run but has a cost", L->name, wl_pass_name(p));
+  }
+}
+
+/* Totals and memory are sums of the layers; recomputed here in 128 bits. */
+static void check_sums(const wl_net *net)
+{
+  u128 params = 0, fwd = 0, bwd = 0, saved = 0, fwd_bytes = 0;
+  for (size_t i = 0; i < wl_net_n_layers(net); i++) {
+    const wl_layer *L = wl_net_layer(net, i);
+    params += L->params;
+    fwd += L->cost[WL_PASS_FORWARD].flops;
+    fwd_bytes += (u128)L->cost[WL_PASS_FORWARD].bytes_read + L->cost[WL_PASS_FORWARD].bytes_written;
+    bwd += (u128)L->cost[WL_PASS_BACKWARD_DATA].flops + L->cost[WL_PASS_BACKWARD_WEIGHTS].flops;
+    saved += L->saved_bytes;
+  }
+  wl_totals t;
+  wl_net_totals(net, &t);
+  FUZZ_CHECK(params == t.params && fwd == t.forward_flops && bwd == t.backward_flops &&
+                 saved == t.saved_bytes && fwd_bytes == t.forward_bytes,
+             "totals are not the sums of the layers (or wrapped)");
+  for (int o = 0; o < WL_OPT_COUNT; o++) {
+    wl_memory mem;
+    wl_net_memory(net, (wl_optimizer)o, &mem);
+    u128 sum = (u128)mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
+               mem.activations_bytes + mem.workspace_bytes;
+    FUZZ_CHECK(sum == mem.total_bytes, "memory total is not the sum of its parts (or wrapped)");
+    FUZZ_CHECK(mem.activations_bytes >= saved, "activations below the saved bytes");
+  }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(wl_model) m = wl_model_load_data(SOURCE, (const char *)data, size, &error);
+  if (!m) {
+    fuzz_check_error(error, SOURCE);
+    return 0;
+  }
+  FUZZ_CHECK(wl_model_n_layers(m) > 0, "a model without layers loaded");
+  /* The largest per-device batch a scenario accepts, where counts are largest. */
+  g_autoptr(wl_net) big = wl_net_new(m, BIG_BATCH, WL_PREC_FP16, &error);
+  if (big) {
+    for (size_t i = 0; i < wl_net_n_layers(big); i++)
+      check_layer(big, i);
+    check_sums(big);
+  } else {
+    fuzz_check_error(error, NULL);
+    g_clear_error(&error);
+  }
+  g_autoptr(wl_net) net = wl_net_new(m, BATCH, WL_PREC_FP32, &error);
+  if (!net) {
+    fuzz_check_error(error, NULL);
+    return 0;
+  }
+  FUZZ_CHECK(wl_net_n_layers(net) == wl_model_n_layers(m), "net and model differ in layers");
+  for (size_t i = 0; i < wl_net_n_layers(net); i++)
+    check_layer(net, i);
+  check_sums(net);
+
+  /* Written back in our format, the model reads the same. */
+  g_autofree char *json = wl_model_to_json(m);
+  g_autoptr(GError) e2 = NULL;
+  g_autoptr(wl_model) m2 = wl_model_load_data("fuzz-again.json", json, strlen(json), &e2);
+  FUZZ_CHECK(m2 != NULL, "the model written back is refused: %s\n%s", e2 ? e2->message : "", json);
+  FUZZ_CHECK(wl_model_n_layers(m2) == wl_model_n_layers(m), "layer count changed on re-reading");
+  g_autoptr(wl_net) net2 = wl_net_new(m2, BATCH, WL_PREC_FP32, &e2);
+  FUZZ_CHECK(net2 != NULL, "the re-read model does not instantiate: %s", e2 ? e2->message : "");
+  wl_totals a, b;
+  wl_net_totals(net, &a);
+  wl_net_totals(net2, &b);
+  FUZZ_CHECK(memcmp(&a, &b, sizeof a) == 0, "totals changed on re-reading");
+  fuzz_accepted();
+  return 0;
+}

@@ -59,6 +59,37 @@ static void check_layer(const wl_net *net, size_t i)
   default:
     break;
   }
+  /* Elements read by the layer: one term per parent (the network input when -1). */
+  u128 in = 0;
+  for (int j = 0; j < L->n_parents; j++) {
+    int pj = L->parents[j];
+    if (pj >= 0) {
+      const wl_layer *P = wl_net_layer(net, (size_t)pj);
+      in += N * P->out_c * P->out_h * P->out_w;
+    } else {
+      uint32_t c, h, w;
+      wl_model_input_shape(wl_net_model(net), &c, &h, &w);
+      in += N * c * h * w;
+    }
+  }
+  const wl_op_cost *fw = &L->cost[WL_PASS_FORWARD];
+  if (L->kind == WL_LAYER_LRN)
+    FUZZ_CHECK(fw->flops == out * (2 * (u128)hp->lrn_size + 4), "layer '%s': LRN FLOPs wrapped",
+               L->name);
+  if (L->kind == WL_LAYER_ADD)
+    FUZZ_CHECK(fw->flops == out * (u128)(L->n_parents - 1), "layer '%s': add FLOPs wrapped",
+               L->name);
+  if (L->kind == WL_LAYER_GLOBALPOOL)
+    FUZZ_CHECK(fw->flops == in, "layer '%s': global pooling FLOPs are not its input elements",
+               L->name);
+  /* Forward reads the input once (batch norm: twice, plus scale and shift). */
+  const unsigned e = wl_precision_bytes(wl_net_precision(net));
+  if (L->kind == WL_LAYER_BATCHNORM)
+    FUZZ_CHECK(fw->bytes_read == 2 * in * e + (u128)L->params * e,
+               "layer '%s': forward reads are not its input (or wrapped)", L->name);
+  else if (L->kind != WL_LAYER_CONV && L->kind != WL_LAYER_FC)
+    FUZZ_CHECK(fw->bytes_read == in * e, "layer '%s': forward reads are not its input (or wrapped)",
+               L->name);
   FUZZ_CHECK(params == L->params, "layer '%s': %llu parameters counted, formula gives more",
              L->name, (unsigned long long)L->params);
   FUZZ_CHECK(macs == L->macs, "layer '%s': multiply-adds wrapped", L->name);

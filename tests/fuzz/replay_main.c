@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MAX_SECONDS_PER_INPUT 10
+
 static gint compare_names(gconstpointer a, gconstpointer b)
 {
   return strcmp(*(char *const *)a, *(char *const *)b);
@@ -49,8 +51,16 @@ static unsigned replay(const char *path)
   /* libFuzzer hands over a buffer of exactly the input's size; so does this copy, which lets
    * ASan see a read one byte past the end. */
   uint8_t *copy = g_memdup2(data, len);
+  gint64 start_us = g_get_monotonic_time();
   LLVMFuzzerTestOneInput(copy, len);
+  double took_s = (double)(g_get_monotonic_time() - start_us) / 1e6;
   g_free(copy);
+  /* bench/fuzz runs libFuzzer with -timeout=10: an input that slow is a hang, here too. */
+  if (took_s > MAX_SECONDS_PER_INPUT) {
+    fprintf(stderr, "fuzz_replay: %s took %.1f s (a hang: more than %d s)\n", path, took_s,
+            MAX_SECONDS_PER_INPUT);
+    abort();
+  }
   return 1;
 }
 

@@ -26,6 +26,79 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
   return 0;
 }
 
+/* Output size and leading padding along one axis from the hyper-parameters, worked in 128 bits
+ * (docs/workloads.md): explicit padding, or TensorFlow's SAME (out = ceil(in / s), padding
+ * split with the extra element after), and PyTorch's ceil_mode for pools. */
+static u128 axis_out(u128 in, u128 k, u128 s, u128 pad, u128 dil, gboolean same, gboolean ceil_mode,
+                     u128 *pad_before)
+{
+  u128 span = dil * (k - 1) + 1;
+  if (same) {
+    u128 out = (in + s - 1) / s;
+    u128 need = (out - 1) * s + span;
+    *pad_before = (need > in ? need - in : 0) / 2;
+    return out;
+  }
+  *pad_before = pad;
+  if (in + 2 * pad < span)
+    return 0;
+  u128 room = in + 2 * pad - span;
+  u128 out = (ceil_mode ? (room + s - 1) / s : room / s) + 1;
+  if (ceil_mode && out > 1 && (out - 1) * s >= in + pad)
+    out--;
+  return out;
+}
+
+/* Pairs (output position p, tap r) whose input row p*s + r*dil - pad falls inside [0, in),
+ * position by position; UINT64_MAX when out is too long to walk here. */
+static uint64_t axis_valid_taps(u128 in, u128 out, u128 k, u128 s, u128 dil, u128 pad)
+{
+  if (out > (1u << 16))
+    return UINT64_MAX;
+  __int128 total = 0;
+  for (__int128 p = 0; p < (__int128)out; p++) {
+    __int128 lo = (__int128)pad - p * (__int128)s;          /* r*dil >= lo */
+    __int128 hi = (__int128)in - 1 + (__int128)pad - p * (__int128)s; /* r*dil <= hi */
+    if (hi < 0)
+      continue;
+    __int128 r_lo = lo <= 0 ? 0 : (lo + (__int128)dil - 1) / (__int128)dil;
+    __int128 r_hi = hi / (__int128)dil;
+    if (r_hi > (__int128)k - 1)
+      r_hi = (__int128)k - 1;
+    if (r_hi >= r_lo)
+      total += r_hi - r_lo + 1;
+  }
+  return (uint64_t)total;
+}
+
+/* Shapes and backward multiply-adds of convolutions and pools against the oracles above. */
+static void check_window(const wl_net *net, const wl_layer *L)
+{
+  const wl_hparams *hp = L->hp;
+  gboolean conv = L->kind == WL_LAYER_CONV;
+  if (!conv && L->kind != WL_LAYER_MAXPOOL && L->kind != WL_LAYER_AVGPOOL)
+    return;
+  u128 dh = conv ? hp->dh : 1, dw = conv ? hp->dw : 1;
+  gboolean ceil_mode = !conv && hp->ceil_mode;
+  u128 pad_h, pad_w;
+  u128 oh = axis_out(L->in_h, hp->kh, hp->sh, hp->ph, dh, hp->pad_same, ceil_mode, &pad_h);
+  u128 ow = axis_out(L->in_w, hp->kw, hp->sw, hp->pw, dw, hp->pad_same, ceil_mode, &pad_w);
+  FUZZ_CHECK(oh == L->out_h && ow == L->out_w, "layer '%s': output %ux%u, formula gives %llux%llu",
+             L->name, L->out_h, L->out_w, (unsigned long long)oh, (unsigned long long)ow);
+  if (!conv)
+    return;
+  uint64_t vh = axis_valid_taps(L->in_h, oh, hp->kh, hp->sh, dh, pad_h);
+  uint64_t vw = axis_valid_taps(L->in_w, ow, hp->kw, hp->sw, dw, pad_w);
+  if (vh == UINT64_MAX || vw == UINT64_MAX)
+    return;
+  u128 N = wl_net_batch(net);
+  u128 bias = hp->bias ? L->out_elems : 0;
+  u128 flops = 2 * N * hp->out * (L->in_c / hp->groups) * vh * vw + bias;
+  FUZZ_CHECK(flops == L->cost[WL_PASS_BACKWARD_WEIGHTS].flops,
+             "layer '%s': backward-weights FLOPs are not 2 x batch x out x in/groups x valid taps "
+             "(%llu x %llu) + bias", L->name, (unsigned long long)vh, (unsigned long long)vw);
+}
+
 static void check_layer(const wl_net *net, size_t i)
 {
   const wl_layer *L = wl_net_layer(net, i);
@@ -90,6 +163,7 @@ static void check_layer(const wl_net *net, size_t i)
   else if (L->kind != WL_LAYER_CONV && L->kind != WL_LAYER_FC)
     FUZZ_CHECK(fw->bytes_read == in * e, "layer '%s': forward reads are not its input (or wrapped)",
                L->name);
+  check_window(net, L);
   FUZZ_CHECK(params == L->params, "layer '%s': %llu parameters counted, formula gives more",
              L->name, (unsigned long long)L->params);
   FUZZ_CHECK(macs == L->macs, "layer '%s': multiply-adds wrapped", L->name);

@@ -118,6 +118,8 @@ uint32_t wl__out_size(uint32_t in, uint32_t k, uint32_t s, uint32_t pad, uint32_
     uint64_t out = ((uint64_t)in + s - 1) / s;
     uint64_t need = (out - 1) * s + span;
     uint64_t total = need > in ? need - in : 0;
+    if (total / 2 > UINT32_MAX)
+      return 0;
     *pad_before = (uint32_t)(total / 2);
     return (uint32_t)out;
   }
@@ -130,7 +132,7 @@ uint32_t wl__out_size(uint32_t in, uint32_t k, uint32_t s, uint32_t pad, uint32_
   /* PyTorch: with ceil_mode the last window must start inside the input or left padding. */
   if (ceil_mode && out > 1 && (out - 1) * s >= (uint64_t)in + pad)
     out--;
-  return (uint32_t)out;
+  return out > UINT32_MAX ? 0 : (uint32_t)out;
 }
 
 uint64_t wl__valid_taps(uint32_t in, uint32_t out, uint32_t k, uint32_t s, uint32_t dil,
@@ -228,9 +230,17 @@ static gboolean infer(const wl_model *m, wl_spec *s, GError **error)
     gboolean ceil_mode = !conv && hp->ceil_mode;
     uint32_t oh = wl__out_size(h, hp->kh, hp->sh, hp->ph, dh, hp->pad_same, ceil_mode, &s->pad_top);
     uint32_t ow = wl__out_size(w, hp->kw, hp->sw, hp->pw, dw, hp->pad_same, ceil_mode, &s->pad_left);
-    if (oh == 0 || ow == 0)
+    if (oh == 0 || ow == 0) {
+      /* Zero also means a size that 32 bits cannot hold: say which. */
+      gboolean fits = hp->pad_same ||
+                      ((uint64_t)h + 2 * (uint64_t)hp->ph >= (uint64_t)dh * (hp->kh - 1) + 1 &&
+                       (uint64_t)w + 2 * (uint64_t)hp->pw >= (uint64_t)dw * (hp->kw - 1) + 1);
+      if (fits)
+        return layer_error(m, s, error, "the output or padding of a %ux%u kernel (dilation %ux%u) "
+                           "on a %ux%u input passes %u", hp->kh, hp->kw, dh, dw, h, w, UINT32_MAX);
       return layer_error(m, s, error, "a %ux%u kernel does not fit its %ux%u input (padding %u,%u)",
                          hp->kh, hp->kw, h, w, hp->ph, hp->pw);
+    }
     s->out_h = oh, s->out_w = ow;
     if (conv) {
       s->out_c = hp->out;

@@ -93,10 +93,16 @@ static void check_window(const wl_net *net, const wl_layer *L)
     return;
   u128 N = wl_net_batch(net);
   u128 bias = hp->bias ? L->out_elems : 0;
-  u128 flops = 2 * N * hp->out * (L->in_c / hp->groups) * vh * vw + bias;
+  /* A layer read by several children sums their gradients in its first backward pass: here
+   * backward-weights when there is no backward-data (the first layer). */
+  u128 sum = L->n_children > 1 && !L->has_pass[WL_PASS_BACKWARD_DATA]
+                 ? (u128)(L->n_children - 1) * L->out_elems
+                 : 0;
+  u128 flops = 2 * N * hp->out * (L->in_c / hp->groups) * vh * vw + bias + sum;
   FUZZ_CHECK(flops == L->cost[WL_PASS_BACKWARD_WEIGHTS].flops,
              "layer '%s': backward-weights FLOPs are not 2 x batch x out x in/groups x valid taps "
-             "(%llu x %llu) + bias", L->name, (unsigned long long)vh, (unsigned long long)vw);
+             "(%llu x %llu) + bias + gradient sums", L->name, (unsigned long long)vh,
+             (unsigned long long)vw);
 }
 
 static void check_layer(const wl_net *net, size_t i)

@@ -23,15 +23,18 @@ command -v "${CC:-clang}" >/dev/null 2>&1 || {
   echo "bench/fuzz: ${CC:-clang} not found; run: DTSIM_FUZZ_DEPS=1 sh scripts/install-deps.sh" >&2
   exit 2
 }
+mkdir -p "$build"
 if [ ! -f "$build/CMakeCache.txt" ]; then
   CC=${CC:-clang} cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DDTSIM_ENABLE_FUZZ=ON -DDTSIM_EVENT_POOL=OFF -DDTSIM_BUILD_MPI=OFF \
-    -DDTSIM_BUILD_BENCH=OFF >/dev/null
+    -DDTSIM_BUILD_BENCH=OFF >"$build/fuzz-build.log" 2>&1 ||
+    { cat "$build/fuzz-build.log" >&2; exit 2; }
 fi
 targets=""
 for h in $harnesses; do targets="$targets fuzz_$h"; done
 # shellcheck disable=SC2086
-cmake --build "$build" -j "$jobs" --target $targets >/dev/null
+cmake --build "$build" -j "$jobs" --target $targets >"$build/fuzz-build.log" 2>&1 ||
+  { cat "$build/fuzz-build.log" >&2; exit 2; }
 
 export DTSIM_DATA_DIR="$top"
 found=0

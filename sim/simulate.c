@@ -40,6 +40,29 @@ static gboolean write_csv(const char *path, const sim_plan *p, const sim_exec *x
   return dt_outfile_commit(out, error);
 }
 
+gboolean sim_check_net_scale(uint64_t devices, gboolean flow, GError **error)
+{
+  if (flow && devices > SIM_FLOW_MAX_DEVICES) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "--net-model flow: %" G_GUINT64_FORMAT " devices is more than the flow model "
+                "simulates in reasonable time (%d); use --net-model analytic", devices,
+                SIM_FLOW_MAX_DEVICES);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean sim_check_clock(const sim_engine *engine, GError **error)
+{
+  if (sim_engine_saturated(engine) == 0)
+    return TRUE;
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+              "the simulated time overflows the clock (more than %.0f days at picosecond "
+              "resolution): use smaller sizes, faster links or fewer iterations",
+              sim_time_to_s(SIM_TIME_MAX) / 86400);
+  return FALSE;
+}
+
 /* The cluster of a scenario. */
 static comm_topology *build_topology(const sim_scenario *s, GError **error)
 {
@@ -71,6 +94,8 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     return FALSE;
   g_autoptr(comm_topology) topo = build_topology(s, error);
   if (!topo)
+    return FALSE;
+  if (!sim_check_net_scale(comm_topology_devices(topo), net_model == COMM_NET_FLOW, error))
     return FALSE;
   const char *device = s->device ? s->device : comm_topology_device_kind(topo);
   /* Pipelines cost their passes per micro-batch; --batch is the pipeline's mini-batch. */
@@ -138,7 +163,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     g_propagate_error(error, g_error_copy(sim_net_adapter_error(adapter)));
     return FALSE;
   }
-  if (!ran)
+  if (!ran || !sim_check_clock(engine, error))
     return FALSE;
   sim_engine_finish(engine);
   sim_report_measure(r, plan, exec);

@@ -75,7 +75,9 @@ static const key_spec keys[] = {
     {"json", K_FLAG, OFF(json), 0, 0, NULL, ALL, NULL, "print JSON instead of a table"},
     {"trace", K_STRING, OFF(trace), 0, 0, NULL, ALL, "FILE", "write a Chrome trace"},
     {"trace-limit", K_INT, OFF(trace_limit), 1, INT64_C(1) << 40, NULL, ALL, "N",
-     "most events written to the trace (default 5000000)"},
+     "most events written to the trace (default 1000000, about 150 MB)"},
+    {"trace-devices", K_INT, OFF(trace_procs), 1, 1000000, NULL, ALL, "N",
+     "trace only the first N devices (and N of each other process kind; default 64)"},
     {"csv", K_STRING, OFF(csv), 0, 0, NULL, ALL, "FILE", "per-task or per-point rows"},
     {"devices", K_STRING, OFF(devices_list), 0, 0, NULL, SIM_OPTS_SWEEP, "LIST",
      "device counts, e.g. 1,2,4,8 or 1..64"},
@@ -114,7 +116,8 @@ void sim_scenario_init(sim_scenario *s)
   s->micro_batches = 4;
   s->schedule = g_strdup("1f1b");
   s->hybrid = g_strdup("dp-pp");
-  s->trace_limit = 5000000;
+  s->trace_limit = 1000000;
+  s->trace_procs = 64;
   s->scaling = g_strdup("weak");
 }
 

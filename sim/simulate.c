@@ -146,6 +146,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     if (!trace)
       return FALSE;
     trace_chrome_set_limit(trace, (uint64_t)s->trace_limit);
+    trace_chrome_set_max_procs(trace, (uint32_t)s->trace_procs);
     if (o && o->command_line)
       trace_chrome_set_info(trace, "command", o->command_line);
     trace_chrome_attach(trace, engine);
@@ -173,10 +174,13 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (trace) {
     if (!trace_chrome_close(trace, error))
       return FALSE;
+    if (trace_chrome_hidden_procs(trace))
+      g_printerr("dtsim: note: the trace shows the first %" G_GINT64_FORMAT " devices (and links, "
+                 "hosts) of %u; --trace-devices N shows more\n", s->trace_procs, r->devices);
     if (trace_chrome_truncated(trace))
-      g_printerr("dtsim: warning: the trace was cut after %" G_GUINT64_FORMAT
-                 " events (--trace-limit); simulate fewer devices or iterations for a full trace\n",
-                 trace_chrome_events(trace));
+      g_printerr("dtsim: warning: the trace was cut after %" G_GUINT64_FORMAT " events to stay "
+                 "readable; --trace-limit N raises the limit, --trace-devices N samples fewer "
+                 "devices, --iterations 1 shortens it\n", trace_chrome_events(trace));
   }
   if (outputs && s->csv && !write_csv(s->csv, plan, exec, error))
     return FALSE;

@@ -187,6 +187,18 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   return TRUE;
 }
 
+void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s)
+{
+  sim_scenario_copy(one, s);
+  one->nodes = 1;
+  one->devices_per_node = 1;
+  sim_scenario_set_string(&one->strategy, "dp");
+  g_clear_pointer(&one->split, g_free);
+  one->stages = 0;
+  g_clear_pointer(&one->trace, g_free);
+  g_clear_pointer(&one->csv, g_free);
+}
+
 gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *out,
                       GError **error)
 {
@@ -197,9 +209,8 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
     if (out->devices == 1) {
       out->speedup = 1.0;
     } else {
-      sim_scenario one = *s;
-      one.nodes = 1;
-      one.devices_per_node = 1;
+      g_auto(sim_scenario) one;
+      sim_scenario_single_device(&one, s);
       sim_report single;
       if (!simulate_once(&one, o, FALSE, &single, error))
         return FALSE;

@@ -9,7 +9,8 @@
 #include "util.h"
 
 typedef struct {
-  sim_stream_id compute, comm, copy;
+  sim_stream_id compute, comm, copy, host;
+  sim_task_id last;          /* the device's last task of the previous iteration */
 } device_streams;
 
 /* Adds one device's host step, input copy, forward and backward tasks for one iteration.
@@ -17,12 +18,13 @@ typedef struct {
  * is free once the first layer has read it) when has_prev; on return *first_forward is this
  * iteration's first forward task. grad_ready[k] is the task after which layer k's gradient
  * exists; *last_backward the last backward task. */
-static void add_device_passes(sim_graph *g, const sim_costs *c, const device_streams *ds,
+static void add_device_passes(sim_plan *p, const sim_costs *c, const device_streams *ds,
                               gboolean has_prev, sim_task_id *first_forward,
                               sim_task_id *grad_ready, sim_task_id *last_backward)
 {
+  sim_graph *g = p->graph;
   guint n = sim_costs_n_layers(c);
-  sim_task_id step = sim_graph_add_compute(g, ds->compute, "step", "host", c->host_step_ps, 0, 0);
+  sim_task_id step = sim__host_step(p, c, ds->host, has_prev, ds->last);
   sim_task_id copy = sim_graph_add_compute(g, ds->copy, "input copy", "copy", c->input_copy_ps, 0,
                                            c->input_bytes);
   if (has_prev)
@@ -35,6 +37,7 @@ static void add_device_passes(sim_graph *g, const sim_costs *c, const device_str
     sim_graph_add_memory_delta(g, t, (int64_t)l->saved_bytes);
     if (i == 0) {
       sim_graph_depend(g, t, copy);
+      sim_graph_depend(g, t, step);
       *first_forward = t;
     }
     prev = t;
@@ -88,6 +91,7 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
     ds[d].compute = sim_graph_add_stream(g, u, "compute");
     ds[d].comm = sim_graph_add_stream(g, u, "comm");
     ds[d].copy = sim_graph_add_stream(g, u, "h2d");
+    ds[d].host = sim__host_stream(p, d / o->devices_per_node, d);
     uint64_t saved = 0;
     for (guint i = 0; i < n; i++)
       saved += sim_costs_layer(c, i)->saved_bytes;
@@ -125,7 +129,7 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   uint32_t iterations = o->iterations ? o->iterations : 1;
   for (uint32_t it = 0; it < iterations; it++) {
     for (uint32_t d = 0; d < built; d++)
-      add_device_passes(g, c, &ds[d], it > 0, &first_fwd[d], &grad_ready[(gsize)d * n],
+      add_device_passes(p, c, &ds[d], it > 0, &first_fwd[d], &grad_ready[(gsize)d * n],
                         &last_bwd[d]);
     g_autoptr(GArray) collectives = g_array_new(FALSE, FALSE, sizeof(sim_task_id));
     if (devices > 1) {
@@ -149,6 +153,7 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
                                             sim_costs_param_bytes(c));
       for (guint b = 0; b < collectives->len; b++)
         sim_graph_depend(g, u, g_array_index(collectives, sim_task_id, b));
+      ds[d].last = u;
       if (d == 0)
         g_array_append_val(p->iteration_end, u);
     }

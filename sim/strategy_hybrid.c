@@ -91,7 +91,9 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
     for (guint i = tail; i < n; i++) {
       const sim_layer_cost *in = sim_costs_layer(c, i - 1);
       g_autofree char *name = g_strdup_printf("allgather into %s", sim_costs_layer(c, i)->name);
-      sim_task_id ag = sim_graph_add_collective(g, comm, N, name, SIM_OP_ALLGATHER, o->allreduce,
+      /* The allreduce algorithm of the scenario is for the gradients; the dense layers'
+       * allgathers and reduce-scatters take what suits their sizes. */
+      sim_task_id ag = sim_graph_add_collective(g, comm, N, name, SIM_OP_ALLGATHER, "auto",
                                                 in->output_bytes * N);
       for (uint32_t d = 0; d < N; d++)
         sim_graph_depend(g, ag, fwd[(gsize)d * n + i - 1]);
@@ -117,7 +119,7 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
         last[d] = sim_graph_add_compute(g, compute[d], dn, "backward", l->backward_data_ps, 0, 0);
       }
       g_autofree char *name = g_strdup_printf("reduce-scatter from %s", l->name);
-      rs_prev = sim_graph_add_collective(g, comm, N, name, SIM_OP_REDUCE_SCATTER, o->allreduce,
+      rs_prev = sim_graph_add_collective(g, comm, N, name, SIM_OP_REDUCE_SCATTER, "auto",
                                          sim_costs_layer(c, k - 1)->output_bytes * N);
       for (uint32_t d = 0; d < N; d++)
         sim_graph_depend(g, rs_prev, last[d]);

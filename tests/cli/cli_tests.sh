@@ -67,6 +67,29 @@ expect_error "unwritable trace" 2 run --model demo --trace "$TMP/no/such/dir/t.j
 expect_error "list without kind" 2 list
 expect_error "list unknown kind" 2 list gadgets
 
+# --- limits: refused with one line, or simulated correctly -----------------------------------
+expect_error "over a million devices" 2 run --nodes 125001 --net-model analytic
+expect_error "flow model beyond its size" 2 run --nodes 8193 --net-model flow
+expect_error "collective size over 16 EiB" 2 collective --bytes 17E
+expect_error "collective time overflowing the clock" 2 collective --bytes 15E --nodes 2
+expect_error "NaN bucket" 2 run --bucket-mib nan
+expect_error "infinite bucket" 2 run --bucket-mib inf
+expect_error "negative threads" 2 run --threads -4
+expect_error "pipeline with more micro-batches than samples" 2 run --strategy pp --micro-batches 65
+printf '{"name":"empty","input":[3,32,32],"layers":[]}' >"$TMP/empty.json"
+expect_error "empty model" 2 run --model "$TMP/empty.json"
+expect_error "impossible torus" 2 run --nodes 4 --topology torus2d:3x3
+# A million devices with the analytic network is simulated (one device stands for all).
+t=$("$DTSIM" run --nodes 125000 --net-model analytic --json 2>"$TMP/err" | json_num devices)
+[ "$t" = "1000000" ] && ok "a million devices simulate" || bad "a million devices: '$t' $(cat "$TMP/err")"
+# A run that fails after its trace was opened leaves no file behind (the clock overflows).
+expect_error "clock overflow" 2 run --model vgg19 --batch 16777216 --iterations 100000 --devices-per-node 1 --trace "$TMP/ovf.json"
+[ ! -e "$TMP/ovf.json" ] && [ "$(ls "$TMP" | grep -c tmp-)" -eq 0 ] && ok "failed run leaves no trace" || bad "partial trace left: $(ls "$TMP")"
+# Large traces are sampled and capped, and say so.
+"$DTSIM" run --nodes 16 --trace "$TMP/big.json" --trace-devices 4 --trace-limit 500 >/dev/null 2>"$TMP/err"
+grep -q "first 4 devices" "$TMP/err" && grep -q "cut after 500 events" "$TMP/err" && grep -q '"truncated":"yes"' "$TMP/big.json" &&
+  ok "large trace sampled and capped, with notes" || bad "trace sampling: $(cat "$TMP/err")"
+
 # --- results worked out by hand (demo workload, simple network until the network module) ----
 # One device, batch 32: forward 2 + 3 + 1 + 0.1 = 6.1 ms; backward 2 + (3 + 3) + (1 + 1) + 0.1
 # = 10.1 ms; update: (4 + 16 + 64) MiB x 4 / 300 GB/s = 1.17440512 ms. Total 17.37440512 ms.

@@ -127,6 +127,16 @@ for args in "--strategy dp" "--strategy ps --ps-placement cpu" "--strategy ps --
   awk -v t="$t" 'BEGIN { exit !(t > 0) }' && ok "run $args ($t s)" || bad "run $args: '$t' $(cat "$TMP/err")"
 done
 
+# A sweep takes --nodes as a list: one row per point.
+n=$("$DTSIM" sweep --nodes 1,2 --net-model analytic --json 2>"$TMP/err" | wc -l)
+[ "$n" -eq 2 ] && ok "sweep --nodes 1,2 gives 2 points" || bad "sweep --nodes list: $n rows $(cat "$TMP/err")"
+n=$("$DTSIM" sweep --devices 1..8 --allreduces ring,tree --json 2>"$TMP/err" | wc -l)
+[ "$n" -eq 8 ] && ok "sweep 4 device counts x 2 algorithms gives 8 points" || bad "sweep axes: $n rows $(cat "$TMP/err")"
+expect_error "sweep device count not a multiple of a node" 2 sweep --devices 12
+"$DTSIM" sweep --devices 1,2 --plot "$TMP/p.svg" --csv "$TMP/p.csv" >/dev/null 2>"$TMP/err" &&
+  grep -q "<svg" "$TMP/p.svg" && grep -q "samples/s" "$TMP/p.svg" && [ "$(wc -l <"$TMP/p.csv")" -eq 3 ] &&
+  ok "sweep writes an SVG plot with labelled axes and a CSV row per point" || bad "sweep outputs: $(cat "$TMP/err")"
+
 # --- outputs ----------------------------------------------------------------------------------
 "$DTSIM" run --model demo --devices-per-node 4 --iterations 2 --trace "$TMP/t.json" --csv "$TMP/t.csv" >/dev/null 2>"$TMP/err" &&
   head -c 16 "$TMP/t.json" | grep -q '{"traceEvents":' && ok "trace written" || bad "trace: $(cat "$TMP/err")"

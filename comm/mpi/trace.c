@@ -1,0 +1,2 @@
+/* placeholder */
+#include "comm_mpi_run.h"

@@ -137,11 +137,15 @@ cluster_env() {
   # forwarding run as softirqs) on a machine with few cores: packets then wait for the next
   # timer tick, 4 ms here. Yielding when idle hands the core over.
   OMPI_MCA_mpi_yield_when_idle=1
+  # Each host's daemon believes it has the whole machine and would bind its rank to core 0,
+  # so that all ranks share one core: leave the placement to the kernel.
+  OMPI_MCA_hwloc_base_binding_policy=none
   OMPI_MCA_btl_tcp_if_include=$SUBNET.0/24
   OMPI_MCA_oob_tcp_if_include=$SUBNET.0/24
   DTSIM_MPIRUN_ARGS="--hostfile $hostfile"
   export OMPI_MCA_plm_rsh_agent OMPI_MCA_plm_rsh_no_tree_spawn OMPI_MCA_btl OMPI_MCA_pml \
-         OMPI_MCA_mpi_yield_when_idle OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include DTSIM_MPIRUN_ARGS
+         OMPI_MCA_mpi_yield_when_idle OMPI_MCA_hwloc_base_binding_policy \
+         OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include DTSIM_MPIRUN_ARGS
 }
 
 cmd=${1:-}
@@ -160,7 +164,8 @@ case "$cmd" in
     check_n "${1:-}"
     cluster_env "$1"
     for v in OMPI_MCA_plm_rsh_agent OMPI_MCA_plm_rsh_no_tree_spawn OMPI_MCA_btl OMPI_MCA_pml \
-             OMPI_MCA_mpi_yield_when_idle OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include DTSIM_MPIRUN_ARGS; do
+             OMPI_MCA_mpi_yield_when_idle OMPI_MCA_hwloc_base_binding_policy \
+             OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include DTSIM_MPIRUN_ARGS; do
       eval "echo \"export $v='\$$v'\""
     done
     ;;

@@ -1,0 +1,85 @@
+#!/bin/sh
+# Launch tests of dtsim-mpi, run by ctest (label mpi):
+#   run.sh CASE RANKS
+# with MPIEXEC, MPIEXEC_NUMPROC_FLAG, DTSIM_MPI (the binary), SYSLOAD (the system-file checker)
+# and WORKDIR (scratch folder) in the environment. Every launch is bounded by `timeout`, so a
+# hang fails the test instead of blocking the suite. Exit 77 means skipped.
+set -eu
+
+case_=$1
+n=$2
+: "${MPIEXEC:?}" "${MPIEXEC_NUMPROC_FLAG:?}" "${DTSIM_MPI:?}" "${WORKDIR:?}"
+mkdir -p "$WORKDIR"
+out=$WORKDIR/$case_-$n
+LIMIT=${DTSIM_MPI_TEST_TIMEOUT:-120}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+launch() { # launch RANKS ARGS...: mpirun with the test's options; stdout/stderr to $out.*
+  r=$1; shift
+  timeout "$LIMIT" "$MPIEXEC" "$MPIEXEC_NUMPROC_FLAG" "$r" --oversubscribe \
+    "$DTSIM_MPI" "$@" >"$out.stdout" 2>"$out.stderr"
+}
+
+# A bad launch must end with a non-zero status within the time limit (timeout's 124 is a hang)
+# and print the expected message exactly once.
+expect_one_message() { # STATUS PATTERN
+  status=$1 pattern=$2
+  [ "$status" -ne 0 ] || fail "bad launch exited 0"
+  [ "$status" -ne 124 ] || fail "bad launch hung (killed after ${LIMIT}s)"
+  count=$(grep -c -- "$pattern" "$out.stderr" || true)
+  [ "$count" -eq 1 ] || { cat "$out.stderr" >&2; fail "expected one message '$pattern', got $count"; }
+  echo "ok: exit $status, one message: $(grep -- "$pattern" "$out.stderr")"
+}
+
+case "$case_" in
+  calibrate)
+    launch "$n" calibrate --sizes 64,4K,64K,1M --reps 5 --warmup 1 -o "$out.ini" --csv "$out.csv" \
+      || { cat "$out.stderr" >&2; fail "calibrate failed"; }
+    cat "$out.stdout"
+    # One CSV row per pair and size: n(n-1)/2 pairs, 4 sizes.
+    rows=$(($(wc -l <"$out.csv") - 1))
+    [ "$rows" -eq $((n * (n - 1) / 2 * 4)) ] || fail "$rows measured points, expected $((n * (n - 1) / 2 * 4))"
+    # Only rank 0 prints the table.
+    [ "$(grep -c '^locality' "$out.stdout")" -eq 1 ] || fail "the table was printed more than once"
+    "$SYSLOAD" "$out.ini" || fail "the calibration file does not load"
+    ;;
+  validate)
+    launch "$n" validate --sizes 4K,64K,1M --reps 3 --warmup 1 --csv "$out.csv" --report "$out.md" \
+      || { cat "$out.stderr" "$out.stdout" >&2; fail "validate failed"; }
+    cat "$out.stdout"
+    # Rows expected: every modeled algorithm times 3 sizes; recursive-doubling and
+    # halving-doubling variants and scatter-allgather need a power-of-two rank count.
+    algos=11
+    case "$n" in 2|4|8|16) ;; *) algos=5 ;; esac
+    rows=$(($(wc -l <"$out.csv") - 1))
+    [ "$rows" -eq $((algos * 3)) ] || fail "$rows rows, expected $((algos * 3))"
+    # Every row measured and predicted (positive times) and run with the forced algorithm.
+    awk -F, 'NR > 1 && !($8 > 0 && $9 > 0 && $11 == "yes") { bad++; print "bad row: " $0 }
+             END { exit bad > 0 }' "$out.csv" || fail "rows not measured, not predicted or not forced"
+    grep -q '^| all | all |' "$out.md" || fail "the report has no summary"
+    ;;
+  one-rank)
+    status=0; launch 1 calibrate || status=$?
+    expect_one_message "$status" "needs at least 2 ranks"
+    ;;
+  mismatch)
+    # MPMD launch: rank 0 and the others get different options.
+    status=0
+    timeout "$LIMIT" "$MPIEXEC" --oversubscribe "$MPIEXEC_NUMPROC_FLAG" 1 "$DTSIM_MPI" calibrate --reps 3 : \
+      "$MPIEXEC_NUMPROC_FLAG" $((n - 1)) "$DTSIM_MPI" calibrate --reps 4 \
+      >"$out.stdout" 2>"$out.stderr" || status=$?
+    expect_one_message "$status" "was started with other arguments than rank 0"
+    ;;
+  unknown-algorithm)
+    status=0; launch "$n" validate --ops allreduce --algorithms ring,butterfly-of-doom || status=$?
+    expect_one_message "$status" "unknown allreduce algorithm 'butterfly-of-doom'"
+    ;;
+  bad-option)
+    status=0; launch "$n" calibrate --sizes 1K,banana || status=$?
+    expect_one_message "$status" "banana"
+    ;;
+  *)
+    fail "unknown case $case_"
+    ;;
+esac

@@ -23,8 +23,55 @@ typedef uint32_t comm_ep;
 
 typedef enum { COMM_NET_FLOW, COMM_NET_ANALYTIC } comm_net_model;
 
+/* ---- Catalog descriptors (immutable data read from comm/catalog; see docs/network.md) ---- */
+
+/* A fabric or network: one link's bandwidth and latency, as the catalog file gives them. */
+typedef struct {
+  char *name;                 /* catalog name, or the path for a user file */
+  char *path;                 /* file it was read from */
+  char *description;
+  gboolean inter;             /* scope = inter (between nodes) */
+  double bandwidth_GBps;      /* per link, per direction, 1e9 bytes/s */
+  double efficiency;          /* usable fraction of bandwidth_GBps */
+  double latency_ns;          /* one hop */
+  double nic_bandwidth_GBps;  /* NIC-to-first-switch link (inter networks) */
+  uint32_t links_per_device;  /* NVLink ports per device (intra fabrics) */
+  uint32_t switch_radix;      /* ports per switch (inter networks) */
+} comm_fabric;
+
+/* Loads fabric `name` (catalog name or INI path); `what` names the option or key in errors. */
+comm_fabric *comm_fabric_load(const char *name, const char *what, GError **error);
+void comm_fabric_free(comm_fabric *fabric);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(comm_fabric, comm_fabric_free)
+
+/* A node preset. Fabrics named in the file are loaded (or taken from inline groups). */
+typedef struct {
+  char *name;
+  char *path;
+  char *description;
+  char *device;               /* devices/catalog name */
+  char *layout;               /* nvlink-hybrid-cube | nvswitch | pcie-tree | single | host */
+  char *topology;             /* default inter-node topology */
+  char *nvlink_pairs;         /* explicit wiring "A-B:N,...", or NULL */
+  uint32_t devices_per_node;
+  uint32_t nics_per_node;
+  uint32_t sockets;
+  uint32_t pcie_switches_per_socket;
+  double socket_link_GBps;    /* per direction, 1e9 bytes/s */
+  double socket_link_latency_ns;
+  comm_fabric *intra;         /* NULL when the layout has no device-to-device fabric */
+  comm_fabric *inter;
+  comm_fabric *pcie;
+} comm_system;
+
+comm_system *comm_system_load(const char *name, const char *what, GError **error);
+void comm_system_free(comm_system *system);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(comm_system, comm_system_free)
+
 /* Called once when a transfer (or a collective, see comm/coll) has fully arrived. */
 typedef void (*comm_done_fn)(sim_engine *engine, void *user);
+
+/* ---- Topology ---------------------------------------------------------------------------- */
 
 /* What the user asked for; NULL or 0 fields take the preset's value. */
 typedef struct {
@@ -56,6 +103,23 @@ const char *comm_topology_endpoint_name(const comm_topology *topo, comm_ep ep);
  * plus bytes over the route's bottleneck bandwidth. */
 sim_time_ps comm_topology_p2p_time(const comm_topology *topo, comm_ep src, comm_ep dst,
                                    uint64_t bytes);
+/* Links on the route from src to dst (0 when src == dst). */
+uint32_t comm_topology_hops(const comm_topology *topo, comm_ep src, comm_ep dst);
+/* Bottleneck bandwidth of the route in bytes/s (0 when src == dst), and its total latency. */
+double comm_topology_route_Bps(const comm_topology *topo, comm_ep src, comm_ep dst);
+sim_time_ps comm_topology_route_latency(const comm_topology *topo, comm_ep src, comm_ep dst);
+/* The extra (device-less) nodes of the spec, and the resolved presets in use. */
+uint32_t comm_topology_extra_nodes(const comm_topology *topo);
+const comm_system *comm_topology_system(const comm_topology *topo);
+/* The inter-node topology in use, as given ("fat-tree:2") or the preset's default. */
+const char *comm_topology_kind(const comm_topology *topo);
+/* Directed links in the whole cluster (for memory figures). */
+uint64_t comm_topology_links(const comm_topology *topo);
+
+/* Parses a --net-model value ("flow" or "analytic"). */
+gboolean comm_net_model_parse(const char *text, const char *what, comm_net_model *out,
+                              GError **error);
+const char *comm_net_model_name(comm_net_model model);
 
 comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_model model);
 void comm_net_free(comm_net *net);

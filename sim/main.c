@@ -56,7 +56,7 @@ gboolean dtsim_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char *
 int main(int argc, char **argv)
 {
   if (argc < 2) {
-    usage(stderr);
+    fprintf(stderr, "dtsim: missing command (run 'dtsim --help')\n");
     return 2;
   }
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||

@@ -1,2 +1,473 @@
-/* Task graph: filled in below. */
-#include "engine.h"
+/* Task graph and executor (see taskgraph.h).
+ *
+ * Storage is flat: tasks in one array, the members of multi-stream tasks in another, edges as
+ * (before, after) pairs turned into a compressed successor list when the executor is made.
+ * Each stream keeps the ids of its tasks in insertion order; the executor advances a cursor
+ * per stream. A task with several members (transfer, collective) counts how many of its
+ * streams have reached it; it starts once all have and its dependencies are done. */
+#include "taskgraph.h"
+
+#include "util.h"
+
+#include <string.h>
+
+typedef struct {
+  uint8_t kind;
+  int8_t op;
+  uint16_t pad;
+  uint32_t n_members;
+  uint32_t members_at;     /* index into graph->members (streams); compute: its one stream */
+  const char *name;        /* in graph->strings */
+  const char *category;    /* static */
+  const char *algorithm;   /* in graph->strings, or NULL */
+  sim_time_ps duration_ps;
+  uint64_t bytes;
+  uint64_t flops;
+} task_rec;
+
+typedef struct {
+  sim_unit_id unit;
+  const char *name;
+  GArray *tasks;           /* sim_task_id, in insertion order */
+} stream_rec;
+
+typedef struct {
+  sim_proc_kind kind;
+  const char *name;
+  uint32_t n_streams;
+} unit_rec;
+
+struct sim_graph {
+  GArray *tasks;           /* task_rec */
+  GArray *members;         /* sim_stream_id */
+  GArray *edges;           /* pairs (before, after) of sim_task_id */
+  GArray *streams;         /* stream_rec */
+  GArray *units;           /* unit_rec */
+  GStringChunk *strings;
+};
+
+sim_graph *sim_graph_new(void)
+{
+  sim_graph *g = g_new0(sim_graph, 1);
+  g->tasks = g_array_new(FALSE, FALSE, sizeof(task_rec));
+  g->members = g_array_new(FALSE, FALSE, sizeof(sim_stream_id));
+  g->edges = g_array_new(FALSE, FALSE, sizeof(sim_task_id));
+  g->streams = g_array_new(FALSE, FALSE, sizeof(stream_rec));
+  g->units = g_array_new(FALSE, FALSE, sizeof(unit_rec));
+  g->strings = g_string_chunk_new(4096);
+  return g;
+}
+
+void sim_graph_free(sim_graph *g)
+{
+  if (!g)
+    return;
+  for (guint i = 0; i < g->streams->len; i++)
+    g_array_free(g_array_index(g->streams, stream_rec, i).tasks, TRUE);
+  g_array_free(g->tasks, TRUE);
+  g_array_free(g->members, TRUE);
+  g_array_free(g->edges, TRUE);
+  g_array_free(g->streams, TRUE);
+  g_array_free(g->units, TRUE);
+  g_string_chunk_free(g->strings);
+  g_free(g);
+}
+
+sim_unit_id sim_graph_add_unit(sim_graph *g, sim_proc_kind kind, const char *name)
+{
+  unit_rec u = {kind, g_string_chunk_insert_const(g->strings, name), 0};
+  g_array_append_val(g->units, u);
+  return g->units->len - 1;
+}
+
+sim_stream_id sim_graph_add_stream(sim_graph *g, sim_unit_id unit, const char *name)
+{
+  g_return_val_if_fail(unit < g->units->len, 0);
+  stream_rec s = {unit, g_string_chunk_insert_const(g->strings, name),
+                  g_array_new(FALSE, FALSE, sizeof(sim_task_id))};
+  g_array_append_val(g->streams, s);
+  g_array_index(g->units, unit_rec, unit).n_streams++;
+  return g->streams->len - 1;
+}
+
+uint32_t sim_graph_n_units(const sim_graph *g) { return g->units->len; }
+uint32_t sim_graph_n_streams(const sim_graph *g) { return g->streams->len; }
+uint32_t sim_graph_n_tasks(const sim_graph *g) { return g->tasks->len; }
+
+sim_unit_id sim_graph_stream_unit(const sim_graph *g, sim_stream_id s)
+{
+  return g_array_index(g->streams, stream_rec, s).unit;
+}
+
+const char *sim_graph_stream_name(const sim_graph *g, sim_stream_id s)
+{
+  return g_array_index(g->streams, stream_rec, s).name;
+}
+
+const sim_task_id *sim_graph_stream_tasks(const sim_graph *g, sim_stream_id s, uint32_t *n)
+{
+  const stream_rec *sr = &g_array_index(g->streams, stream_rec, s);
+  *n = sr->tasks->len;
+  return (const sim_task_id *)sr->tasks->data;
+}
+
+const char *sim_graph_unit_name(const sim_graph *g, sim_unit_id u)
+{
+  return g_array_index(g->units, unit_rec, u).name;
+}
+
+static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *members, uint32_t n)
+{
+  sim_task_id id = g->tasks->len;
+  t->members_at = g->members->len;
+  t->n_members = n;
+  for (uint32_t i = 0; i < n; i++) {
+    g_return_val_if_fail(members[i] < g->streams->len, id);
+    g_array_append_val(g->members, members[i]);
+    stream_rec *s = &g_array_index(g->streams, stream_rec, members[i]);
+    /* A stream that appears twice in one task (a device sending to itself) holds it once. */
+    gboolean dup = FALSE;
+    for (uint32_t j = 0; j < i; j++)
+      dup |= members[j] == members[i];
+    if (!dup)
+      g_array_append_val(s->tasks, id);
+  }
+  g_array_append_val(g->tasks, *t);
+  return id;
+}
+
+sim_task_id sim_graph_add_compute(sim_graph *g, sim_stream_id stream, const char *name,
+                                  const char *category, sim_time_ps duration_ps,
+                                  uint64_t flops, uint64_t bytes)
+{
+  g_return_val_if_fail(duration_ps >= 0, 0);
+  task_rec t = {.kind = SIM_TASK_COMPUTE, .name = g_string_chunk_insert_const(g->strings, name),
+                .category = category, .duration_ps = duration_ps, .flops = flops, .bytes = bytes};
+  return add_task(g, &t, &stream, 1);
+}
+
+sim_task_id sim_graph_add_delay(sim_graph *g, const char *name, sim_time_ps duration_ps)
+{
+  g_return_val_if_fail(duration_ps >= 0, 0);
+  task_rec t = {.kind = SIM_TASK_DELAY, .name = g_string_chunk_insert_const(g->strings, name),
+                .category = "wait", .duration_ps = duration_ps};
+  return add_task(g, &t, NULL, 0);
+}
+
+sim_task_id sim_graph_add_transfer(sim_graph *g, sim_stream_id src, sim_stream_id dst,
+                                   const char *name, uint64_t bytes)
+{
+  task_rec t = {.kind = SIM_TASK_TRANSFER, .name = g_string_chunk_insert_const(g->strings, name),
+                .category = "p2p", .bytes = bytes};
+  sim_stream_id m[2] = {src, dst};
+  return add_task(g, &t, m, 2);
+}
+
+sim_task_id sim_graph_add_collective(sim_graph *g, const sim_stream_id *members, uint32_t n,
+                                     const char *name, int op, const char *algorithm,
+                                     uint64_t bytes)
+{
+  g_return_val_if_fail(n >= 1 && op >= INT8_MIN && op <= INT8_MAX, 0);
+  task_rec t = {.kind = SIM_TASK_COLLECTIVE, .op = (int8_t)op,
+                .name = g_string_chunk_insert_const(g->strings, name), .category = "collective",
+                .algorithm = algorithm ? g_string_chunk_insert_const(g->strings, algorithm) : NULL,
+                .bytes = bytes};
+  return add_task(g, &t, members, n);
+}
+
+sim_task_id sim_graph_add_custom(sim_graph *g, const sim_stream_id *members, uint32_t n,
+                                 const char *name, const char *category, int op, uint64_t bytes)
+{
+  g_return_val_if_fail(op >= INT8_MIN && op <= INT8_MAX, 0);
+  task_rec t = {.kind = SIM_TASK_CUSTOM, .op = (int8_t)op,
+                .name = g_string_chunk_insert_const(g->strings, name), .category = category,
+                .bytes = bytes};
+  return add_task(g, &t, members, n);
+}
+
+void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before)
+{
+  g_return_if_fail(task < g->tasks->len && before < g->tasks->len);
+  sim_task_id pair[2] = {before, task};
+  g_array_append_vals(g->edges, pair, 2);
+}
+
+#define TASK(g, t) (&g_array_index((g)->tasks, task_rec, (t)))
+
+sim_task_kind sim_graph_task_kind(const sim_graph *g, sim_task_id t) { return TASK(g, t)->kind; }
+const char *sim_graph_task_name(const sim_graph *g, sim_task_id t) { return TASK(g, t)->name; }
+const char *sim_graph_task_category(const sim_graph *g, sim_task_id t)
+{
+  return TASK(g, t)->category;
+}
+uint64_t sim_graph_task_bytes(const sim_graph *g, sim_task_id t) { return TASK(g, t)->bytes; }
+uint64_t sim_graph_task_flops(const sim_graph *g, sim_task_id t) { return TASK(g, t)->flops; }
+int sim_graph_task_op(const sim_graph *g, sim_task_id t) { return TASK(g, t)->op; }
+const char *sim_graph_task_algorithm(const sim_graph *g, sim_task_id t)
+{
+  return TASK(g, t)->algorithm;
+}
+
+uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_stream_id **members)
+{
+  const task_rec *r = TASK(g, t);
+  if (members)
+    *members = r->n_members ? &g_array_index(g->members, sim_stream_id, r->members_at) : NULL;
+  return r->n_members;
+}
+
+/* ---- Executor ------------------------------------------------------------------------------ */
+
+typedef struct {
+  uint32_t deps_left;      /* unfinished dependencies */
+  uint32_t arrived;        /* streams whose cursor has reached this task */
+  uint32_t streams_needed; /* distinct member streams */
+  uint8_t started, done;
+  sim_time_ps start_ps, end_ps;
+  uint64_t span_first;     /* first of streams_needed consecutive span ids, 0 if unobserved */
+} task_state;
+
+struct sim_exec {
+  sim_engine *engine;
+  const sim_graph *g;
+  const sim_comm_ops *comm;
+  void *comm_user;
+  task_state *ts;
+  uint32_t *succ_at;       /* CSR: successors of t are succ[succ_at[t] .. succ_at[t+1]) */
+  sim_task_id *succ;
+  uint32_t *cursor;        /* per stream: index of its next task in stream->tasks */
+  sim_time_ps *busy_ps;    /* per stream */
+  sim_track_id *track;     /* per stream */
+  sim_proc_id *proc;       /* per unit */
+  uint32_t done_count;
+  sim_time_ps makespan_ps;
+};
+
+sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
+{
+  sim_exec *x = g_new0(sim_exec, 1);
+  x->engine = engine;
+  x->g = g;
+  uint32_t n = g->tasks->len;
+  x->ts = g_new0(task_state, n ? n : 1);
+  x->succ_at = g_new0(uint32_t, n + 1);
+  uint32_t n_edges = g->edges->len / 2;
+  x->succ = g_new(sim_task_id, n_edges ? n_edges : 1);
+  const sim_task_id *e = (const sim_task_id *)g->edges->data;
+  for (uint32_t i = 0; i < n_edges; i++) {
+    x->succ_at[e[2 * i] + 1]++;
+    x->ts[e[2 * i + 1]].deps_left++;
+  }
+  for (uint32_t t = 0; t < n; t++)
+    x->succ_at[t + 1] += x->succ_at[t];
+  g_autofree uint32_t *fill = g_memdup2(x->succ_at, sizeof(uint32_t) * (n + 1));
+  for (uint32_t i = 0; i < n_edges; i++)
+    x->succ[fill[e[2 * i]]++] = e[2 * i + 1];
+  for (uint32_t t = 0; t < n; t++) {
+    const task_rec *r = TASK(g, t);
+    uint32_t distinct = 0;
+    const sim_stream_id *m = &g_array_index(g->members, sim_stream_id, r->members_at);
+    for (uint32_t i = 0; i < r->n_members; i++) {
+      gboolean dup = FALSE;
+      for (uint32_t j = 0; j < i; j++)
+        dup |= m[j] == m[i];
+      distinct += !dup;
+    }
+    x->ts[t].streams_needed = distinct;
+  }
+  uint32_t ns = g->streams->len, nu = g->units->len;
+  x->cursor = g_new0(uint32_t, ns ? ns : 1);
+  x->busy_ps = g_new0(sim_time_ps, ns ? ns : 1);
+  x->track = g_new0(sim_track_id, ns ? ns : 1);
+  x->proc = g_new0(sim_proc_id, nu ? nu : 1);
+  for (uint32_t u = 0; u < nu; u++) {
+    const unit_rec *ur = &g_array_index(g->units, unit_rec, u);
+    x->proc[u] = sim_engine_add_proc(engine, ur->kind, ur->name, (int)u);
+  }
+  for (uint32_t s = 0; s < ns; s++) {
+    const stream_rec *sr = &g_array_index(g->streams, stream_rec, s);
+    x->track[s] = sim_engine_add_track(engine, x->proc[sr->unit], sr->name, (int)s);
+  }
+  return x;
+}
+
+void sim_exec_free(sim_exec *x)
+{
+  if (!x)
+    return;
+  g_free(x->ts);
+  g_free(x->succ_at);
+  g_free(x->succ);
+  g_free(x->cursor);
+  g_free(x->busy_ps);
+  g_free(x->track);
+  g_free(x->proc);
+  g_free(x);
+}
+
+void sim_exec_set_comm(sim_exec *x, const sim_comm_ops *ops, void *user)
+{
+  x->comm = ops;
+  x->comm_user = user;
+}
+
+const sim_graph *sim_exec_graph(const sim_exec *x) { return x->g; }
+sim_engine *sim_exec_engine(const sim_exec *x) { return x->engine; }
+sim_track_id sim_exec_stream_track(const sim_exec *x, sim_stream_id s) { return x->track[s]; }
+sim_proc_id sim_exec_unit_proc(const sim_exec *x, sim_unit_id u) { return x->proc[u]; }
+
+static void try_start(sim_exec *x, sim_task_id t);
+
+static void fixed_done(sim_engine *engine, void *data, uint64_t task)
+{
+  sim_exec_task_done(data, (sim_task_id)task);
+}
+
+static void start_task(sim_exec *x, sim_task_id t)
+{
+  const task_rec *r = TASK(x->g, t);
+  task_state *s = &x->ts[t];
+  s->started = 1;
+  s->start_ps = sim_engine_now(x->engine);
+  if (sim_engine_has_observers(x->engine)) {
+    const sim_stream_id *m = &g_array_index(x->g->members, sim_stream_id, r->members_at);
+    for (uint32_t i = 0; i < r->n_members; i++) {
+      uint64_t id = sim_engine_span_begin(x->engine, x->track[m[i]], r->name, r->category,
+                                          r->bytes, r->flops);
+      if (i == 0)
+        s->span_first = id;
+    }
+  }
+  switch ((sim_task_kind)r->kind) {
+  case SIM_TASK_COMPUTE:
+  case SIM_TASK_DELAY:
+    sim_engine_schedule_in(x->engine, r->duration_ps, fixed_done, x, t);
+    break;
+  case SIM_TASK_TRANSFER:
+  case SIM_TASK_COLLECTIVE:
+  case SIM_TASK_CUSTOM:
+    g_assert(x->comm != NULL && x->comm->start != NULL);
+    x->comm->start(x->comm_user, x, t);
+    break;
+  default:
+    g_assert_not_reached();
+  }
+}
+
+/* A task is startable when all its streams have reached it and its dependencies are done. */
+static void try_start(sim_exec *x, sim_task_id t)
+{
+  task_state *s = &x->ts[t];
+  if (!s->started && s->deps_left == 0 && s->arrived == s->streams_needed)
+    start_task(x, t);
+}
+
+/* Moves a stream's cursor onto its next task and tells that task it has arrived. */
+static void stream_advance(sim_exec *x, sim_stream_id sid)
+{
+  const stream_rec *sr = &g_array_index(x->g->streams, stream_rec, sid);
+  if (x->cursor[sid] >= sr->tasks->len)
+    return;
+  sim_task_id next = g_array_index(sr->tasks, sim_task_id, x->cursor[sid]);
+  x->ts[next].arrived++;
+  try_start(x, next);
+}
+
+void sim_exec_task_done(sim_exec *x, sim_task_id t)
+{
+  task_state *s = &x->ts[t];
+  g_return_if_fail(s->started && !s->done);
+  const task_rec *r = TASK(x->g, t);
+  s->done = 1;
+  s->end_ps = sim_engine_now(x->engine);
+  x->done_count++;
+  if (s->end_ps > x->makespan_ps)
+    x->makespan_ps = s->end_ps;
+  const sim_stream_id *m = &g_array_index(x->g->members, sim_stream_id, r->members_at);
+  if (s->span_first) {
+    for (uint32_t i = 0; i < r->n_members; i++)
+      sim_engine_span_end(x->engine, s->span_first + i);
+    if (r->kind == SIM_TASK_TRANSFER)
+      sim_engine_link(x->engine, x->track[m[0]], s->start_ps, x->track[m[1]], s->end_ps, r->name);
+  }
+  /* Free the streams first, then release successors: both orders are deterministic, this one
+   * lets a successor on the same stream start at once. */
+  for (uint32_t i = 0; i < r->n_members; i++) {
+    gboolean dup = FALSE;
+    for (uint32_t j = 0; j < i; j++)
+      dup |= m[j] == m[i];
+    if (dup)
+      continue;
+    x->busy_ps[m[i]] += s->end_ps - s->start_ps;
+    x->cursor[m[i]]++;
+    stream_advance(x, m[i]);
+  }
+  for (uint32_t k = x->succ_at[t]; k < x->succ_at[t + 1]; k++) {
+    sim_task_id n = x->succ[k];
+    if (--x->ts[n].deps_left == 0)
+      try_start(x, n);
+  }
+}
+
+static void kickoff(sim_engine *engine, void *data, uint64_t arg)
+{
+  sim_exec *x = data;
+  uint32_t n = x->g->tasks->len;
+  for (sim_stream_id sid = 0; sid < x->g->streams->len; sid++)
+    stream_advance(x, sid);
+  /* Tasks on no stream (delays) need only their dependencies. */
+  for (sim_task_id t = 0; t < n; t++)
+    if (TASK(x->g, t)->n_members == 0)
+      try_start(x, t);
+}
+
+gboolean sim_exec_run(sim_exec *x, GError **error)
+{
+  sim_engine_schedule_in(x->engine, 0, kickoff, x, 0);
+  sim_engine_run(x->engine);
+  uint32_t n = x->g->tasks->len;
+  if (x->done_count == n)
+    return TRUE;
+  /* Name a few of the stuck tasks and why they are stuck. */
+  g_autoptr(GString) msg = g_string_new(NULL);
+  g_string_printf(msg, "%u of %u tasks could never start (dependency cycle or dependencies "
+                  "against stream order):", n - x->done_count, n);
+  int shown = 0;
+  for (sim_task_id t = 0; t < n && shown < 5; t++) {
+    const task_state *s = &x->ts[t];
+    if (s->started)
+      continue;
+    g_string_append_printf(msg, " '%s' (waits for %u dependencies, %u of %u streams)",
+                           TASK(x->g, t)->name, s->deps_left, s->arrived, s->streams_needed);
+    shown++;
+  }
+  g_set_error_literal(error, DT_ERROR, DT_ERROR_INTERNAL, msg->str);
+  return FALSE;
+}
+
+sim_time_ps sim_exec_task_start(const sim_exec *x, sim_task_id t) { return x->ts[t].start_ps; }
+sim_time_ps sim_exec_task_end(const sim_exec *x, sim_task_id t) { return x->ts[t].end_ps; }
+sim_time_ps sim_exec_makespan(const sim_exec *x) { return x->makespan_ps; }
+sim_time_ps sim_exec_stream_busy(const sim_exec *x, sim_stream_id s) { return x->busy_ps[s]; }
+
+/* ---- The simple communication model ------------------------------------------------------- */
+
+static void simple_start(void *user, sim_exec *x, sim_task_id t)
+{
+  const sim_simple_comm *c = user;
+  const task_rec *r = TASK(x->g, t);
+  sim_time_ps d = 0;
+  if (r->kind == SIM_TASK_TRANSFER) {
+    d = sim_time_add_sat(c->latency_ps, sim_time_for_bytes(r->bytes, c->bandwidth_Bps));
+  } else if (r->n_members > 1) {
+    /* Ring allreduce: 2(n-1) steps, each latency + (bytes/n)/bw. */
+    uint64_t n = r->n_members;
+    sim_time_ps step = sim_time_add_sat(c->latency_ps,
+                                        sim_time_for_bytes(r->bytes, c->bandwidth_Bps * n));
+    if (!sim_time_mul(step, (int64_t)(2 * (n - 1)), &d))
+      d = SIM_TIME_MAX;
+  }
+  sim_engine_schedule_in(x->engine, d, fixed_done, x, t);
+}
+
+const sim_comm_ops sim_simple_comm_ops = {"simple", simple_start};

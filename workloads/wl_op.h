@@ -49,6 +49,9 @@ typedef struct {
   /* For matrix-like ops (CONV as implicit GEMM, GEMM): the GEMM the pass amounts to, C[m x n] +=
    * A[m x k] B[k x n]; used for tile and wave quantization. Zero for other kinds. */
   uint64_t gemm_m, gemm_n, gemm_k;
+  /* Independent GEMMs of that shape in the pass (convolution groups); 1 for a plain
+   * convolution or GEMM, zero for other kinds. */
+  uint64_t gemm_batch;
   /* Independent output elements (parallelism available to fill the device). */
   uint64_t out_elems;
   /* Convolution geometry where it matters to a device model (Xeon Phi, DeepBench rows);

@@ -1,27 +1,39 @@
 /* The engine: future-event list, dispatch loop, and the observer bus.
  *
- * The future-event list is a binary heap stored in an array of (time, sequence, event) entries,
+ * The future-event list is a 4-ary heap stored in an array of (time, sequence, event) entries,
  * so comparisons never touch the event itself; each event remembers its heap index, which makes
  * cancel and reschedule O(log n). Events come from a pool of slabs unless the build turns the
  * pool off (SIM_EVENT_POOL undefined), in which case every event is its own allocation so
  * AddressSanitizer and valgrind see each one. */
 #include "engine.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 struct sim_event {
   sim_event_fn fn;
   void *data;
   uint64_t arg;
-  size_t heap_index;      /* position in engine->heap; SIZE_MAX when not pending */
-  sim_event *next_free;   /* pool free list */
+  sim_time_ps time;       /* when the live heap entry fires */
+  uint64_t seq;           /* sequence number of the live heap entry; SEQ_DEAD if none */
+  uint32_t refs;          /* heap entries (live or stale) pointing here */
+  uint32_t index;         /* this event's index in the pool */
 };
 
+#define SEQ_DEAD UINT64_MAX
+
+/* 16 bytes, so the four children of a node fill one 64-byte cache line. `tag` holds the low
+ * 32 bits of the entry's sequence number (high half) and the event's pool index (low half).
+ * Sequence numbers compare by serial-number arithmetic on 32 bits: FIFO order among equal
+ * times holds for events scheduled within 2^31 schedule calls of each other. */
 typedef struct {
   sim_time_ps time;
-  uint64_t seq;
-  sim_event *event;
+  uint64_t tag;
 } heap_entry;
+
+#define TAG(seq, index) (((uint64_t)(uint32_t)(seq) << 32) | (uint32_t)(index))
+#define TAG_SEQ(tag) ((uint32_t)((tag) >> 32))
+#define TAG_INDEX(tag) ((uint32_t)(tag))
 
 typedef struct {
   const sim_observer_ops *ops;
@@ -36,16 +48,31 @@ typedef struct {
   sim_track_info info;    /* info.name owned */
 } track_rec;
 
-#define SLAB_EVENTS 4096
+#ifdef SIM_EVENT_POOL
+#define SLAB_SHIFT 12     /* 4096 events per slab */
+#else
+#define SLAB_SHIFT 0      /* one allocation per event, freed when the event is */
+#endif
+#define SLAB_EVENTS (1u << SLAB_SHIFT)
+/* The heap array is offset by HEAP_PAD entries so that each group of siblings starts on a
+ * cache-line boundary: logical node i is stored at heap[i + HEAP_PAD]. */
+#define HEAP_PAD 3
+/* A 4-ary heap: half the levels of a binary heap, and the children of a node share cache
+ * lines, which matters once the queue outgrows the caches (10^6 pending events). */
+#define HEAP_ARITY 4
 
 struct sim_engine {
   sim_time_ps now;
   uint64_t next_seq;
-  heap_entry *heap;
+  heap_entry *heap_mem;   /* 64-byte aligned allocation */
+  heap_entry *heap;       /* heap_mem + HEAP_PAD */
   size_t heap_len, heap_cap;
+  size_t live;            /* pending events (heap entries that are not stale) */
+  size_t stale;           /* stale heap entries */
 
-  sim_event *free_list;
-  GPtrArray *slabs;
+  sim_event **slabs;      /* event index -> slabs[index >> SLAB_SHIFT][index & mask] */
+  size_t n_slabs, slabs_cap;
+  GArray *free_index;     /* uint32_t indices of free events */
 
   gboolean stopped;
   uint64_t events;
@@ -64,56 +91,67 @@ struct sim_engine {
 
 /* ---- Event allocation ------------------------------------------------------------------ */
 
+static inline sim_event *event_at(const sim_engine *e, uint32_t index)
+{
+  return &e->slabs[index >> SLAB_SHIFT][index & (SLAB_EVENTS - 1)];
+}
+
 static sim_event *event_alloc(sim_engine *e)
 {
-#ifdef SIM_EVENT_POOL
-  if (e->free_list == NULL) {
+  if (e->free_index->len == 0) {
+    g_assert(e->n_slabs < ((size_t)UINT32_MAX >> SLAB_SHIFT));
+    if (e->n_slabs == e->slabs_cap) {
+      e->slabs_cap = e->slabs_cap ? 2 * e->slabs_cap : 64;
+      e->slabs = g_renew(sim_event *, e->slabs, e->slabs_cap);
+    }
     sim_event *slab = g_new(sim_event, SLAB_EVENTS);
-    g_ptr_array_add(e->slabs, slab);
-    for (size_t i = 0; i < SLAB_EVENTS; i++) {
-      slab[i].next_free = e->free_list;
-      e->free_list = &slab[i];
+    uint32_t base = (uint32_t)(e->n_slabs << SLAB_SHIFT);
+    e->slabs[e->n_slabs++] = slab;
+    for (uint32_t i = SLAB_EVENTS; i-- > 0;) {
+      uint32_t index = base + i;
+      g_array_append_val(e->free_index, index);
     }
   }
-  sim_event *ev = e->free_list;
-  e->free_list = ev->next_free;
-  return ev;
-#else
-  (void)e;
-  return g_new(sim_event, 1);
+  uint32_t index = g_array_index(e->free_index, uint32_t, e->free_index->len - 1);
+  g_array_set_size(e->free_index, e->free_index->len - 1);
+#ifndef SIM_EVENT_POOL
+  if (e->slabs[index] == NULL)
+    e->slabs[index] = g_new(sim_event, 1);
 #endif
+  sim_event *ev = event_at(e, index);
+  ev->index = index;
+  return ev;
 }
 
 static void event_release(sim_engine *e, sim_event *ev)
 {
-  ev->heap_index = SIZE_MAX;
-#ifdef SIM_EVENT_POOL
-  ev->next_free = e->free_list;
-  e->free_list = ev;
-#else
-  (void)e;
+  uint32_t index = ev->index;
+#ifndef SIM_EVENT_POOL
+  /* Free the memory so AddressSanitizer catches any use of a fired event's handle. */
   g_free(ev);
+  e->slabs[index] = NULL;
 #endif
+  g_array_append_val(e->free_index, index);
 }
 
 /* ---- Heap -------------------------------------------------------------------------------- */
 
 static inline gboolean entry_less(const heap_entry *a, const heap_entry *b)
 {
-  return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+  return a->time < b->time ||
+         (a->time == b->time && (int32_t)(TAG_SEQ(a->tag) - TAG_SEQ(b->tag)) < 0);
 }
 
 static inline void heap_place(sim_engine *e, size_t i, heap_entry entry)
 {
   e->heap[i] = entry;
-  entry.event->heap_index = i;
 }
 
 static void heap_sift_up(sim_engine *e, size_t i)
 {
   heap_entry moving = e->heap[i];
   while (i > 0) {
-    size_t parent = (i - 1) / 2;
+    size_t parent = (i - 1) / HEAP_ARITY;
     if (!entry_less(&moving, &e->heap[parent]))
       break;
     heap_place(e, i, e->heap[parent]);
@@ -127,15 +165,25 @@ static void heap_sift_down(sim_engine *e, size_t i)
   heap_entry moving = e->heap[i];
   size_t n = e->heap_len;
   for (;;) {
-    size_t child = 2 * i + 1;
-    if (child >= n)
+    size_t first = HEAP_ARITY * i + 1;
+    if (first >= n)
       break;
-    if (child + 1 < n && entry_less(&e->heap[child + 1], &e->heap[child]))
-      child++;
-    if (!entry_less(&e->heap[child], &moving))
+    size_t last = first + HEAP_ARITY < n ? first + HEAP_ARITY : n;
+    /* Fetch the four grandchild groups while this level is compared: the descent is
+     * memory-bound once the heap outgrows the caches. */
+    size_t grand = HEAP_ARITY * first + 1;
+    if (grand < n) {
+      for (size_t g = 0; g < HEAP_ARITY; g++)
+        __builtin_prefetch(&e->heap[grand + g * HEAP_ARITY]);
+    }
+    size_t best = first;
+    for (size_t c = first + 1; c < last; c++)
+      if (entry_less(&e->heap[c], &e->heap[best]))
+        best = c;
+    if (!entry_less(&e->heap[best], &moving))
       break;
-    heap_place(e, i, e->heap[child]);
-    i = child;
+    heap_place(e, i, e->heap[best]);
+    i = best;
   }
   heap_place(e, i, moving);
 }
@@ -143,27 +191,69 @@ static void heap_sift_down(sim_engine *e, size_t i)
 static void heap_push(sim_engine *e, heap_entry entry)
 {
   if (e->heap_len == e->heap_cap) {
-    e->heap_cap = e->heap_cap ? e->heap_cap * 2 : 1024;
-    e->heap = g_renew(heap_entry, e->heap, e->heap_cap);
+    size_t cap = e->heap_cap ? e->heap_cap * 2 : 1024;
+    void *mem = NULL;
+    if (posix_memalign(&mem, 64, (cap + HEAP_PAD) * sizeof(heap_entry)) != 0)
+      g_error("engine: out of memory for %zu pending events", cap);
+    if (e->heap_len)
+      memcpy((heap_entry *)mem + HEAP_PAD, e->heap, e->heap_len * sizeof(heap_entry));
+    free(e->heap_mem);
+    e->heap_mem = mem;
+    e->heap = (heap_entry *)mem + HEAP_PAD;
+    e->heap_cap = cap;
   }
   e->heap[e->heap_len] = entry;
-  entry.event->heap_index = e->heap_len;
   e->heap_len++;
   heap_sift_up(e, e->heap_len - 1);
 }
 
-/* Removes the entry at index i. */
-static void heap_remove(sim_engine *e, size_t i)
+/* Removes the top entry. */
+static void heap_pop(sim_engine *e)
 {
   e->heap_len--;
-  if (i == e->heap_len)
+  if (e->heap_len == 0)
     return;
-  heap_entry last = e->heap[e->heap_len];
-  heap_place(e, i, last);
-  if (i > 0 && entry_less(&last, &e->heap[(i - 1) / 2]))
-    heap_sift_up(e, i);
-  else
-    heap_sift_down(e, i);
+  e->heap[0] = e->heap[e->heap_len];
+  heap_sift_down(e, 0);
+}
+
+static inline gboolean entry_live(const heap_entry *en, const sim_event *ev)
+{
+  return ev->seq != SEQ_DEAD && TAG_SEQ(en->tag) == (uint32_t)ev->seq && en->time == ev->time;
+}
+
+/* Drops an entry's reference to its event; frees the event when nothing points to it and it
+ * is no longer live. */
+static inline void entry_drop(sim_engine *e, sim_event *ev)
+{
+  if (--ev->refs == 0 && ev->seq == SEQ_DEAD)
+    event_release(e, ev);
+}
+
+/* Rebuilds the heap without stale entries (Floyd's bottom-up construction, O(n)). */
+static void heap_compact(sim_engine *e)
+{
+  size_t kept = 0;
+  for (size_t i = 0; i < e->heap_len; i++) {
+    heap_entry en = e->heap[i];
+    sim_event *ev = event_at(e, TAG_INDEX(en.tag));
+    if (entry_live(&en, ev))
+      e->heap[kept++] = en;
+    else
+      entry_drop(e, ev);
+  }
+  e->heap_len = kept;
+  for (size_t i = kept / HEAP_ARITY + 1; i-- > 0;)
+    if (i < kept)
+      heap_sift_down(e, i);
+  e->stale = 0;
+}
+
+static void note_stale(sim_engine *e)
+{
+  e->stale++;
+  if (e->stale > 1024 && e->stale > e->heap_len / 2)
+    heap_compact(e);
 }
 
 /* ---- Lifecycle ------------------------------------------------------------------------------ */
@@ -173,7 +263,7 @@ static void span_free(gpointer p) { g_free(p); }
 sim_engine *sim_engine_new(void)
 {
   sim_engine *e = g_new0(sim_engine, 1);
-  e->slabs = g_ptr_array_new_with_free_func(g_free);
+  e->free_index = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   e->observers = g_array_new(FALSE, FALSE, sizeof(observer));
   e->procs = g_array_new(FALSE, FALSE, sizeof(proc_rec));
   e->tracks = g_array_new(FALSE, FALSE, sizeof(track_rec));
@@ -188,12 +278,16 @@ void sim_engine_free(sim_engine *e)
 {
   if (!e)
     return;
-#ifndef SIM_EVENT_POOL
-  for (size_t i = 0; i < e->heap_len; i++)
-    g_free(e->heap[i].event);
+#ifdef SIM_EVENT_POOL
+  for (size_t i = 0; i < e->n_slabs; i++)
+    g_free(e->slabs[i]);
+#else
+  for (size_t i = 0; i < e->n_slabs; i++)
+    g_free(e->slabs[i]);   /* events still pending or referenced by stale entries */
 #endif
-  g_free(e->heap);
-  g_ptr_array_free(e->slabs, TRUE);
+  g_free(e->slabs);
+  g_array_free(e->free_index, TRUE);
+  free(e->heap_mem);
   for (guint i = 0; i < e->procs->len; i++)
     g_free((char *)g_array_index(e->procs, proc_rec, i).info.name);
   for (guint i = 0; i < e->tracks->len; i++)
@@ -221,7 +315,11 @@ sim_event *sim_engine_schedule_at(sim_engine *e, sim_time_ps at_ps, sim_event_fn
   ev->fn = fn;
   ev->data = data;
   ev->arg = arg;
-  heap_push(e, (heap_entry){at_ps, e->next_seq++, ev});
+  ev->time = at_ps;
+  ev->seq = e->next_seq++;
+  ev->refs = 1;
+  heap_push(e, (heap_entry){at_ps, TAG(ev->seq, ev->index)});
+  e->live++;
   return ev;
 }
 
@@ -237,43 +335,42 @@ sim_event *sim_engine_schedule_in(sim_engine *e, sim_time_ps delay_ps, sim_event
 
 void sim_engine_cancel(sim_engine *e, sim_event *ev)
 {
-  g_return_if_fail(ev != NULL && ev->heap_index < e->heap_len && e->heap[ev->heap_index].event == ev);
-  heap_remove(e, ev->heap_index);
-  event_release(e, ev);
+  g_return_if_fail(ev != NULL && ev->seq != SEQ_DEAD);
+  ev->seq = SEQ_DEAD;
+  e->live--;
+  note_stale(e);
 }
 
 gboolean sim_engine_reschedule(sim_engine *e, sim_event *ev, sim_time_ps at_ps)
 {
-  g_return_val_if_fail(ev != NULL && ev->heap_index < e->heap_len, FALSE);
+  g_return_val_if_fail(ev != NULL && ev->seq != SEQ_DEAD, FALSE);
   if (at_ps < e->now) {
     e->refused++;
     return FALSE;
   }
-  size_t i = ev->heap_index;
-  heap_entry entry = {at_ps, e->next_seq++, ev};
-  heap_entry old = e->heap[i];
-  e->heap[i] = entry;
-  if (entry_less(&entry, &old))
-    heap_sift_up(e, i);
-  else
-    heap_sift_down(e, i);
+  if (at_ps == ev->time)
+    return TRUE;  /* keeps its place among equal times */
+  ev->time = at_ps;
+  ev->seq = e->next_seq++;
+  ev->refs++;
+  heap_push(e, (heap_entry){at_ps, TAG(ev->seq, ev->index)});
+  note_stale(e);
   return TRUE;
 }
 
 sim_time_ps sim_engine_event_time(const sim_engine *e, const sim_event *ev)
 {
-  g_return_val_if_fail(ev != NULL && ev->heap_index < e->heap_len, -1);
-  return e->heap[ev->heap_index].time;
+  g_return_val_if_fail(ev != NULL && ev->seq != SEQ_DEAD, -1);
+  return ev->time;
 }
 
 /* ---- Running ------------------------------------------------------------------------------ */
 
+/* One multiply-rotate step per 64-bit word: cheap, and sensitive to order. */
 static inline void mix_hash(sim_engine *e, uint64_t v)
 {
-  for (int i = 0; i < 8; i++) {
-    e->hash ^= (v >> (8 * i)) & 0xff;
-    e->hash *= 1099511628211ULL; /* FNV-1a prime */
-  }
+  uint64_t h = (e->hash ^ v) * 0x9E3779B97F4A7C15ULL;
+  e->hash = (h << 31) | (h >> 33);
 }
 
 uint64_t sim_engine_run_until(sim_engine *e, sim_time_ps limit_ps)
@@ -283,18 +380,29 @@ uint64_t sim_engine_run_until(sim_engine *e, sim_time_ps limit_ps)
   e->stopped = FALSE;
   while (!e->stopped && e->heap_len > 0) {
     heap_entry top = e->heap[0];
+    sim_event *ev = event_at(e, TAG_INDEX(top.tag));
+    if (!entry_live(&top, ev)) {   /* stale: cancelled or rescheduled */
+      heap_pop(e);
+      e->stale--;
+      entry_drop(e, ev);
+      continue;
+    }
     if (top.time > limit_ps)
       break;
-    heap_remove(e, 0);
+    heap_pop(e);
+    e->live--;
     e->now = top.time;
     e->events++;
     mix_hash(e, (uint64_t)top.time);
-    mix_hash(e, top.seq);
-    sim_event *ev = top.event;
+    mix_hash(e, ev->seq);
     sim_event_fn fn = ev->fn;
     void *data = ev->data;
     uint64_t arg = ev->arg;
-    event_release(e, ev);
+    ev->seq = SEQ_DEAD;
+    entry_drop(e, ev);
+    /* The next event is now at the top: start fetching it while this one runs. */
+    if (e->heap_len > 0)
+      __builtin_prefetch(event_at(e, TAG_INDEX(e->heap[0].tag)));
     fn(e, data, arg);
   }
   e->wall_us += g_get_monotonic_time() - t0;
@@ -305,7 +413,7 @@ uint64_t sim_engine_run(sim_engine *e) { return sim_engine_run_until(e, SIM_TIME
 void sim_engine_stop(sim_engine *e) { e->stopped = TRUE; }
 uint64_t sim_engine_events(const sim_engine *e) { return e->events; }
 uint64_t sim_engine_refused(const sim_engine *e) { return e->refused; }
-size_t sim_engine_pending(const sim_engine *e) { return e->heap_len; }
+size_t sim_engine_pending(const sim_engine *e) { return e->live; }
 double sim_engine_wall_s(const sim_engine *e) { return (double)e->wall_us * 1e-6; }
 uint64_t sim_engine_trace_hash(const sim_engine *e) { return e->hash; }
 

@@ -1,0 +1,371 @@
+/* The algorithm registry: for each algorithm and operation, the plan (list of phases) that
+ * implements it, and the decision rule behind "auto". docs/collectives.md describes each. */
+#include "coll_internal.h"
+#include "util.h"
+
+#include <string.h>
+
+/* ---- Plan helpers ------------------------------------------------------------------------- */
+
+static coll__phase *add_phase(coll__plan *plan, const coll__phase_kind *kind,
+                              const comm_coll_group *g, uint64_t bytes)
+{
+  g_assert(plan->nphases < COLL__MAX_PHASES);
+  coll__phase *ph = &plan->phases[plan->nphases++];
+  *ph = (coll__phase){.kind = kind, .group = g, .m = g->n, .stride = 1, .bytes = bytes,
+                      .chunks = 1};
+  return ph;
+}
+
+static uint32_t chunks_for(uint64_t bytes, const comm_coll_args *args)
+{
+  uint64_t chunk = args->chunk_bytes ? args->chunk_bytes : COMM_COLL_CHUNK_BYTES;
+  uint64_t c = bytes == 0 ? 1 : (bytes + chunk - 1) / chunk;
+  return (uint32_t)MIN(MAX(c, 1), (uint64_t)1 << 20);
+}
+
+static gboolean is_pow2(uint32_t n)
+{
+  return n > 0 && (n & (n - 1)) == 0;
+}
+
+static gboolean need_pow2(const comm_coll_group *g, const char *what, GError **error)
+{
+  if (is_pow2(g->n))
+    return TRUE;
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+              "%s needs a power-of-two group, not %u ranks", what, g->n);
+  return FALSE;
+}
+
+/* ---- Plans -------------------------------------------------------------------------------- */
+
+static gboolean ring_allreduce(coll__plan *plan, const comm_coll_group *g,
+                               const comm_coll_args *a, GError **error)
+{
+  gboolean pipe = a->form == COMM_COLL_FORM_PIPELINED;
+  add_phase(plan, &coll__ring_rs, g, a->bytes)->pipelined = pipe;
+  coll__phase *ag = add_phase(plan, &coll__ring_ag, g, a->bytes);
+  ag->pipelined = pipe;
+  ag->offset = 1;
+  return TRUE;
+}
+
+static gboolean ring_allgather(coll__plan *plan, const comm_coll_group *g,
+                               const comm_coll_args *a, GError **error)
+{
+  add_phase(plan, &coll__ring_ag, g, a->bytes)->pipelined = a->form == COMM_COLL_FORM_PIPELINED;
+  return TRUE;
+}
+
+static gboolean ring_reduce_scatter(coll__plan *plan, const comm_coll_group *g,
+                                    const comm_coll_args *a, GError **error)
+{
+  add_phase(plan, &coll__ring_rs, g, a->bytes)->pipelined = a->form == COMM_COLL_FORM_PIPELINED;
+  return TRUE;
+}
+
+static gboolean chain_broadcast(coll__plan *plan, const comm_coll_group *g,
+                                const comm_coll_args *a, GError **error)
+{
+  coll__phase *ph = add_phase(plan, &coll__chain_bcast, g, a->bytes);
+  ph->root = a->root;
+  ph->chunks = chunks_for(a->bytes, a);
+  return TRUE;
+}
+
+static gboolean chain_reduce(coll__plan *plan, const comm_coll_group *g, const comm_coll_args *a,
+                             GError **error)
+{
+  coll__phase *ph = add_phase(plan, &coll__chain_reduce, g, a->bytes);
+  ph->root = a->root;
+  ph->chunks = chunks_for(a->bytes, a);
+  return TRUE;
+}
+
+static gboolean tree_allreduce(coll__plan *plan, const comm_coll_group *g,
+                               const comm_coll_args *a, GError **error)
+{
+  add_phase(plan, &coll__binomial_reduce, g, a->bytes);
+  add_phase(plan, &coll__binomial_bcast, g, a->bytes);
+  return TRUE;
+}
+
+static gboolean tree_broadcast(coll__plan *plan, const comm_coll_group *g,
+                               const comm_coll_args *a, GError **error)
+{
+  add_phase(plan, &coll__binomial_bcast, g, a->bytes)->root = a->root;
+  return TRUE;
+}
+
+static gboolean tree_reduce(coll__plan *plan, const comm_coll_group *g, const comm_coll_args *a,
+                            GError **error)
+{
+  add_phase(plan, &coll__binomial_reduce, g, a->bytes)->root = a->root;
+  return TRUE;
+}
+
+static gboolean dtree_allreduce(coll__plan *plan, const comm_coll_group *g,
+                                const comm_coll_args *a, GError **error)
+{
+  add_phase(plan, &coll__double_tree, g, a->bytes)->chunks =
+      chunks_for(coll__seg(a->bytes, 2, 0), a);
+  return TRUE;
+}
+
+static gboolean rd_allreduce(coll__plan *plan, const comm_coll_group *g, const comm_coll_args *a,
+                             GError **error)
+{
+  add_phase(plan, &coll__rd_fold, g, a->bytes);
+  add_phase(plan, &coll__rd_exchange, g, a->bytes);
+  add_phase(plan, &coll__rd_unfold, g, a->bytes);
+  return TRUE;
+}
+
+static gboolean rd_allgather(coll__plan *plan, const comm_coll_group *g, const comm_coll_args *a,
+                             GError **error)
+{
+  if (!need_pow2(g, "recursive-doubling allgather", error))
+    return FALSE;
+  add_phase(plan, &coll__rd_allgather, g, a->bytes);
+  return TRUE;
+}
+
+static gboolean hd_allreduce(coll__plan *plan, const comm_coll_group *g, const comm_coll_args *a,
+                             GError **error)
+{
+  add_phase(plan, &coll__rd_fold, g, a->bytes);
+  add_phase(plan, &coll__halving, g, a->bytes);
+  add_phase(plan, &coll__doubling, g, a->bytes);
+  add_phase(plan, &coll__rd_unfold, g, a->bytes);
+  return TRUE;
+}
+
+static gboolean hd_reduce_scatter(coll__plan *plan, const comm_coll_group *g,
+                                  const comm_coll_args *a, GError **error)
+{
+  if (!need_pow2(g, "halving-doubling reduce-scatter", error))
+    return FALSE;
+  add_phase(plan, &coll__halving, g, a->bytes);
+  return TRUE;
+}
+
+static gboolean onetoall_allreduce(coll__plan *plan, const comm_coll_group *g,
+                                   const comm_coll_args *a, GError **error)
+{
+  add_phase(plan, &coll__gather_root, g, a->bytes);
+  add_phase(plan, &coll__scatter_root, g, a->bytes);
+  return TRUE;
+}
+
+static gboolean onetoall_broadcast(coll__plan *plan, const comm_coll_group *g,
+                                   const comm_coll_args *a, GError **error)
+{
+  add_phase(plan, &coll__scatter_root, g, a->bytes)->root = a->root;
+  return TRUE;
+}
+
+static gboolean onetoall_reduce(coll__plan *plan, const comm_coll_group *g,
+                                const comm_coll_args *a, GError **error)
+{
+  add_phase(plan, &coll__gather_root, g, a->bytes)->root = a->root;
+  return TRUE;
+}
+
+/* Intra-node ring reduce-scatter, one inter-node ring allreduce per local index on the
+ * segment that index owns, intra-node ring allgather. */
+static gboolean hier_allreduce(coll__plan *plan, const comm_coll_group *g,
+                               const comm_coll_args *a, GError **error)
+{
+  if (g->per_node == 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "hierarchical needs the same number of consecutive ranks on every node");
+    return FALSE;
+  }
+  gboolean pipe = a->form == COMM_COLL_FORM_PIPELINED;
+  uint32_t per = g->per_node, nodes = g->nodes;
+  if (per > 1) {
+    coll__phase *ph = add_phase(plan, &coll__ring_rs, g, a->bytes);
+    ph->m = per;
+    ph->pipelined = pipe;
+  }
+  if (nodes > 1) {
+    const coll__phase_kind *kinds[2] = {&coll__ring_rs, &coll__ring_ag};
+    for (int i = 0; i < 2; i++) {
+      coll__phase *ph = add_phase(plan, kinds[i], g, a->bytes);
+      ph->m = nodes;
+      ph->stride = per;
+      ph->seg_of = per;
+      ph->offset = 1;
+      ph->pipelined = pipe;
+    }
+  }
+  if (per > 1) {
+    coll__phase *ph = add_phase(plan, &coll__ring_ag, g, a->bytes);
+    ph->m = per;
+    ph->offset = 1;
+    ph->pipelined = pipe;
+  }
+  return TRUE;
+}
+
+/* ---- "auto" ------------------------------------------------------------------------------ */
+
+extern const comm_coll_algorithm coll__algorithms[];
+enum { ALG_RING, ALG_DTREE, ALG_TREE, ALG_RD, ALG_HD, ALG_ONETOALL, ALG_HIER, ALG_AUTO, ALG_N };
+
+/* Open MPI's tuned decision rules (coll_tuned_decision_fixed.c) for small messages, NCCL's
+ * choices (rings inside a node, the double tree across nodes while latency dominates) above
+ * them. The thresholds are stated in docs/collectives.md. */
+#define AUTO_SMALL_BYTES UINT64_C(10000)                    /* Open MPI: intermediate_message */
+#define AUTO_TREE_BYTES (UINT64_C(4) << 20)                 /* tree below, ring above, multi-node */
+#define AUTO_BCAST_SMALL_BYTES UINT64_C(12288)              /* Open MPI: bcast binomial below */
+#define AUTO_ALLGATHER_SMALL_BYTES UINT64_C(81920)          /* Open MPI: allgather RD below */
+#define AUTO_RS_SMALL_BYTES (UINT64_C(512) << 10)           /* halving below, ring above */
+
+static const comm_coll_algorithm *auto_pick(const comm_coll_group *g, const comm_coll_args *a)
+{
+  gboolean multi = g->nodes > 1;
+  switch (a->op) {
+  case COMM_COLL_ALLREDUCE:
+    if (g->n <= 2)
+      return &coll__algorithms[ALG_RING];
+    if (a->bytes < AUTO_SMALL_BYTES)
+      return &coll__algorithms[ALG_RD];
+    if (!multi)
+      return &coll__algorithms[ALG_RING];
+    if (a->bytes < AUTO_TREE_BYTES)
+      return &coll__algorithms[ALG_DTREE];
+    if (g->per_node > 1)
+      return &coll__algorithms[ALG_HIER];
+    return &coll__algorithms[ALG_RING];
+  case COMM_COLL_ALLGATHER:
+    if (a->bytes < AUTO_ALLGATHER_SMALL_BYTES && is_pow2(g->n))
+      return &coll__algorithms[ALG_RD];
+    return &coll__algorithms[ALG_RING];
+  case COMM_COLL_REDUCE_SCATTER:
+    if (a->bytes < AUTO_RS_SMALL_BYTES && is_pow2(g->n))
+      return &coll__algorithms[ALG_HD];
+    return &coll__algorithms[ALG_RING];
+  case COMM_COLL_BROADCAST:
+  case COMM_COLL_REDUCE:
+    if (a->bytes < AUTO_BCAST_SMALL_BYTES)
+      return &coll__algorithms[ALG_TREE];
+    return &coll__algorithms[ALG_RING];
+  case COMM_COLL_N_OPS:
+    break;
+  }
+  g_assert_not_reached();
+}
+
+/* ---- The registry ------------------------------------------------------------------------ */
+
+#define OPS(ar, ag, rs, bc, rd) {[COMM_COLL_ALLREDUCE] = ar, [COMM_COLL_ALLGATHER] = ag, \
+    [COMM_COLL_REDUCE_SCATTER] = rs, [COMM_COLL_BROADCAST] = bc, [COMM_COLL_REDUCE] = rd}
+
+const comm_coll_algorithm coll__algorithms[ALG_N] = {
+    [ALG_RING] = {"ring", "pipelined ring: reduce-scatter then allgather, 2(n-1) steps of B/n "
+                          "(broadcast/reduce: pipelined chain in chunks)",
+                  OPS(ring_allreduce, ring_allgather, ring_reduce_scatter, chain_broadcast,
+                      chain_reduce), NULL},
+    [ALG_DTREE] = {"double-tree", "NCCL's two complementary binary trees, half the buffer each, "
+                                  "pipelined in chunks (reduce up, broadcast down)",
+                   OPS(dtree_allreduce, NULL, NULL, NULL, NULL), NULL},
+    [ALG_TREE] = {"tree", "binomial tree: reduce to rank 0 then broadcast, log2(n) steps each of "
+                          "the whole buffer",
+                  OPS(tree_allreduce, NULL, NULL, tree_broadcast, tree_reduce), NULL},
+    [ALG_RD] = {"recursive-doubling", "log2(n) pairwise exchanges of the whole buffer at "
+                                      "doubling distance (allgather: doubling blocks)",
+                OPS(rd_allreduce, rd_allgather, NULL, NULL, NULL), NULL},
+    [ALG_HD] = {"halving-doubling", "Rabenseifner: reduce-scatter by recursive halving, "
+                                    "allgather by recursive doubling",
+                OPS(hd_allreduce, NULL, hd_reduce_scatter, NULL, NULL), NULL},
+    [ALG_ONETOALL] = {"onetoall", "Paleo's: every rank sends to rank 0, which reduces and sends "
+                                  "the result back to each",
+                      OPS(onetoall_allreduce, NULL, NULL, onetoall_broadcast, onetoall_reduce),
+                      NULL},
+    [ALG_HIER] = {"hierarchical", "intra-node ring reduce-scatter, inter-node ring allreduce "
+                                  "per local rank, intra-node ring allgather",
+                  OPS(hier_allreduce, NULL, NULL, NULL, NULL), NULL},
+    [ALG_AUTO] = {"auto", "picks by size and topology as Open MPI's tuned rules and NCCL do "
+                          "(see docs/collectives.md)",
+                  OPS(NULL, NULL, NULL, NULL, NULL), auto_pick},
+};
+
+size_t comm_coll_algorithm_count(void)
+{
+  return ALG_N;
+}
+
+const comm_coll_algorithm *comm_coll_algorithm_at(size_t index)
+{
+  g_return_val_if_fail(index < ALG_N, NULL);
+  return &coll__algorithms[index];
+}
+
+const comm_coll_algorithm *comm_coll_algorithm_find(const char *name, const char *what,
+                                                    GError **error)
+{
+  for (size_t i = 0; i < ALG_N; i++)
+    if (name != NULL && strcmp(name, coll__algorithms[i].name) == 0)
+      return &coll__algorithms[i];
+  g_autoptr(GString) known = g_string_new(NULL);
+  for (size_t i = 0; i < ALG_N; i++)
+    g_string_append_printf(known, "%s%s", i ? ", " : "", coll__algorithms[i].name);
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: unknown algorithm '%s' (known: %s)", what,
+              name ? name : "", known->str);
+  return NULL;
+}
+
+const char *comm_coll_algorithm_name(const comm_coll_algorithm *algo)
+{
+  return algo->name;
+}
+
+const char *comm_coll_algorithm_description(const comm_coll_algorithm *algo)
+{
+  return algo->description;
+}
+
+gboolean comm_coll_algorithm_supports(const comm_coll_algorithm *algo, comm_coll_op op)
+{
+  g_return_val_if_fail(op < COMM_COLL_N_OPS, FALSE);
+  return algo->pick != NULL || algo->plan[op] != NULL;
+}
+
+const comm_coll_algorithm *comm_coll_resolve(const comm_coll_algorithm *algo,
+                                             const comm_coll_group *group,
+                                             const comm_coll_args *args)
+{
+  return algo->pick != NULL ? algo->pick(group, args) : algo;
+}
+
+gboolean coll__plan_build(coll__plan *plan, const comm_coll_group *group,
+                          const comm_coll_algorithm *algo, const comm_coll_args *args,
+                          GError **error)
+{
+  *plan = (coll__plan){0};
+  algo = comm_coll_resolve(algo, group, args);
+  if (args->op >= COMM_COLL_N_OPS || algo->plan[args->op] == NULL) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "algorithm '%s' does not implement %s",
+                algo->name, comm_coll_op_name(args->op));
+    return FALSE;
+  }
+  if ((args->op == COMM_COLL_BROADCAST || args->op == COMM_COLL_REDUCE) &&
+      args->root >= group->n) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "root %u is not in a group of %u ranks",
+                args->root, group->n);
+    return FALSE;
+  }
+  if (group->n <= 1)
+    return TRUE;   /* nothing moves */
+  return algo->plan[args->op](plan, group, args, error);
+}
+
+uint32_t coll__plan_steps(const coll__plan *plan)
+{
+  uint32_t steps = 0;
+  for (uint32_t i = 0; i < plan->nphases; i++)
+    steps += plan->phases[i].kind->steps(&plan->phases[i]);
+  return steps;
+}

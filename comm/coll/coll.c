@@ -1,0 +1,409 @@
+/* Groups, closed forms and the executor that runs a collective's plan as flows.
+ *
+ * The executor keeps one small record per rank: the step it is in and how many of that step's
+ * sends and receives are still outstanding. A transfer starts once its sender and its receiver
+ * have both entered the step (a rendezvous: MPI's protocol for large messages, NCCL's
+ * credit-based flow control), so a rank that idles through a step never floods a receiver that
+ * is still busy; a sender that gets there first parks the message until the receiver arrives.
+ * A message's completion (its last byte has arrived) counts for both its sender and its
+ * receiver. Leaving a step waits for the folded latency and the reduction. With the analytic
+ * network model the whole collective is its closed form: one engine event. */
+#include "coll_internal.h"
+#include "util.h"
+
+#include <string.h>
+
+/* ---- Operations ---------------------------------------------------------------------------- */
+
+static const char *const op_names[COMM_COLL_N_OPS] = {
+    [COMM_COLL_ALLREDUCE] = "allreduce",         [COMM_COLL_ALLGATHER] = "allgather",
+    [COMM_COLL_REDUCE_SCATTER] = "reduce-scatter", [COMM_COLL_BROADCAST] = "broadcast",
+    [COMM_COLL_REDUCE] = "reduce",
+};
+
+const char *comm_coll_op_name(comm_coll_op op)
+{
+  return op < COMM_COLL_N_OPS ? op_names[op] : "?";
+}
+
+gboolean comm_coll_op_parse(const char *text, const char *what, comm_coll_op *out,
+                            GError **error)
+{
+  for (int i = 0; i < COMM_COLL_N_OPS; i++) {
+    if (text != NULL && strcmp(text, op_names[i]) == 0) {
+      *out = (comm_coll_op)i;
+      return TRUE;
+    }
+  }
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+              "%s: unknown operation '%s' (allreduce, allgather, reduce-scatter, broadcast, "
+              "reduce)", what, text ? text : "");
+  return FALSE;
+}
+
+double comm_coll_busbw_factor(comm_coll_op op, uint32_t n)
+{
+  if (n == 0)
+    return 0;
+  switch (op) {
+  case COMM_COLL_ALLREDUCE:
+    return 2.0 * (n - 1) / n;
+  case COMM_COLL_ALLGATHER:
+  case COMM_COLL_REDUCE_SCATTER:
+    return (double)(n - 1) / n;
+  default:
+    return 1.0;
+  }
+}
+
+/* ---- Groups ------------------------------------------------------------------------------ */
+
+comm_coll_group *comm_coll_group_new(const comm_topology *topo, const uint32_t *ranks,
+                                     uint32_t n)
+{
+  g_return_val_if_fail(topo != NULL, NULL);
+  if (ranks == NULL)
+    n = comm_topology_devices(topo);
+  g_return_val_if_fail(n >= 1, NULL);
+  comm_coll_group *g = g_new0(comm_coll_group, 1);
+  g->topo = topo;
+  g->n = n;
+  g->eps = g_new(comm_ep, n);
+  g->node = g_new(uint32_t, n);
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t rank = ranks ? ranks[i] : i;
+    g_return_val_if_fail(rank < comm_topology_devices(topo), (comm_coll_group_free(g), NULL));
+    g->eps[i] = comm_topology_device(topo, rank);
+    g->node[i] = comm_topology_node_of(topo, rank);
+  }
+  /* Count nodes as runs of equal node ids; uniform when every run has the same length and no
+   * node appears in two runs. */
+  g->nodes = 1;
+  uint32_t run = 1, first_run = 0;
+  gboolean uniform = TRUE;
+  g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+  g_hash_table_add(seen, GUINT_TO_POINTER(g->node[0] + 1));
+  for (uint32_t i = 1; i <= n; i++) {
+    if (i < n && g->node[i] == g->node[i - 1]) {
+      run++;
+      continue;
+    }
+    if (first_run == 0)
+      first_run = run;
+    else if (run != first_run)
+      uniform = FALSE;
+    run = 1;
+    if (i < n) {
+      if (g_hash_table_contains(seen, GUINT_TO_POINTER(g->node[i] + 1)))
+        uniform = FALSE;
+      else
+        g->nodes++;
+      g_hash_table_add(seen, GUINT_TO_POINTER(g->node[i] + 1));
+    }
+  }
+  g->nodes = g_hash_table_size(seen);
+  g->per_node = uniform ? first_run : 0;
+  return g;
+}
+
+void comm_coll_group_free(comm_coll_group *g)
+{
+  if (g == NULL)
+    return;
+  g_free(g->eps);
+  g_free(g->node);
+  g_free(g);
+}
+
+uint32_t comm_coll_group_size(const comm_coll_group *g)
+{
+  return g->n;
+}
+
+uint32_t comm_coll_group_nodes(const comm_coll_group *g)
+{
+  return g->nodes;
+}
+
+uint32_t comm_coll_group_per_node(const comm_coll_group *g)
+{
+  return g->per_node;
+}
+
+/* ---- Closed forms --------------------------------------------------------------------------- */
+
+static sim_time_ps plan_analytic(const coll__plan *plan, double reduce_Bps)
+{
+  sim_time_ps total = 0;
+  for (uint32_t i = 0; i < plan->nphases; i++)
+    total = sim_time_add_sat(total, plan->phases[i].kind->analytic(&plan->phases[i], reduce_Bps));
+  return total;
+}
+
+gboolean comm_coll_analytic_time(const comm_topology *topo, const comm_coll_group *group,
+                                 const comm_coll_algorithm *algo, const comm_coll_args *args,
+                                 sim_time_ps *out_ps, GError **error)
+{
+  g_return_val_if_fail(group->topo == topo, FALSE);
+  coll__plan plan;
+  if (!coll__plan_build(&plan, group, algo, args, error))
+    return FALSE;
+  *out_ps = plan_analytic(&plan, args->reduce_Bps);
+  return TRUE;
+}
+
+/* ---- The executor ------------------------------------------------------------------------- */
+
+typedef struct {
+  uint32_t step;          /* global step index the rank is in */
+  uint32_t outstanding;   /* sends and receives of that step not yet complete */
+  uint64_t reduce_bytes;  /* to reduce when they are */
+  sim_time_ps extra_ps;
+} coll_rank;
+
+struct comm_coll {
+  comm_net *net;
+  sim_engine *engine;
+  const comm_coll_group *g;
+  const comm_coll_algorithm *algo;   /* resolved */
+  comm_coll_args args;
+  coll__plan plan;
+  uint32_t total_steps;
+  uint32_t phase_first[COLL__MAX_PHASES + 1];   /* first global step of each phase */
+
+  coll_rank *ranks;
+  GHashTable *parked;     /* dst * total_steps + step + 1 -> GSList of coll_msg waiting for dst */
+  coll__xfer *scratch;
+  uint64_t *recv_bytes;
+  uint64_t flows;
+  uint32_t ranks_done;
+
+  gboolean started, finished;
+  sim_time_ps t0, t1;
+  comm_done_fn done;
+  void *user;
+};
+
+typedef struct {
+  comm_coll *c;
+  uint32_t src, dst, step;
+  uint64_t bytes;
+} coll_msg;
+
+comm_coll *comm_coll_new(comm_net *net, const comm_coll_group *group,
+                         const comm_coll_algorithm *algo, const comm_coll_args *args,
+                         GError **error)
+{
+  g_return_val_if_fail(net != NULL && group != NULL && algo != NULL && args != NULL, NULL);
+  g_return_val_if_fail(comm_net_topology(net) == group->topo, NULL);
+  g_autoptr(comm_coll) c = g_new0(comm_coll, 1);
+  c->net = net;
+  c->engine = comm_net_engine(net);
+  c->g = group;
+  c->args = *args;
+  c->algo = comm_coll_resolve(algo, group, args);
+  if (!coll__plan_build(&c->plan, group, algo, args, error))
+    return NULL;
+  for (uint32_t i = 0; i < c->plan.nphases; i++) {
+    c->phase_first[i] = c->total_steps;
+    c->total_steps += c->plan.phases[i].kind->steps(&c->plan.phases[i]);
+  }
+  c->phase_first[c->plan.nphases] = c->total_steps;
+  c->ranks = g_new0(coll_rank, group->n);
+  c->recv_bytes = g_new0(uint64_t, group->n);
+  c->scratch = g_new(coll__xfer, group->n);
+  c->parked = g_hash_table_new(g_direct_hash, g_direct_equal);
+  return g_steal_pointer(&c);
+}
+
+void comm_coll_free(comm_coll *c)
+{
+  if (c == NULL)
+    return;
+  g_free(c->ranks);
+  g_free(c->recv_bytes);
+  g_free(c->scratch);
+  if (c->parked) {
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, c->parked);
+    while (g_hash_table_iter_next(&it, NULL, &value))
+      g_slist_free_full(value, g_free);
+    g_hash_table_destroy(c->parked);
+  }
+  g_free(c);
+}
+
+static void coll_finish(comm_coll *c)
+{
+  c->finished = TRUE;
+  c->t1 = sim_engine_now(c->engine);
+  if (c->done)
+    c->done(c->engine, c->user);
+}
+
+static void on_analytic_done(sim_engine *engine, void *data, uint64_t arg)
+{
+  coll_finish(data);
+}
+
+static void rank_advance(comm_coll *c, uint32_t r);
+
+static void on_step_delay(sim_engine *engine, void *data, uint64_t arg)
+{
+  comm_coll *c = data;
+  c->ranks[arg].step++;
+  rank_advance(c, (uint32_t)arg);
+}
+
+/* Every transfer of the rank's step is complete: pay the folded latency and the reduction,
+ * then move on. */
+static void rank_step_complete(comm_coll *c, uint32_t r)
+{
+  coll_rank *rk = &c->ranks[r];
+  sim_time_ps delay = sim_time_add_sat(rk->extra_ps,
+                                       coll__reduce_time(rk->reduce_bytes, c->args.reduce_Bps));
+  if (delay > 0) {
+    sim_engine_schedule_in(c->engine, delay, on_step_delay, c, r);
+    return;
+  }
+  rk->step++;
+  rank_advance(c, r);
+}
+
+static gpointer park_key(const comm_coll *c, uint32_t r, uint32_t step)
+{
+  return GSIZE_TO_POINTER((gsize)r * c->total_steps + step + 1);
+}
+
+static void on_msg_done(sim_engine *engine, void *user)
+{
+  coll_msg *msg = user;
+  comm_coll *c = msg->c;
+  uint32_t src = msg->src, dst = msg->dst, step = msg->step;
+  c->recv_bytes[dst] += msg->bytes;
+  g_free(msg);
+
+  coll_rank *s = &c->ranks[src];
+  g_assert(s->step == step && s->outstanding > 0);
+  if (--s->outstanding == 0)
+    rank_step_complete(c, src);
+
+  coll_rank *d = &c->ranks[dst];
+  g_assert(d->step == step && d->outstanding > 0);
+  if (--d->outstanding == 0)
+    rank_step_complete(c, dst);
+}
+
+static void msg_start(comm_coll *c, coll_msg *msg)
+{
+  c->flows++;
+  comm_net_send(c->net, c->g->eps[msg->src], c->g->eps[msg->dst], msg->bytes, on_msg_done, msg);
+}
+
+/* Enters the rank's current step and every following step that has nothing to wait for. */
+static void rank_advance(comm_coll *c, uint32_t r)
+{
+  coll_rank *rk = &c->ranks[r];
+  while (rk->step < c->total_steps) {
+    uint32_t ph = 0;
+    while (rk->step >= c->phase_first[ph + 1])
+      ph++;
+    const coll__phase *phase = &c->plan.phases[ph];
+    coll__step st = {.send = c->scratch};
+    phase->kind->step(phase, r, rk->step - c->phase_first[ph], &st);
+
+    rk->outstanding = st.nsend + st.nrecv;
+    rk->reduce_bytes = st.reduce_bytes;
+    rk->extra_ps = st.extra_ps;
+    for (uint32_t i = 0; i < st.nsend; i++) {
+      uint32_t dst = st.send[i].peer;
+      coll_msg *msg = g_new(coll_msg, 1);
+      *msg = (coll_msg){c, r, dst, rk->step, st.send[i].bytes};
+      if (c->ranks[dst].step == rk->step) {
+        msg_start(c, msg);
+      } else {
+        g_assert(c->ranks[dst].step < rk->step);
+        gpointer key = park_key(c, dst, rk->step);
+        g_hash_table_insert(c->parked, key,
+                            g_slist_prepend(g_hash_table_lookup(c->parked, key), msg));
+      }
+    }
+    /* Messages parked for this step by senders that got here first, in the order they came. */
+    GSList *parked = NULL;
+    if (g_hash_table_steal_extended(c->parked, park_key(c, r, rk->step), NULL,
+                                    (gpointer *)&parked)) {
+      parked = g_slist_reverse(parked);
+      for (GSList *l = parked; l; l = l->next)
+        msg_start(c, l->data);
+      g_slist_free(parked);
+    }
+    if (rk->outstanding > 0)
+      return;
+    sim_time_ps delay = sim_time_add_sat(rk->extra_ps,
+                                         coll__reduce_time(rk->reduce_bytes, c->args.reduce_Bps));
+    if (delay > 0) {
+      sim_engine_schedule_in(c->engine, delay, on_step_delay, c, r);
+      return;
+    }
+    rk->step++;
+  }
+  if (++c->ranks_done == c->g->n)
+    coll_finish(c);
+}
+
+static void on_start_empty(sim_engine *engine, void *data, uint64_t arg)
+{
+  coll_finish(data);
+}
+
+void comm_coll_start(comm_coll *c, comm_done_fn done, void *user)
+{
+  g_return_if_fail(!c->started);
+  c->started = TRUE;
+  c->done = done;
+  c->user = user;
+  c->t0 = sim_engine_now(c->engine);
+  if (comm_net_get_model(c->net) == COMM_NET_ANALYTIC) {
+    sim_time_ps t = plan_analytic(&c->plan, c->args.reduce_Bps);
+    sim_engine_schedule_in(c->engine, t, on_analytic_done, c, 0);
+    return;
+  }
+  if (c->total_steps == 0) {
+    sim_engine_schedule_in(c->engine, 0, on_start_empty, c, 0);
+    return;
+  }
+  for (uint32_t r = 0; r < c->g->n; r++)
+    rank_advance(c, r);
+}
+
+gboolean comm_coll_finished(const comm_coll *c)
+{
+  return c->finished;
+}
+
+const comm_coll_algorithm *comm_coll_algorithm_used(const comm_coll *c)
+{
+  return c->algo;
+}
+
+sim_time_ps comm_coll_start_time(const comm_coll *c)
+{
+  return c->t0;
+}
+
+sim_time_ps comm_coll_end_time(const comm_coll *c)
+{
+  return c->t1;
+}
+
+uint64_t comm_coll_flows(const comm_coll *c)
+{
+  return c->flows;
+}
+
+uint64_t comm_coll_bytes_received(const comm_coll *c, uint32_t member)
+{
+  g_return_val_if_fail(member < c->g->n, 0);
+  return c->recv_bytes[member];
+}

@@ -1,0 +1,171 @@
+/* Collective algorithms and parameter servers over the network of comm_net.h.
+ *
+ * A collective runs over a group of device ranks. Each algorithm is a schedule of flows: a list
+ * of phases, each phase a sequence of steps in which every rank sends some messages, waits for
+ * the messages addressed to it, then reduces what it received at the caller's reduction rate
+ * (bytes/s, e.g. the device memory bandwidth / 3). With the flow network model the schedule runs
+ * as flows, so contention shows; with the analytic model the whole collective is one closed form
+ * (alpha-beta-gamma terms per step from the routes' latencies and bottleneck bandwidths) and one
+ * engine event. The algorithms form a registry of const tables (`dtsim list algorithms`).
+ *
+ * Sizes follow nccl-tests: `bytes` is the buffer of allreduce, broadcast and reduce, the gathered
+ * output of allgather (each rank contributes bytes/n), and the input of reduce-scatter (each rank
+ * keeps bytes/n).
+ *
+ * Lifecycle: comm_coll_new() -> comm_coll_start() -> (engine runs; done fires) -> statistics ->
+ * comm_coll_free(). A parameter server: comm_ps_new() -> comm_ps_step_begin() ->
+ * comm_ps_push() as gradients appear -> (done callbacks) -> comm_ps_free(). */
+#ifndef DTSIM_COMM_COLL_H
+#define DTSIM_COMM_COLL_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "comm_net.h"
+
+typedef enum {
+  COMM_COLL_ALLREDUCE,
+  COMM_COLL_ALLGATHER,
+  COMM_COLL_REDUCE_SCATTER,
+  COMM_COLL_BROADCAST,
+  COMM_COLL_REDUCE,
+  COMM_COLL_N_OPS,
+} comm_coll_op;
+
+const char *comm_coll_op_name(comm_coll_op op);
+/* Parses "allreduce", "allgather", "reduce-scatter", "broadcast", "reduce"; `what` names the
+ * option in the message. */
+gboolean comm_coll_op_parse(const char *text, const char *what, comm_coll_op *out,
+                            GError **error);
+/* nccl-tests bus-bandwidth factor: 2(n-1)/n for allreduce, (n-1)/n for allgather and
+ * reduce-scatter, 1 for broadcast and reduce. */
+double comm_coll_busbw_factor(comm_coll_op op, uint32_t n);
+
+/* ---- Groups ------------------------------------------------------------------------------ */
+
+typedef struct comm_coll_group comm_coll_group;
+
+/* A group of `n` device ranks (ranks[i] is the global rank of group member i); ranks == NULL
+ * means every device of the topology in rank order. The topology must outlive the group. */
+comm_coll_group *comm_coll_group_new(const comm_topology *topo, const uint32_t *ranks,
+                                     uint32_t n);
+void comm_coll_group_free(comm_coll_group *group);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(comm_coll_group, comm_coll_group_free)
+uint32_t comm_coll_group_size(const comm_coll_group *group);
+/* Nodes the group spans, and members per node when every node holds the same number of
+ * consecutive members (0 otherwise; hierarchical algorithms need it). */
+uint32_t comm_coll_group_nodes(const comm_coll_group *group);
+uint32_t comm_coll_group_per_node(const comm_coll_group *group);
+
+/* ---- Algorithms ---------------------------------------------------------------------------- */
+
+typedef struct comm_coll_algorithm comm_coll_algorithm;
+
+/* How a pipelined ring runs under the flow model: as one flow per rank and phase carrying all
+ * its steps' bytes, plus the per-step latency and reduction terms (the default, n flows), or
+ * step by step (2(n-1) x n flows; for validation). Non-ring algorithms always run by steps. */
+typedef enum { COMM_COLL_FORM_PIPELINED, COMM_COLL_FORM_STEPS } comm_coll_form;
+
+typedef struct {
+  comm_coll_op op;
+  uint64_t bytes;          /* nccl-tests size, see the top of this file */
+  uint32_t root;           /* broadcast and reduce: the root's group index */
+  double reduce_Bps;       /* reduction rate on the device, bytes/s; 0: reductions are free */
+  uint64_t chunk_bytes;    /* pipeline chunk of chains and trees; 0: COMM_COLL_CHUNK_BYTES */
+  comm_coll_form form;
+} comm_coll_args;
+
+/* NCCL's default: a 4 MiB buffer per channel split into 8 step slots (NCCL_BUFFSIZE / NCCL_STEPS). */
+#define COMM_COLL_CHUNK_BYTES (UINT64_C(512) * 1024)
+
+/* The registry, in a fixed order. */
+size_t comm_coll_algorithm_count(void);
+const comm_coll_algorithm *comm_coll_algorithm_at(size_t index);
+/* NULL with a DT_ERROR_INPUT error naming `what` and the known names when `name` is unknown. */
+const comm_coll_algorithm *comm_coll_algorithm_find(const char *name, const char *what,
+                                                    GError **error);
+const char *comm_coll_algorithm_name(const comm_coll_algorithm *algo);
+const char *comm_coll_algorithm_description(const comm_coll_algorithm *algo);
+gboolean comm_coll_algorithm_supports(const comm_coll_algorithm *algo, comm_coll_op op);
+/* The concrete algorithm `algo` stands for: itself, or for "auto" the one its decision rule
+ * picks for this group, operation and size (docs/collectives.md states the rule). */
+const comm_coll_algorithm *comm_coll_resolve(const comm_coll_algorithm *algo,
+                                             const comm_coll_group *group,
+                                             const comm_coll_args *args);
+
+/* Closed-form time of the collective on an idle network, in picoseconds. FALSE with an error
+ * when the algorithm cannot run this operation on this group. */
+gboolean comm_coll_analytic_time(const comm_topology *topo, const comm_coll_group *group,
+                                 const comm_coll_algorithm *algo, const comm_coll_args *args,
+                                 sim_time_ps *out_ps, GError **error);
+
+/* ---- Running a collective ------------------------------------------------------------------ */
+
+typedef struct comm_coll comm_coll;
+
+/* Plans the collective (resolving "auto"); errors when the algorithm does not support the
+ * operation or the group's shape. The net and group must outlive the collective. */
+comm_coll *comm_coll_new(comm_net *net, const comm_coll_group *group,
+                         const comm_coll_algorithm *algo, const comm_coll_args *args,
+                         GError **error);
+void comm_coll_free(comm_coll *coll);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(comm_coll, comm_coll_free)
+/* Starts now; done(engine, user) fires once, when every rank has finished. Start once. */
+void comm_coll_start(comm_coll *coll, comm_done_fn done, void *user);
+gboolean comm_coll_finished(const comm_coll *coll);
+const comm_coll_algorithm *comm_coll_algorithm_used(const comm_coll *coll);
+/* Start and end times (valid once finished), flows sent, and bytes each member received. */
+sim_time_ps comm_coll_start_time(const comm_coll *coll);
+sim_time_ps comm_coll_end_time(const comm_coll *coll);
+uint64_t comm_coll_flows(const comm_coll *coll);
+uint64_t comm_coll_bytes_received(const comm_coll *coll, uint32_t member);
+
+/* ---- Parameter servers --------------------------------------------------------------------- */
+
+typedef enum {
+  COMM_PS_CPU,         /* host CPU socket of a worker node */
+  COMM_PS_GPU,         /* one device of a worker node */
+  COMM_PS_COLOCATED,   /* one server on the host of every worker node (K = nodes) */
+  COMM_PS_DEDICATED,   /* host of an extra node (comm_cluster_spec.extra_nodes > 0) */
+} comm_ps_placement;
+
+gboolean comm_ps_placement_parse(const char *text, const char *what, comm_ps_placement *out,
+                                 GError **error);
+const char *comm_ps_placement_name(comm_ps_placement placement);
+
+typedef struct {
+  comm_ps_placement placement;
+  uint32_t servers;            /* K >= 1 (colocated: 0 means one per worker node) */
+  const uint64_t *tensor_bytes;/* gradient (= parameter) bytes of each tensor */
+  uint32_t tensors;
+  double server_reduce_Bps;    /* aggregation rate of a server, bytes/s; 0: free */
+} comm_ps_config;
+
+typedef struct comm_ps comm_ps;
+
+/* Called when `worker` (a group index) has received the parameters of `tensor`. */
+typedef void (*comm_ps_tensor_fn)(sim_engine *engine, uint32_t worker, uint32_t tensor,
+                                  void *user);
+
+/* Workers are the members of `group`. Tensors are placed on K shards balanced by bytes
+ * (largest first onto the least-loaded shard, ties to the lowest shard). */
+comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_config *config,
+                     GError **error);
+void comm_ps_free(comm_ps *ps);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(comm_ps, comm_ps_free)
+uint32_t comm_ps_servers(const comm_ps *ps);
+uint32_t comm_ps_shard_of(const comm_ps *ps, uint32_t tensor);
+uint64_t comm_ps_shard_bytes(const comm_ps *ps, uint32_t shard);
+comm_ep comm_ps_server_endpoint(const comm_ps *ps, uint32_t shard);
+
+/* Begins a synchronous step: pulled(engine, worker, tensor, user) fires per worker and tensor
+ * as parameters arrive (may be NULL), done(engine, user) once every pull has arrived. */
+void comm_ps_step_begin(comm_ps *ps, comm_ps_tensor_fn pulled, comm_done_fn done, void *user);
+/* Worker `worker` has its gradient of `tensor`: the push starts now. Once all workers' pushes
+ * of a tensor have arrived its shard aggregates them (W x bytes at the server's rate, one
+ * aggregation at a time per server), then every worker pulls the tensor. */
+void comm_ps_push(comm_ps *ps, uint32_t worker, uint32_t tensor);
+/* Pushes every tensor of every worker now. */
+void comm_ps_push_all(comm_ps *ps);
+
+#endif

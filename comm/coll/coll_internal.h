@@ -1,0 +1,103 @@
+/* Internals of comm/coll shared by the executor, the phase kinds, the algorithm table and the
+ * tests: a plan is a short list of phases; a phase kind says, for any rank and step, what that
+ * rank sends, how many messages it waits for and how many bytes it reduces, and gives the
+ * phase's closed-form time. */
+#ifndef DTSIM_COMM_COLL_INTERNAL_H
+#define DTSIM_COMM_COLL_INTERNAL_H
+
+#include "coll.h"
+
+struct comm_coll_group {
+  const comm_topology *topo;
+  uint32_t n;
+  comm_ep *eps;          /* endpoint of each member */
+  uint32_t *node;        /* node of each member */
+  uint32_t nodes;        /* distinct nodes */
+  uint32_t per_node;     /* members per node when uniform and node-major, else 0 */
+};
+
+typedef struct {
+  uint32_t peer;         /* group index */
+  uint64_t bytes;
+} coll__xfer;
+
+/* What one rank does in one step. Sends start when the rank enters the step; the rank leaves
+ * it when its sends are done and `nrecv` messages have arrived, after `extra_ps` (latency of
+ * the steps a pipelined phase folds into one) plus the reduction of `reduce_bytes`. */
+typedef struct {
+  uint32_t nsend;
+  coll__xfer *send;      /* room for the group size; filled by the phase kind */
+  uint32_t nrecv;
+  uint64_t reduce_bytes;
+  sim_time_ps extra_ps;
+} coll__step;
+
+typedef struct coll__phase coll__phase;
+
+typedef struct {
+  const char *name;
+  uint32_t (*steps)(const coll__phase *ph);
+  void (*step)(const coll__phase *ph, uint32_t rank, uint32_t step, coll__step *out);
+  sim_time_ps (*analytic)(const coll__phase *ph, double reduce_Bps);
+} coll__phase_kind;
+
+/* A phase works inside subgroups of `m` members spaced `stride` apart: member i of rank r's
+ * subgroup is r - pos(r) * stride + i * stride with pos(r) = (r / stride) % m. The whole group
+ * is m = n, stride = 1; a node is m = per_node, stride = 1; the same local index across nodes
+ * is m = nodes, stride = per_node. */
+struct coll__phase {
+  const coll__phase_kind *kind;
+  const comm_coll_group *group;
+  uint32_t m, stride;
+  uint64_t bytes;        /* the phase's buffer per subgroup */
+  uint32_t seg_of;       /* > 0: the buffer is segment (local + 1) % seg_of of `bytes` split
+                          * seg_of ways (the inter-node phase of hierarchical) */
+  uint32_t root;         /* position of the root inside the subgroup */
+  uint32_t offset;       /* ring allgather: 1 when rank p starts owning segment p + 1 */
+  uint32_t chunks;       /* pipeline chunks */
+  gboolean pipelined;    /* ring phases: one step carrying every step's bytes */
+};
+
+#define COLL__MAX_PHASES 4
+
+typedef struct {
+  uint32_t nphases;
+  coll__phase phases[COLL__MAX_PHASES];
+} coll__plan;
+
+typedef gboolean (*coll__plan_fn)(coll__plan *plan, const comm_coll_group *group,
+                                  const comm_coll_args *args, GError **error);
+typedef const comm_coll_algorithm *(*coll__pick_fn)(const comm_coll_group *group,
+                                                    const comm_coll_args *args);
+
+struct comm_coll_algorithm {
+  const char *name;
+  const char *description;
+  coll__plan_fn plan[COMM_COLL_N_OPS];   /* NULL: operation not supported */
+  coll__pick_fn pick;                    /* non-NULL only for "auto" */
+};
+
+/* Segment i of `bytes` split `parts` ways (sizes differ by at most one byte). */
+uint64_t coll__seg(uint64_t bytes, uint64_t parts, uint64_t i);
+/* Builds the plan of a resolved algorithm. */
+gboolean coll__plan_build(coll__plan *plan, const comm_coll_group *group,
+                          const comm_coll_algorithm *algo, const comm_coll_args *args,
+                          GError **error);
+uint32_t coll__plan_steps(const coll__plan *plan);
+
+/* Phase kinds. */
+extern const coll__phase_kind coll__ring_rs, coll__ring_ag, coll__binomial_reduce,
+    coll__binomial_bcast, coll__rd_fold, coll__rd_exchange, coll__rd_unfold, coll__halving,
+    coll__doubling, coll__gather_root, coll__scatter_root, coll__chain_bcast, coll__chain_reduce,
+    coll__double_tree, coll__rd_allgather;
+
+/* The subgroup helpers phase kinds share. */
+uint32_t coll__pos(const coll__phase *ph, uint32_t rank);
+uint32_t coll__member(const coll__phase *ph, uint32_t rank, uint32_t pos);
+uint64_t coll__phase_bytes(const coll__phase *ph, uint32_t rank);
+/* Idle-network time of `bytes` from member a to member b. */
+sim_time_ps coll__p2p(const comm_coll_group *g, uint32_t a, uint32_t b, uint64_t bytes);
+sim_time_ps coll__latency(const comm_coll_group *g, uint32_t a, uint32_t b);
+sim_time_ps coll__reduce_time(uint64_t bytes, double reduce_Bps);
+
+#endif

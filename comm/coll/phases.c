@@ -1,0 +1,619 @@
+/* Phase kinds: the building blocks of every collective algorithm.
+ *
+ * Each kind answers, for a rank and a step of the phase, whom the rank sends how many bytes,
+ * how many messages it waits for and how many bytes it then reduces; and it gives the phase's
+ * closed-form time on an idle network. Closed forms are alpha-beta-gamma sums per step: the
+ * step's time is that of its slowest transfer (route latency plus bytes over the route's
+ * bottleneck bandwidth, exactly comm_topology_p2p_time) plus the reduction of the step's bytes
+ * at the caller's rate. On a network where every pair of a step sees the same route this is the
+ * critical path of the schedule, so the flow model agrees with it when nothing is contended. */
+#include "coll_internal.h"
+
+#include <string.h>
+
+/* ---- Shared helpers ------------------------------------------------------------------------ */
+
+uint64_t coll__seg(uint64_t bytes, uint64_t parts, uint64_t i)
+{
+  g_assert(parts > 0 && i < parts);
+  return bytes / parts + (i < bytes % parts ? 1 : 0);
+}
+
+/* Sum of segments [first, first + count) of `bytes` split `parts` ways (no wrap-around). */
+static uint64_t seg_sum(uint64_t bytes, uint64_t parts, uint64_t first, uint64_t count)
+{
+  uint64_t rem = bytes % parts;
+  uint64_t big = first < rem ? MIN(first + count, rem) - first : 0;
+  return count * (bytes / parts) + big;
+}
+
+uint32_t coll__pos(const coll__phase *ph, uint32_t rank)
+{
+  return (rank / ph->stride) % ph->m;
+}
+
+uint32_t coll__member(const coll__phase *ph, uint32_t rank, uint32_t pos)
+{
+  return rank - coll__pos(ph, rank) * ph->stride + (pos % ph->m) * ph->stride;
+}
+
+uint64_t coll__phase_bytes(const coll__phase *ph, uint32_t rank)
+{
+  if (ph->seg_of == 0)
+    return ph->bytes;
+  return coll__seg(ph->bytes, ph->seg_of, (rank % ph->seg_of + 1) % ph->seg_of);
+}
+
+sim_time_ps coll__p2p(const comm_coll_group *g, uint32_t a, uint32_t b, uint64_t bytes)
+{
+  return comm_topology_p2p_time(g->topo, g->eps[a], g->eps[b], bytes);
+}
+
+sim_time_ps coll__latency(const comm_coll_group *g, uint32_t a, uint32_t b)
+{
+  return comm_topology_p2p_time(g->topo, g->eps[a], g->eps[b], 0);
+}
+
+sim_time_ps coll__reduce_time(uint64_t bytes, double reduce_Bps)
+{
+  if (bytes == 0 || reduce_Bps <= 0)
+    return 0;
+  return sim_time_for_work((double)bytes, reduce_Bps);
+}
+
+static uint32_t log2_ceil(uint32_t m)
+{
+  uint32_t l = 0;
+  while ((UINT64_C(1) << l) < m)
+    l++;
+  return l;
+}
+
+static uint32_t pow2_floor(uint32_t m)
+{
+  uint32_t p = 1;
+  while ((uint64_t)p * 2 <= m)
+    p *= 2;
+  return p;
+}
+
+static void add_send(coll__step *out, uint32_t peer, uint64_t bytes)
+{
+  out->send[out->nsend].peer = peer;
+  out->send[out->nsend].bytes = bytes;
+  out->nsend++;
+}
+
+/* Closed form of a short step schedule (logarithmic step counts), evaluated step by step over
+ * the ranks: a rank's step ends when its slowest send and its last arrival are in (each
+ * alpha + bytes x beta of its route, started once sender and receiver have both entered the
+ * step), plus the reduction of the step's bytes (gamma). This is the schedule's critical path
+ * on an idle network, so it is exact also where ranks idle through a step (binomial trees and
+ * recursive doubling on groups that are not powers of two). O(steps x n) arithmetic, no
+ * engine events. */
+static sim_time_ps generic_analytic(const coll__phase *ph, double reduce_Bps)
+{
+  const comm_coll_group *g = ph->group;
+  uint32_t steps = ph->kind->steps(ph), n = g->n;
+  g_autofree coll__xfer *scratch = g_new(coll__xfer, n);
+  g_autofree sim_time_ps *ready = g_new0(sim_time_ps, n);
+  g_autofree sim_time_ps *finish = g_new0(sim_time_ps, n);
+  g_autofree sim_time_ps *delay = g_new0(sim_time_ps, n);
+  for (uint32_t s = 0; s < steps; s++) {
+    memcpy(finish, ready, n * sizeof *finish);
+    for (uint32_t r = 0; r < n; r++) {
+      coll__step st = {.send = scratch};
+      ph->kind->step(ph, r, s, &st);
+      for (uint32_t i = 0; i < st.nsend; i++) {
+        uint32_t dst = st.send[i].peer;
+        sim_time_ps at = sim_time_add_sat(MAX(ready[r], ready[dst]),
+                                          coll__p2p(g, r, dst, st.send[i].bytes));
+        finish[r] = MAX(finish[r], at);
+        finish[dst] = MAX(finish[dst], at);
+      }
+      delay[r] = sim_time_add_sat(st.extra_ps, coll__reduce_time(st.reduce_bytes, reduce_Bps));
+    }
+    for (uint32_t r = 0; r < n; r++)
+      ready[r] = sim_time_add_sat(finish[r], delay[r]);
+  }
+  sim_time_ps end = 0;
+  for (uint32_t r = 0; r < n; r++)
+    end = MAX(end, ready[r]);
+  return end;
+}
+
+/* ---- Rings --------------------------------------------------------------------------------- */
+
+static uint32_t ring_steps(const coll__phase *ph)
+{
+  if (ph->m <= 1)
+    return 0;
+  return ph->pipelined ? 1 : ph->m - 1;
+}
+
+/* Latency of the ring steps folded into one pipelined flow: every step after the first pays
+ * the slower of the rank's two ring routes once more. */
+static sim_time_ps ring_extra(const coll__phase *ph, uint32_t r)
+{
+  uint32_t p = coll__pos(ph, r);
+  uint32_t next = coll__member(ph, r, p + 1), prev = coll__member(ph, r, p + ph->m - 1);
+  sim_time_ps lat = MAX(coll__latency(ph->group, prev, r), coll__latency(ph->group, r, next));
+  sim_time_ps extra = 0;
+  if (!sim_time_mul(lat, (int64_t)ph->m - 2, &extra))
+    extra = SIM_TIME_MAX;
+  return extra;
+}
+
+/* Reduce-scatter: at step s rank p sends segment p - s to p + 1 and reduces segment p - s - 1
+ * from p - 1; after m - 1 steps it owns the reduced segment p + 1. */
+static void ring_rs_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step *out)
+{
+  uint32_t m = ph->m, p = coll__pos(ph, r);
+  uint64_t b = coll__phase_bytes(ph, r);
+  uint32_t next = coll__member(ph, r, p + 1);
+  out->nrecv = 1;
+  if (ph->pipelined) {
+    add_send(out, next, b - coll__seg(b, m, (p + 1) % m));
+    out->reduce_bytes = b - coll__seg(b, m, p);
+    out->extra_ps = ring_extra(ph, r);
+    return;
+  }
+  add_send(out, next, coll__seg(b, m, (p + m - s % m) % m));
+  out->reduce_bytes = coll__seg(b, m, (p + 2 * m - s - 1) % m);
+}
+
+/* Allgather: rank p starts owning segment p + offset; at step s it forwards segment
+ * p + offset - s and receives segment p + offset - s - 1. */
+static void ring_ag_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step *out)
+{
+  uint32_t m = ph->m, p = coll__pos(ph, r);
+  uint64_t b = coll__phase_bytes(ph, r);
+  uint32_t next = coll__member(ph, r, p + 1);
+  uint32_t own = (p + ph->offset) % m;
+  out->nrecv = 1;
+  if (ph->pipelined) {
+    add_send(out, next, b - coll__seg(b, m, (own + 1) % m));
+    out->extra_ps = ring_extra(ph, r);
+    return;
+  }
+  add_send(out, next, coll__seg(b, m, (own + m - s % m) % m));
+}
+
+/* (m - 1) steps of the slowest ring hop carrying the largest segment. */
+static sim_time_ps ring_analytic(const coll__phase *ph, double reduce_Bps, gboolean reduce)
+{
+  const comm_coll_group *g = ph->group;
+  if (ph->m <= 1)
+    return 0;
+  sim_time_ps worst = 0;
+  uint64_t seg_max = 0;
+  for (uint32_t r = 0; r < g->n; r++) {
+    uint64_t seg = coll__seg(coll__phase_bytes(ph, r), ph->m, 0);
+    uint32_t next = coll__member(ph, r, coll__pos(ph, r) + 1);
+    worst = MAX(worst, coll__p2p(g, r, next, seg));
+    seg_max = MAX(seg_max, seg);
+  }
+  sim_time_ps step = sim_time_add_sat(worst, reduce ? coll__reduce_time(seg_max, reduce_Bps) : 0);
+  sim_time_ps total;
+  if (!sim_time_mul(step, (int64_t)ph->m - 1, &total))
+    total = SIM_TIME_MAX;
+  return total;
+}
+
+static sim_time_ps ring_rs_analytic(const coll__phase *ph, double reduce_Bps)
+{
+  return ring_analytic(ph, reduce_Bps, TRUE);
+}
+
+static sim_time_ps ring_ag_analytic(const coll__phase *ph, double reduce_Bps)
+{
+  return ring_analytic(ph, reduce_Bps, FALSE);
+}
+
+const coll__phase_kind coll__ring_rs = {"ring-reduce-scatter", ring_steps, ring_rs_step,
+                                        ring_rs_analytic};
+const coll__phase_kind coll__ring_ag = {"ring-allgather", ring_steps, ring_ag_step,
+                                        ring_ag_analytic};
+
+/* ---- Binomial trees ------------------------------------------------------------------------ */
+
+static uint32_t binomial_steps(const coll__phase *ph)
+{
+  return log2_ceil(ph->m);
+}
+
+/* Reduce to the root: at step k, ranks at relative position 2^k (mod 2^(k+1)) send their
+ * partial sums to position - 2^k, which reduces them. */
+static void binomial_reduce_step(const coll__phase *ph, uint32_t r, uint32_t k, coll__step *out)
+{
+  uint32_t m = ph->m;
+  uint32_t q = (coll__pos(ph, r) + m - ph->root) % m;
+  uint64_t bit = UINT64_C(1) << k, b = coll__phase_bytes(ph, r);
+  if (q % (2 * bit) == bit) {
+    add_send(out, coll__member(ph, r, (uint32_t)((q - bit + ph->root) % m)), b);
+  } else if (q % (2 * bit) == 0 && q + bit < m) {
+    out->nrecv = 1;
+    out->reduce_bytes = b;
+  }
+}
+
+/* Broadcast from the root, halving the distance each step. */
+static void binomial_bcast_step(const coll__phase *ph, uint32_t r, uint32_t k, coll__step *out)
+{
+  uint32_t m = ph->m, steps = log2_ceil(m);
+  uint32_t q = (coll__pos(ph, r) + m - ph->root) % m;
+  uint64_t d = UINT64_C(1) << (steps - 1 - k), b = coll__phase_bytes(ph, r);
+  if (q % (2 * d) == 0 && q + d < m)
+    add_send(out, coll__member(ph, r, (uint32_t)((q + d + ph->root) % m)), b);
+  else if (q % (2 * d) == d)
+    out->nrecv = 1;
+}
+
+const coll__phase_kind coll__binomial_reduce = {"binomial-reduce", binomial_steps,
+                                                binomial_reduce_step, generic_analytic};
+const coll__phase_kind coll__binomial_bcast = {"binomial-broadcast", binomial_steps,
+                                               binomial_bcast_step, generic_analytic};
+
+/* ---- Recursive doubling and halving (MPICH's handling of non-powers of two) --------------- */
+
+/* With m = p2 + extra (p2 the largest power of two <= m), the first 2*extra positions pair up:
+ * even ones fold their data into the odd ones, which take part as virtual rank q/2; positions
+ * from 2*extra on are virtual rank q - extra. */
+static uint32_t rd_extra(const coll__phase *ph)
+{
+  return ph->m - pow2_floor(ph->m);
+}
+
+static gboolean rd_virtual(const coll__phase *ph, uint32_t q, uint32_t *v)
+{
+  uint32_t extra = rd_extra(ph);
+  if (q < 2 * extra) {
+    if (q % 2 == 0)
+      return FALSE;
+    *v = q / 2;
+  } else {
+    *v = q - extra;
+  }
+  return TRUE;
+}
+
+static uint32_t rd_real(const coll__phase *ph, uint32_t v)
+{
+  uint32_t extra = rd_extra(ph);
+  return v < extra ? 2 * v + 1 : v + extra;
+}
+
+static uint32_t fold_steps(const coll__phase *ph)
+{
+  return rd_extra(ph) > 0 ? 1 : 0;
+}
+
+static void fold_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step *out)
+{
+  uint32_t q = coll__pos(ph, r);
+  if (q >= 2 * rd_extra(ph))
+    return;
+  if (q % 2 == 0) {
+    add_send(out, coll__member(ph, r, q + 1), coll__phase_bytes(ph, r));
+  } else {
+    out->nrecv = 1;
+    out->reduce_bytes = coll__phase_bytes(ph, r);
+  }
+}
+
+static void unfold_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step *out)
+{
+  uint32_t q = coll__pos(ph, r);
+  if (q >= 2 * rd_extra(ph))
+    return;
+  if (q % 2 == 1)
+    add_send(out, coll__member(ph, r, q - 1), coll__phase_bytes(ph, r));
+  else
+    out->nrecv = 1;
+}
+
+static uint32_t rd_steps(const coll__phase *ph)
+{
+  return log2_ceil(pow2_floor(ph->m));
+}
+
+/* Exchange with the partner at distance 2^s (virtual ranks) and reduce. `bytes` decides how
+ * much moves at step s; `dist` which partner. */
+static void rd_pair_step(const coll__phase *ph, uint32_t r, uint32_t dist, uint64_t bytes,
+                         gboolean reduce, coll__step *out)
+{
+  uint32_t v;
+  if (!rd_virtual(ph, coll__pos(ph, r), &v))
+    return;
+  add_send(out, coll__member(ph, r, rd_real(ph, v ^ dist)), bytes);
+  out->nrecv = 1;
+  out->reduce_bytes = reduce ? bytes : 0;
+}
+
+static void rd_exchange_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step *out)
+{
+  rd_pair_step(ph, r, 1u << s, coll__phase_bytes(ph, r), TRUE, out);
+}
+
+/* Rabenseifner's reduce-scatter by recursive halving: distance 2^s, half of what is left. */
+static uint64_t halving_bytes(uint64_t b, uint32_t s)
+{
+  uint64_t d = UINT64_C(1) << (s + 1);
+  return (b + d - 1) / d;
+}
+
+static void halving_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step *out)
+{
+  rd_pair_step(ph, r, 1u << s, halving_bytes(coll__phase_bytes(ph, r), s), TRUE, out);
+}
+
+/* The allgather that undoes it: distances and sizes in reverse order. */
+static void doubling_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step *out)
+{
+  uint32_t steps = rd_steps(ph);
+  rd_pair_step(ph, r, 1u << (steps - 1 - s),
+               halving_bytes(coll__phase_bytes(ph, r), steps - 1 - s), FALSE, out);
+}
+
+const coll__phase_kind coll__rd_fold = {"fold-extra", fold_steps, fold_step, generic_analytic};
+const coll__phase_kind coll__rd_unfold = {"unfold-extra", fold_steps, unfold_step,
+                                          generic_analytic};
+const coll__phase_kind coll__rd_exchange = {"recursive-doubling", rd_steps, rd_exchange_step,
+                                            generic_analytic};
+const coll__phase_kind coll__halving = {"recursive-halving", rd_steps, halving_step,
+                                        generic_analytic};
+const coll__phase_kind coll__doubling = {"recursive-doubling-allgather", rd_steps, doubling_step,
+                                         generic_analytic};
+
+/* Allgather by recursive doubling (m a power of two): at step s a rank swaps its block of
+ * 2^s segments with the partner at distance 2^s. */
+static void rd_allgather_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step *out)
+{
+  uint32_t m = ph->m, q = coll__pos(ph, r);
+  uint64_t b = coll__phase_bytes(ph, r), count = UINT64_C(1) << s;
+  uint64_t mine = ((uint64_t)q >> s) << s;
+  add_send(out, coll__member(ph, r, q ^ (1u << s)), seg_sum(b, m, mine, count));
+  out->nrecv = 1;
+}
+
+const coll__phase_kind coll__rd_allgather = {"recursive-doubling-allgather", rd_steps,
+                                             rd_allgather_step, generic_analytic};
+
+/* ---- One to all (Paleo) -------------------------------------------------------------------- */
+
+static uint32_t one_step(const coll__phase *ph)
+{
+  return ph->m > 1 ? 1 : 0;
+}
+
+/* Everyone sends its buffer to the root, which reduces the m - 1 buffers it received. */
+static void gather_root_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step *out)
+{
+  uint32_t q = coll__pos(ph, r);
+  uint64_t b = coll__phase_bytes(ph, r);
+  if (q != ph->root) {
+    add_send(out, coll__member(ph, r, ph->root), b);
+  } else {
+    out->nrecv = ph->m - 1;
+    out->reduce_bytes = b * (ph->m - 1);
+  }
+}
+
+static void scatter_root_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step *out)
+{
+  uint32_t q = coll__pos(ph, r);
+  uint64_t b = coll__phase_bytes(ph, r);
+  if (q == ph->root) {
+    for (uint32_t i = 0; i < ph->m; i++)
+      if (i != q)
+        add_send(out, coll__member(ph, r, i), b);
+  } else {
+    out->nrecv = 1;
+  }
+}
+
+/* The root's own link carries all m - 1 buffers, so the closed form charges the slowest route
+ * to or from the root with (m - 1) x bytes: alpha + (m - 1) B beta (+ (m - 1) B gamma). */
+static sim_time_ps root_analytic(const coll__phase *ph, double reduce_Bps, gboolean gather)
+{
+  const comm_coll_group *g = ph->group;
+  if (ph->m <= 1)
+    return 0;
+  sim_time_ps worst = 0;
+  uint64_t reduce = 0;
+  for (uint32_t r = 0; r < g->n; r++) {
+    uint32_t q = coll__pos(ph, r);
+    if (q == ph->root)
+      continue;
+    uint32_t root = coll__member(ph, r, ph->root);
+    uint64_t all = coll__phase_bytes(ph, r) * (ph->m - 1);
+    worst = MAX(worst, gather ? coll__p2p(g, r, root, all) : coll__p2p(g, root, r, all));
+    reduce = MAX(reduce, all);
+  }
+  return sim_time_add_sat(worst, gather ? coll__reduce_time(reduce, reduce_Bps) : 0);
+}
+
+static sim_time_ps gather_root_analytic(const coll__phase *ph, double reduce_Bps)
+{
+  return root_analytic(ph, reduce_Bps, TRUE);
+}
+
+static sim_time_ps scatter_root_analytic(const coll__phase *ph, double reduce_Bps)
+{
+  return root_analytic(ph, reduce_Bps, FALSE);
+}
+
+const coll__phase_kind coll__gather_root = {"gather-to-root", one_step, gather_root_step,
+                                            gather_root_analytic};
+const coll__phase_kind coll__scatter_root = {"send-from-root", one_step, scatter_root_step,
+                                             scatter_root_analytic};
+
+/* ---- Pipelined chains (NCCL's ring broadcast and reduce) ----------------------------------- */
+
+static uint32_t chain_steps(const coll__phase *ph)
+{
+  return ph->m > 1 ? ph->m - 2 + ph->chunks : 0;
+}
+
+/* Position q (from the root) forwards chunk t - q to q + 1 at step t. */
+static void chain_bcast_step(const coll__phase *ph, uint32_t r, uint32_t t, coll__step *out)
+{
+  uint32_t m = ph->m, q = (coll__pos(ph, r) + m - ph->root) % m;
+  uint64_t b = coll__phase_bytes(ph, r);
+  if (q + 1 < m && t >= q && t - q < ph->chunks)
+    add_send(out, coll__member(ph, r, q + 1 + ph->root), coll__seg(b, ph->chunks, t - q));
+  if (q >= 1 && t + 1 >= q && t + 1 - q < ph->chunks)
+    out->nrecv = 1;
+}
+
+/* Position q, at distance e = m - 1 - q from the far end, sends chunk t - e towards the root
+ * at step t; its successor's chunk t - e + 1 arrives in the same step and is reduced. */
+static void chain_reduce_step(const coll__phase *ph, uint32_t r, uint32_t t, coll__step *out)
+{
+  uint32_t m = ph->m, q = (coll__pos(ph, r) + m - ph->root) % m, e = m - 1 - q;
+  uint64_t b = coll__phase_bytes(ph, r);
+  if (q >= 1 && t >= e && t - e < ph->chunks)
+    add_send(out, coll__member(ph, r, q - 1 + ph->root), coll__seg(b, ph->chunks, t - e));
+  if (q + 1 < m && t + 1 >= e && t + 1 - e < ph->chunks) {
+    out->nrecv = 1;
+    out->reduce_bytes = coll__seg(b, ph->chunks, t + 1 - e);
+  }
+}
+
+/* (m - 2 + C) steps of the slowest hop carrying the largest chunk. */
+static sim_time_ps chain_analytic(const coll__phase *ph, double reduce_Bps, gboolean reduce)
+{
+  const comm_coll_group *g = ph->group;
+  if (ph->m <= 1)
+    return 0;
+  sim_time_ps worst = 0;
+  uint64_t chunk_max = 0;
+  for (uint32_t r = 0; r < g->n; r++) {
+    uint32_t q = (coll__pos(ph, r) + ph->m - ph->root) % ph->m;
+    if (q + 1 >= ph->m)
+      continue;
+    uint64_t chunk = coll__seg(coll__phase_bytes(ph, r), ph->chunks, 0);
+    uint32_t next = coll__member(ph, r, q + 1 + ph->root);
+    worst = MAX(worst, reduce ? coll__p2p(g, next, r, chunk) : coll__p2p(g, r, next, chunk));
+    chunk_max = MAX(chunk_max, chunk);
+  }
+  sim_time_ps step = sim_time_add_sat(worst, reduce ? coll__reduce_time(chunk_max, reduce_Bps) : 0);
+  sim_time_ps total;
+  if (!sim_time_mul(step, (int64_t)chain_steps(ph), &total))
+    total = SIM_TIME_MAX;
+  return total;
+}
+
+static sim_time_ps chain_bcast_analytic(const coll__phase *ph, double reduce_Bps)
+{
+  return chain_analytic(ph, reduce_Bps, FALSE);
+}
+
+static sim_time_ps chain_reduce_analytic(const coll__phase *ph, double reduce_Bps)
+{
+  return chain_analytic(ph, reduce_Bps, TRUE);
+}
+
+const coll__phase_kind coll__chain_bcast = {"chain-broadcast", chain_steps, chain_bcast_step,
+                                            chain_bcast_analytic};
+const coll__phase_kind coll__chain_reduce = {"chain-reduce", chain_steps, chain_reduce_step,
+                                             chain_reduce_analytic};
+
+/* ---- NCCL's double binary tree ------------------------------------------------------------- */
+
+/* Two heap-shaped binary trees over the positions, the second mirrored (position m - 1 - q), so
+ * that most leaves of one tree are inner nodes of the other. Each tree carries half the buffer
+ * in `chunks` pipelined chunks: a node of height h sends chunk c to its parent at step h + c;
+ * the root (height H) starts broadcasting chunk c at step H + c and a node at depth d forwards
+ * it to its children at step H + d + c. */
+static uint32_t heap_height(uint32_t x, uint32_t m)
+{
+  uint32_t h = 0;
+  for (uint64_t c = 2 * (uint64_t)x + 1; c < m; c = 2 * c + 1)
+    h++;
+  return h;
+}
+
+static uint32_t heap_depth(uint32_t x)
+{
+  uint32_t d = 0;
+  for (uint64_t v = (uint64_t)x + 1; v > 1; v /= 2)
+    d++;
+  return d;
+}
+
+static uint32_t dtree_steps(const coll__phase *ph)
+{
+  return ph->m > 1 ? 2 * heap_height(0, ph->m) + ph->chunks - 1 : 0;
+}
+
+static gboolean in_window(uint32_t t, uint32_t start, uint32_t chunks, uint32_t *c)
+{
+  if (t < start || t - start >= chunks)
+    return FALSE;
+  *c = t - start;
+  return TRUE;
+}
+
+static void dtree_step(const coll__phase *ph, uint32_t r, uint32_t t, coll__step *out)
+{
+  uint32_t m = ph->m, q = coll__pos(ph, r), height = heap_height(0, m), c;
+  uint64_t b = coll__phase_bytes(ph, r);
+  for (uint32_t tree = 0; tree < 2; tree++) {
+    uint64_t tb = coll__seg(b, 2, tree);
+    uint32_t x = tree == 0 ? q : m - 1 - q;
+#define HEAP_MEMBER(pos) coll__member(ph, r, tree == 0 ? (pos) : m - 1 - (pos))
+    if (x != 0 && in_window(t, heap_height(x, m), ph->chunks, &c))
+      add_send(out, HEAP_MEMBER((x - 1) / 2), coll__seg(tb, ph->chunks, c));
+    for (uint64_t ch = 2 * (uint64_t)x + 1; ch <= 2 * (uint64_t)x + 2 && ch < m; ch++) {
+      if (in_window(t, heap_height((uint32_t)ch, m), ph->chunks, &c)) {
+        out->nrecv++;
+        out->reduce_bytes += coll__seg(tb, ph->chunks, c);
+      }
+    }
+    uint32_t d = heap_depth(x);
+    if (2 * (uint64_t)x + 1 < m && in_window(t, height + d, ph->chunks, &c))
+      for (uint64_t ch = 2 * (uint64_t)x + 1; ch <= 2 * (uint64_t)x + 2 && ch < m; ch++)
+        add_send(out, HEAP_MEMBER((uint32_t)ch), coll__seg(tb, ph->chunks, c));
+    if (x != 0 && in_window(t, height + d - 1, ph->chunks, &c))
+      out->nrecv++;
+#undef HEAP_MEMBER
+  }
+}
+
+/* (2H + C - 1) steps of the slowest tree edge carrying the largest chunk, plus the reductions
+ * of two chunks per step while chunks climb (H + C - 1 steps). Concurrent sends of one rank
+ * are not charged against each other here; the flow model shows that sharing. */
+static sim_time_ps dtree_analytic(const coll__phase *ph, double reduce_Bps)
+{
+  const comm_coll_group *g = ph->group;
+  uint32_t m = ph->m;
+  if (m <= 1)
+    return 0;
+  sim_time_ps worst = 0;
+  uint64_t chunk_max = 0;
+  for (uint32_t r = 0; r < g->n; r++) {
+    uint32_t q = coll__pos(ph, r);
+    uint64_t chunk = coll__seg(coll__seg(coll__phase_bytes(ph, r), 2, 0), ph->chunks, 0);
+    chunk_max = MAX(chunk_max, chunk);
+    for (uint32_t tree = 0; tree < 2; tree++) {
+      uint32_t x = tree == 0 ? q : m - 1 - q;
+      if (x == 0)
+        continue;
+      uint32_t px = (x - 1) / 2;
+      uint32_t parent = coll__member(ph, r, tree == 0 ? px : m - 1 - px);
+      worst = MAX(worst, MAX(coll__p2p(g, r, parent, chunk), coll__p2p(g, parent, r, chunk)));
+    }
+  }
+  uint32_t height = heap_height(0, m);
+  sim_time_ps steps_t, red_t;
+  if (!sim_time_mul(worst, (int64_t)dtree_steps(ph), &steps_t))
+    steps_t = SIM_TIME_MAX;
+  if (!sim_time_mul(coll__reduce_time(2 * chunk_max, reduce_Bps),
+                    (int64_t)height + ph->chunks - 1, &red_t))
+    red_t = SIM_TIME_MAX;
+  return sim_time_add_sat(steps_t, red_t);
+}
+
+const coll__phase_kind coll__double_tree = {"double-binary-tree", dtree_steps, dtree_step,
+                                            dtree_analytic};

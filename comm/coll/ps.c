@@ -1,0 +1,271 @@
+/* Parameter servers: tensors sharded over K servers, a synchronous push / aggregate / pull step.
+ *
+ * Every push and pull is one transfer on the network model, so with the flow model the
+ * server's NIC and PCIe links are where contention shows. A server aggregates one tensor at a
+ * time (W gradients of `bytes` each, read at the server's rate), in the order the tensors
+ * become complete. */
+#include "coll_internal.h"
+#include "util.h"
+
+#include <string.h>
+
+typedef struct {
+  comm_ps *ps;
+  uint32_t worker, tensor;
+} ps_msg;
+
+struct comm_ps {
+  comm_net *net;
+  sim_engine *engine;
+  const comm_coll_group *g;
+  comm_ps_config cfg;
+  uint64_t *tensor_bytes;     /* copy of cfg.tensor_bytes */
+  uint32_t servers;
+  uint32_t *shard_of;         /* per tensor */
+  uint64_t *shard_bytes;      /* per shard */
+  comm_ep *server_ep;         /* per shard */
+  sim_time_ps *server_free;   /* per shard: when its aggregation unit is next idle */
+
+  ps_msg *msgs;               /* W x T contexts, one per (worker, tensor) */
+  uint32_t *pushes;           /* per tensor: pushes arrived this step */
+  uint64_t pulls_left;
+  gboolean in_step;
+  comm_ps_tensor_fn pulled;
+  comm_done_fn done;
+  void *user;
+};
+
+static const char *const placement_names[] = {"cpu", "gpu", "colocated", "dedicated"};
+
+gboolean comm_ps_placement_parse(const char *text, const char *what, comm_ps_placement *out,
+                                 GError **error)
+{
+  for (guint i = 0; i < G_N_ELEMENTS(placement_names); i++) {
+    if (text != NULL && strcmp(text, placement_names[i]) == 0) {
+      *out = (comm_ps_placement)i;
+      return TRUE;
+    }
+  }
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+              "%s: unknown placement '%s' (cpu, gpu, colocated, dedicated)", what,
+              text ? text : "");
+  return FALSE;
+}
+
+const char *comm_ps_placement_name(comm_ps_placement p)
+{
+  return (guint)p < G_N_ELEMENTS(placement_names) ? placement_names[p] : "?";
+}
+
+/* Largest tensor first onto the least-loaded shard (ties: lower tensor index first, lower
+ * shard). */
+static int cmp_tensor_desc(const void *a, const void *b, void *data)
+{
+  const uint64_t *sort_bytes = data;
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  if (sort_bytes[x] != sort_bytes[y])
+    return sort_bytes[x] > sort_bytes[y] ? -1 : 1;
+  return x < y ? -1 : (x > y);
+}
+
+static void balance(comm_ps *ps)
+{
+  uint32_t t = ps->cfg.tensors;
+  g_autofree uint32_t *order = g_new(uint32_t, MAX(t, 1));
+  for (uint32_t i = 0; i < t; i++)
+    order[i] = i;
+  g_qsort_with_data(order, (gint)t, sizeof *order, cmp_tensor_desc, ps->tensor_bytes);
+  for (uint32_t i = 0; i < t; i++) {
+    uint32_t best = 0;
+    for (uint32_t k = 1; k < ps->servers; k++)
+      if (ps->shard_bytes[k] < ps->shard_bytes[best])
+        best = k;
+    ps->shard_of[order[i]] = best;
+    ps->shard_bytes[best] += ps->tensor_bytes[order[i]];
+  }
+}
+
+static gboolean place(comm_ps *ps, GError **error)
+{
+  const comm_topology *topo = ps->g->topo;
+  uint32_t nodes = comm_topology_nodes(topo), per = comm_topology_devices_per_node(topo);
+  uint32_t sockets = MAX(comm_topology_sockets(topo), 1);
+  uint32_t extra = MAX(comm_topology_extra_nodes(topo), 1);
+  for (uint32_t k = 0; k < ps->servers; k++) {
+    switch (ps->cfg.placement) {
+    case COMM_PS_CPU:
+      ps->server_ep[k] = comm_topology_host(topo, k % nodes, (k / nodes) % sockets);
+      break;
+    case COMM_PS_GPU:
+      ps->server_ep[k] = comm_topology_device(topo, (k % nodes) * per + (k / nodes) % per);
+      break;
+    case COMM_PS_COLOCATED:
+      ps->server_ep[k] = comm_topology_host(topo, k, 0);
+      break;
+    case COMM_PS_DEDICATED:
+      ps->server_ep[k] = comm_topology_host(topo, nodes + k % extra, (k / extra) % sockets);
+      break;
+    default:
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--ps-placement: unknown placement");
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_config *config,
+                     GError **error)
+{
+  g_return_val_if_fail(net != NULL && group != NULL && config != NULL, NULL);
+  const comm_topology *topo = group->topo;
+  uint32_t servers = config->servers;
+  if (config->placement == COMM_PS_COLOCATED) {
+    if (servers != 0 && servers != comm_topology_nodes(topo)) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "--ps-count: colocated servers are one per worker node (%u), not %u",
+                  comm_topology_nodes(topo), servers);
+      return NULL;
+    }
+    servers = comm_topology_nodes(topo);
+  }
+  if (servers == 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--ps-count: needs at least one server");
+    return NULL;
+  }
+  uint32_t extra = comm_topology_extra_nodes(topo);
+  if (config->placement == COMM_PS_DEDICATED && extra == 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "--ps-placement dedicated: the cluster has no extra nodes for the servers");
+    return NULL;
+  }
+  if (config->tensors > 0 && config->tensor_bytes == NULL) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "parameter server: no tensor sizes");
+    return NULL;
+  }
+  g_autoptr(comm_ps) ps = g_new0(comm_ps, 1);
+  ps->net = net;
+  ps->engine = comm_net_engine(net);
+  ps->g = group;
+  ps->cfg = *config;
+  ps->servers = servers;
+  ps->tensor_bytes = g_new0(uint64_t, MAX(config->tensors, 1));
+  if (config->tensors > 0)
+    memcpy(ps->tensor_bytes, config->tensor_bytes, config->tensors * sizeof(uint64_t));
+  ps->cfg.tensor_bytes = ps->tensor_bytes;
+  ps->shard_of = g_new0(uint32_t, MAX(config->tensors, 1));
+  ps->shard_bytes = g_new0(uint64_t, servers);
+  ps->server_ep = g_new0(comm_ep, servers);
+  ps->server_free = g_new0(sim_time_ps, servers);
+  ps->pushes = g_new0(uint32_t, MAX(config->tensors, 1));
+  ps->msgs = g_new(ps_msg, (gsize)group->n * MAX(config->tensors, 1));
+  for (uint32_t w = 0; w < group->n; w++)
+    for (uint32_t t = 0; t < config->tensors; t++)
+      ps->msgs[(gsize)w * config->tensors + t] = (ps_msg){NULL, w, t};
+  for (gsize i = 0; i < (gsize)group->n * config->tensors; i++)
+    ps->msgs[i].ps = ps;
+  balance(ps);
+  if (!place(ps, error))
+    return NULL;
+  return g_steal_pointer(&ps);
+}
+
+void comm_ps_free(comm_ps *ps)
+{
+  if (ps == NULL)
+    return;
+  g_free(ps->tensor_bytes);
+  g_free(ps->shard_of);
+  g_free(ps->shard_bytes);
+  g_free(ps->server_ep);
+  g_free(ps->server_free);
+  g_free(ps->pushes);
+  g_free(ps->msgs);
+  g_free(ps);
+}
+
+uint32_t comm_ps_servers(const comm_ps *ps)
+{
+  return ps->servers;
+}
+
+uint32_t comm_ps_shard_of(const comm_ps *ps, uint32_t tensor)
+{
+  g_return_val_if_fail(tensor < ps->cfg.tensors, 0);
+  return ps->shard_of[tensor];
+}
+
+uint64_t comm_ps_shard_bytes(const comm_ps *ps, uint32_t shard)
+{
+  g_return_val_if_fail(shard < ps->servers, 0);
+  return ps->shard_bytes[shard];
+}
+
+comm_ep comm_ps_server_endpoint(const comm_ps *ps, uint32_t shard)
+{
+  g_return_val_if_fail(shard < ps->servers, 0);
+  return ps->server_ep[shard];
+}
+
+void comm_ps_step_begin(comm_ps *ps, comm_ps_tensor_fn pulled, comm_done_fn done, void *user)
+{
+  g_return_if_fail(!ps->in_step);
+  ps->in_step = TRUE;
+  ps->pulled = pulled;
+  ps->done = done;
+  ps->user = user;
+  memset(ps->pushes, 0, MAX(ps->cfg.tensors, 1) * sizeof(uint32_t));
+  ps->pulls_left = (uint64_t)ps->g->n * ps->cfg.tensors;
+}
+
+static void on_pull_done(sim_engine *engine, void *user)
+{
+  ps_msg *msg = user;
+  comm_ps *ps = msg->ps;
+  if (ps->pulled)
+    ps->pulled(engine, msg->worker, msg->tensor, ps->user);
+  if (--ps->pulls_left == 0) {
+    ps->in_step = FALSE;
+    if (ps->done)
+      ps->done(engine, ps->user);
+  }
+}
+
+/* The shard has aggregated `tensor`: every worker pulls it. */
+static void on_aggregated(sim_engine *engine, void *data, uint64_t tensor)
+{
+  comm_ps *ps = data;
+  uint32_t t = (uint32_t)tensor, k = ps->shard_of[t];
+  for (uint32_t w = 0; w < ps->g->n; w++)
+    comm_net_send(ps->net, ps->server_ep[k], ps->g->eps[w], ps->tensor_bytes[t], on_pull_done,
+                  &ps->msgs[(gsize)w * ps->cfg.tensors + t]);
+}
+
+static void on_push_done(sim_engine *engine, void *user)
+{
+  ps_msg *msg = user;
+  comm_ps *ps = msg->ps;
+  uint32_t t = msg->tensor, k = ps->shard_of[t];
+  if (++ps->pushes[t] < ps->g->n)
+    return;
+  sim_time_ps now = sim_engine_now(engine);
+  sim_time_ps start = MAX(now, ps->server_free[k]);
+  uint64_t work = ps->tensor_bytes[t] * ps->g->n;
+  sim_time_ps end = sim_time_add_sat(start, coll__reduce_time(work, ps->cfg.server_reduce_Bps));
+  ps->server_free[k] = end;
+  sim_engine_schedule_at(engine, end, on_aggregated, ps, t);
+}
+
+void comm_ps_push(comm_ps *ps, uint32_t worker, uint32_t tensor)
+{
+  g_return_if_fail(ps->in_step && worker < ps->g->n && tensor < ps->cfg.tensors);
+  comm_net_send(ps->net, ps->g->eps[worker], ps->server_ep[ps->shard_of[tensor]],
+                ps->tensor_bytes[tensor], on_push_done,
+                &ps->msgs[(gsize)worker * ps->cfg.tensors + tensor]);
+}
+
+void comm_ps_push_all(comm_ps *ps)
+{
+  for (uint32_t t = 0; t < ps->cfg.tensors; t++)
+    for (uint32_t w = 0; w < ps->g->n; w++)
+      comm_ps_push(ps, w, t);
+}

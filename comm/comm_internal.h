@@ -1,0 +1,39 @@
+/* Internal interface of comm/: the topology's link classes and on-demand routing, shared by
+ * the topology builder, the network models and the tests. Not for use outside comm/. */
+#ifndef DTSIM_COMM_INTERNAL_H
+#define DTSIM_COMM_INTERNAL_H
+
+#include "comm_net.h"
+#include "util.h"
+
+/* Links come in a few classes (NVLink pair, PCIe, NIC, network); a directed link's bandwidth
+ * and latency are those of its class. */
+typedef struct {
+  double Bps;              /* usable bytes/s per direction (bandwidth * efficiency) */
+  sim_time_ps latency_ps;  /* one hop */
+  const char *kind;        /* "nvlink", "nvswitch", "pcie", "socket", "nic", "net" */
+} comm__link_class;
+
+comm_fabric *comm__fabric_from_group(const dt_ini *ini, const char *group, const char *name,
+                                     gboolean scope_required, gboolean inter_default,
+                                     GError **error);
+
+/* Longest route the topology can produce, in links: the size of the buffer comm__route needs. */
+uint32_t comm__route_max(const comm_topology *topo);
+/* Writes the directed link ids of the route from src to dst into out (room for
+ * comm__route_max links) and returns their number. Deterministic; allocates nothing. */
+uint32_t comm__route(const comm_topology *topo, comm_ep src, comm_ep dst, uint32_t *out);
+/* Directed link ids are 0 .. comm_topology_links() - 1. */
+const comm__link_class *comm__link_class_of(const comm_topology *topo, uint32_t dlink);
+/* Node (worker or extra) of a node-local endpoint. */
+uint32_t comm__ep_node(const comm_topology *topo, comm_ep ep);
+/* TRUE if dlink is the transmit direction of a NIC (NIC to network); gives its node and index. */
+gboolean comm__nic_uplink(const comm_topology *topo, uint32_t dlink, uint32_t *node,
+                          uint32_t *nic);
+uint32_t comm__nics_per_node(const comm_topology *topo);
+/* Total nodes, workers plus extra. */
+uint32_t comm__total_nodes(const comm_topology *topo);
+/* Local NIC index that traffic from ep to other nodes leaves through. */
+uint32_t comm__ep_nic(const comm_topology *topo, comm_ep ep);
+
+#endif

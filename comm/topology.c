@@ -1,0 +1,843 @@
+/* The cluster graph and its routing.
+ *
+ * Every node (worker or extra) has the same local graph: devices, host sockets, PCIe switches,
+ * an NVSwitch when the layout has one, and NICs, joined by full-duplex links. Shortest paths
+ * inside that graph are computed once per topology (a few dozen vertices), and every node
+ * reuses them by offsetting link ids. Between nodes the route follows the closed form of the
+ * inter-node topology, so nothing is stored per pair of ranks and memory is linear in nodes.
+ *
+ * Link ids: undirected link e joins vertices a and b; its directed link 2e runs a -> b and
+ * 2e + 1 runs b -> a. Undirected links are numbered node-local links first (node n's local
+ * link l is n * LL + l), then one link per NIC to the network (NIC side is a), then the links
+ * inside the network. */
+#include "comm_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef enum { NET_SWITCH, NET_FATTREE, NET_RING, NET_TORUS2D, NET_TORUS3D, NET_DRAGONFLY } net_kind;
+
+#define NO_VERTEX UINT32_MAX
+
+struct comm_topology {
+  comm_system *sys;        /* owned; intra / inter replaced by --intra / --inter */
+  char *kind_text;         /* topology as given */
+  uint32_t nodes, extra, total_nodes;
+  uint32_t G;              /* devices per node */
+  gboolean host_layout;    /* devices are the sockets */
+
+  /* Node-local vertices: [devices][sockets][PCIe switches][NVSwitch][NICs]. */
+  uint32_t V, sock_base, sw_base, nvs, nic_base;
+  uint32_t S, P, N;
+
+  /* Node-local undirected links. */
+  uint32_t LL;
+  GArray *la, *lb;         /* of uint32_t: endpoints */
+  GArray *lclass;          /* of uint8_t: class index */
+
+  /* Shortest local paths: for each ordered pair (u, v), path_len[u*V+v] directed local link
+   * ids starting at path_pool[path_off[u*V+v]]. */
+  uint32_t *path_off;
+  uint8_t *path_len;
+  GArray *path_pool;       /* of uint32_t */
+  uint32_t local_max;
+  uint32_t *nic_of;        /* per local vertex: local NIC index used to leave the node */
+
+  GArray *classes;         /* of comm__link_class */
+  uint8_t nic_class, net_class;
+
+  net_kind net;
+  uint32_t ft_down, ft_up, ft_leaves;      /* fat tree */
+  uint32_t dims[3], ndims;                 /* ring / torus */
+  uint32_t df_p, df_a, df_h, df_g;         /* dragonfly */
+  uint64_t base_nic, base_net, n_links;    /* undirected link counts */
+  uint32_t net_max;
+  uint32_t route_max;
+
+  char **names;            /* lazily filled endpoint names, per node vertex */
+};
+
+/* ---- Link classes ------------------------------------------------------------------------ */
+
+static uint8_t add_class(comm_topology *t, double GBps, double efficiency, double latency_ns,
+                         const char *kind)
+{
+  comm__link_class c = {GBps * 1e9 * efficiency, (sim_time_ps)llround(latency_ns * 1000.0), kind};
+  for (guint i = 0; i < t->classes->len; i++) {
+    comm__link_class *o = &g_array_index(t->classes, comm__link_class, i);
+    if (o->Bps == c.Bps && o->latency_ps == c.latency_ps && strcmp(o->kind, kind) == 0)
+      return (uint8_t)i;
+  }
+  g_assert(t->classes->len < 255);
+  g_array_append_val(t->classes, c);
+  return (uint8_t)(t->classes->len - 1);
+}
+
+static void add_local_link(comm_topology *t, uint32_t a, uint32_t b, uint8_t cls)
+{
+  g_array_append_val(t->la, a);
+  g_array_append_val(t->lb, b);
+  g_array_append_val(t->lclass, cls);
+  t->LL++;
+}
+
+/* ---- Node graph -------------------------------------------------------------------------- */
+
+/* The DGX-1 hybrid cube mesh: two fully connected quads plus i -- i+4. With six NVLink ports
+ * per GPU (V100) eight of the sixteen pairs carry two links; the wiring is the one NCCL's
+ * topology dump and `nvidia-smi topo -m` show on a DGX-1V. */
+static const struct {
+  uint8_t a, b, links_v100;
+} hybrid_cube[] = {
+    {0, 1, 1}, {0, 2, 1}, {0, 3, 2}, {1, 2, 2}, {1, 3, 1}, {2, 3, 2}, {4, 5, 1}, {4, 6, 1},
+    {4, 7, 2}, {5, 6, 2}, {5, 7, 1}, {6, 7, 2}, {0, 4, 2}, {1, 5, 2}, {2, 6, 1}, {3, 7, 1},
+};
+
+static gboolean system_error(const comm_system *s, const char *key, GError **error,
+                             const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static gboolean system_error(const comm_system *s, const char *key, GError **error,
+                             const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: [system] %s: %s", s->path, key, msg);
+  return FALSE;
+}
+
+static gboolean add_nvlink_pairs(comm_topology *t, GError **error)
+{
+  const comm_system *s = t->sys;
+  const comm_fabric *f = s->intra;
+  if (s->nvlink_pairs) {
+    g_auto(GStrv) items = g_strsplit(s->nvlink_pairs, ",", -1);
+    for (char **it = items; *it; it++) {
+      unsigned a, b, n = 1;
+      char tail;
+      char *item = g_strstrip(*it);
+      int got = sscanf(item, "%u-%u:%u%c", &a, &b, &n, &tail);
+      if (got != 3 && !(got == 2 && strchr(item, ':') == NULL))
+        return system_error(s, "nvlink_pairs", error, "'%s' is not A-B:N", item);
+      if (a >= t->G || b >= t->G || a == b || n == 0 || n > 64)
+        return system_error(s, "nvlink_pairs", error,
+                            "'%s' needs two different devices below %u and 1 to 64 links", item,
+                            t->G);
+      add_local_link(t, a, b, add_class(t, f->bandwidth_GBps * n, f->efficiency, f->latency_ns,
+                                        "nvlink"));
+    }
+    return TRUE;
+  }
+  if (t->G > 8)
+    return system_error(s, "devices_per_node", error,
+                        "the nvlink-hybrid-cube layout wires at most 8 devices, not %u", t->G);
+  for (gsize i = 0; i < G_N_ELEMENTS(hybrid_cube); i++) {
+    if (hybrid_cube[i].a >= t->G || hybrid_cube[i].b >= t->G)
+      continue;
+    uint32_t n = f->links_per_device >= 6 ? hybrid_cube[i].links_v100 : 1;
+    add_local_link(t, hybrid_cube[i].a, hybrid_cube[i].b,
+                   add_class(t, f->bandwidth_GBps * n, f->efficiency, f->latency_ns, "nvlink"));
+  }
+  return TRUE;
+}
+
+static gboolean build_node(comm_topology *t, GError **error)
+{
+  const comm_system *s = t->sys;
+  t->S = s->sockets;
+  t->P = s->sockets * s->pcie_switches_per_socket;
+  t->N = s->nics_per_node;
+  uint32_t dev_vertices = t->host_layout ? 0 : t->G;
+  t->sock_base = dev_vertices;
+  t->sw_base = t->sock_base + t->S;
+  gboolean nvswitch = strcmp(s->layout, "nvswitch") == 0;
+  t->nvs = nvswitch ? t->sw_base + t->P : NO_VERTEX;
+  t->nic_base = t->sw_base + t->P + (nvswitch ? 1 : 0);
+  t->V = t->nic_base + t->N;
+  if (t->V > 65535)
+    return system_error(s, "devices_per_node", error, "a node of %u vertices is too large", t->V);
+
+  /* Device-to-device fabric first, so that breadth-first search meets NVLink before PCIe
+   * among paths of equal length. */
+  if (strcmp(s->layout, "nvlink-hybrid-cube") == 0 || (s->nvlink_pairs && !nvswitch)) {
+    if (!add_nvlink_pairs(t, error))
+      return FALSE;
+  } else if (nvswitch) {
+    const comm_fabric *f = s->intra;
+    uint8_t c = add_class(t, f->bandwidth_GBps * f->links_per_device, f->efficiency,
+                          f->latency_ns, "nvswitch");
+    for (uint32_t d = 0; d < t->G; d++)
+      add_local_link(t, d, t->nvs, c);
+  }
+  const comm_fabric *pcie = s->pcie;
+  uint8_t pc = add_class(t, pcie->bandwidth_GBps, pcie->efficiency, pcie->latency_ns, "pcie");
+  /* Devices and NICs spread evenly and contiguously over the PCIe switches, or over the
+   * sockets when there are none. */
+  if (!t->host_layout)
+    for (uint32_t d = 0; d < t->G; d++) {
+      uint32_t up = t->P ? t->sw_base + (uint32_t)((uint64_t)d * t->P / t->G)
+                         : t->sock_base + (uint32_t)((uint64_t)d * t->S / t->G);
+      add_local_link(t, d, up, pc);
+    }
+  for (uint32_t w = 0; w < t->P; w++)
+    add_local_link(t, t->sw_base + w, t->sock_base + w / s->pcie_switches_per_socket, pc);
+  uint8_t sc = add_class(t, s->socket_link_GBps, 1.0, s->socket_link_latency_ns, "socket");
+  for (uint32_t a = 0; a < t->S; a++)
+    for (uint32_t b = a + 1; b < t->S; b++)
+      add_local_link(t, t->sock_base + a, t->sock_base + b, sc);
+  for (uint32_t k = 0; k < t->N; k++) {
+    uint32_t up = t->P ? t->sw_base + (uint32_t)((uint64_t)k * t->P / t->N)
+                       : t->sock_base + (uint32_t)((uint64_t)k * t->S / t->N);
+    add_local_link(t, t->nic_base + k, up, pc);
+  }
+  return TRUE;
+}
+
+static inline gboolean is_device_vertex(const comm_topology *t, uint32_t v)
+{
+  return !t->host_layout && v < t->G;
+}
+
+static inline gboolean is_nic_vertex(const comm_topology *t, uint32_t v)
+{
+  return v >= t->nic_base;
+}
+
+/* Breadth-first search from `src` over the local graph, in link order, so the paths are
+ * deterministic. Devices forward traffic only between two devices (NVLink forwarding as NCCL
+ * does it); NICs never forward. Fills dist (UINT32_MAX: unreachable) and pred (directed local
+ * link id that reached each vertex). */
+static void local_bfs(const comm_topology *t, const uint32_t *adj_off, const uint32_t *adj,
+                      uint32_t src, gboolean device_transit, uint32_t *dist, uint32_t *pred,
+                      uint32_t *queue)
+{
+  for (uint32_t v = 0; v < t->V; v++)
+    dist[v] = UINT32_MAX;
+  dist[src] = 0;
+  uint32_t head = 0, tail = 0;
+  queue[tail++] = src;
+  while (head < tail) {
+    uint32_t u = queue[head++];
+    if (u != src && (is_nic_vertex(t, u) || (is_device_vertex(t, u) && !device_transit)))
+      continue;
+    for (uint32_t i = adj_off[u]; i < adj_off[u + 1]; i++) {
+      uint32_t dl = adj[i];
+      uint32_t l = dl / 2;
+      uint32_t w = (dl & 1) ? g_array_index(t->la, uint32_t, l) : g_array_index(t->lb, uint32_t, l);
+      if (dist[w] != UINT32_MAX)
+        continue;
+      dist[w] = dist[u] + 1;
+      pred[w] = dl;
+      queue[tail++] = w;
+    }
+  }
+}
+
+static gboolean build_paths(comm_topology *t, GError **error)
+{
+  uint32_t V = t->V, LL = t->LL;
+  /* Adjacency in link order: directed local link ids leaving each vertex. */
+  g_autofree uint32_t *deg = g_new0(uint32_t, V + 1);
+  for (uint32_t l = 0; l < LL; l++) {
+    deg[g_array_index(t->la, uint32_t, l)]++;
+    deg[g_array_index(t->lb, uint32_t, l)]++;
+  }
+  g_autofree uint32_t *adj_off = g_new0(uint32_t, V + 1);
+  for (uint32_t v = 0; v < V; v++)
+    adj_off[v + 1] = adj_off[v] + deg[v];
+  g_autofree uint32_t *fill = g_memdup2(adj_off, sizeof(uint32_t) * (V + 1));
+  g_autofree uint32_t *adj = g_new(uint32_t, 2 * (size_t)LL + 1);
+  for (uint32_t l = 0; l < LL; l++) {
+    adj[fill[g_array_index(t->la, uint32_t, l)]++] = 2 * l;
+    adj[fill[g_array_index(t->lb, uint32_t, l)]++] = 2 * l + 1;
+  }
+
+  t->path_off = g_new(uint32_t, (size_t)V * V);
+  t->path_len = g_new0(uint8_t, (size_t)V * V);
+  t->nic_of = g_new(uint32_t, V);
+  g_autofree uint32_t *dist = g_new(uint32_t, V);
+  g_autofree uint32_t *pred = g_new(uint32_t, V);
+  g_autofree uint32_t *queue = g_new(uint32_t, V);
+  g_autofree uint32_t *rev = g_new(uint32_t, V);
+  for (uint32_t u = 0; u < V; u++) {
+    /* From a device, paths to other devices may forward through devices (pass 0); every
+     * other path may not (pass 1). */
+    gboolean udev = is_device_vertex(t, u);
+    for (int pass = udev ? 0 : 1; pass < 2; pass++) {
+      local_bfs(t, adj_off, adj, u, pass == 0, dist, pred, queue);
+      for (uint32_t v = 0; v < V; v++) {
+        if (udev && (pass == 0) != is_device_vertex(t, v))
+          continue;
+        size_t idx = (size_t)u * V + v;
+        t->path_off[idx] = t->path_pool->len;
+        if (v == u)
+          continue;
+        if (dist[v] == UINT32_MAX) {
+          t->path_off[idx] = UINT32_MAX;
+          continue;
+        }
+        if (dist[v] > 255)
+          return system_error(t->sys, "layout", error, "node graph too deep");
+        uint32_t n = 0;
+        for (uint32_t w = v; w != u;) {
+          uint32_t dl = pred[w];
+          rev[n++] = dl;
+          uint32_t l = dl / 2;
+          w = (dl & 1) ? g_array_index(t->lb, uint32_t, l) : g_array_index(t->la, uint32_t, l);
+        }
+        for (uint32_t i = 0; i < n; i++)
+          g_array_append_val(t->path_pool, rev[n - 1 - i]);
+        t->path_len[idx] = (uint8_t)n;
+        t->local_max = MAX(t->local_max, n);
+      }
+    }
+    /* Nearest NIC; ties go round-robin by the vertex's index so that, say, two GPUs on a
+     * PCIe switch with two NICs use one each. */
+    t->nic_of[u] = NO_VERTEX;
+    if (t->N > 0) {
+      local_bfs(t, adj_off, adj, u, FALSE, dist, pred, queue);
+      uint32_t best = UINT32_MAX, ties = 0;
+      for (uint32_t k = 0; k < t->N; k++) {
+        uint32_t d = dist[t->nic_base + k];
+        if (d < best) {
+          best = d;
+          ties = 1;
+        } else if (d == best && d != UINT32_MAX) {
+          ties++;
+        }
+      }
+      if (best != UINT32_MAX) {
+        uint32_t pick = u % ties;
+        for (uint32_t k = 0; k < t->N; k++)
+          if (dist[t->nic_base + k] == best && pick-- == 0) {
+            t->nic_of[u] = k;
+            break;
+          }
+      }
+    }
+  }
+  return TRUE;
+}
+
+/* Every device and socket must reach every other one and, when there are several nodes, a NIC. */
+static gboolean check_connected(const comm_topology *t, GError **error)
+{
+  uint32_t ends = t->sw_base; /* devices and sockets */
+  for (uint32_t u = 0; u < ends; u++) {
+    for (uint32_t v = 0; v < ends; v++)
+      if (u != v && t->path_off[(size_t)u * t->V + v] == UINT32_MAX)
+        return system_error(t->sys, "layout", error,
+                            "vertex %u of a node cannot reach vertex %u (disconnected node graph)",
+                            u, v);
+    if (t->total_nodes > 1 && t->nic_of[u] == NO_VERTEX)
+      return system_error(t->sys, "nics_per_node", error,
+                          "the cluster has %u nodes but a node has no NIC to reach them",
+                          t->total_nodes);
+  }
+  return TRUE;
+}
+
+/* ---- Inter-node topology -------------------------------------------------------------------- */
+
+static gboolean topo_error(GError **error, const char *text, const char *fmt, ...)
+    G_GNUC_PRINTF(3, 4);
+static gboolean topo_error(GError **error, const char *text, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--topology: '%s': %s", text, msg);
+  return FALSE;
+}
+
+/* The largest divisor of n not above n^(1/k), for the most nearly cubic factorisation. */
+static uint32_t divisor_near_root(uint32_t n, int k)
+{
+  uint32_t best = 1;
+  for (uint64_t d = 1;; d++) {
+    uint64_t p = k == 2 ? d * d : d * d * d;
+    if (p > n)
+      break;
+    if (n % d == 0)
+      best = (uint32_t)d;
+  }
+  return best;
+}
+
+static gboolean parse_dims(const char *text, const char *arg, uint32_t want, uint32_t *dims,
+                           uint32_t total, GError **error)
+{
+  g_auto(GStrv) parts = g_strsplit(arg, "x", -1);
+  if (g_strv_length(parts) != want)
+    return topo_error(error, text, "expected %u sizes joined by 'x'", want);
+  uint64_t prod = 1;
+  for (uint32_t i = 0; i < want; i++) {
+    int64_t v;
+    g_autoptr(GError) local = NULL;
+    if (!dt_parse_int64(parts[i], "--topology", 1, 1 << 20, &v, &local))
+      return topo_error(error, text, "'%s' is not a size", parts[i]);
+    dims[i] = (uint32_t)v;
+    prod *= (uint64_t)v;
+  }
+  if (prod != total)
+    return topo_error(error, text, "has %" G_GUINT64_FORMAT " routers but the cluster has %u nodes",
+                      prod, total);
+  return TRUE;
+}
+
+static gboolean build_network(comm_topology *t, GError **error)
+{
+  const char *text = t->kind_text;
+  g_auto(GStrv) parts = g_strsplit(text, ":", 2);
+  const char *name = parts[0];
+  const char *arg = parts[1];
+  const comm_fabric *inter = t->sys->inter;
+  uint32_t n = t->total_nodes;
+  uint64_t nics = (uint64_t)n * t->N;
+  t->base_nic = (uint64_t)n * t->LL;
+  t->base_net = t->base_nic + nics;
+  uint64_t net_links = 0;
+  if (strcmp(name, "switch") == 0) {
+    if (arg)
+      return topo_error(error, text, "switch takes no argument");
+    t->net = NET_SWITCH;
+    t->net_max = 0;
+  } else if (strcmp(name, "fat-tree") == 0) {
+    double over = 1.0;
+    if (arg) {
+      g_autoptr(GError) local = NULL;
+      if (!dt_parse_double(arg, "--topology", 1.0, 1000.0, &over, &local))
+        return topo_error(error, text, "oversubscription '%s' is not a number >= 1", arg);
+    }
+    uint32_t radix = inter->switch_radix;
+    uint32_t down = (uint32_t)floor(radix * over / (1.0 + over) + 1e-9);
+    if (down < 1 || down >= radix)
+      return topo_error(error, text,
+                        "oversubscription %g leaves no up or down port on a %u-port switch "
+                        "(switch_radix of %s)", over, radix, inter->path);
+    t->net = NET_FATTREE;
+    t->ft_down = down;
+    t->ft_up = radix - down;
+    t->ft_leaves = (uint32_t)((nics + down - 1) / down);
+    net_links = (uint64_t)t->ft_leaves * t->ft_up;
+    t->net_max = 2;
+  } else if (strcmp(name, "ring") == 0 || strcmp(name, "torus2d") == 0 ||
+             strcmp(name, "torus3d") == 0) {
+    uint32_t want = name[0] == 'r' ? 1 : (name[5] == '2' ? 2 : 3);
+    t->net = want == 1 ? NET_RING : (want == 2 ? NET_TORUS2D : NET_TORUS3D);
+    t->ndims = want;
+    if (want == 1) {
+      if (arg)
+        return topo_error(error, text, "ring takes no argument");
+      t->dims[0] = n;
+    } else if (arg) {
+      if (!parse_dims(text, arg, want, t->dims, n, error))
+        return FALSE;
+    } else if (want == 2) {
+      t->dims[1] = divisor_near_root(n, 2);
+      t->dims[0] = n / t->dims[1];
+    } else {
+      t->dims[2] = divisor_near_root(n, 3);
+      uint32_t rest = n / t->dims[2];
+      t->dims[1] = divisor_near_root(rest, 2);
+      t->dims[0] = rest / t->dims[1];
+    }
+    net_links = (uint64_t)n * t->ndims;
+    t->net_max = 0;
+    for (uint32_t d = 0; d < t->ndims; d++)
+      t->net_max += t->dims[d] / 2;
+  } else if (strcmp(name, "dragonfly") == 0) {
+    if (arg)
+      return topo_error(error, text, "dragonfly takes no argument");
+    /* Balanced dragonfly (Kim, Dally, Scott, Abts, ISCA 2008): a = 2p = 2h. */
+    uint32_t p = 1;
+    for (;; p++) {
+      uint32_t a = 2 * p;
+      uint32_t g = (n + a * p - 1) / (a * p);
+      if (g <= a * p + 1)
+        break;
+    }
+    t->net = NET_DRAGONFLY;
+    t->df_p = p;
+    t->df_a = 2 * p;
+    t->df_h = p;
+    t->df_g = (n + t->df_a * p - 1) / (t->df_a * p);
+    net_links = (uint64_t)t->df_g * t->df_a * (t->df_a - 1) / 2 +
+                (uint64_t)t->df_g * (t->df_g - 1) / 2;
+    t->net_max = 3;
+  } else {
+    return topo_error(error, text,
+                      "unknown topology (known: switch, fat-tree[:OVERSUB], ring, torus2d[:XxY], "
+                      "torus3d[:XxYxZ], dragonfly)");
+  }
+  t->n_links = t->base_net + net_links;
+  if (t->n_links * 2 >= UINT32_MAX)
+    return topo_error(error, text, "too many links (%" G_GUINT64_FORMAT ")", t->n_links);
+  double nic_GBps = inter->nic_bandwidth_GBps > 0 ? inter->nic_bandwidth_GBps
+                                                   : inter->bandwidth_GBps;
+  t->nic_class = add_class(t, nic_GBps, inter->efficiency, inter->latency_ns, "nic");
+  t->net_class = add_class(t, inter->bandwidth_GBps, inter->efficiency, inter->latency_ns, "net");
+  t->route_max = 2 * t->local_max + t->net_max + 2;
+  return TRUE;
+}
+
+/* ---- Building ------------------------------------------------------------------------------- */
+
+comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error)
+{
+  g_return_val_if_fail(spec != NULL, NULL);
+  if (spec->system == NULL || *spec->system == '\0') {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--system: a system preset is required");
+    return NULL;
+  }
+  if (spec->nodes < 1) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--nodes: must be at least 1");
+    return NULL;
+  }
+  if ((uint64_t)spec->nodes + spec->extra_nodes > (1u << 24)) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--nodes: %u nodes is more than supported (%u)",
+                spec->nodes + spec->extra_nodes, 1u << 24);
+    return NULL;
+  }
+  g_autoptr(comm_topology) t = g_new0(comm_topology, 1);
+  t->la = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  t->lb = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  t->lclass = g_array_new(FALSE, FALSE, sizeof(uint8_t));
+  t->path_pool = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  t->classes = g_array_new(FALSE, FALSE, sizeof(comm__link_class));
+  t->sys = comm_system_load(spec->system, "--system", error);
+  if (!t->sys)
+    return NULL;
+  comm_system *s = t->sys;
+  if (spec->intra) {
+    comm_fabric *f = comm_fabric_load(spec->intra, "--intra", error);
+    if (!f)
+      return NULL;
+    if (f->inter) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "--intra: '%s' is an inter-node network, not an intra-node fabric", spec->intra);
+      comm_fabric_free(f);
+      return NULL;
+    }
+    comm_fabric_free(s->intra);
+    s->intra = f;
+  }
+  if (spec->inter) {
+    comm_fabric *f = comm_fabric_load(spec->inter, "--inter", error);
+    if (!f)
+      return NULL;
+    if (!f->inter) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "--inter: '%s' is an intra-node fabric, not an inter-node network", spec->inter);
+      comm_fabric_free(f);
+      return NULL;
+    }
+    comm_fabric_free(s->inter);
+    s->inter = f;
+  }
+  t->nodes = spec->nodes;
+  t->extra = spec->extra_nodes;
+  t->total_nodes = spec->nodes + spec->extra_nodes;
+  t->G = spec->devices_per_node ? spec->devices_per_node : s->devices_per_node;
+  t->host_layout = strcmp(s->layout, "host") == 0;
+  if (t->G > 4096) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--devices-per-node: %u is more than 4096", t->G);
+    return NULL;
+  }
+  if (t->host_layout && t->G != s->sockets) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "--devices-per-node: %s makes each of its %u sockets a device, so it takes %u "
+                "devices per node, not %u", s->path, s->sockets, s->sockets, t->G);
+    return NULL;
+  }
+  if ((uint64_t)t->G * t->nodes > UINT32_MAX / 2) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--nodes: too many devices");
+    return NULL;
+  }
+  t->kind_text = g_strdup(spec->topology && *spec->topology ? spec->topology : s->topology);
+  if (!build_node(t, error) || !build_paths(t, error) || !check_connected(t, error) ||
+      !build_network(t, error))
+    return NULL;
+  return g_steal_pointer(&t);
+}
+
+void comm_topology_free(comm_topology *t)
+{
+  if (!t)
+    return;
+  if (t->names) {
+    for (uint64_t i = 0; i < (uint64_t)t->total_nodes * t->V; i++)
+      g_free(t->names[i]);
+    g_free(t->names);
+  }
+  comm_system_free(t->sys);
+  g_free(t->kind_text);
+  g_array_free(t->la, TRUE);
+  g_array_free(t->lb, TRUE);
+  g_array_free(t->lclass, TRUE);
+  g_array_free(t->path_pool, TRUE);
+  g_array_free(t->classes, TRUE);
+  g_free(t->path_off);
+  g_free(t->path_len);
+  g_free(t->nic_of);
+  g_free(t);
+}
+
+/* ---- Queries ------------------------------------------------------------------------------- */
+
+uint32_t comm_topology_nodes(const comm_topology *t) { return t->nodes; }
+uint32_t comm_topology_devices_per_node(const comm_topology *t) { return t->G; }
+uint32_t comm_topology_devices(const comm_topology *t) { return t->G * t->nodes; }
+uint32_t comm_topology_sockets(const comm_topology *t) { return t->S; }
+uint32_t comm_topology_extra_nodes(const comm_topology *t) { return t->extra; }
+const comm_system *comm_topology_system(const comm_topology *t) { return t->sys; }
+const char *comm_topology_device_kind(const comm_topology *t) { return t->sys->device; }
+const char *comm_topology_kind(const comm_topology *t) { return t->kind_text; }
+uint64_t comm_topology_links(const comm_topology *t) { return 2 * t->n_links; }
+uint32_t comm__route_max(const comm_topology *t) { return t->route_max; }
+uint32_t comm__nics_per_node(const comm_topology *t) { return t->N; }
+uint32_t comm__total_nodes(const comm_topology *t) { return t->total_nodes; }
+
+uint32_t comm_topology_node_of(const comm_topology *t, uint32_t rank)
+{
+  g_return_val_if_fail(rank < t->G * t->nodes, 0);
+  return rank / t->G;
+}
+
+comm_ep comm_topology_device(const comm_topology *t, uint32_t rank)
+{
+  g_return_val_if_fail(rank < t->G * t->nodes, 0);
+  uint32_t node = rank / t->G, local = rank % t->G;
+  return node * t->V + (t->host_layout ? t->sock_base + local : local);
+}
+
+comm_ep comm_topology_host(const comm_topology *t, uint32_t node, uint32_t socket)
+{
+  g_return_val_if_fail(node < t->total_nodes && socket < t->S, 0);
+  return node * t->V + t->sock_base + socket;
+}
+
+uint32_t comm__ep_node(const comm_topology *t, comm_ep ep) { return ep / t->V; }
+
+uint32_t comm__ep_nic(const comm_topology *t, comm_ep ep) { return t->nic_of[ep % t->V]; }
+
+const char *comm_topology_endpoint_name(const comm_topology *t, comm_ep ep)
+{
+  uint64_t count = (uint64_t)t->total_nodes * t->V;
+  g_return_val_if_fail(ep < count, "?");
+  comm_topology *mt = (comm_topology *)t; /* the name cache is filled lazily */
+  if (!mt->names)
+    mt->names = g_new0(char *, count);
+  if (!mt->names[ep]) {
+    uint32_t node = ep / t->V, v = ep % t->V;
+    const char *prefix = node < t->nodes ? "node" : "extra";
+    uint32_t idx = node < t->nodes ? node : node - t->nodes;
+    if (is_device_vertex(t, v))
+      mt->names[ep] = g_strdup_printf("%s%u/dev%u", prefix, idx, v);
+    else if (v < t->sw_base)
+      mt->names[ep] = g_strdup_printf("%s%u/cpu%u", prefix, idx, v - t->sock_base);
+    else if (v < t->sw_base + t->P)
+      mt->names[ep] = g_strdup_printf("%s%u/pcie%u", prefix, idx, v - t->sw_base);
+    else if (v == t->nvs)
+      mt->names[ep] = g_strdup_printf("%s%u/nvswitch", prefix, idx);
+    else
+      mt->names[ep] = g_strdup_printf("%s%u/nic%u", prefix, idx, v - t->nic_base);
+  }
+  return mt->names[ep];
+}
+
+const comm__link_class *comm__link_class_of(const comm_topology *t, uint32_t dlink)
+{
+  uint64_t e = dlink / 2;
+  uint8_t c;
+  if (e < t->base_nic)
+    c = g_array_index(t->lclass, uint8_t, e % t->LL);
+  else if (e < t->base_net)
+    c = t->nic_class;
+  else
+    c = t->net_class;
+  return &g_array_index(t->classes, comm__link_class, c);
+}
+
+gboolean comm__nic_uplink(const comm_topology *t, uint32_t dlink, uint32_t *node, uint32_t *nic)
+{
+  uint64_t e = dlink / 2;
+  if ((dlink & 1) || e < t->base_nic || e >= t->base_net)
+    return FALSE;
+  uint64_t k = e - t->base_nic;
+  *node = (uint32_t)(k / t->N);
+  *nic = (uint32_t)(k % t->N);
+  return TRUE;
+}
+
+/* ---- Routing ------------------------------------------------------------------------------- */
+
+static inline uint32_t local_path(const comm_topology *t, uint32_t node, uint32_t u, uint32_t v,
+                                  uint32_t *out)
+{
+  size_t idx = (size_t)u * t->V + v;
+  uint32_t n = t->path_len[idx];
+  if (n == 0)
+    return 0;
+  const uint32_t *p = &g_array_index(t->path_pool, uint32_t, t->path_off[idx]);
+  uint32_t base = 2 * node * t->LL;
+  for (uint32_t i = 0; i < n; i++)
+    out[i] = base + p[i];
+  return n;
+}
+
+/* Directed link from a to b over undirected link e whose `a` side is `from_a`. */
+static inline uint32_t dir(uint64_t e, gboolean from_a) { return (uint32_t)(2 * e + (from_a ? 0 : 1)); }
+
+/* Moves along one dimension of a ring or torus of routers (a router per node); returns hops. */
+static uint32_t torus_dim(const comm_topology *t, uint32_t *r, uint32_t d, uint32_t stride,
+                          uint32_t to, uint32_t *out)
+{
+  uint32_t size = t->dims[d];
+  uint32_t from = (*r / stride) % size;
+  uint32_t fwd = (to + size - from) % size;
+  uint32_t n = 0;
+  if (fwd == 0)
+    return 0;
+  gboolean up = fwd <= size - fwd;
+  uint32_t steps = up ? fwd : size - fwd;
+  uint32_t c = from;
+  uint32_t rest = *r - from * stride;
+  for (uint32_t s = 0; s < steps; s++) {
+    if (up) {
+      out[n++] = dir(t->base_net + (uint64_t)(rest + c * stride) * t->ndims + d, TRUE);
+      c = (c + 1) % size;
+    } else {
+      uint32_t prev = (c + size - 1) % size;
+      out[n++] = dir(t->base_net + (uint64_t)(rest + prev * stride) * t->ndims + d, FALSE);
+      c = prev;
+    }
+  }
+  *r = rest + c * stride;
+  return n;
+}
+
+static inline uint64_t pair_index(uint32_t i, uint32_t j, uint32_t n)
+{
+  /* i < j < n: index of (i, j) among the n(n-1)/2 unordered pairs. */
+  return (uint64_t)i * n - (uint64_t)i * (i + 1) / 2 + (j - i - 1);
+}
+
+/* The router of group `g` that holds its global link to group `other`. */
+static inline uint32_t df_gateway(const comm_topology *t, uint32_t g, uint32_t other)
+{
+  uint32_t slot = (other + t->df_g - g - 1) % t->df_g;
+  return g * t->df_a + slot / t->df_h;
+}
+
+static uint32_t df_local(const comm_topology *t, uint32_t ra, uint32_t rb, uint32_t *out)
+{
+  if (ra == rb)
+    return 0;
+  uint32_t g = ra / t->df_a, i = ra % t->df_a, j = rb % t->df_a;
+  uint64_t base = t->base_net + (uint64_t)g * t->df_a * (t->df_a - 1) / 2;
+  out[0] = i < j ? dir(base + pair_index(i, j, t->df_a), TRUE)
+                 : dir(base + pair_index(j, i, t->df_a), FALSE);
+  return 1;
+}
+
+/* Links between the NICs with global indices x and y (x != y), excluding the NIC links. */
+static uint32_t net_path(const comm_topology *t, uint32_t x, uint32_t y, uint32_t *out)
+{
+  switch (t->net) {
+  case NET_SWITCH:
+    return 0;
+  case NET_FATTREE: {
+    uint32_t lx = x / t->ft_down, ly = y / t->ft_down;
+    if (lx == ly)
+      return 0;
+    /* Destination-mod-k: the up port (and spine) is chosen by the destination. */
+    uint32_t spine = y % t->ft_up;
+    out[0] = dir(t->base_net + (uint64_t)lx * t->ft_up + spine, TRUE);
+    out[1] = dir(t->base_net + (uint64_t)ly * t->ft_up + spine, FALSE);
+    return 2;
+  }
+  case NET_RING:
+  case NET_TORUS2D:
+  case NET_TORUS3D: {
+    uint32_t r = x / t->N, to = y / t->N;
+    uint32_t n = 0, stride = 1;
+    for (uint32_t d = 0; d < t->ndims; d++) {
+      n += torus_dim(t, &r, d, stride, (to / stride) % t->dims[d], out + n);
+      stride *= t->dims[d];
+    }
+    return n;
+  }
+  case NET_DRAGONFLY: {
+    uint32_t rs = (x / t->N) / t->df_p, rd = (y / t->N) / t->df_p;
+    uint32_t gs = rs / t->df_a, gd = rd / t->df_a;
+    if (gs == gd)
+      return df_local(t, rs, rd, out);
+    uint32_t ga = df_gateway(t, gs, gd), gb = df_gateway(t, gd, gs);
+    uint32_t n = df_local(t, rs, ga, out);
+    uint64_t gbase = t->base_net + (uint64_t)t->df_g * t->df_a * (t->df_a - 1) / 2;
+    out[n++] = gs < gd ? dir(gbase + pair_index(gs, gd, t->df_g), TRUE)
+                       : dir(gbase + pair_index(gd, gs, t->df_g), FALSE);
+    n += df_local(t, gb, rd, out + n);
+    return n;
+  }
+  }
+  return 0;
+}
+
+uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t *out)
+{
+  uint32_t ns = src / t->V, nd = dst / t->V;
+  uint32_t us = src % t->V, ud = dst % t->V;
+  if (ns == nd)
+    return src == dst ? 0 : local_path(t, ns, us, ud, out);
+  uint32_t ks = t->nic_of[us], kd = t->nic_of[ud];
+  uint32_t n = local_path(t, ns, us, t->nic_base + ks, out);
+  uint32_t x = ns * t->N + ks, y = nd * t->N + kd;
+  out[n++] = dir(t->base_nic + x, TRUE);
+  n += net_path(t, x, y, out + n);
+  out[n++] = dir(t->base_nic + y, FALSE);
+  n += local_path(t, nd, t->nic_base + kd, ud, out + n);
+  return n;
+}
+
+uint32_t comm_topology_hops(const comm_topology *t, comm_ep src, comm_ep dst)
+{
+  g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
+  return comm__route(t, src, dst, buf);
+}
+
+double comm_topology_route_Bps(const comm_topology *t, comm_ep src, comm_ep dst)
+{
+  g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
+  uint32_t n = comm__route(t, src, dst, buf);
+  double bw = 0.0;
+  for (uint32_t i = 0; i < n; i++) {
+    double b = comm__link_class_of(t, buf[i])->Bps;
+    if (i == 0 || b < bw)
+      bw = b;
+  }
+  return bw;
+}
+
+sim_time_ps comm_topology_route_latency(const comm_topology *t, comm_ep src, comm_ep dst)
+{
+  g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
+  uint32_t n = comm__route(t, src, dst, buf);
+  sim_time_ps lat = 0;
+  for (uint32_t i = 0; i < n; i++)
+    lat = sim_time_add_sat(lat, comm__link_class_of(t, buf[i])->latency_ps);
+  return lat;
+}
+
+sim_time_ps comm_topology_p2p_time(const comm_topology *t, comm_ep src, comm_ep dst,
+                                   uint64_t bytes)
+{
+  if (src == dst)
+    return 0;
+  sim_time_ps lat = comm_topology_route_latency(t, src, dst);
+  if (bytes == 0)
+    return lat;
+  return sim_time_add_sat(lat, sim_time_for_work((double)bytes, comm_topology_route_Bps(t, src, dst)));
+}

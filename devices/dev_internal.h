@@ -1,0 +1,148 @@
+/* Internal interface of devices/: the device struct, the model table, the parameter table the
+ * loader and the calibration share, and the per-model timing functions. Not installed; tests
+ * include it to reach the dev__ functions. */
+#ifndef DTSIM_DEV_INTERNAL_H
+#define DTSIM_DEV_INTERNAL_H
+
+#include "devices.h"
+#include "util.h"
+
+/* A registered device model: what every model needs and nothing more. */
+struct dev_model {
+  const char *name;
+  const char *description;
+  /* Validates the loaded parameters and derives cached rates; may read the INI files for
+   * model-specific keys (`base` always, `overlay` may be NULL). */
+  gboolean (*prepare)(dev_device *dev, const dt_ini *base, const dt_ini *overlay,
+                      GError **error);
+  /* Seconds of one op on `threads` hardware threads (already clamped to 1..hw_threads). */
+  double (*op_seconds)(const dev_device *dev, const wl_op_cost *op, unsigned threads);
+};
+
+extern const dev_model dev__model_gpu;
+extern const dev_model dev__model_phi_spec;
+extern const dev_model dev__model_phi_measured;
+extern const dev_model dev__model_cpu;
+
+typedef enum { DEV_WINOGRAD_OFF, DEV_WINOGRAD_NONFUSED, DEV_WINOGRAD_FUSED } dev_winograd;
+
+/* Most threads per core a many-core model describes. */
+#define DEV_MAX_TPC 8
+/* Most points of a measured contention table. */
+#define DEV_MAX_CONTENTION 16
+
+/* Scalar model parameters read from [group] key, all doubles, listed in dev__params. The
+ * calibration fits a subset of these by name ("efficiency.conv"). */
+typedef struct {
+  /* [device] datasheet numbers */
+  double peak_tflops_fp32;         /* vector fp32 FLOP/s / 1e12 (GPUs; derived for Phi/CPU) */
+  double peak_tflops_fp16;         /* vector (non-tensor) fp16 rate; 0: same as fp32 */
+  double peak_tflops_fp16_tensor;  /* tensor cores fp16 (dense); 0: none */
+  double peak_tflops_bf16_tensor;  /* tensor cores bf16 (dense); 0: none */
+  double peak_tflops_tf32_tensor;  /* tensor cores tf32 (dense); 0: none */
+  double memory_bandwidth_GBps;    /* peak DRAM/HBM bandwidth, 1e9 bytes/s */
+  double sms;                      /* GPU streaming multiprocessors */
+  double cores;                    /* Phi cores */
+  double threads_per_core;         /* Phi hardware threads per core */
+  double clock_mhz;                /* boost clock (GPU) or base clock (Phi/CPU) */
+  double vector_bits;              /* Phi/CPU SIMD width */
+  double fma_units;                /* Phi/CPU vector FMA units per core */
+  double per_core_bandwidth_GBps;  /* Phi/CPU bandwidth one core can draw */
+  double fp32_issue_fraction;      /* GPU: fp32 throughput an SM sustains without dual issue */
+  /* [efficiency] fractions of peak; fitted by calibration */
+  double eff_conv;       /* implicit-GEMM / direct convolution main loop, fraction of peak */
+  double eff_gemm;       /* dense GEMM (fully connected) main loop */
+  double eff_tensor;     /* tensor-core GEMM/conv main loop (fraction of tensor peak) */
+  double eff_other;      /* compute-side efficiency of non-GEMM kernels */
+  double eff_memory;     /* streaming bandwidth, fraction of peak */
+  double k_overhead;     /* GEMM k-loop prologue/epilogue cost, in units of k elements */
+  /* [software] the stack that runs on the device */
+  double kernel_launch_us;     /* per kernel (op) launch and framework dispatch */
+  double framework_step_us;    /* per-iteration framework overhead (session run, sync) */
+  double winograd_traffic;     /* non-fused Winograd: transform traffic / op bytes */
+  double sync_us;              /* Phi/CPU fork-join barrier per op at 2 threads */
+  /* [host_link] */
+  double link_bandwidth_GBps;  /* usable host<->device bandwidth, 1e9 bytes/s */
+  double link_latency_us;
+  double nvlink_peer_GBps;
+  double pcie_gen;
+  double link_lanes;
+} dev_params;
+
+typedef struct {
+  const char *group;
+  const char *key;
+  gsize offset;        /* offsetof(dev_params, field) */
+  double min, max;
+  gboolean fittable;   /* the calibration may fit it */
+  const char *unit;    /* what one unit is, for documentation and messages */
+} dev_param_info;
+
+/* The scalar parameter table (NULL-key terminated), and lookup by "group.key". */
+extern const dev_param_info dev__params[];
+const dev_param_info *dev__param_find(const char *group_dot_key);
+double dev__param_get(const dev_device *dev, const dev_param_info *p);
+void dev__param_set(dev_device *dev, const dev_param_info *p, double value);
+
+struct dev_device {
+  char *name;
+  char *title;
+  char *path;           /* the INI it came from */
+  char *overlay_path;   /* NULL without calibration */
+  char *link_text;
+  const dev_model *model;
+  dev_params prm;
+  uint64_t memory_bytes;
+  uint64_t l2_bytes;
+  dev_host_link link;
+  dev_winograd winograd;
+  /* Many-core: issue capacity of one core with 1..DEV_MAX_TPC threads (fraction of the core's
+   * peak), and the measured memory-contention table. */
+  double issue[DEV_MAX_TPC + 1];
+  unsigned n_contention;
+  double contention_threads[DEV_MAX_CONTENTION];
+  double contention_ps_per_byte[DEV_MAX_CONTENTION];
+  double single_thread_gflops[WL_OP_KIND_COUNT];  /* measured model: one thread's rate */
+  char *topology;       /* CPU: hwloc synthetic description or "host" */
+  unsigned packages;    /* CPU sockets */
+  /* Derived by prepare(): cached so op timing is arithmetic only. */
+  double peak_flops[WL_PREC_COUNT];     /* FLOP/s of GEMM-like ops at each precision */
+  double vector_flops[WL_PREC_COUNT];   /* FLOP/s of non-GEMM ops at each precision */
+  double stream_Bps;                    /* bandwidth x efficiency */
+  double launch_s;
+  unsigned hw_threads;
+  unsigned units;
+};
+
+/* Reloads derived values after parameters changed (calibration). */
+gboolean dev__prepare(dev_device *dev, GError **error);
+/* A deep copy (calibration mutates copies). */
+dev_device *dev__device_copy(const dev_device *dev);
+
+/* GPU pieces, exposed for tests. */
+/* Fraction of the device's GEMM throughput a GEMM of m x n x k (times `batch` independent
+ * GEMMs) reaches through tile and wave quantization over `sms` SMs; includes the k-loop
+ * overhead k / (k + k_overhead). In (0, 1]. */
+double dev__gemm_fill(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, unsigned sms,
+                      double k_overhead);
+/* Seconds of that GEMM (or batch of GEMMs) at `flops_per_s` (peak x efficiency) for the
+ * whole device: the best tile size and k split; equal for shapes that pad to the same tiles. */
+double dev__gemm_seconds(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, unsigned sms,
+                         double k_overhead, double flops_per_s);
+/* Roofline: max of compute and memory seconds. */
+double dev__roofline_s(double flops, double flops_per_s, double bytes, double bytes_per_s);
+
+/* Many-core pieces. Total issue capacity (in cores' worth of peak) of `threads` threads spread
+ * evenly over `cores` cores with at most `tpc` per core. */
+double dev__issue_capacity(const dev_device *dev, unsigned threads);
+/* Linear interpolation of the contention table at `threads`. */
+double dev__contention_ps_per_byte(const dev_device *dev, unsigned threads);
+
+/* The three ops of one convolution layer (forward, backward-data, backward-weights) from its
+ * shape, as the implicit-GEMM formulation counts them (used for DeepBench kernel rows).
+ * Activations are NHWC/NCHW-agnostic element counts times `elem_bytes`. */
+void dev__conv_ops(unsigned n, unsigned h, unsigned w, unsigned c, unsigned k, unsigned r,
+                   unsigned s, unsigned pad, unsigned stride, wl_precision prec,
+                   wl_op_cost out[3]);
+
+#endif

@@ -1,0 +1,232 @@
+/* The GPU model: per op, a roofline of compute and memory time, where the compute rate is the
+ * peak of the precision's path (fp32 vector, tf32/fp16/bf16 tensor cores) times an efficiency
+ * that depends on the op kind and on how well the op fills the device:
+ *
+ *   - tile and wave quantization over SMs (as Habitat models it): a GEMM of m x n is cut into
+ *     output tiles; tiles run in waves of (SMs x tiles per SM); the last wave is partly empty.
+ *     The library picks the tile size (and a split of k for short-and-wide GEMMs) that runs
+ *     fastest, so the model takes the best of a few candidates;
+ *   - the k-loop overhead of each tile: a tile's time is proportional to k + k_overhead;
+ *   - for 3x3 stride-1 fp32 convolutions, Winograd F(4x4, 3x3) as cuDNN runs it: 36 batched
+ *     GEMMs doing 1/4 of the direct multiplies, with the tile transforms either fused into the
+ *     GEMM or run as separate memory-bound kernels (library generation, [software] winograd).
+ *     The framework autotunes the algorithm, so the faster of direct and Winograd is taken;
+ *   - a per-kernel launch overhead.
+ * Host work per iteration (input copy over the host link, framework step) is in device.c.
+ * Nothing here depends on which network the op belongs to. */
+#include "dev_internal.h"
+
+#include <math.h>
+
+double dev__roofline_s(double flops, double flops_per_s, double bytes, double bytes_per_s)
+{
+  double tc = flops > 0 ? flops / flops_per_s : 0;
+  double tm = bytes > 0 ? bytes / bytes_per_s : 0;
+  return tc > tm ? tc : tm;
+}
+
+/* Output tile shapes a GEMM library chooses among, with the main-loop efficiency of each
+ * relative to the largest (smaller tiles reuse operands less: a 128x128 tile does 64 FMAs per
+ * pair of loaded elements, a 32x32 tile 16). An SM holds (128*128)/(tm*tn) tiles at once. */
+static const struct {
+  unsigned tm, tn;
+  double rel;
+} tiles[] = {
+    {128, 128, 1.00}, {128, 64, 0.94}, {64, 64, 0.85}, {64, 32, 0.72}, {32, 32, 0.55},
+};
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+double dev__gemm_seconds(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, unsigned sms,
+                         double k_overhead, double flops_per_s)
+{
+  if (m == 0 || n == 0 || k == 0 || batch == 0 || sms == 0)
+    return 0;
+  double best = INFINITY;
+  for (gsize i = 0; i < G_N_ELEMENTS(tiles); i++) {
+    uint64_t tm = tiles[i].tm, tn = tiles[i].tn;
+    uint64_t per_sm = (128 * 128) / (tm * tn);
+    uint64_t slots = (uint64_t)sms * per_sm;
+    uint64_t ntiles = ceil_div(m, tm) * ceil_div(n, tn) * batch;
+    /* Each slot runs at flops_per_s x rel / slots; a tile of a k-slice of length kk costs
+     * 2 tm tn (kk + k_overhead) FLOPs of slot time; tiles run in waves over all slots. k is
+     * split (partial sums added by a small reduction) when that runs faster; the candidate
+     * splits are the powers of two up to the number of slots, the same set for every shape,
+     * so the best time never drops when m, n or k grows. m, n enter only through the tile
+     * count: GEMMs that pad to the same tiles take the same time. */
+    for (uint64_t split = 1; split <= slots; split *= 2) {
+      uint64_t waves = ceil_div(ntiles * split, slots);
+      double kk = (double)k / (double)split;
+      double t = (double)waves * 2.0 * (double)(tm * tn) * (kk + k_overhead) * (double)slots /
+                 (flops_per_s * tiles[i].rel);
+      if (t < best)
+        best = t;
+    }
+  }
+  return best;
+}
+
+double dev__gemm_fill(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, unsigned sms,
+                      double k_overhead)
+{
+  if (m == 0 || n == 0 || k == 0 || batch == 0 || sms == 0)
+    return 1.0;
+  double useful = 2.0 * (double)m * (double)n * (double)k * (double)batch;
+  return useful / dev__gemm_seconds(m, n, k, batch, sms, k_overhead, 1.0);
+}
+
+/* The compute path of a GEMM-like op at this precision: peak FLOP/s, main-loop efficiency, and
+ * whether it runs on tensor cores. Tensor cores need dimensions that are multiples of 8 (fp16,
+ * bf16) or 4 (tf32); otherwise the library falls back to the vector path. */
+static void gemm_path(const dev_device *dev, const wl_op_cost *op, double *peak, double *eff,
+                      gboolean *tensor)
+{
+  wl_precision p = op->precision == WL_PREC_AMP ? WL_PREC_FP16 : op->precision;
+  double tensor_peak = 0;
+  unsigned align = 8;
+  switch (p) {
+  case WL_PREC_FP16: tensor_peak = dev->prm.peak_tflops_fp16_tensor * 1e12; break;
+  case WL_PREC_BF16: tensor_peak = dev->prm.peak_tflops_bf16_tensor * 1e12; break;
+  case WL_PREC_TF32: tensor_peak = dev->prm.peak_tflops_tf32_tensor * 1e12; align = 4; break;
+  default: break;
+  }
+  gboolean aligned = (op->gemm_n % align == 0) && (op->gemm_k % align == 0);
+  if (tensor_peak > 0 && aligned) {
+    *peak = tensor_peak;
+    *eff = dev->prm.eff_tensor;
+    *tensor = TRUE;
+    return;
+  }
+  *peak = dev->vector_flops[p];
+  *eff = op->kind == WL_OP_CONV ? dev->prm.eff_conv : dev->prm.eff_gemm;
+  *tensor = FALSE;
+}
+
+static double bytes_of(const wl_op_cost *op)
+{
+  return (double)op->bytes_read + (double)op->bytes_written;
+}
+
+/* Winograd F(4x4, 3x3): for forward and backward-data the spatial GEMM dimension (m) becomes
+ * the number of 4x4 output tiles (m / 16) and the reduction (k = channels x 9) loses its 3x3
+ * factor; backward-weights reduces over tiles (k / 16) for a K x C filter (n / 9). 36 such
+ * GEMMs (one per point of the 6x6 transformed tile) do 36 / (16 x 9) = 1/4 of the direct
+ * multiplies. */
+static double winograd_s(const dev_device *dev, const wl_op_cost *op, double peak, double eff)
+{
+  uint64_t m = op->gemm_m, n = op->gemm_n, k = op->gemm_k;
+  if (op->pass == WL_PASS_BACKWARD_WEIGHTS) {
+    n = n / 9;
+    k = ceil_div(k, 16);
+  } else {
+    m = ceil_div(m, 16);
+    k = k / 9;
+  }
+  if (m == 0 || n == 0 || k == 0)
+    return INFINITY;
+  uint64_t batch = 36 * (op->gemm_batch ? op->gemm_batch : 1);
+  double tc = dev__gemm_seconds(m, n, k, batch, dev->units, dev->prm.k_overhead, peak * eff);
+  double tm = bytes_of(op) / dev->stream_Bps;
+  if (dev->winograd == DEV_WINOGRAD_FUSED)
+    return tc > tm ? tc : tm;
+  /* Separate transform kernels stream the transformed tiles (2.25x the tensors they come
+   * from) through memory before and after the GEMMs. */
+  return tc + tm * dev->prm.winograd_traffic;
+}
+
+static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsigned threads)
+{
+  double bytes = bytes_of(op);
+  double t;
+  gboolean gemm_like = (op->kind == WL_OP_CONV || op->kind == WL_OP_GEMM) && op->gemm_m &&
+                       op->gemm_n && op->gemm_k;
+  if (gemm_like) {
+    double peak, eff;
+    gboolean tensor;
+    gemm_path(dev, op, &peak, &eff, &tensor);
+    uint64_t batch = op->gemm_batch ? op->gemm_batch : 1;
+    double rate = peak * eff;
+    double tc = dev__gemm_seconds(op->gemm_m, op->gemm_n, op->gemm_k, batch, dev->units,
+                                  dev->prm.k_overhead, rate);
+    /* FLOPs beyond the GEMM's (a bias, the edges of a padded convolution) at the same rate;
+     * FLOPs the GEMM over-counts (padding taps skipped by backward-data) are not refunded. */
+    double gemm_flops = 2.0 * (double)op->gemm_m * (double)op->gemm_n * (double)op->gemm_k *
+                        (double)batch;
+    if ((double)op->flops > gemm_flops)
+      tc += ((double)op->flops - gemm_flops) / rate;
+    double tm = bytes / dev->stream_Bps;
+    t = tc > tm ? tc : tm;
+    if (op->kind == WL_OP_CONV && !tensor && dev->winograd != DEV_WINOGRAD_OFF &&
+        op->kernel_h == 3 && op->kernel_w == 3 && op->stride == 1 &&
+        (op->precision == WL_PREC_FP32 || op->precision == WL_PREC_FP16 ||
+         op->precision == WL_PREC_AMP)) {
+      double tw = winograd_s(dev, op, peak, eff);
+      if (tw < t)
+        t = tw;
+    }
+  } else {
+    /* Non-GEMM kernels stream their tensors; their arithmetic runs on the vector units. */
+    wl_precision p = op->precision == WL_PREC_AMP ? WL_PREC_FP32 : op->precision;
+    t = dev__roofline_s((double)op->flops, dev->vector_flops[p] * dev->prm.eff_other, bytes,
+                        dev->stream_Bps);
+  }
+  return t + dev->launch_s;
+}
+
+static gboolean need(const dev_device *dev, const dt_ini *base, double value, const char *key,
+                     GError **error)
+{
+  if (value > 0)
+    return TRUE;
+  if (base)
+    return dt_ini_error(base, "device", key, error, "missing required key for model %s",
+                        dev->model->name);
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: [device] %s: missing for model %s", dev->path,
+              key, dev->model->name);
+  return FALSE;
+}
+
+static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *overlay,
+                            GError **error)
+{
+  const dev_params *p = &dev->prm;
+  if (!need(dev, base, p->peak_tflops_fp32, "peak_tflops_fp32", error) ||
+      !need(dev, base, p->memory_bandwidth_GBps, "memory_bandwidth_GBps", error) ||
+      !need(dev, base, p->sms, "sms", error) ||
+      !need(dev, base, p->clock_mhz, "clock_mhz", error) ||
+      !need(dev, base, (double)dev->memory_bytes, "memory_bytes", error))
+    return FALSE;
+  dev->units = (unsigned)p->sms;
+  dev->hw_threads = dev->units;
+  dev->stream_Bps = p->memory_bandwidth_GBps * 1e9 * p->eff_memory;
+  dev->launch_s = p->kernel_launch_us * 1e-6;
+  double fp32 = p->peak_tflops_fp32 * 1e12;
+  double fp16 = p->peak_tflops_fp16 > 0 ? p->peak_tflops_fp16 * 1e12 : fp32;
+  /* Vector (non-tensor) rates a kernel can sustain: the datasheet peak times the fraction the
+   * SM's schedulers can issue (Kepler needs dual issue to fill its lanes). tf32 and bf16 math
+   * without tensor cores runs at the fp32 rate. */
+  double sustained32 = fp32 * p->fp32_issue_fraction;
+  double sustained16 = fp16 * p->fp32_issue_fraction;
+  dev->vector_flops[WL_PREC_FP32] = sustained32;
+  dev->vector_flops[WL_PREC_TF32] = sustained32;
+  dev->vector_flops[WL_PREC_FP16] = sustained16;
+  dev->vector_flops[WL_PREC_BF16] = sustained32;
+  dev->vector_flops[WL_PREC_AMP] = sustained16;
+  dev->peak_flops[WL_PREC_FP32] = fp32;
+  dev->peak_flops[WL_PREC_TF32] =
+      p->peak_tflops_tf32_tensor > 0 ? p->peak_tflops_tf32_tensor * 1e12 : fp32;
+  dev->peak_flops[WL_PREC_FP16] =
+      p->peak_tflops_fp16_tensor > 0 ? p->peak_tflops_fp16_tensor * 1e12 : fp16;
+  dev->peak_flops[WL_PREC_BF16] =
+      p->peak_tflops_bf16_tensor > 0 ? p->peak_tflops_bf16_tensor * 1e12 : fp32;
+  dev->peak_flops[WL_PREC_AMP] = dev->peak_flops[WL_PREC_FP16];
+  return TRUE;
+}
+
+const dev_model dev__model_gpu = {
+    .name = "gpu",
+    .description = "roofline with op-kind efficiencies, tile/wave quantization over SMs, "
+                   "tensor cores, Winograd, launch overhead",
+    .prepare = gpu_prepare,
+    .op_seconds = gpu_op_seconds,
+};

@@ -1,0 +1,247 @@
+/* Xeon Phi and CPU models: the two performance models of Viebke, Pllana et al. for CNN
+ * training on Intel many-integrated-core processors (HPCS 2019; CHAOS, J. Supercomputing 2017),
+ * in their thread-parallel setting where p hardware threads share the work of an op and
+ * results are combined without locks.
+ *
+ *   xeon-phi-spec      time from the specification: cores, threads per core, clock, vector
+ *                      width and FMA units give the FLOP/s of a core; how much of that one core
+ *                      reaches with 1..4 threads (the issue fraction: a Knights Corner core
+ *                      cannot issue from the same thread in back-to-back cycles, so one thread
+ *                      reaches at most half of it) scales the compute time; memory time is
+ *                      bytes over the bandwidth the busy cores can draw, saturating at the
+ *                      device's streaming bandwidth; a fork-join barrier costs sync_us per
+ *                      doubling of the thread count.
+ *                        T(p) = max(T_comp(p), T_mem(p)) + T_sync(p)
+ *   xeon-phi-measured  time from measured parameters: the single-thread rate of each op kind
+ *                      (FLOP/s one thread reaches on this device), scaled by the issue capacity
+ *                      of p threads, plus a memory-contention term measured as a function of
+ *                      the thread count (ps per byte a thread sees with p threads running):
+ *                        T(p) = T_1 * issue(1) / capacity(p) + bytes * c(p) / p + T_sync(p)
+ *   cpu                the spec model on a topology read with hwloc (sockets, cores, threads):
+ *                      `host` reads this machine, catalog CPUs give an hwloc synthetic
+ *                      description such as "pack:2 core:10 pu:2".
+ *
+ * Work is shared dynamically over threads (CHAOS threads take the next image when done), so
+ * compute throughput is the sum of what each core reaches with the threads placed on it. */
+#include "dev_internal.h"
+
+#include <hwloc.h>
+#include <math.h>
+#include <string.h>
+
+double dev__issue_capacity(const dev_device *dev, unsigned threads)
+{
+  unsigned cores = dev->units;
+  unsigned tpc = dev->hw_threads / (cores ? cores : 1);
+  if (threads > cores * tpc)
+    threads = cores * tpc;
+  if (threads <= cores)
+    return threads * dev->issue[1];
+  /* Threads spread evenly ("scatter"/"balanced" affinity): rem cores hold base+1 threads. */
+  unsigned base = threads / cores, rem = threads % cores;
+  return rem * dev->issue[base + 1] + (cores - rem) * dev->issue[base];
+}
+
+double dev__contention_ps_per_byte(const dev_device *dev, unsigned threads)
+{
+  unsigned n = dev->n_contention;
+  if (n == 0)
+    return 0;
+  double x = threads;
+  if (x <= dev->contention_threads[0])
+    return dev->contention_ps_per_byte[0];
+  for (unsigned i = 1; i < n; i++) {
+    if (x <= dev->contention_threads[i]) {
+      double x0 = dev->contention_threads[i - 1], x1 = dev->contention_threads[i];
+      double y0 = dev->contention_ps_per_byte[i - 1], y1 = dev->contention_ps_per_byte[i];
+      return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+    }
+  }
+  return dev->contention_ps_per_byte[n - 1];
+}
+
+/* FLOP/s of one core at full issue: vector lanes x 2 (FMA) x FMA units x clock. */
+static double core_flops(const dev_device *dev)
+{
+  return dev->prm.clock_mhz * 1e6 * (dev->prm.vector_bits / 32.0) * 2.0 * dev->prm.fma_units;
+}
+
+static double kind_efficiency(const dev_device *dev, wl_op_kind kind)
+{
+  switch (kind) {
+  case WL_OP_CONV: return dev->prm.eff_conv;
+  case WL_OP_GEMM: return dev->prm.eff_gemm;
+  default: return dev->prm.eff_other;
+  }
+}
+
+/* Fork-join cost of one op: a tree barrier over p threads. */
+static double sync_s(const dev_device *dev, unsigned threads)
+{
+  return threads > 1 ? dev->prm.sync_us * 1e-6 * log2((double)threads) : 0;
+}
+
+static double spec_op_seconds(const dev_device *dev, const wl_op_cost *op, unsigned threads)
+{
+  double cap = dev__issue_capacity(dev, threads);
+  double flops_per_s = core_flops(dev) * cap * kind_efficiency(dev, op->kind);
+  unsigned busy = threads < dev->units ? threads : dev->units;
+  double bw = busy * dev->prm.per_core_bandwidth_GBps * 1e9;
+  if (bw > dev->stream_Bps)
+    bw = dev->stream_Bps;
+  double bytes = (double)op->bytes_read + (double)op->bytes_written;
+  return dev__roofline_s((double)op->flops, flops_per_s, bytes, bw) + sync_s(dev, threads) +
+         dev->launch_s;
+}
+
+static double measured_op_seconds(const dev_device *dev, const wl_op_cost *op, unsigned threads)
+{
+  double t1 = (double)op->flops / (dev->single_thread_gflops[op->kind] * 1e9);
+  double tc = t1 * dev->issue[1] / dev__issue_capacity(dev, threads);
+  double bytes = (double)op->bytes_read + (double)op->bytes_written;
+  double tm = bytes * dev__contention_ps_per_byte(dev, threads) * 1e-12 / threads;
+  return tc + tm + sync_s(dev, threads) + dev->launch_s;
+}
+
+static gboolean need(const dev_device *dev, const dt_ini *base, const char *group,
+                     double value, const char *key, GError **error)
+{
+  if (value > 0)
+    return TRUE;
+  if (base)
+    return dt_ini_error(base, group, key, error, "missing required key for model %s",
+                        dev->model->name);
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: [%s] %s: missing for model %s", dev->path,
+              group, key, dev->model->name);
+  return FALSE;
+}
+
+/* What the spec, measured and CPU models share once cores and threads are known. */
+static gboolean finish_manycore(dev_device *dev, const dt_ini *base, GError **error)
+{
+  const dev_params *p = &dev->prm;
+  if (!need(dev, base, "device", p->clock_mhz, "clock_mhz", error) ||
+      !need(dev, base, "device", p->memory_bandwidth_GBps, "memory_bandwidth_GBps", error) ||
+      !need(dev, base, "device", (double)dev->memory_bytes, "memory_bytes", error))
+    return FALSE;
+  dev->units = (unsigned)p->cores;
+  dev->hw_threads = (unsigned)p->cores * (unsigned)p->threads_per_core;
+  dev->stream_Bps = p->memory_bandwidth_GBps * 1e9 * p->eff_memory;
+  dev->launch_s = p->kernel_launch_us * 1e-6;
+  /* No fp16 arithmetic on these cores: lower precisions run at the fp32 rate. */
+  double peak = core_flops(dev) * p->cores;
+  for (int i = 0; i < WL_PREC_COUNT; i++) {
+    dev->peak_flops[i] = peak;
+    dev->vector_flops[i] = peak;
+  }
+  dev->prm.peak_tflops_fp32 = peak / 1e12;
+  return TRUE;
+}
+
+static gboolean phi_spec_prepare(dev_device *dev, const dt_ini *base, const dt_ini *overlay,
+                                 GError **error)
+{
+  if (!need(dev, base, "device", dev->prm.cores, "cores", error))
+    return FALSE;
+  return finish_manycore(dev, base, error);
+}
+
+static gboolean phi_measured_prepare(dev_device *dev, const dt_ini *base, const dt_ini *overlay,
+                                     GError **error)
+{
+  if (!phi_spec_prepare(dev, base, overlay, error))
+    return FALSE;
+  for (int k = 0; k < WL_OP_KIND_COUNT; k++)
+    if (dev->single_thread_gflops[k] <= 0)
+      return need(dev, base, "measured", 0,
+                  k == WL_OP_CONV   ? "single_thread_gflops_conv"
+                  : k == WL_OP_GEMM ? "single_thread_gflops_gemm"
+                                    : "single_thread_gflops_other",
+                  error);
+  if (dev->n_contention == 0)
+    return need(dev, base, "measured", 0, "contention_threads", error);
+  return TRUE;
+}
+
+/* Reads sockets, cores and hardware threads (and, for this machine, the memory size) from an
+ * hwloc topology: "host" is this machine, anything else an hwloc synthetic description. */
+static gboolean read_topology(dev_device *dev, const dt_ini *base, GError **error)
+{
+  if (dev->topology == NULL)
+    return need(dev, base, "device", 0, "topology", error);
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "hwloc: cannot initialize a topology");
+    return FALSE;
+  }
+  gboolean host = strcmp(dev->topology, "host") == 0;
+  if (!host && hwloc_topology_set_synthetic(topo, dev->topology) != 0) {
+    hwloc_topology_destroy(topo);
+    if (base)
+      return dt_ini_error(base, "device", "topology", error,
+                          "'%s' is not an hwloc synthetic topology (e.g. \"pack:2 core:8 pu:2\")",
+                          dev->topology);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: bad topology '%s'", dev->path,
+                dev->topology);
+    return FALSE;
+  }
+  if (hwloc_topology_load(topo) != 0) {
+    hwloc_topology_destroy(topo);
+    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "hwloc: cannot load topology '%s'",
+                dev->topology);
+    return FALSE;
+  }
+  int packages = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+  int cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  int pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  if (cores <= 0)
+    cores = pus;
+  hwloc_obj_t root = hwloc_get_root_obj(topo);
+  uint64_t total_memory = root ? root->total_memory : 0;
+  hwloc_topology_destroy(topo);
+  if (cores <= 0 || pus <= 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: topology '%s' has no cores", dev->path,
+                dev->topology);
+    return FALSE;
+  }
+  dev->packages = packages > 0 ? (unsigned)packages : 1;
+  dev->prm.cores = cores;
+  unsigned tpc = (unsigned)((pus + cores - 1) / cores);
+  dev->prm.threads_per_core = tpc > DEV_MAX_TPC ? DEV_MAX_TPC : tpc;
+  if (host && dev->memory_bytes == 0)
+    dev->memory_bytes = total_memory;
+  return TRUE;
+}
+
+static gboolean cpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *overlay,
+                            GError **error)
+{
+  /* The topology is read once at load; re-preparing a copy (calibration) keeps it. */
+  if (base && !read_topology(dev, base, error))
+    return FALSE;
+  return finish_manycore(dev, base, error);
+}
+
+const dev_model dev__model_phi_spec = {
+    .name = "xeon-phi-spec",
+    .description = "Viebke/Pllana model from specifications: cores, threads/core issue, clock, "
+                   "vector width; thread scaling",
+    .prepare = phi_spec_prepare,
+    .op_seconds = spec_op_seconds,
+};
+
+const dev_model dev__model_phi_measured = {
+    .name = "xeon-phi-measured",
+    .description = "Viebke/Pllana model from measured single-thread rates and memory "
+                   "contention vs. thread count",
+    .prepare = phi_measured_prepare,
+    .op_seconds = measured_op_seconds,
+};
+
+const dev_model dev__model_cpu = {
+    .name = "cpu",
+    .description = "multi-core CPU through the many-core spec model, topology from hwloc "
+                   "(sockets, cores, threads)",
+    .prepare = cpu_prepare,
+    .op_seconds = spec_op_seconds,
+};

@@ -1,0 +1,176 @@
+/* `dtsim calibrate MEASURED.csv`: fits a few efficiency parameters of the device models to
+ * measured rows (the formats of reference/training.csv and reference/kernels.csv) by
+ * differential evolution on a regularized relative error, prints the per-row predictions
+ * before and after the fit with the fit and leave-one-out errors, and writes an overlay INI
+ * that --calibration FILE loads. */
+#include "cli.h"
+#include "devices.h"
+#include "util.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+
+static const char default_params[] =
+    "efficiency.conv,efficiency.gemm,efficiency.memory,software.kernel_launch_us";
+
+static void print_table(const dev_calib *c, gboolean loo)
+{
+  printf("%-40s %-18s %11s %11s %7s %11s %7s", "row", "device", "measured_ms", "default_ms",
+         "err%", "fit_ms", "err%");
+  if (loo)
+    printf(" %11s %7s", "loo_ms", "err%");
+  printf("\n");
+  for (guint i = 0; i < dev_calib_n_rows(c); i++) {
+    const char *label, *device;
+    double m, d, f, l;
+    dev_calib_row(c, i, &label, &device, &m, &d, &f, &l);
+    printf("%-40s %-18s %11.3f %11.3f %+7.1f %11.3f %+7.1f", label, device, m * 1e3, d * 1e3,
+           100 * (d - m) / m, f * 1e3, 100 * (f - m) / m);
+    if (loo)
+      printf(" %11.3f %+7.1f", l * 1e3, 100 * (l - m) / m);
+    printf("\n");
+  }
+  printf("\nMAPE: default %.2f%%, fit %.2f%%", dev_calib_default_mape(c), dev_calib_fit_mape(c));
+  if (loo)
+    printf(", leave-one-out %.2f%%", dev_calib_loo_mape(c));
+  printf("\n\n%-32s %12s %12s\n", "parameter", "catalog", "fitted");
+  for (unsigned j = 0; j < dev_calib_n_params(c); j++) {
+    const char *g, *k;
+    double a, b;
+    dev_calib_param(c, j, &g, &k, &a, &b);
+    g_autofree char *name = g_strdup_printf("%s.%s", g, k);
+    printf("%-32s %12.6g %12.6g\n", name, a, b);
+  }
+}
+
+static void print_json(const dev_calib *c, gboolean loo)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  json_builder_set_member_name(b, "rows");
+  json_builder_begin_array(b);
+  for (guint i = 0; i < dev_calib_n_rows(c); i++) {
+    const char *label, *device;
+    double m, d, f, l;
+    dev_calib_row(c, i, &label, &device, &m, &d, &f, &l);
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "row");
+    json_builder_add_string_value(b, label);
+    json_builder_set_member_name(b, "device");
+    json_builder_add_string_value(b, device);
+    json_builder_set_member_name(b, "measured_s");
+    json_builder_add_double_value(b, m);
+    json_builder_set_member_name(b, "default_s");
+    json_builder_add_double_value(b, d);
+    json_builder_set_member_name(b, "fit_s");
+    json_builder_add_double_value(b, f);
+    if (loo) {
+      json_builder_set_member_name(b, "loo_s");
+      json_builder_add_double_value(b, l);
+    }
+    json_builder_end_object(b);
+  }
+  json_builder_end_array(b);
+  json_builder_set_member_name(b, "default_mape_percent");
+  json_builder_add_double_value(b, dev_calib_default_mape(c));
+  json_builder_set_member_name(b, "fit_mape_percent");
+  json_builder_add_double_value(b, dev_calib_fit_mape(c));
+  if (loo) {
+    json_builder_set_member_name(b, "loo_mape_percent");
+    json_builder_add_double_value(b, dev_calib_loo_mape(c));
+  }
+  json_builder_set_member_name(b, "params");
+  json_builder_begin_object(b);
+  for (unsigned j = 0; j < dev_calib_n_params(c); j++) {
+    const char *g, *k;
+    double a, v;
+    dev_calib_param(c, j, &g, &k, &a, &v);
+    g_autofree char *name = g_strdup_printf("%s.%s", g, k);
+    json_builder_set_member_name(b, name);
+    json_builder_add_double_value(b, v);
+  }
+  json_builder_end_object(b);
+  json_builder_end_object(b);
+  g_autoptr(JsonGenerator) gen = json_generator_new();
+  g_autoptr(JsonNode) root = json_builder_get_root(b);
+  json_generator_set_root(gen, root);
+  g_autofree char *text = json_generator_to_data(gen, NULL);
+  printf("%s\n", text);
+}
+
+int dtsim_cmd_calibrate(int argc, char **argv)
+{
+  g_autofree char *device = NULL, *params = NULL, *stack = NULL, *output = NULL;
+  g_autofree char *calibration = NULL, *lambda_s = NULL;
+  gint generations = 200;
+  gboolean no_loo = FALSE, json = FALSE;
+  GOptionEntry entries[] = {
+      {"device", 0, 0, G_OPTION_ARG_STRING, &device,
+       "fit only the rows of this device (catalog name as in the CSV)", "NAME"},
+      {"params", 0, 0, G_OPTION_ARG_STRING, &params,
+       "comma-separated parameters to fit (default efficiency.conv, efficiency.gemm, "
+       "efficiency.memory, software.kernel_launch_us)", "LIST"},
+      {"stack", 0, 0, G_OPTION_ARG_STRING, &stack,
+       "name of the software stack the overlay describes, e.g. tensorflow-2017", "NAME"},
+      {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &calibration,
+       "start from this overlay instead of the catalog values", "FILE"},
+      {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write the overlay INI here", "FILE"},
+      {"lambda", 0, 0, G_OPTION_ARG_STRING, &lambda_s,
+       "weight of the penalty keeping parameters near the catalog (default 0.001)", "X"},
+      {"generations", 0, 0, G_OPTION_ARG_INT, &generations,
+       "differential-evolution generations (default 200)", "N"},
+      {"no-loo", 0, 0, G_OPTION_ARG_NONE, &no_loo, "skip the leave-one-out refits", NULL},
+      {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
+      {NULL, 0, 0, 0, NULL, NULL, NULL},
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("MEASURED.csv");
+  g_option_context_set_summary(ctx, "Fit device-model efficiencies to measured step times.");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  int status = 0;
+  if (!dtsim_cli_parse(ctx, "calibrate", &argc, &argv, &status))
+    return status;
+  g_autoptr(GError) error = NULL;
+  if (argc != 2) {
+    error = g_error_new(DT_ERROR, DT_ERROR_INPUT, "expected one MEASURED.csv argument");
+    return dtsim_cli_fail("calibrate", error);
+  }
+  if (generations < 1 || generations > 100000) {
+    error = g_error_new(DT_ERROR, DT_ERROR_INPUT, "--generations: %d is out of range (1 to "
+                        "100000)", generations);
+    return dtsim_cli_fail("calibrate", error);
+  }
+  g_autoptr(dev_calib) c = dev_calib_new();
+  if (lambda_s) {
+    double lambda;
+    if (!dt_parse_double(lambda_s, "--lambda", 0, 1e6, &lambda, &error))
+      return dtsim_cli_fail("calibrate", error);
+    dev_calib_set_lambda(c, lambda);
+  }
+  dev_calib_set_generations(c, (unsigned)generations);
+  g_auto(GStrv) names = dt_parse_name_list(params ? params : default_params, "--params", &error);
+  if (names == NULL)
+    return dtsim_cli_fail("calibrate", error);
+  for (char **n = names; *n; n++)
+    if (!dev_calib_add_param(c, *n, &error)) {
+      g_prefix_error(&error, "--params: ");
+      return dtsim_cli_fail("calibrate", error);
+    }
+  if (calibration && !dev_calib_set_overlay(c, calibration, &error))
+    return dtsim_cli_fail("calibrate", error);
+  if (!dev_calib_load_csv(c, argv[1], device, &error))
+    return dtsim_cli_fail("calibrate", error);
+  if (dev_calib_n_rows(c) == 0) {
+    error = g_error_new(DT_ERROR, DT_ERROR_INPUT, "%s: no single-device rows%s%s", argv[1],
+                        device ? " for device " : "", device ? device : "");
+    return dtsim_cli_fail("calibrate", error);
+  }
+  if (!dev_calib_fit(c, !no_loo, &error))
+    return dtsim_cli_fail("calibrate", error);
+  if (output && !dev_calib_write_overlay(c, output, stack, &error))
+    return dtsim_cli_fail("calibrate", error);
+  if (json)
+    print_json(c, !no_loo);
+  else
+    print_table(c, !no_loo);
+  return 0;
+}

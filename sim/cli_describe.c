@@ -1,0 +1,249 @@
+/* `dtsim describe MODEL`: the per-layer table of a model (shapes, parameters, FLOPs, bytes,
+ * saved activations) with totals and the per-device memory footprint; `--json` for scripts;
+ * `--export FILE` writes the model in our JSON workload format. Also `dtsim list models`. */
+#include "cli.h"
+#include "util.h"
+#include "workloads.h"
+
+#include <inttypes.h>
+#include <json-glib/json-glib.h>
+
+/* A byte count with a decimal unit (B, kB, MB, GB, TB) for the human table. */
+static const char *human_bytes(char buf[32], uint64_t bytes)
+{
+  static const char *const units[] = {"B", "kB", "MB", "GB", "TB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1000.0 && u < 4)
+    v /= 1000.0, u++;
+  g_snprintf(buf, 32, u == 0 ? "%.0f %s" : "%.2f %s", v, units[u]);
+  return buf;
+}
+
+static void print_table(FILE *out, const wl_net *net, wl_optimizer opt)
+{
+  const wl_model *m = wl_net_model(net);
+  uint32_t c, h, w;
+  wl_model_input_shape(m, &c, &h, &w);
+  fprintf(out, "model %s: input %ux%ux%u, batch %u, precision %s\n\n", wl_model_name(m), c, h, w,
+          wl_net_batch(net), wl_precision_name(wl_net_precision(net)));
+  fprintf(out, "%-4s %-36s %-13s %-16s %12s %16s %16s %16s %16s %14s\n", "#", "layer", "type",
+          "output CxHxW", "params", "fwd FLOPs", "bwd FLOPs", "fwd bytes", "bwd bytes",
+          "saved bytes");
+  for (size_t i = 0; i < wl_net_n_layers(net); i++) {
+    const wl_layer *L = wl_net_layer(net, i);
+    const wl_op_cost *k = L->cost;
+    char shape[48];
+    g_snprintf(shape, sizeof(shape), "%ux%ux%u", L->out_c, L->out_h, L->out_w);
+    uint64_t bwd = k[WL_PASS_BACKWARD_DATA].flops + k[WL_PASS_BACKWARD_WEIGHTS].flops;
+    uint64_t fb = k[WL_PASS_FORWARD].bytes_read + k[WL_PASS_FORWARD].bytes_written;
+    uint64_t bb = k[WL_PASS_BACKWARD_DATA].bytes_read + k[WL_PASS_BACKWARD_DATA].bytes_written +
+                  k[WL_PASS_BACKWARD_WEIGHTS].bytes_read +
+                  k[WL_PASS_BACKWARD_WEIGHTS].bytes_written;
+    fprintf(out,
+            "%-4zu %-36s %-13s %-16s %12" PRIu64 " %16" PRIu64 " %16" PRIu64 " %16" PRIu64
+            " %16" PRIu64 " %14" PRIu64 "\n",
+            i, L->name, wl_layer_kind_name(L->kind), shape, L->params, k[WL_PASS_FORWARD].flops,
+            bwd, fb, bb, L->saved_bytes);
+  }
+  wl_totals t;
+  wl_net_totals(net, &t);
+  wl_memory mem;
+  wl_net_memory(net, opt, &mem);
+  char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+  fprintf(out, "\ntotal: %zu layers, %" PRIu64 " params, %.4f G forward multiply-adds per batch\n",
+          wl_net_n_layers(net), t.params, t.macs / 1e9);
+  fprintf(out, "  forward  %.4f GFLOP, %s moved\n", t.forward_flops / 1e9,
+          human_bytes(b1, t.forward_bytes));
+  fprintf(out, "  backward %.4f GFLOP, %s moved\n", t.backward_flops / 1e9,
+          human_bytes(b1, t.backward_bytes));
+  fprintf(out, "  activations saved for backward %s\n", human_bytes(b1, t.saved_bytes));
+  fprintf(out,
+          "memory per device (%s): weights %s, gradients %s, optimizer %s, activations %s, "
+          "workspace %s, total %s\n",
+          wl_optimizer_name(opt), human_bytes(b1, mem.weights_bytes),
+          human_bytes(b2, mem.gradients_bytes), human_bytes(b3, mem.optimizer_bytes),
+          human_bytes(b4, mem.activations_bytes), human_bytes(b5, mem.workspace_bytes),
+          human_bytes(b6, mem.total_bytes));
+}
+
+static void member_u64(JsonBuilder *b, const char *key, uint64_t v)
+{
+  json_builder_set_member_name(b, key);
+  json_builder_add_int_value(b, (gint64)v);
+}
+
+static char *describe_json(const wl_net *net, wl_optimizer opt)
+{
+  const wl_model *m = wl_net_model(net);
+  g_autoptr(JsonBuilder) b = json_builder_new();
+  json_builder_begin_object(b);
+  json_builder_set_member_name(b, "model");
+  json_builder_add_string_value(b, wl_model_name(m));
+  member_u64(b, "batch", wl_net_batch(net));
+  json_builder_set_member_name(b, "precision");
+  json_builder_add_string_value(b, wl_precision_name(wl_net_precision(net)));
+  json_builder_set_member_name(b, "layers");
+  json_builder_begin_array(b);
+  for (size_t i = 0; i < wl_net_n_layers(net); i++) {
+    const wl_layer *L = wl_net_layer(net, i);
+    const wl_op_cost *k = L->cost;
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "name");
+    json_builder_add_string_value(b, L->name);
+    json_builder_set_member_name(b, "type");
+    json_builder_add_string_value(b, wl_layer_kind_name(L->kind));
+    json_builder_set_member_name(b, "parents");
+    json_builder_begin_array(b);
+    for (int j = 0; j < L->n_parents; j++)
+      json_builder_add_string_value(
+          b, L->parents[j] < 0 ? "input" : wl_net_layer(net, (size_t)L->parents[j])->name);
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "output");
+    json_builder_begin_array(b);
+    json_builder_add_int_value(b, L->out_c);
+    json_builder_add_int_value(b, L->out_h);
+    json_builder_add_int_value(b, L->out_w);
+    json_builder_end_array(b);
+    member_u64(b, "params", L->params);
+    member_u64(b, "forward_flops", k[WL_PASS_FORWARD].flops);
+    member_u64(b, "backward_data_flops", k[WL_PASS_BACKWARD_DATA].flops);
+    member_u64(b, "backward_weights_flops", k[WL_PASS_BACKWARD_WEIGHTS].flops);
+    member_u64(b, "backward_flops",
+               k[WL_PASS_BACKWARD_DATA].flops + k[WL_PASS_BACKWARD_WEIGHTS].flops);
+    member_u64(b, "forward_bytes", k[WL_PASS_FORWARD].bytes_read + k[WL_PASS_FORWARD].bytes_written);
+    member_u64(b, "backward_bytes",
+               k[WL_PASS_BACKWARD_DATA].bytes_read + k[WL_PASS_BACKWARD_DATA].bytes_written +
+                   k[WL_PASS_BACKWARD_WEIGHTS].bytes_read +
+                   k[WL_PASS_BACKWARD_WEIGHTS].bytes_written);
+    member_u64(b, "activation_bytes", L->saved_bytes);
+    json_builder_end_object(b);
+  }
+  json_builder_end_array(b);
+  wl_totals t;
+  wl_net_totals(net, &t);
+  wl_memory mem;
+  wl_net_memory(net, opt, &mem);
+  member_u64(b, "total_params", t.params);
+  member_u64(b, "total_forward_macs", t.macs);
+  member_u64(b, "total_forward_flops", t.forward_flops);
+  member_u64(b, "total_backward_flops", t.backward_flops);
+  member_u64(b, "total_forward_bytes", t.forward_bytes);
+  member_u64(b, "total_backward_bytes", t.backward_bytes);
+  member_u64(b, "total_activation_bytes", t.saved_bytes);
+  json_builder_set_member_name(b, "memory");
+  json_builder_begin_object(b);
+  json_builder_set_member_name(b, "optimizer");
+  json_builder_add_string_value(b, wl_optimizer_name(opt));
+  member_u64(b, "weights_bytes", mem.weights_bytes);
+  member_u64(b, "gradients_bytes", mem.gradients_bytes);
+  member_u64(b, "optimizer_bytes", mem.optimizer_bytes);
+  member_u64(b, "activations_bytes", mem.activations_bytes);
+  member_u64(b, "workspace_bytes", mem.workspace_bytes);
+  member_u64(b, "total_bytes", mem.total_bytes);
+  json_builder_end_object(b);
+  json_builder_end_object(b);
+  g_autoptr(JsonGenerator) gen = json_generator_new();
+  g_autoptr(JsonNode) root = json_builder_get_root(b);
+  json_generator_set_root(gen, root);
+  return json_generator_to_data(gen, NULL);
+}
+
+static gboolean export_model(const wl_model *m, const char *path, GError **error)
+{
+  g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
+  if (out == NULL)
+    return FALSE;
+  if (!wl_model_write_json(m, dt_outfile_stream(out), error))
+    return FALSE;
+  return dt_outfile_commit(out, error);
+}
+
+int dtsim_cmd_describe(int argc, char **argv)
+{
+  gint64 batch = 1;
+  g_autofree char *precision = NULL, *optimizer = NULL, *export_path = NULL;
+  gboolean json = FALSE;
+  GOptionEntry entries[] = {
+      {"batch", 'b', 0, G_OPTION_ARG_INT64, &batch, "per-device mini-batch (default 1)", "N"},
+      {"precision", 'p', 0, G_OPTION_ARG_STRING, &precision,
+       "fp32, tf32, fp16, bf16 or amp (default fp32)", "P"},
+      {"optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer,
+       "sgd, momentum or adam, for the memory footprint (default momentum)", "NAME"},
+      {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
+      {"export", 0, 0, G_OPTION_ARG_FILENAME, &export_path,
+       "also write the model in dtsim's JSON workload format", "FILE"},
+      {NULL}};
+  g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - describe a model layer by layer");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  int status;
+  if (!dtsim_cli_parse(ctx, "describe", &argc, &argv, &status))
+    return status;
+  g_autoptr(GError) error = NULL;
+  if (argc != 2) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
+                "expected one MODEL (a zoo name or a workload file; see 'dtsim list models')");
+    return dtsim_cli_fail("describe", error);
+  }
+  if (batch < 1 || batch > UINT32_MAX) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--batch: %" G_GINT64_FORMAT
+                " is not a batch size of at least 1", batch);
+    return dtsim_cli_fail("describe", error);
+  }
+  int prec = precision ? wl_precision_parse(precision) : WL_PREC_FP32;
+  if (prec < 0) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
+                "--precision: unknown precision '%s' (fp32, tf32, fp16, bf16, amp)", precision);
+    return dtsim_cli_fail("describe", error);
+  }
+  int opt = optimizer ? wl_optimizer_parse(optimizer) : WL_OPT_SGD_MOMENTUM;
+  if (opt < 0) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
+                "--optimizer: unknown optimizer '%s' (sgd, momentum, adam)", optimizer);
+    return dtsim_cli_fail("describe", error);
+  }
+  g_autoptr(wl_model) m = wl_model_load(argv[1], &error);
+  if (m == NULL)
+    return dtsim_cli_fail("describe", error);
+  g_autoptr(wl_net) net = wl_net_new(m, (uint32_t)batch, (wl_precision)prec, &error);
+  if (net == NULL)
+    return dtsim_cli_fail("describe", error);
+  if (export_path && !export_model(m, export_path, &error))
+    return dtsim_cli_fail("describe", error);
+  if (json) {
+    g_autofree char *text = describe_json(net, (wl_optimizer)opt);
+    printf("%s\n", text);
+  } else {
+    print_table(stdout, net, (wl_optimizer)opt);
+  }
+  return 0;
+}
+
+int dtsim_list_models(FILE *out, gboolean json)
+{
+  size_t n;
+  const wl_zoo_entry *zoo = wl_zoo(&n);
+  if (!json)
+    fprintf(out, "%-14s %-12s %14s  %s\n", "name", "input", "params", "description");
+  for (size_t i = 0; i < n; i++) {
+    g_autoptr(wl_model) m = zoo[i].build();
+    g_autoptr(wl_net) net = wl_net_new(m, 1, WL_PREC_FP32, NULL);
+    wl_totals t;
+    wl_net_totals(net, &t);
+    uint32_t c, h, w;
+    wl_model_input_shape(m, &c, &h, &w);
+    if (json) {
+      g_autofree char *desc = g_strescape(zoo[i].description, NULL);
+      fprintf(out,
+              "{\"name\": \"%s\", \"input\": [%u, %u, %u], \"params\": %" PRIu64
+              ", \"description\": \"%s\"}\n",
+              zoo[i].name, c, h, w, t.params, desc);
+    } else {
+      char shape[32];
+      g_snprintf(shape, sizeof(shape), "%ux%ux%u", c, h, w);
+      fprintf(out, "%-14s %-12s %14" PRIu64 "  %s\n", zoo[i].name, shape, t.params,
+              zoo[i].description);
+    }
+  }
+  return 0;
+}

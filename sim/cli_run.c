@@ -1,0 +1,40 @@
+/* `dtsim run`: simulate training iterations of one scenario and print the breakdown. */
+#include "cli.h"
+#include "simulate.h"
+#include "util.h"
+
+int dtsim_cmd_run(int argc, char **argv)
+{
+  g_auto(sim_scenario) s;
+  sim_scenario_init(&s);
+  int status = 0;
+  g_autofree char *cmdline = g_strjoinv(" ", argv);
+  if (!sim_scenario_from_args(&s, "run", "Simulate training iterations and print a breakdown.",
+                              SIM_OPTS_RUN, argc, argv, &status))
+    return status;
+  sim_run_opts o = {.with_speedup = TRUE, .command_line = cmdline};
+  sim_report r;
+  g_autoptr(GError) error = NULL;
+  if (!sim_simulate(&s, &o, &r, &error))
+    return dtsim_cli_fail("run", error);
+  if (s.strict && r.memory_capacity_bytes && r.memory_per_device_bytes > r.memory_capacity_bytes) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
+                "--strict: %.2f GiB per device does not fit in %.2f GiB",
+                (double)r.memory_per_device_bytes / (1 << 30),
+                (double)r.memory_capacity_bytes / (1 << 30));
+    return dtsim_cli_fail("run", error);
+  }
+  if (s.json) {
+    g_autoptr(GString) extra = g_string_new(NULL);
+    g_string_append_printf(extra, "\"model\":\"%s\",\"strategy\":\"%s\",\"batch\":%" G_GINT64_FORMAT,
+                           s.model, s.strategy, s.batch);
+    sim_report_print_json(stdout, &r, extra->str);
+  } else {
+    g_autofree char *title = g_strdup_printf(
+        "%s, %s, batch %" G_GINT64_FORMAT " per device, %s, %u devices (%" G_GINT64_FORMAT
+        " node%s of %s)", s.model, s.strategy, s.batch, s.precision, r.devices, s.nodes,
+        s.nodes == 1 ? "" : "s", s.system);
+    sim_report_print_table(stdout, &r, title);
+  }
+  return 0;
+}

@@ -1,0 +1,66 @@
+/* Building the cost table of a scenario from workloads/ (what each layer's passes compute) and
+ * devices/ (how long that takes on the chosen device). */
+#include "simulate.h"
+
+#include "devices.h"
+#include "util.h"
+#include "workloads.h"
+
+#include <string.h>
+
+sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, GError **error)
+{
+  if (strcmp(s->model, "demo") == 0)
+    return sim_costs_demo((uint64_t)s->batch);
+  g_autoptr(wl_model) model = wl_model_load(s->model, error);
+  if (!model)
+    return NULL;
+  int prec = wl_precision_parse(s->precision);
+  g_assert(prec >= 0); /* validated by the scenario */
+  g_autoptr(wl_net) net = wl_net_new(model, (uint32_t)s->batch, (wl_precision)prec, error);
+  if (!net)
+    return NULL;
+  g_autoptr(dev_device) dev = dev_device_load(device_name, s->calibration, error);
+  if (!dev)
+    return NULL;
+  wl_optimizer opt = strcmp(s->optimizer, "adam") == 0 ? WL_OPT_ADAM : WL_OPT_SGD_MOMENTUM;
+  unsigned threads = (unsigned)s->threads;
+  unsigned elem_bytes = wl_precision_bytes((wl_precision)prec);
+
+  sim_costs *c = sim_costs_new();
+  for (size_t i = 0; i < wl_net_n_layers(net); i++) {
+    const wl_layer *l = wl_net_layer(net, i);
+    sim_layer_cost lc = {.name = (char *)l->name};
+    if (l->has_pass[WL_PASS_FORWARD])
+      lc.forward_ps = dev_op_time_ps(dev, &l->cost[WL_PASS_FORWARD], threads);
+    if (l->has_pass[WL_PASS_BACKWARD_DATA])
+      lc.backward_data_ps = dev_op_time_ps(dev, &l->cost[WL_PASS_BACKWARD_DATA], threads);
+    if (l->has_pass[WL_PASS_BACKWARD_WEIGHTS])
+      lc.backward_weights_ps = dev_op_time_ps(dev, &l->cost[WL_PASS_BACKWARD_WEIGHTS], threads);
+    if (l->has_pass[WL_PASS_UPDATE]) {
+      wl_op_cost upd;
+      wl_net_update_cost(net, i, opt, &upd);
+      lc.update_ps = dev_op_time_ps(dev, &upd, threads);
+    }
+    lc.forward_flops = l->cost[WL_PASS_FORWARD].flops;
+    lc.backward_flops = l->cost[WL_PASS_BACKWARD_DATA].flops + l->cost[WL_PASS_BACKWARD_WEIGHTS].flops;
+    lc.param_bytes = l->grad_bytes;
+    lc.output_bytes = l->out_elems * elem_bytes;
+    sim_costs_add_layer(c, &lc);
+  }
+  c->batch = (uint64_t)s->batch;
+  c->input_bytes = wl_net_input_bytes_per_sample(net) * (uint64_t)s->batch;
+  /* The device model's host overhead includes the input copy; split it so the copy can run on
+   * its own stream, ahead of the iteration that needs it. */
+  int64_t step_ps = dev_host_overhead_ps(dev, 0);
+  int64_t with_copy_ps = dev_host_overhead_ps(dev, s->synthetic ? 0 : c->input_bytes);
+  c->host_step_ps = step_ps;
+  c->input_copy_ps = with_copy_ps - step_ps;
+  wl_memory mem;
+  wl_net_memory(net, opt, &mem);
+  c->memory_bytes = mem.total_bytes;
+  c->memory_capacity_bytes = dev_memory_bytes(dev);
+  /* A reduction reads two operands and writes one: a third of the streaming bandwidth. */
+  c->reduce_Bps = (uint64_t)(dev_stream_Bps(dev) / 3.0);
+  return c;
+}

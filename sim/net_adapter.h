@@ -1,0 +1,23 @@
+/* The executor's communication model backed by comm/: transfers become comm_net_send() calls,
+ * collectives comm/coll schedules, between the endpoints the plan's units stand for. */
+#ifndef DTSIM_NET_ADAPTER_H
+#define DTSIM_NET_ADAPTER_H
+
+#include "coll.h"
+#include "comm_net.h"
+#include "plan.h"
+
+typedef struct sim_net_adapter sim_net_adapter;
+
+/* `reduce_Bps`: the devices' reduction rate for collectives. The net and plan must outlive
+ * the adapter. */
+sim_net_adapter *sim_net_adapter_new(comm_net *net, const sim_plan *plan, double reduce_Bps);
+void sim_net_adapter_free(sim_net_adapter *a);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_net_adapter, sim_net_adapter_free)
+extern const sim_comm_ops sim_net_adapter_ops;
+/* The first error met while running (an algorithm that cannot run on a group), or NULL. */
+const GError *sim_net_adapter_error(const sim_net_adapter *a);
+/* The endpoint a unit of the plan stands for. */
+comm_ep sim_net_adapter_endpoint(const sim_net_adapter *a, sim_unit_id unit);
+
+#endif

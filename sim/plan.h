@@ -1,0 +1,106 @@
+/* What the strategies build iterations from: one device's per-layer times and sizes for the
+ * chosen model, batch, precision and device, plus the cluster shape. Filling it (from
+ * workloads/ and devices/) is separate from using it (the strategies), so strategies can be
+ * tested on hand-made numbers. */
+#ifndef DTSIM_PLAN_H
+#define DTSIM_PLAN_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "taskgraph.h"
+
+typedef struct {
+  char *name;
+  sim_time_ps forward_ps;
+  sim_time_ps backward_data_ps;     /* 0 for the first layer: no data gradient */
+  sim_time_ps backward_weights_ps;  /* 0 for layers without parameters */
+  sim_time_ps update_ps;            /* optimizer step on this layer's parameters */
+  uint64_t forward_flops, backward_flops;
+  uint64_t param_bytes;             /* gradient bytes to synchronize (= parameter bytes) */
+  uint64_t output_bytes;            /* activations this layer hands to the next, per batch */
+} sim_layer_cost;
+
+typedef struct {
+  GArray *layers;                   /* sim_layer_cost, in forward (topological) order */
+  uint64_t batch;                   /* per-device mini-batch, samples */
+  uint64_t input_bytes;             /* one batch of input, bytes */
+  sim_time_ps input_copy_ps;        /* host-to-device copy of one batch */
+  sim_time_ps host_step_ps;         /* framework overhead per iteration on the host */
+  uint64_t memory_bytes;            /* per-device footprint with one whole model replica */
+  uint64_t memory_capacity_bytes;   /* of the device, 0 if unknown */
+  uint64_t reduce_Bps;              /* device's rate of summing gradients, bytes/s */
+} sim_costs;
+
+sim_costs *sim_costs_new(void);
+void sim_costs_free(sim_costs *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_costs, sim_costs_free)
+void sim_costs_add_layer(sim_costs *c, const sim_layer_cost *layer); /* copies the name */
+const sim_layer_cost *sim_costs_layer(const sim_costs *c, guint i);
+guint sim_costs_n_layers(const sim_costs *c);
+uint64_t sim_costs_param_bytes(const sim_costs *c);
+
+/* A built-in four-layer workload with round numbers, used when no workload module is
+ * available and by tests: conv (2 ms fwd), conv (3 ms), fc (1 ms), loss (0.1 ms). */
+sim_costs *sim_costs_demo(uint64_t batch);
+
+/* ---- Strategies ----------------------------------------------------------------------------- */
+
+/* Collective operation codes carried by graph tasks (sim_graph_task_op). */
+enum { SIM_OP_ALLREDUCE, SIM_OP_ALLGATHER, SIM_OP_REDUCE_SCATTER, SIM_OP_BROADCAST, SIM_OP_REDUCE,
+       SIM_OP_PS_PUSH, SIM_OP_PS_PULL };
+
+typedef struct {
+  uint32_t nodes;
+  uint32_t devices_per_node;
+  gboolean overlap;
+  uint64_t bucket_bytes;
+  const char *allreduce;
+  uint32_t iterations;
+  uint32_t micro_batches;
+  gboolean gpipe;                   /* TRUE: GPipe schedule; FALSE: 1F1B */
+  uint32_t stages;                  /* pipeline stages per replica (0: devices of a replica) */
+  uint32_t ps_count;
+  const char *ps_placement;
+  const char *hybrid;
+} sim_plan_opts;
+
+/* What a unit of the graph stands for, so the communication adapter can find its endpoint. */
+typedef enum { SIM_UNIT_DEVICE, SIM_UNIT_HOST, SIM_UNIT_SERVER } sim_unit_role;
+typedef struct {
+  sim_unit_role role;
+  uint32_t index;                   /* device rank, or node for hosts, or server number */
+} sim_unit_info;
+
+/* The graph of N iterations and what reports need to read it. */
+typedef struct {
+  sim_graph *graph;
+  GArray *units;                    /* sim_unit_info per unit */
+  sim_stream_id probe_compute;      /* device 0's compute stream: the breakdown is measured here */
+  sim_stream_id probe_comm;         /* device 0's communication stream */
+  GArray *iteration_end;            /* sim_task_id of the last task of each iteration (device 0) */
+  uint64_t samples_per_iteration;   /* global batch */
+  uint32_t devices;
+  uint64_t memory_per_device_bytes;
+} sim_plan;
+
+void sim_plan_free(sim_plan *p);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_plan, sim_plan_free)
+
+typedef struct {
+  const char *name;
+  const char *description;
+  sim_plan *(*build)(const sim_costs *costs, const sim_plan_opts *opts, GError **error);
+} sim_strategy;
+
+const sim_strategy *sim_strategy_find(const char *name);
+/* NULL-terminated registry, in display order. */
+const sim_strategy *const *sim_strategies(void);
+
+/* Internal: helpers shared by the strategy builders. */
+sim_plan *sim__plan_new(void);
+sim_unit_id sim__plan_add_unit(sim_plan *p, sim_proc_kind kind, sim_unit_role role,
+                               uint32_t index, const char *name);
+
+#endif

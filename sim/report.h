@@ -1,0 +1,36 @@
+/* The numbers a run reports, measured on the simulated timeline of device 0 (all devices of a
+ * symmetric strategy look alike; pipeline strategies report their first stage). Times are
+ * seconds per iteration, taken from the last simulated iteration so warm-up effects such as the
+ * first input copy are excluded when --iterations > 1. */
+#ifndef DTSIM_REPORT_H
+#define DTSIM_REPORT_H
+
+#include <stdio.h>
+
+#include "plan.h"
+
+typedef struct {
+  double iteration_time_s;
+  double throughput_samples_per_s;
+  double compute_time_s;        /* compute stream busy (forward + backward + update + host) */
+  double comm_time_s;           /* communication stream busy */
+  double exposed_comm_time_s;   /* communication while the compute stream is idle */
+  double idle_time_s;           /* neither computing nor communicating: bubbles, waits */
+  double forward_time_s, backward_time_s, update_time_s;
+  uint64_t memory_per_device_bytes;
+  uint64_t memory_capacity_bytes;
+  uint32_t devices;
+  uint64_t samples_per_iteration;
+  uint64_t events;
+  double sim_wall_s;
+  double speedup;               /* against one device at the same per-device batch; 0 if unknown */
+  double scaling_efficiency;    /* speedup / devices */
+} sim_report;
+
+/* Fills r from a finished execution of p. */
+void sim_report_measure(sim_report *r, const sim_plan *p, const sim_exec *x);
+/* One JSON object on one line (the contract's keys first), with the scenario's extra pairs. */
+void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_json);
+void sim_report_print_table(FILE *out, const sim_report *r, const char *title);
+
+#endif

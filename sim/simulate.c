@@ -1,0 +1,157 @@
+/* The simulation pipeline shared by the commands (see simulate.h). */
+#include "simulate.h"
+
+#include "chrome.h"
+#include "net_adapter.h"
+#include "util.h"
+
+#include <string.h>
+
+static gboolean write_csv(const char *path, const sim_plan *p, const sim_exec *x, GError **error)
+{
+  g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
+  if (!out)
+    return FALSE;
+  FILE *f = dt_outfile_stream(out);
+  const sim_graph *g = p->graph;
+  fputs("task,name,kind,category,unit,stream,start_s,end_s,duration_s,bytes,flops\n", f);
+  static const char *const kinds[] = {"compute", "delay", "transfer", "collective", "custom"};
+  for (sim_task_id t = 0; t < sim_graph_n_tasks(g); t++) {
+    const sim_stream_id *m;
+    uint32_t nm = sim_graph_task_members(g, t, &m);
+    const char *unit = nm ? sim_graph_unit_name(g, sim_graph_stream_unit(g, m[0])) : "";
+    const char *stream = nm ? sim_graph_stream_name(g, m[0]) : "";
+    sim_time_ps a = sim_exec_task_start(x, t), b = sim_exec_task_end(x, t);
+    /* Names may contain commas: quote them. */
+    g_autofree char *name = g_strdup(sim_graph_task_name(g, t));
+    g_strdelimit(name, "\"", '\'');
+    fprintf(f, "%u,\"%s\",%s,%s,\"%s\",%s,%.12f,%.12f,%.12f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
+            t, name, kinds[sim_graph_task_kind(g, t)], sim_graph_task_category(g, t), unit, stream,
+            sim_time_to_s(a), sim_time_to_s(b), sim_time_to_s(b - a), sim_graph_task_bytes(g, t),
+            sim_graph_task_flops(g, t));
+  }
+  return dt_outfile_commit(out, error);
+}
+
+/* The cluster of a scenario. */
+static comm_topology *build_topology(const sim_scenario *s, GError **error)
+{
+  comm_cluster_spec spec = {
+      .system = s->system,
+      .nodes = (uint32_t)s->nodes,
+      .devices_per_node = (uint32_t)s->devices_per_node,
+      .intra = s->intra,
+      .inter = s->inter,
+      .topology = s->topology,
+      .extra_nodes = strcmp(s->strategy, "ps") == 0 && strcmp(s->ps_placement, "dedicated") == 0
+                         ? (uint32_t)s->ps_count : 0,
+  };
+  return comm_topology_build(&spec, error);
+}
+
+/* One simulation of a scenario; trace and csv only when asked. */
+static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboolean outputs,
+                              sim_report *r, GError **error)
+{
+  const sim_strategy *strategy = sim_strategy_find(s->strategy);
+  if (!strategy) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--strategy: '%s' is not available in this build",
+                s->strategy);
+    return FALSE;
+  }
+  comm_net_model net_model;
+  if (!comm_net_model_parse(s->net_model, "--net-model", &net_model, error))
+    return FALSE;
+  g_autoptr(comm_topology) topo = build_topology(s, error);
+  if (!topo)
+    return FALSE;
+  const char *device = s->device ? s->device : comm_topology_device_kind(topo);
+  g_autoptr(sim_costs) costs = sim_costs_build(s, device, error);
+  if (!costs)
+    return FALSE;
+  sim_plan_opts po = {
+      .nodes = comm_topology_nodes(topo),
+      .devices_per_node = comm_topology_devices_per_node(topo),
+      .overlap = s->overlap,
+      .bucket_bytes = (uint64_t)(s->bucket_mib * 1048576.0),
+      .allreduce = s->allreduce,
+      .iterations = (uint32_t)s->iterations,
+      .micro_batches = (uint32_t)s->micro_batches,
+      .gpipe = strcmp(s->schedule, "gpipe") == 0,
+      .stages = (uint32_t)s->stages,
+      .ps_count = (uint32_t)s->ps_count,
+      .ps_placement = s->ps_placement,
+      .hybrid = s->hybrid,
+  };
+  /* Check the algorithm before building anything large. */
+  if (!comm_coll_algorithm_find(s->allreduce, "--allreduce", error))
+    return FALSE;
+  g_autoptr(sim_plan) plan = strategy->build(costs, &po, error);
+  if (!plan)
+    return FALSE;
+  g_autoptr(sim_engine) engine = sim_engine_new();
+  g_autoptr(trace_chrome) trace = NULL;
+  if (outputs && s->trace) {
+    trace = trace_chrome_new(s->trace, error);
+    if (!trace)
+      return FALSE;
+    trace_chrome_set_limit(trace, (uint64_t)s->trace_limit);
+    if (o && o->command_line)
+      trace_chrome_set_info(trace, "command", o->command_line);
+    trace_chrome_attach(trace, engine);
+  }
+  g_autoptr(comm_net) net = comm_net_new(engine, topo, net_model);
+  g_autoptr(sim_exec) exec = sim_exec_new(engine, plan->graph);
+  g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, (double)costs->reduce_Bps);
+  sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
+  gboolean ran = sim_exec_run(exec, error);
+  if (sim_net_adapter_error(adapter)) {
+    g_clear_error(error);
+    g_propagate_error(error, g_error_copy(sim_net_adapter_error(adapter)));
+    return FALSE;
+  }
+  if (!ran)
+    return FALSE;
+  sim_engine_finish(engine);
+  sim_report_measure(r, plan, exec);
+  r->events = sim_engine_events(engine);
+  r->sim_wall_s = sim_engine_wall_s(engine);
+  r->memory_capacity_bytes = costs->memory_capacity_bytes;
+  if (trace) {
+    if (!trace_chrome_close(trace, error))
+      return FALSE;
+    if (trace_chrome_truncated(trace))
+      g_printerr("dtsim: warning: the trace was cut after %" G_GUINT64_FORMAT
+                 " events (--trace-limit); simulate fewer devices or iterations for a full trace\n",
+                 trace_chrome_events(trace));
+  }
+  if (outputs && s->csv && !write_csv(s->csv, plan, exec, error))
+    return FALSE;
+  return TRUE;
+}
+
+gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *out,
+                      GError **error)
+{
+  gint64 t0 = g_get_monotonic_time();
+  if (!simulate_once(s, o, TRUE, out, error))
+    return FALSE;
+  if (o && o->with_speedup) {
+    if (out->devices == 1) {
+      out->speedup = 1.0;
+    } else {
+      sim_scenario one = *s;
+      one.nodes = 1;
+      one.devices_per_node = 1;
+      sim_report single;
+      if (!simulate_once(&one, o, FALSE, &single, error))
+        return FALSE;
+      out->speedup = single.throughput_samples_per_s > 0
+                         ? out->throughput_samples_per_s / single.throughput_samples_per_s
+                         : 0;
+    }
+    out->scaling_efficiency = out->speedup / out->devices;
+  }
+  out->sim_wall_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
+  return TRUE;
+}

@@ -1,0 +1,150 @@
+/* Synchronous data parallelism: every device runs the whole model on its own mini-batch;
+ * gradients are grouped into buckets in backward order (PyTorch DDP's default 25 MiB) and
+ * each bucket is all-reduced over all devices. With overlap on, a bucket's allreduce waits
+ * only for the backward pass of the layers in it, so it runs while earlier layers are still
+ * computing their gradients; with overlap off every allreduce waits for the whole backward
+ * pass. The optimizer update follows the last allreduce. */
+#include "plan.h"
+
+#include "util.h"
+
+typedef struct {
+  sim_stream_id compute, comm, copy;
+} device_streams;
+
+/* Adds one device's host step, input copy, forward and backward tasks for one iteration.
+ * The copy of this batch waits for `*first_forward` of the previous iteration (the input buffer
+ * is free once the first layer has read it) when has_prev; on return *first_forward is this
+ * iteration's first forward task. grad_ready[k] is the task after which layer k's gradient
+ * exists; *last_backward the last backward task. */
+static void add_device_passes(sim_graph *g, const sim_costs *c, const device_streams *ds,
+                              gboolean has_prev, sim_task_id *first_forward,
+                              sim_task_id *grad_ready, sim_task_id *last_backward)
+{
+  guint n = sim_costs_n_layers(c);
+  sim_task_id step = sim_graph_add_compute(g, ds->compute, "step", "host", c->host_step_ps, 0, 0);
+  sim_task_id copy = sim_graph_add_compute(g, ds->copy, "input copy", "copy", c->input_copy_ps, 0,
+                                           c->input_bytes);
+  if (has_prev)
+    sim_graph_depend(g, copy, *first_forward);
+  sim_task_id prev = step;
+  for (guint i = 0; i < n; i++) {
+    const sim_layer_cost *l = sim_costs_layer(c, i);
+    sim_task_id t = sim_graph_add_compute(g, ds->compute, l->name, "forward", l->forward_ps,
+                                          l->forward_flops, 0);
+    if (i == 0) {
+      sim_graph_depend(g, t, copy);
+      *first_forward = t;
+    }
+    prev = t;
+  }
+  for (guint k = n; k-- > 0;) {
+    const sim_layer_cost *l = sim_costs_layer(c, k);
+    grad_ready[k] = prev;
+    if (l->param_bytes > 0 || l->backward_weights_ps > 0) {
+      g_autofree char *name = g_strconcat(l->name, " dW", NULL);
+      prev = sim_graph_add_compute(g, ds->compute, name, "backward", l->backward_weights_ps,
+                                   l->backward_flops / 2, 0);
+      grad_ready[k] = prev;
+    }
+    if (k > 0) {
+      g_autofree char *name = g_strconcat(l->name, " dX", NULL);
+      prev = sim_graph_add_compute(g, ds->compute, name, "backward", l->backward_data_ps,
+                                   l->backward_flops / 2, 0);
+    }
+  }
+  *last_backward = prev;
+}
+
+static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **error)
+{
+  uint64_t devices = (uint64_t)o->nodes * o->devices_per_node;
+  if (devices == 0 || devices > 1000000) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "dp: %" G_GUINT64_FORMAT
+                " devices is outside 1 to 1000000", devices);
+    return NULL;
+  }
+  guint n = sim_costs_n_layers(c);
+  if (n == 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "dp: the model has no layers");
+    return NULL;
+  }
+  g_autoptr(sim_plan) p = sim__plan_new();
+  sim_graph *g = p->graph;
+  p->devices = (uint32_t)devices;
+  p->samples_per_iteration = devices * c->batch;
+  p->memory_per_device_bytes = c->memory_bytes;
+
+  g_autofree device_streams *ds = g_new(device_streams, devices);
+  for (uint32_t d = 0; d < devices; d++) {
+    g_autofree char *name = g_strdup_printf("gpu%u (node %u)", d, d / o->devices_per_node);
+    sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, d, name);
+    ds[d].compute = sim_graph_add_stream(g, u, "compute");
+    ds[d].comm = sim_graph_add_stream(g, u, "comm");
+    ds[d].copy = sim_graph_add_stream(g, u, "h2d");
+  }
+  p->probe_compute = ds[0].compute;
+  p->probe_comm = ds[0].comm;
+
+  /* Buckets in backward order: layer indices where each bucket closes. */
+  g_autoptr(GArray) bucket_last = g_array_new(FALSE, FALSE, sizeof(guint));
+  g_autoptr(GArray) bucket_bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  uint64_t acc = 0;
+  for (guint k = n; k-- > 0;) {
+    acc += sim_costs_layer(c, k)->param_bytes;
+    gboolean close = acc > 0 && (acc >= o->bucket_bytes || k == 0 ||
+                                 (o->bucket_bytes == 0));
+    if (close) {
+      g_array_append_val(bucket_last, k);
+      g_array_append_val(bucket_bytes, acc);
+      acc = 0;
+    }
+  }
+  if (acc > 0) {
+    guint first = 0;
+    g_array_append_val(bucket_last, first);
+    g_array_append_val(bucket_bytes, acc);
+  }
+
+  g_autofree sim_stream_id *comm_members = g_new(sim_stream_id, devices);
+  for (uint32_t d = 0; d < devices; d++)
+    comm_members[d] = ds[d].comm;
+  g_autofree sim_task_id *grad_ready = g_new(sim_task_id, (gsize)devices * n);
+  g_autofree sim_task_id *last_bwd = g_new(sim_task_id, devices);
+  g_autofree sim_task_id *first_fwd = g_new0(sim_task_id, devices);
+  uint32_t iterations = o->iterations ? o->iterations : 1;
+  for (uint32_t it = 0; it < iterations; it++) {
+    for (uint32_t d = 0; d < devices; d++)
+      add_device_passes(g, c, &ds[d], it > 0, &first_fwd[d], &grad_ready[(gsize)d * n],
+                        &last_bwd[d]);
+    g_autoptr(GArray) collectives = g_array_new(FALSE, FALSE, sizeof(sim_task_id));
+    if (devices > 1) {
+      for (guint b = 0; b < bucket_last->len; b++) {
+        uint64_t bytes = g_array_index(bucket_bytes, uint64_t, b);
+        g_autofree char *name = g_strdup_printf("allreduce bucket %u (%.1f MiB)", b,
+                                                (double)bytes / (1 << 20));
+        sim_task_id ar = sim_graph_add_collective(g, comm_members, (uint32_t)devices, name,
+                                                  SIM_OP_ALLREDUCE, o->allreduce, bytes);
+        guint k = g_array_index(bucket_last, guint, b);
+        for (uint32_t d = 0; d < devices; d++)
+          sim_graph_depend(g, ar, o->overlap ? grad_ready[(gsize)d * n + k] : last_bwd[d]);
+        g_array_append_val(collectives, ar);
+      }
+    }
+    sim_time_ps update_ps = 0;
+    for (guint i = 0; i < n; i++)
+      update_ps += sim_costs_layer(c, i)->update_ps;
+    for (uint32_t d = 0; d < devices; d++) {
+      sim_task_id u = sim_graph_add_compute(g, ds[d].compute, "update", "update", update_ps, 0,
+                                            sim_costs_param_bytes(c));
+      for (guint b = 0; b < collectives->len; b++)
+        sim_graph_depend(g, u, g_array_index(collectives, sim_task_id, b));
+      if (d == 0)
+        g_array_append_val(p->iteration_end, u);
+    }
+  }
+  return g_steal_pointer(&p);
+}
+
+const sim_strategy sim__strategy_dp = {
+    "dp", "synchronous data parallel: bucketed gradient allreduce, optional overlap", dp_build};

@@ -1,0 +1,119 @@
+/* One training iteration (or several) as a task graph, and the executor that replays it on the
+ * engine.
+ *
+ * Tasks run on streams. A stream belongs to one device (or host, or parameter server) and runs
+ * its tasks strictly in the order they were added, as a CUDA stream does: a task starts when it
+ * is at the head of each of its streams and all its dependencies have finished. Compute and
+ * delay tasks have a fixed duration; transfers and collectives span several streams (one per
+ * member) and take as long as the communication model says. Overlap of communication with
+ * compute therefore comes from the graph alone: put them on different streams.
+ *
+ * Lifecycle: sim_graph_new() -> add streams, tasks, dependencies -> sim_exec_new() ->
+ * sim_exec_set_comm() -> sim_exec_run() -> read times -> free. */
+#ifndef DTSIM_TASKGRAPH_H
+#define DTSIM_TASKGRAPH_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+typedef uint32_t sim_task_id;
+typedef uint32_t sim_stream_id;
+typedef uint32_t sim_unit_id;    /* a device, host CPU or server: one trace process */
+
+typedef enum {
+  SIM_TASK_COMPUTE,     /* fixed duration on one stream */
+  SIM_TASK_DELAY,       /* fixed duration on no stream (e.g. a host-side wait) */
+  SIM_TASK_TRANSFER,    /* point-to-point: member 0 sends, member 1 receives */
+  SIM_TASK_COLLECTIVE,  /* a collective over all members */
+  SIM_TASK_CUSTOM,      /* started and finished by the communication model (e.g. PS push) */
+  SIM_TASK_KIND_COUNT
+} sim_task_kind;
+
+typedef struct sim_graph sim_graph;
+
+sim_graph *sim_graph_new(void);
+void sim_graph_free(sim_graph *graph);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_graph, sim_graph_free)
+
+/* Units are what a trace shows as processes; `kind` is the engine's process kind. */
+sim_unit_id sim_graph_add_unit(sim_graph *g, sim_proc_kind kind, const char *name);
+/* A stream of a unit, e.g. "compute", "comm", "h2d". */
+sim_stream_id sim_graph_add_stream(sim_graph *g, sim_unit_id unit, const char *name);
+uint32_t sim_graph_n_units(const sim_graph *g);
+uint32_t sim_graph_n_streams(const sim_graph *g);
+uint32_t sim_graph_n_tasks(const sim_graph *g);
+sim_unit_id sim_graph_stream_unit(const sim_graph *g, sim_stream_id s);
+
+/* Task names are copied into the graph. `category` must be a static string. */
+sim_task_id sim_graph_add_compute(sim_graph *g, sim_stream_id stream, const char *name,
+                                  const char *category, sim_time_ps duration_ps,
+                                  uint64_t flops, uint64_t bytes);
+sim_task_id sim_graph_add_delay(sim_graph *g, const char *name, sim_time_ps duration_ps);
+sim_task_id sim_graph_add_transfer(sim_graph *g, sim_stream_id src, sim_stream_id dst,
+                                   const char *name, uint64_t bytes);
+/* `op` and `algorithm` are passed through to the communication model untouched. */
+sim_task_id sim_graph_add_collective(sim_graph *g, const sim_stream_id *members, uint32_t n,
+                                     const char *name, int op, const char *algorithm,
+                                     uint64_t bytes);
+sim_task_id sim_graph_add_custom(sim_graph *g, const sim_stream_id *members, uint32_t n,
+                                 const char *name, const char *category, int op, uint64_t bytes);
+/* `task` starts only after `before` has finished. */
+void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before);
+
+sim_task_kind sim_graph_task_kind(const sim_graph *g, sim_task_id t);
+const char *sim_graph_task_name(const sim_graph *g, sim_task_id t);
+const char *sim_graph_task_category(const sim_graph *g, sim_task_id t);
+uint64_t sim_graph_task_bytes(const sim_graph *g, sim_task_id t);
+uint64_t sim_graph_task_flops(const sim_graph *g, sim_task_id t);
+int sim_graph_task_op(const sim_graph *g, sim_task_id t);
+const char *sim_graph_task_algorithm(const sim_graph *g, sim_task_id t);
+uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_stream_id **members);
+const char *sim_graph_stream_name(const sim_graph *g, sim_stream_id s);
+/* The tasks of a stream, in the order they run. */
+const sim_task_id *sim_graph_stream_tasks(const sim_graph *g, sim_stream_id s, uint32_t *n);
+const char *sim_graph_unit_name(const sim_graph *g, sim_unit_id u);
+
+/* ---- Execution -------------------------------------------------------------------------- */
+
+typedef struct sim_exec sim_exec;
+
+/* How communication tasks take time. start() is called when a transfer, collective or custom
+ * task starts; the model must call sim_exec_task_done(exec, task) exactly once when it ends
+ * (from an engine event, possibly at the same time). `user` is the model's state. */
+typedef struct {
+  const char *name;
+  void (*start)(void *user, sim_exec *exec, sim_task_id task);
+} sim_comm_ops;
+
+sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *graph);
+void sim_exec_free(sim_exec *exec);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_exec, sim_exec_free)
+void sim_exec_set_comm(sim_exec *exec, const sim_comm_ops *ops, void *user);
+const sim_graph *sim_exec_graph(const sim_exec *exec);
+sim_engine *sim_exec_engine(const sim_exec *exec);
+/* The engine track of a stream (valid after sim_exec_new). */
+sim_track_id sim_exec_stream_track(const sim_exec *exec, sim_stream_id s);
+sim_proc_id sim_exec_unit_proc(const sim_exec *exec, sim_unit_id u);
+
+/* Runs every task. Fails (DT_ERROR_INTERNAL) if tasks are left that can never start, naming
+ * them: a dependency cycle, or dependencies that contradict stream order. */
+gboolean sim_exec_run(sim_exec *exec, GError **error);
+void sim_exec_task_done(sim_exec *exec, sim_task_id task);
+
+sim_time_ps sim_exec_task_start(const sim_exec *exec, sim_task_id t);
+sim_time_ps sim_exec_task_end(const sim_exec *exec, sim_task_id t);
+sim_time_ps sim_exec_makespan(const sim_exec *exec);
+/* Time a stream spent running tasks (sum of its task durations). */
+sim_time_ps sim_exec_stream_busy(const sim_exec *exec, sim_stream_id s);
+
+/* A communication model for tests and the demo: every transfer takes latency + bytes / bw;
+ * a collective of n members takes the ring allreduce time 2(n-1)(latency + bytes/(n bw)). */
+typedef struct {
+  sim_time_ps latency_ps;
+  uint64_t bandwidth_Bps;
+} sim_simple_comm;
+extern const sim_comm_ops sim_simple_comm_ops;
+
+#endif

@@ -1,0 +1,102 @@
+#!/bin/sh
+# Command-line tests of dtsim. Usage: cli_tests.sh PATH/TO/dtsim
+# Each check prints one line; the last line counts passes and failures.
+DTSIM=${1:?usage: cli_tests.sh DTSIM}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+# json_num KEY < json : the value of a numeric key of a one-line JSON object
+json_num() { sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p"; }
+
+# near A B RELTOL : |A-B| <= RELTOL*|B|
+near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= t * m) }'; }
+
+# expect_status NAME STATUS ARGS... : exit status, one line on stderr, nothing on stdout
+expect_error() {
+  name=$1; want=$2; shift 2
+  "$DTSIM" "$@" >"$TMP/out" 2>"$TMP/err"
+  got=$?
+  lines=$(wc -l <"$TMP/err")
+  if [ "$got" -eq "$want" ] && [ "$lines" -eq 1 ] && [ ! -s "$TMP/out" ]; then
+    ok "$name (status $got: $(cat "$TMP/err"))"
+  else
+    bad "$name: status $got (want $want), $lines stderr lines, stdout: $(head -c 200 "$TMP/out")"
+  fi
+}
+
+# expect_value NAME KEY WANT RELTOL ARGS... : a key of `run --json`
+expect_value() {
+  name=$1; key=$2; want=$3; tol=$4; shift 4
+  got=$("$DTSIM" "$@" --json 2>"$TMP/err" | json_num "$key")
+  if [ -n "$got" ] && near "$got" "$want" "$tol"; then
+    ok "$name ($key = $got)"
+  else
+    bad "$name: $key = '$got', want $want; stderr: $(cat "$TMP/err")"
+  fi
+}
+
+# --- front door --------------------------------------------------------------------------------
+"$DTSIM" --help >"$TMP/out" 2>&1 && grep -q "describe" "$TMP/out" && ok "--help lists commands" || bad "--help"
+for c in run list; do
+  "$DTSIM" $c --help >"$TMP/out" 2>&1 && grep -qi "usage" "$TMP/out" && ok "$c --help" || bad "$c --help"
+done
+expect_error "no command" 2
+expect_error "unknown command" 2 frobnicate
+expect_error "unknown option" 2 run --frobnicate
+expect_error "batch 0" 2 run --model demo --batch 0
+expect_error "negative nodes" 2 run --model demo --nodes -1
+expect_error "huge nodes" 2 run --model demo --nodes 99999999999999999999
+expect_error "unknown strategy" 2 run --model demo --strategy magic
+expect_error "unknown precision" 2 run --model demo --precision fp7
+expect_error "bad overlap" 2 run --model demo --overlap maybe
+expect_error "stray argument" 2 run a.ini b.ini
+expect_error "missing scenario file" 2 run "$TMP/none.ini"
+printf '[scenario]\nmodel = demo\nbatch = 12x\n' >"$TMP/bad.ini"
+expect_error "bad scenario value" 2 run "$TMP/bad.ini"
+grep -q "bad.ini:3: \[scenario\] batch" "$TMP/err" && ok "error names file:line and key" || bad "error location: $(cat "$TMP/err")"
+printf '[scenario]\nmodle = demo\n' >"$TMP/typo.ini"
+expect_error "unknown scenario key" 2 run "$TMP/typo.ini"
+printf '[scenario\nmodel = demo\n' >"$TMP/syntax.ini"
+expect_error "scenario syntax error" 2 run "$TMP/syntax.ini"
+expect_error "unwritable trace" 2 run --model demo --trace "$TMP/no/such/dir/t.json"
+expect_error "list without kind" 2 list
+expect_error "list unknown kind" 2 list gadgets
+
+# --- results worked out by hand (demo workload, simple network until the network module) ----
+# One device, batch 32: forward 2 + 3 + 1 + 0.1 = 6.1 ms; backward 2 + (3 + 3) + (1 + 1) + 0.1
+# = 10.1 ms; update: (4 + 16 + 64) MiB x 4 / 300 GB/s = 1.17440512 ms. Total 17.37440512 ms.
+expect_value "demo 1 device iteration" iteration_time_s 0.01737440512 1e-9 run --model demo --batch 32 --devices-per-node 1
+expect_value "demo 1 device forward" forward_time_s 0.0061 1e-9 run --model demo --batch 32 --devices-per-node 1
+expect_value "demo 1 device backward" backward_time_s 0.0101 1e-9 run --model demo --batch 32 --devices-per-node 1
+expect_value "demo 1 device throughput" throughput_samples_per_s 1841.79 1e-4 run --model demo --batch 32 --devices-per-node 1
+# Two devices through one switch (tests/cli/data/pair.ini: 10 GB/s and 2.5 us per hop), overlap
+# off, one bucket: ring allreduce of 84 MiB = 88080384 B, segments of 44040192 B. Each of the
+# 2(n-1) = 2 steps moves a segment over the two-hop route: 5 us + 44040192 B / 10 GB/s =
+# 4409.0192 us; the reduce-scatter step also sums a segment at the demo's 300 GB/s: 146.80064 us.
+# Allreduce: 8964.83904 us after the backward pass; iteration 6.1 + 10.1 + 8.96483904 +
+# 1.17440512 = 26.33924416 ms.
+PAIR="$(dirname "$0")/data/pair.ini"
+expect_value "demo 2 devices no overlap" iteration_time_s 0.02633924416 1e-9 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model analytic
+expect_value "demo 2 devices exposed comm" exposed_comm_time_s 0.00896483904 1e-9 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model analytic
+expect_value "flow model agrees with analytic" iteration_time_s 0.02633924416 0.005 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model flow
+# Overlap never makes an iteration slower.
+t_off=$("$DTSIM" run --model demo --devices-per-node 8 --overlap off --json | json_num iteration_time_s)
+t_on=$("$DTSIM" run --model demo --devices-per-node 8 --overlap on --json | json_num iteration_time_s)
+awk -v a="$t_on" -v b="$t_off" 'BEGIN { exit !(a <= b) }' && ok "overlap on ($t_on s) <= off ($t_off s)" || bad "overlap on $t_on > off $t_off"
+
+# --- outputs ----------------------------------------------------------------------------------
+"$DTSIM" run --model demo --devices-per-node 4 --iterations 2 --trace "$TMP/t.json" --csv "$TMP/t.csv" >/dev/null 2>"$TMP/err" &&
+  head -c 16 "$TMP/t.json" | grep -q '{"traceEvents":' && ok "trace written" || bad "trace: $(cat "$TMP/err")"
+[ "$(ls "$TMP" | grep -c tmp-)" -eq 0 ] && ok "no temporary files left" || bad "temporary files left: $(ls "$TMP")"
+head -1 "$TMP/t.csv" | grep -q "^task,name,kind" && ok "csv header" || bad "csv header"
+cp "$TMP/t.json" "$TMP/t1.json"
+"$DTSIM" run --model demo --devices-per-node 4 --iterations 2 --trace "$TMP/t.json" --csv "$TMP/t.csv" >/dev/null 2>&1
+cmp -s "$TMP/t.json" "$TMP/t1.json" && ok "two runs give byte-identical traces" || bad "traces differ"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,653 @@
+/* Tests of comm/: catalogs, topology and routing, and the flow and analytic network models.
+ * Expected values are worked out by hand in the comments (link counts along each route,
+ * max-min shares by progressive filling, bytes over bandwidth), never taken from the
+ * program's own output. Test fabrics with round numbers are written to a temporary folder. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cli.h"
+#include "comm_internal.h"
+
+/* ---- Helpers ------------------------------------------------------------------------------ */
+
+/* The listers report failures through the CLI's error printer, which lives in main.c. */
+int dtsim_cli_fail(const char *command, const GError *error)
+{
+  fprintf(stderr, "dtsim %s: %s\n", command, error ? error->message : "failed");
+  return 2;
+}
+
+static char *tmpdir;
+
+static char *write_file(const char *name, const char *text)
+{
+  char *path = g_build_filename(tmpdir, name, NULL);
+  g_assert_true(g_file_set_contents(path, text, -1, NULL));
+  return path;
+}
+
+static int setup_tmp(void **state)
+{
+  tmpdir = g_dir_make_tmp("dtsim-comm-XXXXXX", NULL);
+  g_autofree char *a = write_file("fastpcie.ini", "[fabric]\ndescription = test host link\n"
+                                                  "scope = intra\nbandwidth_GBps = 100\n"
+                                                  "latency_ns = 0\n");
+  g_autofree char *b = write_file("pcie2.ini", "[fabric]\ndescription = 2 GB/s host link\n"
+                                               "scope = intra\nbandwidth_GBps = 2\n"
+                                               "latency_ns = 0\n");
+  g_autofree char *c = write_file("net1.ini", "[fabric]\ndescription = 1 GB/s network\n"
+                                              "scope = inter\nbandwidth_GBps = 1\nlatency_ns = 0\n"
+                                              "switch_radix = 8\n");
+  g_autofree char *d = write_file("net1r6.ini", "[fabric]\ndescription = 1 GB/s, radix 6\n"
+                                                "scope = inter\nbandwidth_GBps = 1\n"
+                                                "latency_ns = 0\nswitch_radix = 6\n");
+  /* One device per node on one socket with its NIC, all through fast PCIe: the network is the
+   * only bottleneck. */
+  g_autofree char *sys = g_strdup_printf("[system]\ndescription = test node\ndevice = k80\n"
+                                         "devices_per_node = 1\nlayout = single\n"
+                                         "inter = %s/net1.ini\npcie = %s/fastpcie.ini\n",
+                                         tmpdir, tmpdir);
+  g_autofree char *e = write_file("one.ini", sys);
+  /* Two devices on one socket through 2 GB/s PCIe, 1 GB/s network. */
+  g_autofree char *sys2 = g_strdup_printf("[system]\ndescription = two devices\ndevice = k80\n"
+                                          "devices_per_node = 2\nlayout = pcie-tree\n"
+                                          "inter = %s/net1.ini\npcie = %s/pcie2.ini\n",
+                                          tmpdir, tmpdir);
+  g_autofree char *f = write_file("two.ini", sys2);
+  return 0;
+}
+
+static int teardown_tmp(void **state)
+{
+  GDir *dir = g_dir_open(tmpdir, 0, NULL);
+  const char *n;
+  while (dir && (n = g_dir_read_name(dir)) != NULL) {
+    g_autofree char *p = g_build_filename(tmpdir, n, NULL);
+    unlink(p);
+  }
+  if (dir)
+    g_dir_close(dir);
+  rmdir(tmpdir);
+  g_free(tmpdir);
+  return 0;
+}
+
+static char *tmp(const char *name) { return g_build_filename(tmpdir, name, NULL); }
+
+static comm_topology *build(const char *system, uint32_t nodes, const char *topology,
+                            const char *inter)
+{
+  comm_cluster_spec spec = {.system = system, .nodes = nodes, .topology = topology,
+                            .inter = inter};
+  g_autoptr(GError) error = NULL;
+  comm_topology *t = comm_topology_build(&spec, &error);
+  if (!t)
+    fail_msg("%s", error->message);
+  return t;
+}
+
+/* Builds and expects failure; returns the message. */
+static char *build_error(const comm_cluster_spec *spec)
+{
+  GError *error = NULL;
+  comm_topology *t = comm_topology_build(spec, &error);
+  assert_null(t);
+  assert_non_null(error);
+  assert_int_equal(error->code, DT_ERROR_INPUT);
+  char *msg = g_strdup(error->message);
+  g_error_free(error);
+  return msg;
+}
+
+typedef struct {
+  sim_time_ps at[16];
+  int count;
+} done_log;
+
+typedef struct {
+  done_log *log;
+  int index;
+} done_arg;
+
+static void on_done(sim_engine *engine, void *user)
+{
+  done_arg *a = user;
+  a->log->at[a->index] = sim_engine_now(engine);
+  a->log->count++;
+}
+
+/* ---- Catalogs ----------------------------------------------------------------------------- */
+
+static void test_catalog_presets_load(void **state)
+{
+  /* Every fabric and system preset the issue lists. */
+  static const char *fabrics[] = {"pcie3-x16", "pcie4-x16", "nvlink1", "nvlink2",
+                                  "nvswitch-v100", "nvswitch-a100", "nvswitch-h100", "10gbe",
+                                  "25gbe", "100gbe-roce", "ib-fdr", "ib-edr", "ib-hdr", "ib-ndr",
+                                  "aries", "opa100", "efa"};
+  static const char *systems[] = {"dgx1-p100", "dgx1-v100", "dgx2", "dgx-a100", "dgx-h100",
+                                  "p2.xlarge", "p2.8xlarge", "p3.2xlarge", "p3.16xlarge",
+                                  "p3dn.24xlarge", "gce-k80x8", "piz-daint", "stampede2-knl",
+                                  "pcie-8gpu", "workstation-1gpu"};
+  for (gsize i = 0; i < G_N_ELEMENTS(fabrics); i++) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(comm_fabric) f = comm_fabric_load(fabrics[i], "test", &error);
+    if (!f)
+      fail_msg("%s: %s", fabrics[i], error->message);
+  }
+  for (gsize i = 0; i < G_N_ELEMENTS(systems); i++) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(comm_system) s = comm_system_load(systems[i], "test", &error);
+    if (!s)
+      fail_msg("%s: %s", systems[i], error->message);
+    /* And each builds a two-node cluster on its default topology. */
+    g_autoptr(comm_topology) t = build(systems[i], 2, NULL, NULL);
+    assert_int_equal(comm_topology_devices(t), 2 * s->devices_per_node);
+  }
+}
+
+static void test_catalog_values(void **state)
+{
+  g_autoptr(GError) error = NULL;
+  /* EDR: 100 Gb/s = 12.5 GB/s per direction. */
+  g_autoptr(comm_fabric) edr = comm_fabric_load("ib-edr", "test", &error);
+  assert_non_null(edr);
+  assert_true(edr->inter);
+  assert_float_equal(edr->bandwidth_GBps, 12.5, 1e-12);
+  /* NVLink 2.0: 6 links of 25 GB/s per direction on a V100. */
+  g_autoptr(comm_fabric) nv2 = comm_fabric_load("nvlink2", "test", &error);
+  assert_false(nv2->inter);
+  assert_float_equal(nv2->bandwidth_GBps, 25.0, 1e-12);
+  assert_int_equal(nv2->links_per_device, 6);
+  g_autoptr(comm_system) dgx = comm_system_load("dgx1-v100", "test", &error);
+  assert_int_equal(dgx->devices_per_node, 8);
+  assert_int_equal(dgx->nics_per_node, 4);
+  assert_int_equal(dgx->sockets, 2);
+  assert_string_equal(dgx->device, "v100-sxm2-16gb");
+  assert_string_equal(dgx->intra->name, "nvlink2");
+  /* gce-k80x8 carries its network inline: 16 Gb/s = 2 GB/s. */
+  g_autoptr(comm_system) gce = comm_system_load("gce-k80x8", "test", &error);
+  assert_true(gce->inter->inter);
+  assert_float_equal(gce->inter->bandwidth_GBps, 2.0, 1e-12);
+}
+
+static void assert_contains(const char *text, const char *part)
+{
+  if (!strstr(text, part))
+    fail_msg("'%s' does not contain '%s'", text, part);
+}
+
+static void test_catalog_errors(void **state)
+{
+  GError *error = NULL;
+  assert_null(comm_fabric_load("no-such-net", "--inter", &error));
+  assert_contains(error->message, "--inter");
+  assert_contains(error->message, "no-such-net");
+  g_clear_error(&error);
+
+  /* A typo in a key is named with its file and line. */
+  g_autofree char *typo = write_file("typo.ini", "[fabric]\ndescription = x\nscope = inter\n"
+                                                 "bandwith_GBps = 1\nlatency_ns = 0\n");
+  assert_null(comm_fabric_load(typo, "--inter", &error));
+  g_autofree char *where = g_strdup_printf("%s:4: [fabric] bandwith_GBps", typo);
+  assert_contains(error->message, where);
+  g_clear_error(&error);
+
+  /* A missing required key. */
+  g_autofree char *nolat = write_file("nolat.ini", "[fabric]\ndescription = x\nscope = inter\n"
+                                                   "bandwidth_GBps = 1\n");
+  assert_null(comm_fabric_load(nolat, "--inter", &error));
+  assert_contains(error->message, "latency_ns");
+  g_clear_error(&error);
+
+  /* A value out of range. */
+  g_autofree char *neg = write_file("neg.ini", "[fabric]\ndescription = x\nscope = inter\n"
+                                               "bandwidth_GBps = -3\nlatency_ns = 0\n");
+  assert_null(comm_fabric_load(neg, "--inter", &error));
+  assert_contains(error->message, ":4: [fabric] bandwidth_GBps");
+  g_clear_error(&error);
+
+  /* A network where a fabric belongs. */
+  g_autofree char *wrong = write_file("wrong.ini", "[system]\ndescription = x\ndevice = k80\n"
+                                                   "devices_per_node = 8\n"
+                                                   "layout = nvlink-hybrid-cube\nintra = ib-edr\n"
+                                                   "inter = ib-edr\npcie = pcie3-x16\n");
+  assert_null(comm_system_load(wrong, "--system", &error));
+  assert_contains(error->message, ":6: [system] intra");
+  g_clear_error(&error);
+
+  /* An unknown layout. */
+  g_autofree char *lay = write_file("lay.ini", "[system]\ndescription = x\ndevice = k80\n"
+                                               "devices_per_node = 1\nlayout = mesh\n"
+                                               "inter = ib-edr\npcie = pcie3-x16\n");
+  assert_null(comm_system_load(lay, "--system", &error));
+  assert_contains(error->message, ":5: [system] layout");
+  g_clear_error(&error);
+
+  /* Not INI at all. */
+  g_autofree char *junk = write_file("junk.ini", "this is not\x01 an ini file\n");
+  assert_null(comm_system_load(junk, "--system", &error));
+  assert_contains(error->message, junk);
+  g_clear_error(&error);
+}
+
+static void test_topology_errors(void **state)
+{
+  comm_cluster_spec spec = {.system = "dgx1-v100", .nodes = 0};
+  g_autofree char *m1 = build_error(&spec);
+  assert_contains(m1, "--nodes");
+
+  spec = (comm_cluster_spec){.system = "no-such-system", .nodes = 2};
+  g_autofree char *m2 = build_error(&spec);
+  assert_contains(m2, "--system");
+
+  spec = (comm_cluster_spec){.system = "dgx1-v100", .nodes = 2, .topology = "hypercube"};
+  g_autofree char *m3 = build_error(&spec);
+  assert_contains(m3, "--topology");
+  assert_contains(m3, "hypercube");
+
+  /* 30 nodes cannot be a 4x8 torus. */
+  spec = (comm_cluster_spec){.system = "dgx1-v100", .nodes = 30, .topology = "torus2d:4x8"};
+  g_autofree char *m4 = build_error(&spec);
+  assert_contains(m4, "30 nodes");
+
+  /* Oversubscription is down ports over up ports: below 1 it is not a fat tree. */
+  spec = (comm_cluster_spec){.system = "dgx1-v100", .nodes = 2, .topology = "fat-tree:0.5"};
+  g_autofree char *m5 = build_error(&spec);
+  assert_contains(m5, "fat-tree:0.5");
+
+  spec = (comm_cluster_spec){.system = "dgx1-v100", .nodes = 2, .intra = "ib-edr"};
+  g_autofree char *m6 = build_error(&spec);
+  assert_contains(m6, "--intra");
+
+  spec = (comm_cluster_spec){.system = "dgx1-v100", .nodes = 2, .inter = "nvlink2"};
+  g_autofree char *m7 = build_error(&spec);
+  assert_contains(m7, "--inter");
+
+  /* The hybrid cube mesh has 8 corners. */
+  spec = (comm_cluster_spec){.system = "dgx1-v100", .nodes = 1, .devices_per_node = 16};
+  g_autofree char *m8 = build_error(&spec);
+  assert_contains(m8, "devices_per_node");
+
+  /* No NIC: the nodes are disconnected. */
+  g_autofree char *nonic = write_file("nonic.ini", "[system]\ndescription = x\ndevice = k80\n"
+                                                   "devices_per_node = 1\nlayout = single\n"
+                                                   "inter = ib-edr\npcie = pcie3-x16\n"
+                                                   "nics_per_node = 0\n");
+  spec = (comm_cluster_spec){.system = nonic, .nodes = 2};
+  g_autofree char *m9 = build_error(&spec);
+  assert_contains(m9, "nics_per_node");
+  /* ... which is fine for a single node. */
+  spec.nodes = 1;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(comm_topology) one = comm_topology_build(&spec, &error);
+  assert_non_null(one);
+
+  /* A self-hosted Xeon Phi node has one device per socket. */
+  spec = (comm_cluster_spec){.system = "stampede2-knl", .nodes = 2, .devices_per_node = 2};
+  g_autofree char *m10 = build_error(&spec);
+  assert_contains(m10, "--devices-per-node");
+}
+
+/* ---- Routes ------------------------------------------------------------------------------- */
+
+static uint32_t hops_dev(const comm_topology *t, uint32_t a, uint32_t b)
+{
+  return comm_topology_hops(t, comm_topology_device(t, a), comm_topology_device(t, b));
+}
+
+static void test_routes_intra(void **state)
+{
+  /* DGX-1V hybrid cube mesh: GPU0 has NVLinks to 1, 2, 3, 4; GPU5 is two NVLink hops away
+   * (0-1-5 or 0-4-5), never through PCIe (which would be 5 hops). */
+  g_autoptr(comm_topology) dgx = build("dgx1-v100", 1, NULL, NULL);
+  assert_int_equal(hops_dev(dgx, 0, 1), 1);
+  assert_int_equal(hops_dev(dgx, 0, 4), 1);
+  assert_int_equal(hops_dev(dgx, 0, 5), 2);
+  assert_int_equal(hops_dev(dgx, 3, 6), 2);
+  /* Pairs 0-3 and 0-4 carry two NVLink 2.0 links: 2 * 25 GB/s * 0.92; pair 0-1 one. */
+  comm_ep d0 = comm_topology_device(dgx, 0);
+  assert_float_equal(comm_topology_route_Bps(dgx, d0, comm_topology_device(dgx, 3)), 46e9, 1e3);
+  assert_float_equal(comm_topology_route_Bps(dgx, d0, comm_topology_device(dgx, 1)), 23e9, 1e3);
+  /* GPU0 to its own socket: GPU - PCIe switch - socket; to the other socket one more link,
+   * never forwarded by another GPU. */
+  assert_int_equal(comm_topology_hops(dgx, d0, comm_topology_host(dgx, 0, 0)), 2);
+  assert_int_equal(comm_topology_hops(dgx, d0, comm_topology_host(dgx, 0, 1)), 3);
+
+  /* pcie-8gpu: 2 sockets x 2 switches x 2 GPUs. Same switch: GPU-sw-GPU (2). Other switch of
+   * the socket: GPU-sw-socket-sw-GPU (4). Other socket: GPU-sw-socket-socket-sw-GPU (5). */
+  g_autoptr(comm_topology) pc = build("pcie-8gpu", 1, NULL, NULL);
+  assert_int_equal(hops_dev(pc, 0, 1), 2);
+  assert_int_equal(hops_dev(pc, 0, 2), 4);
+  assert_int_equal(hops_dev(pc, 0, 4), 5);
+  assert_int_equal(hops_dev(pc, 7, 0), 5);
+
+  /* NVSwitch: GPU - switch - GPU for every pair. */
+  g_autoptr(comm_topology) a100 = build("dgx-a100", 1, NULL, NULL);
+  for (uint32_t i = 1; i < 8; i++)
+    assert_int_equal(hops_dev(a100, 0, i), 2);
+  /* 12 NVLink3 links * 25 GB/s * 0.8 efficiency = 240 GB/s. */
+  assert_float_equal(comm_topology_route_Bps(a100, comm_topology_device(a100, 0),
+                                             comm_topology_device(a100, 7)), 240e9, 1e3);
+}
+
+static void test_routes_inter(void **state)
+{
+  /* DGX-1V on one switch: GPU - PCIe switch - NIC (2), NIC - switch - NIC (2), then NIC - PCIe
+   * switch - GPU (2): 6 links. */
+  g_autoptr(comm_topology) sw = build("dgx1-v100", 2, "switch", NULL);
+  assert_int_equal(hops_dev(sw, 0, 8), 6);
+  assert_int_equal(hops_dev(sw, 5, 13), 6);
+
+  /* workstation-1gpu: GPU - socket - NIC (2 local links each side). */
+  g_autofree char *one = tmp("one.ini");
+  /* Fat tree of radix-8 switches, 1:1: 4 NICs per leaf. Nodes 0 and 3 share a leaf:
+   * 2 + 2 + 2 = 6; nodes 0 and 4 do not: 2 + 4 + 2 = 8. */
+  g_autoptr(comm_topology) ft = build(one, 8, "fat-tree", NULL);
+  assert_int_equal(hops_dev(ft, 0, 3), 6);
+  assert_int_equal(hops_dev(ft, 0, 4), 8);
+
+  /* Ring of 8 routers: node 0 to 4 is 4 router links, 0 to 7 is 1 (the short way), plus
+   * 2 NIC links and 2 + 2 local links. */
+  g_autoptr(comm_topology) ring = build(one, 8, "ring", NULL);
+  assert_int_equal(hops_dev(ring, 0, 4), 4 + 2 + 4);
+  assert_int_equal(hops_dev(ring, 0, 7), 1 + 2 + 4);
+  assert_int_equal(hops_dev(ring, 6, 1), 3 + 2 + 4);
+
+  /* 4x4 torus: node 10 is (2, 2): 2 + 2 router links; node 15 is (3, 3): 1 + 1. */
+  g_autoptr(comm_topology) t2 = build(one, 16, "torus2d", NULL);
+  assert_int_equal(hops_dev(t2, 0, 10), 4 + 6);
+  assert_int_equal(hops_dev(t2, 0, 15), 2 + 6);
+  assert_int_equal(hops_dev(t2, 0, 1), 1 + 6);
+  /* An explicit 2x8 torus: node 9 is (1, 4): 1 + 4. */
+  g_autoptr(comm_topology) t28 = build(one, 16, "torus2d:2x8", NULL);
+  assert_int_equal(hops_dev(t28, 0, 9), 5 + 6);
+
+  /* 4x4x4 torus: node 42 is (2, 2, 2): 6 router links; node 63 is (3, 3, 3): 3. */
+  g_autoptr(comm_topology) t3 = build(one, 64, "torus3d", NULL);
+  assert_int_equal(hops_dev(t3, 0, 42), 6 + 6);
+  assert_int_equal(hops_dev(t3, 0, 63), 3 + 6);
+
+  /* Dragonfly of 72 nodes: p = 2 nodes per router, a = 4 routers per group, h = 2 global
+   * links per router, g = 9 groups (72 / 8). Node 0 (router 0, group 0) to node 71 (router 35,
+   * group 8): group 0 reaches group 8 from its router 3 (slot 7 / h), group 8 reaches group 0
+   * from router 32 (slot 0): local + global + local = 3. Node 0 to node 8 (router 4,
+   * group 1): router 0 holds the link to group 1 (slot 0), router 7 of group 1 holds the
+   * link back (slot 7), so global + local = 2. Nodes 0 and 1 share router 0: 0. */
+  g_autoptr(comm_topology) df = build(one, 72, "dragonfly", NULL);
+  assert_int_equal(hops_dev(df, 0, 71), 3 + 6);
+  assert_int_equal(hops_dev(df, 0, 8), 2 + 6);
+  assert_int_equal(hops_dev(df, 0, 1), 0 + 6);
+  assert_int_equal(hops_dev(df, 0, 2), 1 + 6);
+
+  /* Extra nodes (dedicated parameter servers) sit after the workers: host 0 of extra node 0
+   * is node 8 of the switch; socket - NIC is 1 local link. */
+  comm_cluster_spec spec = {.system = one, .nodes = 8, .topology = "switch", .extra_nodes = 1};
+  g_autoptr(GError) error = NULL;
+  g_autoptr(comm_topology) ps = comm_topology_build(&spec, &error);
+  assert_non_null(ps);
+  assert_int_equal(comm_topology_devices(ps), 8);
+  comm_ep server = comm_topology_host(ps, 8, 0);
+  assert_int_equal(comm_topology_hops(ps, comm_topology_device(ps, 0), server), 2 + 2 + 1);
+  assert_string_equal(comm_topology_endpoint_name(ps, server), "extra0/cpu0");
+}
+
+static void test_p2p_time_by_hand(void **state)
+{
+  /* workstation-1gpu x 2 on ib-edr through one switch. Latency: PCIe 150 ns x 4 links +
+   * EDR 300 ns x 2 links = 1200 ns. Bottleneck: min(PCIe 15.75 * 0.8 = 12.6 GB/s,
+   * EDR 12.5 * 0.97 = 12.125 GB/s) = 12.125e9 B/s. 1 MiB: ceil(1048576e12 / 12.125e9) =
+   * 86480495 ps. */
+  g_autoptr(comm_topology) t = build("workstation-1gpu", 2, "switch", "ib-edr");
+  sim_time_ps got = comm_topology_p2p_time(t, comm_topology_device(t, 0),
+                                           comm_topology_device(t, 1), 1048576);
+  assert_true(llabs(got - (1200000 + 86480495)) <= 1);
+}
+
+/* ---- Network models ------------------------------------------------------------------------ */
+
+static void test_two_flows_share_one_link(void **state)
+{
+  /* Node 0 sends 1e9 bytes to node 1 and 1e9 bytes to node 2 at once. Both cross node 0's
+   * NIC uplink (1 GB/s); every other link is faster. Max-min: 0.5 GB/s each, so both finish
+   * at 2B/C = 2 s. Alone (analytic) each would take B/C = 1 s. */
+  g_autofree char *one = tmp("one.ini");
+  g_autoptr(comm_topology) t = build(one, 3, "switch", NULL);
+  for (int model = 0; model < 2; model++) {
+    g_autoptr(sim_engine) e = sim_engine_new();
+    g_autoptr(comm_net) net = comm_net_new(e, t, model == 0 ? COMM_NET_FLOW : COMM_NET_ANALYTIC);
+    done_log log = {0};
+    done_arg a0 = {&log, 0}, a1 = {&log, 1};
+    comm_ep s = comm_topology_device(t, 0);
+    comm_net_send(net, s, comm_topology_device(t, 1), 1000000000, on_done, &a0);
+    comm_net_send(net, s, comm_topology_device(t, 2), 1000000000, on_done, &a1);
+    assert_int_equal(comm_net_active_flows(net), 2);
+    sim_engine_run(e);
+    assert_int_equal(log.count, 2);
+    assert_int_equal(comm_net_active_flows(net), 0);
+    assert_int_equal(comm_net_peak_flows(net), 2);
+    sim_time_ps want = model == 0 ? SIM_S(2) : SIM_S(1);
+    assert_true(llabs(log.at[0] - want) <= 1);
+    assert_true(llabs(log.at[1] - want) <= 1);
+  }
+}
+
+static void test_flow_ends_and_other_speeds_up(void **state)
+{
+  /* The same link, 0.5e9 and 1e9 bytes. Both run at 0.5 GB/s until the small one ends at
+   * 0.5e9 / 0.5e9 = 1 s; the big one has 0.5e9 bytes left, now at 1 GB/s: 0.5 s more,
+   * ending at 1.5 s. */
+  g_autofree char *one = tmp("one.ini");
+  g_autoptr(comm_topology) t = build(one, 3, "switch", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  done_log log = {0};
+  done_arg a0 = {&log, 0}, a1 = {&log, 1};
+  comm_ep s = comm_topology_device(t, 0);
+  comm_net_send(net, s, comm_topology_device(t, 1), 500000000, on_done, &a0);
+  comm_net_send(net, s, comm_topology_device(t, 2), 1000000000, on_done, &a1);
+  sim_engine_run(e);
+  assert_true(llabs(log.at[0] - SIM_S(1)) <= 1);
+  assert_true(llabs(log.at[1] - SIM_MS(1500)) <= 2);
+}
+
+static void test_three_flows_maxmin(void **state)
+{
+  /* two.ini: devices 0 and 1 of a node hang on socket 0 through 2 GB/s PCIe; NIC on the
+   * socket through 2 GB/s PCIe; 1 GB/s network. Flows, 1e9 bytes each, from node 0 dev 0:
+   *   A: to dev 1 of node 0   links: dev0->sock (L), sock->dev1
+   *   B: to node 1 dev 0      links: L, sock->NIC (P), NIC up (U), ...
+   *   C: to node 2 dev 0      links: L, P, U, ...
+   * Fair shares: L 2/3 (A, B, C), P 1 (B, C), U 0.5 (B, C). U is the smallest: B = C = 0.5.
+   * Then L has 2 - 1 = 1 left for A alone: A = 1 GB/s, limited by a link it shares, not by
+   * its own PCIe capacity. A ends at 1 s; B and C, still held by U, at 2 s. */
+  g_autofree char *two = tmp("two.ini");
+  g_autoptr(comm_topology) t = build(two, 3, "switch", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  done_log log = {0};
+  done_arg a = {&log, 0}, b = {&log, 1}, c = {&log, 2};
+  comm_ep s = comm_topology_device(t, 0);
+  comm_net_send(net, s, comm_topology_device(t, 1), 1000000000, on_done, &a);
+  comm_net_send(net, s, comm_topology_device(t, 2), 1000000000, on_done, &b);
+  comm_net_send(net, s, comm_topology_device(t, 4), 1000000000, on_done, &c);
+  sim_engine_run(e);
+  assert_true(llabs(log.at[0] - SIM_S(1)) <= 1);
+  assert_true(llabs(log.at[1] - SIM_S(2)) <= 1);
+  assert_true(llabs(log.at[2] - SIM_S(2)) <= 1);
+}
+
+static void test_flow_equals_analytic_uncontended(void **state)
+{
+  /* One transfer at a time, on several routes of a real preset: the flow model must give the
+   * idle-network closed form to the picosecond. */
+  g_autoptr(comm_topology) t = build("dgx1-v100", 4, "fat-tree", NULL);
+  static const uint32_t pairs[][2] = {{0, 1}, {0, 5}, {0, 8}, {3, 30}, {31, 0}, {12, 13}};
+  static const uint64_t sizes[] = {1, 1000, 1048576, 123456789};
+  for (gsize p = 0; p < G_N_ELEMENTS(pairs); p++)
+    for (gsize z = 0; z < G_N_ELEMENTS(sizes); z++) {
+      comm_ep s = comm_topology_device(t, pairs[p][0]), d = comm_topology_device(t, pairs[p][1]);
+      sim_time_ps want = comm_topology_p2p_time(t, s, d, sizes[z]);
+      for (int model = 0; model < 2; model++) {
+        g_autoptr(sim_engine) e = sim_engine_new();
+        g_autoptr(comm_net) net =
+            comm_net_new(e, t, model == 0 ? COMM_NET_FLOW : COMM_NET_ANALYTIC);
+        done_log log = {0};
+        done_arg a = {&log, 0};
+        comm_net_send(net, s, d, sizes[z], on_done, &a);
+        sim_engine_run(e);
+        assert_int_equal(log.count, 1);
+        assert_int_equal(log.at[0], want);
+      }
+    }
+}
+
+static void test_zero_and_self(void **state)
+{
+  g_autoptr(comm_topology) t = build("dgx1-v100", 2, NULL, NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  done_log log = {0};
+  done_arg a = {&log, 0}, b = {&log, 1};
+  comm_ep d0 = comm_topology_device(t, 0);
+  comm_net_send(net, d0, d0, 1 << 20, on_done, &a);
+  comm_net_send(net, d0, comm_topology_device(t, 9), 0, on_done, &b);
+  assert_int_equal(log.count, 0); /* through an event, not at once */
+  sim_engine_run(e);
+  assert_int_equal(log.count, 2);
+  assert_int_equal(log.at[0], 0);
+  assert_int_equal(log.at[1], 0);
+}
+
+static void oversub_case(const char *inter, const char *topology, sim_time_ps want)
+{
+  /* 8 single-NIC nodes, 4 per leaf. Nodes 0..3 each send 1e9 bytes to node 4 + i. */
+  g_autofree char *one = tmp("one.ini");
+  g_autofree char *net_path = tmp(inter);
+  g_autoptr(comm_topology) t = build(one, 8, topology, net_path);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  done_log log = {0};
+  done_arg a[4];
+  for (int i = 0; i < 4; i++) {
+    a[i] = (done_arg){&log, i};
+    comm_net_send(net, comm_topology_device(t, (uint32_t)i), comm_topology_device(t, 4u + i),
+                  1000000000, on_done, &a[i]);
+  }
+  sim_engine_run(e);
+  assert_int_equal(log.count, 4);
+  for (int i = 0; i < 4; i++)
+    assert_true(llabs(log.at[i] - want) <= 1);
+}
+
+static void test_fat_tree_oversubscription(void **state)
+{
+  /* Radix 8 at 1:1: 4 down, 4 up ports per leaf; destination-mod-4 puts the four flows
+   * (to NICs 4, 5, 6, 7) on four different uplinks: each alone at 1 GB/s, 1 s.
+   * Radix 6 at 2:1: 4 down, 2 up; destination-mod-2 puts two flows on each uplink: 0.5 GB/s
+   * each, 2 s. The oversubscribed tree halves the cross-pod bandwidth. */
+  oversub_case("net1.ini", "fat-tree", SIM_S(1));
+  oversub_case("net1r6.ini", "fat-tree:2", SIM_S(2));
+}
+
+static uint64_t run_pattern_hash(void)
+{
+  g_autoptr(comm_topology) t = build("dgx1-v100", 4, "fat-tree", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  uint32_t n = comm_topology_devices(t);
+  for (uint32_t r = 0; r < n; r++) {
+    comm_net_send(net, comm_topology_device(t, r), comm_topology_device(t, (r + 8) % n),
+                  1 << 20, NULL, NULL);
+    comm_net_send(net, comm_topology_device(t, r), comm_topology_device(t, (r * 7 + 3) % n),
+                  (r + 1) * 4096, NULL, NULL);
+  }
+  sim_engine_run(e);
+  assert_int_equal(comm_net_active_flows(net), 0);
+  return sim_engine_trace_hash(e);
+}
+
+static void test_deterministic(void **state)
+{
+  assert_true(run_pattern_hash() == run_pattern_hash());
+}
+
+/* Counts observer reports. */
+typedef struct {
+  int procs, spans_begun, spans_ended, counters;
+} obs_count;
+
+static void o_proc(void *u, const sim_proc_info *p)
+{
+  if (p->kind == SIM_PROC_LINK)
+    ((obs_count *)u)->procs++;
+}
+static void o_begin(void *u, const sim_span *s) { ((obs_count *)u)->spans_begun++; }
+static void o_end(void *u, const sim_span *s) { ((obs_count *)u)->spans_ended++; }
+static void o_counter(void *u, sim_proc_id p, const char *n, sim_time_ps at, double v)
+{
+  ((obs_count *)u)->counters++;
+}
+
+static void test_observers(void **state)
+{
+  static const sim_observer_ops ops = {.proc_added = o_proc, .span_begin = o_begin,
+                                       .span_end = o_end, .counter = o_counter};
+  g_autoptr(comm_topology) t = build("dgx1-v100", 2, NULL, NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  obs_count c = {0};
+  sim_engine_add_observer(e, &ops, &c);
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  comm_net_send(net, comm_topology_device(t, 0), comm_topology_device(t, 8), 1 << 20, NULL, NULL);
+  comm_net_send(net, comm_topology_device(t, 0), comm_topology_device(t, 1), 1 << 20, NULL, NULL);
+  sim_engine_run(e);
+  assert_int_equal(c.procs, 2);          /* one link process per node */
+  assert_int_equal(c.spans_begun, 2);
+  assert_int_equal(c.spans_ended, 2);
+  assert_true(c.counters >= 1);          /* node 0's NIC transmit rate */
+}
+
+static void test_list_catalogs(void **state)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&buf, &len);
+  assert_int_equal(dtsim_list_networks(out, FALSE), 0);
+  assert_int_equal(dtsim_list_systems(out, TRUE), 0);
+  fclose(out);
+  assert_contains(buf, "ib-edr");
+  assert_contains(buf, "nvswitch-h100");
+  assert_contains(buf, "\"name\":\"dgx1-v100\"");
+  assert_contains(buf, "\"name\":\"stampede2-knl\"");
+  free(buf);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_catalog_presets_load),
+      cmocka_unit_test(test_catalog_values),
+      cmocka_unit_test(test_catalog_errors),
+      cmocka_unit_test(test_topology_errors),
+      cmocka_unit_test(test_routes_intra),
+      cmocka_unit_test(test_routes_inter),
+      cmocka_unit_test(test_p2p_time_by_hand),
+      cmocka_unit_test(test_two_flows_share_one_link),
+      cmocka_unit_test(test_flow_ends_and_other_speeds_up),
+      cmocka_unit_test(test_three_flows_maxmin),
+      cmocka_unit_test(test_flow_equals_analytic_uncontended),
+      cmocka_unit_test(test_zero_and_self),
+      cmocka_unit_test(test_fat_tree_oversubscription),
+      cmocka_unit_test(test_deterministic),
+      cmocka_unit_test(test_observers),
+      cmocka_unit_test(test_list_catalogs),
+  };
+  return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
+}

@@ -1,0 +1,596 @@
+/* Tests of devices/: the GPU roofline on hand-computed ops, tile/wave quantization, tensor-core
+ * paths, monotonicity over the catalog, the Xeon Phi speedup curves, CPUs from hwloc synthetic
+ * topologies, host overhead, calibration recovering known parameters, and the errors users see
+ * for bad catalog files and unknown names. Expected values are worked out in the comments. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "cli.h"
+#include "dev_internal.h"
+#include "devices.h"
+#include "workloads.h"
+
+#include <glib/gstdio.h>
+#include <unistd.h>
+#include <math.h>
+#include <string.h>
+
+/* The CLI's error printer lives in main.c; the lister calls it. */
+int dtsim_cli_fail(const char *cmd, const GError *error)
+{
+  fprintf(stderr, "dtsim %s: %s\n", cmd, error ? error->message : "failed");
+  return 2;
+}
+
+/* A GPU with round numbers: 8 SMs, 10 TFLOP/s fp32, 100 TFLOP/s fp16 tensor, 1000 GB/s, and
+ * efficiencies of exactly one half with no launch or k-loop overhead. */
+static const char round_gpu[] =
+    "[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\npeak_tflops_fp32 = 10\n"
+    "peak_tflops_fp16_tensor = 100\nmemory_bandwidth_GBps = 1000\nmemory_bytes = 1G\n"
+    "[efficiency]\nconv = 0.5\ngemm = 0.5\ntensor = 0.5\nother = 0.5\nmemory = 0.5\n"
+    "k_overhead = 0\n"
+    "[software]\nkernel_launch_us = 0\nframework_step_us = 1000\n"
+    "[host_link]\nkind = pcie\npcie_gen = 3\nlanes = 16\nlatency_us = 5\n";
+
+static dev_device *load_text(const char *text)
+{
+  g_autoptr(GError) error = NULL;
+  dev_device *d = dev_device_load_data("test.ini", text, strlen(text), NULL, &error);
+  if (d == NULL)
+    fail_msg("%s", error->message);
+  return d;
+}
+
+static wl_op_cost gemm_op(uint64_t m, uint64_t n, uint64_t k, wl_precision prec)
+{
+  wl_op_cost op = {0};
+  op.kind = WL_OP_GEMM;
+  op.pass = WL_PASS_FORWARD;
+  op.precision = prec;
+  op.gemm_m = m;
+  op.gemm_n = n;
+  op.gemm_k = k;
+  op.gemm_batch = 1;
+  op.flops = 2 * m * n * k;
+  op.bytes_read = (m * k + k * n) * 4;
+  op.bytes_written = m * n * 4;
+  op.out_elems = m * n;
+  return op;
+}
+
+static void test_roofline_memory_bound(void **state)
+{
+  g_autoptr(dev_device) d = load_text(round_gpu);
+  /* An element-wise op moving 1e9 bytes at 1000 GB/s x 0.5 = 5e11 B/s takes 2 ms; its 1e6
+   * FLOPs at 5 TFLOP/s take 0.2 us, so memory bounds it: 2e9 ps. */
+  wl_op_cost op = {0};
+  op.kind = WL_OP_ELEMENTWISE;
+  op.flops = 1000000;
+  op.bytes_read = 500000000;
+  op.bytes_written = 500000000;
+  assert_int_equal(dev_op_time_ps(d, &op, 0), INT64_C(2000000000));
+}
+
+static void test_roofline_compute_bound(void **state)
+{
+  g_autoptr(dev_device) d = load_text(round_gpu);
+  /* 1024 x 1024 x 4096: 64 tiles of 128x128 fill 8 SMs in exactly 8 waves, so the GEMM runs at
+   * 10 TFLOP/s x 0.5 = 5e12: 2*1024*1024*4096 / 5e12 s = 1717986918.4 ps, rounded up. Its
+   * 29 MB move in 58 us, far less. */
+  wl_op_cost op = gemm_op(1024, 1024, 4096, WL_PREC_FP32);
+  assert_int_equal(dev_op_time_ps(d, &op, 0), INT64_C(1717986919));
+}
+
+static void test_wave_quantization(void **state)
+{
+  g_autoptr(dev_device) d = load_text(round_gpu);
+  /* m = 1088 needs 9 rows of 128-row tiles: 72 tiles = 9 full waves of 8, the last row of tiles
+   * half empty. Every tile size pads m to 1152, so the GEMM takes as long as one of m = 1152
+   * (whose FLOPs are 1152/1088 times more). */
+  wl_op_cost a = gemm_op(1088, 1024, 4096, WL_PREC_FP32);
+  wl_op_cost b = gemm_op(1152, 1024, 4096, WL_PREC_FP32);
+  int64_t ta = dev_op_time_ps(d, &a, 0), tb = dev_op_time_ps(d, &b, 0);
+  assert_true(llabs(ta - tb) <= 1);
+  /* Fill fraction by hand: 1088 / 1152. */
+  assert_true(fabs(dev__gemm_fill(1088, 1024, 4096, 1, 8, 0) - 1088.0 / 1152.0) < 1e-12);
+  /* One 128x128 tile on 8 SMs with a long k: split-k into 8 pieces of 512 fills the device. */
+  assert_true(fabs(dev__gemm_fill(128, 128, 4096, 1, 8, 0) - 1.0) < 1e-12);
+  /* A 64x64x64 GEMM without k-loop overhead: one 64x64 tile split 32 ways over k fills the
+   * 32 slots of 64x64 tiles in one wave, at 0.85 of the big tile's efficiency; a 128x128 tile
+   * would be only a quarter used (0.25), 32x32 tiles run at 0.55. */
+  assert_true(fabs(dev__gemm_fill(64, 64, 64, 1, 8, 0) - 0.85) < 1e-12);
+  /* With an overhead of 64 k elements per tile, splitting gets costly: on 128x128 tiles
+   * split 8 ways (one wave over 8 SMs, each tile a quarter used) 0.25 x 8/72 = 1/36; split 4
+   * ways 0.125 x 16/80 = 0.025; unsplit 1/32 x 64/128; on 64x64 tiles split 32 ways (one
+   * full wave) 0.85 x 2/66 = 0.0258, split 16 ways 0.5 x 0.85 x 4/68 = 0.025. Best: 1/36. */
+  assert_true(fabs(dev__gemm_fill(64, 64, 64, 1, 8, 64) - 1.0 / 36.0) < 1e-12);
+  /* The k-loop overhead: k / (k + k_overhead). */
+  assert_true(fabs(dev__gemm_fill(1024, 1024, 96, 1, 8, 32) - 96.0 / 128.0) < 1e-12);
+}
+
+static void test_tensor_cores(void **state)
+{
+  g_autoptr(dev_device) d = load_text(round_gpu);
+  /* fp16 with dimensions divisible by 8 runs on tensor cores at 100 x 0.5 = 50 TFLOP/s: 10x
+   * faster than fp32 on the same shape. */
+  wl_op_cost h = gemm_op(1024, 1024, 4096, WL_PREC_FP16);
+  h.bytes_read /= 2;
+  h.bytes_written /= 2;
+  assert_int_equal(dev_op_time_ps(d, &h, 0), INT64_C(171798692));
+  /* n = 1020 is not a multiple of 8: the library falls back to the fp16 vector path, which
+   * this device runs at the fp32 rate (no peak_tflops_fp16 given). */
+  wl_op_cost odd = gemm_op(1024, 1020, 4096, WL_PREC_FP16);
+  assert_true(dev_op_time_ps(d, &odd, 0) > 5 * dev_op_time_ps(d, &h, 0));
+  /* AMP runs GEMMs in fp16. */
+  h.precision = WL_PREC_AMP;
+  assert_int_equal(dev_op_time_ps(d, &h, 0), INT64_C(171798692));
+  assert_true(dev_peak_flops(d, WL_PREC_FP16) == 100e12);
+  assert_true(dev_peak_flops(d, WL_PREC_FP32) == 10e12);
+}
+
+static void test_launch_and_host(void **state)
+{
+  static const char text[] =
+      "[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\npeak_tflops_fp32 = 10\n"
+      "memory_bandwidth_GBps = 1000\nmemory_bytes = 1G\n"
+      "[software]\nkernel_launch_us = 7\nframework_step_us = 1000\n"
+      "[host_link]\nkind = pcie\npcie_gen = 3\nlanes = 16\nlatency_us = 5\n";
+  g_autoptr(dev_device) d = load_text(text);
+  /* An empty op costs only its launch: 7 us. */
+  wl_op_cost op = {0};
+  op.kind = WL_OP_ELEMENTWISE;
+  assert_int_equal(dev_op_time_ps(d, &op, 0), ((int64_t)(7) * INT64_C(1000000)));
+  /* PCIe 3.0 x16: 16 lanes x 8 GT/s x 128/130 = 15.754 GB/s raw, x 0.85 packet efficiency =
+   * 13.39056 GB/s. Copying 1.339056 GB takes 100 ms, plus 5 us latency and the 1 ms step. */
+  const dev_host_link *l = dev_device_host_link(d);
+  assert_true(fabs(l->bandwidth_Bps - 13.39056e9) < 1e3);
+  assert_string_equal(dev_host_link_text(d), "PCIe 3.0 x16");
+  int64_t t = dev_host_overhead_ps(d, UINT64_C(1339056000));
+  assert_true(llabs(t - (((int64_t)(100000) * INT64_C(1000000)) + ((int64_t)(5) * INT64_C(1000000)) + ((int64_t)(1000) * INT64_C(1000000)))) <= 2);
+  /* Synthetic data: only the step overhead. */
+  assert_int_equal(dev_host_overhead_ps(d, 0), ((int64_t)(1000) * INT64_C(1000000)));
+  assert_int_equal(dev_memory_bytes(d), UINT64_C(1) << 30);
+  assert_true(dev_memory_Bps(d) == 1000e9);
+}
+
+static void test_conv_ops(void **state)
+{
+  /* DeepBench vgg_conv2: N=16, 112x112x64 -> 128 filters 3x3 pad 1: P = Q = 112;
+   * FLOPs = 2 N K C R S P Q = 2 x 16 x 128 x 64 x 9 x 112 x 112 = 29,595,009,024 per pass. */
+  wl_op_cost ops[3];
+  dev__conv_ops(16, 112, 112, 64, 128, 3, 3, 1, 1, WL_PREC_FP32, ops);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(ops[i].flops, UINT64_C(29595009024));
+    assert_int_equal(2 * ops[i].gemm_m * ops[i].gemm_n * ops[i].gemm_k, ops[i].flops);
+  }
+  assert_int_equal(ops[0].gemm_m, 16 * 112 * 112);
+  assert_int_equal(ops[0].gemm_k, 64 * 9);
+  assert_int_equal(ops[2].gemm_k, 16 * 112 * 112);
+}
+
+/* Every op of a ResNet-50 step at batch 32, for monotonicity tests. */
+static GArray *resnet_ops(wl_precision prec)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(wl_model) m = wl_zoo_build("resnet50", &error);
+  assert_non_null(m);
+  g_autoptr(wl_net) net = wl_net_new(m, 32, prec, &error);
+  assert_non_null(net);
+  GArray *ops = g_array_new(FALSE, FALSE, sizeof(wl_op_cost));
+  for (size_t i = 0; i < wl_net_n_layers(net); i++) {
+    const wl_layer *L = wl_net_layer(net, i);
+    for (int p = 0; p < WL_PASS_COUNT; p++)
+      if (L->has_pass[p])
+        g_array_append_val(ops, L->cost[p]);
+  }
+  return ops;
+}
+
+static void test_more_flops_never_faster(void **state)
+{
+  g_auto(GStrv) names = dt_catalog_names("devices/catalog");
+  for (char **n = names; *n; n++) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(dev_device) d = dev_device_load(*n, NULL, &error);
+    assert_non_null(d);
+    for (int prec = WL_PREC_FP32; prec <= WL_PREC_FP16; prec++) {
+      int64_t prev = 0;
+      /* Growing m by one adds FLOPs and bytes; time never drops. */
+      for (uint64_t m = 1; m <= 2048; m += 7) {
+        wl_op_cost op = gemm_op(m, 512, 1024, (wl_precision)prec);
+        int64_t t = dev_op_time_ps(d, &op, 0);
+        if (t < prev)
+          fail_msg("%s: m=%" G_GUINT64_FORMAT " took %" G_GINT64_FORMAT " < %" G_GINT64_FORMAT,
+                   *n, m, t, prev);
+        prev = t;
+      }
+      /* Convolutions: more filters never faster (Winograd or direct, whichever is faster). */
+      prev = 0;
+      for (unsigned k = 8; k <= 512; k += 8) {
+        wl_op_cost ops[3];
+        dev__conv_ops(16, 28, 28, 64, k, 3, 3, 1, 1, (wl_precision)prec, ops);
+        int64_t t = 0;
+        for (int i = 0; i < 3; i++)
+          t += dev_op_time_ps(d, &ops[i], 0);
+        if (t < prev)
+          fail_msg("%s: conv with %u filters faster than with fewer", *n, k);
+        prev = t;
+      }
+    }
+  }
+}
+
+static void test_faster_datasheet_never_slower(void **state)
+{
+  /* An overlay raising every peak and bandwidth of a V100 and a P100 by 1.5x: no op of a
+   * ResNet-50 step gets slower. */
+  static const char *const devs[][2] = {
+      {"v100-sxm2-16gb", "[device]\npeak_tflops_fp32 = 23.55\npeak_tflops_fp16 = 47.1\n"
+                         "peak_tflops_fp16_tensor = 187.5\nmemory_bandwidth_GBps = 1350\n"},
+      {"p100-sxm2-16gb", "[device]\npeak_tflops_fp32 = 15.9\npeak_tflops_fp16 = 31.8\n"
+                         "memory_bandwidth_GBps = 1098\n"},
+  };
+  g_autoptr(GArray) ops32 = resnet_ops(WL_PREC_FP32);
+  g_autoptr(GArray) ops16 = resnet_ops(WL_PREC_FP16);
+  for (gsize i = 0; i < G_N_ELEMENTS(devs); i++) {
+    g_autofree char *path = NULL;
+    g_autoptr(GError) error = NULL;
+    int fd = g_file_open_tmp("dtsim-overlay-XXXXXX.ini", &path, &error);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_true(g_file_set_contents(path, devs[i][1], -1, &error));
+    g_autoptr(dev_device) base = dev_device_load(devs[i][0], NULL, &error);
+    g_autoptr(dev_device) fast = dev_device_load(devs[i][0], path, &error);
+    assert_non_null(base);
+    assert_non_null(fast);
+    GArray *sets[] = {ops32, ops16};
+    for (int s = 0; s < 2; s++)
+      for (guint j = 0; j < sets[s]->len; j++) {
+        const wl_op_cost *op = &g_array_index(sets[s], wl_op_cost, j);
+        assert_true(dev_op_time_ps(fast, op, 0) <= dev_op_time_ps(base, op, 0));
+      }
+    g_unlink(path);
+  }
+  /* Across the catalog: a V100 is never slower than a P100 on any op of the step, nor an
+   * H100 than an A100: every datasheet number, including the fp32 rate per SM, is at least as
+   * large. (An A100 SM is slower in fp32 than a V100 SM, 0.18 vs 0.196 TFLOP/s, so an A100
+   * can lose to a V100 on a GEMM of exactly two V100 waves.) */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(dev_device) p100 = dev_device_load("p100-sxm2-16gb", NULL, &error);
+  g_autoptr(dev_device) v100 = dev_device_load("v100-sxm2-16gb", NULL, &error);
+  g_autoptr(dev_device) a100 = dev_device_load("a100-sxm4-80gb", NULL, &error);
+  g_autoptr(dev_device) h100 = dev_device_load("h100-sxm5-80gb", NULL, &error);
+  for (guint j = 0; j < ops32->len; j++) {
+    const wl_op_cost *op = &g_array_index(ops32, wl_op_cost, j);
+    assert_true(dev_op_time_ps(v100, op, 0) <= dev_op_time_ps(p100, op, 0));
+    assert_true(dev_op_time_ps(h100, op, 0) <= dev_op_time_ps(a100, op, 0));
+  }
+}
+
+/* A large convolution (CHAOS-style layers are small; this one is compute bound). */
+static wl_op_cost big_conv(void)
+{
+  wl_op_cost ops[3];
+  dev__conv_ops(64, 28, 28, 128, 128, 3, 3, 1, 1, WL_PREC_FP32, ops);
+  return ops[0];
+}
+
+static void check_phi_curve(const char *name, const char *overlay, unsigned cores,
+                            gboolean second_thread_helps)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(dev_device) d = NULL;
+  if (overlay) {
+    g_autofree char *path = NULL;
+    int fd = g_file_open_tmp("dtsim-phi-XXXXXX.ini", &path, &error);
+    close(fd);
+    g_file_set_contents(path, overlay, -1, &error);
+    d = dev_device_load(name, path, &error);
+    g_unlink(path);
+  } else {
+    d = dev_device_load(name, NULL, &error);
+  }
+  if (d == NULL)
+    fail_msg("%s", error->message);
+  assert_int_equal(dev_hw_threads(d), 4 * cores);
+  wl_op_cost op = big_conv();
+  assert_true(fabs(dev_thread_speedup(d, &op, 1) - 1.0) < 1e-12);
+  double prev = 0;
+  for (unsigned p = 1; p <= 4 * cores; p++) {
+    double s = dev_thread_speedup(d, &op, p);
+    /* Sub-linear: never more than p, and less than p once threads share anything. */
+    assert_true(s <= p + 1e-9);
+    if (p > 1)
+      assert_true(s < p);
+    /* Up to the core count every thread adds a core: strictly increasing. */
+    if (p <= cores)
+      assert_true(s > prev);
+    prev = s;
+  }
+  double s_cores = dev_thread_speedup(d, &op, cores);
+  double s_2 = dev_thread_speedup(d, &op, 2 * cores);
+  double s_4 = dev_thread_speedup(d, &op, 4 * cores);
+  /* Near the core count each core is busy: at most a 2x gain from more threads per core, and
+   * from two to four threads per core under 10%. */
+  assert_true(s_4 < 1.1 * s_2);
+  assert_true(s_2 < 2.0 * s_cores);
+  if (second_thread_helps)
+    /* Knights Corner: one thread issues every other cycle, so the second thread on each core
+     * brings close to 2x. */
+    assert_true(s_2 > 1.6 * s_cores);
+  else
+    assert_true(s_2 < 1.6 * s_cores);
+  /* Threads beyond the device clamp. */
+  assert_true(dev_op_time_ps(d, &op, 100000) == dev_op_time_ps(d, &op, 4 * cores));
+}
+
+static void test_phi_speedup_curves(void **state)
+{
+  check_phi_curve("xeon-phi-7120p", NULL, 61, TRUE);
+  check_phi_curve("xeon-phi-7120p", "[device]\nmodel = xeon-phi-measured\n", 61, TRUE);
+  check_phi_curve("xeon-phi-7250", NULL, 68, FALSE);
+  check_phi_curve("xeon-phi-7250", "[device]\nmodel = xeon-phi-measured\n", 68, FALSE);
+}
+
+static void test_phi_spec_hand(void **state)
+{
+  /* 7120P, spec model, one thread, compute-bound op: 61 cores are not in play; one core at
+   * 1.238 GHz x 16 lanes x 2 = 39.616 GFLOP/s, issue 0.5 and conv efficiency 0.72:
+   * 14.261760 GFLOP/s. 1.4261760e10 FLOPs take 1 s, plus the 6 us launch. */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(dev_device) d = dev_device_load("xeon-phi-7120p", NULL, &error);
+  assert_non_null(d);
+  wl_op_cost op = {0};
+  op.kind = WL_OP_CONV;
+  op.flops = UINT64_C(14261760000);
+  int64_t t = dev_op_time_ps(d, &op, 1);
+  assert_true(llabs(t - (((int64_t)(1000000) * INT64_C(1000000)) + ((int64_t)(6) * INT64_C(1000000)))) <= 2);
+  /* With 122 threads (2 per core, issue 1.0 each core): 61 x 39.616 x 0.72 GFLOP/s, so the
+   * compute is 1 s / 122; a barrier over 122 threads costs 1.5 us x log2(122). */
+  double expect = 1.0 / 122 + 1.5e-6 * log2(122.0) + 6e-6;
+  t = dev_op_time_ps(d, &op, 122);
+  assert_true(fabs((double)t * 1e-12 - expect) < 1e-9);
+  assert_true(fabs(dev_peak_flops(d, WL_PREC_FP32) - 61 * 39.616e9) < 1e3);
+}
+
+static void test_cpu_synthetic_topology(void **state)
+{
+  static const char text[] =
+      "[device]\nmodel = cpu\ntopology = pack:2 core:8 pu:2\nclock_mhz = 2400\n"
+      "vector_bits = 256\nfma_units = 2\nmemory_bandwidth_GBps = 100\nmemory_bytes = 64G\n"
+      "issue_fraction = 1.0; 1.25\n[host_link]\nkind = none\n";
+  g_autoptr(dev_device) d = load_text(text);
+  /* 2 packages x 8 cores, 2 PUs each. */
+  assert_int_equal(dev_compute_units(d), 16);
+  assert_int_equal(dev_hw_threads(d), 32);
+  /* 16 cores x 2.4 GHz x 8 lanes x 2 (FMA) x 2 units = 1.2288 TFLOP/s. */
+  assert_true(fabs(dev_peak_flops(d, WL_PREC_FP32) - 1.2288e12) < 1);
+  /* Compute-bound op: 32 threads (two per core) reach 1.25 cores' worth each: 20 cores of
+   * compute vs 16 with 16 threads: speedup 32 / 16 threads = 1.25 before barriers. */
+  wl_op_cost op = big_conv();
+  double s16 = dev_thread_speedup(d, &op, 16), s32 = dev_thread_speedup(d, &op, 32);
+  assert_true(s32 / s16 > 1.2 && s32 / s16 < 1.25);
+  /* A topology that is not hwloc syntax is an input error naming the key. */
+  static const char bad[] = "[device]\nmodel = cpu\ntopology = two sockets\nclock_mhz = 2400\n"
+                            "memory_bandwidth_GBps = 100\nmemory_bytes = 64G\n";
+  g_autoptr(GError) error = NULL;
+  assert_null(dev_device_load_data("bad.ini", bad, strlen(bad), NULL, &error));
+  assert_true(g_error_matches(error, DT_ERROR, DT_ERROR_INPUT));
+  assert_non_null(strstr(error->message, "bad.ini:3: [device] topology"));
+}
+
+static void test_host_device(void **state)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(dev_device) d = dev_device_load("host", NULL, &error);
+  if (d == NULL)
+    fail_msg("%s", error->message);
+  assert_true(dev_compute_units(d) >= 1);
+  assert_true(dev_hw_threads(d) >= dev_compute_units(d));
+  assert_true(dev_memory_bytes(d) > 0);
+}
+
+static void test_catalog_complete(void **state)
+{
+  static const char *const required[] = {
+      "k20x", "k40", "k80", "m60", "titanx-maxwell", "titanx-pascal", "gtx1080ti",
+      "p100-pcie-16gb", "p100-sxm2-16gb", "v100-pcie-16gb", "v100-sxm2-16gb", "v100-sxm2-32gb",
+      "t4", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "xeon-phi-7120p",
+      "xeon-phi-7250", "xeon-e5-2630v3-2s", "xeon-e5-2686v4-2s", "xeon-gold-6148-2s",
+      "xeon-platinum-8124m-2s", "host"};
+  for (gsize i = 0; i < G_N_ELEMENTS(required); i++) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(dev_device) d = dev_device_load(required[i], NULL, &error);
+    if (d == NULL)
+      fail_msg("%s: %s", required[i], error->message);
+    assert_string_equal(dev_device_name(d), required[i]);
+  }
+  /* Datasheet spot checks: V100 SXM2 15.7 TFLOP/s fp32, 900 GB/s, 16 GiB, 80 SMs. */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(dev_device) v = dev_device_load("v100-sxm2-16gb", NULL, &error);
+  assert_true(dev_peak_flops(v, WL_PREC_FP32) == 15.7e12);
+  assert_true(dev_memory_Bps(v) == 900e9);
+  assert_int_equal(dev_memory_bytes(v), UINT64_C(16) << 30);
+  assert_int_equal(dev_compute_units(v), 80);
+  /* The lister prints every entry and the four models. */
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp("dtsim-list-XXXXXX.txt", &path, &error);
+  FILE *f = fdopen(fd, "w+");
+  assert_int_equal(dtsim_list_devices(f, FALSE), 0);
+  fflush(f);
+  g_autofree char *text = NULL;
+  g_file_get_contents(path, &text, NULL, &error);
+  fclose(f);
+  g_unlink(path);
+  for (gsize i = 0; i < G_N_ELEMENTS(required); i++)
+    assert_non_null(strstr(text, required[i]));
+  gsize n = 0;
+  const dev_model *const *models = dev_models(&n);
+  assert_int_equal(n, 4);
+  for (gsize i = 0; i < n; i++) {
+    assert_non_null(strstr(text, dev_model_name(models[i])));
+    assert_ptr_equal(dev_model_find(dev_model_name(models[i])), models[i]);
+  }
+  assert_null(dev_model_find("tpu"));
+}
+
+/* Loading `text` fails with an input error whose message contains `expect`. */
+static void expect_error(const char *text, const char *expect)
+{
+  g_autoptr(GError) error = NULL;
+  dev_device *d = dev_device_load_data("bad.ini", text, strlen(text), NULL, &error);
+  assert_null(d);
+  assert_true(g_error_matches(error, DT_ERROR, DT_ERROR_INPUT));
+  if (strstr(error->message, expect) == NULL)
+    fail_msg("expected '%s' in '%s'", expect, error->message);
+}
+
+static void test_errors(void **state)
+{
+  g_autoptr(GError) error = NULL;
+  assert_null(dev_device_load("no-such-gpu", NULL, &error));
+  assert_true(g_error_matches(error, DT_ERROR, DT_ERROR_INPUT));
+  assert_non_null(strstr(error->message, "no-such-gpu"));
+  g_clear_error(&error);
+  assert_null(dev_device_load("/nonexistent/dev.ini", NULL, &error));
+  assert_true(g_error_matches(error, DT_ERROR, DT_ERROR_INPUT));
+  g_clear_error(&error);
+  assert_null(dev_device_load("v100-sxm2-16gb", "/nonexistent/overlay.ini", &error));
+  assert_true(g_error_matches(error, DT_ERROR, DT_ERROR_INPUT));
+  assert_non_null(strstr(error->message, "/nonexistent/overlay.ini"));
+
+  expect_error("[device]\nsms = 8\n", "bad.ini:1: [device] model: missing required key");
+  expect_error("[device]\nmodel = tpu\n", "bad.ini:2: [device] model: unknown device model 'tpu'");
+  expect_error("[device]\nmodel = gpu\nsms = many\n", "bad.ini:3: [device] sms");
+  expect_error("[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\npeak_tflops_fp32 = 10\n"
+               "memory_bandwith_GBps = 900\nmemory_bytes = 1G\n",
+               "memory_bandwith_GBps");
+  expect_error("[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\nmemory_bandwidth_GBps = 9\n"
+               "memory_bytes = 1G\n[host_link]\nkind = pcie\npcie_gen = 3\nlanes = 16\n",
+               "peak_tflops_fp32: missing required key for model gpu");
+  expect_error("[device]\nmodel = gpu\n[efficiency]\nconv = 1.5\n", "bad.ini:4: [efficiency] conv");
+  expect_error("[device]\nmodel = gpu\n[bogus]\nx = 1\n", "bad.ini:3: [bogus]: unknown group");
+  expect_error("[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\npeak_tflops_fp32 = 10\n"
+               "memory_bandwidth_GBps = 900\nmemory_bytes = 1G\n[host_link]\nkind = pcie\n",
+               "pcie_gen");
+  expect_error("[device]\nmodel = xeon-phi-measured\ncores = 4\nclock_mhz = 1000\n"
+               "memory_bandwidth_GBps = 9\nmemory_bytes = 1G\n[host_link]\nkind = none\n",
+               "single_thread_gflops");
+  expect_error("[device\nmodel = gpu\n", "bad.ini");
+}
+
+/* Calibration on synthetic rows made by a device with known parameters recovers them. */
+static void test_calibration_recovers(void **state)
+{
+  static const char truth_overlay[] =
+      "[efficiency]\nconv = 0.61\nmemory = 0.66\n[software]\nkernel_launch_us = 11\n";
+  g_autoptr(GError) error = NULL;
+  g_autofree char *tpath = NULL;
+  int fd = g_file_open_tmp("dtsim-truth-XXXXXX.ini", &tpath, &error);
+  close(fd);
+  assert_true(g_file_set_contents(tpath, truth_overlay, -1, &error));
+  g_autoptr(dev_device) truth = dev_device_load("p100-pcie-16gb", tpath, &error);
+  assert_non_null(truth);
+  g_autoptr(dev_calib) c = dev_calib_new();
+  dev_calib_set_lambda(c, 1e-7);
+  dev_calib_set_generations(c, 120);
+  assert_true(dev_calib_add_param(c, "efficiency.conv", &error));
+  assert_true(dev_calib_add_param(c, "efficiency.memory", &error));
+  assert_true(dev_calib_add_param(c, "software.kernel_launch_us", &error));
+  /* Rows: compute-bound 1x1 convolutions, memory-bound element-wise ops, and tiny ops whose
+   * time is mostly launch overhead, alone and mixed. */
+  for (int r = 0; r < 12; r++) {
+    wl_op_cost ops[5];
+    dev__conv_ops(8 + 8 * (unsigned)r, 28, 28, 256, 256, 1, 1, 0, 1, WL_PREC_FP32, ops);
+    wl_op_cost *ew = &ops[3], *tiny = &ops[4];
+    memset(ew, 0, sizeof *ew);
+    ew->kind = WL_OP_ELEMENTWISE;
+    ew->bytes_read = ew->bytes_written = UINT64_C(4000000) * (uint64_t)(r % 4 + 1);
+    ew->flops = ew->bytes_read / 4;
+    memset(tiny, 0, sizeof *tiny);
+    tiny->kind = WL_OP_ELEMENTWISE;
+    tiny->bytes_read = 4096;
+    gsize first = (gsize)(r % 3 == 0 ? 3 : 0), count = r % 3 == 1 ? 3 : 5 - first;
+    double s = 0;
+    for (gsize i = first; i < first + count; i++)
+      s += (double)dev_op_time_ps(truth, &ops[i], 0) * 1e-12;
+    g_autofree char *label = g_strdup_printf("row%d", r);
+    assert_true(dev_calib_add_row(c, label, "p100-pcie-16gb", &ops[first], count, 0, FALSE, 0,
+                                  0, s, &error));
+  }
+  assert_true(dev_calib_fit(c, TRUE, &error));
+  static const double want[] = {0.61, 0.66, 11};
+  for (unsigned j = 0; j < 3; j++) {
+    const char *g, *k;
+    double init, fit;
+    dev_calib_param(c, j, &g, &k, &init, &fit);
+    if (fabs(fit - want[j]) > 0.05 * want[j])
+      fail_msg("%s.%s fitted %g, truth %g", g, k, fit, want[j]);
+  }
+  assert_true(dev_calib_default_mape(c) > 5);
+  assert_true(dev_calib_fit_mape(c) < 1);
+  assert_true(dev_calib_loo_mape(c) < 2);
+  /* The overlay reloads and reproduces the fitted values. */
+  g_autofree char *opath = g_strdup_printf("%s.fit.ini", tpath);
+  assert_true(dev_calib_write_overlay(c, opath, "synthetic", &error));
+  g_autoptr(dev_device) fitted = dev_device_load("p100-pcie-16gb", opath, &error);
+  if (fitted == NULL)
+    fail_msg("%s", error->message);
+  assert_true(fabs(fitted->prm.eff_conv - 0.61) < 0.05 * 0.61);
+  g_unlink(opath);
+  g_unlink(tpath);
+  /* Unknown parameters are refused with the list of those that can be fitted. */
+  assert_false(dev_calib_add_param(c, "device.sms", &error));
+  assert_non_null(strstr(error->message, "efficiency.conv"));
+}
+
+static void test_calibration_csv_errors(void **state)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp("dtsim-rows-XXXXXX.csv", &path, &error);
+  close(fd);
+  g_file_set_contents(path,
+                      "layer,input_hwc,batch,filters,kernel,pad,stride,device,total_ms\n"
+                      "c1,56x56x64,16,64,3x3,1,1,v100-sxm2-16gb,1.0\n"
+                      "c2,56x56,16,64,3x3,1,1,v100-sxm2-16gb,1.0\n",
+                      -1, NULL);
+  g_autoptr(dev_calib) c = dev_calib_new();
+  assert_false(dev_calib_load_csv(c, path, NULL, &error));
+  assert_true(g_error_matches(error, DT_ERROR, DT_ERROR_INPUT));
+  assert_non_null(strstr(error->message, ":3: input_hwc"));
+  g_clear_error(&error);
+  g_file_set_contents(path,
+                      "layer,input_hwc,batch,filters,kernel,pad,stride,device,total_ms\n"
+                      "c1,56x56x64,16,64,3x3,1,1,gpu9000,1.0\n",
+                      -1, NULL);
+  g_autoptr(dev_calib) c2 = dev_calib_new();
+  assert_false(dev_calib_load_csv(c2, path, NULL, &error));
+  assert_non_null(strstr(error->message, "gpu9000"));
+  g_unlink(path);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_roofline_memory_bound),
+      cmocka_unit_test(test_roofline_compute_bound),
+      cmocka_unit_test(test_wave_quantization),
+      cmocka_unit_test(test_tensor_cores),
+      cmocka_unit_test(test_launch_and_host),
+      cmocka_unit_test(test_conv_ops),
+      cmocka_unit_test(test_more_flops_never_faster),
+      cmocka_unit_test(test_faster_datasheet_never_slower),
+      cmocka_unit_test(test_phi_speedup_curves),
+      cmocka_unit_test(test_phi_spec_hand),
+      cmocka_unit_test(test_cpu_synthetic_topology),
+      cmocka_unit_test(test_host_device),
+      cmocka_unit_test(test_catalog_complete),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_calibration_recovers),
+      cmocka_unit_test(test_calibration_csv_errors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,213 @@
+/* Engine tests: heap order and FIFO ties against a sorted reference, refusal of past events,
+ * cancel and reschedule, determinism of the dispatch order, checked time arithmetic. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "engine.h"
+
+typedef struct {
+  sim_time_ps t;
+  uint64_t order; /* insertion order: the FIFO tie-breaker */
+} ref_event;
+
+typedef struct {
+  ref_event *seen;
+  size_t n_seen;
+} recorder;
+
+static void record(sim_engine *e, void *data, uint64_t arg)
+{
+  recorder *r = data;
+  r->seen[r->n_seen++] = (ref_event){sim_engine_now(e), arg};
+}
+
+static int cmp_ref(const void *a, const void *b)
+{
+  const ref_event *x = a, *y = b;
+  if (x->t != y->t)
+    return x->t < y->t ? -1 : 1;
+  return x->order < y->order ? -1 : (x->order > y->order);
+}
+
+/* One million events at random times drawn from a small range (so ties are frequent) come out
+ * exactly in (time, insertion order), i.e. what a stable sort of the inputs gives. */
+static void test_heap_order_fifo_1e6(void **state)
+{
+  const size_t n = 1000000;
+  g_autoptr(sim_engine) e = sim_engine_new();
+  ref_event *ref = g_new(ref_event, n);
+  recorder r = {g_new(ref_event, n), 0};
+  GRand *rng = g_rand_new_with_seed(42);
+  for (size_t i = 0; i < n; i++) {
+    sim_time_ps t = g_rand_int_range(rng, 0, 50000);  /* ~20 events per distinct time */
+    ref[i] = (ref_event){t, i};
+    assert_non_null(sim_engine_schedule_at(e, t, record, &r, i));
+  }
+  qsort(ref, n, sizeof *ref, cmp_ref);
+  assert_int_equal(sim_engine_run(e), n);
+  assert_int_equal(r.n_seen, n);
+  for (size_t i = 0; i < n; i++) {
+    assert_int_equal(r.seen[i].t, ref[i].t);
+    assert_int_equal(r.seen[i].order, ref[i].order);
+  }
+  g_rand_free(rng);
+  g_free(ref);
+  g_free(r.seen);
+}
+
+static void schedule_past(sim_engine *e, void *data, uint64_t arg)
+{
+  int *refused_ok = data;
+  /* now is 100 ps: 99 is in the past, 100 is allowed */
+  *refused_ok = sim_engine_schedule_at(e, 99, schedule_past, NULL, 0) == NULL &&
+                sim_engine_schedule_in(e, -1, schedule_past, NULL, 0) == NULL;
+  (void)arg;
+}
+
+static void noop(sim_engine *e, void *data, uint64_t arg) {}
+
+static void test_refuses_past(void **state)
+{
+  g_autoptr(sim_engine) e = sim_engine_new();
+  int ok = 0;
+  sim_engine_schedule_at(e, 100, schedule_past, &ok, 0);
+  sim_engine_run(e);
+  assert_true(ok);
+  assert_int_equal(sim_engine_refused(e), 2);
+  assert_int_equal(sim_engine_now(e), 100);
+  assert_non_null(sim_engine_schedule_at(e, 100, noop, NULL, 0));
+  assert_int_equal(sim_engine_run(e), 1);
+}
+
+static void test_cancel_reschedule(void **state)
+{
+  g_autoptr(sim_engine) e = sim_engine_new();
+  recorder r = {g_new(ref_event, 8), 0};
+  sim_event *a = sim_engine_schedule_at(e, 10, record, &r, 1);
+  sim_event *b = sim_engine_schedule_at(e, 20, record, &r, 2);
+  sim_event *c = sim_engine_schedule_at(e, 30, record, &r, 3);
+  sim_engine_schedule_at(e, 40, record, &r, 4);
+  sim_engine_cancel(e, b);
+  assert_true(sim_engine_reschedule(e, c, 5));       /* earlier */
+  assert_true(sim_engine_reschedule(e, a, 40));      /* later, and after event 4 (new sequence) */
+  assert_int_equal(sim_engine_event_time(e, a), 40);
+  assert_int_equal(sim_engine_pending(e), 3);
+  sim_engine_run(e);
+  assert_int_equal(r.n_seen, 3);
+  assert_int_equal(r.seen[0].order, 3);
+  assert_int_equal(r.seen[0].t, 5);
+  assert_int_equal(r.seen[1].order, 4);
+  assert_int_equal(r.seen[2].order, 1);
+  g_free(r.seen);
+}
+
+/* A self-perpetuating random workload: each event schedules 0..2 more. */
+static void chain(sim_engine *e, void *data, uint64_t arg)
+{
+  GRand *rng = data;
+  if (sim_engine_events(e) > 200000)
+    return;
+  int k = g_rand_int_range(rng, 0, 3);
+  for (int i = 0; i < k; i++)
+    sim_engine_schedule_in(e, g_rand_int_range(rng, 0, 1000), chain, rng, arg + 1);
+}
+
+static uint64_t run_chain(guint32 seed)
+{
+  g_autoptr(sim_engine) e = sim_engine_new();
+  GRand *rng = g_rand_new_with_seed(seed);
+  for (int i = 0; i < 100; i++)
+    sim_engine_schedule_at(e, g_rand_int_range(rng, 0, 100), chain, rng, 0);
+  sim_engine_run(e);
+  uint64_t h = sim_engine_trace_hash(e);
+  g_rand_free(rng);
+  return h;
+}
+
+static void test_determinism(void **state)
+{
+  assert_int_equal(run_chain(7), run_chain(7));
+  assert_int_not_equal(run_chain(7), run_chain(8));
+}
+
+static void test_time_arithmetic(void **state)
+{
+  sim_time_ps out = 0;
+  assert_int_equal(SIM_US(3), 3000000);
+  assert_int_equal(SIM_S(1), 1000000000000LL);
+  assert_false(sim_time_add(SIM_TIME_MAX, 1, &out));
+  assert_true(sim_time_add(SIM_TIME_MAX - 1, 1, &out));
+  assert_int_equal(out, SIM_TIME_MAX);
+  assert_false(sim_time_mul(SIM_S(1000000), 1000, &out));
+  assert_int_equal(sim_time_add_sat(SIM_TIME_MAX, 5), SIM_TIME_MAX);
+  /* 1 byte at 3 B/s is 333333333333.33 ps, rounded up to ...334. */
+  assert_int_equal(sim_time_for_bytes(1, 3), 333333333334LL);
+  /* 1 GiB at 10 GB/s: 1073741824 / 1e10 s = 107374182.4 us = 107374182400 ps exactly. */
+  assert_int_equal(sim_time_for_bytes(1073741824ULL, 10000000000ULL), 107374182400LL);
+  /* 16 EiB at 1 B/s does not fit: saturates instead of wrapping. */
+  assert_int_equal(sim_time_for_bytes(UINT64_MAX, 1), SIM_TIME_MAX);
+  assert_int_equal(sim_time_for_work(1e12, 1e12), SIM_S(1));
+  assert_int_equal(sim_time_for_work(1.0, 0.0), SIM_TIME_MAX);
+  assert_int_equal(sim_time_from_s(2.5e-9), 2500);
+}
+
+typedef struct {
+  int procs, tracks, begins, ends, counters, links, finished;
+  sim_time_ps last_end;
+} counting;
+
+static void o_proc(void *u, const sim_proc_info *p) { ((counting *)u)->procs++; }
+static void o_track(void *u, const sim_track_info *t) { ((counting *)u)->tracks++; }
+static void o_begin(void *u, const sim_span *s) { ((counting *)u)->begins++; }
+static void o_end(void *u, const sim_span *s)
+{
+  ((counting *)u)->ends++;
+  ((counting *)u)->last_end = s->end_ps - s->start_ps;
+}
+static void o_counter(void *u, sim_proc_id p, const char *n, sim_time_ps t, double v)
+{
+  ((counting *)u)->counters++;
+}
+static void o_fin(void *u, sim_time_ps t) { ((counting *)u)->finished++; }
+
+static const sim_observer_ops counting_ops = {
+    .proc_added = o_proc, .track_added = o_track, .span_begin = o_begin, .span_end = o_end,
+    .counter = o_counter, .finished = o_fin};
+
+static void end_span(sim_engine *e, void *data, uint64_t id) { sim_engine_span_end(e, id); }
+
+static void test_observers(void **state)
+{
+  g_autoptr(sim_engine) e = sim_engine_new();
+  sim_proc_id p = sim_engine_add_proc(e, SIM_PROC_DEVICE, "gpu0", 0);
+  sim_track_id t = sim_engine_add_track(e, p, "compute", 0);
+  counting c = {0};
+  sim_engine_add_observer(e, &counting_ops, &c); /* replays the process and the track */
+  assert_int_equal(c.procs, 1);
+  assert_int_equal(c.tracks, 1);
+  uint64_t id = sim_engine_span_begin(e, t, "conv1", "compute", 0, 0);
+  sim_engine_schedule_at(e, SIM_NS(7), end_span, NULL, id);
+  sim_engine_counter(e, p, "memory_bytes", 1.0);
+  sim_engine_run(e);
+  sim_engine_finish(e);
+  sim_engine_finish(e);
+  assert_int_equal(c.begins, 1);
+  assert_int_equal(c.ends, 1);
+  assert_int_equal(c.last_end, SIM_NS(7));
+  assert_int_equal(c.counters, 1);
+  assert_int_equal(c.finished, 1);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_heap_order_fifo_1e6), cmocka_unit_test(test_refuses_past),
+      cmocka_unit_test(test_cancel_reschedule),   cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_time_arithmetic),     cmocka_unit_test(test_observers),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,175 @@
+/* Executor tests on hand-built graphs whose finish times are worked out by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "taskgraph.h"
+#include "util.h"
+
+#include <string.h>
+
+/* One stream, three tasks in a chain: 10 + 20 + 30 ns. */
+static void test_chain(void **state)
+{
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id u = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+  sim_stream_id s = sim_graph_add_stream(g, u, "compute");
+  sim_task_id a = sim_graph_add_compute(g, s, "a", "compute", SIM_NS(10), 0, 0);
+  sim_task_id b = sim_graph_add_compute(g, s, "b", "compute", SIM_NS(20), 0, 0);
+  sim_task_id c = sim_graph_add_compute(g, s, "c", "compute", SIM_NS(30), 0, 0);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  assert_true(sim_exec_run(x, NULL));
+  assert_int_equal(sim_exec_task_start(x, a), 0);
+  assert_int_equal(sim_exec_task_start(x, b), SIM_NS(10));
+  assert_int_equal(sim_exec_task_end(x, c), SIM_NS(60));
+  assert_int_equal(sim_exec_makespan(x), SIM_NS(60));
+  assert_int_equal(sim_exec_stream_busy(x, s), SIM_NS(60));
+}
+
+/* Two streams of one device: "late" is added to stream 2 before "early", so even though
+ * "early" has no dependencies it waits for "late", which waits for "a" (50 ns) on stream 1.
+ * late: 50..60, early: 60..65. */
+static void test_stream_order(void **state)
+{
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id u = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+  sim_stream_id s1 = sim_graph_add_stream(g, u, "compute");
+  sim_stream_id s2 = sim_graph_add_stream(g, u, "comm");
+  sim_task_id a = sim_graph_add_compute(g, s1, "a", "compute", SIM_NS(50), 0, 0);
+  sim_task_id late = sim_graph_add_compute(g, s2, "late", "compute", SIM_NS(10), 0, 0);
+  sim_task_id early = sim_graph_add_compute(g, s2, "early", "compute", SIM_NS(5), 0, 0);
+  sim_graph_depend(g, late, a);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  assert_true(sim_exec_run(x, NULL));
+  assert_int_equal(sim_exec_task_start(x, late), SIM_NS(50));
+  assert_int_equal(sim_exec_task_start(x, early), SIM_NS(60));
+  assert_int_equal(sim_exec_makespan(x), SIM_NS(65));
+}
+
+/* Data parallel on two devices with the simple model (latency 1 us, 10 GB/s).
+ * Each device: forward 100 us, backward of layer 2 (40 us) then layer 1 (60 us) on "compute".
+ * Gradients of layer 2 (8 MB) are all-reduced on "comm" as soon as they exist and overlap the
+ * backward of layer 1; gradients of layer 1 (2 MB) after it. A 2-member ring takes
+ * 2(n-1) = 2 steps of latency + (bytes/2)/bw:
+ *   ar2 = 2 * (1 us + 4 MB / 10 GB/s) = 2 * (1 + 400) us = 802 us, from 140 to 942 us;
+ *   ar1 = 2 * (1 us + 1 MB / 10 GB/s) = 2 * (1 + 100) us = 202 us, but the comm stream is busy
+ *   with ar2 until 942 us, so it runs 942..1144 us;
+ *   update (5 us) after both: 1144..1149 us. */
+static void test_data_parallel_overlap(void **state)
+{
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_stream_id comp[2], comm[2];
+  sim_task_id bwd1[2], bwd2[2];
+  for (int d = 0; d < 2; d++) {
+    g_autofree char *name = g_strdup_printf("gpu%d", d);
+    sim_unit_id u = sim_graph_add_unit(g, SIM_PROC_DEVICE, name);
+    comp[d] = sim_graph_add_stream(g, u, "compute");
+    comm[d] = sim_graph_add_stream(g, u, "comm");
+    sim_graph_add_compute(g, comp[d], "forward", "compute", SIM_US(100), 0, 0);
+    bwd2[d] = sim_graph_add_compute(g, comp[d], "bwd2", "compute", SIM_US(40), 0, 0);
+    bwd1[d] = sim_graph_add_compute(g, comp[d], "bwd1", "compute", SIM_US(60), 0, 0);
+  }
+  sim_task_id ar2 = sim_graph_add_collective(g, comm, 2, "ar2", 0, "ring", 8000000);
+  sim_task_id ar1 = sim_graph_add_collective(g, comm, 2, "ar1", 0, "ring", 2000000);
+  for (int d = 0; d < 2; d++) {
+    sim_graph_depend(g, ar2, bwd2[d]);
+    sim_graph_depend(g, ar1, bwd1[d]);
+  }
+  sim_task_id upd[2];
+  for (int d = 0; d < 2; d++) {
+    upd[d] = sim_graph_add_compute(g, comp[d], "update", "compute", SIM_US(5), 0, 0);
+    sim_graph_depend(g, upd[d], ar1);
+    sim_graph_depend(g, upd[d], ar2);
+  }
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  sim_simple_comm net = {SIM_US(1), 10000000000ULL};
+  sim_exec_set_comm(x, &sim_simple_comm_ops, &net);
+  assert_true(sim_exec_run(x, NULL));
+  assert_int_equal(sim_exec_task_start(x, ar2), SIM_US(140));
+  assert_int_equal(sim_exec_task_end(x, ar2), SIM_US(942));
+  assert_int_equal(sim_exec_task_start(x, ar1), SIM_US(942));
+  assert_int_equal(sim_exec_task_end(x, ar1), SIM_US(1144));
+  assert_int_equal(sim_exec_task_end(x, upd[1]), SIM_US(1149));
+  assert_int_equal(sim_exec_stream_busy(x, comm[0]), SIM_US(802 + 202));
+}
+
+/* A point-to-point transfer between two devices: 1 us + 1 MB / 1 GB/s = 1001 us. */
+static void test_transfer(void **state)
+{
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id a = sim_graph_add_unit(g, SIM_PROC_DEVICE, "a");
+  sim_unit_id b = sim_graph_add_unit(g, SIM_PROC_DEVICE, "b");
+  sim_stream_id sa = sim_graph_add_stream(g, a, "send");
+  sim_stream_id sb = sim_graph_add_stream(g, b, "recv");
+  sim_task_id t = sim_graph_add_transfer(g, sa, sb, "act", 1000000);
+  sim_task_id d = sim_graph_add_delay(g, "wait", SIM_US(9));
+  sim_graph_depend(g, d, t);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  sim_simple_comm net = {SIM_US(1), 1000000000ULL};
+  sim_exec_set_comm(x, &sim_simple_comm_ops, &net);
+  assert_true(sim_exec_run(x, NULL));
+  assert_int_equal(sim_exec_task_end(x, t), SIM_US(1001));
+  assert_int_equal(sim_exec_makespan(x), SIM_US(1010));
+}
+
+static void test_cycle_reported(void **state)
+{
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id u = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+  sim_stream_id s = sim_graph_add_stream(g, u, "compute");
+  sim_task_id a = sim_graph_add_compute(g, s, "a", "compute", 1, 0, 0);
+  sim_task_id b = sim_graph_add_compute(g, s, "b", "compute", 1, 0, 0);
+  sim_task_id c = sim_graph_add_delay(g, "c", 1);
+  sim_task_id d = sim_graph_add_delay(g, "d", 1);
+  sim_graph_depend(g, a, b);   /* against stream order: a is first on the stream */
+  sim_graph_depend(g, c, d);
+  sim_graph_depend(g, d, c);   /* a cycle */
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  g_autoptr(GError) err = NULL;
+  assert_false(sim_exec_run(x, &err));
+  assert_non_null(err);
+  assert_non_null(strstr(err->message, "4 of 4 tasks"));
+  assert_non_null(strstr(err->message, "'c'"));
+}
+
+static uint64_t run_random_graph(void)
+{
+  g_autoptr(sim_graph) g = sim_graph_new();
+  GRand *rng = g_rand_new_with_seed(3);
+  sim_stream_id s[8];
+  for (int i = 0; i < 8; i++)
+    s[i] = sim_graph_add_stream(g, sim_graph_add_unit(g, SIM_PROC_DEVICE, "d"), "c");
+  for (sim_task_id t = 0; t < 2000; t++) {
+    sim_graph_add_compute(g, s[g_rand_int_range(rng, 0, 8)], "t", "compute",
+                          g_rand_int_range(rng, 1, 100), 0, 0);
+    if (t > 0)
+      sim_graph_depend(g, t, g_rand_int_range(rng, 0, (gint32)t));
+  }
+  g_rand_free(rng);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  assert_true(sim_exec_run(x, NULL));
+  return sim_engine_trace_hash(e) ^ (uint64_t)sim_exec_makespan(x);
+}
+
+static void test_determinism(void **state)
+{
+  assert_int_equal(run_random_graph(), run_random_graph());
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_chain),          cmocka_unit_test(test_stream_order),
+      cmocka_unit_test(test_data_parallel_overlap), cmocka_unit_test(test_transfer),
+      cmocka_unit_test(test_cycle_reported), cmocka_unit_test(test_determinism),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

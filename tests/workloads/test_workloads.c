@@ -1,0 +1,603 @@
+/* Tests of workloads/: published parameter counts and multiply-adds of the zoo, hand-computed
+ * costs of every layer type's passes on small shapes, the first-layer and no-free-layer rules,
+ * optimizer and memory accounting, the JSON round trip, the Paleo importer, and bad files.
+ * Every expected number is worked out in the comment beside it, not taken from the program. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "util.h"
+#include "wl_internal.h"
+#include "workloads.h"
+
+static const char *data_path(const char *name)
+{
+  static char buf[1024];
+  g_snprintf(buf, sizeof(buf), "%s/data/%s", DTSIM_TEST_DIR, name);
+  return buf;
+}
+
+static wl_net *zoo_net(const char *name, wl_model **model)
+{
+  g_autoptr(GError) e = NULL;
+  *model = wl_model_load(name, &e);
+  assert_non_null(*model);
+  wl_net *net = wl_net_new(*model, 1, WL_PREC_FP32, &e);
+  assert_non_null(net);
+  return net;
+}
+
+/* ---- Zoo: torchvision's published parameter counts --------------------------------------- */
+
+static void test_param_counts(void **state)
+{
+  static const struct {
+    const char *name;
+    uint64_t params;
+  } expect[] = {
+      {"lenet5", 61706},          {"alexnet", 61100840},     {"alexnet_owt", 50303912},
+      {"vgg16", 138357544},       {"vgg19", 143667240},      {"resnet18", 11689512},
+      {"resnet34", 21797672},     {"resnet50", 25557032},    {"resnet101", 44549160},
+      {"resnet152", 60192808},    {"googlenet", 6624904},    {"inception_v3", 23834568},
+      /* vgg11: torchvision's published count. */
+      {"vgg11", 132863336},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(expect); i++) {
+    wl_model *m;
+    g_autoptr(wl_net) net = zoo_net(expect[i].name, &m);
+    wl_totals t;
+    wl_net_totals(net, &t);
+    if (t.params != expect[i].params)
+      fail_msg("%s: %" G_GUINT64_FORMAT " parameters, published %" G_GUINT64_FORMAT,
+               expect[i].name, t.params, expect[i].params);
+    wl_model_free(m);
+  }
+}
+
+/* The CHAOS networks, counted by hand from the layer table (weights + one bias per map):
+ * small: conv 1->5 4x4 = 5*16+5 = 85; conv 5->10 5x5 = 10*125+10 = 1260; fc 90->50 = 4550;
+ *        fc 50->10 = 510; total 6405.
+ * medium: 20*16+20 = 340; 40*20*25+40 = 20040; 360*150+150 = 54150; 1510; total 76040.
+ * large: 340; 60*20*4+60 = 4860; 100*60*9+100 = 54100; 400*150+150 = 60150; 1510;
+ *        total 120960. */
+static void test_chaos_counts(void **state)
+{
+  static const struct {
+    const char *name;
+    uint64_t params;
+  } expect[] = {{"chaos-small", 6405}, {"chaos-medium", 76040}, {"chaos-large", 120960}};
+  for (size_t i = 0; i < G_N_ELEMENTS(expect); i++) {
+    wl_model *m;
+    g_autoptr(wl_net) net = zoo_net(expect[i].name, &m);
+    wl_totals t;
+    wl_net_totals(net, &t);
+    assert_int_equal(t.params, expect[i].params);
+    wl_model_free(m);
+  }
+}
+
+/* Forward multiply-adds at batch 1 within 2% of the published figures (torchvision's GFLOPS
+ * column, which counts multiply-adds). */
+static void test_forward_macs(void **state)
+{
+  static const struct {
+    const char *name;
+    double gmacs;
+  } expect[] = {{"alexnet", 0.71},      {"vgg16", 15.47},     {"googlenet", 1.50},
+                {"inception_v3", 5.71}, {"resnet50", 4.09},   {"resnet101", 7.80},
+                {"resnet152", 11.51}};
+  for (size_t i = 0; i < G_N_ELEMENTS(expect); i++) {
+    wl_model *m;
+    g_autoptr(wl_net) net = zoo_net(expect[i].name, &m);
+    wl_totals t;
+    wl_net_totals(net, &t);
+    double g = t.macs / 1e9, rel = (g - expect[i].gmacs) / expect[i].gmacs;
+    if (rel > 0.02 || rel < -0.02)
+      fail_msg("%s: %.4f G multiply-adds, published %.2f G", expect[i].name, g, expect[i].gmacs);
+    wl_model_free(m);
+  }
+}
+
+/* ---- Rules over the whole zoo ---------------------------------------------------------------- */
+
+static void test_zoo_rules(void **state)
+{
+  size_t n;
+  const wl_zoo_entry *zoo = wl_zoo(&n);
+  assert_int_equal(n, 18);
+  for (size_t z = 0; z < n; z++) {
+    g_autoptr(wl_model) m = zoo[z].build();
+    g_autoptr(GError) e = NULL;
+    g_autoptr(wl_net) net = wl_net_new(m, 4, WL_PREC_FP16, &e);
+    assert_non_null(net);
+    for (size_t i = 0; i < wl_net_n_layers(net); i++) {
+      const wl_layer *L = wl_net_layer(net, i);
+      /* Topological order. */
+      for (int j = 0; j < L->n_parents; j++)
+        assert_true(L->parents[j] < (int)i);
+      /* The first layer computes no data gradient; layers with parameters compute weight
+       * gradients. */
+      if (i == 0)
+        assert_false(L->has_pass[WL_PASS_BACKWARD_DATA]);
+      assert_int_equal(L->has_pass[WL_PASS_BACKWARD_WEIGHTS], L->params > 0);
+      /* No pass that runs is free: it moves bytes, and compute layers do arithmetic. */
+      for (int p = 0; p < WL_PASS_COUNT; p++) {
+        if (!L->has_pass[p])
+          continue;
+        const wl_op_cost *c = &L->cost[p];
+        if (c->bytes_read == 0 || c->bytes_written == 0 || c->out_elems == 0)
+          fail_msg("%s: layer %s pass %s moves no bytes", zoo[z].name, L->name, wl_pass_name(p));
+        if (c->flops == 0 && L->kind != WL_LAYER_CONCAT && L->kind != WL_LAYER_FLATTEN &&
+            !(L->kind == WL_LAYER_ADD && p == WL_PASS_BACKWARD_DATA))
+          fail_msg("%s: layer %s pass %s costs no FLOPs", zoo[z].name, L->name, wl_pass_name(p));
+        assert_int_equal(c->pass, p);
+      }
+      if (L->kind == WL_LAYER_CONV || L->kind == WL_LAYER_FC)
+        assert_true(L->cost[WL_PASS_FORWARD].gemm_m > 0 && L->cost[WL_PASS_FORWARD].kernel_h > 0);
+    }
+  }
+}
+
+/* ---- Hand-computed costs per layer type ------------------------------------------------------ */
+
+/* A model with input C x H x W whose first layer is a 1x1 convolution (so everything after it
+ * computes data gradients) followed by the layer under test. */
+static wl_model *probe(uint32_t c, uint32_t h, uint32_t w, wl_layer_kind kind,
+                       const wl_hparams *hp)
+{
+  wl_model *m = wl_model_new("probe", c, h, w);
+  wl_hparams one = wl_hparams_default();
+  one.out = c;
+  int x = wl_model_add(m, "pre", WL_LAYER_CONV, &one, (int[]){-1}, 1);
+  x = wl_model_add(m, "test", kind, hp, &x, 1);
+  wl_model_add(m, "loss", WL_LAYER_SOFTMAX, NULL, &x, 1);
+  g_autoptr(GError) e = NULL;
+  assert_true(wl_model_finish(m, &e));
+  return m;
+}
+
+static void assert_cost(const wl_op_cost *c, uint64_t flops, uint64_t rd, uint64_t wr)
+{
+  if (c->flops != flops || c->bytes_read != rd || c->bytes_written != wr)
+    fail_msg("pass %s: flops %" G_GUINT64_FORMAT " read %" G_GUINT64_FORMAT
+             " written %" G_GUINT64_FORMAT ", expected %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
+             " %" G_GUINT64_FORMAT,
+             wl_pass_name(c->pass), c->flops, c->bytes_read, c->bytes_written, flops, rd, wr);
+}
+
+static void test_valid_taps(void **state)
+{
+  uint32_t pad;
+  /* in 5, kernel 3, stride 1, pad 1: output 5; taps inside per output row 2,3,3,3,2 = 13. */
+  assert_int_equal(wl__out_size(5, 3, 1, 1, 1, FALSE, FALSE, &pad), 5);
+  assert_int_equal(wl__valid_taps(5, 5, 3, 1, 1, 1), 13);
+  /* in 5, kernel 3, stride 2, pad 1: output (5+2-3)/2+1 = 3; rows -1..1, 1..3, 3..5: 2+3+2. */
+  assert_int_equal(wl__out_size(5, 3, 2, 1, 1, FALSE, FALSE, &pad), 3);
+  assert_int_equal(wl__valid_taps(5, 3, 3, 2, 1, 1), 7);
+  /* Dilation 2, kernel 3 (span 5), in 5, pad 2: output 5; output p reads rows p-2, p, p+2:
+   * p=0: 0,2 (2); p=1: 1,3 (2); p=2: 0,2,4 (3); p=3: 1,3 (2); p=4: 2,4 (2) = 11. */
+  assert_int_equal(wl__out_size(5, 3, 1, 2, 2, FALSE, FALSE, &pad), 5);
+  assert_int_equal(wl__valid_taps(5, 5, 3, 1, 2, 2), 11);
+  /* TensorFlow SAME, in 224, kernel 7, stride 2: output 112, total padding 111*2+7-224 = 5,
+   * 2 before. */
+  assert_int_equal(wl__out_size(224, 7, 2, 0, 1, TRUE, FALSE, &pad), 112);
+  assert_int_equal(pad, 2);
+  /* PyTorch ceil_mode: in 112, kernel 3, stride 2: (109/2 rounded up) + 1 = 56. */
+  assert_int_equal(wl__out_size(112, 3, 2, 0, 1, FALSE, TRUE, &pad), 56);
+  /* A 5x5 kernel does not fit a 4x4 input. */
+  assert_int_equal(wl__out_size(4, 5, 1, 0, 1, FALSE, FALSE, &pad), 0);
+}
+
+static void test_conv_costs(void **state)
+{
+  /* Batch 2, input 2x5x5, 3 filters 3x3, stride 1, pad 1, bias: output 3x5x5.
+   * Forward: 2*3*25 outputs x 2*9 taps = 2700 MACs = 5400 FLOPs + 150 bias adds = 5550.
+   * Reads x 2*2*25*4 = 400 B and 3*2*9+3 = 57 params * 4 = 228 B; writes 2*3*25*4 = 600 B.
+   * Backward taps inside the input: 13 per dimension (test_valid_taps) = 169 per (k, c) pair:
+   * backward-data 2 * N*K*C * 169 = 2*2*3*2*169 = 4056 FLOPs, reads dy 600 + w 228, writes
+   * dx 400; backward-weights 4056 + 150 (bias) FLOPs, reads dy 600 + x 400, writes 228. */
+  wl_hparams hp = wl_hparams_default();
+  hp.out = 3, hp.kh = hp.kw = 3, hp.ph = hp.pw = 1;
+  g_autoptr(wl_model) m = probe(2, 5, 5, WL_LAYER_CONV, &hp);
+  g_autoptr(wl_net) net = wl_net_new(m, 2, WL_PREC_FP32, NULL);
+  const wl_layer *L = wl_net_layer(net, 1);
+  assert_string_equal(L->name, "test");
+  assert_int_equal(L->params, 57);
+  assert_int_equal(L->macs, 2700);
+  assert_cost(&L->cost[WL_PASS_FORWARD], 5550, 628, 600);
+  assert_cost(&L->cost[WL_PASS_BACKWARD_DATA], 4056, 828, 400);
+  assert_cost(&L->cost[WL_PASS_BACKWARD_WEIGHTS], 4206, 1000, 228);
+  /* Implicit GEMMs: forward m = N*P*Q = 50, n = K = 3, k = C*R*S = 18; data m = N*H*W = 50,
+   * n = C = 2, k = K*R*S = 27; weights m = K = 3, n = C*R*S = 18, k = N*P*Q = 50. */
+  const wl_op_cost *f = &L->cost[WL_PASS_FORWARD], *d = &L->cost[WL_PASS_BACKWARD_DATA],
+                   *w = &L->cost[WL_PASS_BACKWARD_WEIGHTS];
+  assert_true(f->gemm_m == 50 && f->gemm_n == 3 && f->gemm_k == 18 && f->gemm_batch == 1);
+  assert_true(d->gemm_m == 50 && d->gemm_n == 2 && d->gemm_k == 27);
+  assert_true(w->gemm_m == 3 && w->gemm_n == 18 && w->gemm_k == 50);
+  assert_true(f->kernel_h == 3 && f->kernel_w == 3 && f->stride == 1 && f->out_elems == 150);
+  /* The first layer (1x1, 2->2, bias: 6 params) computes no data gradient. */
+  const wl_layer *pre = wl_net_layer(net, 0);
+  assert_false(pre->has_pass[WL_PASS_BACKWARD_DATA]);
+  assert_int_equal(pre->cost[WL_PASS_BACKWARD_DATA].flops, 0);
+  assert_true(pre->has_pass[WL_PASS_BACKWARD_WEIGHTS]);
+  /* Its weight gradient: N*K*P*Q*C = 2*2*25*2 = 200 MACs = 400 FLOPs + 100 bias adds. */
+  assert_int_equal(pre->cost[WL_PASS_BACKWARD_WEIGHTS].flops, 500);
+}
+
+static void test_grouped_strided_conv(void **state)
+{
+  /* Batch 1, input 4x5x5, 4 filters 3x3, stride 2, pad 1, 2 groups, no bias: output 4x3x3,
+   * 4*2*9 = 72 params. Forward 36 outputs x 2 channels x 9 taps = 648 MACs = 1296 FLOPs.
+   * Backward: 7 taps per dimension inside the input = 49; 2 * N*K*(C/G) * 49 = 2*4*2*49 =
+   * 784 FLOPs each pass. GEMMs are per group: forward m 9, n 2, k 18, batch 2. */
+  wl_hparams hp = wl_hparams_default();
+  hp.out = 4, hp.kh = hp.kw = 3, hp.sh = hp.sw = 2, hp.ph = hp.pw = 1, hp.groups = 2;
+  hp.bias = FALSE;
+  g_autoptr(wl_model) m = probe(4, 5, 5, WL_LAYER_CONV, &hp);
+  g_autoptr(wl_net) net = wl_net_new(m, 1, WL_PREC_FP32, NULL);
+  const wl_layer *L = wl_net_layer(net, 1);
+  assert_int_equal(L->out_h, 3);
+  assert_int_equal(L->params, 72);
+  assert_int_equal(L->cost[WL_PASS_FORWARD].flops, 1296);
+  assert_int_equal(L->cost[WL_PASS_BACKWARD_DATA].flops, 784);
+  assert_int_equal(L->cost[WL_PASS_BACKWARD_WEIGHTS].flops, 784);
+  const wl_op_cost *f = &L->cost[WL_PASS_FORWARD];
+  assert_true(f->gemm_m == 9 && f->gemm_n == 2 && f->gemm_k == 18 && f->gemm_batch == 2);
+  assert_int_equal(f->stride, 2);
+}
+
+static void test_fc_costs(void **state)
+{
+  /* Batch 4, input 10x1x1, 3 outputs with bias: 33 params. Forward 4*10*3 = 120 MACs = 240
+   * + 12 bias = 252 FLOPs; reads 40*4 + 33*4 = 292 B, writes 12*4 = 48 B. Backward-data
+   * 240 FLOPs, reads 48 + 132, writes 160; backward-weights 240 + 12, reads 48 + 160, writes
+   * 132. At fp16 every activation element is 2 bytes and gradients are 2 bytes. */
+  wl_hparams hp = wl_hparams_default();
+  hp.out = 3;
+  g_autoptr(wl_model) m = probe(10, 1, 1, WL_LAYER_FC, &hp);
+  g_autoptr(wl_net) net = wl_net_new(m, 4, WL_PREC_FP32, NULL);
+  const wl_layer *L = wl_net_layer(net, 1);
+  assert_cost(&L->cost[WL_PASS_FORWARD], 252, 292, 48);
+  assert_cost(&L->cost[WL_PASS_BACKWARD_DATA], 240, 180, 160);
+  assert_cost(&L->cost[WL_PASS_BACKWARD_WEIGHTS], 252, 208, 132);
+  const wl_op_cost *w = &L->cost[WL_PASS_BACKWARD_WEIGHTS];
+  assert_true(w->gemm_m == 3 && w->gemm_n == 10 && w->gemm_k == 4);
+  g_autoptr(wl_net) half = wl_net_new(m, 4, WL_PREC_FP16, NULL);
+  L = wl_net_layer(half, 1);
+  assert_cost(&L->cost[WL_PASS_FORWARD], 252, 146, 24);
+  assert_cost(&L->cost[WL_PASS_BACKWARD_WEIGHTS], 252, 104, 66);
+}
+
+static void test_pool_costs(void **state)
+{
+  /* Max 2x2/2 on 1x4x4, batch 1: 4 outputs. Forward one comparison per window element = 16,
+   * reads 64 B, writes 16 B. Backward-data one accumulation per output = 4; reads x 64 + y 16
+   * + dy 16 = 96, writes dx 64. */
+  wl_hparams hp = wl_hparams_default();
+  hp.kh = hp.kw = hp.sh = hp.sw = 2;
+  g_autoptr(wl_model) m = probe(1, 4, 4, WL_LAYER_MAXPOOL, &hp);
+  g_autoptr(wl_net) net = wl_net_new(m, 1, WL_PREC_FP32, NULL);
+  const wl_layer *L = wl_net_layer(net, 1);
+  assert_cost(&L->cost[WL_PASS_FORWARD], 16, 64, 16);
+  assert_cost(&L->cost[WL_PASS_BACKWARD_DATA], 4, 96, 64);
+  assert_false(L->has_pass[WL_PASS_BACKWARD_WEIGHTS]);
+  /* Average 3x3/1 pad 1 on 1x3x3: 9 outputs; forward 9*9 = 81; backward 9*(9+1) = 90, reads
+   * dy 36, writes dx 36. */
+  wl_hparams av = wl_hparams_default();
+  av.kh = av.kw = 3, av.ph = av.pw = 1;
+  g_autoptr(wl_model) m2 = probe(1, 3, 3, WL_LAYER_AVGPOOL, &av);
+  g_autoptr(wl_net) n2 = wl_net_new(m2, 1, WL_PREC_FP32, NULL);
+  L = wl_net_layer(n2, 1);
+  assert_cost(&L->cost[WL_PASS_FORWARD], 81, 36, 36);
+  assert_cost(&L->cost[WL_PASS_BACKWARD_DATA], 90, 36, 36);
+  /* Global average of 2x3x3: 2 outputs; forward 2*9 = 18, backward 2*10 = 20. */
+  g_autoptr(wl_model) m3 = probe(2, 3, 3, WL_LAYER_GLOBALPOOL, NULL);
+  g_autoptr(wl_net) n3 = wl_net_new(m3, 1, WL_PREC_FP32, NULL);
+  L = wl_net_layer(n3, 1);
+  assert_cost(&L->cost[WL_PASS_FORWARD], 18, 72, 8);
+  assert_cost(&L->cost[WL_PASS_BACKWARD_DATA], 20, 8, 72);
+}
+
+static void test_elementwise_costs(void **state)
+{
+  /* 2x2x2 input, batch 2: 16 elements, 64 B at fp32. */
+  struct {
+    wl_layer_kind kind;
+    uint64_t f_flops, f_rd, f_wr, b_flops, b_rd, b_wr;
+  } cases[] = {
+      /* relu: 1 per element each way; backward reads y and dy. */
+      {WL_LAYER_RELU, 16, 64, 64, 16, 128, 64},
+      /* sigmoid: 4 forward (negate, exp, add, reciprocal), 3 backward. */
+      {WL_LAYER_SIGMOID, 64, 64, 64, 48, 128, 64},
+      {WL_LAYER_TANH, 64, 64, 64, 48, 128, 64},
+      /* dropout: 3 forward, writes y and a 1-byte mask (16 B); backward 2, reads dy + mask. */
+      {WL_LAYER_DROPOUT, 48, 64, 80, 32, 80, 64},
+      /* flatten: a copy each way. */
+      {WL_LAYER_FLATTEN, 0, 64, 64, 0, 64, 64},
+      /* batch norm, 2 channels (4 params): forward 8 per element, two reads of x + 16 B of
+       * params, writes y + 2 channels x (mean, inverse deviation) fp32 = 16 B; backward-data
+       * 10 per element, reads x and dy twice (256 B) + params 16 B, writes 64 B. */
+      {WL_LAYER_BATCHNORM, 128, 144, 80, 160, 272, 64},
+      /* LRN size 5: forward 2*5+4 = 14 per element, writes y and scale; backward 5+7 = 12,
+       * reads x, y, scale, dy. */
+      {WL_LAYER_LRN, 224, 64, 128, 192, 256, 64},
+      /* softmax with loss: 5 per element + 2 per sample; backward 1 per element + 1 per
+       * sample. */
+      {WL_LAYER_SOFTMAX, 84, 64, 64, 18, 64, 64},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autoptr(wl_model) m = probe(2, 2, 2, cases[i].kind, NULL);
+    g_autoptr(wl_net) net = wl_net_new(m, 2, WL_PREC_FP32, NULL);
+    const wl_layer *L = wl_net_layer(net, 1);
+    assert_cost(&L->cost[WL_PASS_FORWARD], cases[i].f_flops, cases[i].f_rd, cases[i].f_wr);
+    assert_cost(&L->cost[WL_PASS_BACKWARD_DATA], cases[i].b_flops, cases[i].b_rd, cases[i].b_wr);
+  }
+  /* Batch norm's weight gradient: 3 per element = 48; reads x and dy 128 B; writes 4 params
+   * x 4 B. */
+  g_autoptr(wl_model) m = probe(2, 2, 2, WL_LAYER_BATCHNORM, NULL);
+  g_autoptr(wl_net) net = wl_net_new(m, 2, WL_PREC_FP32, NULL);
+  assert_cost(&wl_net_layer(net, 1)->cost[WL_PASS_BACKWARD_WEIGHTS], 48, 128, 16);
+}
+
+static void test_joins(void **state)
+{
+  /* input 2x2x2 -> pre (1x1 conv) -> a (relu) -> {b (relu), c (relu)} -> add(b, c) and
+   * concat(b, c), both into a final add. Batch 1: 8 elements, 32 B.
+   * add of two parents: forward 8 adds, reads 64 B, writes 32 B; backward copies dy to one
+   * parent: reads 32, writes 32. a has two children: its backward sums 2 gradients (8 adds,
+   * reads 64, writes 32) on top of its relu backward (8 FLOPs, reads 64, writes 32).
+   * concat(b, c): 4x2x2, forward reads 64, writes 64. */
+  wl_model *m = wl_model_new("joins", 2, 2, 2);
+  wl_hparams one = wl_hparams_default();
+  one.out = 2;
+  int pre = wl_model_add(m, "pre", WL_LAYER_CONV, &one, (int[]){-1}, 1);
+  int a = wl_model_add(m, "a", WL_LAYER_RELU, NULL, &pre, 1);
+  int b = wl_model_add(m, "b", WL_LAYER_RELU, NULL, &a, 1);
+  int c = wl_model_add(m, "c", WL_LAYER_RELU, NULL, &a, 1);
+  int s = wl_model_add(m, "sum", WL_LAYER_ADD, NULL, (int[]){b, c}, 2);
+  int k = wl_model_add(m, "cat", WL_LAYER_CONCAT, NULL, (int[]){b, c}, 2);
+  int f = wl_model_add(m, "flat_cat", WL_LAYER_FLATTEN, NULL, &k, 1);
+  int g = wl_model_add(m, "flat_sum", WL_LAYER_FLATTEN, NULL, &s, 1);
+  int fc = wl_model_add(m, "fc", WL_LAYER_FC, &(wl_hparams){.out = 2, .bias = TRUE}, &f, 1);
+  int fc2 = wl_model_add(m, "fc2", WL_LAYER_FC, &(wl_hparams){.out = 2, .bias = TRUE}, &g, 1);
+  int t = wl_model_add(m, "total", WL_LAYER_ADD, NULL, (int[]){fc, fc2}, 2);
+  wl_model_add(m, "loss", WL_LAYER_SOFTMAX, NULL, &t, 1);
+  g_autoptr(wl_model) owned = m;
+  g_autoptr(GError) e = NULL;
+  assert_true(wl_model_finish(m, &e));
+  g_autoptr(wl_net) net = wl_net_new(m, 1, WL_PREC_FP32, NULL);
+  assert_cost(&wl_net_layer(net, (size_t)s)->cost[WL_PASS_FORWARD], 8, 64, 32);
+  assert_cost(&wl_net_layer(net, (size_t)s)->cost[WL_PASS_BACKWARD_DATA], 0, 32, 32);
+  assert_cost(&wl_net_layer(net, (size_t)a)->cost[WL_PASS_BACKWARD_DATA], 16, 128, 64);
+  const wl_layer *cat = wl_net_layer(net, (size_t)k);
+  assert_int_equal(cat->out_c, 4);
+  assert_cost(&cat->cost[WL_PASS_FORWARD], 0, 64, 64);
+  /* b and c each feed two layers. */
+  assert_int_equal(wl_net_layer(net, (size_t)b)->n_children, 2);
+}
+
+static void test_update_and_memory(void **state)
+{
+  /* resnet50, P = 25,557,032 parameters. SGD with momentum: 4 FLOPs per parameter; reads w,
+   * g, v (12 B), writes w, v (8 B) at fp32. Adam: 14 FLOPs; reads w, g, m, v (16 B), writes
+   * w, m, v (12 B). Memory at fp32 with Adam: weights 4P, gradients 4P, state 8P. At fp16:
+   * weights 2P + 4P master, gradients 2P. */
+  const uint64_t P = 25557032;
+  wl_model *m;
+  g_autoptr(wl_net) net = zoo_net("resnet50", &m);
+  g_autoptr(wl_model) owned = m;
+  uint64_t flops = 0, rd = 0, wr = 0;
+  for (size_t i = 0; i < wl_net_n_layers(net); i++) {
+    wl_op_cost c;
+    wl_net_update_cost(net, i, WL_OPT_ADAM, &c);
+    flops += c.flops, rd += c.bytes_read, wr += c.bytes_written;
+    assert_int_equal(wl_net_layer(net, i)->cost[WL_PASS_UPDATE].flops,
+                     4 * wl_net_layer(net, i)->params);
+  }
+  assert_int_equal(flops, 14 * P);
+  assert_int_equal(rd, 16 * P);
+  assert_int_equal(wr, 12 * P);
+  wl_memory mem;
+  wl_net_memory(net, WL_OPT_ADAM, &mem);
+  assert_int_equal(mem.weights_bytes, 4 * P);
+  assert_int_equal(mem.gradients_bytes, 4 * P);
+  assert_int_equal(mem.optimizer_bytes, 8 * P);
+  assert_true(mem.activations_bytes > 0 && mem.workspace_bytes > 0);
+  assert_int_equal(mem.total_bytes, mem.weights_bytes + mem.gradients_bytes +
+                                        mem.optimizer_bytes + mem.activations_bytes +
+                                        mem.workspace_bytes);
+  g_autoptr(wl_net) half = wl_net_new(m, 1, WL_PREC_FP16, NULL);
+  wl_net_memory(half, WL_OPT_SGD_MOMENTUM, &mem);
+  assert_int_equal(mem.weights_bytes, 6 * P);
+  assert_int_equal(mem.gradients_bytes, 2 * P);
+  assert_int_equal(mem.optimizer_bytes, 4 * P);
+  /* Input batch copy: 3*224*224 elements of 2 bytes per sample. */
+  assert_int_equal(wl_net_input_bytes_per_sample(half), 3 * 224 * 224 * 2);
+}
+
+static void test_lenet_activations(void **state)
+{
+  /* lenet5, batch 1, fp32. Saved for backward: relu outputs conv1/relu 6*28*28 = 4704 and
+   * conv2/relu 16*10*10 = 1600 elements (read by their own backward and by the pools); pool
+   * outputs pool1 6*14*14 = 1176 (max pool reads y; conv2 reads it) and pool2 400; flatten
+   * 400 (read by fc1); fc1/relu 120; fc2/relu 84; softmax 10. Total 8494 elements = 33976 B.
+   * The convolutions' and fc layers' outputs are not read by any backward (relu reads its
+   * own output). */
+  wl_model *m;
+  g_autoptr(wl_net) net = zoo_net("lenet5", &m);
+  g_autoptr(wl_model) owned = m;
+  wl_totals t;
+  wl_net_totals(net, &t);
+  assert_int_equal(t.saved_bytes, 33976);
+}
+
+static void test_sum_range(void **state)
+{
+  wl_model *m;
+  g_autoptr(wl_net) net = zoo_net("alexnet", &m);
+  g_autoptr(wl_model) owned = m;
+  uint64_t f = 0;
+  for (size_t i = 2; i <= 7; i++)
+    f += wl_net_layer(net, i)->cost[WL_PASS_FORWARD].flops;
+  wl_op_cost sum;
+  wl_net_sum_range(net, 2, 7, WL_PASS_FORWARD, &sum);
+  assert_int_equal(sum.flops, f);
+  assert_int_equal(sum.kind, WL_OP_CONV);
+}
+
+/* ---- File formats ------------------------------------------------------------------------- */
+
+static void assert_same_costs(const wl_net *a, const wl_net *b)
+{
+  assert_int_equal(wl_net_n_layers(a), wl_net_n_layers(b));
+  for (size_t i = 0; i < wl_net_n_layers(a); i++) {
+    const wl_layer *x = wl_net_layer(a, i), *y = wl_net_layer(b, i);
+    assert_string_equal(x->name, y->name);
+    assert_int_equal(x->params, y->params);
+    assert_int_equal(x->saved_bytes, y->saved_bytes);
+    assert_memory_equal(x->cost, y->cost, sizeof(x->cost));
+  }
+}
+
+static void test_json_round_trip(void **state)
+{
+  size_t n;
+  const wl_zoo_entry *zoo = wl_zoo(&n);
+  for (size_t z = 0; z < n; z++) {
+    g_autoptr(wl_model) m = zoo[z].build();
+    g_autofree char *text = wl_model_to_json(m);
+    g_autoptr(GError) e = NULL;
+    g_autoptr(wl_model) back = wl_model_load_data("export.json", text, strlen(text), &e);
+    if (back == NULL)
+      fail_msg("%s: %s", zoo[z].name, e->message);
+    assert_string_equal(wl_model_name(back), zoo[z].name);
+    g_autoptr(wl_net) a = wl_net_new(m, 8, WL_PREC_AMP, NULL);
+    g_autoptr(wl_net) b = wl_net_new(back, 8, WL_PREC_AMP, NULL);
+    assert_same_costs(a, b);
+  }
+}
+
+static void test_paleo_import(void **state)
+{
+  /* The one-tower AlexNet in Paleo's layout (fc layers as convolutions, with bias) has the
+   * same parameters and multiply-adds as the zoo's alexnet_owt. */
+  g_autoptr(GError) e = NULL;
+  g_autoptr(wl_model) p = wl_model_load(data_path("paleo_alex_owt.json"), &e);
+  if (p == NULL)
+    fail_msg("%s", e->message);
+  g_autoptr(wl_model) z = wl_model_load("alexnet_owt", &e);
+  g_autoptr(wl_net) pn = wl_net_new(p, 1, WL_PREC_FP32, NULL);
+  g_autoptr(wl_net) zn = wl_net_new(z, 1, WL_PREC_FP32, NULL);
+  wl_totals pt, zt;
+  wl_net_totals(pn, &pt);
+  wl_net_totals(zn, &zt);
+  assert_int_equal(pt.params, 50303912);
+  assert_int_equal(pt.macs, zt.macs);
+
+  /* Blocks: stem 3x3 4->16 with batch norm (576 + 32 params); mix = concat of two 1x1 16->8
+   * convolutions (136 each) = 16 channels; res = 3x3 16->16 conv (2320) then a one-parent
+   * sum; join = mix + res; fc 16*8*8 -> 10 (10250). Total 576+32+136+136+2320+10250 = 13450. */
+  g_autoptr(wl_model) b = wl_model_load(data_path("paleo_blocks.json"), &e);
+  if (b == NULL)
+    fail_msg("%s", e->message);
+  g_autoptr(wl_net) bn = wl_net_new(b, 1, WL_PREC_FP32, NULL);
+  wl_totals bt;
+  wl_net_totals(bn, &bt);
+  assert_int_equal(bt.params, 13450);
+  gboolean found = FALSE;
+  for (size_t i = 0; i < wl_net_n_layers(bn); i++) {
+    const wl_layer *L = wl_net_layer(bn, i);
+    if (strcmp(L->name, "mix/concat") == 0) {
+      found = TRUE;
+      assert_int_equal(L->out_c, 16);
+      assert_int_equal(L->n_parents, 2);
+    }
+    if (strcmp(L->name, "join") == 0)
+      assert_int_equal(L->kind, WL_LAYER_ADD);
+  }
+  assert_true(found);
+  /* Round trip through our format keeps the costs. */
+  g_autofree char *text = wl_model_to_json(b);
+  g_autoptr(wl_model) back = wl_model_load_data("x.json", text, strlen(text), &e);
+  assert_non_null(back);
+  g_autoptr(wl_net) bb = wl_net_new(back, 1, WL_PREC_FP32, NULL);
+  assert_same_costs(bn, bb);
+}
+
+static void expect_bad(const char *file, const char *const *needles)
+{
+  g_autoptr(GError) e = NULL;
+  g_autoptr(wl_model) m = wl_model_load(data_path(file), &e);
+  assert_null(m);
+  assert_non_null(e);
+  assert_true(g_error_matches(e, DT_ERROR, DT_ERROR_INPUT));
+  assert_null(strchr(e->message, '\n'));
+  assert_non_null(strstr(e->message, file));
+  for (int i = 0; needles[i]; i++)
+    if (strstr(e->message, needles[i]) == NULL)
+      fail_msg("%s: message '%s' lacks '%s'", file, e->message, needles[i]);
+}
+
+static void test_bad_files(void **state)
+{
+  expect_bad("bad_syntax.json", (const char *[]){"bad_syntax.json:5:", NULL});
+  expect_bad("bad_type.json", (const char *[]){":6:", "mystery", "capsule", NULL});
+  expect_bad("bad_parent.json", (const char *[]){":6:", "loss", "fc9", NULL});
+  expect_bad("bad_cycle.json", (const char *[]){"cycle", NULL});
+  expect_bad("bad_shape.json", (const char *[]){":7:", "conv2", "5x5", "4x4", NULL});
+  expect_bad("paleo_bad_type.json", (const char *[]){":5:", "warp", "SpatialTransformer", NULL});
+  g_autoptr(GError) e = NULL;
+  assert_null(wl_model_load("no-such-model", &e));
+  assert_true(g_error_matches(e, DT_ERROR, DT_ERROR_INPUT));
+  assert_non_null(strstr(e->message, "resnet50"));
+}
+
+static void test_find_line(void **state)
+{
+  /* A layer named like a type is found where it is defined (line 3), not where the type is
+   * mentioned (line 2); a Paleo key inside a block is found after the block's key. */
+  const char *ours = "[\n {\"name\": \"a\", \"type\": \"relu\"},\n {\"name\": \"relu\"}]";
+  assert_int_equal(wl__find_line(ours, "relu"), 3);
+  const char *paleo = "{\"b1\": {\"x\": {\"parents\": []}},\n \"b2\": {\n \"x\": {}}}";
+  assert_int_equal(wl__find_line_after(paleo, "b2", "x"), 3);
+  assert_int_equal(wl__find_line(paleo, "absent"), 0);
+}
+
+static void test_bad_graph_in_code(void **state)
+{
+  /* Add of mismatched shapes, concat of mismatched sizes, groups that do not divide. */
+  wl_hparams c = wl_hparams_default();
+  c.out = 3;
+  g_autoptr(wl_model) m = wl_model_new("bad", 2, 4, 4);
+  int a = wl_model_add(m, "a", WL_LAYER_CONV, &c, (int[]){-1}, 1);
+  wl_model_add(m, "sum", WL_LAYER_ADD, NULL, (int[]){a, -1}, 2);
+  g_autoptr(GError) e = NULL;
+  assert_false(wl_model_finish(m, &e));
+  assert_non_null(strstr(e->message, "sum"));
+  g_clear_error(&e);
+  g_autoptr(wl_model) g = wl_model_new("groups", 3, 4, 4);
+  c.groups = 2;
+  wl_model_add(g, "gc", WL_LAYER_CONV, &c, (int[]){-1}, 1);
+  assert_false(wl_model_finish(g, &e));
+  assert_non_null(strstr(e->message, "groups"));
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_param_counts),     cmocka_unit_test(test_chaos_counts),
+      cmocka_unit_test(test_forward_macs),     cmocka_unit_test(test_zoo_rules),
+      cmocka_unit_test(test_valid_taps),       cmocka_unit_test(test_conv_costs),
+      cmocka_unit_test(test_grouped_strided_conv), cmocka_unit_test(test_fc_costs),
+      cmocka_unit_test(test_pool_costs),       cmocka_unit_test(test_elementwise_costs),
+      cmocka_unit_test(test_joins),            cmocka_unit_test(test_update_and_memory),
+      cmocka_unit_test(test_lenet_activations), cmocka_unit_test(test_sum_range),
+      cmocka_unit_test(test_json_round_trip),  cmocka_unit_test(test_paleo_import),
+      cmocka_unit_test(test_bad_files),        cmocka_unit_test(test_bad_graph_in_code),
+      cmocka_unit_test(test_find_line),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

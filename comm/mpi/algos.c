@@ -3,7 +3,8 @@
  * coll_tuned_<op>_algorithm as `ompi_info --param coll tuned --level 9` lists them for Open MPI
  * 4.1.4; the function names are the coll/base entry points each number dispatches to (checked
  * at run time by the interposers in spy.c, so a renumbering shows up as a mismatch, never as
- * a silently wrong row). */
+ * a silently wrong row). Only algorithms dtsim models are listed: Open MPI's Bruck allgather
+ * or scatter-allgather broadcast, say, would have nothing to be compared with. */
 #include "comm_mpi.h"
 #include "util.h"
 
@@ -23,34 +24,45 @@ static const char *const op_cvars[COMM_MPI_N_OPS] = {
     [COMM_MPI_BROADCAST] = "coll_tuned_bcast_algorithm",
 };
 
+/* dtsim's chunk for a pipelined chain (comm/coll/coll.h, COMM_COLL_CHUNK_BYTES): Open MPI's
+ * pipeline broadcast is forced to segments of the same size. */
+#define CHAIN_SEGMENT_BYTES (512 * 1024)
+
 static const comm_mpi_algorithm algorithms[] = {
-    {COMM_MPI_ALLREDUCE, "ring", 4, "ring", "ompi_coll_base_allreduce_intra_ring",
+    {COMM_MPI_ALLREDUCE, "ring", 4, "ring", "ompi_coll_base_allreduce_intra_ring", {{0}},
      "reduce-scatter then allgather around a ring: 2(p-1) steps of n/p bytes"},
     {COMM_MPI_ALLREDUCE, "recursive-doubling", 3, "recursive_doubling",
-     "ompi_coll_base_allreduce_intra_recursivedoubling",
+     "ompi_coll_base_allreduce_intra_recursivedoubling", {{0}},
      "log2(p) exchanges of the whole buffer with partners at doubling distances"},
     {COMM_MPI_ALLREDUCE, "halving-doubling", 6, "rabenseifner",
-     "ompi_coll_base_allreduce_intra_redscat_allgather",
+     "ompi_coll_base_allreduce_intra_redscat_allgather", {{0}},
      "Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling"},
-    {COMM_MPI_ALLGATHER, "ring", 4, "ring", "ompi_coll_base_allgather_intra_ring",
+    {COMM_MPI_ALLREDUCE, "tree", 2, "nonoverlapping",
+     "ompi_coll_base_allreduce_intra_nonoverlapping",
+     {{"coll_tuned_reduce_algorithm", 5, "ompi_coll_base_reduce_intra_binomial"},
+      {"coll_tuned_bcast_algorithm", 6, "ompi_coll_base_bcast_intra_binomial"}},
+     "binomial reduce to rank 0, then binomial broadcast (Open MPI: reduce 5, bcast 6)"},
+    {COMM_MPI_ALLREDUCE, "onetoall", 1, "basic_linear",
+     "ompi_coll_base_allreduce_intra_basic_linear", {{0}},
+     "every rank sends to rank 0, which reduces and sends the result to each"},
+    {COMM_MPI_ALLGATHER, "ring", 4, "ring", "ompi_coll_base_allgather_intra_ring", {{0}},
      "p-1 steps passing one block of n/p bytes to the next rank"},
     {COMM_MPI_ALLGATHER, "recursive-doubling", 3, "recursive_doubling",
-     "ompi_coll_base_allgather_intra_recursivedoubling",
+     "ompi_coll_base_allgather_intra_recursivedoubling", {{0}},
      "log2(p) exchanges of doubling size (power-of-two ranks)"},
-    {COMM_MPI_ALLGATHER, "bruck", 2, "bruck", "ompi_coll_base_allgather_intra_bruck",
-     "ceil(log2 p) steps at doubling distances, any rank count"},
     {COMM_MPI_REDUCE_SCATTER, "ring", 3, "ring", "ompi_coll_base_reduce_scatter_intra_ring",
-     "p-1 steps passing and reducing one block of n/p bytes"},
+     {{0}}, "p-1 steps passing and reducing one block of n/p bytes"},
     {COMM_MPI_REDUCE_SCATTER, "halving-doubling", 2, "recursive_halving",
-     "ompi_coll_base_reduce_scatter_intra_basic_recursivehalving",
+     "ompi_coll_base_reduce_scatter_intra_basic_recursivehalving", {{0}},
      "log2(p) exchanges of halving size with partners at halving distances"},
-    {COMM_MPI_BROADCAST, "binomial", 6, "binomial", "ompi_coll_base_bcast_intra_binomial",
-     "binomial tree from the root: ceil(log2 p) rounds of the whole buffer"},
-    {COMM_MPI_BROADCAST, "pipeline", 3, "pipeline", "ompi_coll_base_bcast_intra_pipeline",
-     "chain from the root, unsegmented: p-1 hops of the whole buffer"},
-    {COMM_MPI_BROADCAST, "scatter-allgather", 8, "scatter_allgather",
-     "ompi_coll_base_bcast_intra_scatter_allgather",
-     "van de Geijn: binomial scatter then recursive-doubling allgather"},
+    {COMM_MPI_BROADCAST, "tree", 6, "binomial", "ompi_coll_base_bcast_intra_binomial", {{0}},
+     "binomial tree from the root, unsegmented: ceil(log2 p) rounds of the whole buffer"},
+    {COMM_MPI_BROADCAST, "ring", 3, "pipeline", "ompi_coll_base_bcast_intra_pipeline",
+     {{"coll_tuned_bcast_algorithm_segmentsize", CHAIN_SEGMENT_BYTES, NULL}},
+     "chain from the root, pipelined in 512 KiB segments"},
+    {COMM_MPI_BROADCAST, "onetoall", 1, "basic_linear",
+     "ompi_coll_base_bcast_intra_basic_linear", {{0}},
+     "the root sends the whole buffer to every other rank"},
 };
 
 const char *comm_mpi_op_name(comm_mpi_op op)

@@ -33,8 +33,7 @@ static double pingpong(const comm_mpi_ctx *ctx, int a, int b, char *buf, uint64_
   return ctx->rank == a ? comm_mpi_median(t, (size_t)reps) : 0;
 }
 
-/* Input bytes per second of MPI_SUM over floats on one core (rank 0's figure, broadcast). */
-static double reduce_rate_GBps(const comm_mpi_ctx *ctx)
+double comm_mpi_reduce_rate_Bps(const comm_mpi_ctx *ctx)
 {
   double rate = 0;
   if (ctx->rank == 0) {
@@ -47,7 +46,7 @@ static double reduce_rate_GBps(const comm_mpi_ctx *ctx)
       MPI_Reduce_local(in, inout, count, MPI_FLOAT, MPI_SUM);
       t[i] = MPI_Wtime() - t0;
     }
-    rate = (double)count * sizeof(float) / comm_mpi_median(t, 7) / 1e9;
+    rate = (double)count * sizeof(float) / comm_mpi_median(t, 7);
   }
   MPI_Bcast(&rate, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   return rate;
@@ -166,7 +165,6 @@ static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warm
 
   /* Every rank holds the same times, so every rank fits the same lines. */
   comm_mpi_system sys = {0};
-  sys.nodes = (uint32_t)ctx->nodes;
   sys.ranks_per_node = (uint32_t)ctx->ranks_per_node;
   if (print && ctx->rank == 0)
     printf("%-12s %6s %12s %14s %13s\n", "locality", "pairs", "latency_us", "bandwidth_GBps",
@@ -201,10 +199,9 @@ static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warm
     sys.intra = sys.inter;
   if (!sys.inter_measured)
     sys.inter = sys.intra;
-  sys.reduce_GBps = reduce_rate_GBps(ctx);
   if (print && ctx->rank == 0)
-    printf("reduce (MPI_SUM, float): %.3f GB/s of input; %d ranks on %d node(s)\n",
-           sys.reduce_GBps, ctx->size, ctx->nodes);
+    printf("%d ranks on %d node(s), at most %d per node\n", ctx->size, ctx->nodes,
+           ctx->ranks_per_node);
   measurements_clear(&m);
   *out = sys;
 }
@@ -231,7 +228,8 @@ int comm_mpi_cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv)
       {"warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "untimed ping-pongs first (3)", "N"},
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write the fitted system INI here", "FILE"},
       {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "write every measured point here", "FILE"},
-      {"name", 0, 0, G_OPTION_ARG_STRING, &name, "system name in the INI (mpi-calibrated)", "NAME"},
+      {"description", 0, 0, G_OPTION_ARG_STRING, &name,
+       "one-line description written in the INI", "TEXT"},
       {NULL},
   };
   g_autoptr(GOptionContext) octx = g_option_context_new("- fit latency and bandwidth per locality class");
@@ -255,10 +253,12 @@ int comm_mpi_cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv)
   }
   comm_mpi_system sys = {0};
   calibrate(ctx, sizes, reps, warmup, TRUE, csv, &sys);
-  sys.name = g_strdup(name ? name : "mpi-calibrated");
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  sys.description = name ? g_strdup(name)
+                         : g_strdup_printf("%s, measured with dtsim-mpi calibrate (%d ranks on %d "
+                                           "node(s))", host, ctx->size, ctx->nodes);
   if (output && ctx->rank == 0) {
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
     g_autoptr(GDateTime) now = g_date_time_new_now_utc();
     g_autofree char *when = g_date_time_format(now, "%Y-%m-%d %H:%M UTC");
     g_autofree char *comment = g_strdup_printf(

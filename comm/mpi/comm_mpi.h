@@ -63,14 +63,23 @@ typedef enum {
   COMM_MPI_N_OPS,
 } comm_mpi_op;
 
-/* One algorithm the model knows, tied to the Open MPI 4.1 tuned component's number for it
- * (`ompi_info --param coll tuned --level 9`) and the coll/base function that carries it out. */
+/* One algorithm both dtsim and Open MPI 4.1's tuned component have, tied to the tuned
+ * component's number for it (`ompi_info --param coll tuned --level 9`) and the coll/base
+ * function that carries it out. Some need more variables forced (the segment size of a
+ * pipelined broadcast, the reduce and broadcast inside Open MPI's reduce-then-broadcast). */
+typedef struct {
+  const char *cvar;        /* MCA variable, e.g. "coll_tuned_reduce_algorithm" */
+  int value;
+  const char *base_fn;     /* the function it makes Open MPI call too, or NULL */
+} comm_mpi_forced;
+
 typedef struct {
   comm_mpi_op op;
-  const char *name;        /* dtsim's name, as in --allreduce / dtsim list algorithms */
+  const char *name;        /* dtsim's algorithm name (dtsim list algorithms) */
   int ompi_id;             /* value of coll_tuned_<op>_algorithm */
   const char *ompi_name;   /* Open MPI's enumerator name */
   const char *base_fn;     /* ompi_coll_base_... function that runs it */
+  comm_mpi_forced extra[2];/* further variables to force; cvar NULL ends the list */
   const char *description; /* one line */
 } comm_mpi_algorithm;
 
@@ -95,39 +104,54 @@ typedef enum {
 
 const char *comm_mpi_locality_name(comm_mpi_locality loc);
 
-/* One fabric: what a fitted locality class becomes in the system file. */
+/* End-to-end point-to-point cost between two ranks: one-way time = latency + bytes / bw. */
 typedef struct {
   double latency_ns;
   double bandwidth_GBps; /* 1e9 bytes/s per direction */
 } comm_mpi_fabric;
 
-/* What calibration found and what the predictions use. */
+/* What calibration found, written as a dtsim system. */
 typedef struct {
-  char *name;               /* system name written in the file */
-  uint32_t nodes;           /* distinct nodes among the ranks */
-  uint32_t ranks_per_node;  /* ranks on the most populated node */
+  char *description;        /* one line for `dtsim list systems` */
+  uint32_t ranks_per_node;  /* devices_per_node of the system */
   comm_mpi_fabric intra;    /* between ranks of one node */
   comm_mpi_fabric inter;    /* between ranks of different nodes */
   gboolean intra_measured, inter_measured;
-  double reduce_GBps;       /* local MPI_SUM of floats, bytes of input per second; 0: unknown */
 } comm_mpi_system;
 
 void comm_mpi_system_clear(comm_mpi_system *sys);
-/* Writes the system INI (inline [intra] and [inter] fabrics, docs/network.md) atomically.
- * `comment` is a free-form line (host, date, command) written at the top. */
+
+/* Writes the system INI that `dtsim --system FILE` loads (docs/network.md): device "host",
+ * layout "nvswitch" (each rank has one link to a non-blocking switch standing for the node's
+ * memory system), inline [intra] and [inter] fabrics. The per-link latencies are chosen so that
+ * the topology dtsim builds from the file gives back the fitted end-to-end latency between two
+ * ranks (a route has several links: rank - switch - rank inside a node; rank, PCIe, NIC, network
+ * switch and back between nodes): the file is loaded once with probe latencies to count them,
+ * and once more at the end to check. Atomic: nothing is left behind on failure. */
 gboolean comm_mpi_system_write(const comm_mpi_system *sys, const char *comment, const char *path,
                                GError **error);
-/* Reads back the fabrics of a system INI written by comm_mpi_system_write or by hand. */
-gboolean comm_mpi_system_read(const char *path, comm_mpi_system *out, GError **error);
+/* End-to-end latency and bandwidth between rank 0 and rank `peer` of a topology built from
+ * the system file with `nodes` x `per_node` ranks (what the model will charge). */
+gboolean comm_mpi_system_p2p(const char *path, uint32_t nodes, uint32_t per_node, uint32_t peer,
+                             comm_mpi_fabric *out, GError **error);
 
-/* ---- Predictions (predict.c) ---------------------------------------------------------------- */
+/* ---- Predictions through dtsim's model (predict.c) ------------------------------------------ */
 
-/* Predicted time (seconds) of `algo` moving `bytes` (the full buffer: allreduce/broadcast
- * input, allgather output, reduce-scatter input) among `ranks` ranks spread node-major over
- * sys->nodes nodes. */
-gboolean comm_mpi_predict(const comm_mpi_system *sys, const comm_mpi_algorithm *algo,
-                          uint64_t bytes, uint32_t ranks, double *out_s, GError **error);
-/* Name of the model behind comm_mpi_predict, printed in reports. */
-const char *comm_mpi_predict_model(void);
+typedef struct comm_mpi_model comm_mpi_model;
+
+/* The cluster of the system file with `nodes` x `per_node` ranks. `dtsim_rank_of[i]` is the
+ * dtsim (node-major) rank of MPI rank i, i < nodes * per_node; NULL means the identity. Flow or
+ * analytic network model; reductions at reduce_Bps (bytes/s, 0: free). */
+comm_mpi_model *comm_mpi_model_new(const char *system_path, uint32_t nodes, uint32_t per_node,
+                                   const uint32_t *dtsim_rank_of, gboolean flow, double reduce_Bps,
+                                   GError **error);
+void comm_mpi_model_free(comm_mpi_model *model);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(comm_mpi_model, comm_mpi_model_free)
+/* Simulated time (seconds) of `algo` moving `bytes` (nccl-tests sizes: allreduce and
+ * broadcast buffer, allgather output, reduce-scatter input). */
+gboolean comm_mpi_model_predict(comm_mpi_model *model, const comm_mpi_algorithm *algo,
+                                uint64_t bytes, double *out_s, GError **error);
+/* "dtsim flow model" or "dtsim analytic model", for reports. */
+const char *comm_mpi_model_name(const comm_mpi_model *model);
 
 #endif

@@ -50,6 +50,13 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv);
 int comm_mpi_cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv);
 int comm_mpi_cmd_sweep(comm_mpi_ctx *ctx, int argc, char **argv);
 
+/* Input bytes per second of MPI_SUM over floats on one core, rank 0's figure broadcast to all
+ * (MPI_Reduce_local on 4 MiB, median of 7): the reduction rate of the predictions. */
+double comm_mpi_reduce_rate_Bps(const comm_mpi_ctx *ctx);
+/* dtsim's (node-major) rank of every MPI rank: node * ranks_per_node + index on the node.
+ * Fails when the nodes hold different numbers of ranks, which dtsim's clusters cannot. */
+gboolean comm_mpi_dtsim_ranks(const comm_mpi_ctx *ctx, uint32_t *out, GError **error);
+
 /* Calibration as a step of other commands: measures and fits on all ranks; the result is
  * valid on every rank. `sizes` NULL means the default sizes. */
 void comm_mpi_calibrate_run(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warmup,

@@ -145,3 +145,20 @@ comm_mpi_locality comm_mpi_pair_locality(const comm_mpi_ctx *ctx, int a, int b)
     return COMM_MPI_SAME_SOCKET;
   return COMM_MPI_SAME_NODE;
 }
+
+gboolean comm_mpi_dtsim_ranks(const comm_mpi_ctx *ctx, uint32_t *out, GError **error)
+{
+  g_autofree int *seen = g_new0(int, ctx->nodes);
+  for (int r = 0; r < ctx->size; r++)
+    out[r] = (uint32_t)(ctx->node_of[r] * ctx->ranks_per_node + seen[ctx->node_of[r]]++);
+  for (int n = 0; n < ctx->nodes; n++) {
+    if (seen[n] != ctx->ranks_per_node) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "node %d holds %d ranks and another %d: dtsim's clusters have the same number "
+                  "of devices on every node (launch with the same slots per host)", n, seen[n],
+                  ctx->ranks_per_node);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}

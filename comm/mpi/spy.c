@@ -8,7 +8,9 @@
  * The argument lists are those of ompi/mca/coll/base/coll_base_functions.h in Open MPI 4.1
  * (ALLREDUCE_ARGS: sbuf, rbuf, count, dtype, op, comm, module; ALLGATHER_ARGS: sbuf, scount,
  * sdtype, rbuf, rcount, rdtype, comm, module; REDUCESCATTER_ARGS: sbuf, rbuf, rcounts, dtype,
- * op, comm, module; BCAST_ARGS: buffer, count, dtype, root, comm, module, then segsize).
+ * op, comm, module; BCAST_ARGS: buffer, count, dtype, root, comm, module, then segsize;
+ * REDUCE_ARGS: sbuf, rbuf, count, dtype, op, root, comm, module, then segsize and
+ * max_outstanding_reqs).
  * Open MPI's own types are opaque here: only pointers to them pass through. */
 #define _GNU_SOURCE
 #include "comm_mpi_run.h"
@@ -73,6 +75,11 @@ typedef int (*allgather_fn)(const void *, int, ompi_opaque *, void *, int, ompi_
                             ompi_opaque *, ompi_opaque *);
 typedef int (*redscat_fn)(const void *, void *, const int *, ompi_opaque *, ompi_opaque *,
                           ompi_opaque *, ompi_opaque *);
+typedef int (*bcast_fn)(void *, int, ompi_opaque *, int, ompi_opaque *, ompi_opaque *);
+typedef int (*reduce_seg_fn)(const void *, void *, int, ompi_opaque *, ompi_opaque *, int,
+                             ompi_opaque *, ompi_opaque *, uint32_t, int);
+typedef int (*reduce_fn)(const void *, void *, int, ompi_opaque *, ompi_opaque *, int,
+                         ompi_opaque *, ompi_opaque *);
 typedef int (*bcast_seg_fn)(void *, int, ompi_opaque *, int, ompi_opaque *, ompi_opaque *,
                             uint32_t);
 
@@ -129,3 +136,16 @@ SPY(ompi_coll_base_bcast_intra_scatter_allgather, bcast_seg_fn, BCAST_P, BCAST_A
 SPY(ompi_coll_base_bcast_intra_scatter_allgather_ring, bcast_seg_fn, BCAST_P, BCAST_A)
 SPY(ompi_coll_base_bcast_intra_bintree, bcast_seg_fn, BCAST_P, BCAST_A)
 SPY(ompi_coll_base_bcast_intra_split_bintree, bcast_seg_fn, BCAST_P, BCAST_A)
+SPY(ompi_coll_base_bcast_intra_basic_linear, bcast_fn,
+    (void *buf, int count, ompi_opaque *dtype, int root, ompi_opaque *comm, ompi_opaque *module),
+    (buf, count, dtype, root, comm, module))
+
+#define REDUCE_P                                                                               \
+  (const void *sbuf, void *rbuf, int count, ompi_opaque *dtype, ompi_opaque *op, int root,     \
+   ompi_opaque *comm, ompi_opaque *module)
+#define REDUCE_A (sbuf, rbuf, count, dtype, op, root, comm, module)
+SPY(ompi_coll_base_reduce_intra_basic_linear, reduce_fn, REDUCE_P, REDUCE_A)
+SPY(ompi_coll_base_reduce_intra_binomial, reduce_seg_fn,
+    (const void *sbuf, void *rbuf, int count, ompi_opaque *dtype, ompi_opaque *op, int root,
+     ompi_opaque *comm, ompi_opaque *module, uint32_t segsize, int max_reqs),
+    (sbuf, rbuf, count, dtype, op, root, comm, module, segsize, max_reqs))

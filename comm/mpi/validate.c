@@ -5,12 +5,16 @@
  * Forcing: coll_tuned_use_dynamic_rules is set before MPI_Init (main.c); for each algorithm the
  * MCA variable coll_tuned_<op>_algorithm is written through MPI_T, and a communicator duplicated
  * afterwards gets a tuned module that reads the forced value when it is built. The check: the
- * interposers of spy.c record which ompi_coll_base_* function carried out the call. */
+ * interposers of spy.c record which ompi_coll_base_* function carried out the call.
+ *
+ * Predictions: dtsim's own model (comm/coll on the topology built from the fitted system file),
+ * with the ranks numbered as dtsim numbers them and the reduction rate measured here. */
 #include "comm_mpi_run.h"
 #include "util.h"
 
 #include <math.h>
 #include <string.h>
+#include <glib/gstdio.h>
 #include <unistd.h>
 
 #define DEFAULT_SIZES "1K..64M"
@@ -84,6 +88,27 @@ static int row_count(const comm_mpi_ctx *ctx, uint64_t bytes)
   return (int)MAX(count, (uint64_t)ctx->size);
 }
 
+/* Forces `algo` (its number and the further variables it needs), or back to Open MPI's own
+ * choice when `on` is FALSE. Collective: a failure on any rank ends the job. */
+static void force(const comm_mpi_ctx *ctx, const comm_mpi_algorithm *algo, gboolean on)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean ok = cvar_write_int(comm_mpi_op_cvar(algo->op), on ? algo->ompi_id : 0, &error);
+  for (int i = 0; ok && i < (int)G_N_ELEMENTS(algo->extra) && algo->extra[i].cvar; i++)
+    ok = cvar_write_int(algo->extra[i].cvar, on ? algo->extra[i].value : 0, &error);
+  comm_mpi_agree(ctx, ok, error);
+}
+
+static gboolean ran_as_forced(const comm_mpi_algorithm *algo)
+{
+  if (!comm_mpi_spy_saw(algo->base_fn))
+    return FALSE;
+  for (int i = 0; i < (int)G_N_ELEMENTS(algo->extra) && algo->extra[i].cvar; i++)
+    if (algo->extra[i].base_fn && !comm_mpi_spy_saw(algo->extra[i].base_fn))
+      return FALSE;
+  return TRUE;
+}
+
 static void measure_row(const comm_mpi_ctx *ctx, MPI_Comm comm, buffers *b, row *r, int reps,
                         int warmup)
 {
@@ -93,7 +118,7 @@ static void measure_row(const comm_mpi_ctx *ctx, MPI_Comm comm, buffers *b, row 
   /* What ran: the functions entered during one more call, checked on every rank. */
   comm_mpi_spy_reset();
   run_once(ctx, r->algo->op, comm, b, count);
-  int ok = comm_mpi_spy_saw(r->algo->base_fn), all_ok;
+  int ok = ran_as_forced(r->algo), all_ok;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
   r->ran_ok = all_ok;
   g_strlcpy(r->ran, comm_mpi_spy_seen(), sizeof r->ran);
@@ -196,8 +221,9 @@ static gboolean write_csv(const row *rows, size_t n, int ranks, int nodes, const
   return dt_outfile_commit(out, error);
 }
 
-static gboolean write_report(const comm_mpi_ctx *ctx, const comm_mpi_system *sys,
-                             const char *system_src, const row *rows, size_t n, int reps,
+static gboolean write_report(const comm_mpi_ctx *ctx, const char *model, const char *system_src,
+                             const comm_mpi_fabric *intra, const comm_mpi_fabric *inter,
+                             double reduce_Bps, const row *rows, size_t n, int reps,
                              const char *path, GError **error)
 {
   g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
@@ -208,12 +234,16 @@ static gboolean write_report(const comm_mpi_ctx *ctx, const comm_mpi_system *sys
   gethostname(host, sizeof host - 1);
   fprintf(f, "# dtsim-mpi validate\n\n"
              "%d ranks on %d node(s) (host %s); median of %d repetitions after warm-up; the\n"
-             "time of a repetition is its slowest rank's. Predictions: %s.\n\n"
-             "Fitted system (%s): intra-node %.3f GB/s, %.2f us; inter-node %.3f GB/s, %.2f us;\n"
-             "reduction %.2f GB/s.\n\n",
-          ctx->size, ctx->nodes, host, reps, comm_mpi_predict_model(), system_src,
-          sys->intra.bandwidth_GBps, sys->intra.latency_ns / 1e3, sys->inter.bandwidth_GBps,
-          sys->inter.latency_ns / 1e3, sys->reduce_GBps);
+             "time of a repetition is its slowest rank's. Predictions: %s of the system\n"
+             "%s, with reductions at %.2f GB/s (MPI_Reduce_local measured here).\n\n",
+          ctx->size, ctx->nodes, host, reps, model, system_src, reduce_Bps / 1e9);
+  if (intra->bandwidth_GBps > 0)
+    fprintf(f, "- between ranks of one node the model charges %.3g us + bytes / %.4g GB/s\n",
+            intra->latency_ns / 1e3, intra->bandwidth_GBps);
+  if (inter->bandwidth_GBps > 0)
+    fprintf(f, "- between ranks of two nodes the model charges %.3g us + bytes / %.4g GB/s\n",
+            inter->latency_ns / 1e3, inter->bandwidth_GBps);
+  fprintf(f, "\n");
   fprintf(f, "Error = (predicted - measured) / measured. Geometric-mean error = "
              "exp(mean |ln(predicted / measured)|) - 1.\n\n");
   print_table(f, rows, n, TRUE);
@@ -224,7 +254,7 @@ static gboolean write_report(const comm_mpi_ctx *ctx, const comm_mpi_system *sys
 int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
 {
   g_autofree char *ops_text = NULL, *algos_text = NULL, *sizes_text = NULL, *system = NULL;
-  g_autofree char *csv = NULL, *report = NULL;
+  g_autofree char *csv = NULL, *report = NULL, *net_model = NULL;
   int reps = 10, warmup = 2;
   GOptionEntry entries[] = {
       {"ops", 0, 0, G_OPTION_ARG_STRING, &ops_text,
@@ -237,6 +267,8 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
       {"warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "untimed repetitions first (2)", "N"},
       {"system", 0, 0, G_OPTION_ARG_FILENAME, &system,
        "fitted system INI from calibrate (default: calibrate first)", "FILE"},
+      {"net-model", 0, 0, G_OPTION_ARG_STRING, &net_model,
+       "dtsim network model of the predictions: flow (default) or analytic", "M"},
       {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "write the rows as CSV", "FILE"},
       {"report", 0, 0, G_OPTION_ARG_FILENAME, &report, "write a markdown report", "FILE"},
       {NULL},
@@ -295,19 +327,51 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
     }
   }
 
-  /* The fitted system: read, or measured now. Either way the layout is this run's. */
-  comm_mpi_system sys = {0};
+  /* The fitted system: the file given, or one measured now and written to a temporary file,
+   * so both paths go through the loader dtsim uses. */
   comm_mpi_locate(ctx);
-  if (system) {
-    if (!comm_mpi_system_read(system, &sys, &error))
-      comm_mpi_fail_all(ctx, error);
-  } else {
+  g_autofree char *tmpdir = NULL, *tmpfile = NULL;
+  if (system == NULL) {
     if (ctx->rank == 0)
       printf("no --system given: calibrating first\n");
-    comm_mpi_calibrate_run(ctx, NULL, 10, 2, ctx->rank == 0, &sys);
+    comm_mpi_system fitted = {0};
+    comm_mpi_calibrate_run(ctx, NULL, 10, 2, ctx->rank == 0, &fitted);
+    fitted.description = g_strdup("calibrated by dtsim-mpi validate");
+    gboolean ok = (tmpdir = g_dir_make_tmp("dtsim-mpi-XXXXXX", &error)) != NULL;
+    if (ok) {
+      tmpfile = g_build_filename(tmpdir, "system.ini", NULL);
+      ok = comm_mpi_system_write(&fitted, NULL, tmpfile, &error);
+    }
+    comm_mpi_system_clear(&fitted);
+    comm_mpi_agree(ctx, ok, error);
   }
-  sys.nodes = (uint32_t)ctx->nodes;
-  sys.ranks_per_node = (uint32_t)ctx->ranks_per_node;
+  const char *system_path = system ? system : tmpfile;
+  g_autofree uint32_t *dtsim_rank = g_new(uint32_t, ctx->size);
+  if (!comm_mpi_dtsim_ranks(ctx, dtsim_rank, &error))
+    comm_mpi_fail_all(ctx, error);
+  double reduce_Bps = comm_mpi_reduce_rate_Bps(ctx);
+  gboolean flow = TRUE;
+  if (net_model && g_strcmp0(net_model, "analytic") == 0)
+    flow = FALSE;
+  else if (net_model && g_strcmp0(net_model, "flow") != 0) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--net-model: '%s' is not flow or analytic",
+                net_model);
+    comm_mpi_fail_all(ctx, error);
+  }
+  g_autoptr(comm_mpi_model) model =
+      comm_mpi_model_new(system_path, (uint32_t)ctx->nodes, (uint32_t)ctx->ranks_per_node,
+                         dtsim_rank, flow, reduce_Bps, &error);
+  if (model == NULL)
+    comm_mpi_fail_all(ctx, error);
+  /* What the model charges between two ranks, for the report. */
+  comm_mpi_fabric intra = {0}, inter = {0};
+  if ((ctx->ranks_per_node > 1 &&
+       !comm_mpi_system_p2p(system_path, (uint32_t)ctx->nodes, (uint32_t)ctx->ranks_per_node, 1,
+                            &intra, &error)) ||
+      (ctx->nodes > 1 &&
+       !comm_mpi_system_p2p(system_path, (uint32_t)ctx->nodes, (uint32_t)ctx->ranks_per_node,
+                            (uint32_t)ctx->ranks_per_node, &inter, &error)))
+    comm_mpi_fail_all(ctx, error);
 
   /* Plan the rows: every (algorithm, size) the model prices for this many ranks. Algorithms
    * named explicitly must be priceable; the default set skips the ones that are not. */
@@ -321,7 +385,7 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
     for (guint s = 0; s < sizes->len; s++) {
       row r = {.algo = &algos[a], .bytes = g_array_index(sizes, uint64_t, s)};
       g_autoptr(GError) e = NULL;
-      if (!comm_mpi_predict(&sys, r.algo, r.bytes, (uint32_t)ctx->size, &r.predicted_s, &e)) {
+      if (!comm_mpi_model_predict(model, r.algo, r.bytes, &r.predicted_s, &e)) {
         if (algo_names)
           comm_mpi_fail_all(ctx, e);
         if (ctx->rank == 0 && s == 0)
@@ -341,15 +405,13 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   buffers b = {g_new0(float, maxcount), g_new0(float, maxcount), g_new0(int, ctx->size)};
   for (guint i = 0; i < rows->len;) {
     const comm_mpi_algorithm *algo = g_array_index(rows, row, i).algo;
-    gboolean ok = cvar_write_int(comm_mpi_op_cvar(algo->op), algo->ompi_id, &error);
-    comm_mpi_agree(ctx, ok, error);
+    force(ctx, algo, TRUE);
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     for (; i < rows->len && g_array_index(rows, row, i).algo == algo; i++)
       measure_row(ctx, comm, &b, &g_array_index(rows, row, i), reps, warmup);
     MPI_Comm_free(&comm);
-    ok = cvar_write_int(comm_mpi_op_cvar(algo->op), 0, &error);
-    comm_mpi_agree(ctx, ok, error);
+    force(ctx, algo, FALSE);
   }
   g_free(b.send);
   g_free(b.recv);
@@ -360,16 +422,20 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   for (guint i = 0; i < rows->len; i++)
     mismatched += !rv[i].ran_ok;
   if (ctx->rank == 0) {
-    printf("%d ranks on %d node(s); predictions: %s\n", ctx->size, ctx->nodes,
-           comm_mpi_predict_model());
+    printf("%d ranks on %d node(s); predictions: %s of %s\n", ctx->size, ctx->nodes,
+           comm_mpi_model_name(model), system ? system : "the system just calibrated");
     print_table(stdout, rv, rows->len, FALSE);
     print_summary(stdout, rv, rows->len, FALSE);
     if ((csv && !write_csv(rv, rows->len, ctx->size, ctx->nodes, csv, &error)) ||
-        (report && !write_report(ctx, &sys, system ? system : "calibrated at start", rv,
-                                 rows->len, reps, report, &error)))
+        (report && !write_report(ctx, comm_mpi_model_name(model),
+                                 system ? system : "calibrated at start", &intra, &inter,
+                                 reduce_Bps, rv, rows->len, reps, report, &error)))
       comm_mpi_fail_here(ctx, error);
   }
-  comm_mpi_system_clear(&sys);
+  if (tmpfile) {
+    g_unlink(tmpfile);
+    g_rmdir(tmpdir);
+  }
   if (mismatched > 0) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INTERNAL,
                 "%d row(s) ran another algorithm than the one forced (column ran)", mismatched);

@@ -8,7 +8,7 @@ set -eu
 
 case_=$1
 n=$2
-: "${MPIEXEC:?}" "${MPIEXEC_NUMPROC_FLAG:?}" "${DTSIM_MPI:?}" "${WORKDIR:?}"
+: "${MPIEXEC:?}" "${MPIEXEC_NUMPROC_FLAG:?}" "${DTSIM_MPI:?}" "${DTSIM:?}" "${WORKDIR:?}"
 mkdir -p "$WORKDIR"
 out=$WORKDIR/$case_-$n
 LIMIT=${DTSIM_MPI_TEST_TIMEOUT:-120}
@@ -42,16 +42,19 @@ case "$case_" in
     [ "$rows" -eq $((n * (n - 1) / 2 * 4)) ] || fail "$rows measured points, expected $((n * (n - 1) / 2 * 4))"
     # Only rank 0 prints the table.
     [ "$(grep -c '^locality' "$out.stdout")" -eq 1 ] || fail "the table was printed more than once"
-    "$SYSLOAD" "$out.ini" || fail "the calibration file does not load"
+    "$SYSLOAD" "$out.ini" "$n" || fail "the calibration file does not load"
+    # And dtsim itself simulates a collective on it.
+    "$DTSIM" collective --system "$out.ini" --nodes 2 --algorithm ring --bytes 1M --json \
+      || fail "dtsim collective does not load the calibration file"
     ;;
   validate)
     launch "$n" validate --sizes 4K,64K,1M --reps 3 --warmup 1 --csv "$out.csv" --report "$out.md" \
       || { cat "$out.stderr" "$out.stdout" >&2; fail "validate failed"; }
     cat "$out.stdout"
-    # Rows expected: every modeled algorithm times 3 sizes; recursive-doubling and
-    # halving-doubling variants and scatter-allgather need a power-of-two rank count.
-    algos=11
-    case "$n" in 2|4|8|16) ;; *) algos=5 ;; esac
+    # Rows expected: the 12 algorithms of the table times 3 sizes (with a power-of-two rank
+    # count; otherwise the recursive-doubling allgather is skipped).
+    algos=12
+    case "$n" in 2|4|8|16) ;; *) algos=11 ;; esac
     rows=$(($(wc -l <"$out.csv") - 1))
     [ "$rows" -eq $((algos * 3)) ] || fail "$rows rows, expected $((algos * 3))"
     # Every row measured and predicted (positive times) and run with the forced algorithm.

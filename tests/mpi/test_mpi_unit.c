@@ -1,6 +1,6 @@
 /* Unit tests of dtsim-mpi's MPI-free parts: statistics, the latency/bandwidth fit, size lists,
- * the argument hash, the algorithm table (against ompi_info when it is installed), the
- * closed-form predictions and the system file. Expected values are worked out by hand in the
+ * the argument hash, the algorithm table (against ompi_info when it is installed and against
+ * dtsim's registry), the predictions through dtsim's model and the system file. Expected values are worked out by hand in the
  * comments. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "coll.h"
 #include "comm_mpi.h"
 #include "util.h"
 
@@ -124,8 +125,8 @@ static void test_algorithm_table(void **state)
   assert_int_equal(ring->ompi_id, 4);
   assert_string_equal(comm_mpi_op_cvar(COMM_MPI_REDUCE_SCATTER),
                       "coll_tuned_reduce_scatter_algorithm");
-  assert_null(comm_mpi_algorithm_find(COMM_MPI_BROADCAST, "ring", &error));
-  assert_non_null(strstr(error->message, "binomial, pipeline, scatter-allgather"));
+  assert_null(comm_mpi_algorithm_find(COMM_MPI_BROADCAST, "halving-doubling", &error));
+  assert_non_null(strstr(error->message, "tree, ring, onetoall"));
   comm_mpi_op op;
   assert_true(comm_mpi_op_parse("reduce-scatter", &op, NULL) && op == COMM_MPI_REDUCE_SCATTER);
   assert_false(comm_mpi_op_parse("alltoall", &op, NULL));
@@ -133,6 +134,20 @@ static void test_algorithm_table(void **state)
 
 /* The numbers of the table are Open MPI's: each must appear in ompi_info's list of
  * enumerators for its variable with the same name. Skipped when ompi_info is missing. */
+/* Every algorithm of the table is one dtsim models for its collective. */
+static void test_algorithms_known_to_dtsim(void **state)
+{
+  size_t n;
+  const comm_mpi_algorithm *algos = comm_mpi_algorithms(&n);
+  static const comm_coll_op ops[] = {COMM_COLL_ALLREDUCE, COMM_COLL_ALLGATHER,
+                                     COMM_COLL_REDUCE_SCATTER, COMM_COLL_BROADCAST};
+  for (size_t i = 0; i < n; i++) {
+    const comm_coll_algorithm *ca = comm_coll_algorithm_find(algos[i].name, "test", NULL);
+    assert_non_null(ca);
+    assert_true(comm_coll_algorithm_supports(ca, ops[algos[i].op]));
+  }
+}
+
 static void test_algorithm_numbers_match_ompi_info(void **state)
 {
   g_autofree char *out = NULL;
@@ -149,104 +164,119 @@ static void test_algorithm_numbers_match_ompi_info(void **state)
                         comm_mpi_op_cvar(algos[i].op), algos[i].ompi_id, algos[i].ompi_name);
     if (strstr(out, line) == NULL)
       fail_msg("ompi_info does not list %s", line);
+    for (int k = 0; k < 2 && algos[i].extra[k].cvar; k++) {
+      g_autofree char *var = g_strdup_printf("mca:coll:tuned:param:%s:", algos[i].extra[k].cvar);
+      if (strstr(out, var) == NULL)
+        fail_msg("ompi_info has no variable %s", algos[i].extra[k].cvar);
+    }
   }
 }
 
-static comm_mpi_system one_node(void)
-{
-  /* 1 us and 1 GB/s inside a node; reductions at 1 GB/s. */
-  comm_mpi_system s = {.nodes = 1, .ranks_per_node = 4, .intra = {1000, 1}, .inter = {1000, 1},
-                       .intra_measured = TRUE, .inter_measured = TRUE, .reduce_GBps = 0};
-  return s;
-}
+#define TEST_SYSTEM DTSIM_TEST_DIR "/data/switch-1us-1GBps.ini"
 
-static double predict(const comm_mpi_system *s, comm_mpi_op op, const char *name, uint64_t bytes,
-                      uint32_t ranks)
+static double predict(comm_mpi_model *m, comm_mpi_op op, const char *name, uint64_t bytes)
 {
   double t = -1;
   g_autoptr(GError) error = NULL;
   const comm_mpi_algorithm *a = comm_mpi_algorithm_find(op, name, &error);
   assert_non_null(a);
-  if (!comm_mpi_predict(s, a, bytes, ranks, &t, &error))
+  if (!comm_mpi_model_predict(m, a, bytes, &t, &error))
     fail_msg("%s", error->message);
   return t;
 }
 
-static void test_predict_one_node(void **state)
+/* dtsim's model on the test system, 4 ranks on one node, n = 4e6 bytes; a message of b bytes
+ * costs 1e-6 + b / 1e9 s (data/switch-1us-1GBps.ini). Both network models must give the
+ * textbook times: these patterns never put two flows on one link direction. */
+static void check_one_node(gboolean flow)
 {
-  comm_mpi_system s = one_node();
-  /* n = 4e6 bytes on p = 4 ranks; a step of b bytes costs 1e-6 + b / 1e9 s. */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(comm_mpi_model) m = comm_mpi_model_new(TEST_SYSTEM, 1, 4, NULL, flow, 0, &error);
+  if (m == NULL)
+    fail_msg("%s", error->message);
   /* Ring allreduce: 2(p-1) = 6 steps of n/p = 1e6 bytes: 6 * 1.001e-3. */
-  assert_close(predict(&s, COMM_MPI_ALLREDUCE, "ring", 4000000, 4), 6.006e-3, 1e-12);
-  /* Recursive doubling: log2 4 = 2 steps of the whole 4e6 bytes: 2 * 4.001e-3. */
-  assert_close(predict(&s, COMM_MPI_ALLREDUCE, "recursive-doubling", 4000000, 4), 8.002e-3, 1e-12);
+  assert_close(predict(m, COMM_MPI_ALLREDUCE, "ring", 4000000), 6.006e-3, 1e-6);
+  /* Recursive doubling: log2 4 = 2 exchanges of the whole 4e6 bytes: 2 * 4.001e-3. */
+  assert_close(predict(m, COMM_MPI_ALLREDUCE, "recursive-doubling", 4000000), 8.002e-3, 1e-6);
   /* Rabenseifner: halving 2e6 then 1e6, doubling 1e6 then 2e6: 2 * (2.001e-3 + 1.001e-3). */
-  assert_close(predict(&s, COMM_MPI_ALLREDUCE, "halving-doubling", 4000000, 4), 6.004e-3, 1e-12);
-  /* Ring allgather: 3 steps of 1e6 bytes. Bruck: 1 block then 2 blocks. */
-  assert_close(predict(&s, COMM_MPI_ALLGATHER, "ring", 4000000, 4), 3.003e-3, 1e-12);
-  assert_close(predict(&s, COMM_MPI_ALLGATHER, "bruck", 4000000, 4), 3.002e-3, 1e-12);
-  /* Binomial broadcast: 2 rounds of 4e6 bytes; unsegmented chain: 3 hops of 4e6 bytes;
-   * scatter-allgather: 2e6 + 1e6 scattered, 1e6 + 2e6 gathered. */
-  assert_close(predict(&s, COMM_MPI_BROADCAST, "binomial", 4000000, 4), 8.002e-3, 1e-12);
-  assert_close(predict(&s, COMM_MPI_BROADCAST, "pipeline", 4000000, 4), 12.003e-3, 1e-12);
-  assert_close(predict(&s, COMM_MPI_BROADCAST, "scatter-allgather", 4000000, 4), 6.004e-3, 1e-12);
-  /* With reductions at 1 GB/s, ring reduce-scatter adds 1e6 bytes reduced per step. */
-  s.reduce_GBps = 1;
-  assert_close(predict(&s, COMM_MPI_REDUCE_SCATTER, "ring", 4000000, 4), 6.003e-3, 1e-12);
+  assert_close(predict(m, COMM_MPI_ALLREDUCE, "halving-doubling", 4000000), 6.004e-3, 1e-6);
+  /* Ring allgather: 3 steps of 1e6 bytes. */
+  assert_close(predict(m, COMM_MPI_ALLGATHER, "ring", 4000000), 3.003e-3, 1e-6);
+  /* Binomial broadcast: 2 rounds of the whole 4e6 bytes. */
+  assert_close(predict(m, COMM_MPI_BROADCAST, "tree", 4000000), 8.002e-3, 1e-6);
 }
 
-static void test_predict_two_nodes(void **state)
+static void test_model_one_node_flow(void **state)
 {
-  /* 2 nodes x 2 ranks; inside a node 1 us, 1 GB/s; between nodes 10 us, 0.1 GB/s. */
-  comm_mpi_system s = one_node();
-  s.nodes = 2;
-  s.ranks_per_node = 2;
-  s.inter = (comm_mpi_fabric){10000, 0.1};
-  /* Every ring step has a pair across nodes (1 -> 2, 3 -> 0): 6 * (1e-5 + 1e6 / 1e8). */
-  assert_close(predict(&s, COMM_MPI_ALLREDUCE, "ring", 4000000, 4), 0.06006, 1e-12);
-  /* Recursive doubling: partners r^1 share a node, r^2 do not: 4.001e-3 + (1e-5 + 4e-2). */
-  assert_close(predict(&s, COMM_MPI_ALLREDUCE, "recursive-doubling", 4000000, 4), 0.044011, 1e-12);
+  check_one_node(TRUE);
 }
 
-static void test_predict_unsupported(void **state)
+static void test_model_one_node_analytic(void **state)
 {
-  comm_mpi_system s = one_node();
-  const comm_mpi_algorithm *rd = comm_mpi_algorithm_find(COMM_MPI_ALLREDUCE, "recursive-doubling", NULL);
+  check_one_node(FALSE);
+}
+
+static void test_model_reduction_rate(void **state)
+{
+  /* Ring reduce-scatter with reductions at 1e9 bytes/s: each of the 3 steps also reduces its
+   * 1e6 bytes: 3 * (1e-6 + 1e-3 + 1e-3). */
+  g_autoptr(comm_mpi_model) m = comm_mpi_model_new(TEST_SYSTEM, 1, 4, NULL, FALSE, 1e9, NULL);
+  assert_non_null(m);
+  assert_close(predict(m, COMM_MPI_REDUCE_SCATTER, "ring", 4000000), 6.003e-3, 1e-6);
+}
+
+static void test_model_rank_order(void **state)
+{
+  /* 2 nodes x 2 ranks; MPI placed its ranks round-robin (MPI rank 1 on node 1), so MPI ranks
+   * 0, 1, 2, 3 are dtsim ranks 0, 2, 1, 3. A recursive-doubling allgather of 4e6 bytes
+   * exchanges 1e6 bytes with MPI rank r^1, then 2e6 bytes with r^2. In the identity order the
+   * small step stays in the node and the large one crosses; round-robin is the other way
+   * round. The latencies cancel, so identity - round-robin = (2e6 - 1e6) / 1e8 - (2e6 - 1e6) /
+   * 1e9 = 0.01 - 0.001 = 0.009 s. */
+  const uint32_t round_robin[] = {0, 2, 1, 3};
+  g_autoptr(comm_mpi_model) id = comm_mpi_model_new(TEST_SYSTEM, 2, 2, NULL, FALSE, 0, NULL);
+  g_autoptr(comm_mpi_model) rr = comm_mpi_model_new(TEST_SYSTEM, 2, 2, round_robin, FALSE, 0, NULL);
+  assert_non_null(id);
+  assert_non_null(rr);
+  double t_id = predict(id, COMM_MPI_ALLGATHER, "recursive-doubling", 4000000);
+  double t_rr = predict(rr, COMM_MPI_ALLGATHER, "recursive-doubling", 4000000);
+  assert_close(t_id - t_rr, 0.009, 1e-6);
+}
+
+static void test_model_unsupported(void **state)
+{
+  g_autoptr(comm_mpi_model) m = comm_mpi_model_new(TEST_SYSTEM, 1, 3, NULL, FALSE, 0, NULL);
+  assert_non_null(m);
+  const comm_mpi_algorithm *rd =
+      comm_mpi_algorithm_find(COMM_MPI_ALLGATHER, "recursive-doubling", NULL);
   double t;
   g_autoptr(GError) error = NULL;
-  assert_false(comm_mpi_predict(&s, rd, 1024, 3, &t, &error));
+  assert_false(comm_mpi_model_predict(m, rd, 1024, &t, &error));
   assert_non_null(strstr(error->message, "power-of-two"));
 }
 
 static void test_system_roundtrip(void **state)
 {
+  /* What calibration measured must be what dtsim charges: end-to-end 2 us and 5 GB/s inside a
+   * node, 30 us and 0.5 GB/s between nodes, read back through dtsim's own loader and routes. */
   g_autofree char *dir = g_dir_make_tmp("dtsim-mpi-XXXXXX", NULL);
   g_autofree char *path = g_build_filename(dir, "sys.ini", NULL);
-  comm_mpi_system s = one_node();
-  s.name = g_strdup("unit");
-  s.inter = (comm_mpi_fabric){12345.6, 0.125};
-  s.inter_measured = FALSE;
-  s.reduce_GBps = 7.5;
+  comm_mpi_system s = {.description = g_strdup("unit"), .ranks_per_node = 2,
+                       .intra = {2000, 5}, .inter = {30000, 0.5}, .intra_measured = TRUE,
+                       .inter_measured = TRUE};
   g_autoptr(GError) error = NULL;
-  assert_true(comm_mpi_system_write(&s, "unit test", path, &error));
-  comm_mpi_system back = {0};
-  assert_true(comm_mpi_system_read(path, &back, &error));
-  assert_string_equal(back.name, "unit");
-  assert_close(back.inter.latency_ns, 12345.6, 1e-6);
-  assert_close(back.inter.bandwidth_GBps, 0.125, 1e-6);
-  assert_close(back.intra.bandwidth_GBps, 1.0, 1e-6);
-  assert_close(back.reduce_GBps, 7.5, 1e-6);
-  assert_int_equal(back.ranks_per_node, 4);
-  /* A file missing a fabric is refused with the file, line and key named. */
-  g_autofree char *bad = g_build_filename(dir, "bad.ini", NULL);
-  g_assert_true(g_file_set_contents(bad, "[intra]\nbandwidth_GBps = 1\nlatency_ns = 5\n", -1, NULL));
-  g_autoptr(GError) e2 = NULL;
-  assert_false(comm_mpi_system_read(bad, &back, &e2));
-  assert_non_null(strstr(e2->message, "inter"));
+  if (!comm_mpi_system_write(&s, "unit test", path, &error))
+    fail_msg("%s", error->message);
+  comm_mpi_fabric in, out;
+  if (!comm_mpi_system_p2p(path, 2, 2, 1, &in, &error) ||
+      !comm_mpi_system_p2p(path, 2, 2, 2, &out, &error))
+    fail_msg("%s", error->message);
+  assert_close(in.latency_ns, 2000.0, 1e-3);
+  assert_close(in.bandwidth_GBps, 5.0, 1e-3);
+  assert_close(out.latency_ns, 30000.0, 1e-3);
+  assert_close(out.bandwidth_GBps, 0.5, 1e-3);
   comm_mpi_system_clear(&s);
-  comm_mpi_system_clear(&back);
   g_unlink(path);
-  g_unlink(bad);
   g_rmdir(dir);
 }
 
@@ -263,9 +293,12 @@ int main(void)
       cmocka_unit_test(test_hash),
       cmocka_unit_test(test_algorithm_table),
       cmocka_unit_test(test_algorithm_numbers_match_ompi_info),
-      cmocka_unit_test(test_predict_one_node),
-      cmocka_unit_test(test_predict_two_nodes),
-      cmocka_unit_test(test_predict_unsupported),
+      cmocka_unit_test(test_algorithms_known_to_dtsim),
+      cmocka_unit_test(test_model_one_node_flow),
+      cmocka_unit_test(test_model_one_node_analytic),
+      cmocka_unit_test(test_model_reduction_rate),
+      cmocka_unit_test(test_model_rank_order),
+      cmocka_unit_test(test_model_unsupported),
       cmocka_unit_test(test_system_roundtrip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

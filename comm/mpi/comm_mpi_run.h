@@ -44,6 +44,11 @@ const char *comm_mpi_spy_seen(void);
 /* Whether `base_fn` was entered since the last reset. */
 gboolean comm_mpi_spy_saw(const char *base_fn);
 
+/* Forces `algo` in Open MPI's tuned component (its number and the further variables it needs)
+ * through MPI_T, for communicators created afterwards; `on` FALSE gives the choice back to
+ * Open MPI. NULL does nothing. Collective: a failure on any rank ends the job. */
+void comm_mpi_force(const comm_mpi_ctx *ctx, const comm_mpi_algorithm *algo, gboolean on);
+
 /* Subcommands: each runs on every rank and returns the exit status. */
 int comm_mpi_cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv);
 int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv);

@@ -2,6 +2,7 @@
  * ranks, the same arguments on every rank), then runs one subcommand. A bad launch ends every
  * rank with one message from rank 0, never a hang. */
 #include "comm_mpi_run.h"
+#include "cli.h"
 #include "util.h"
 
 #include <string.h>
@@ -40,9 +41,10 @@ int main(int argc, char **argv)
   /* The tuned component obeys coll_tuned_<op>_algorithm only with dynamic rules on; it is read
    * at MPI_Init, so it is set here unless the user chose otherwise. */
   g_setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", FALSE);
+  /* Serialized: replay runs its collectives on a second thread while the first busy-waits. */
   int provided;
-  MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-  MPI_Init(&argc, &argv);
+  MPI_T_init_thread(MPI_THREAD_SERIALIZED, &provided);
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   comm_mpi_ctx ctx = {0};
   MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
@@ -104,4 +106,29 @@ int main(int argc, char **argv)
   MPI_T_finalize();
   MPI_Finalize();
   return status;
+}
+
+/* sim/scenario.c's sim_scenario_from_args() reports through these two functions of the dtsim
+ * command line (sim/cli.h), which live in dtsim's main.c. dtsim-mpi parses scenarios with
+ * sim_scenario_apply_options() instead and never calls it, but links the same object, so it
+ * provides them with the same meaning. */
+int dtsim_cli_fail(const char *cmd, const GError *error)
+{
+  fprintf(stderr, "dtsim-mpi %s: %s\n", cmd, error ? error->message : "failed");
+  if (error == NULL)
+    return 1;
+  if (error->domain == G_OPTION_ERROR || error->domain == G_KEY_FILE_ERROR)
+    return 2;
+  return error->domain == DT_ERROR && error->code == DT_ERROR_INPUT ? 2 : 1;
+}
+
+gboolean dtsim_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv,
+                         int *status)
+{
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(ctx, argc, argv, &error)) {
+    *status = dtsim_cli_fail(cmd, error);
+    return FALSE;
+  }
+  return TRUE;
 }

@@ -88,10 +88,10 @@ static int row_count(const comm_mpi_ctx *ctx, uint64_t bytes)
   return (int)MAX(count, (uint64_t)ctx->size);
 }
 
-/* Forces `algo` (its number and the further variables it needs), or back to Open MPI's own
- * choice when `on` is FALSE. Collective: a failure on any rank ends the job. */
-static void force(const comm_mpi_ctx *ctx, const comm_mpi_algorithm *algo, gboolean on)
+void comm_mpi_force(const comm_mpi_ctx *ctx, const comm_mpi_algorithm *algo, gboolean on)
 {
+  if (algo == NULL)
+    return;
   g_autoptr(GError) error = NULL;
   gboolean ok = cvar_write_int(comm_mpi_op_cvar(algo->op), on ? algo->ompi_id : 0, &error);
   for (int i = 0; ok && i < (int)G_N_ELEMENTS(algo->extra) && algo->extra[i].cvar; i++)
@@ -405,13 +405,13 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   buffers b = {g_new0(float, maxcount), g_new0(float, maxcount), g_new0(int, ctx->size)};
   for (guint i = 0; i < rows->len;) {
     const comm_mpi_algorithm *algo = g_array_index(rows, row, i).algo;
-    force(ctx, algo, TRUE);
+    comm_mpi_force(ctx, algo, TRUE);
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     for (; i < rows->len && g_array_index(rows, row, i).algo == algo; i++)
       measure_row(ctx, comm, &b, &g_array_index(rows, row, i), reps, warmup);
     MPI_Comm_free(&comm);
-    force(ctx, algo, FALSE);
+    comm_mpi_force(ctx, algo, FALSE);
   }
   g_free(b.send);
   g_free(b.recv);

@@ -33,7 +33,7 @@ static double pingpong(const comm_mpi_ctx *ctx, int a, int b, char *buf, uint64_
   return ctx->rank == a ? comm_mpi_median(t, (size_t)reps) : 0;
 }
 
-double comm_mpi_reduce_rate_Bps(const comm_mpi_ctx *ctx)
+double comm_mpi__reduce_rate_Bps(const comm_mpi_ctx *ctx)
 {
   double rate = 0;
   if (ctx->rank == 0) {
@@ -126,13 +126,13 @@ static gboolean fit_class(const comm_mpi_ctx *ctx, const measurements *m, const 
 
 static gboolean is_class(const comm_mpi_ctx *ctx, int a, int b, int cls)
 {
-  return (int)comm_mpi_pair_locality(ctx, a, b) == cls;
+  return (int)comm_mpi__pair_locality(ctx, a, b) == cls;
 }
 
 /* Same node, whatever the socket: the pairs behind the [intra] fabric. */
 static gboolean is_intra(const comm_mpi_ctx *ctx, int a, int b, int unused)
 {
-  return comm_mpi_pair_locality(ctx, a, b) != COMM_MPI_OTHER_NODE;
+  return comm_mpi__pair_locality(ctx, a, b) != COMM_MPI_OTHER_NODE;
 }
 
 static void write_csv(const comm_mpi_ctx *ctx, const measurements *m, const GArray *sizes,
@@ -141,23 +141,23 @@ static void write_csv(const comm_mpi_ctx *ctx, const measurements *m, const GArr
   g_autoptr(GError) error = NULL;
   g_autoptr(dt_outfile) out = dt_outfile_open(path, &error);
   if (out == NULL)
-    comm_mpi_fail_here(ctx, error);
+    comm_mpi__fail_here(ctx, error);
   FILE *f = dt_outfile_stream(out);
   fprintf(f, "rank_a,rank_b,locality,bytes,one_way_s\n");
   for (int k = 0; k < m->npairs; k++)
     for (guint s = 0; s < m->nsizes; s++)
       fprintf(f, "%d,%d,%s,%" G_GUINT64_FORMAT ",%.9e\n", m->pa[k], m->pb[k],
-              comm_mpi_locality_name(comm_mpi_pair_locality(ctx, m->pa[k], m->pb[k])),
+              comm_mpi_locality_name(comm_mpi__pair_locality(ctx, m->pa[k], m->pb[k])),
               g_array_index(sizes, uint64_t, s), m->times[(size_t)k * m->nsizes + s]);
   if (!dt_outfile_commit(out, &error))
-    comm_mpi_fail_here(ctx, error);
+    comm_mpi__fail_here(ctx, error);
 }
 
 static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warmup,
                       gboolean print, const char *csv, comm_mpi_system *out)
 {
   g_autoptr(GError) error = NULL;
-  comm_mpi_locate(ctx);
+  comm_mpi__locate(ctx);
   measurements m = {0};
   measure(ctx, sizes, reps, warmup, &m);
   if (csv && ctx->rank == 0)
@@ -174,7 +174,7 @@ static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warm
     int pairs;
     if (!fit_class(ctx, &m, sizes, is_class, cls, &fit, &pairs, &error)) {
       g_prefix_error(&error, "%s pairs: ", comm_mpi_locality_name(cls));
-      comm_mpi_fail_all(ctx, error);
+      comm_mpi__fail_all(ctx, error);
     }
     if (pairs == 0)
       continue;
@@ -190,7 +190,7 @@ static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warm
   comm_mpi_fit fit;
   int pairs;
   if (!fit_class(ctx, &m, sizes, is_intra, 0, &fit, &pairs, &error))
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
   if (pairs > 0) {
     to_fabric(&fit, &sys.intra);
     sys.intra_measured = TRUE;
@@ -206,7 +206,7 @@ static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warm
   *out = sys;
 }
 
-void comm_mpi_calibrate_run(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warmup,
+void comm_mpi__calibrate_run(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warmup,
                             gboolean print, comm_mpi_system *out)
 {
   g_autoptr(GArray) defaults = NULL;
@@ -217,7 +217,7 @@ void comm_mpi_calibrate_run(comm_mpi_ctx *ctx, const GArray *sizes, int reps, in
   calibrate(ctx, sizes, reps, warmup, print, NULL, out);
 }
 
-int comm_mpi_cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv)
+int comm_mpi__cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv)
 {
   g_autofree char *sizes_text = NULL, *output = NULL, *csv = NULL, *name = NULL;
   int reps = 20, warmup = 3;
@@ -234,22 +234,22 @@ int comm_mpi_cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv)
   };
   g_autoptr(GOptionContext) octx = g_option_context_new("- fit latency and bandwidth per locality class");
   g_option_context_add_main_entries(octx, entries, NULL);
-  if (!comm_mpi_parse(ctx, octx, &argc, &argv))
+  if (!comm_mpi__parse(ctx, octx, &argc, &argv))
     return 0;
   g_autoptr(GError) error = NULL;
   g_autoptr(GArray) sizes = comm_mpi_parse_sizes(sizes_text ? sizes_text : DEFAULT_SIZES,
                                                  "--sizes", &error);
   if (sizes == NULL)
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
   if (sizes->len < 2 || g_array_index(sizes, uint64_t, sizes->len - 1) > INT32_MAX) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                 "--sizes: give at least two different sizes of at most 2 GiB - 1");
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
   }
   if (reps < 1 || reps > 100000 || warmup < 0 || warmup > 100000) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                 "--reps must be in 1..100000 and --warmup in 0..100000");
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
   }
   comm_mpi_system sys = {0};
   calibrate(ctx, sizes, reps, warmup, TRUE, csv, &sys);
@@ -265,7 +265,7 @@ int comm_mpi_cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv)
         "Measured on %s, %s: %d ranks on %d node(s), sizes %s, median of %d repetitions.", host,
         when, ctx->size, ctx->nodes, sizes_text ? sizes_text : DEFAULT_SIZES, reps);
     if (!comm_mpi_system_write(&sys, comment, output, &error))
-      comm_mpi_fail_here(ctx, error);
+      comm_mpi__fail_here(ctx, error);
     printf("wrote %s\n", output);
   }
   comm_mpi_system_clear(&sys);

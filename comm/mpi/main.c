@@ -17,13 +17,13 @@ typedef struct {
 
 static const command commands[] = {
     {"calibrate", "ping-pong every pair of ranks, fit latency/bandwidth per locality, write a "
-                  "system INI", comm_mpi_cmd_calibrate},
+                  "system INI", comm_mpi__cmd_calibrate},
     {"validate", "time collectives with Open MPI's algorithm forced, compare with the model",
-     comm_mpi_cmd_validate},
+     comm_mpi__cmd_validate},
     {"replay", "run a dp/ps iteration's gradient collectives for real, compare iteration times",
-     comm_mpi_cmd_replay},
+     comm_mpi__cmd_replay},
     {"sweep", "spread the points of a dtsim sweep over the ranks, gather one table",
-     comm_mpi_cmd_sweep},
+     comm_mpi__cmd_sweep},
 };
 
 static void usage(FILE *out)
@@ -70,7 +70,7 @@ int main(int argc, char **argv)
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                 "needs at least 2 ranks, got 1: run it as 'mpirun -np N dtsim-mpi COMMAND' "
                 "with N >= 2");
-    comm_mpi_fail_all(&ctx, error);
+    comm_mpi__fail_all(&ctx, error);
   }
 
   /* Every rank must run the same command with the same options, or the ranks would wait for
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                 "rank %d was started with other arguments than rank 0: every rank must run "
                 "the same command with the same options", first);
-    comm_mpi_fail_all(&ctx, error);
+    comm_mpi__fail_all(&ctx, error);
   }
 
   if (cmd == NULL) {
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
       g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                   "unknown command '%s' (calibrate, validate, replay, sweep; see --help)",
                   argv[1]);
-    comm_mpi_fail_all(&ctx, error);
+    comm_mpi__fail_all(&ctx, error);
   }
 
   int status = cmd->fn(&ctx, argc - 1, argv + 1);

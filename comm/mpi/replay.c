@@ -202,6 +202,14 @@ static void wait_until(double t_s, gboolean sleep)
     ;
 }
 
+/* Waits until `count` collectives have finished: spinning, or polling every 20 us. */
+static void wait_collectives(comm_thread *ct, guint count, gboolean sleep)
+{
+  while ((guint)g_atomic_int_get(&ct->done) < count)
+    if (sleep)
+      g_usleep(20);
+}
+
 /* Runs the timeline once on this rank; times are relative to t0. Compute tasks follow a
  * schedule: each ends its duration after the previous one's scheduled end (or after the
  * collectives it waited for), so a thread descheduled past a deadline catches up instead of
@@ -213,8 +221,7 @@ static void replay(comm_thread *ct, GArray *compute, gboolean sleep)
   for (guint k = 0; k < compute->len; k++) {
     task *t = &g_array_index(compute, task, k);
     if (strcmp(t->category, "update") == 0 && (guint)g_atomic_int_get(&ct->done) < issued) {
-      while ((guint)g_atomic_int_get(&ct->done) < issued)
-        ;
+      wait_collectives(ct, issued, sleep);
       end = MAX(end, now_s());
     }
     t->real_start_s = end - ct->t0;
@@ -230,8 +237,7 @@ static void replay(comm_thread *ct, GArray *compute, gboolean sleep)
   }
   for (; next_coll < ct->colls->len; next_coll++)
     g_async_queue_push(ct->queue, GUINT_TO_POINTER(next_coll + 1));
-  while ((guint)g_atomic_int_get(&ct->done) < ct->colls->len)
-    ;
+  wait_collectives(ct, ct->colls->len, sleep);
 }
 
 /* ---- The measured trace --------------------------------------------------------------------- */
@@ -319,7 +325,7 @@ static gboolean write_measured_trace(const char *path, int ranks, GArray *comput
 
 /* ---- The command ---------------------------------------------------------------------------- */
 
-int comm_mpi_cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
+int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
 {
   g_autofree char *fitted = NULL, *measured_trace = NULL;
   gboolean sleep = FALSE;
@@ -346,35 +352,35 @@ int comm_mpi_cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
     argv++;
     argc--;
   }
-  if (!comm_mpi_parse(ctx, octx, &argc, &argv))
+  if (!comm_mpi__parse(ctx, octx, &argc, &argv))
     return 0;
   g_auto(sim_scenario) s;
   sim_scenario_init(&s);
   if ((scenario_file && !sim_scenario_load(&s, scenario_file, SIM_OPTS_RUN, &error)) ||
       !sim_scenario_apply_options(&s, so, &error))
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
 
   /* The compute device stays the scenario's; the network becomes the measured one. */
-  comm_mpi_locate(ctx);
+  comm_mpi__locate(ctx);
   if (s.device == NULL) {
     comm_cluster_spec spec = {.system = s.system, .nodes = 1};
     g_autoptr(comm_topology) topo = comm_topology_build(&spec, &error);
     if (topo == NULL)
-      comm_mpi_fail_all(ctx, error);
+      comm_mpi__fail_all(ctx, error);
     s.device = g_strdup(comm_topology_device_kind(topo));
   }
   g_autofree char *tmpdir = g_dir_make_tmp("dtsim-mpi-XXXXXX", &error);
-  comm_mpi_agree(ctx, tmpdir != NULL, error);
+  comm_mpi__agree(ctx, tmpdir != NULL, error);
   g_autofree char *sysfile = g_build_filename(tmpdir, "system.ini", NULL);
   if (fitted == NULL) {
     if (ctx->rank == 0)
       printf("no --fitted system given: calibrating first\n");
     comm_mpi_system sys = {0};
-    comm_mpi_calibrate_run(ctx, NULL, 10, 2, ctx->rank == 0, &sys);
+    comm_mpi__calibrate_run(ctx, NULL, 10, 2, ctx->rank == 0, &sys);
     sys.description = g_strdup("calibrated by dtsim-mpi replay");
     gboolean ok = comm_mpi_system_write(&sys, NULL, sysfile, &error);
     comm_mpi_system_clear(&sys);
-    comm_mpi_agree(ctx, ok, error);
+    comm_mpi__agree(ctx, ok, error);
   }
   g_free(s.system);
   s.system = g_strdup(fitted ? fitted : sysfile);
@@ -383,8 +389,8 @@ int comm_mpi_cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
   s.nodes = ctx->nodes;
   s.devices_per_node = ctx->ranks_per_node;
   g_autofree uint32_t *dtsim_rank = g_new(uint32_t, ctx->size);
-  if (!comm_mpi_dtsim_ranks(ctx, dtsim_rank, &error))
-    comm_mpi_fail_all(ctx, error);
+  if (!comm_mpi__dtsim_ranks(ctx, dtsim_rank, &error))
+    comm_mpi__fail_all(ctx, error);
 
   /* Every rank simulates (the same deterministic run) and reads its own copy of the per-task
    * CSV; only rank 0 writes the user's trace and CSV. */
@@ -396,7 +402,7 @@ int comm_mpi_cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
   sim_report rep;
   sim_run_opts ro = {.with_speedup = FALSE, .command_line = "dtsim-mpi replay (simulated)"};
   gboolean ok = sim_simulate(&s, &ro, &rep, &error);
-  comm_mpi_agree(ctx, ok, error);
+  comm_mpi__agree(ctx, ok, error);
   if (ctx->rank == 0 && user_csv) {
     g_autofree char *rows = NULL;
     gsize len = 0;
@@ -404,7 +410,7 @@ int comm_mpi_cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
     if (!g_file_get_contents(csv, &rows, &len, &error) ||
         (out = dt_outfile_open(user_csv, &error)) == NULL ||
         fwrite(rows, 1, len, dt_outfile_stream(out)) != len || !dt_outfile_commit(out, &error))
-      comm_mpi_fail_here(ctx, error);
+      comm_mpi__fail_here(ctx, error);
   }
   g_autoptr(GArray) compute = g_array_new(FALSE, TRUE, sizeof(task));
   g_autoptr(GArray) colls = g_array_new(FALSE, TRUE, sizeof(task));
@@ -414,11 +420,11 @@ int comm_mpi_cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
   g_unlink(csv);
   g_unlink(sysfile);
   g_rmdir(tmpdir);
-  comm_mpi_agree(ctx, ok, error);
+  comm_mpi__agree(ctx, ok, error);
 
   /* The algorithm the scenario simulated, forced in Open MPI when both have it. */
   const comm_mpi_algorithm *algo = comm_mpi_algorithm_find(COMM_MPI_ALLREDUCE, s.allreduce, NULL);
-  comm_mpi_force(ctx, algo, TRUE);
+  comm_mpi__force(ctx, algo, TRUE);
   comm_thread ct = {.ctx = ctx, .comm = MPI_COMM_NULL, .colls = colls, .queue = g_async_queue_new()};
   MPI_Comm_dup(MPI_COMM_WORLD, &ct.comm);
   uint64_t maxb = 0;
@@ -436,7 +442,7 @@ int comm_mpi_cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
   g_async_queue_push(ct.queue, GUINT_TO_POINTER(STOP));
   g_thread_join(thread);
   MPI_Comm_free(&ct.comm);
-  comm_mpi_force(ctx, algo, FALSE);
+  comm_mpi__force(ctx, algo, FALSE);
   g_async_queue_unref(ct.queue);
   g_free(ct.send);
   g_free(ct.recv);
@@ -471,8 +477,12 @@ int comm_mpi_cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
     printf("replay of %s %s (batch %" G_GINT64_FORMAT ", %s, allreduce %s%s) on %d ranks, %d "
            "node(s)\n", s.strategy, s.model, s.batch, s.device, s.allreduce,
            algo ? " forced in Open MPI" : ": Open MPI's own choice", ctx->size, ctx->nodes);
-    printf("%u compute tasks busy-waited, %u collectives run per iteration x %u iteration(s)\n",
-           compute->len, colls->len / MAX(ends->len, 1), ends->len);
+    double busy_s = 0;
+    for (guint k = 0; k < compute->len; k++)
+      busy_s += g_array_index(compute, task, k).sim_end_s - g_array_index(compute, task, k).sim_start_s;
+    printf("%u compute tasks (%.3f ms per iteration) %s, %u collectives per iteration, %u "
+           "iteration(s)\n", compute->len, busy_s / MAX(ends->len, 1) * 1e3,
+           sleep ? "slept through" : "busy-waited", colls->len / MAX(ends->len, 1), ends->len);
     printf("%-10s %14s %14s %8s\n", "iteration", "measured_ms", "simulated_ms", "error");
     double prev = 0, sprev = 0, last_meas = 0, last_sim = 0;
     for (guint i = 0; i < ends->len; i++) {
@@ -490,7 +500,7 @@ int comm_mpi_cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
       printf("simulated timeline: %s\n", user_trace);
     if (measured_trace) {
       if (!write_measured_trace(measured_trace, ctx->size, compute, colls, all, &error))
-        comm_mpi_fail_here(ctx, error);
+        comm_mpi__fail_here(ctx, error);
       printf("measured timeline: %s\n", measured_trace);
     }
   }

@@ -25,7 +25,7 @@ static void print_error(const comm_mpi_ctx *ctx, const GError *error)
   fflush(stderr);
 }
 
-void comm_mpi_fail_all(const comm_mpi_ctx *ctx, const GError *error)
+void comm_mpi__fail_all(const comm_mpi_ctx *ctx, const GError *error)
 {
   if (ctx->rank == 0) {
     print_error(ctx, error);
@@ -36,26 +36,26 @@ void comm_mpi_fail_all(const comm_mpi_ctx *ctx, const GError *error)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-void comm_mpi_fail_here(const comm_mpi_ctx *ctx, const GError *error)
+void comm_mpi__fail_here(const comm_mpi_ctx *ctx, const GError *error)
 {
   print_error(ctx, error);
   MPI_Abort(MPI_COMM_WORLD, exit_status(error));
   abort();
 }
 
-void comm_mpi_agree(const comm_mpi_ctx *ctx, gboolean ok, const GError *error)
+void comm_mpi__agree(const comm_mpi_ctx *ctx, gboolean ok, const GError *error)
 {
   int mine = ok ? ctx->size : ctx->rank, first;
   MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (first == ctx->size)
     return;
   if (first == ctx->rank)
-    comm_mpi_fail_here(ctx, error);
+    comm_mpi__fail_here(ctx, error);
   for (;;)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-gboolean comm_mpi_parse(const comm_mpi_ctx *ctx, GOptionContext *octx, int *argc, char ***argv)
+gboolean comm_mpi__parse(const comm_mpi_ctx *ctx, GOptionContext *octx, int *argc, char ***argv)
 {
   /* GOption's own --help would print on every rank and exit without MPI_Finalize. */
   g_option_context_set_help_enabled(octx, FALSE);
@@ -70,10 +70,10 @@ gboolean comm_mpi_parse(const comm_mpi_ctx *ctx, GOptionContext *octx, int *argc
   }
   g_autoptr(GError) error = NULL;
   if (!g_option_context_parse(octx, argc, argv, &error))
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
   if (*argc > 1) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "unexpected argument '%s'", (*argv)[1]);
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
   }
   return TRUE;
 }
@@ -104,7 +104,7 @@ static int my_package(void)
 
 #define NODE_KEY_LEN 320
 
-void comm_mpi_locate(comm_mpi_ctx *ctx)
+void comm_mpi__locate(comm_mpi_ctx *ctx)
 {
   char key[NODE_KEY_LEN] = {0};
   char host[256] = {0};
@@ -137,7 +137,7 @@ void comm_mpi_locate(comm_mpi_ctx *ctx)
   g_free(keys);
 }
 
-comm_mpi_locality comm_mpi_pair_locality(const comm_mpi_ctx *ctx, int a, int b)
+comm_mpi_locality comm_mpi__pair_locality(const comm_mpi_ctx *ctx, int a, int b)
 {
   if (ctx->node_of[a] != ctx->node_of[b])
     return COMM_MPI_OTHER_NODE;
@@ -146,7 +146,7 @@ comm_mpi_locality comm_mpi_pair_locality(const comm_mpi_ctx *ctx, int a, int b)
   return COMM_MPI_SAME_NODE;
 }
 
-gboolean comm_mpi_dtsim_ranks(const comm_mpi_ctx *ctx, uint32_t *out, GError **error)
+gboolean comm_mpi__dtsim_ranks(const comm_mpi_ctx *ctx, uint32_t *out, GError **error)
 {
   g_autofree int *seen = g_new0(int, ctx->nodes);
   for (int r = 0; r < ctx->size; r++)

@@ -32,12 +32,12 @@ static void record(const char *name)
     seen[n_seen++] = name;
 }
 
-void comm_mpi_spy_reset(void)
+void comm_mpi__spy_reset(void)
 {
   n_seen = 0;
 }
 
-const char *comm_mpi_spy_seen(void)
+const char *comm_mpi__spy_seen(void)
 {
   seen_text[0] = '\0';
   for (int i = 0; i < n_seen; i++) {
@@ -48,7 +48,7 @@ const char *comm_mpi_spy_seen(void)
   return seen_text;
 }
 
-gboolean comm_mpi_spy_saw(const char *base_fn)
+gboolean comm_mpi__spy_saw(const char *base_fn)
 {
   for (int i = 0; i < n_seen; i++)
     if (strcmp(seen[i], base_fn) == 0)

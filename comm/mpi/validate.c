@@ -88,7 +88,7 @@ static int row_count(const comm_mpi_ctx *ctx, uint64_t bytes)
   return (int)MAX(count, (uint64_t)ctx->size);
 }
 
-void comm_mpi_force(const comm_mpi_ctx *ctx, const comm_mpi_algorithm *algo, gboolean on)
+void comm_mpi__force(const comm_mpi_ctx *ctx, const comm_mpi_algorithm *algo, gboolean on)
 {
   if (algo == NULL)
     return;
@@ -96,15 +96,15 @@ void comm_mpi_force(const comm_mpi_ctx *ctx, const comm_mpi_algorithm *algo, gbo
   gboolean ok = cvar_write_int(comm_mpi_op_cvar(algo->op), on ? algo->ompi_id : 0, &error);
   for (int i = 0; ok && i < (int)G_N_ELEMENTS(algo->extra) && algo->extra[i].cvar; i++)
     ok = cvar_write_int(algo->extra[i].cvar, on ? algo->extra[i].value : 0, &error);
-  comm_mpi_agree(ctx, ok, error);
+  comm_mpi__agree(ctx, ok, error);
 }
 
 static gboolean ran_as_forced(const comm_mpi_algorithm *algo)
 {
-  if (!comm_mpi_spy_saw(algo->base_fn))
+  if (!comm_mpi__spy_saw(algo->base_fn))
     return FALSE;
   for (int i = 0; i < (int)G_N_ELEMENTS(algo->extra) && algo->extra[i].cvar; i++)
-    if (algo->extra[i].base_fn && !comm_mpi_spy_saw(algo->extra[i].base_fn))
+    if (algo->extra[i].base_fn && !comm_mpi__spy_saw(algo->extra[i].base_fn))
       return FALSE;
   return TRUE;
 }
@@ -116,12 +116,12 @@ static void measure_row(const comm_mpi_ctx *ctx, MPI_Comm comm, buffers *b, row 
   for (int i = 0; i < warmup; i++)
     run_once(ctx, r->algo->op, comm, b, count);
   /* What ran: the functions entered during one more call, checked on every rank. */
-  comm_mpi_spy_reset();
+  comm_mpi__spy_reset();
   run_once(ctx, r->algo->op, comm, b, count);
   int ok = ran_as_forced(r->algo), all_ok;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
   r->ran_ok = all_ok;
-  g_strlcpy(r->ran, comm_mpi_spy_seen(), sizeof r->ran);
+  g_strlcpy(r->ran, comm_mpi__spy_seen(), sizeof r->ran);
   if (r->ran[0] == '\0')
     g_strlcpy(r->ran, "(no coll/base function: another component ran it)", sizeof r->ran);
 
@@ -251,7 +251,7 @@ static gboolean write_report(const comm_mpi_ctx *ctx, const char *model, const c
   return dt_outfile_commit(out, error);
 }
 
-int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
+int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
 {
   g_autofree char *ops_text = NULL, *algos_text = NULL, *sizes_text = NULL, *system = NULL;
   g_autofree char *csv = NULL, *report = NULL, *net_model = NULL;
@@ -275,22 +275,22 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   };
   g_autoptr(GOptionContext) octx = g_option_context_new("- compare forced Open MPI collectives with the model");
   g_option_context_add_main_entries(octx, entries, NULL);
-  if (!comm_mpi_parse(ctx, octx, &argc, &argv))
+  if (!comm_mpi__parse(ctx, octx, &argc, &argv))
     return 0;
 
   g_autoptr(GError) error = NULL;
   g_autoptr(GArray) sizes = comm_mpi_parse_sizes(sizes_text ? sizes_text : DEFAULT_SIZES,
                                                  "--sizes", &error);
   if (sizes == NULL)
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
   if (g_array_index(sizes, uint64_t, sizes->len - 1) > (uint64_t)INT32_MAX) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--sizes: at most 2 GiB - 1 per row");
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
   }
   if (reps < 1 || reps > 100000 || warmup < 0 || warmup > 100000) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                 "--reps must be in 1..100000 and --warmup in 0..100000");
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
   }
   gboolean want_op[COMM_MPI_N_OPS] = {0};
   {
@@ -298,11 +298,11 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
                                                     : "allreduce,allgather,reduce-scatter,broadcast",
                                            "--ops", &error);
     if (ops == NULL)
-      comm_mpi_fail_all(ctx, error);
+      comm_mpi__fail_all(ctx, error);
     for (char **o = ops; *o; o++) {
       comm_mpi_op op;
       if (!comm_mpi_op_parse(*o, &op, &error))
-        comm_mpi_fail_all(ctx, error);
+        comm_mpi__fail_all(ctx, error);
       want_op[op] = TRUE;
     }
   }
@@ -310,7 +310,7 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   if (algos_text) {
     algo_names = dt_parse_name_list(algos_text, "--algorithms", &error);
     if (algo_names == NULL)
-      comm_mpi_fail_all(ctx, error);
+      comm_mpi__fail_all(ctx, error);
     /* Every name must be an algorithm of at least one requested collective. */
     for (char **a = algo_names; *a; a++) {
       gboolean found = FALSE;
@@ -323,19 +323,19 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
           first = g_steal_pointer(&e);
       }
       if (!found)
-        comm_mpi_fail_all(ctx, first);
+        comm_mpi__fail_all(ctx, first);
     }
   }
 
   /* The fitted system: the file given, or one measured now and written to a temporary file,
    * so both paths go through the loader dtsim uses. */
-  comm_mpi_locate(ctx);
+  comm_mpi__locate(ctx);
   g_autofree char *tmpdir = NULL, *tmpfile = NULL;
   if (system == NULL) {
     if (ctx->rank == 0)
       printf("no --system given: calibrating first\n");
     comm_mpi_system fitted = {0};
-    comm_mpi_calibrate_run(ctx, NULL, 10, 2, ctx->rank == 0, &fitted);
+    comm_mpi__calibrate_run(ctx, NULL, 10, 2, ctx->rank == 0, &fitted);
     fitted.description = g_strdup("calibrated by dtsim-mpi validate");
     gboolean ok = (tmpdir = g_dir_make_tmp("dtsim-mpi-XXXXXX", &error)) != NULL;
     if (ok) {
@@ -343,26 +343,26 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
       ok = comm_mpi_system_write(&fitted, NULL, tmpfile, &error);
     }
     comm_mpi_system_clear(&fitted);
-    comm_mpi_agree(ctx, ok, error);
+    comm_mpi__agree(ctx, ok, error);
   }
   const char *system_path = system ? system : tmpfile;
   g_autofree uint32_t *dtsim_rank = g_new(uint32_t, ctx->size);
-  if (!comm_mpi_dtsim_ranks(ctx, dtsim_rank, &error))
-    comm_mpi_fail_all(ctx, error);
-  double reduce_Bps = comm_mpi_reduce_rate_Bps(ctx);
+  if (!comm_mpi__dtsim_ranks(ctx, dtsim_rank, &error))
+    comm_mpi__fail_all(ctx, error);
+  double reduce_Bps = comm_mpi__reduce_rate_Bps(ctx);
   gboolean flow = TRUE;
   if (net_model && g_strcmp0(net_model, "analytic") == 0)
     flow = FALSE;
   else if (net_model && g_strcmp0(net_model, "flow") != 0) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--net-model: '%s' is not flow or analytic",
                 net_model);
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
   }
   g_autoptr(comm_mpi_model) model =
       comm_mpi_model_new(system_path, (uint32_t)ctx->nodes, (uint32_t)ctx->ranks_per_node,
                          dtsim_rank, flow, reduce_Bps, &error);
   if (model == NULL)
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
   /* What the model charges between two ranks, for the report. */
   comm_mpi_fabric intra = {0}, inter = {0};
   if ((ctx->ranks_per_node > 1 &&
@@ -371,7 +371,7 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
       (ctx->nodes > 1 &&
        !comm_mpi_system_p2p(system_path, (uint32_t)ctx->nodes, (uint32_t)ctx->ranks_per_node,
                             (uint32_t)ctx->ranks_per_node, &inter, &error)))
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
 
   /* Plan the rows: every (algorithm, size) the model prices for this many ranks. Algorithms
    * named explicitly must be priceable; the default set skips the ones that are not. */
@@ -387,7 +387,7 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
       g_autoptr(GError) e = NULL;
       if (!comm_mpi_model_predict(model, r.algo, r.bytes, &r.predicted_s, &e)) {
         if (algo_names)
-          comm_mpi_fail_all(ctx, e);
+          comm_mpi__fail_all(ctx, e);
         if (ctx->rank == 0 && s == 0)
           printf("skipped: %s\n", e->message);
         break;
@@ -397,7 +397,7 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   }
   if (rows->len == 0) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "no row to measure for these options");
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
   }
 
   uint64_t maxb = g_array_index(sizes, uint64_t, sizes->len - 1);
@@ -405,13 +405,13 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   buffers b = {g_new0(float, maxcount), g_new0(float, maxcount), g_new0(int, ctx->size)};
   for (guint i = 0; i < rows->len;) {
     const comm_mpi_algorithm *algo = g_array_index(rows, row, i).algo;
-    comm_mpi_force(ctx, algo, TRUE);
+    comm_mpi__force(ctx, algo, TRUE);
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     for (; i < rows->len && g_array_index(rows, row, i).algo == algo; i++)
       measure_row(ctx, comm, &b, &g_array_index(rows, row, i), reps, warmup);
     MPI_Comm_free(&comm);
-    comm_mpi_force(ctx, algo, FALSE);
+    comm_mpi__force(ctx, algo, FALSE);
   }
   g_free(b.send);
   g_free(b.recv);
@@ -430,7 +430,7 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
         (report && !write_report(ctx, comm_mpi_model_name(model),
                                  system ? system : "calibrated at start", &intra, &inter,
                                  reduce_Bps, rv, rows->len, reps, report, &error)))
-      comm_mpi_fail_here(ctx, error);
+      comm_mpi__fail_here(ctx, error);
   }
   if (tmpfile) {
     g_unlink(tmpfile);
@@ -439,7 +439,7 @@ int comm_mpi_cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   if (mismatched > 0) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INTERNAL,
                 "%d row(s) ran another algorithm than the one forced (column ran)", mismatched);
-    comm_mpi_fail_all(ctx, error);
+    comm_mpi__fail_all(ctx, error);
   }
   return 0;
 }

@@ -62,6 +62,45 @@ case "$case_" in
              END { exit bad > 0 }' "$out.csv" || fail "rows not measured, not predicted or not forced"
     grep -q '^| all | all |' "$out.md" || fail "the report has no summary"
     ;;
+  sweep)
+    # The points spread over the ranks come back in order, each the same as `dtsim run` of
+    # that cluster (dgx1-v100: 8 devices per node, so 16 devices are 2 nodes).
+    launch "$n" sweep --model resnet50 --system dgx1-v100 --devices 1,2,4,8,16 --json \
+      || { cat "$out.stderr" >&2; fail "sweep failed"; }
+    [ "$(wc -l <"$out.stdout")" -eq 5 ] || { cat "$out.stdout"; fail "expected 5 points"; }
+    i=0
+    for d in 1 2 4 8 16; do
+      i=$((i + 1))
+      if [ "$d" -le 8 ]; then shape="--nodes 1 --devices-per-node $d"; else shape="--nodes $((d / 8)) --devices-per-node 8"; fi
+      # shellcheck disable=SC2086
+      ref=$("$DTSIM" run --model resnet50 --system dgx1-v100 $shape --json)
+      got=$(sed -n "${i}p" "$out.stdout")
+      for key in iteration_time_s throughput_samples_per_s comm_time_s devices events; do
+        a=$(echo "$got" | grep -o "\"$key\":[^,}]*")
+        b=$(echo "$ref" | grep -o "\"$key\":[^,}]*")
+        [ -n "$a" ] && [ "$a" = "$b" ] || fail "point $i ($d devices): $a, dtsim run says $b"
+      done
+    done
+    echo "ok: 5 points in order, each equal to dtsim run"
+    ;;
+  replay)
+    launch "$n" replay --model resnet18 --batch 16 --system dgx1-v100 --iterations 2 \
+      --bucket-mib 10 --sleep --trace "$out.sim.json" --measured-trace "$out.meas.json" \
+      || { cat "$out.stderr" >&2; fail "replay failed"; }
+    cat "$out.stdout"
+    # Both timelines written, with the buckets' collectives in them.
+    for t in sim meas; do
+      grep -q '"traceEvents"' "$out.$t.json" || fail "$t trace is not a trace"
+      grep -q 'allreduce bucket 0' "$out.$t.json" || fail "$t trace has no bucket collective"
+    done
+    # Two iteration rows, and the measured iteration cannot be shorter than the compute it
+    # waited through.
+    [ "$(grep -c '^[01] ' "$out.stdout")" -eq 2 ] || fail "expected 2 iteration rows"
+    awk '/compute tasks/ { for (i = 1; i <= NF; i++) if ($i ~ /^\(/) c = substr($i, 2) }
+         /^last iteration/ { m = $4 }
+         END { if (!(m + 0 >= 0.999 * c)) { print "measured " m " ms < compute " c " ms"; exit 1 } }' \
+      "$out.stdout" || fail "measured iteration shorter than its compute"
+    ;;
   one-rank)
     status=0; launch 1 calibrate || status=$?
     expect_one_message "$status" "needs at least 2 ranks"

@@ -1,2 +1,0 @@
-/* placeholder */
-#include "comm_mpi_run.h"

@@ -52,9 +52,12 @@ comm_fabric *comm__fabric_from_group(const dt_ini *ini, const char *group, const
   f->links_per_device = 1;
   f->switch_radix = 36;
   f->inter = inter_default;
-  f->description = dt_ini_string(ini, group, "description", TRUE, error);
-  if (!f->description)
+  /* Inline groups are often machine-written (dtsim-mpi): their description may be left out. */
+  f->description = dt_ini_string(ini, group, "description", scope_required, error);
+  if (!f->description && scope_required)
     return NULL;
+  if (!f->description)
+    f->description = g_strdup_printf("%s (inline)", name);
   g_autofree char *scope = NULL;
   if (scope_required || dt_ini_has(ini, group, "scope")) {
     scope = dt_ini_string(ini, group, "scope", TRUE, error);
@@ -118,16 +121,17 @@ void comm_system_free(comm_system *s)
 
 /* A fabric named by `key` of [system], or given inline in group `inline_group`. The fabric's
  * scope must match: an InfiniBand network is no intra-node fabric. */
-static gboolean system_fabric(const dt_ini *ini, const char *key, const char *inline_group,
-                              gboolean want_inter, gboolean required, comm_fabric **out,
-                              GError **error)
+static gboolean system_fabric(const dt_ini *ini, const char *sysname, const char *key,
+                              const char *inline_group, gboolean want_inter, gboolean required,
+                              comm_fabric **out, GError **error)
 {
   GKeyFile *kf = dt_ini_keyfile(ini);
   if (inline_group && g_key_file_has_group(kf, inline_group)) {
     if (dt_ini_has(ini, "system", key))
       return dt_ini_error(ini, "system", key, error,
                           "given both here and as group [%s]; keep one", inline_group);
-    g_autofree char *inline_name = g_strdup_printf("%s[%s]", dt_ini_path(ini), inline_group);
+    /* Named after the system (not its path) so that listings do not depend on the folder. */
+    g_autofree char *inline_name = g_strdup_printf("%s[%s]", sysname, inline_group);
     *out = comm__fabric_from_group(ini, inline_group, inline_name, FALSE, want_inter, error);
     if (!*out)
       return FALSE;
@@ -208,9 +212,12 @@ comm_system *comm_system_load(const char *name, const char *what, GError **error
 
   gboolean needs_intra = strcmp(s->layout, "nvlink-hybrid-cube") == 0 ||
                          strcmp(s->layout, "nvswitch") == 0 || s->nvlink_pairs != NULL;
-  if (!system_fabric(ini, "intra", "intra", FALSE, needs_intra, &s->intra, error) ||
-      !system_fabric(ini, "inter", "inter", TRUE, TRUE, &s->inter, error) ||
-      !system_fabric(ini, "pcie", NULL, FALSE, TRUE, &s->pcie, error))
+  g_autofree char *base = g_path_get_basename(name);
+  if (g_str_has_suffix(base, ".ini"))
+    base[strlen(base) - 4] = '\0';
+  if (!system_fabric(ini, base, "intra", "intra", FALSE, needs_intra, &s->intra, error) ||
+      !system_fabric(ini, base, "inter", "inter", TRUE, TRUE, &s->inter, error) ||
+      !system_fabric(ini, base, "pcie", NULL, FALSE, TRUE, &s->pcie, error))
     return NULL;
   if (strcmp(s->layout, "host") == 0 && s->devices_per_node != s->sockets) {
     dt_ini_error(ini, "system", "devices_per_node", error,

@@ -6,6 +6,19 @@
 #include "comm_net.h"
 #include "util.h"
 
+#include <math.h>
+
+/* Time to move `bytes` at `Bps` bytes/s, rounded up to a whole picosecond, in double
+ * precision (exact to well under a picosecond below 1000 s); saturates at SIM_TIME_MAX. Both
+ * network models use it, so they agree to the picosecond on uncontended transfers. */
+static inline sim_time_ps comm__time_for(double bytes, double Bps)
+{
+  if (!(bytes > 0.0))
+    return 0;
+  double ps = ceil(bytes * 1e12 / Bps);
+  return ps < 9.2e18 ? (sim_time_ps)ps : SIM_TIME_MAX;
+}
+
 /* Links come in a few classes (NVLink pair, PCIe, NIC, network); a directed link's bandwidth
  * and latency are those of its class. */
 typedef struct {
@@ -23,6 +36,9 @@ uint32_t comm__route_max(const comm_topology *topo);
 /* Writes the directed link ids of the route from src to dst into out (room for
  * comm__route_max links) and returns their number. Deterministic; allocates nothing. */
 uint32_t comm__route(const comm_topology *topo, comm_ep src, comm_ep dst, uint32_t *out);
+/* comm_topology_p2p_time with a caller's route buffer (no allocation). */
+sim_time_ps comm__p2p_time_buf(const comm_topology *topo, comm_ep src, comm_ep dst, uint64_t bytes,
+                               uint32_t *buf);
 /* Directed link ids are 0 .. comm_topology_links() - 1. */
 const comm__link_class *comm__link_class_of(const comm_topology *topo, uint32_t dlink);
 /* Node (worker or extra) of a node-local endpoint. */

@@ -203,13 +203,28 @@ static inline gboolean is_nic_vertex(const comm_topology *t, uint32_t v)
   return v >= t->nic_base;
 }
 
-/* Breadth-first search from `src` over the local graph, in link order, so the paths are
- * deterministic. Devices forward traffic only between two devices (NVLink forwarding as NCCL
+/* Inside a node a path crosses the best grade of link it can: device fabric (NVLink,
+ * NVSwitch) before PCIe before the socket-to-socket link, and among paths of that grade the
+ * fewest links; this is NCCL's order of path types (NVL, PIX/PXB, SYS), so GPUs of a hybrid
+ * cube mesh talk over two NVLink hops rather than through the host. */
+#define LINK_GRADE_MAX 2
+
+static inline int link_grade(const comm_topology *t, uint32_t l)
+{
+  const char *kind = g_array_index(t->classes, comm__link_class,
+                                   g_array_index(t->lclass, uint8_t, l)).kind;
+  if (kind[0] == 'n')      /* nvlink, nvswitch */
+    return 0;
+  return kind[0] == 'p' ? 1 : 2;  /* pcie, socket */
+}
+
+/* Breadth-first search from `src` over the links of grade <= max_grade, in link order, so
+ * the results are deterministic. Devices forward traffic only between two devices (NVLink forwarding as NCCL
  * does it); NICs never forward. Fills dist (UINT32_MAX: unreachable) and pred (directed local
  * link id that reached each vertex). */
 static void local_bfs(const comm_topology *t, const uint32_t *adj_off, const uint32_t *adj,
-                      uint32_t src, gboolean device_transit, uint32_t *dist, uint32_t *pred,
-                      uint32_t *queue)
+                      uint32_t src, gboolean device_transit, int max_grade, uint32_t *dist,
+                      uint32_t *pred, uint32_t *queue)
 {
   for (uint32_t v = 0; v < t->V; v++)
     dist[v] = UINT32_MAX;
@@ -224,7 +239,7 @@ static void local_bfs(const comm_topology *t, const uint32_t *adj_off, const uin
       uint32_t dl = adj[i];
       uint32_t l = dl / 2;
       uint32_t w = (dl & 1) ? g_array_index(t->la, uint32_t, l) : g_array_index(t->lb, uint32_t, l);
-      if (dist[w] != UINT32_MAX)
+      if (dist[w] != UINT32_MAX || link_grade(t, l) > max_grade)
         continue;
       dist[w] = dist[u] + 1;
       pred[w] = dl;
@@ -259,43 +274,48 @@ static gboolean build_paths(comm_topology *t, GError **error)
   g_autofree uint32_t *pred = g_new(uint32_t, V);
   g_autofree uint32_t *queue = g_new(uint32_t, V);
   g_autofree uint32_t *rev = g_new(uint32_t, V);
+  g_autofree gboolean *assigned = g_new(gboolean, V);
   for (uint32_t u = 0; u < V; u++) {
     /* From a device, paths to other devices may forward through devices (pass 0); every
      * other path may not (pass 1). */
     gboolean udev = is_device_vertex(t, u);
     for (int pass = udev ? 0 : 1; pass < 2; pass++) {
-      local_bfs(t, adj_off, adj, u, pass == 0, dist, pred, queue);
-      for (uint32_t v = 0; v < V; v++) {
-        if (udev && (pass == 0) != is_device_vertex(t, v))
-          continue;
-        size_t idx = (size_t)u * V + v;
-        t->path_off[idx] = t->path_pool->len;
-        if (v == u)
-          continue;
-        if (dist[v] == UINT32_MAX) {
+      for (uint32_t v = 0; v < V; v++)
+        assigned[v] = FALSE;
+      for (int grade = 0; grade <= LINK_GRADE_MAX; grade++) {
+        local_bfs(t, adj_off, adj, u, pass == 0, grade, dist, pred, queue);
+        for (uint32_t v = 0; v < V; v++) {
+          if ((udev && (pass == 0) != is_device_vertex(t, v)) || assigned[v])
+            continue;
+          size_t idx = (size_t)u * V + v;
           t->path_off[idx] = UINT32_MAX;
-          continue;
+          if (dist[v] == UINT32_MAX)
+            continue;
+          assigned[v] = TRUE;
+          t->path_off[idx] = t->path_pool->len;
+          if (v == u)
+            continue;
+          if (dist[v] > 255)
+            return system_error(t->sys, "layout", error, "node graph too deep");
+          uint32_t n = 0;
+          for (uint32_t w = v; w != u;) {
+            uint32_t dl = pred[w];
+            rev[n++] = dl;
+            uint32_t l = dl / 2;
+            w = (dl & 1) ? g_array_index(t->lb, uint32_t, l) : g_array_index(t->la, uint32_t, l);
+          }
+          for (uint32_t i = 0; i < n; i++)
+            g_array_append_val(t->path_pool, rev[n - 1 - i]);
+          t->path_len[idx] = (uint8_t)n;
+          t->local_max = MAX(t->local_max, n);
         }
-        if (dist[v] > 255)
-          return system_error(t->sys, "layout", error, "node graph too deep");
-        uint32_t n = 0;
-        for (uint32_t w = v; w != u;) {
-          uint32_t dl = pred[w];
-          rev[n++] = dl;
-          uint32_t l = dl / 2;
-          w = (dl & 1) ? g_array_index(t->lb, uint32_t, l) : g_array_index(t->la, uint32_t, l);
-        }
-        for (uint32_t i = 0; i < n; i++)
-          g_array_append_val(t->path_pool, rev[n - 1 - i]);
-        t->path_len[idx] = (uint8_t)n;
-        t->local_max = MAX(t->local_max, n);
       }
     }
     /* Nearest NIC; ties go round-robin by the vertex's index so that, say, two GPUs on a
      * PCIe switch with two NICs use one each. */
     t->nic_of[u] = NO_VERTEX;
     if (t->N > 0) {
-      local_bfs(t, adj_off, adj, u, FALSE, dist, pred, queue);
+      local_bfs(t, adj_off, adj, u, FALSE, LINK_GRADE_MAX, dist, pred, queue);
       uint32_t best = UINT32_MAX, ties = 0;
       for (uint32_t k = 0; k < t->N; k++) {
         uint32_t d = dist[t->nic_base + k];
@@ -802,6 +822,20 @@ uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t 
   return n;
 }
 
+/* Latency (sum) and bottleneck bandwidth (min) of a route. */
+static void route_figures(const comm_topology *t, const uint32_t *route, uint32_t n,
+                          sim_time_ps *lat, double *Bps)
+{
+  *lat = 0;
+  *Bps = 0.0;
+  for (uint32_t i = 0; i < n; i++) {
+    const comm__link_class *c = comm__link_class_of(t, route[i]);
+    *lat = sim_time_add_sat(*lat, c->latency_ps);
+    if (i == 0 || c->Bps < *Bps)
+      *Bps = c->Bps;
+  }
+}
+
 uint32_t comm_topology_hops(const comm_topology *t, comm_ep src, comm_ep dst)
 {
   g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
@@ -811,33 +845,35 @@ uint32_t comm_topology_hops(const comm_topology *t, comm_ep src, comm_ep dst)
 double comm_topology_route_Bps(const comm_topology *t, comm_ep src, comm_ep dst)
 {
   g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
-  uint32_t n = comm__route(t, src, dst, buf);
-  double bw = 0.0;
-  for (uint32_t i = 0; i < n; i++) {
-    double b = comm__link_class_of(t, buf[i])->Bps;
-    if (i == 0 || b < bw)
-      bw = b;
-  }
+  sim_time_ps lat;
+  double bw;
+  route_figures(t, buf, comm__route(t, src, dst, buf), &lat, &bw);
   return bw;
 }
 
 sim_time_ps comm_topology_route_latency(const comm_topology *t, comm_ep src, comm_ep dst)
 {
   g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
-  uint32_t n = comm__route(t, src, dst, buf);
-  sim_time_ps lat = 0;
-  for (uint32_t i = 0; i < n; i++)
-    lat = sim_time_add_sat(lat, comm__link_class_of(t, buf[i])->latency_ps);
+  sim_time_ps lat;
+  double bw;
+  route_figures(t, buf, comm__route(t, src, dst, buf), &lat, &bw);
   return lat;
+}
+
+sim_time_ps comm__p2p_time_buf(const comm_topology *t, comm_ep src, comm_ep dst, uint64_t bytes,
+                               uint32_t *buf)
+{
+  if (src == dst)
+    return 0;
+  sim_time_ps lat;
+  double bw;
+  route_figures(t, buf, comm__route(t, src, dst, buf), &lat, &bw);
+  return sim_time_add_sat(lat, comm__time_for((double)bytes, bw));
 }
 
 sim_time_ps comm_topology_p2p_time(const comm_topology *t, comm_ep src, comm_ep dst,
                                    uint64_t bytes)
 {
-  if (src == dst)
-    return 0;
-  sim_time_ps lat = comm_topology_route_latency(t, src, dst);
-  if (bytes == 0)
-    return lat;
-  return sim_time_add_sat(lat, sim_time_for_work((double)bytes, comm_topology_route_Bps(t, src, dst)));
+  g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
+  return comm__p2p_time_buf(t, src, dst, bytes, buf);
 }

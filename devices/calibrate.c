@@ -204,9 +204,10 @@ static double objective(dev_calib *c, const double *theta, guint skip)
   return (n ? sum / n : 0) + c->lambda * reg;
 }
 
-/* DE/rand/1/bin with a fixed seed; the start point theta0 is one member of the population.
- * Parameters are searched in log space between lo and hi. */
-static void de_minimize(dev_calib *c, guint skip, double *best_out)
+/* DE/rand/1/bin with a fixed seed over `generations`; `start` is one member of the initial
+ * population. Parameters are searched in log space between lo and hi. */
+static void de_minimize(dev_calib *c, guint skip, const double *start, unsigned generations,
+                        double *best_out)
 {
   unsigned D = c->n_params;
   unsigned NP = 10 * D < 16 ? 16 : 10 * D;
@@ -222,10 +223,10 @@ static void de_minimize(dev_calib *c, guint skip, double *best_out)
   }
   for (unsigned i = 0; i < NP; i++) {
     for (unsigned j = 0; j < D; j++)
-      pop[i * D + j] = i == 0 ? c->theta0[j] : exp(g_rand_double_range(rng, llo[j], lhi[j]));
+      pop[i * D + j] = i == 0 ? start[j] : exp(g_rand_double_range(rng, llo[j], lhi[j]));
     cost[i] = objective(c, &pop[i * D], skip);
   }
-  for (unsigned g = 0; g < c->generations; g++) {
+  for (unsigned g = 0; g < generations; g++) {
     for (unsigned i = 0; i < NP; i++) {
       unsigned a, b, e;
       do a = (unsigned)g_rand_int_range(rng, 0, (gint32)NP); while (a == i);
@@ -306,7 +307,7 @@ gboolean dev_calib_fit(dev_calib *c, gboolean leave_one_out, GError **error)
     if (c->theta0[j] < c->lo[j] || c->theta0[j] > c->hi[j])
       c->theta0[j] = c->lo[j];
   }
-  de_minimize(c, G_MAXUINT, c->theta);
+  de_minimize(c, G_MAXUINT, c->theta0, c->generations, c->theta);
   apply(c, c->theta);
   for (guint i = 0; i < c->rows->len; i++) {
     row *r = &g_array_index(c->rows, row, i);
@@ -316,8 +317,11 @@ gboolean dev_calib_fit(dev_calib *c, gboolean leave_one_out, GError **error)
   c->loo_mape = NAN;
   if (leave_one_out && c->rows->len > 1) {
     double theta[DEV_CALIB_MAX_PARAMS];
+    /* Each refit starts from the full fit (one member of its population), which dropping one
+     * row moves little, so half the generations suffice. */
+    unsigned gens = c->generations / 2 > 0 ? c->generations / 2 : 1;
     for (guint i = 0; i < c->rows->len; i++) {
-      de_minimize(c, i, theta);
+      de_minimize(c, i, c->theta, gens, theta);
       apply(c, theta);
       row *r = &g_array_index(c->rows, row, i);
       r->pred_loo_s = predict(c, r);

@@ -114,6 +114,10 @@ struct dev_device {
   unsigned units;
 };
 
+/* TRUE when `value` > 0; otherwise an error "FILE:LINE: [group] key: missing required key for
+ * model M" (the base INI when known). */
+gboolean dev__require(const dev_device *dev, const dt_ini *base, const char *group,
+                      const char *key, double value, GError **error);
 /* Reloads derived values after parameters changed (calibration). */
 gboolean dev__prepare(dev_device *dev, GError **error);
 /* A deep copy (calibration mutates copies). */

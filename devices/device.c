@@ -108,6 +108,10 @@ static void set_defaults(dev_device *dev)
   p->eff_other = 0.30;
   p->eff_memory = 0.80;
   p->k_overhead = 48;
+  /* A framework op dispatch plus a CUDA kernel launch costs a few microseconds (launch alone is
+   * about 5 us on these GPUs, as NVIDIA's launch-latency measurements show), and a training
+   * step of a 2017-era framework spends about a millisecond of host work outside the ops
+   * (session run, feeds, synchronization). */
   p->kernel_launch_us = 6;
   p->framework_step_us = 1000;
   p->winograd_traffic = 5.5;
@@ -266,30 +270,22 @@ static gboolean read_strings(dev_device *dev, const dt_ini *ini, GError **error)
     dev->issue[i + 1] = issue[i];
   for (unsigned i = n_issue ? n_issue + 1 : DEV_MAX_TPC + 1; i <= DEV_MAX_TPC; i++)
     dev->issue[i] = dev->issue[n_issue];
-  static const struct {
-    const char *key;
-    wl_op_kind kinds[4];
-    unsigned n;
-  } rates[] = {
-      {"single_thread_gflops_conv", {WL_OP_CONV}, 1},
-      {"single_thread_gflops_gemm", {WL_OP_GEMM}, 1},
-  };
-  for (gsize i = 0; i < G_N_ELEMENTS(rates); i++) {
+  /* Measured single-thread rates: convolutions, GEMMs, and one rate for every other kind. */
+  static const char *const rate_keys[] = {"single_thread_gflops_conv",
+                                          "single_thread_gflops_gemm",
+                                          "single_thread_gflops_other"};
+  for (gsize i = 0; i < G_N_ELEMENTS(rate_keys); i++) {
     double v = 0;
-    if (!dt_ini_double(ini, "measured", rates[i].key, FALSE, 1e-6, 1e6, &v, error))
+    if (!dt_ini_double(ini, "measured", rate_keys[i], FALSE, 1e-6, 1e6, &v, error))
       return FALSE;
-    if (v > 0)
-      for (unsigned j = 0; j < rates[i].n; j++)
-        dev->single_thread_gflops[rates[i].kinds[j]] = v;
+    if (v <= 0)
+      continue;
+    for (int k = 0; k < WL_OP_KIND_COUNT; k++) {
+      gsize which = k == WL_OP_CONV ? 0 : k == WL_OP_GEMM ? 1 : 2;
+      if (which == i)
+        dev->single_thread_gflops[k] = v;
+    }
   }
-  double other = 0;
-  if (!dt_ini_double(ini, "measured", "single_thread_gflops_other", FALSE, 1e-6, 1e6, &other,
-                     error))
-    return FALSE;
-  if (other > 0)
-    for (int k = 0; k < WL_OP_KIND_COUNT; k++)
-      if (k != WL_OP_CONV && k != WL_OP_GEMM)
-        dev->single_thread_gflops[k] = other;
   unsigned nt = 0, nc = 0;
   double thr[DEV_MAX_CONTENTION], cps[DEV_MAX_CONTENTION];
   if (!read_list(ini, "measured", "contention_threads", 1, 1e5, thr, DEV_MAX_CONTENTION, &nt,
@@ -316,6 +312,19 @@ static gboolean apply_ini(dev_device *dev, const dt_ini *ini, GError **error)
 {
   return check_groups(ini, error) && read_params(dev, ini, error) &&
          read_strings(dev, ini, error);
+}
+
+gboolean dev__require(const dev_device *dev, const dt_ini *base, const char *group,
+                      const char *key, double value, GError **error)
+{
+  if (value > 0)
+    return TRUE;
+  if (base)
+    return dt_ini_error(base, group, key, error, "missing required key for model %s",
+                        dev->model->name);
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: [%s] %s: missing for model %s", dev->path,
+              group, key, dev->model->name);
+  return FALSE;
 }
 
 gboolean dev__prepare(dev_device *dev, GError **error)
@@ -426,6 +435,34 @@ dev_device *dev_device_load(const char *name_or_path, const char *calibration_pa
   if (ini == NULL)
     return NULL;
   g_autofree char *stem = stem_of(name_or_path);
+  /* A calibration overlay of one device given as the device itself (--device FIT.ini): the
+   * catalog device it was fitted on, with the overlay on top. */
+  if (!dt_ini_has(ini, "device", "model") && dt_ini_has(ini, "calibration", "device")) {
+    g_autofree char *base = dt_ini_string(ini, "calibration", "device", TRUE, error);
+    if (base == NULL)
+      return NULL;
+    if (strchr(base, ';') || strchr(base, '/') || g_str_has_suffix(base, ".ini")) {
+      dt_ini_error(ini, "calibration", "device", error,
+                   "fitted over several devices or a file: load it with --calibration on top "
+                   "of a device");
+      return NULL;
+    }
+    if (calibration_path) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "%s: is a calibration overlay; give a device with --device and this file "
+                  "with --calibration", path);
+      return NULL;
+    }
+    g_autofree char *base_path = dt_catalog_path("devices/catalog", base, "device", error);
+    if (base_path == NULL) {
+      g_prefix_error(error, "%s: [calibration] device: ", path);
+      return NULL;
+    }
+    g_autoptr(dt_ini) base_ini = dt_ini_load(base_path, error);
+    if (base_ini == NULL)
+      return NULL;
+    return load(stem, base_ini, path, error);
+  }
   return load(stem, ini, calibration_path, error);
 }
 
@@ -498,16 +535,31 @@ double dev_thread_speedup(const dev_device *dev, const wl_op_cost *op, unsigned 
   return t1 / tp;
 }
 
+static double copy_s(const dev_device *dev, uint64_t bytes)
+{
+  if (bytes == 0)
+    return 0;
+  if (dev->link.kind != DEV_LINK_NONE)
+    return (double)bytes / dev->link.bandwidth_Bps + dev->prm.link_latency_us * 1e-6;
+  return (double)bytes / dev->stream_Bps;  /* a copy within host memory */
+}
+
 int64_t dev_host_overhead_ps(const dev_device *dev, uint64_t input_bytes_per_batch)
 {
   g_return_val_if_fail(dev != NULL, 0);
-  double s = dev->prm.framework_step_us * 1e-6;
-  if (input_bytes_per_batch > 0 && dev->link.kind != DEV_LINK_NONE)
-    s += (double)input_bytes_per_batch / dev->link.bandwidth_Bps +
-         dev->prm.link_latency_us * 1e-6;
-  else if (input_bytes_per_batch > 0)
-    s += (double)input_bytes_per_batch / dev->stream_Bps;  /* a copy within host memory */
-  return to_ps(s);
+  return to_ps(dev->prm.framework_step_us * 1e-6 + copy_s(dev, input_bytes_per_batch));
+}
+
+int64_t dev_step_overhead_ps(const dev_device *dev)
+{
+  g_return_val_if_fail(dev != NULL, 0);
+  return dev->prm.framework_step_us > 0 ? to_ps(dev->prm.framework_step_us * 1e-6) : 0;
+}
+
+int64_t dev_input_copy_ps(const dev_device *dev, uint64_t bytes)
+{
+  g_return_val_if_fail(dev != NULL, 0);
+  return bytes ? to_ps(copy_s(dev, bytes)) : 0;
 }
 
 /* ---- Accessors ----------------------------------------------------------------------------- */

@@ -55,6 +55,10 @@ int64_t dev_op_time_ps(const dev_device *dev, const wl_op_cost *op, unsigned thr
  * input batch (`input_bytes_per_batch`) over the host link and the framework's per-step
  * overhead. 0 input bytes means data already resident (synthetic data). */
 int64_t dev_host_overhead_ps(const dev_device *dev, uint64_t input_bytes_per_batch);
+/* Its two parts, for callers that run the copy on its own stream: the framework's per-step
+ * overhead, and the copy of `bytes` over the host link (latency included; 0 for 0 bytes). */
+int64_t dev_step_overhead_ps(const dev_device *dev);
+int64_t dev_input_copy_ps(const dev_device *dev, uint64_t bytes);
 
 /* ---- Descriptors --------------------------------------------------------------------------- */
 

@@ -7,10 +7,11 @@
  *     The library picks the tile size (and a split of k for short-and-wide GEMMs) that runs
  *     fastest, so the model takes the best of a few candidates;
  *   - the k-loop overhead of each tile: a tile's time is proportional to k + k_overhead;
- *   - for 3x3 stride-1 fp32 convolutions, Winograd F(4x4, 3x3) as cuDNN runs it: 36 batched
- *     GEMMs doing 1/4 of the direct multiplies, with the tile transforms either fused into the
- *     GEMM or run as separate memory-bound kernels (library generation, [software] winograd).
- *     The framework autotunes the algorithm, so the faster of direct and Winograd is taken;
+ *   - for 3x3 stride-1 convolutions off the tensor cores, Winograd F(4x4, 3x3) as cuDNN runs
+ *     it: 36 batched GEMMs doing 1/4 of the direct multiplies, with the tile transforms either
+ *     fused into the GEMM (forward and backward-data only) or run as separate memory-bound
+ *     kernels (library generation, [software] winograd). The framework autotunes the
+ *     algorithm, so the faster of direct and Winograd is taken;
  *   - a per-kernel launch overhead.
  * Host work per iteration (input copy over the host link, framework step) is in device.c.
  * Nothing here depends on which network the op belongs to. */
@@ -127,7 +128,9 @@ static double winograd_s(const dev_device *dev, const wl_op_cost *op, double pea
   uint64_t batch = 36 * (op->gemm_batch ? op->gemm_batch : 1);
   double tc = dev__gemm_seconds(m, n, k, batch, dev->units, dev->prm.k_overhead, peak * eff);
   double tm = bytes_of(op) / dev->stream_Bps;
-  if (dev->winograd == DEV_WINOGRAD_FUSED)
+  /* cuDNN has fused Winograd kernels for forward and backward-data only; backward-weights
+   * always runs the non-fused transforms (there is no fused BWD_FILTER Winograd algorithm). */
+  if (dev->winograd == DEV_WINOGRAD_FUSED && op->pass != WL_PASS_BACKWARD_WEIGHTS)
     return tc > tm ? tc : tm;
   /* Separate transform kernels stream the transformed tiles (2.25x the tensors they come
    * from) through memory before and after the GEMMs. */
@@ -148,12 +151,16 @@ static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsign
     double rate = peak * eff;
     double tc = dev__gemm_seconds(op->gemm_m, op->gemm_n, op->gemm_k, batch, dev->units,
                                   dev->prm.k_overhead, rate);
-    /* FLOPs beyond the GEMM's (a bias, the edges of a padded convolution) at the same rate;
-     * FLOPs the GEMM over-counts (padding taps skipped by backward-data) are not refunded. */
+    /* FLOPs beyond the GEMM's (a bias) run at the same rate. When the op does fewer FLOPs than
+     * its GEMM shape (backward-data of a strided convolution, whose GEMM spans every input
+     * pixel but only stride^2-th of them receive a tap), the library skips the empty work:
+     * scale the time down by the ratio. */
     double gemm_flops = 2.0 * (double)op->gemm_m * (double)op->gemm_n * (double)op->gemm_k *
                         (double)batch;
     if ((double)op->flops > gemm_flops)
       tc += ((double)op->flops - gemm_flops) / rate;
+    else if (op->pass == WL_PASS_BACKWARD_DATA && gemm_flops > 0)
+      tc *= (double)op->flops / gemm_flops;
     double tm = bytes / dev->stream_Bps;
     t = tc > tm ? tc : tm;
     if (op->kind == WL_OP_CONV && !tensor && dev->winograd != DEV_WINOGRAD_OFF &&
@@ -173,28 +180,16 @@ static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsign
   return t + dev->launch_s;
 }
 
-static gboolean need(const dev_device *dev, const dt_ini *base, double value, const char *key,
-                     GError **error)
-{
-  if (value > 0)
-    return TRUE;
-  if (base)
-    return dt_ini_error(base, "device", key, error, "missing required key for model %s",
-                        dev->model->name);
-  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: [device] %s: missing for model %s", dev->path,
-              key, dev->model->name);
-  return FALSE;
-}
-
 static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *overlay,
                             GError **error)
 {
   const dev_params *p = &dev->prm;
-  if (!need(dev, base, p->peak_tflops_fp32, "peak_tflops_fp32", error) ||
-      !need(dev, base, p->memory_bandwidth_GBps, "memory_bandwidth_GBps", error) ||
-      !need(dev, base, p->sms, "sms", error) ||
-      !need(dev, base, p->clock_mhz, "clock_mhz", error) ||
-      !need(dev, base, (double)dev->memory_bytes, "memory_bytes", error))
+  if (!dev__require(dev, base, "device", "peak_tflops_fp32", p->peak_tflops_fp32, error) ||
+      !dev__require(dev, base, "device", "memory_bandwidth_GBps", p->memory_bandwidth_GBps,
+                    error) ||
+      !dev__require(dev, base, "device", "sms", p->sms, error) ||
+      !dev__require(dev, base, "device", "clock_mhz", p->clock_mhz, error) ||
+      !dev__require(dev, base, "device", "memory_bytes", (double)dev->memory_bytes, error))
     return FALSE;
   dev->units = (unsigned)p->sms;
   dev->hw_threads = dev->units;

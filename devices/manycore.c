@@ -28,6 +28,7 @@
 #include <hwloc.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 double dev__issue_capacity(const dev_device *dev, unsigned threads)
 {
@@ -103,26 +104,14 @@ static double measured_op_seconds(const dev_device *dev, const wl_op_cost *op, u
   return tc + tm + sync_s(dev, threads) + dev->launch_s;
 }
 
-static gboolean need(const dev_device *dev, const dt_ini *base, const char *group,
-                     double value, const char *key, GError **error)
-{
-  if (value > 0)
-    return TRUE;
-  if (base)
-    return dt_ini_error(base, group, key, error, "missing required key for model %s",
-                        dev->model->name);
-  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: [%s] %s: missing for model %s", dev->path,
-              group, key, dev->model->name);
-  return FALSE;
-}
-
 /* What the spec, measured and CPU models share once cores and threads are known. */
 static gboolean finish_manycore(dev_device *dev, const dt_ini *base, GError **error)
 {
   const dev_params *p = &dev->prm;
-  if (!need(dev, base, "device", p->clock_mhz, "clock_mhz", error) ||
-      !need(dev, base, "device", p->memory_bandwidth_GBps, "memory_bandwidth_GBps", error) ||
-      !need(dev, base, "device", (double)dev->memory_bytes, "memory_bytes", error))
+  if (!dev__require(dev, base, "device", "clock_mhz", p->clock_mhz, error) ||
+      !dev__require(dev, base, "device", "memory_bandwidth_GBps", p->memory_bandwidth_GBps,
+                    error) ||
+      !dev__require(dev, base, "device", "memory_bytes", (double)dev->memory_bytes, error))
     return FALSE;
   dev->units = (unsigned)p->cores;
   dev->hw_threads = (unsigned)p->cores * (unsigned)p->threads_per_core;
@@ -141,7 +130,7 @@ static gboolean finish_manycore(dev_device *dev, const dt_ini *base, GError **er
 static gboolean phi_spec_prepare(dev_device *dev, const dt_ini *base, const dt_ini *overlay,
                                  GError **error)
 {
-  if (!need(dev, base, "device", dev->prm.cores, "cores", error))
+  if (!dev__require(dev, base, "device", "cores", dev->prm.cores, error))
     return FALSE;
   return finish_manycore(dev, base, error);
 }
@@ -153,33 +142,43 @@ static gboolean phi_measured_prepare(dev_device *dev, const dt_ini *base, const 
     return FALSE;
   for (int k = 0; k < WL_OP_KIND_COUNT; k++)
     if (dev->single_thread_gflops[k] <= 0)
-      return need(dev, base, "measured", 0,
-                  k == WL_OP_CONV   ? "single_thread_gflops_conv"
-                  : k == WL_OP_GEMM ? "single_thread_gflops_gemm"
-                                    : "single_thread_gflops_other",
-                  error);
+      return dev__require(dev, base, "measured",
+                          k == WL_OP_CONV   ? "single_thread_gflops_conv"
+                          : k == WL_OP_GEMM ? "single_thread_gflops_gemm"
+                                            : "single_thread_gflops_other",
+                          0, error);
   if (dev->n_contention == 0)
-    return need(dev, base, "measured", 0, "contention_threads", error);
+    return dev__require(dev, base, "measured", "contention_threads", 0, error);
   return TRUE;
 }
 
 /* Reads sockets, cores and hardware threads (and, for this machine, the memory size) from an
- * hwloc topology: "host" is this machine, anything else an hwloc synthetic description. */
+ * hwloc topology: "host" is this machine, a name ending in .xml an exported hwloc XML topology
+ * (lstopo file.xml), anything else an hwloc synthetic description. */
 static gboolean read_topology(dev_device *dev, const dt_ini *base, GError **error)
 {
   if (dev->topology == NULL)
-    return need(dev, base, "device", 0, "topology", error);
+    return dev__require(dev, base, "device", "topology", 0, error);
   hwloc_topology_t topo;
+  /* Without /sys (containers, chroots) hwloc falls back to what the kernel tells every
+   * process; its warning about that is noise to a user, so keep it quiet. */
+  g_setenv("HWLOC_HIDE_ERRORS", "1", FALSE);
   if (hwloc_topology_init(&topo) != 0) {
     g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "hwloc: cannot initialize a topology");
     return FALSE;
   }
   gboolean host = strcmp(dev->topology, "host") == 0;
-  if (!host && hwloc_topology_set_synthetic(topo, dev->topology) != 0) {
+  gboolean xml = g_str_has_suffix(dev->topology, ".xml");
+  int rc = host  ? 0
+           : xml ? hwloc_topology_set_xml(topo, dev->topology)
+                 : hwloc_topology_set_synthetic(topo, dev->topology);
+  if (rc != 0) {
     hwloc_topology_destroy(topo);
     if (base)
       return dt_ini_error(base, "device", "topology", error,
-                          "'%s' is not an hwloc synthetic topology (e.g. \"pack:2 core:8 pu:2\")",
+                          xml ? "cannot read the hwloc XML topology '%s'"
+                              : "'%s' is not an hwloc synthetic topology (e.g. \"pack:2 core:8 "
+                                "pu:2\") nor an XML file",
                           dev->topology);
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: bad topology '%s'", dev->path,
                 dev->topology);
@@ -199,6 +198,16 @@ static gboolean read_topology(dev_device *dev, const dt_ini *base, GError **erro
   hwloc_obj_t root = hwloc_get_root_obj(topo);
   uint64_t total_memory = root ? root->total_memory : 0;
   hwloc_topology_destroy(topo);
+  if (host) {
+    /* hwloc finds no memory size (and sometimes no cores) without /sys; the C library asks
+     * the kernel directly. */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (total_memory == 0 && pages > 0 && page > 0)
+      total_memory = (uint64_t)pages * (uint64_t)page;
+    if (pus <= 0 && online > 0)
+      pus = cores = (int)online;
+  }
   if (cores <= 0 || pus <= 0) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: topology '%s' has no cores", dev->path,
                 dev->topology);
@@ -208,7 +217,7 @@ static gboolean read_topology(dev_device *dev, const dt_ini *base, GError **erro
   dev->prm.cores = cores;
   unsigned tpc = (unsigned)((pus + cores - 1) / cores);
   dev->prm.threads_per_core = tpc > DEV_MAX_TPC ? DEV_MAX_TPC : tpc;
-  if (host && dev->memory_bytes == 0)
+  if ((host || xml) && dev->memory_bytes == 0)
     dev->memory_bytes = total_memory;
   return TRUE;
 }

@@ -33,4 +33,10 @@ int dtsim_cli_fail(const char *command, const GError *error);
 gboolean dtsim_cli_parse(GOptionContext *ctx, const char *command, int *argc, char ***argv,
                          int *status);
 
+/* The command-line parsing every scenario command does: positional SCENARIO.ini first (if
+ * any), then options. On failure prints one line and sets *status. */
+#include "scenario.h"
+gboolean sim_scenario_from_args(sim_scenario *s, const char *command, const char *summary,
+                                sim_opts_set set, int argc, char **argv, int *status);
+
 #endif

@@ -2,8 +2,10 @@
  * nccl-tests does (time, algbw = bytes / time, busbw = algbw x the operation's bus factor), and
  * `dtsim list algorithms`: the registry of comm/coll. */
 #include "cli.h"
+#include "simulate.h"
 #include "coll.h"
 #include "chrome.h"
+#include "devices.h"
 #include "util.h"
 
 #include <json-glib/json-glib.h>
@@ -15,7 +17,7 @@
 int dtsim_list_algorithms(FILE *out, gboolean json)
 {
   if (!json)
-    fprintf(out, "%-19s %-46s  %s\n", "NAME", "OPERATIONS", "DESCRIPTION");
+    fprintf(out, "%-19s %-52s  %s\n", "NAME", "OPERATIONS", "DESCRIPTION");
   for (size_t i = 0; i < comm_coll_algorithm_count(); i++) {
     const comm_coll_algorithm *a = comm_coll_algorithm_at(i);
     g_autoptr(GString) ops = g_string_new(NULL);
@@ -23,7 +25,7 @@ int dtsim_list_algorithms(FILE *out, gboolean json)
       if (comm_coll_algorithm_supports(a, (comm_coll_op)op))
         g_string_append_printf(ops, "%s%s", ops->len ? "," : "", comm_coll_op_name(op));
     if (!json) {
-      fprintf(out, "%-19s %-46s  %s\n", comm_coll_algorithm_name(a), ops->str,
+      fprintf(out, "%-19s %-52s  %s\n", comm_coll_algorithm_name(a), ops->str,
               comm_coll_algorithm_description(a));
       continue;
     }
@@ -128,6 +130,8 @@ static gboolean run_one(const comm_topology *topo, const comm_coll_group *group,
   gboolean done = FALSE;
   comm_coll_start(coll, on_coll_done, &done);
   sim_engine_run(engine);
+  if (!sim_check_clock(engine, error))
+    return FALSE;
   if (!done) {
     g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "the collective did not complete");
     return FALSE;
@@ -154,7 +158,7 @@ int dtsim_cmd_collective(int argc, char **argv)
                   *inter = NULL, *topology = NULL, *model_s = NULL, *trace_path = NULL,
                   *chunk_s = NULL;
   gint nodes = 1, per_node = 0, root = 0;
-  gdouble reduce_GBps = 0;
+  gdouble reduce_GBps = -1, launch_us = 0, step_us = 0;
   gboolean json = FALSE, steps = FALSE;
   GOptionEntry entries[] = {
       {"op", 0, 0, G_OPTION_ARG_STRING, &op_s,
@@ -171,8 +175,13 @@ int dtsim_cmd_collective(int argc, char **argv)
       {"topology", 0, 0, G_OPTION_ARG_STRING, &topology, "inter-node topology", "T"},
       {"net-model", 0, 0, G_OPTION_ARG_STRING, &model_s, "flow (default) or analytic", "M"},
       {"reduce-GBps", 0, 0, G_OPTION_ARG_DOUBLE, &reduce_GBps,
-       "reduction rate on the device, 1e9 bytes/s (default 0: free)", "X"},
-      {"chunk", 0, 0, G_OPTION_ARG_STRING, &chunk_s, "pipeline chunk (default 512K)", "SIZE"},
+       "reduction rate on the device, 1e9 bytes/s (default: the device's streaming memory "
+       "bandwidth / 3; 0: free)", "X"},
+      {"chunk", 0, 0, G_OPTION_ARG_STRING, &chunk_s, "pipeline chunk of chains and trees (default: best for the size)", "SIZE"},
+      {"launch-us", 0, 0, G_OPTION_ARG_DOUBLE, &launch_us,
+       "software cost before the first transfer, us (default 0)", "X"},
+      {"step-us", 0, 0, G_OPTION_ARG_DOUBLE, &step_us,
+       "software cost of every step a rank takes part in, us (default 0)", "X"},
       {"root", 0, 0, G_OPTION_ARG_INT, &root, "root rank of broadcast and reduce", "R"},
       {"steps", 0, 0, G_OPTION_ARG_NONE, &steps,
        "run rings step by step instead of one pipelined flow per rank", NULL},
@@ -219,11 +228,19 @@ int dtsim_cmd_collective(int argc, char **argv)
                 nodes < 1 ? "at least 1" : "zero or more");
     return dtsim_cli_fail(cmd, error);
   }
-  if (!(reduce_GBps >= 0) || !isfinite(reduce_GBps)) {
+  gboolean reduce_given = reduce_GBps != -1;
+  if (reduce_given && (!(reduce_GBps >= 0) || !isfinite(reduce_GBps))) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--reduce-GBps: must be zero or more");
     return dtsim_cli_fail(cmd, error);
   }
-  args.reduce_Bps = reduce_GBps * 1e9;
+  args.reduce_Bps = reduce_given ? reduce_GBps * 1e9 : 0;
+  if (!(launch_us >= 0 && launch_us < 1e12) || !(step_us >= 0 && step_us < 1e12)) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "%s: must be zero or more microseconds",
+                launch_us >= 0 && launch_us < 1e12 ? "--step-us" : "--launch-us");
+    return dtsim_cli_fail(cmd, error);
+  }
+  args.launch_ps = sim_time_from_s(launch_us * 1e-6);
+  args.step_ps = sim_time_from_s(step_us * 1e-6);
   if (chunk_s) {
     if (!dt_parse_size(chunk_s, "--chunk", &args.chunk_bytes, &error))
       return dtsim_cli_fail(cmd, error);
@@ -243,8 +260,18 @@ int dtsim_cmd_collective(int argc, char **argv)
                             .devices_per_node = (uint32_t)per_node, .intra = intra,
                             .inter = inter, .topology = topology};
   g_autoptr(comm_topology) topo = comm_topology_build(&spec, &error);
+  if (topo && !sim_check_net_scale(comm_topology_devices(topo), model == COMM_NET_FLOW, &error))
+    return dtsim_cli_fail(cmd, error);
   if (!topo)
     return dtsim_cli_fail(cmd, error);
+  if (!reduce_given) {
+    /* As `dtsim run` does: a reduction reads two operands and writes one result, so it runs
+     * at a third of the device's streaming memory bandwidth. */
+    g_autoptr(dev_device) dev = dev_device_load(comm_topology_device_kind(topo), NULL, &error);
+    if (!dev)
+      return dtsim_cli_fail(cmd, error);
+    args.reduce_Bps = dev_stream_Bps(dev) / 3.0;
+  }
   g_autoptr(comm_coll_group) group = comm_coll_group_new(topo, NULL, 0);
   uint32_t n = comm_coll_group_size(group);
   if (args.root >= n) {
@@ -288,7 +315,10 @@ int dtsim_cmd_collective(int argc, char **argv)
 #define MEMBER_DBL(k, v) (json_builder_set_member_name(b, k), json_builder_add_double_value(b, v))
     MEMBER_STR("op", comm_coll_op_name(args.op));
     MEMBER_STR("algorithm", res[i].algorithm);
-    MEMBER_INT("bytes", bytes);
+    if (bytes > INT64_MAX)
+      MEMBER_DBL("bytes", (double)bytes);
+    else
+      MEMBER_INT("bytes", bytes);
     MEMBER_INT("ranks", n);
     MEMBER_INT("nodes", comm_topology_nodes(topo));
     MEMBER_STR("system", spec.system);

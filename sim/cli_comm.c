@@ -31,7 +31,7 @@ int dtsim_list_networks(FILE *out, gboolean json)
   for (guint i = 0; i < fabrics->len; i++) {
     const comm_fabric *f = g_ptr_array_index(fabrics, i);
     if (!json) {
-      fprintf(out, "%-16s %-6s %10.3g %5u %10.0f  %s\n", f->name, f->inter ? "inter" : "intra",
+      fprintf(out, "%-16s %-6s %10.4g %5u %10.0f  %s\n", f->name, f->inter ? "inter" : "intra",
               f->bandwidth_GBps, f->links_per_device, f->latency_ns, f->description);
       continue;
     }
@@ -69,13 +69,13 @@ int dtsim_list_systems(FILE *out, gboolean json)
     g_ptr_array_add(systems, s);
   }
   if (!json)
-    fprintf(out, "%-18s %-16s %4s %-19s %-14s %-12s %4s  %s\n", "NAME", "DEVICE", "DEVS",
+    fprintf(out, "%-18s %-16s %4s %-19s %-14s %-16s %4s  %s\n", "NAME", "DEVICE", "DEVS",
             "LAYOUT", "INTRA", "INTER", "NICS", "DESCRIPTION");
   for (guint i = 0; i < systems->len; i++) {
     const comm_system *s = g_ptr_array_index(systems, i);
     const char *intra = s->intra ? s->intra->name : "-";
     if (!json) {
-      fprintf(out, "%-18s %-16s %4u %-19s %-14s %-12s %4u  %s\n", s->name, s->device,
+      fprintf(out, "%-18s %-16s %4u %-19s %-14s %-16s %4u  %s\n", s->name, s->device,
               s->devices_per_node, s->layout, intra, s->inter->name, s->nics_per_node,
               s->description);
       continue;

@@ -8,16 +8,17 @@
 
 #include <string.h>
 
-sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, GError **error)
+sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint64_t batch,
+                           GError **error)
 {
   if (strcmp(s->model, "demo") == 0)
-    return sim_costs_demo((uint64_t)s->batch);
+    return sim_costs_demo(batch);
   g_autoptr(wl_model) model = wl_model_load(s->model, error);
   if (!model)
     return NULL;
   int prec = wl_precision_parse(s->precision);
   g_assert(prec >= 0); /* validated by the scenario */
-  g_autoptr(wl_net) net = wl_net_new(model, (uint32_t)s->batch, (wl_precision)prec, error);
+  g_autoptr(wl_net) net = wl_net_new(model, (uint32_t)batch, (wl_precision)prec, error);
   if (!net)
     return NULL;
   g_autoptr(dev_device) dev = dev_device_load(device_name, s->calibration, error);
@@ -28,9 +29,12 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, GErro
   unsigned elem_bytes = wl_precision_bytes((wl_precision)prec);
 
   sim_costs *c = sim_costs_new();
+  gboolean dense = FALSE;
   for (size_t i = 0; i < wl_net_n_layers(net); i++) {
     const wl_layer *l = wl_net_layer(net, i);
-    sim_layer_cost lc = {.name = (char *)l->name};
+    dense |= l->kind == WL_LAYER_FC;
+    sim_layer_cost lc = {.name = (char *)l->name, .params = l->params,
+                         .saved_bytes = l->saved_bytes, .dense = dense};
     if (l->has_pass[WL_PASS_FORWARD])
       lc.forward_ps = dev_op_time_ps(dev, &l->cost[WL_PASS_FORWARD], threads);
     if (l->has_pass[WL_PASS_BACKWARD_DATA])
@@ -48,8 +52,8 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, GErro
     lc.output_bytes = l->out_elems * elem_bytes;
     sim_costs_add_layer(c, &lc);
   }
-  c->batch = (uint64_t)s->batch;
-  c->input_bytes = wl_net_input_bytes_per_sample(net) * (uint64_t)s->batch;
+  c->batch = batch;
+  c->input_bytes = wl_net_input_bytes_per_sample(net) * batch;
   /* The device model's host overhead includes the input copy; split it so the copy can run on
    * its own stream, ahead of the iteration that needs it. */
   int64_t step_ps = dev_host_overhead_ps(dev, 0);
@@ -59,6 +63,12 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, GErro
   wl_memory mem;
   wl_net_memory(net, opt, &mem);
   c->memory_bytes = mem.total_bytes;
+  c->workspace_bytes = mem.workspace_bytes;
+  uint64_t params = 0;
+  for (size_t i = 0; i < wl_net_n_layers(net); i++)
+    params += wl_net_layer(net, i)->params;
+  c->state_bytes_per_param =
+      params ? (double)(mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes) / params : 0;
   c->memory_capacity_bytes = dev_memory_bytes(dev);
   /* A reduction reads two operands and writes one: a third of the streaming bandwidth. */
   c->reduce_Bps = (uint64_t)(dev_stream_Bps(dev) / 3.0);

@@ -29,30 +29,6 @@ static void usage(FILE *out)
   fprintf(out, "\nRun 'dtsim COMMAND --help' for the options of a command.\n");
 }
 
-int dtsim_cli_fail(const char *cmd, const GError *error)
-{
-  fprintf(stderr, "dtsim %s: %s\n", cmd, error ? error->message : "failed");
-  if (error == NULL)
-    return 1;
-  if (error->domain == DT_ERROR)
-    return error->code == DT_ERROR_INPUT ? 2 : 1;
-  /* GOptionContext, GKeyFile and json-glib errors come from what the user gave us. */
-  if (error->domain == G_OPTION_ERROR || error->domain == G_KEY_FILE_ERROR)
-    return 2;
-  return 1;
-}
-
-gboolean dtsim_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv,
-                         int *status)
-{
-  g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(ctx, argc, argv, &error)) {
-    *status = dtsim_cli_fail(cmd, error);
-    return FALSE;
-  }
-  return TRUE;
-}
-
 int main(int argc, char **argv)
 {
   if (argc < 2) {

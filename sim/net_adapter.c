@@ -25,6 +25,19 @@ struct sim_net_adapter {
   GPtrArray *colls;         /* comm_coll*, freed with the adapter */
   GHashTable *algorithms;   /* name -> const comm_coll_algorithm* */
   GError *error;
+  sim_exec *exec;
+  /* Parameter servers. */
+  comm_ps_placement ps_placement;
+  uint32_t ps_servers;
+  double ps_reduce_Bps;
+  comm_ps *ps;
+  comm_coll_group *ps_group;
+  GHashTable *ps_index;     /* task id -> index into plan->ps_tasks + 1 */
+  sim_task_id *ps_table;    /* [iteration][worker * tensors + tensor] -> task */
+  uint32_t ps_iterations;
+  int64_t ps_step;          /* current synchronous step, -1 before the first */
+  gboolean ps_active;
+  GArray *ps_queue;         /* indices into plan->ps_tasks waiting for their step */
 };
 
 static void group_rec_free(gpointer p)
@@ -55,10 +68,25 @@ void sim_net_adapter_free(sim_net_adapter *a)
   g_ptr_array_free(a->groups, TRUE);
   g_hash_table_destroy(a->algorithms);
   g_clear_error(&a->error);
+  comm_ps_free(a->ps);
+  comm_coll_group_free(a->ps_group);
+  if (a->ps_index)
+    g_hash_table_destroy(a->ps_index);
+  g_free(a->ps_table);
+  if (a->ps_queue)
+    g_array_free(a->ps_queue, TRUE);
   g_free(a);
 }
 
 const GError *sim_net_adapter_error(const sim_net_adapter *a) { return a->error; }
+
+void sim_net_adapter_set_ps(sim_net_adapter *a, comm_ps_placement placement, uint32_t servers,
+                            double server_reduce_Bps)
+{
+  a->ps_placement = placement;
+  a->ps_servers = servers;
+  a->ps_reduce_Bps = server_reduce_Bps;
+}
 
 comm_ep sim_net_adapter_endpoint(const sim_net_adapter *a, sim_unit_id unit)
 {
@@ -89,10 +117,12 @@ static const comm_coll_group *group_for(sim_net_adapter *a, const sim_graph *g, 
 {
   const sim_stream_id *m;
   uint32_t n = sim_graph_task_members(g, t, &m);
+  if (a->plan->symmetric)
+    n = a->plan->devices;  /* one built device stands for all ranks */
   g_autofree uint32_t *ranks = g_new(uint32_t, n);
   for (uint32_t i = 0; i < n; i++) {
-    sim_unit_id u = sim_graph_stream_unit(g, m[i]);
-    ranks[i] = g_array_index(a->plan->units, sim_unit_info, u).index;
+    sim_unit_id u = sim_graph_stream_unit(g, m[a->plan->symmetric ? 0 : i]);
+    ranks[i] = a->plan->symmetric ? i : g_array_index(a->plan->units, sim_unit_info, u).index;
   }
   for (guint i = a->groups->len; i-- > 0;) {
     group_rec *r = g_ptr_array_index(a->groups, i);
@@ -122,10 +152,102 @@ static void fail(sim_net_adapter *a, sim_exec *x, GError *error)
   sim_engine_stop(sim_exec_engine(x));
 }
 
+/* ---- Parameter servers -------------------------------------------------------------------- */
+
+static void ps_pulled(sim_engine *engine, uint32_t worker, uint32_t tensor, void *user)
+{
+  sim_net_adapter *a = user;
+  uint32_t T = a->plan->ps_tensor_bytes->len;
+  sim_exec_task_done(a->exec, a->ps_table[(gsize)a->ps_step * a->plan->ps_workers * T +
+                                          (gsize)worker * T + tensor]);
+}
+
+static void ps_begin_step(sim_net_adapter *a, int64_t step);
+
+static void ps_step_done(sim_engine *engine, void *user)
+{
+  sim_net_adapter *a = user;
+  a->ps_active = FALSE;
+  if (a->ps_queue->len > 0)
+    ps_begin_step(a, a->ps_step + 1);
+}
+
+/* Begins step `step` and pushes what was waiting for it. */
+static void ps_begin_step(sim_net_adapter *a, int64_t step)
+{
+  a->ps_step = step;
+  a->ps_active = TRUE;
+  comm_ps_step_begin(a->ps, ps_pulled, ps_step_done, a);
+  guint kept = 0;
+  for (guint i = 0; i < a->ps_queue->len; i++) {
+    guint k = g_array_index(a->ps_queue, guint, i);
+    const sim_ps_task *pt = &g_array_index(a->plan->ps_tasks, sim_ps_task, k);
+    if (pt->iteration == step)
+      comm_ps_push(a->ps, pt->worker, pt->tensor);
+    else
+      g_array_index(a->ps_queue, guint, kept++) = k;
+  }
+  g_array_set_size(a->ps_queue, kept);
+}
+
+static gboolean ps_setup(sim_net_adapter *a, GError **error)
+{
+  const sim_plan *p = a->plan;
+  uint32_t T = p->ps_tensor_bytes->len, W = p->ps_workers;
+  a->ps_group = comm_coll_group_new(comm_net_topology(a->net), NULL, W);
+  comm_ps_config cfg = {.placement = a->ps_placement,
+                        .servers = a->ps_servers,
+                        .tensor_bytes = (const uint64_t *)p->ps_tensor_bytes->data,
+                        .tensors = T,
+                        .server_reduce_Bps = a->ps_reduce_Bps};
+  a->ps = comm_ps_new(a->net, a->ps_group, &cfg, error);
+  if (!a->ps)
+    return FALSE;
+  a->ps_index = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (guint k = 0; k < p->ps_tasks->len; k++) {
+    const sim_ps_task *pt = &g_array_index(p->ps_tasks, sim_ps_task, k);
+    a->ps_iterations = MAX(a->ps_iterations, pt->iteration + 1);
+    g_hash_table_insert(a->ps_index, GUINT_TO_POINTER(pt->task), GUINT_TO_POINTER(k + 1));
+  }
+  a->ps_table = g_new0(sim_task_id, (gsize)a->ps_iterations * W * T);
+  for (guint k = 0; k < p->ps_tasks->len; k++) {
+    const sim_ps_task *pt = &g_array_index(p->ps_tasks, sim_ps_task, k);
+    a->ps_table[(gsize)pt->iteration * W * T + (gsize)pt->worker * T + pt->tensor] = pt->task;
+  }
+  a->ps_step = -1;
+  a->ps_queue = g_array_new(FALSE, FALSE, sizeof(guint));
+  return TRUE;
+}
+
+static void ps_start(sim_net_adapter *a, sim_exec *x, sim_task_id t)
+{
+  GError *error = NULL;
+  if (!a->ps && !ps_setup(a, &error)) {
+    fail(a, x, error);
+    return;
+  }
+  guint k = GPOINTER_TO_UINT(g_hash_table_lookup(a->ps_index, GUINT_TO_POINTER(t)));
+  g_assert(k > 0);
+  k--;
+  const sim_ps_task *pt = &g_array_index(a->plan->ps_tasks, sim_ps_task, k);
+  if (a->ps_active && pt->iteration == a->ps_step) {
+    comm_ps_push(a->ps, pt->worker, pt->tensor);
+    return;
+  }
+  g_array_append_val(a->ps_queue, k);
+  if (!a->ps_active && pt->iteration == a->ps_step + 1)
+    ps_begin_step(a, pt->iteration);
+}
+
 static void adapter_start(void *user, sim_exec *x, sim_task_id t)
 {
   sim_net_adapter *a = user;
   const sim_graph *g = sim_exec_graph(x);
+  a->exec = x;
+  if (sim_graph_task_kind(g, t) == SIM_TASK_CUSTOM && sim_graph_task_op(g, t) == SIM_OP_PS_PUSH) {
+    ps_start(a, x, t);
+    return;
+  }
   pending *p = g_new(pending, 1);
   *p = (pending){a, x, t};
   const sim_stream_id *m;
@@ -141,7 +263,7 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
     int op = sim_graph_task_op(g, t);
     if (op < 0 || op > SIM_OP_REDUCE)
       break;
-    if (n < 2) {
+    if (n < 2 && !a->plan->symmetric) {
       /* A collective of one device moves nothing; it still ends through an event. */
       comm_ep self = sim_net_adapter_endpoint(a, sim_graph_stream_unit(g, m[0]));
       comm_net_send(a->net, self, self, 0, task_finished, p);

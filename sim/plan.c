@@ -85,6 +85,8 @@ sim_plan *sim__plan_new(void)
   p->graph = sim_graph_new();
   p->units = g_array_new(FALSE, FALSE, sizeof(sim_unit_info));
   p->iteration_end = g_array_new(FALSE, FALSE, sizeof(sim_task_id));
+  p->ps_tensor_bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  p->ps_tasks = g_array_new(FALSE, FALSE, sizeof(sim_ps_task));
   return p;
 }
 
@@ -95,6 +97,8 @@ void sim_plan_free(sim_plan *p)
   sim_graph_free(p->graph);
   g_array_free(p->units, TRUE);
   g_array_free(p->iteration_end, TRUE);
+  g_array_free(p->ps_tensor_bytes, TRUE);
+  g_array_free(p->ps_tasks, TRUE);
   g_free(p);
 }
 
@@ -106,9 +110,121 @@ sim_unit_id sim__plan_add_unit(sim_plan *p, sim_proc_kind kind, sim_unit_role ro
   return sim_graph_add_unit(p->graph, kind, name);
 }
 
-extern const sim_strategy sim__strategy_dp;
+gboolean sim__check_devices(uint64_t devices, const char *strategy, GError **error)
+{
+  if (devices == 0 || devices > 1000000) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: %" G_GUINT64_FORMAT " devices is outside 1 to 1000000", strategy, devices);
+    return FALSE;
+  }
+  return TRUE;
+}
 
-static const sim_strategy *const registry[] = {&sim__strategy_dp, NULL};
+static sim_time_ps layer_work(const sim_costs *c, uint32_t i)
+{
+  const sim_layer_cost *l = sim_costs_layer(c, i);
+  return l->forward_ps + l->backward_data_ps + l->backward_weights_ps;
+}
+
+/* Greedy fill: cuts a new stage whenever the next layer would take the current one past
+ * `limit`. Returns the number of stages used, or max_stages + 1 when more would be needed. */
+static uint32_t greedy(const sim_costs *c, sim_time_ps limit, uint32_t max_stages, uint32_t *first)
+{
+  uint32_t n = sim_costs_n_layers(c), k = 1;
+  sim_time_ps acc = 0;
+  first[0] = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    sim_time_ps w = layer_work(c, i);
+    if (w > limit)
+      return max_stages + 1;
+    if (acc + w > limit && acc > 0) {
+      if (k == max_stages)
+        return max_stages + 1;
+      first[k++] = i;
+      acc = 0;
+    }
+    acc += w;
+  }
+  first[k] = n;
+  return k;
+}
+
+gboolean sim__partition(const sim_costs *c, uint32_t stages, const char *split, uint32_t *first,
+                        GError **error)
+{
+  uint32_t n = sim_costs_n_layers(c);
+  if (stages > n) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "--stages: %u stages but the model has only %u layers", stages, n);
+    return FALSE;
+  }
+  if (split && *split) {
+    g_autoptr(GArray) cuts = dt_parse_int_list(split, "--split", 1, (int64_t)n - 1, error);
+    if (!cuts)
+      return FALSE;
+    if (cuts->len != stages - 1) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "--split: %u boundaries given for %u stages (need %u)", cuts->len, stages,
+                  stages - 1);
+      return FALSE;
+    }
+    first[0] = 0;
+    for (uint32_t s = 1; s < stages; s++) {
+      first[s] = (uint32_t)g_array_index(cuts, int64_t, s - 1);
+      if (first[s] <= first[s - 1]) {
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                    "--split: boundaries must increase (layer %u after %u)", first[s], first[s - 1]);
+        return FALSE;
+      }
+    }
+    first[stages] = n;
+    return TRUE;
+  }
+  /* Binary search on the slowest stage's work; the greedy fill decides feasibility. */
+  sim_time_ps lo = 0, hi = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    lo = MAX(lo, layer_work(c, i));
+    hi = sim_time_add_sat(hi, layer_work(c, i));
+  }
+  while (lo < hi) {
+    sim_time_ps mid = lo + (hi - lo) / 2;
+    if (greedy(c, mid, stages, first) <= stages)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  uint32_t k = greedy(c, hi, stages, first);
+  /* Fewer stages than asked (few heavy layers): split the stage with the most layers in two,
+   * which never makes the slowest stage slower, until there are `stages`. */
+  while (k < stages) {
+    uint32_t widest = 0;
+    for (uint32_t s = 1; s < k; s++)
+      if (first[s + 1] - first[s] > first[widest + 1] - first[widest])
+        widest = s;
+    memmove(&first[widest + 2], &first[widest + 1], (k - widest) * sizeof *first);
+    first[widest + 1] = first[widest] + (first[widest + 2] - first[widest]) / 2;
+    k++;
+  }
+  return TRUE;
+}
+
+uint64_t sim__stage_memory(const sim_costs *c, uint32_t a, uint32_t b, uint64_t in_flight)
+{
+  uint64_t params = 0, saved = 0;
+  for (uint32_t i = a; i < b; i++) {
+    params += sim_costs_layer(c, i)->params;
+    saved += sim_costs_layer(c, i)->saved_bytes;
+  }
+  return (uint64_t)((double)params * c->state_bytes_per_param) + in_flight * saved +
+         c->workspace_bytes;
+}
+
+extern const sim_strategy sim__strategy_dp, sim__strategy_ps, sim__strategy_mp, sim__strategy_pp,
+    sim__strategy_hybrid;
+
+static const sim_strategy *const registry[] = {&sim__strategy_dp, &sim__strategy_ps,
+                                               &sim__strategy_mp, &sim__strategy_pp,
+                                               &sim__strategy_hybrid, NULL};
 
 const sim_strategy *const *sim_strategies(void) { return registry; }
 

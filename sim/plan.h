@@ -20,6 +20,9 @@ typedef struct {
   uint64_t forward_flops, backward_flops;
   uint64_t param_bytes;             /* gradient bytes to synchronize (= parameter bytes) */
   uint64_t output_bytes;            /* activations this layer hands to the next, per batch */
+  uint64_t params;                  /* trainable parameters */
+  uint64_t saved_bytes;             /* activations kept for backward, per batch */
+  gboolean dense;                   /* in the fully connected tail (from the first FC layer on) */
 } sim_layer_cost;
 
 typedef struct {
@@ -29,6 +32,8 @@ typedef struct {
   sim_time_ps input_copy_ps;        /* host-to-device copy of one batch */
   sim_time_ps host_step_ps;         /* framework overhead per iteration on the host */
   uint64_t memory_bytes;            /* per-device footprint with one whole model replica */
+  double state_bytes_per_param;     /* weights + gradients + optimizer state, per parameter */
+  uint64_t workspace_bytes;         /* largest transient buffers of one pass */
   uint64_t memory_capacity_bytes;   /* of the device, 0 if unknown */
   uint64_t reduce_Bps;              /* device's rate of summing gradients, bytes/s */
 } sim_costs;
@@ -60,7 +65,9 @@ typedef struct {
   uint32_t iterations;
   uint32_t micro_batches;
   gboolean gpipe;                   /* TRUE: GPipe schedule; FALSE: 1F1B */
-  uint32_t stages;                  /* pipeline stages per replica (0: devices of a replica) */
+  uint32_t stages;                  /* pipeline stages per replica (0: all devices) */
+  const char *split;                /* user's stage boundaries: first layer of stages 2.. */
+  gboolean symmetric;               /* dp: build one device; every collective spans all ranks */
   uint32_t ps_count;
   const char *ps_placement;
   const char *hybrid;
@@ -77,13 +84,26 @@ typedef struct {
 typedef struct {
   sim_graph *graph;
   GArray *units;                    /* sim_unit_info per unit */
-  sim_stream_id probe_compute;      /* device 0's compute stream: the breakdown is measured here */
-  sim_stream_id probe_comm;         /* device 0's communication stream */
+  sim_unit_id probe_unit;           /* the device the breakdown is measured on */
+  sim_stream_id probe_compute;      /* its compute stream; its other streams except "h2d" count
+                                     * as communication */
   GArray *iteration_end;            /* sim_task_id of the last task of each iteration (device 0) */
   uint64_t samples_per_iteration;   /* global batch */
   uint32_t devices;
+  gboolean symmetric;               /* one device stands for all: collectives span all ranks */
   uint64_t memory_per_device_bytes;
+  /* Parameter servers (strategy ps): one tensor per layer with parameters. */
+  GArray *ps_tensor_bytes;          /* uint64_t per tensor */
+  GArray *ps_tasks;                 /* sim_ps_task */
+  uint32_t ps_workers;
 } sim_plan;
+
+/* A worker's push of one tensor in one iteration; the task ends when the worker has pulled
+ * the tensor's new parameters back. */
+typedef struct {
+  sim_task_id task;
+  uint32_t iteration, worker, tensor;
+} sim_ps_task;
 
 void sim_plan_free(sim_plan *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_plan, sim_plan_free)
@@ -100,6 +120,16 @@ const sim_strategy *const *sim_strategies(void);
 
 /* Internal: helpers shared by the strategy builders. */
 sim_plan *sim__plan_new(void);
+/* Splits layers into `stages` contiguous groups: at the user's boundaries (`split`, first layer
+ * index of each stage after the first, comma-separated) or balanced so the slowest stage's
+ * forward + backward time is as small as possible. first[s] is stage s's first layer;
+ * first[stages] = number of layers. */
+gboolean sim__partition(const sim_costs *c, uint32_t stages, const char *split, uint32_t *first,
+                        GError **error);
+/* Per-device memory of holding layers [a, b) with `in_flight` batches of saved activations. */
+uint64_t sim__stage_memory(const sim_costs *c, uint32_t a, uint32_t b, uint64_t in_flight);
+/* Check the device count of a plan. */
+gboolean sim__check_devices(uint64_t devices, const char *strategy, GError **error);
 sim_unit_id sim__plan_add_unit(sim_plan *p, sim_proc_kind kind, sim_unit_role role,
                                uint32_t index, const char *name);
 

@@ -21,6 +21,53 @@ static GArray *busy_intervals(const sim_graph *g, const sim_exec *x, sim_stream_
   return iv;
 }
 
+static gint cmp_start(gconstpointer a, gconstpointer b)
+{
+  sim_time_ps x = *(const sim_time_ps *)a, y = *(const sim_time_ps *)b;
+  return (x > y) - (x < y);
+}
+
+/* The union of the busy intervals of the probe device's communication streams (all but its
+ * compute and host-copy streams), sorted and disjoint. */
+static GArray *comm_intervals(const sim_graph *g, const sim_exec *x, const sim_plan *p,
+                              sim_time_ps lo, sim_time_ps hi)
+{
+  g_autoptr(GArray) all = g_array_new(FALSE, FALSE, 2 * sizeof(sim_time_ps));
+  for (sim_stream_id s = 0; s < sim_graph_n_streams(g); s++) {
+    if (sim_graph_stream_unit(g, s) != p->probe_unit || s == p->probe_compute ||
+        strcmp(sim_graph_stream_name(g, s), "h2d") == 0)
+      continue;
+    g_autoptr(GArray) iv = busy_intervals(g, x, s, lo, hi);
+    g_array_append_vals(all, iv->data, iv->len / 2);
+  }
+  /* Parameter-server pushes of the probe device run on no stream: from gradient ready to the
+   * pull of the new parameters. */
+  uint32_t probe_rank = g_array_index(p->units, sim_unit_info, p->probe_unit).index;
+  for (guint k = 0; k < p->ps_tasks->len; k++) {
+    const sim_ps_task *pt = &g_array_index(p->ps_tasks, sim_ps_task, k);
+    if (pt->worker != probe_rank)
+      continue;
+    sim_time_ps v[2] = {MAX(sim_exec_task_start(x, pt->task), lo),
+                        MIN(sim_exec_task_end(x, pt->task), hi)};
+    if (v[1] > v[0])
+      g_array_append_vals(all, v, 1);
+  }
+  g_array_sort(all, cmp_start);
+  GArray *out = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
+  const sim_time_ps *v = (const sim_time_ps *)all->data;
+  for (guint i = 0; i < all->len; i++) {
+    sim_time_ps a = v[2 * i], b = v[2 * i + 1];
+    if (out->len > 0 && a <= g_array_index(out, sim_time_ps, out->len - 1)) {
+      sim_time_ps *end = &g_array_index(out, sim_time_ps, out->len - 1);
+      *end = MAX(*end, b);
+    } else {
+      g_array_append_val(out, a);
+      g_array_append_val(out, b);
+    }
+  }
+  return out;
+}
+
 /* Length of the parts of `a` not covered by `b` (both sorted, disjoint). */
 static sim_time_ps uncovered(const GArray *a, const GArray *b)
 {
@@ -66,7 +113,7 @@ void sim_report_measure(sim_report *r, const sim_plan *p, const sim_exec *x)
   r->memory_per_device_bytes = p->memory_per_device_bytes;
 
   g_autoptr(GArray) comp = busy_intervals(g, x, p->probe_compute, lo, hi);
-  g_autoptr(GArray) comm = busy_intervals(g, x, p->probe_comm, lo, hi);
+  g_autoptr(GArray) comm = comm_intervals(g, x, p, lo, hi);
   sim_time_ps comp_ps = length(comp), comm_ps = length(comm);
   sim_time_ps exposed_ps = uncovered(comm, comp);
   r->compute_time_s = sim_time_to_s(comp_ps);

@@ -3,7 +3,6 @@
  * Both the INI reader and the option parser go through the same validators. */
 #include "scenario.h"
 
-#include "cli.h"
 #include "util.h"
 
 #include <stddef.h>
@@ -63,12 +62,16 @@ static const key_spec keys[] = {
      "pipeline micro-batches per iteration"},
     {"schedule", K_CHOICE, OFF(schedule), 0, 0, "gpipe|1f1b", RS, "S", "pipeline schedule"},
     {"stages", K_INT, OFF(stages), 1, MAX_DEVICES, NULL, RS, "P", "pipeline stages per replica"},
+    {"split", K_STRING, OFF(split), 0, 0, NULL, RS, "L1,L2,...",
+     "mp/pp: first layer index of each stage after the first (default: balanced)"},
     {"hybrid", K_CHOICE, OFF(hybrid), 0, 0, "dp-pp|owt", RS, "H",
      "hybrid kind: dp over pipelines, or one-weird-trick"},
     {"strict", K_FLAG, OFF(strict), 0, 0, NULL, RS, NULL,
      "a configuration that does not fit in device memory is an error"},
     {"synthetic", K_FLAG, OFF(synthetic), 0, 0, NULL, RS, NULL,
      "synthetic input data: no host-to-device copy of batches"},
+    {"symmetry", K_ONOFF, OFF(symmetry), 0, 0, NULL, RS, "on|off",
+     "dp on the analytic network: simulate one device for all (exact; default on)"},
     {"json", K_FLAG, OFF(json), 0, 0, NULL, ALL, NULL, "print JSON instead of a table"},
     {"trace", K_STRING, OFF(trace), 0, 0, NULL, ALL, "FILE", "write a Chrome trace"},
     {"trace-limit", K_INT, OFF(trace_limit), 1, INT64_C(1) << 40, NULL, ALL, "N",
@@ -103,6 +106,7 @@ void sim_scenario_init(sim_scenario *s)
   s->ps_count = 1;
   s->ps_placement = g_strdup("cpu");
   s->overlap = TRUE;
+  s->symmetry = TRUE;
   s->net_model = g_strdup("flow");
   s->iterations = 1;
   s->optimizer = g_strdup("sgd");
@@ -119,6 +123,22 @@ void sim_scenario_clear(sim_scenario *s)
   for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
     if (keys[i].kind == K_STRING || keys[i].kind == K_CHOICE)
       g_clear_pointer((char **)((char *)s + keys[i].offset), g_free);
+}
+
+void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src)
+{
+  *dst = *src;
+  for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
+    if (keys[i].kind == K_STRING || keys[i].kind == K_CHOICE) {
+      char **f = (char **)((char *)dst + keys[i].offset);
+      *f = g_strdup(*f);
+    }
+}
+
+void sim_scenario_set_string(char **field, const char *value)
+{
+  g_free(*field);
+  *field = g_strdup(value);
 }
 
 /* Validates one textual value and stores it. `where` prefixes messages ("--batch" or
@@ -265,34 +285,6 @@ gboolean sim_scenario_apply_options(sim_scenario *s, const sim_scenario_opts *o,
     } else if (o->values[i] && !set_value(s, &keys[i], o->values[i], where, error)) {
       return FALSE;
     }
-  }
-  return TRUE;
-}
-
-gboolean sim_scenario_from_args(sim_scenario *s, const char *command, const char *summary,
-                                sim_opts_set set, int argc, char **argv, int *status)
-{
-  g_autofree char *param = g_strdup(set & SIM_OPTS_COLLECTIVE ? "" : "[SCENARIO.ini]");
-  g_autoptr(GOptionContext) ctx = g_option_context_new(param);
-  g_option_context_set_summary(ctx, summary);
-  g_autoptr(sim_scenario_opts) o = sim_scenario_opts_new(ctx, set);
-  if (!dtsim_cli_parse(ctx, command, &argc, &argv, status))
-    return FALSE;
-  g_autoptr(GError) error = NULL;
-  int positional = argc - 1;
-  if (positional > 1 || (positional == 1 && (set & SIM_OPTS_COLLECTIVE))) {
-    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "unexpected argument '%s'",
-                argv[(set & SIM_OPTS_COLLECTIVE) ? 1 : 2]);
-    *status = dtsim_cli_fail(command, error);
-    return FALSE;
-  }
-  if (positional == 1 && !sim_scenario_load(s, argv[1], set, &error)) {
-    *status = dtsim_cli_fail(command, error);
-    return FALSE;
-  }
-  if (!sim_scenario_apply_options(s, o, &error)) {
-    *status = dtsim_cli_fail(command, error);
-    return FALSE;
   }
   return TRUE;
 }

@@ -34,9 +34,11 @@ typedef struct {
   int64_t micro_batches;   /* pipeline micro-batches per iteration */
   char *schedule;          /* gpipe|1f1b */
   int64_t stages;          /* pipeline stages (0: all devices of a replica) */
+  char *split;             /* stage boundaries (first layer index of stages 2..), or NULL */
   char *hybrid;            /* dp-pp|owt (one weird trick) */
   gboolean strict;         /* a configuration that does not fit in memory is an error */
   gboolean synthetic;      /* input already on the device (benchmarks' synthetic data) */
+  gboolean symmetry;       /* simulate one device of a symmetric dp run on the analytic network */
   gboolean json;
   char *trace, *csv;
   int64_t trace_limit;     /* most trace events written */
@@ -51,6 +53,10 @@ typedef struct {
 /* Defaults: the demo's single-node ResNet-50 data parallel on a dgx1-v100. */
 void sim_scenario_init(sim_scenario *s);
 void sim_scenario_clear(sim_scenario *s);
+/* A deep copy (strings duplicated); clear it with sim_scenario_clear(). */
+void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src);
+/* Replaces a string field of a scenario (frees the old value). */
+void sim_scenario_set_string(char **field, const char *value);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(sim_scenario, sim_scenario_clear)
 
 /* Which option groups a command accepts. */
@@ -70,9 +76,5 @@ gboolean sim_scenario_apply_options(sim_scenario *s, const sim_scenario_opts *o,
 void sim_scenario_opts_free(sim_scenario_opts *o);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_scenario_opts, sim_scenario_opts_free)
 
-/* The command-line parsing every scenario command does: positional SCENARIO.ini first (if
- * any), then options. On failure prints one line and sets *status. */
-gboolean sim_scenario_from_args(sim_scenario *s, const char *command, const char *summary,
-                                sim_opts_set set, int argc, char **argv, int *status);
 
 #endif

@@ -7,6 +7,13 @@
 
 #include <string.h>
 
+/* Aggregation rate of a parameter server on a host CPU, bytes of gradient per second. Servers
+ * update many variables at once on all cores (TensorFlow runs independent ops in parallel), so
+ * the bound is memory bandwidth: one socket of a 2016-2017 two-socket server has four channels
+ * of DDR4-2133/2400 (68-77 GB/s, Intel Xeon E5 v4 datasheet), and a sum reads two operands and
+ * writes one: about 22 GB/s of gradient. An estimate from the datasheet, not a measurement. */
+#define SIM_HOST_REDUCE_BPS 22e9
+
 static gboolean write_csv(const char *path, const sim_plan *p, const sim_exec *x, GError **error)
 {
   g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
@@ -31,6 +38,29 @@ static gboolean write_csv(const char *path, const sim_plan *p, const sim_exec *x
             sim_graph_task_flops(g, t));
   }
   return dt_outfile_commit(out, error);
+}
+
+gboolean sim_check_net_scale(uint64_t devices, gboolean flow, GError **error)
+{
+  if (flow && devices > SIM_FLOW_MAX_DEVICES) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "--net-model flow: %" G_GUINT64_FORMAT " devices is more than the flow model "
+                "simulates in reasonable time (%d); use --net-model analytic", devices,
+                SIM_FLOW_MAX_DEVICES);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean sim_check_clock(const sim_engine *engine, GError **error)
+{
+  if (sim_engine_saturated(engine) == 0)
+    return TRUE;
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+              "the simulated time overflows the clock (more than %.0f days at picosecond "
+              "resolution): use smaller sizes, faster links or fewer iterations",
+              sim_time_to_s(SIM_TIME_MAX) / 86400);
+  return FALSE;
 }
 
 /* The cluster of a scenario. */
@@ -65,8 +95,23 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(comm_topology) topo = build_topology(s, error);
   if (!topo)
     return FALSE;
+  if (!sim_check_net_scale(comm_topology_devices(topo), net_model == COMM_NET_FLOW, error))
+    return FALSE;
   const char *device = s->device ? s->device : comm_topology_device_kind(topo);
-  g_autoptr(sim_costs) costs = sim_costs_build(s, device, error);
+  /* Pipelines cost their passes per micro-batch; --batch is the pipeline's mini-batch. */
+  gboolean pipelined = strcmp(s->strategy, "pp") == 0 ||
+                       (strcmp(s->strategy, "hybrid") == 0 && strcmp(s->hybrid, "dp-pp") == 0);
+  uint64_t cost_batch = (uint64_t)s->batch;
+  if (pipelined) {
+    if (s->micro_batches > s->batch) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "--micro-batches: %" G_GINT64_FORMAT " micro-batches of a batch of %" G_GINT64_FORMAT
+                  " samples", s->micro_batches, s->batch);
+      return FALSE;
+    }
+    cost_batch = (uint64_t)(s->batch / s->micro_batches);
+  }
+  g_autoptr(sim_costs) costs = sim_costs_build(s, device, cost_batch, error);
   if (!costs)
     return FALSE;
   sim_plan_opts po = {
@@ -82,7 +127,12 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       .ps_count = (uint32_t)s->ps_count,
       .ps_placement = s->ps_placement,
       .hybrid = s->hybrid,
+      .split = s->split,
+      .symmetric = s->symmetry && net_model == COMM_NET_ANALYTIC,
   };
+  comm_ps_placement placement;
+  if (!comm_ps_placement_parse(s->ps_placement, "--ps-placement", &placement, error))
+    return FALSE;
   /* Check the algorithm before building anything large. */
   if (!comm_coll_algorithm_find(s->allreduce, "--allreduce", error))
     return FALSE;
@@ -104,13 +154,16 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(sim_exec) exec = sim_exec_new(engine, plan->graph);
   g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, (double)costs->reduce_Bps);
   sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
+  /* Servers on the host aggregate at host memory speed; on a device at its reduction rate. */
+  sim_net_adapter_set_ps(adapter, placement, (uint32_t)s->ps_count,
+                         placement == COMM_PS_GPU ? (double)costs->reduce_Bps : SIM_HOST_REDUCE_BPS);
   gboolean ran = sim_exec_run(exec, error);
   if (sim_net_adapter_error(adapter)) {
     g_clear_error(error);
     g_propagate_error(error, g_error_copy(sim_net_adapter_error(adapter)));
     return FALSE;
   }
-  if (!ran)
+  if (!ran || !sim_check_clock(engine, error))
     return FALSE;
   sim_engine_finish(engine);
   sim_report_measure(r, plan, exec);

@@ -16,8 +16,17 @@ typedef struct {
 gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *out,
                       GError **error);
 
-/* The cost table for a scenario's model, batch, precision and optimizer on `device_name`
- * (catalog name or INI file; the scenario's calibration overlay applies). */
-sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, GError **error);
+/* The cost table for a scenario's model, precision and optimizer at `batch` samples (the
+ * per-device batch, or the micro-batch of a pipeline) on `device_name` (catalog name or INI
+ * file; the scenario's calibration overlay applies). */
+sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint64_t batch,
+                           GError **error);
+
+/* Refuses simulations the chosen network model cannot do in reasonable time and memory (the
+ * flow model beyond SIM_FLOW_MAX_DEVICES devices), naming the option to change. */
+#define SIM_FLOW_MAX_DEVICES 65536
+gboolean sim_check_net_scale(uint64_t devices, gboolean flow, GError **error);
+/* FALSE with an error when the engine's clock saturated (see sim_engine_saturated()). */
+gboolean sim_check_clock(const sim_engine *engine, GError **error);
 
 #endif

@@ -59,11 +59,8 @@ static void add_device_passes(sim_graph *g, const sim_costs *c, const device_str
 static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **error)
 {
   uint64_t devices = (uint64_t)o->nodes * o->devices_per_node;
-  if (devices == 0 || devices > 1000000) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "dp: %" G_GUINT64_FORMAT
-                " devices is outside 1 to 1000000", devices);
+  if (!sim__check_devices(devices, "dp", error))
     return NULL;
-  }
   guint n = sim_costs_n_layers(c);
   if (n == 0) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "dp: the model has no layers");
@@ -75,16 +72,21 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   p->samples_per_iteration = devices * c->batch;
   p->memory_per_device_bytes = c->memory_bytes;
 
-  g_autofree device_streams *ds = g_new(device_streams, devices);
-  for (uint32_t d = 0; d < devices; d++) {
+  /* Symmetric runs build device 0 only: every device's timeline is the same, and the
+   * communication model sizes each collective for all ranks (exact with the analytic network,
+   * where a collective's time does not depend on the flows of the other ranks). */
+  p->symmetric = o->symmetric && devices > 1;
+  uint32_t built = p->symmetric ? 1 : (uint32_t)devices;
+  g_autofree device_streams *ds = g_new(device_streams, built);
+  for (uint32_t d = 0; d < built; d++) {
     g_autofree char *name = g_strdup_printf("gpu%u (node %u)", d, d / o->devices_per_node);
     sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, d, name);
     ds[d].compute = sim_graph_add_stream(g, u, "compute");
     ds[d].comm = sim_graph_add_stream(g, u, "comm");
     ds[d].copy = sim_graph_add_stream(g, u, "h2d");
   }
+  p->probe_unit = 0;
   p->probe_compute = ds[0].compute;
-  p->probe_comm = ds[0].comm;
 
   /* Buckets in backward order: layer indices where each bucket closes. */
   g_autoptr(GArray) bucket_last = g_array_new(FALSE, FALSE, sizeof(guint));
@@ -106,15 +108,15 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
     g_array_append_val(bucket_bytes, acc);
   }
 
-  g_autofree sim_stream_id *comm_members = g_new(sim_stream_id, devices);
-  for (uint32_t d = 0; d < devices; d++)
+  g_autofree sim_stream_id *comm_members = g_new(sim_stream_id, built);
+  for (uint32_t d = 0; d < built; d++)
     comm_members[d] = ds[d].comm;
-  g_autofree sim_task_id *grad_ready = g_new(sim_task_id, (gsize)devices * n);
-  g_autofree sim_task_id *last_bwd = g_new(sim_task_id, devices);
-  g_autofree sim_task_id *first_fwd = g_new0(sim_task_id, devices);
+  g_autofree sim_task_id *grad_ready = g_new(sim_task_id, (gsize)built * n);
+  g_autofree sim_task_id *last_bwd = g_new(sim_task_id, built);
+  g_autofree sim_task_id *first_fwd = g_new0(sim_task_id, built);
   uint32_t iterations = o->iterations ? o->iterations : 1;
   for (uint32_t it = 0; it < iterations; it++) {
-    for (uint32_t d = 0; d < devices; d++)
+    for (uint32_t d = 0; d < built; d++)
       add_device_passes(g, c, &ds[d], it > 0, &first_fwd[d], &grad_ready[(gsize)d * n],
                         &last_bwd[d]);
     g_autoptr(GArray) collectives = g_array_new(FALSE, FALSE, sizeof(sim_task_id));
@@ -123,10 +125,10 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
         uint64_t bytes = g_array_index(bucket_bytes, uint64_t, b);
         g_autofree char *name = g_strdup_printf("allreduce bucket %u (%.1f MiB)", b,
                                                 (double)bytes / (1 << 20));
-        sim_task_id ar = sim_graph_add_collective(g, comm_members, (uint32_t)devices, name,
+        sim_task_id ar = sim_graph_add_collective(g, comm_members, built, name,
                                                   SIM_OP_ALLREDUCE, o->allreduce, bytes);
         guint k = g_array_index(bucket_last, guint, b);
-        for (uint32_t d = 0; d < devices; d++)
+        for (uint32_t d = 0; d < built; d++)
           sim_graph_depend(g, ar, o->overlap ? grad_ready[(gsize)d * n + k] : last_bwd[d]);
         g_array_append_val(collectives, ar);
       }
@@ -134,7 +136,7 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
     sim_time_ps update_ps = 0;
     for (guint i = 0; i < n; i++)
       update_ps += sim_costs_layer(c, i)->update_ps;
-    for (uint32_t d = 0; d < devices; d++) {
+    for (uint32_t d = 0; d < built; d++) {
       sim_task_id u = sim_graph_add_compute(g, ds[d].compute, "update", "update", update_ps, 0,
                                             sim_costs_param_bytes(c));
       for (guint b = 0; b < collectives->len; b++)

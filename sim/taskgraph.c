@@ -426,6 +426,21 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
   sim_engine_schedule_in(x->engine, 0, kickoff, x, 0);
   sim_engine_run(x->engine);
   uint32_t n = x->g->tasks->len;
+  if (sim_engine_stalled(x->engine)) {
+    /* Name the tasks that were running when the clock stopped. */
+    g_autoptr(GString) msg = g_string_new(NULL);
+    g_string_printf(msg, "the simulation stopped advancing at %.9f s (the same instant for over "
+                    "%d million events); running:", sim_time_to_s(sim_engine_now(x->engine)),
+                    SIM_STALL_EVENTS / 1000000);
+    int shown = 0;
+    for (sim_task_id t = 0; t < n && shown < 5; t++)
+      if (x->ts[t].started && !x->ts[t].done) {
+        g_string_append_printf(msg, " '%s'", TASK(x->g, t)->name);
+        shown++;
+      }
+    g_set_error_literal(error, DT_ERROR, DT_ERROR_INTERNAL, msg->str);
+    return FALSE;
+  }
   if (x->done_count == n)
     return TRUE;
   /* Name a few of the stuck tasks and why they are stuck. */

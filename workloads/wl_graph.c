@@ -70,7 +70,9 @@ int wl_model_add(wl_model *m, const char *name, wl_layer_kind kind, const wl_hpa
   s.kind = kind;
   s.hp = hp ? *hp : wl_hparams_default();
   s.n_parents = n_parents;
-  s.parents = g_memdup2(parents, sizeof(int) * (gsize)n_parents);
+  s.parents = g_new(int, n_parents > 0 ? n_parents : 1);
+  if (n_parents > 0)
+    memcpy(s.parents, parents, sizeof(int) * (gsize)n_parents);
   g_array_append_val(m->specs, s);
   m->finished = FALSE;
   return (int)m->specs->len - 1;

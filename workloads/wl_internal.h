@@ -45,6 +45,11 @@ int wl__find_line(const char *text, const char *needle);
 /* The same, searching from the first occurrence of "outer" (a block) when it is not NULL. */
 int wl__find_line_after(const char *text, const char *outer, const char *needle);
 
+/* A member that is a string, or NULL when it is absent or not a string. */
+const char *wl__json_string(JsonObject *o, const char *key);
+/* A member that is a number: FALSE when it is absent or not a number. */
+gboolean wl__json_number(JsonObject *o, const char *key, double *out);
+
 wl_model *wl__load_json(const char *source, JsonNode *root, const char *text, GError **error);
 wl_model *wl__load_paleo(const char *source, JsonNode *root, const char *text, GError **error);
 

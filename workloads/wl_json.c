@@ -15,6 +15,27 @@
 #define WL_FORMAT_NAME "dtsim-workload"
 #define WL_FORMAT_VERSION 1
 
+const char *wl__json_string(JsonObject *o, const char *key)
+{
+  JsonNode *n = json_object_get_member(o, key);
+  if (n == NULL || JSON_NODE_TYPE(n) != JSON_NODE_VALUE ||
+      json_node_get_value_type(n) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string(n);
+}
+
+gboolean wl__json_number(JsonObject *o, const char *key, double *out)
+{
+  JsonNode *n = json_object_get_member(o, key);
+  if (n == NULL || JSON_NODE_TYPE(n) != JSON_NODE_VALUE)
+    return FALSE;
+  GType t = json_node_get_value_type(n);
+  if (t != G_TYPE_DOUBLE && t != G_TYPE_INT64)
+    return FALSE;
+  *out = json_node_get_double(n);
+  return TRUE;
+}
+
 /* ---- Reading ------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -215,6 +236,19 @@ wl_model *wl__load_json(const char *source, JsonNode *root, const char *text, GE
 {
   ctx c = {source, text, NULL};
   JsonObject *top = json_node_get_object(root);
+  static const char *const top_keys[] = {"format", "version", "name", "description", "input",
+                                         "layers", NULL};
+  g_autoptr(GList) members = json_object_get_members(top);
+  for (GList *l = members; l; l = l->next) {
+    gboolean ok = FALSE;
+    for (int i = 0; top_keys[i] && !ok; i++)
+      ok = strcmp(top_keys[i], l->data) == 0;
+    if (!ok) {
+      ctx_error(&c, l->data, error, "unknown key (expected format, version, name, description, "
+                                    "input, layers)");
+      return NULL;
+    }
+  }
   JsonNode *n = json_object_get_member(top, "version");
   if (n && (JSON_NODE_TYPE(n) != JSON_NODE_VALUE || json_node_get_value_type(n) != G_TYPE_INT64 ||
             json_node_get_int(n) != WL_FORMAT_VERSION)) {
@@ -316,7 +350,7 @@ wl_model *wl_model_load_data(const char *source, const char *text, gsize len, GE
   JsonObject *top = json_node_get_object(root);
   JsonNode *layers = json_object_get_member(top, "layers");
   const char *format = json_object_has_member(top, "format")
-                           ? json_object_get_string_member_with_default(top, "format", "")
+                           ? (wl__json_string(top, "format") ? wl__json_string(top, "format") : "")
                            : NULL;
   if (format && strcmp(format, WL_FORMAT_NAME) != 0) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s:%d: format '%s' is not '%s'", source,

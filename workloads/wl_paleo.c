@@ -80,7 +80,7 @@ static gboolean int_at(const importer *im, const char *layer, int line, JsonObje
 static gboolean padding_of(const importer *im, const char *layer, int line, JsonObject *o,
                            wl_hparams *hp, GError **error)
 {
-  const char *p = json_object_get_string_member_with_default(o, "padding", NULL);
+  const char *p = wl__json_string(o, "padding");
   if (p && g_ascii_strcasecmp(p, "SAME") == 0)
     hp->pad_same = TRUE;
   else if (p && g_ascii_strcasecmp(p, "VALID") == 0)
@@ -135,7 +135,7 @@ static gboolean import_layer(importer *im, const char *name, const char *block, 
 {
   const char *local = block ? name + strlen(block) + 1 : name;
   int line = wl__find_line_after(im->text, block, local);
-  const char *type = json_object_get_string_member_with_default(o, "type", NULL);
+  const char *type = wl__json_string(o, "type");
   if (type == NULL)
     return perr(im, name, line, error, "type: missing");
   paleo_layer pl = {g_strdup(name), g_strdupv(parents), -1, -1, 0, line};
@@ -164,7 +164,7 @@ static gboolean import_layer(importer *im, const char *name, const char *block, 
          int_at(im, name, line, o, "strides", 4, 1, 1, &hp.sh, error) &&
          int_at(im, name, line, o, "strides", 4, 2, 1, &hp.sw, error) &&
          padding_of(im, name, line, o, &hp, error);
-    const char *norm = json_object_get_string_member_with_default(o, "normalizer_fn", NULL);
+    const char *norm = wl__json_string(o, "normalizer_fn");
     if (ok && norm && strcmp(norm, "batch_norm") != 0)
       ok = perr(im, name, line, error, "normalizer_fn: unknown normalizer '%s'", norm);
     if (ok) {
@@ -187,11 +187,17 @@ static gboolean import_layer(importer *im, const char *name, const char *block, 
       x = pl.head = add_spec(im, name, type[0] == 'P' ? WL_LAYER_MAXPOOL : WL_LAYER_AVGPOOL, &hp,
                              line);
   } else if (strcmp(type, "Dropout") == 0) {
-    double keep = json_object_get_double_member_with_default(o, "dropout_keep_prob", 0.5);
+    double keep = 0.5;
+    if (json_object_has_member(o, "dropout_keep_prob") &&
+        !wl__json_number(o, "dropout_keep_prob", &keep))
+      ok = perr(im, name, line, error, "dropout_keep_prob: expected a number");
     hp.drop_rate = 1.0 - keep;
-    x = pl.head = add_spec(im, name, WL_LAYER_DROPOUT, &hp, line);
+    if (ok)
+      x = pl.head = add_spec(im, name, WL_LAYER_DROPOUT, &hp, line);
   } else if (strcmp(type, "Concatenate") == 0) {
-    gint64 dim = json_object_get_int_member_with_default(o, "dim", 3);
+    double dim = 3;
+    if (json_object_has_member(o, "dim") && !wl__json_number(o, "dim", &dim))
+      dim = -1;
     if (dim != 3)
       ok = perr(im, name, line, error, "dim: only concatenation along channels (3) is supported");
     else
@@ -266,7 +272,7 @@ wl_model *wl__load_paleo(const char *source, JsonNode *root, const char *text, G
   JsonObject *top = json_node_get_object(root);
   JsonObject *layers = json_object_get_object_member(top, "layers");
   g_autofree char *base = g_path_get_basename(source);
-  const char *name = json_object_get_string_member_with_default(top, "name", base);
+  const char *name = wl__json_string(top, "name") ? wl__json_string(top, "name") : base;
   importer im = {source, text, wl_model_new(name, 0, 0, 0), NULL, NULL, NULL, FALSE, 0, 0, 0};
   g_autoptr(wl_model) m = im.m;
   m->source = g_strdup(source);
@@ -292,7 +298,7 @@ wl_model *wl__load_paleo(const char *source, JsonNode *root, const char *text, G
     g_auto(GStrv) parents = read_parents(&im, lname, line, lo, error);
     if (parents == NULL)
       return NULL;
-    const char *type = json_object_get_string_member_with_default(lo, "type", "");
+    const char *type = wl__json_string(lo, "type") ? wl__json_string(lo, "type") : "";
     if (strcmp(type, "ModelParallel") == 0) {
       perr(&im, lname, line, error, "ModelParallel blocks are not supported; use --strategy mp");
       return NULL;
@@ -307,7 +313,7 @@ wl_model *wl__load_paleo(const char *source, JsonNode *root, const char *text, G
       perr(&im, lname, line, error, "layers: a Block needs an object of layers");
       return NULL;
     }
-    const char *endpoint = json_object_get_string_member_with_default(lo, "endpoint", NULL);
+    const char *endpoint = wl__json_string(lo, "endpoint");
     if (endpoint)
       g_hash_table_insert(endpoints, g_strdup(lname), g_strdup_printf("%s/%s", lname, endpoint));
     g_autoptr(GList) subs = json_object_get_members(json_node_get_object(inner));
@@ -332,7 +338,7 @@ wl_model *wl__load_paleo(const char *source, JsonNode *root, const char *text, G
         for (guint i = 0; i < n; i++)
           resolved[i] = g_strdup_printf("%s/%s", lname, sp[i]);
       }
-      const char *stype = json_object_get_string_member_with_default(so, "type", "");
+      const char *stype = wl__json_string(so, "type") ? wl__json_string(so, "type") : "";
       if (strcmp(stype, "Block") == 0 || strcmp(stype, "ModelParallel") == 0) {
         perr(&im, full, sline, error, "blocks inside blocks are not supported");
         return NULL;

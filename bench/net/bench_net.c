@@ -90,9 +90,10 @@ static int run(const comm_topology *topo, const char *pattern, comm_net_model mo
 
 int main(int argc, char **argv)
 {
-  const char *system = "dgx1-v100", *topology = "fat-tree", *pattern = "all", *model = "both";
+  /* GOption allocates the strings it parses; the defaults are filled in afterwards. */
+  g_autofree char *system = NULL, *topology = NULL, *pattern = NULL, *model = NULL;
+  g_autofree char *bytes_text = NULL;
   int nodes = 256, rounds = 1000;
-  char *bytes_text = NULL;
   GOptionEntry entries[] = {
       {"system", 0, 0, G_OPTION_ARG_STRING, &system, "system preset", "NAME"},
       {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "nodes", "N"},
@@ -111,6 +112,14 @@ int main(int argc, char **argv)
     fprintf(stderr, "bench_net: %s\n", error->message);
     return 2;
   }
+  if (!system)
+    system = g_strdup("dgx1-v100");
+  if (!topology)
+    topology = g_strdup("fat-tree");
+  if (!pattern)
+    pattern = g_strdup("all");
+  if (!model)
+    model = g_strdup("both");
   if (nodes < 1 || rounds < 1) {
     fprintf(stderr, "bench_net: --nodes and --rounds must be at least 1\n");
     return 2;

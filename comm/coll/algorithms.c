@@ -3,6 +3,7 @@
 #include "coll_internal.h"
 #include "util.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- Plan helpers ------------------------------------------------------------------------- */
@@ -19,9 +20,26 @@ static coll__phase *add_phase(coll__plan *plan, const coll__phase_kind *kind,
 
 static uint32_t chunks_for(uint64_t bytes, const comm_coll_args *args)
 {
-  uint64_t chunk = args->chunk_bytes ? args->chunk_bytes : COMM_COLL_CHUNK_BYTES;
+  uint64_t chunk = args->chunk_bytes;
   uint64_t c = bytes == 0 ? 1 : (bytes + chunk - 1) / chunk;
   return (uint32_t)MIN(MAX(c, 1), (uint64_t)1 << 20);
+}
+
+/* The default pipeline depth of chains and trees. With D steps to fill the pipeline, the
+ * closed form is (D + C - 1)(alpha + B/C beta), smallest at C = sqrt((D - 1) B beta / alpha)
+ * (the segment-size choice of pipelined MPI broadcasts); alpha includes the per-step software
+ * cost. Bounded to [1, 1024] chunks of at least 4 KiB. `slowest_ps` and `latency_ps` are the
+ * slowest edge's time for the whole buffer and its latency. */
+static uint32_t best_chunks(uint64_t bytes, uint32_t depth, sim_time_ps slowest_ps,
+                            sim_time_ps latency_ps, const comm_coll_args *args)
+{
+  double alpha = (double)latency_ps + (double)args->step_ps;
+  double bw_term = (double)(slowest_ps - latency_ps);
+  if (depth <= 1 || alpha <= 0 || bw_term <= 0)
+    return 1;
+  double c = sqrt((depth - 1) * bw_term / alpha);
+  uint64_t max_c = MAX(bytes / 4096, 1);
+  return (uint32_t)MIN(MAX(llround(c), 1), (long long)MIN(max_c, 1024));
 }
 
 static gboolean is_pow2(uint32_t n)
@@ -65,12 +83,28 @@ static gboolean ring_reduce_scatter(coll__plan *plan, const comm_coll_group *g,
   return TRUE;
 }
 
+/* Chunks of a chain: the given chunk size, or the best count for its slowest hop. */
+static uint32_t chain_chunks(const comm_coll_group *g, const comm_coll_args *a)
+{
+  if (a->chunk_bytes)
+    return chunks_for(a->bytes, a);
+  sim_time_ps slowest = 0, lat = 0;
+  for (uint32_t r = 0; r + 1 < g->n; r++) {
+    sim_time_ps t = coll__p2p(g, r, r + 1, a->bytes);
+    if (t > slowest) {
+      slowest = t;
+      lat = coll__latency(g, r, r + 1);
+    }
+  }
+  return best_chunks(a->bytes, g->n - 1, slowest, lat, a);
+}
+
 static gboolean chain_broadcast(coll__plan *plan, const comm_coll_group *g,
                                 const comm_coll_args *a, GError **error)
 {
   coll__phase *ph = add_phase(plan, &coll__chain_bcast, g, a->bytes);
   ph->root = a->root;
-  ph->chunks = chunks_for(a->bytes, a);
+  ph->chunks = chain_chunks(g, a);
   return TRUE;
 }
 
@@ -79,7 +113,7 @@ static gboolean chain_reduce(coll__plan *plan, const comm_coll_group *g, const c
 {
   coll__phase *ph = add_phase(plan, &coll__chain_reduce, g, a->bytes);
   ph->root = a->root;
-  ph->chunks = chunks_for(a->bytes, a);
+  ph->chunks = chain_chunks(g, a);
   return TRUE;
 }
 
@@ -108,8 +142,29 @@ static gboolean tree_reduce(coll__plan *plan, const comm_coll_group *g, const co
 static gboolean dtree_allreduce(coll__plan *plan, const comm_coll_group *g,
                                 const comm_coll_args *a, GError **error)
 {
-  add_phase(plan, &coll__double_tree, g, a->bytes)->chunks =
-      chunks_for(coll__seg(a->bytes, 2, 0), a);
+  coll__phase *ph = add_phase(plan, &coll__double_tree, g, a->bytes);
+  uint64_t half = coll__seg(a->bytes, 2, 0);
+  ph->trees[0] = coll__tree_build(g, 0);
+  ph->trees[1] = coll__tree_build(g, 1);
+  if (a->chunk_bytes) {
+    ph->chunks = chunks_for(half, a);
+    return TRUE;
+  }
+  sim_time_ps slowest = 0, lat = 0;
+  for (int k = 0; k < 2; k++) {
+    for (uint32_t r = 0; r < g->n; r++) {
+      uint32_t p = ph->trees[k]->parent[r];
+      if (p == COLL__NONE)
+        continue;
+      sim_time_ps t = MAX(coll__p2p(g, r, p, half), coll__p2p(g, p, r, half));
+      if (t > slowest) {
+        slowest = t;
+        lat = MAX(coll__latency(g, r, p), coll__latency(g, p, r));
+      }
+    }
+  }
+  uint32_t height = MAX(ph->trees[0]->root_height, ph->trees[1]->root_height);
+  ph->chunks = best_chunks(half, 2 * height, slowest, lat, a);
   return TRUE;
 }
 
@@ -215,10 +270,11 @@ extern const comm_coll_algorithm coll__algorithms[];
 enum { ALG_RING, ALG_DTREE, ALG_TREE, ALG_RD, ALG_HD, ALG_ONETOALL, ALG_HIER, ALG_AUTO, ALG_N };
 
 /* Open MPI's tuned decision rules (coll_tuned_decision_fixed.c) for small messages, NCCL's
- * choices (rings inside a node, the double tree across nodes while latency dominates) above
- * them. The thresholds are stated in docs/collectives.md. */
+ * choices (rings inside a node, the double tree across nodes while latency dominates: a ring's
+ * latency grows with the node count, a tree's with its logarithm, so the switch-over size grows
+ * with the nodes) above them. The thresholds are stated in docs/collectives.md. */
 #define AUTO_SMALL_BYTES UINT64_C(10000)                    /* Open MPI: intermediate_message */
-#define AUTO_TREE_BYTES (UINT64_C(4) << 20)                 /* tree below, ring above, multi-node */
+#define AUTO_TREE_BYTES_PER_NODE (UINT64_C(64) << 10)      /* tree below nodes x this */
 #define AUTO_BCAST_SMALL_BYTES UINT64_C(12288)              /* Open MPI: bcast binomial below */
 #define AUTO_ALLGATHER_SMALL_BYTES UINT64_C(81920)          /* Open MPI: allgather RD below */
 #define AUTO_RS_SMALL_BYTES (UINT64_C(512) << 10)           /* halving below, ring above */
@@ -234,7 +290,7 @@ static const comm_coll_algorithm *auto_pick(const comm_coll_group *g, const comm
       return &coll__algorithms[ALG_RD];
     if (!multi)
       return &coll__algorithms[ALG_RING];
-    if (a->bytes < AUTO_TREE_BYTES)
+    if (a->bytes < AUTO_TREE_BYTES_PER_NODE * g->nodes)
       return &coll__algorithms[ALG_DTREE];
     if (g->per_node > 1)
       return &coll__algorithms[ALG_HIER];
@@ -268,8 +324,8 @@ const comm_coll_algorithm coll__algorithms[ALG_N] = {
                           "(broadcast/reduce: pipelined chain in chunks)",
                   OPS(ring_allreduce, ring_allgather, ring_reduce_scatter, chain_broadcast,
                       chain_reduce), NULL},
-    [ALG_DTREE] = {"double-tree", "NCCL's two complementary binary trees, half the buffer each, "
-                                  "pipelined in chunks (reduce up, broadcast down)",
+    [ALG_DTREE] = {"double-tree", "NCCL's two complementary binary trees over nodes (chains "
+                                  "inside), half the buffer each, pipelined in chunks",
                    OPS(dtree_allreduce, NULL, NULL, NULL, NULL), NULL},
     [ALG_TREE] = {"tree", "binomial tree: reduce to rank 0 then broadcast, log2(n) steps each of "
                           "the whole buffer",
@@ -359,7 +415,19 @@ gboolean coll__plan_build(coll__plan *plan, const comm_coll_group *group,
   }
   if (group->n <= 1)
     return TRUE;   /* nothing moves */
-  return algo->plan[args->op](plan, group, args, error);
+  if (!algo->plan[args->op](plan, group, args, error)) {
+    coll__plan_clear(plan);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void coll__plan_clear(coll__plan *plan)
+{
+  for (uint32_t i = 0; i < plan->nphases; i++)
+    for (int k = 0; k < 2; k++)
+      g_clear_pointer(&plan->phases[i].trees[k], coll__tree_free);
+  plan->nphases = 0;
 }
 
 uint32_t coll__plan_steps(const coll__plan *plan)

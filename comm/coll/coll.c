@@ -62,9 +62,12 @@ comm_coll_group *comm_coll_group_new(const comm_topology *topo, const uint32_t *
                                      uint32_t n)
 {
   g_return_val_if_fail(topo != NULL, NULL);
+  uint32_t devices = comm_topology_devices(topo);
   if (ranks == NULL)
-    n = comm_topology_devices(topo);
+    n = devices;
   g_return_val_if_fail(n >= 1, NULL);
+  for (uint32_t i = 0; ranks != NULL && i < n; i++)
+    g_return_val_if_fail(ranks[i] < devices, NULL);
   comm_coll_group *g = g_new0(comm_coll_group, 1);
   g->topo = topo;
   g->n = n;
@@ -72,34 +75,25 @@ comm_coll_group *comm_coll_group_new(const comm_topology *topo, const uint32_t *
   g->node = g_new(uint32_t, n);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t rank = ranks ? ranks[i] : i;
-    g_return_val_if_fail(rank < comm_topology_devices(topo), (comm_coll_group_free(g), NULL));
     g->eps[i] = comm_topology_device(topo, rank);
     g->node[i] = comm_topology_node_of(topo, rank);
   }
-  /* Count nodes as runs of equal node ids; uniform when every run has the same length and no
-   * node appears in two runs. */
-  g->nodes = 1;
-  uint32_t run = 1, first_run = 0;
-  gboolean uniform = TRUE;
+  /* The members form runs of equal nodes. The layout is uniform when every run has the same
+   * length and no node comes back in a later run. */
   g_autoptr(GHashTable) seen = g_hash_table_new(g_direct_hash, g_direct_equal);
-  g_hash_table_add(seen, GUINT_TO_POINTER(g->node[0] + 1));
-  for (uint32_t i = 1; i <= n; i++) {
-    if (i < n && g->node[i] == g->node[i - 1]) {
-      run++;
+  uint32_t run = 0, first_run = 0;
+  gboolean uniform = TRUE;
+  for (uint32_t i = 0; i < n; i++) {
+    run++;
+    if (i + 1 < n && g->node[i + 1] == g->node[i])
       continue;
-    }
     if (first_run == 0)
       first_run = run;
     else if (run != first_run)
       uniform = FALSE;
-    run = 1;
-    if (i < n) {
-      if (g_hash_table_contains(seen, GUINT_TO_POINTER(g->node[i] + 1)))
-        uniform = FALSE;
-      else
-        g->nodes++;
-      g_hash_table_add(seen, GUINT_TO_POINTER(g->node[i] + 1));
-    }
+    if (!g_hash_table_add(seen, GUINT_TO_POINTER(g->node[i] + 1)))
+      uniform = FALSE;   /* the node was already there */
+    run = 0;
   }
   g->nodes = g_hash_table_size(seen);
   g->per_node = uniform ? first_run : 0;
@@ -132,11 +126,13 @@ uint32_t comm_coll_group_per_node(const comm_coll_group *g)
 
 /* ---- Closed forms --------------------------------------------------------------------------- */
 
-static sim_time_ps plan_analytic(const coll__plan *plan, double reduce_Bps)
+/* The closed form of a plan: the launch cost plus its phases one after the other. */
+static sim_time_ps plan_analytic(const coll__plan *plan, const comm_coll_args *args)
 {
-  sim_time_ps total = 0;
+  coll__cost cost = {args->reduce_Bps, args->step_ps};
+  sim_time_ps total = plan->nphases > 0 ? args->launch_ps : 0;
   for (uint32_t i = 0; i < plan->nphases; i++)
-    total = sim_time_add_sat(total, plan->phases[i].kind->analytic(&plan->phases[i], reduce_Bps));
+    total = sim_time_add_sat(total, plan->phases[i].kind->analytic(&plan->phases[i], &cost));
   return total;
 }
 
@@ -148,7 +144,8 @@ gboolean comm_coll_analytic_time(const comm_topology *topo, const comm_coll_grou
   coll__plan plan;
   if (!coll__plan_build(&plan, group, algo, args, error))
     return FALSE;
-  *out_ps = plan_analytic(&plan, args->reduce_Bps);
+  *out_ps = plan_analytic(&plan, args);
+  coll__plan_clear(&plan);
   return TRUE;
 }
 
@@ -157,8 +154,7 @@ gboolean comm_coll_analytic_time(const comm_topology *topo, const comm_coll_grou
 typedef struct {
   uint32_t step;          /* global step index the rank is in */
   uint32_t outstanding;   /* sends and receives of that step not yet complete */
-  uint64_t reduce_bytes;  /* to reduce when they are */
-  sim_time_ps extra_ps;
+  sim_time_ps delay_ps;   /* then: folded latency, software overhead, reduction */
 } coll_rank;
 
 struct comm_coll {
@@ -168,6 +164,7 @@ struct comm_coll {
   const comm_coll_algorithm *algo;   /* resolved */
   comm_coll_args args;
   coll__plan plan;
+  coll__cost cost;
   uint32_t total_steps;
   uint32_t phase_first[COLL__MAX_PHASES + 1];   /* first global step of each phase */
 
@@ -201,6 +198,7 @@ comm_coll *comm_coll_new(comm_net *net, const comm_coll_group *group,
   c->engine = comm_net_engine(net);
   c->g = group;
   c->args = *args;
+  c->cost = (coll__cost){args->reduce_Bps, args->step_ps};
   c->algo = comm_coll_resolve(algo, group, args);
   if (!coll__plan_build(&c->plan, group, algo, args, error))
     return NULL;
@@ -220,6 +218,7 @@ void comm_coll_free(comm_coll *c)
 {
   if (c == NULL)
     return;
+  coll__plan_clear(&c->plan);
   g_free(c->ranks);
   g_free(c->recv_bytes);
   g_free(c->scratch);
@@ -261,8 +260,7 @@ static void on_step_delay(sim_engine *engine, void *data, uint64_t arg)
 static void rank_step_complete(comm_coll *c, uint32_t r)
 {
   coll_rank *rk = &c->ranks[r];
-  sim_time_ps delay = sim_time_add_sat(rk->extra_ps,
-                                       coll__reduce_time(rk->reduce_bytes, c->args.reduce_Bps));
+  sim_time_ps delay = rk->delay_ps;
   if (delay > 0) {
     sim_engine_schedule_in(c->engine, delay, on_step_delay, c, r);
     return;
@@ -314,8 +312,7 @@ static void rank_advance(comm_coll *c, uint32_t r)
     phase->kind->step(phase, r, rk->step - c->phase_first[ph], &st);
 
     rk->outstanding = st.nsend + st.nrecv;
-    rk->reduce_bytes = st.reduce_bytes;
-    rk->extra_ps = st.extra_ps;
+    rk->delay_ps = coll__step_delay(&st, &c->cost);
     for (uint32_t i = 0; i < st.nsend; i++) {
       uint32_t dst = st.send[i].peer;
       coll_msg *msg = g_new(coll_msg, 1);
@@ -340,16 +337,22 @@ static void rank_advance(comm_coll *c, uint32_t r)
     }
     if (rk->outstanding > 0)
       return;
-    sim_time_ps delay = sim_time_add_sat(rk->extra_ps,
-                                         coll__reduce_time(rk->reduce_bytes, c->args.reduce_Bps));
-    if (delay > 0) {
-      sim_engine_schedule_in(c->engine, delay, on_step_delay, c, r);
+    if (rk->delay_ps > 0) {
+      sim_engine_schedule_in(c->engine, rk->delay_ps, on_step_delay, c, r);
       return;
     }
     rk->step++;
   }
   if (++c->ranks_done == c->g->n)
     coll_finish(c);
+}
+
+/* The launch cost has passed: every rank enters its first step. */
+static void on_launched(sim_engine *engine, void *data, uint64_t arg)
+{
+  comm_coll *c = data;
+  for (uint32_t r = 0; r < c->g->n; r++)
+    rank_advance(c, r);
 }
 
 static void on_start_empty(sim_engine *engine, void *data, uint64_t arg)
@@ -365,7 +368,7 @@ void comm_coll_start(comm_coll *c, comm_done_fn done, void *user)
   c->user = user;
   c->t0 = sim_engine_now(c->engine);
   if (comm_net_get_model(c->net) == COMM_NET_ANALYTIC) {
-    sim_time_ps t = plan_analytic(&c->plan, c->args.reduce_Bps);
+    sim_time_ps t = plan_analytic(&c->plan, &c->args);
     sim_engine_schedule_in(c->engine, t, on_analytic_done, c, 0);
     return;
   }
@@ -373,8 +376,11 @@ void comm_coll_start(comm_coll *c, comm_done_fn done, void *user)
     sim_engine_schedule_in(c->engine, 0, on_start_empty, c, 0);
     return;
   }
-  for (uint32_t r = 0; r < c->g->n; r++)
-    rank_advance(c, r);
+  if (c->args.launch_ps > 0) {
+    sim_engine_schedule_in(c->engine, c->args.launch_ps, on_launched, c, 0);
+    return;
+  }
+  on_launched(c->engine, c, 0);
 }
 
 gboolean comm_coll_finished(const comm_coll *c)

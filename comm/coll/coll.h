@@ -71,12 +71,12 @@ typedef struct {
   uint64_t bytes;          /* nccl-tests size, see the top of this file */
   uint32_t root;           /* broadcast and reduce: the root's group index */
   double reduce_Bps;       /* reduction rate on the device, bytes/s; 0: reductions are free */
-  uint64_t chunk_bytes;    /* pipeline chunk of chains and trees; 0: COMM_COLL_CHUNK_BYTES */
+  uint64_t chunk_bytes;    /* pipeline chunk of chains and trees; 0: the chunk count that
+                            * minimises the pipeline's closed form (docs/collectives.md) */
   comm_coll_form form;
+  sim_time_ps launch_ps;   /* software cost before the first transfer (kernel launch, setup) */
+  sim_time_ps step_ps;     /* software cost of every step a rank takes part in (protocol) */
 } comm_coll_args;
-
-/* NCCL's default: a 4 MiB buffer per channel split into 8 step slots (NCCL_BUFFSIZE / NCCL_STEPS). */
-#define COMM_COLL_CHUNK_BYTES (UINT64_C(512) * 1024)
 
 /* The registry, in a fixed order. */
 size_t comm_coll_algorithm_count(void);

@@ -23,22 +23,45 @@ typedef struct {
 
 /* What one rank does in one step. Sends start when the rank enters the step; the rank leaves
  * it when its sends are done and `nrecv` messages have arrived, after `extra_ps` (latency of
- * the steps a pipelined phase folds into one) plus the reduction of `reduce_bytes`. */
+ * the steps a pipelined phase folds into one), the software overhead of the `folded` steps it
+ * stands for (when it moves anything) and the reduction of `reduce_bytes`. */
 typedef struct {
   uint32_t nsend;
   coll__xfer *send;      /* room for the group size; filled by the phase kind */
   uint32_t nrecv;
   uint64_t reduce_bytes;
   sim_time_ps extra_ps;
+  uint32_t folded;       /* steps this one stands for; 0 is read as 1 */
 } coll__step;
 
+/* What the closed forms need besides the phase: the reduction rate (bytes/s, 0: free) and the
+ * software overhead per step. */
+typedef struct {
+  double reduce_Bps;
+  sim_time_ps step_ps;
+} coll__cost;
+
 typedef struct coll__phase coll__phase;
+
+#define COLL__NONE UINT32_MAX
+
+/* A spanning tree of the group (double-tree): parent of each member (COLL__NONE at the root),
+ * children in CSR form, heights (leaves 0) and depths (root 0). */
+typedef struct {
+  uint32_t n, root, root_height;
+  uint32_t *parent, *height, *depth;
+  uint32_t *child_first;   /* n + 1 entries */
+  uint32_t *child;
+} coll__tree;
+
+coll__tree *coll__tree_build(const comm_coll_group *group, int which);
+void coll__tree_free(coll__tree *tree);
 
 typedef struct {
   const char *name;
   uint32_t (*steps)(const coll__phase *ph);
   void (*step)(const coll__phase *ph, uint32_t rank, uint32_t step, coll__step *out);
-  sim_time_ps (*analytic)(const coll__phase *ph, double reduce_Bps);
+  sim_time_ps (*analytic)(const coll__phase *ph, const coll__cost *cost);
 } coll__phase_kind;
 
 /* A phase works inside subgroups of `m` members spaced `stride` apart: member i of rank r's
@@ -56,6 +79,7 @@ struct coll__phase {
   uint32_t offset;       /* ring allgather: 1 when rank p starts owning segment p + 1 */
   uint32_t chunks;       /* pipeline chunks */
   gboolean pipelined;    /* ring phases: one step carrying every step's bytes */
+  coll__tree *trees[2];  /* double-tree: owned by the plan */
 };
 
 #define COLL__MAX_PHASES 4
@@ -84,6 +108,8 @@ gboolean coll__plan_build(coll__plan *plan, const comm_coll_group *group,
                           const comm_coll_algorithm *algo, const comm_coll_args *args,
                           GError **error);
 uint32_t coll__plan_steps(const coll__plan *plan);
+/* Frees what the plan's phases own; the plan may be built again afterwards. */
+void coll__plan_clear(coll__plan *plan);
 
 /* Phase kinds. */
 extern const coll__phase_kind coll__ring_rs, coll__ring_ag, coll__binomial_reduce,
@@ -99,5 +125,7 @@ uint64_t coll__phase_bytes(const coll__phase *ph, uint32_t rank);
 sim_time_ps coll__p2p(const comm_coll_group *g, uint32_t a, uint32_t b, uint64_t bytes);
 sim_time_ps coll__latency(const comm_coll_group *g, uint32_t a, uint32_t b);
 sim_time_ps coll__reduce_time(uint64_t bytes, double reduce_Bps);
+/* Delay after a rank's step: folded latency, software overhead, reduction. */
+sim_time_ps coll__step_delay(const coll__step *st, const coll__cost *cost);
 
 #endif

@@ -61,6 +61,19 @@ sim_time_ps coll__reduce_time(uint64_t bytes, double reduce_Bps)
   return sim_time_for_work((double)bytes, reduce_Bps);
 }
 
+sim_time_ps coll__step_delay(const coll__step *st, const coll__cost *cost)
+{
+  sim_time_ps d = sim_time_add_sat(st->extra_ps, coll__reduce_time(st->reduce_bytes,
+                                                                   cost->reduce_Bps));
+  if ((st->nsend > 0 || st->nrecv > 0) && cost->step_ps > 0) {
+    sim_time_ps sw;
+    if (!sim_time_mul(cost->step_ps, st->folded ? st->folded : 1, &sw))
+      sw = SIM_TIME_MAX;
+    d = sim_time_add_sat(d, sw);
+  }
+  return d;
+}
+
 static uint32_t log2_ceil(uint32_t m)
 {
   uint32_t l = 0;
@@ -91,7 +104,7 @@ static void add_send(coll__step *out, uint32_t peer, uint64_t bytes)
  * on an idle network, so it is exact also where ranks idle through a step (binomial trees and
  * recursive doubling on groups that are not powers of two). O(steps x n) arithmetic, no
  * engine events. */
-static sim_time_ps generic_analytic(const coll__phase *ph, double reduce_Bps)
+static sim_time_ps generic_analytic(const coll__phase *ph, const coll__cost *cost)
 {
   const comm_coll_group *g = ph->group;
   uint32_t steps = ph->kind->steps(ph), n = g->n;
@@ -111,7 +124,7 @@ static sim_time_ps generic_analytic(const coll__phase *ph, double reduce_Bps)
         finish[r] = MAX(finish[r], at);
         finish[dst] = MAX(finish[dst], at);
       }
-      delay[r] = sim_time_add_sat(st.extra_ps, coll__reduce_time(st.reduce_bytes, reduce_Bps));
+      delay[r] = coll__step_delay(&st, cost);
     }
     for (uint32_t r = 0; r < n; r++)
       ready[r] = sim_time_add_sat(finish[r], delay[r]);
@@ -156,6 +169,7 @@ static void ring_rs_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__st
     add_send(out, next, b - coll__seg(b, m, (p + 1) % m));
     out->reduce_bytes = b - coll__seg(b, m, p);
     out->extra_ps = ring_extra(ph, r);
+    out->folded = m - 1;
     return;
   }
   add_send(out, next, coll__seg(b, m, (p + m - s % m) % m));
@@ -174,13 +188,14 @@ static void ring_ag_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__st
   if (ph->pipelined) {
     add_send(out, next, b - coll__seg(b, m, (own + 1) % m));
     out->extra_ps = ring_extra(ph, r);
+    out->folded = m - 1;
     return;
   }
   add_send(out, next, coll__seg(b, m, (own + m - s % m) % m));
 }
 
 /* (m - 1) steps of the slowest ring hop carrying the largest segment. */
-static sim_time_ps ring_analytic(const coll__phase *ph, double reduce_Bps, gboolean reduce)
+static sim_time_ps ring_analytic(const coll__phase *ph, const coll__cost *cost, gboolean reduce)
 {
   const comm_coll_group *g = ph->group;
   if (ph->m <= 1)
@@ -193,21 +208,23 @@ static sim_time_ps ring_analytic(const coll__phase *ph, double reduce_Bps, gbool
     worst = MAX(worst, coll__p2p(g, r, next, seg));
     seg_max = MAX(seg_max, seg);
   }
-  sim_time_ps step = sim_time_add_sat(worst, reduce ? coll__reduce_time(seg_max, reduce_Bps) : 0);
+  sim_time_ps step = sim_time_add_sat(worst, reduce ? coll__reduce_time(seg_max,
+                                                                         cost->reduce_Bps) : 0);
+  step = sim_time_add_sat(step, cost->step_ps);
   sim_time_ps total;
   if (!sim_time_mul(step, (int64_t)ph->m - 1, &total))
     total = SIM_TIME_MAX;
   return total;
 }
 
-static sim_time_ps ring_rs_analytic(const coll__phase *ph, double reduce_Bps)
+static sim_time_ps ring_rs_analytic(const coll__phase *ph, const coll__cost *cost)
 {
-  return ring_analytic(ph, reduce_Bps, TRUE);
+  return ring_analytic(ph, cost, TRUE);
 }
 
-static sim_time_ps ring_ag_analytic(const coll__phase *ph, double reduce_Bps)
+static sim_time_ps ring_ag_analytic(const coll__phase *ph, const coll__cost *cost)
 {
-  return ring_analytic(ph, reduce_Bps, FALSE);
+  return ring_analytic(ph, cost, FALSE);
 }
 
 const coll__phase_kind coll__ring_rs = {"ring-reduce-scatter", ring_steps, ring_rs_step,
@@ -414,7 +431,7 @@ static void scatter_root_step(const coll__phase *ph, uint32_t r, uint32_t s, col
 
 /* The root's own link carries all m - 1 buffers, so the closed form charges the slowest route
  * to or from the root with (m - 1) x bytes: alpha + (m - 1) B beta (+ (m - 1) B gamma). */
-static sim_time_ps root_analytic(const coll__phase *ph, double reduce_Bps, gboolean gather)
+static sim_time_ps root_analytic(const coll__phase *ph, const coll__cost *cost, gboolean gather)
 {
   const comm_coll_group *g = ph->group;
   if (ph->m <= 1)
@@ -430,17 +447,18 @@ static sim_time_ps root_analytic(const coll__phase *ph, double reduce_Bps, gbool
     worst = MAX(worst, gather ? coll__p2p(g, r, root, all) : coll__p2p(g, root, r, all));
     reduce = MAX(reduce, all);
   }
-  return sim_time_add_sat(worst, gather ? coll__reduce_time(reduce, reduce_Bps) : 0);
+  worst = sim_time_add_sat(worst, cost->step_ps);
+  return sim_time_add_sat(worst, gather ? coll__reduce_time(reduce, cost->reduce_Bps) : 0);
 }
 
-static sim_time_ps gather_root_analytic(const coll__phase *ph, double reduce_Bps)
+static sim_time_ps gather_root_analytic(const coll__phase *ph, const coll__cost *cost)
 {
-  return root_analytic(ph, reduce_Bps, TRUE);
+  return root_analytic(ph, cost, TRUE);
 }
 
-static sim_time_ps scatter_root_analytic(const coll__phase *ph, double reduce_Bps)
+static sim_time_ps scatter_root_analytic(const coll__phase *ph, const coll__cost *cost)
 {
-  return root_analytic(ph, reduce_Bps, FALSE);
+  return root_analytic(ph, cost, FALSE);
 }
 
 const coll__phase_kind coll__gather_root = {"gather-to-root", one_step, gather_root_step,
@@ -481,7 +499,7 @@ static void chain_reduce_step(const coll__phase *ph, uint32_t r, uint32_t t, col
 }
 
 /* (m - 2 + C) steps of the slowest hop carrying the largest chunk. */
-static sim_time_ps chain_analytic(const coll__phase *ph, double reduce_Bps, gboolean reduce)
+static sim_time_ps chain_analytic(const coll__phase *ph, const coll__cost *cost, gboolean reduce)
 {
   const comm_coll_group *g = ph->group;
   if (ph->m <= 1)
@@ -497,21 +515,23 @@ static sim_time_ps chain_analytic(const coll__phase *ph, double reduce_Bps, gboo
     worst = MAX(worst, reduce ? coll__p2p(g, next, r, chunk) : coll__p2p(g, r, next, chunk));
     chunk_max = MAX(chunk_max, chunk);
   }
-  sim_time_ps step = sim_time_add_sat(worst, reduce ? coll__reduce_time(chunk_max, reduce_Bps) : 0);
+  sim_time_ps step = sim_time_add_sat(worst, reduce ? coll__reduce_time(chunk_max,
+                                                                         cost->reduce_Bps) : 0);
+  step = sim_time_add_sat(step, cost->step_ps);
   sim_time_ps total;
   if (!sim_time_mul(step, (int64_t)chain_steps(ph), &total))
     total = SIM_TIME_MAX;
   return total;
 }
 
-static sim_time_ps chain_bcast_analytic(const coll__phase *ph, double reduce_Bps)
+static sim_time_ps chain_bcast_analytic(const coll__phase *ph, const coll__cost *cost)
 {
-  return chain_analytic(ph, reduce_Bps, FALSE);
+  return chain_analytic(ph, cost, FALSE);
 }
 
-static sim_time_ps chain_reduce_analytic(const coll__phase *ph, double reduce_Bps)
+static sim_time_ps chain_reduce_analytic(const coll__phase *ph, const coll__cost *cost)
 {
-  return chain_analytic(ph, reduce_Bps, TRUE);
+  return chain_analytic(ph, cost, TRUE);
 }
 
 const coll__phase_kind coll__chain_bcast = {"chain-broadcast", chain_steps, chain_bcast_step,
@@ -521,30 +541,89 @@ const coll__phase_kind coll__chain_reduce = {"chain-reduce", chain_steps, chain_
 
 /* ---- NCCL's double binary tree ------------------------------------------------------------- */
 
-/* Two heap-shaped binary trees over the positions, the second mirrored (position m - 1 - q), so
- * that most leaves of one tree are inner nodes of the other. Each tree carries half the buffer
- * in `chunks` pipelined chunks: a node of height h sends chunk c to its parent at step h + c;
- * the root (height H) starts broadcasting chunk c at step H + c and a node at depth d forwards
- * it to its children at step H + d + c. */
-static uint32_t heap_height(uint32_t x, uint32_t m)
+/* NCCL's trees: inside a node the ranks form a chain; across nodes the chains' heads form a
+ * binary tree in heap order over the nodes. The second tree mirrors the first (node i takes heap
+ * position nodes - 1 - i, and the chain runs the other way, so its head is the node's last
+ * rank), which makes most leaf nodes of one tree inner nodes of the other and puts the two trees'
+ * inter-node traffic on different ranks (and NICs). A group without a uniform node layout is
+ * one node per rank. */
+coll__tree *coll__tree_build(const comm_coll_group *g, int which)
 {
-  uint32_t h = 0;
-  for (uint64_t c = 2 * (uint64_t)x + 1; c < m; c = 2 * c + 1)
-    h++;
-  return h;
+  uint32_t n = g->n, per = g->per_node ? g->per_node : 1, nodes = n / per;
+  coll__tree *t = g_new0(coll__tree, 1);
+  t->n = n;
+  t->parent = g_new(uint32_t, n);
+  t->height = g_new0(uint32_t, n);
+  t->depth = g_new0(uint32_t, n);
+  t->child_first = g_new0(uint32_t, n + 1);
+  t->child = g_new(uint32_t, n);
+  for (uint32_t r = 0; r < n; r++) {
+    uint32_t node = r / per, local = r % per;
+    uint32_t head = which == 0 ? 0 : per - 1;
+    uint32_t pos = which == 0 ? node : nodes - 1 - node;
+    if (local != head) {
+      t->parent[r] = which == 0 ? r - 1 : r + 1;
+    } else if (pos == 0) {
+      t->parent[r] = COLL__NONE;
+      t->root = r;
+    } else {
+      uint32_t ppos = (pos - 1) / 2, pnode = which == 0 ? ppos : nodes - 1 - ppos;
+      t->parent[r] = pnode * per + head;
+    }
+  }
+  /* Children in rank order (counting sort by parent). */
+  for (uint32_t r = 0; r < n; r++)
+    if (t->parent[r] != COLL__NONE)
+      t->child_first[t->parent[r] + 1]++;
+  for (uint32_t r = 0; r < n; r++)
+    t->child_first[r + 1] += t->child_first[r];
+  g_autofree uint32_t *fill = g_memdup2(t->child_first, n * sizeof(uint32_t));
+  for (uint32_t r = 0; r < n; r++)
+    if (t->parent[r] != COLL__NONE)
+      t->child[fill[t->parent[r]]++] = r;
+  /* Depths breadth-first from the root, heights in the reverse order. */
+  g_autofree uint32_t *order = g_new(uint32_t, n);
+  uint32_t head = 0, tail = 0;
+  order[tail++] = t->root;
+  while (head < tail) {
+    uint32_t r = order[head++];
+    for (uint32_t i = t->child_first[r]; i < t->child_first[r + 1]; i++) {
+      t->depth[t->child[i]] = t->depth[r] + 1;
+      order[tail++] = t->child[i];
+    }
+  }
+  g_assert(tail == n);
+  for (uint32_t i = n; i-- > 0;) {
+    uint32_t r = order[i];
+    if (t->parent[r] != COLL__NONE)
+      t->height[t->parent[r]] = MAX(t->height[t->parent[r]], t->height[r] + 1);
+  }
+  t->root_height = t->height[t->root];
+  return t;
 }
 
-static uint32_t heap_depth(uint32_t x)
+void coll__tree_free(coll__tree *t)
 {
-  uint32_t d = 0;
-  for (uint64_t v = (uint64_t)x + 1; v > 1; v /= 2)
-    d++;
-  return d;
+  if (t == NULL)
+    return;
+  g_free(t->parent);
+  g_free(t->height);
+  g_free(t->depth);
+  g_free(t->child_first);
+  g_free(t->child);
+  g_free(t);
 }
 
+/* Each tree carries half the buffer in `chunks` pipelined chunks: a rank of height h sends
+ * chunk c to its parent at step h + c (after its children's chunk c came in at step h - 1 + c
+ * or earlier); the root (height H) starts broadcasting chunk c at step H + c and a rank at
+ * depth d forwards it to its children at step H + d + c. */
 static uint32_t dtree_steps(const coll__phase *ph)
 {
-  return ph->m > 1 ? 2 * heap_height(0, ph->m) + ph->chunks - 1 : 0;
+  if (ph->group->n <= 1)
+    return 0;
+  uint32_t h = MAX(ph->trees[0]->root_height, ph->trees[1]->root_height);
+  return 2 * h + ph->chunks - 1;
 }
 
 static gboolean in_window(uint32_t t, uint32_t start, uint32_t chunks, uint32_t *c)
@@ -555,61 +634,59 @@ static gboolean in_window(uint32_t t, uint32_t start, uint32_t chunks, uint32_t 
   return TRUE;
 }
 
-static void dtree_step(const coll__phase *ph, uint32_t r, uint32_t t, coll__step *out)
+static void dtree_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step *out)
 {
-  uint32_t m = ph->m, q = coll__pos(ph, r), height = heap_height(0, m), c;
   uint64_t b = coll__phase_bytes(ph, r);
-  for (uint32_t tree = 0; tree < 2; tree++) {
-    uint64_t tb = coll__seg(b, 2, tree);
-    uint32_t x = tree == 0 ? q : m - 1 - q;
-#define HEAP_MEMBER(pos) coll__member(ph, r, tree == 0 ? (pos) : m - 1 - (pos))
-    if (x != 0 && in_window(t, heap_height(x, m), ph->chunks, &c))
-      add_send(out, HEAP_MEMBER((x - 1) / 2), coll__seg(tb, ph->chunks, c));
-    for (uint64_t ch = 2 * (uint64_t)x + 1; ch <= 2 * (uint64_t)x + 2 && ch < m; ch++) {
-      if (in_window(t, heap_height((uint32_t)ch, m), ph->chunks, &c)) {
+  uint32_t c;
+  for (int k = 0; k < 2; k++) {
+    const coll__tree *t = ph->trees[k];
+    uint64_t tb = coll__seg(b, 2, (uint64_t)k);
+    uint32_t height = t->root_height, d = t->depth[r];
+    gboolean inner = t->child_first[r + 1] > t->child_first[r];
+    if (t->parent[r] != COLL__NONE && in_window(s, t->height[r], ph->chunks, &c))
+      add_send(out, t->parent[r], coll__seg(tb, ph->chunks, c));
+    for (uint32_t i = t->child_first[r]; i < t->child_first[r + 1]; i++) {
+      if (in_window(s, t->height[t->child[i]], ph->chunks, &c)) {
         out->nrecv++;
         out->reduce_bytes += coll__seg(tb, ph->chunks, c);
       }
     }
-    uint32_t d = heap_depth(x);
-    if (2 * (uint64_t)x + 1 < m && in_window(t, height + d, ph->chunks, &c))
-      for (uint64_t ch = 2 * (uint64_t)x + 1; ch <= 2 * (uint64_t)x + 2 && ch < m; ch++)
-        add_send(out, HEAP_MEMBER((uint32_t)ch), coll__seg(tb, ph->chunks, c));
-    if (x != 0 && in_window(t, height + d - 1, ph->chunks, &c))
+    if (inner && in_window(s, height + d, ph->chunks, &c))
+      for (uint32_t i = t->child_first[r]; i < t->child_first[r + 1]; i++)
+        add_send(out, t->child[i], coll__seg(tb, ph->chunks, c));
+    if (t->parent[r] != COLL__NONE && in_window(s, height + d - 1, ph->chunks, &c))
       out->nrecv++;
-#undef HEAP_MEMBER
   }
 }
 
-/* (2H + C - 1) steps of the slowest tree edge carrying the largest chunk, plus the reductions
- * of two chunks per step while chunks climb (H + C - 1 steps). Concurrent sends of one rank
- * are not charged against each other here; the flow model shows that sharing. */
-static sim_time_ps dtree_analytic(const coll__phase *ph, double reduce_Bps)
+/* (2H + C - 1) steps of the slowest tree edge carrying the largest chunk, plus the reduction of
+ * the largest fan-in per step while chunks climb (H + C - 1 steps). Concurrent sends of one
+ * rank are not charged against each other here; the flow model shows that sharing. */
+static sim_time_ps dtree_analytic(const coll__phase *ph, const coll__cost *cost)
 {
   const comm_coll_group *g = ph->group;
-  uint32_t m = ph->m;
-  if (m <= 1)
+  if (g->n <= 1)
     return 0;
   sim_time_ps worst = 0;
   uint64_t chunk_max = 0;
-  for (uint32_t r = 0; r < g->n; r++) {
-    uint32_t q = coll__pos(ph, r);
-    uint64_t chunk = coll__seg(coll__seg(coll__phase_bytes(ph, r), 2, 0), ph->chunks, 0);
-    chunk_max = MAX(chunk_max, chunk);
-    for (uint32_t tree = 0; tree < 2; tree++) {
-      uint32_t x = tree == 0 ? q : m - 1 - q;
-      if (x == 0)
+  uint32_t fan_in = 1;
+  for (int k = 0; k < 2; k++) {
+    const coll__tree *t = ph->trees[k];
+    for (uint32_t r = 0; r < g->n; r++) {
+      uint64_t chunk = coll__seg(coll__seg(coll__phase_bytes(ph, r), 2, (uint64_t)k), ph->chunks, 0);
+      chunk_max = MAX(chunk_max, chunk);
+      fan_in = MAX(fan_in, t->child_first[r + 1] - t->child_first[r]);
+      uint32_t p = t->parent[r];
+      if (p == COLL__NONE)
         continue;
-      uint32_t px = (x - 1) / 2;
-      uint32_t parent = coll__member(ph, r, tree == 0 ? px : m - 1 - px);
-      worst = MAX(worst, MAX(coll__p2p(g, r, parent, chunk), coll__p2p(g, parent, r, chunk)));
+      worst = MAX(worst, MAX(coll__p2p(g, r, p, chunk), coll__p2p(g, p, r, chunk)));
     }
   }
-  uint32_t height = heap_height(0, m);
+  uint32_t height = MAX(ph->trees[0]->root_height, ph->trees[1]->root_height);
   sim_time_ps steps_t, red_t;
-  if (!sim_time_mul(worst, (int64_t)dtree_steps(ph), &steps_t))
+  if (!sim_time_mul(sim_time_add_sat(worst, cost->step_ps), (int64_t)dtree_steps(ph), &steps_t))
     steps_t = SIM_TIME_MAX;
-  if (!sim_time_mul(coll__reduce_time(2 * chunk_max, reduce_Bps),
+  if (!sim_time_mul(coll__reduce_time(fan_in * chunk_max, cost->reduce_Bps),
                     (int64_t)height + ph->chunks - 1, &red_t))
     red_t = SIM_TIME_MAX;
   return sim_time_add_sat(steps_t, red_t);

@@ -89,6 +89,12 @@ t_off=$("$DTSIM" run --model demo --devices-per-node 8 --overlap off --json | js
 t_on=$("$DTSIM" run --model demo --devices-per-node 8 --overlap on --json | json_num iteration_time_s)
 awk -v a="$t_on" -v b="$t_off" 'BEGIN { exit !(a <= b) }' && ok "overlap on ($t_on s) <= off ($t_off s)" || bad "overlap on $t_on > off $t_off"
 
+# One device standing for all (symmetric data parallel on the analytic network) is exact: the
+# same iteration as simulating all 32 devices.
+t_sym=$("$DTSIM" run --nodes 4 --net-model analytic --allreduce hierarchical --iterations 2 --json | json_num iteration_time_s)
+t_all=$("$DTSIM" run --nodes 4 --net-model analytic --allreduce hierarchical --iterations 2 --symmetry off --json | json_num iteration_time_s)
+[ -n "$t_sym" ] && [ "$t_sym" = "$t_all" ] && ok "symmetric run equals full run ($t_sym s)" || bad "symmetric $t_sym != full $t_all"
+
 # --- outputs ----------------------------------------------------------------------------------
 "$DTSIM" run --model demo --devices-per-node 4 --iterations 2 --trace "$TMP/t.json" --csv "$TMP/t.csv" >/dev/null 2>"$TMP/err" &&
   head -c 16 "$TMP/t.json" | grep -q '{"traceEvents":' && ok "trace written" || bad "trace: $(cat "$TMP/err")"

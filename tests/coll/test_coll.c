@@ -103,8 +103,13 @@ static void test_closed_forms(void **state)
   assert_int_equal(analytic(t4, g4, "onetoall", &a), SIM_US(242 + 30 + 242));
   /* Chain broadcast of 2 MiB in 4 chunks of 512 KiB: 4 - 2 + 4 = 6 steps of
    * 2 us + 524288 / 12.5e9 s = 43.94304 us. */
-  comm_coll_args b = {.op = COMM_COLL_BROADCAST, .bytes = 2 << 20};
+  comm_coll_args b = {.op = COMM_COLL_BROADCAST, .bytes = 2 << 20, .chunk_bytes = 512 << 10};
   assert_int_equal(analytic(t4, g4, "ring", &b), SIM_PS(6 * INT64_C(43943040)));
+  /* Without a chunk size the chain takes C = sqrt((D - 1) B beta / alpha) chunks, D = 3 hops:
+   * sqrt(2 x 167.77216 us / 2 us) = 12.95 -> 13 chunks of at most 161320 bytes (12.9056 us):
+   * 15 steps of 14.9056 us = 223.584 us, better than the 263.658 us of 4 chunks. */
+  b.chunk_bytes = 0;
+  assert_int_equal(analytic(t4, g4, "ring", &b), SIM_PS(15 * INT64_C(14905600)));
   /* Ring allgather of 4e6 bytes: 3 steps of 82 us. */
   comm_coll_args ag = {.op = COMM_COLL_ALLGATHER, .bytes = 4000000};
   assert_int_equal(analytic(t4, g4, "ring", &ag), SIM_US(3 * 82));
@@ -356,6 +361,66 @@ static void test_ps_sharding(void **state)
   assert_null(comm_ps_new(net, g, &bad, &e));
 }
 
+/* Software overheads: launch once, per step on every step a rank takes part in. Ring of 4,
+ * 4e6 bytes, launch 8.4 us, 3.4 us per step: 8.4 + 6 x (82 + 3.4) + 3 x 10 = 550.8 us. */
+static void test_overheads(void **state)
+{
+  g_autoptr(comm_topology) t = flat(4);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 4000000, .reduce_Bps = 1e11,
+                      .launch_ps = SIM_NS(8400), .step_ps = SIM_NS(3400)};
+  sim_time_ps want = SIM_NS(550800);
+  assert_int_equal(analytic(t, g, "ring", &a), want);
+  run_result r = run(t, g, "ring", &a, COMM_NET_FLOW);
+  assert_int_equal(r.time, want);
+  g_free(r.recv);
+  a.form = COMM_COLL_FORM_STEPS;
+  r = run(t, g, "ring", &a, COMM_NET_FLOW);
+  assert_int_equal(r.time, want);
+  g_free(r.recv);
+  /* Binomial tree of 4 with 1e6 bytes: 4 steps each (82 + 3.4) us, 2 reductions of 10 us. */
+  a.bytes = 1000000;
+  a.form = COMM_COLL_FORM_PIPELINED;
+  assert_int_equal(analytic(t, g, "tree", &a), SIM_NS(8400 + 4 * 85400 + 2 * 10000));
+  r = run(t, g, "tree", &a, COMM_NET_FLOW);
+  assert_int_equal(r.time, SIM_NS(8400 + 4 * 85400 + 2 * 10000));
+  g_free(r.recv);
+}
+
+/* NCCL's trees on 2 nodes of 4: chains inside the nodes, heads joined across nodes; the second
+ * tree mirrored. */
+static void test_double_tree_shape(void **state)
+{
+  fake_topology_spec s = {2, 4, 0, SIM_US(1), 125000000000ULL, SIM_US(5), 12500000000ULL};
+  g_autoptr(comm_topology) t = fake_topology_new(&s);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  coll__tree *t0 = coll__tree_build(g, 0), *t1 = coll__tree_build(g, 1);
+  const uint32_t p0[8] = {COLL__NONE, 0, 1, 2, 0, 4, 5, 6};
+  const uint32_t p1[8] = {1, 2, 3, 7, 5, 6, 7, COLL__NONE};
+  for (int r = 0; r < 8; r++) {
+    assert_int_equal(t0->parent[r], p0[r]);
+    assert_int_equal(t1->parent[r], p1[r]);
+  }
+  assert_int_equal(t0->root, 0);
+  assert_int_equal(t1->root, 7);
+  /* Rank 0: chain 1-2-3 below (3 levels) and node 1's chain 4-5-6-7 (4 levels). */
+  assert_int_equal(t0->root_height, 4);
+  assert_int_equal(t0->depth[7], 4);
+  assert_int_equal(t1->root_height, 4);
+  coll__tree_free(t0);
+  coll__tree_free(t1);
+  /* Without contention and with every pair alike, the pipelined trees take exactly
+   * 2H + C - 1 steps of one chunk: here flat ranks, H = 3 (heap of 8), 1 MiB per tree in
+   * 4 chunks of 256 KiB: 9 steps of 2 us + 262144 / 12.5e9 s = 22.97152 us. */
+  g_autoptr(comm_topology) f = flat(8);
+  g_autoptr(comm_coll_group) gf = comm_coll_group_new(f, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 2 << 20, .chunk_bytes = 256 << 10};
+  assert_int_equal(analytic(f, gf, "double-tree", &a), 9 * SIM_PS(22971520));
+  run_result r = run(f, gf, "double-tree", &a, COMM_NET_FLOW);
+  assert_int_equal(r.time, 9 * SIM_PS(22971520));
+  g_free(r.recv);
+}
+
 static void test_auto_and_registry(void **state)
 {
   fake_topology_spec s = {8, 8, 0, SIM_US(1), 125000000000ULL, SIM_US(5), 12500000000ULL};
@@ -365,14 +430,29 @@ static void test_auto_and_registry(void **state)
   comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 4096};
   assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)),
                       "recursive-doubling");
-  a.bytes = 1 << 20;
+  /* Across 8 nodes the double tree below 8 x 64 KiB, hierarchical above. */
+  a.bytes = 256 << 10;
   assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)), "double-tree");
+  a.bytes = 1 << 20;
+  assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)), "hierarchical");
   a.bytes = 256 << 20;
   assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)), "hierarchical");
   uint32_t ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
   g_autoptr(comm_coll_group) one = comm_coll_group_new(t, ranks, 8);
   assert_int_equal(comm_coll_group_nodes(one), 1);
   assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, one, &a)), "ring");
+  /* Uneven or interleaved layouts are not hierarchical. */
+  uint32_t uneven[3] = {0, 1, 8}, back[4] = {0, 8, 1, 9};
+  g_autoptr(comm_coll_group) gu = comm_coll_group_new(t, uneven, 3);
+  g_autoptr(comm_coll_group) gb = comm_coll_group_new(t, back, 4);
+  assert_int_equal(comm_coll_group_nodes(gu), 2);
+  assert_int_equal(comm_coll_group_per_node(gu), 0);
+  assert_int_equal(comm_coll_group_nodes(gb), 2);
+  assert_int_equal(comm_coll_group_per_node(gb), 0);
+  g_autoptr(GError) he = NULL;
+  sim_time_ps hout;
+  assert_false(comm_coll_analytic_time(t, gu, algo("hierarchical"), &a, &hout, &he));
+  assert_true(g_error_matches(he, DT_ERROR, DT_ERROR_INPUT));
   /* Unknown names and unsupported operations are input errors. */
   g_autoptr(GError) e = NULL;
   assert_null(comm_coll_algorithm_find("rign", "--algorithm", &e));
@@ -397,7 +477,8 @@ int main(void)
       cmocka_unit_test(test_flow_vs_analytic),   cmocka_unit_test(test_pipelined_vs_steps),
       cmocka_unit_test(test_bytes_conservation), cmocka_unit_test(test_hierarchical_beats_ring),
       cmocka_unit_test(test_ps_port_bottleneck), cmocka_unit_test(test_ps_sharding),
-      cmocka_unit_test(test_auto_and_registry),
+      cmocka_unit_test(test_auto_and_registry),  cmocka_unit_test(test_overheads),
+      cmocka_unit_test(test_double_tree_shape),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

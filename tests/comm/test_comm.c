@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -172,6 +173,16 @@ static void test_catalog_values(void **state)
   assert_int_equal(dgx->sockets, 2);
   assert_string_equal(dgx->device, "v100-sxm2-16gb");
   assert_string_equal(dgx->intra->name, "nvlink2");
+  /* An inline network without description or scope. */
+  g_autofree char *inl = write_file("inline.ini", "[system]\ndescription = x\ndevice = k80\n"
+                                                  "devices_per_node = 1\nlayout = single\n"
+                                                  "pcie = pcie3-x16\n\n[inter]\n"
+                                                  "bandwidth_GBps = 11.9\nlatency_ns = 800\n");
+  g_autoptr(comm_system) in = comm_system_load(inl, "test", &error);
+  assert_non_null(in);
+  assert_true(in->inter->inter);
+  assert_float_equal(in->inter->bandwidth_GBps, 11.9, 1e-12);
+  assert_string_equal(in->inter->name, "inline[inter]");
   /* gce-k80x8 carries its network inline: 16 Gb/s = 2 GB/s. */
   g_autoptr(comm_system) gce = comm_system_load("gce-k80x8", "test", &error);
   assert_true(gce->inter->inter);
@@ -329,6 +340,17 @@ static void test_routes_intra(void **state)
   assert_int_equal(hops_dev(pc, 0, 4), 5);
   assert_int_equal(hops_dev(pc, 7, 0), 5);
 
+  /* DGX-1 P100: four NVLink 1.0 ports, so every cube edge is one link: 20 GB/s * 0.9. */
+  g_autoptr(comm_topology) p100 = build("dgx1-p100", 1, NULL, NULL);
+  assert_float_equal(comm_topology_route_Bps(p100, comm_topology_device(p100, 0),
+                                             comm_topology_device(p100, 3)), 18e9, 1e3);
+
+  /* DGX A100: two GPUs and two NICs under each PCIe switch; the GPUs take one NIC each. */
+  g_autoptr(comm_topology) a8 = build("dgx-a100", 2, NULL, NULL);
+  assert_int_equal(comm__ep_nic(a8, comm_topology_device(a8, 0)), 0);
+  assert_int_equal(comm__ep_nic(a8, comm_topology_device(a8, 1)), 1);
+  assert_int_equal(comm__ep_nic(a8, comm_topology_device(a8, 6)), 6);
+
   /* NVSwitch: GPU - switch - GPU for every pair. */
   g_autoptr(comm_topology) a100 = build("dgx-a100", 1, NULL, NULL);
   for (uint32_t i = 1; i < 8; i++)
@@ -336,6 +358,31 @@ static void test_routes_intra(void **state)
   /* 12 NVLink3 links * 25 GB/s * 0.8 efficiency = 240 GB/s. */
   assert_float_equal(comm_topology_route_Bps(a100, comm_topology_device(a100, 0),
                                              comm_topology_device(a100, 7)), 240e9, 1e3);
+}
+
+static void test_nvlink_pairs(void **state)
+{
+  /* Four GPUs in a chain 0-1-2-3 with a triple link 1-2: 0 to 3 is three NVLink hops, and
+   * 1 to 2 has 3 * 25 GB/s * 0.92 = 69 GB/s. */
+  g_autofree char *chain = write_file("chain.ini", "[system]\ndescription = chain\n"
+                                                   "device = v100-sxm2-16gb\n"
+                                                   "devices_per_node = 4\nlayout = pcie-tree\n"
+                                                   "intra = nvlink2\n"
+                                                   "nvlink_pairs = 0-1:1, 1-2:3, 2-3:1\n"
+                                                   "inter = ib-edr\npcie = pcie3-x16\n");
+  g_autoptr(comm_topology) t = build(chain, 1, NULL, NULL);
+  assert_int_equal(hops_dev(t, 0, 3), 3);
+  assert_float_equal(comm_topology_route_Bps(t, comm_topology_device(t, 1),
+                                             comm_topology_device(t, 2)), 69e9, 1e3);
+  g_autofree char *bad = write_file("badpairs.ini", "[system]\ndescription = chain\n"
+                                                    "device = v100-sxm2-16gb\n"
+                                                    "devices_per_node = 4\nlayout = pcie-tree\n"
+                                                    "intra = nvlink2\nnvlink_pairs = 0-4:1\n"
+                                                    "inter = ib-edr\npcie = pcie3-x16\n");
+  comm_cluster_spec spec = {.system = bad, .nodes = 1};
+  g_autofree char *m = build_error(&spec);
+  assert_contains(m, "nvlink_pairs");
+  assert_contains(m, "0-4:1");
 }
 
 static void test_routes_inter(void **state)
@@ -484,6 +531,31 @@ static void test_three_flows_maxmin(void **state)
   assert_true(llabs(log.at[2] - SIM_S(2)) <= 1);
 }
 
+static void test_flow_joins_during_latency(void **state)
+{
+  /* Network links of 1 GB/s and 1000 ns; PCIe fast and without latency. From node 0, X goes
+   * to node 4 on the other leaf (NIC, leaf-spine, spine-leaf, NIC: 4 us of latency) and Y to
+   * node 1 on the same leaf (2 us); both leave through node 0's NIC uplink. Sent together at
+   * t = 0 (X first), Y starts moving at 2 us alone at 1 GB/s; X joins at 4 us, when Y has sent
+   * 2000 bytes. Then 0.5 GB/s each: Y's other 998000 bytes end at 4 + 1996 = 2000 us; X has
+   * sent 998000 bytes by then and sends its last 2000 at 1 GB/s: 2002 us. */
+  g_autofree char *netlat = write_file("netlat.ini", "[fabric]\ndescription = 1 GB/s, 1 us\n"
+                                                     "scope = inter\nbandwidth_GBps = 1\n"
+                                                     "latency_ns = 1000\nswitch_radix = 8\n");
+  g_autofree char *one = tmp("one.ini");
+  g_autoptr(comm_topology) t = build(one, 8, "fat-tree", netlat);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  done_log log = {0};
+  done_arg x = {&log, 0}, y = {&log, 1};
+  comm_ep s = comm_topology_device(t, 0);
+  comm_net_send(net, s, comm_topology_device(t, 4), 1000000, on_done, &x);
+  comm_net_send(net, s, comm_topology_device(t, 1), 1000000, on_done, &y);
+  sim_engine_run(e);
+  assert_true(llabs(log.at[1] - SIM_US(2000)) <= 2);
+  assert_true(llabs(log.at[0] - SIM_US(2002)) <= 2);
+}
+
 static void test_flow_equals_analytic_uncontended(void **state)
 {
   /* One transfer at a time, on several routes of a real preset: the flow model must give the
@@ -555,6 +627,221 @@ static void test_fat_tree_oversubscription(void **state)
    * each, 2 s. The oversubscribed tree halves the cross-pod bandwidth. */
   oversub_case("net1.ini", "fat-tree", SIM_S(1));
   oversub_case("net1r6.ini", "fat-tree:2", SIM_S(2));
+}
+
+
+/* ---- A from-scratch reference for the flow model ---------------------------------------- */
+
+/* The flow model recomputes rates incrementally, per component, once per instant. This
+ * reference recomputes the global max-min allocation from scratch at every change, in double
+ * seconds, with the textbook progressive filling; both must give the same completion times
+ * (to rounding) on a random pattern with staggered starts and heavy sharing. */
+typedef struct {
+  comm_ep src, dst;
+  uint64_t bytes;
+  double start_s;        /* when comm_net_send is called */
+  uint32_t route[64];
+  uint32_t nhops;
+  double lat_s;
+  double rem;
+  double rate;
+  double done_s;
+  int state;             /* 0 waiting, 1 active, 2 done */
+} ref_flow;
+
+static void ref_rates(const comm_topology *t, ref_flow *f, int n, GHashTable *cap_left,
+                      GHashTable *count)
+{
+  g_hash_table_remove_all(cap_left);
+  g_hash_table_remove_all(count);
+  static double caps[1 << 16];
+  for (int i = 0; i < n; i++) {
+    f[i].rate = -1;
+    if (f[i].state != 1)
+      continue;
+    for (uint32_t h = 0; h < f[i].nhops; h++) {
+      gpointer k = GUINT_TO_POINTER(f[i].route[h] + 1);
+      int c = GPOINTER_TO_INT(g_hash_table_lookup(count, k));
+      g_hash_table_replace(count, k, GINT_TO_POINTER(c + 1));
+      uint32_t slot = f[i].route[h] & 0xffff;
+      (void)slot;
+    }
+  }
+  /* Remaining capacity per link, kept in a side table indexed by hash-table order. */
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init(&it, count);
+  GArray *links = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  while (g_hash_table_iter_next(&it, &k, &v)) {
+    uint32_t l = GPOINTER_TO_UINT(k) - 1;
+    g_array_append_val(links, l);
+  }
+  assert_true(links->len < G_N_ELEMENTS(caps));
+  int *unfixed = g_new0(int, links->len);
+  for (guint j = 0; j < links->len; j++) {
+    uint32_t l = g_array_index(links, uint32_t, j);
+    caps[j] = comm__link_class_of(t, l)->Bps;
+    unfixed[j] = GPOINTER_TO_INT(g_hash_table_lookup(count, GUINT_TO_POINTER(l + 1)));
+    g_hash_table_replace(cap_left, GUINT_TO_POINTER(l + 1), GUINT_TO_POINTER(j + 1));
+  }
+  for (;;) {
+    int best = -1;
+    double share = INFINITY;
+    for (guint j = 0; j < links->len; j++)
+      if (unfixed[j] > 0 && MAX(caps[j], 0.0) / unfixed[j] < share) {
+        share = MAX(caps[j], 0.0) / unfixed[j];
+        best = (int)j;
+      }
+    if (best < 0)
+      break;
+    uint32_t bl = g_array_index(links, uint32_t, best);
+    for (int i = 0; i < n; i++) {
+      if (f[i].state != 1 || f[i].rate >= 0)
+        continue;
+      gboolean on = FALSE;
+      for (uint32_t h = 0; h < f[i].nhops && !on; h++)
+        on = f[i].route[h] == bl;
+      if (!on)
+        continue;
+      f[i].rate = share;
+      for (uint32_t h = 0; h < f[i].nhops; h++) {
+        guint j = GPOINTER_TO_UINT(g_hash_table_lookup(cap_left,
+                                                       GUINT_TO_POINTER(f[i].route[h] + 1))) - 1;
+        caps[j] -= share;
+        unfixed[j]--;
+      }
+    }
+  }
+  g_free(unfixed);
+  g_array_free(links, TRUE);
+}
+
+static void ref_simulate(const comm_topology *t, ref_flow *f, int n)
+{
+  g_autoptr(GHashTable) a = g_hash_table_new(g_direct_hash, g_direct_equal);
+  g_autoptr(GHashTable) b = g_hash_table_new(g_direct_hash, g_direct_equal);
+  double now = 0;
+  int left = n;
+  while (left > 0) {
+    ref_rates(t, f, n, a, b);
+    double next = INFINITY;
+    for (int i = 0; i < n; i++) {
+      if (f[i].state == 0)
+        next = MIN(next, f[i].start_s + f[i].lat_s);
+      else if (f[i].state == 1)
+        next = MIN(next, now + f[i].rem / f[i].rate);
+    }
+    for (int i = 0; i < n; i++)
+      if (f[i].state == 1)
+        f[i].rem -= f[i].rate * (next - now);
+    now = next;
+    for (int i = 0; i < n; i++) {
+      if (f[i].state == 1 && f[i].rem <= f[i].bytes * 1e-12 + 1e-6) {
+        f[i].state = 2;
+        f[i].done_s = now;
+        left--;
+      } else if (f[i].state == 0 && f[i].start_s + f[i].lat_s <= now) {
+        f[i].state = 1;
+        f[i].rem = (double)f[i].bytes;
+      }
+    }
+  }
+}
+
+typedef struct {
+  comm_net *net;
+  ref_flow *f;
+  sim_time_ps *done_ps;
+  int i;
+} ref_send;
+
+static void ref_done(sim_engine *e, void *user)
+{
+  ref_send *r = user;
+  r->done_ps[r->i] = sim_engine_now(e);
+}
+
+static void ref_start(sim_engine *e, void *data, uint64_t arg)
+{
+  ref_send *r = data;
+  comm_net_send(r->net, r->f[r->i].src, r->f[r->i].dst, r->f[r->i].bytes, ref_done, r);
+}
+
+/* start_ns: sends are spread over [0, start_ns) in whole nanoseconds. */
+static void check_against_reference(int64_t start_ns, guint32 seed)
+{
+  g_autoptr(comm_topology) t = build("dgx1-v100", 4, "fat-tree:2", "ib-edr");
+  enum { N = 120 };
+  ref_flow *f = g_new0(ref_flow, N);
+  g_autoptr(GRand) rng = g_rand_new_with_seed(seed);
+  uint32_t ranks = comm_topology_devices(t);
+  for (int i = 0; i < N; i++) {
+    uint32_t a = (uint32_t)g_rand_int_range(rng, 0, (gint32)ranks);
+    uint32_t b = (uint32_t)g_rand_int_range(rng, 0, (gint32)ranks - 1);
+    if (b >= a)
+      b++;
+    f[i].src = comm_topology_device(t, a);
+    /* A third of the flows go to one host socket: a hot spot, as a parameter server is. */
+    f[i].dst = i % 3 == 0 ? comm_topology_host(t, 1, 0) : comm_topology_device(t, b);
+    if (f[i].src == f[i].dst)
+      f[i].dst = comm_topology_device(t, (a + 9) % ranks);
+    f[i].bytes = (uint64_t)g_rand_int_range(rng, 1000, 4000000);
+    f[i].start_s = (double)g_rand_int_range(rng, 0, (gint32)start_ns) * 1e-9;
+    f[i].nhops = comm__route(t, f[i].src, f[i].dst, f[i].route);
+    assert_true(f[i].nhops <= 64);
+    f[i].lat_s = sim_time_to_s(comm_topology_route_latency(t, f[i].src, f[i].dst));
+  }
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  sim_time_ps done_ps[N];
+  ref_send rs[N];
+  for (int i = 0; i < N; i++) {
+    rs[i] = (ref_send){net, f, done_ps, i};
+    done_ps[i] = -1;
+    sim_engine_schedule_at(e, SIM_NS(llround(f[i].start_s * 1e9)), ref_start, &rs[i], 0);
+  }
+  sim_engine_run(e);
+  assert_int_equal(comm_net_peak_flows(net) > 20, 1); /* the pattern really overlaps */
+  ref_simulate(t, f, N);
+  for (int i = 0; i < N; i++) {
+    double got = sim_time_to_s(done_ps[i]);
+    /* Rounding: one picosecond per rate change, a few hundred changes at most. */
+    if (fabs(got - f[i].done_s) > 1e-9 + 1e-9 * f[i].done_s)
+      fail_msg("flow %d: flow model %.12f s, reference %.12f s", i, got, f[i].done_s);
+  }
+  g_free(f);
+}
+
+static void test_flow_matches_reference(void **state)
+{
+  /* Starts spread over 200 us (most flows meet active flows), and over 3 us, within the
+   * latency of a route (flows join links of flows still waiting out their latency). */
+  check_against_reference(200000, 12345);
+  check_against_reference(3000, 777);
+  check_against_reference(3000, 4242);
+}
+
+/* Every rank sends to rank r^1 (an NVLink pair, each direction its own link) at once: no two
+ * flows share a link, so every one must take its closed-form time. */
+static void test_flow_disjoint_pattern_equals_analytic(void **state)
+{
+  g_autoptr(comm_topology) t = build("dgx1-v100", 8, "fat-tree", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  uint32_t n = comm_topology_devices(t);
+  sim_time_ps *done = g_new(sim_time_ps, n);
+  ref_send *rs = g_new(ref_send, n);
+  for (uint32_t r = 0; r < n; r++) {
+    rs[r] = (ref_send){net, NULL, done, (int)r};
+    comm_net_send(net, comm_topology_device(t, r), comm_topology_device(t, r ^ 1u), 1 << 20,
+                  ref_done, &rs[r]);
+  }
+  sim_engine_run(e);
+  for (uint32_t r = 0; r < n; r++)
+    assert_int_equal(done[r], comm_topology_p2p_time(t, comm_topology_device(t, r),
+                                                     comm_topology_device(t, r ^ 1u), 1 << 20));
+  g_free(done);
+  g_free(rs);
 }
 
 static uint64_t run_pattern_hash(void)
@@ -637,14 +924,18 @@ int main(void)
       cmocka_unit_test(test_catalog_errors),
       cmocka_unit_test(test_topology_errors),
       cmocka_unit_test(test_routes_intra),
+      cmocka_unit_test(test_nvlink_pairs),
       cmocka_unit_test(test_routes_inter),
       cmocka_unit_test(test_p2p_time_by_hand),
       cmocka_unit_test(test_two_flows_share_one_link),
       cmocka_unit_test(test_flow_ends_and_other_speeds_up),
       cmocka_unit_test(test_three_flows_maxmin),
+      cmocka_unit_test(test_flow_joins_during_latency),
       cmocka_unit_test(test_flow_equals_analytic_uncontended),
       cmocka_unit_test(test_zero_and_self),
       cmocka_unit_test(test_fat_tree_oversubscription),
+      cmocka_unit_test(test_flow_matches_reference),
+      cmocka_unit_test(test_flow_disjoint_pattern_equals_analytic),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_observers),
       cmocka_unit_test(test_list_catalogs),

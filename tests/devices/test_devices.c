@@ -13,6 +13,7 @@
 #include "workloads.h"
 
 #include <glib/gstdio.h>
+#include <hwloc.h>
 #include <unistd.h>
 #include <math.h>
 #include <string.h>
@@ -22,6 +23,18 @@ int dtsim_cli_fail(const char *cmd, const GError *error)
 {
   fprintf(stderr, "dtsim %s: %s\n", cmd, error ? error->message : "failed");
   return 2;
+}
+
+/* The CLI's option parser, also in main.c. */
+gboolean dtsim_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv,
+                         int *status)
+{
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(ctx, argc, argv, &error)) {
+    *status = dtsim_cli_fail(cmd, error);
+    return FALSE;
+  }
+  return TRUE;
 }
 
 /* A GPU with round numbers: 8 SMs, 10 TFLOP/s fp32, 100 TFLOP/s fp16 tensor, 1000 GB/s, and
@@ -149,6 +162,11 @@ static void test_launch_and_host(void **state)
   assert_string_equal(dev_host_link_text(d), "PCIe 3.0 x16");
   int64_t t = dev_host_overhead_ps(d, UINT64_C(1339056000));
   assert_true(llabs(t - (((int64_t)(100000) * INT64_C(1000000)) + ((int64_t)(5) * INT64_C(1000000)) + ((int64_t)(1000) * INT64_C(1000000)))) <= 2);
+  /* The parts: 1 ms of step, and the copy with its latency. */
+  assert_int_equal(dev_step_overhead_ps(d), ((int64_t)(1000) * INT64_C(1000000)));
+  assert_true(llabs(dev_input_copy_ps(d, UINT64_C(1339056000)) -
+                    ((int64_t)(100005) * INT64_C(1000000))) <= 2);
+  assert_int_equal(dev_input_copy_ps(d, 0), 0);
   /* Synthetic data: only the step overhead. */
   assert_int_equal(dev_host_overhead_ps(d, 0), ((int64_t)(1000) * INT64_C(1000000)));
   assert_int_equal(dev_memory_bytes(d), UINT64_C(1) << 30);
@@ -372,6 +390,23 @@ static void test_cpu_synthetic_topology(void **state)
   wl_op_cost op = big_conv();
   double s16 = dev_thread_speedup(d, &op, 16), s32 = dev_thread_speedup(d, &op, 32);
   assert_true(s32 / s16 > 1.2 && s32 / s16 < 1.25);
+  /* The same machine from an exported hwloc XML file. */
+  hwloc_topology_t topo;
+  hwloc_topology_init(&topo);
+  assert_int_equal(hwloc_topology_set_synthetic(topo, "pack:2 core:8 pu:2"), 0);
+  assert_int_equal(hwloc_topology_load(topo), 0);
+  g_autofree char *xml = NULL;
+  int fd = g_file_open_tmp("dtsim-topo-XXXXXX.xml", &xml, NULL);
+  close(fd);
+  assert_int_equal(hwloc_topology_export_xml(topo, xml, 0), 0);
+  hwloc_topology_destroy(topo);
+  g_autofree char *xtext = g_strdup_printf(
+      "[device]\nmodel = cpu\ntopology = %s\nclock_mhz = 2400\nmemory_bandwidth_GBps = 100\n"
+      "memory_bytes = 64G\n[host_link]\nkind = none\n", xml);
+  g_autoptr(dev_device) dx = load_text(xtext);
+  assert_int_equal(dev_compute_units(dx), 16);
+  assert_int_equal(dev_hw_threads(dx), 32);
+  g_unlink(xml);
   /* A topology that is not hwloc syntax is an input error naming the key. */
   static const char bad[] = "[device]\nmodel = cpu\ntopology = two sockets\nclock_mhz = 2400\n"
                             "memory_bandwidth_GBps = 100\nmemory_bytes = 64G\n";
@@ -539,6 +574,13 @@ static void test_calibration_recovers(void **state)
   if (fitted == NULL)
     fail_msg("%s", error->message);
   assert_true(fabs(fitted->prm.eff_conv - 0.61) < 0.05 * 0.61);
+  /* The same overlay works as the device itself (--device FILE): the catalog device it was
+   * fitted on with the overlay on top. */
+  g_autoptr(dev_device) as_device = dev_device_load(opath, NULL, &error);
+  if (as_device == NULL)
+    fail_msg("%s", error->message);
+  assert_true(as_device->prm.eff_conv == fitted->prm.eff_conv);
+  assert_true(as_device->prm.peak_tflops_fp32 == 9.3);
   g_unlink(opath);
   g_unlink(tpath);
   /* Unknown parameters are refused with the list of those that can be fitted. */
@@ -572,6 +614,45 @@ static void test_calibration_csv_errors(void **state)
   g_unlink(path);
 }
 
+static int run_calibrate(const char *const *args)
+{
+  g_auto(GStrv) argv = g_strdupv((char **)args);
+  int argc = (int)g_strv_length(argv);
+  /* GOptionContext rearranges argv; the strings stay owned by the vector copy. */
+  g_autofree char **view = g_new(char *, (gsize)argc + 1);
+  memcpy(view, argv, sizeof(char *) * ((gsize)argc + 1));
+  return dtsim_cmd_calibrate(argc, view);
+}
+
+static void test_cli_calibrate(void **state)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *csv = NULL;
+  int fd = g_file_open_tmp("dtsim-cal-XXXXXX.csv", &csv, &error);
+  close(fd);
+  g_file_set_contents(csv,
+                      "layer,input_hwc,batch,filters,kernel,pad,stride,device,total_ms\n"
+                      "a,56x56x64,16,64,3x3,1,1,v100-sxm2-16gb,0.5\n"
+                      "b,28x28x128,16,128,1x1,0,1,v100-sxm2-16gb,0.2\n",
+                      -1, NULL);
+  g_autofree char *out = g_strdup_printf("%s.ini", csv);
+  const char *ok[] = {"calibrate", csv, "--params", "efficiency.conv", "--generations", "5",
+                      "--no-loo", "-o", out, NULL};
+  assert_int_equal(run_calibrate(ok), 0);
+  g_autoptr(dev_device) d = dev_device_load("v100-sxm2-16gb", out, &error);
+  assert_non_null(d);
+  const char *bad_param[] = {"calibrate", csv, "--params", "device.sms", NULL};
+  assert_int_equal(run_calibrate(bad_param), 2);
+  const char *no_file[] = {"calibrate", "/nonexistent.csv", NULL};
+  assert_int_equal(run_calibrate(no_file), 2);
+  const char *no_rows[] = {"calibrate", csv, "--device", "k80", NULL};
+  assert_int_equal(run_calibrate(no_rows), 2);
+  const char *no_arg[] = {"calibrate", NULL};
+  assert_int_equal(run_calibrate(no_arg), 2);
+  g_unlink(out);
+  g_unlink(csv);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -591,6 +672,7 @@ int main(void)
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_calibration_recovers),
       cmocka_unit_test(test_calibration_csv_errors),
+      cmocka_unit_test(test_cli_calibrate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -527,6 +527,25 @@ static void test_paleo_import(void **state)
   assert_same_costs(bn, bb);
 }
 
+static void test_unordered_file(void **state)
+{
+  /* Layers listed backwards are put in topological order: conv (1->2, 3x3 same, 20 params),
+   * pool 2x2 to 2x3x3, flatten 18, fc 18->4 (76 params), loss. */
+  g_autoptr(GError) e = NULL;
+  g_autoptr(wl_model) m = wl_model_load(data_path("unordered.json"), &e);
+  if (m == NULL)
+    fail_msg("%s", e->message);
+  g_autoptr(wl_net) net = wl_net_new(m, 1, WL_PREC_FP32, NULL);
+  static const char *const order[] = {"conv", "pool", "flat", "fc", "loss"};
+  assert_int_equal(wl_net_n_layers(net), 5);
+  for (size_t i = 0; i < 5; i++)
+    assert_string_equal(wl_net_layer(net, i)->name, order[i]);
+  assert_int_equal(wl_net_layer(net, 1)->out_h, 3);
+  wl_totals t;
+  wl_net_totals(net, &t);
+  assert_int_equal(t.params, 96);
+}
+
 static void expect_bad(const char *file, const char *const *needles)
 {
   g_autoptr(GError) e = NULL;
@@ -549,6 +568,7 @@ static void test_bad_files(void **state)
   expect_bad("bad_cycle.json", (const char *[]){"cycle", NULL});
   expect_bad("bad_shape.json", (const char *[]){":7:", "conv2", "5x5", "4x4", NULL});
   expect_bad("paleo_bad_type.json", (const char *[]){":5:", "warp", "SpatialTransformer", NULL});
+  expect_bad("paleo_bad_channels.json", (const char *[]){":7:", "conv2", "32", "16", NULL});
   g_autoptr(GError) e = NULL;
   assert_null(wl_model_load("no-such-model", &e));
   assert_true(g_error_matches(e, DT_ERROR, DT_ERROR_INPUT));
@@ -597,7 +617,7 @@ int main(void)
       cmocka_unit_test(test_lenet_activations), cmocka_unit_test(test_sum_range),
       cmocka_unit_test(test_json_round_trip),  cmocka_unit_test(test_paleo_import),
       cmocka_unit_test(test_bad_files),        cmocka_unit_test(test_bad_graph_in_code),
-      cmocka_unit_test(test_find_line),
+      cmocka_unit_test(test_find_line),        cmocka_unit_test(test_unordered_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,178 @@
+/* dtsim-reference-run: accuracy of the whole simulator (workload, device, network, strategy)
+ * on the published multi-device measurements, every row run as `dtsim run` would run it.
+ *
+ * training.csv: every row. Throughput rows (images/s over all devices) run the row's strategy
+ * (dp: NCCL-style ring allreduce; ps: parameter servers at the row's placement) on the row's
+ * system preset with synthetic input (tf_cnn_benchmarks used synthetic data) and compare
+ * throughput; "fwd+bwd" rows compare forward + backward time of one device.
+ * scaling.csv: speedup over one device; systems not in the catalog are the INI files beside this
+ * program (bench/reference/systems/), whose comments say what is known and what is assumed.
+ *
+ * Prints measured, predicted and error per row and the mean absolute percentage error.
+ * No row has parameters of its own. Usage: dtsim-reference-run [REFERENCE_DIR] */
+#include "simulate.h"
+#include "util.h"
+#include "comm_net.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  double sum_abs_pct;
+  int n;
+} tally;
+
+static void account(tally *t, double measured, double predicted)
+{
+  t->sum_abs_pct += fabs(predicted - measured) / measured * 100;
+  t->n++;
+}
+
+static gboolean simulate(sim_scenario *s, sim_report *r, GError **error)
+{
+  sim_run_opts o = {0};
+  return sim_simulate(s, &o, r, error);
+}
+
+static char **read_rows(const char *path, GError **error)
+{
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents(path, &text, NULL, error))
+    return NULL;
+  return g_strsplit(g_strstrip(text), "\n", -1);
+}
+
+static int training(const char *dir, tally *all)
+{
+  g_autofree char *path = g_build_filename(dir, "training.csv", NULL);
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) lines = read_rows(path, &error);
+  if (!lines) {
+    fprintf(stderr, "dtsim-reference-run: %s\n", error->message);
+    return 1;
+  }
+  tally t = {0};
+  printf("== training.csv through the whole simulator\n");
+  printf("%-13s %-15s %-10s %4s %5s %-8s %10s %10s %7s\n", "model", "device", "system", "devs",
+         "batch", "strategy", "measured", "predicted", "err%");
+  for (int i = 1; lines[i]; i++) {
+    g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
+    if (g_strv_length(f) < 12)
+      continue;
+    gboolean fwdbwd = strcmp(f[8], "fwd+bwd") == 0;
+    sim_scenario s;
+    sim_scenario_init(&s);
+    sim_scenario_set_string(&s.model, f[0]);
+    sim_scenario_set_string(&s.precision, f[2]);
+    sim_scenario_set_string(&s.device, f[3]);
+    sim_scenario_set_string(&s.system, *f[4] ? f[4] : "workstation-1gpu");
+    s.nodes = g_ascii_strtoll(f[5], NULL, 10);
+    s.devices_per_node = g_ascii_strtoll(f[6], NULL, 10);
+    s.batch = g_ascii_strtoll(f[7], NULL, 10);
+    sim_scenario_set_string(&s.strategy, fwdbwd ? "dp" : f[8]);
+    if (*f[9])
+      sim_scenario_set_string(&s.ps_placement, f[9]);
+    s.synthetic = TRUE;
+    s.iterations = 3;
+    double measured = g_ascii_strtod(f[10], NULL), predicted = 0;
+    sim_report r;
+    if (!simulate(&s, &r, &error)) {
+      fprintf(stderr, "dtsim-reference-run: %s line %d: %s\n", path, i + 1, error->message);
+      sim_scenario_clear(&s);
+      return 1;
+    }
+    if (fwdbwd)
+      predicted = (r.forward_time_s + r.backward_time_s) * 1e3;  /* ms */
+    else
+      predicted = r.throughput_samples_per_s;
+    account(&t, measured, predicted);
+    account(all, measured, predicted);
+    printf("%-13s %-15s %-10s %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " %-8s %10.1f %10.1f %+7.1f%s\n",
+           f[0], f[3], *f[4] ? f[4] : "-", s.nodes * s.devices_per_node, s.batch, f[8], measured,
+           predicted, (predicted - measured) / measured * 100, fwdbwd ? "  (ms)" : "");
+    sim_scenario_clear(&s);
+  }
+  printf("MAPE over %d training rows: %.1f%%\n\n", t.n, t.n ? t.sum_abs_pct / t.n : 0);
+  return 0;
+}
+
+static int scaling(const char *dir, tally *all)
+{
+  g_autofree char *path = g_build_filename(dir, "scaling.csv", NULL);
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) lines = read_rows(path, &error);
+  if (!lines) {
+    fprintf(stderr, "dtsim-reference-run: %s\n", error->message);
+    return 1;
+  }
+  tally t = {0};
+  printf("== scaling.csv: speedup over one device\n");
+  printf("%-13s %-22s %5s %-8s %-10s %9s %10s %7s\n", "model", "system", "devs", "strategy",
+         "algorithm", "measured", "predicted", "err%");
+  for (int i = 1; lines[i]; i++) {
+    g_auto(GStrv) f = g_strsplit(lines[i], ",", -1);
+    if (g_strv_length(f) < 6)
+      continue;
+    g_autofree char *sys = g_strdup_printf("%s/systems/%s.ini", DTSIM_BENCH_DIR, f[1]);
+    int64_t devices = g_ascii_strtoll(f[2], NULL, 10);
+    sim_scenario s;
+    sim_scenario_init(&s);
+    sim_scenario_set_string(&s.model, f[0]);
+    sim_scenario_set_string(&s.system, sys);
+    sim_scenario_set_string(&s.strategy, f[3]);
+    if (*f[4])
+      sim_scenario_set_string(&s.allreduce, f[4]);
+    g_autoptr(comm_system) cs = comm_system_load(sys, "system", &error);
+    if (!cs) {
+      fprintf(stderr, "dtsim-reference-run: %s\n", error->message);
+      return 1;
+    }
+    int64_t dpn = MIN(devices, (int64_t)cs->devices_per_node);
+    s.devices_per_node = dpn;
+    s.nodes = (devices + dpn - 1) / dpn;
+    s.iterations = 3;
+    s.synthetic = TRUE;
+    gboolean strong = strcmp(f[0], "nin") == 0;
+    /* FireCaffe: 1024 images per step in total (strong scaling); TensorFlow: 32 per GPU. */
+    int64_t global = 1024;
+    s.batch = strong ? global / (s.nodes * dpn) : 32;
+    if (strcmp(f[3], "ps") == 0) {
+      sim_scenario_set_string(&s.ps_placement, "colocated");
+      s.ps_count = s.nodes;
+    }
+    sim_report many, one;
+    if (!simulate(&s, &many, &error)) {
+      fprintf(stderr, "dtsim-reference-run: %s line %d: %s\n", path, i + 1, error->message);
+      return 1;
+    }
+    s.nodes = 1;
+    s.devices_per_node = 1;
+    s.batch = strong ? global : 32;
+    if (strcmp(f[3], "ps") == 0)
+      s.ps_count = 1;
+    if (!simulate(&s, &one, &error)) {
+      fprintf(stderr, "dtsim-reference-run: %s line %d: %s\n", path, i + 1, error->message);
+      return 1;
+    }
+    double measured = g_ascii_strtod(f[5], NULL);
+    double predicted = many.throughput_samples_per_s / one.throughput_samples_per_s;
+    account(&t, measured, predicted);
+    account(all, measured, predicted);
+    printf("%-13s %-22s %5" G_GINT64_FORMAT " %-8s %-10s %9.1f %10.1f %+7.1f\n", f[0], f[1],
+           devices, f[3], *f[4] ? f[4] : "-", measured, predicted,
+           (predicted - measured) / measured * 100);
+    sim_scenario_clear(&s);
+  }
+  printf("MAPE over %d scaling rows: %.1f%%\n\n", t.n, t.n ? t.sum_abs_pct / t.n : 0);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  const char *dir = argc > 1 ? argv[1] : DTSIM_REFERENCE_DIR;
+  tally all = {0};
+  if (training(dir, &all) || scaling(dir, &all))
+    return 1;
+  printf("MAPE over all %d rows (target <= 15%%): %.1f%%\n", all.n, all.sum_abs_pct / all.n);
+  return 0;
+}

@@ -1,0 +1,179 @@
+/* Hybrid parallelism.
+ *
+ * dp-pp: R replicas of a P-stage pipeline (P = --stages, default the devices of a node), each
+ *   stage's gradients all-reduced over the replicas (see strategy_pp.c).
+ * owt: Krizhevsky's "one weird trick" (2014): the convolutional layers run data parallel (each
+ *   device its own mini-batch, gradients all-reduced in buckets), the fully connected tail runs
+ *   model parallel: every device holds 1/N of each dense layer's weights and computes its slice
+ *   of the outputs for all N mini-batches. The activations entering the tail are all-gathered
+ *   (N x the boundary activations), each dense layer's output slices are all-gathered for the
+ *   next, and in backward the partial input gradients are reduce-scattered. The dense layers'
+ *   compute per device equals their cost at one mini-batch (N x the samples, 1/N the outputs). */
+#include "plan.h"
+
+#include "util.h"
+
+#include <string.h>
+
+sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32_t P, uint32_t R,
+                              uint32_t M, GError **error);
+
+static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **error)
+{
+  uint64_t devices = (uint64_t)o->nodes * o->devices_per_node;
+  if (!sim__check_devices(devices, "hybrid owt", error))
+    return NULL;
+  guint n = sim_costs_n_layers(c), tail = n;
+  for (guint i = 0; i < n; i++)
+    if (sim_costs_layer(c, i)->dense) {
+      tail = i;
+      break;
+    }
+  if (tail == 0 || tail == n) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "--hybrid owt: the model needs convolutional layers followed by fully connected "
+                "ones");
+    return NULL;
+  }
+  uint32_t N = (uint32_t)devices;
+  g_autoptr(sim_plan) p = sim__plan_new();
+  sim_graph *g = p->graph;
+  p->devices = N;
+  p->samples_per_iteration = devices * c->batch;
+  uint64_t dense_params = 0;
+  for (guint i = tail; i < n; i++)
+    dense_params += sim_costs_layer(c, i)->params;
+  /* Dense state is split N ways; dense activations are kept for N mini-batches' worth of
+   * samples but only 1/N of the features: the same bytes. */
+  p->memory_per_device_bytes =
+      c->memory_bytes - (uint64_t)((double)dense_params * c->state_bytes_per_param * (N - 1) / N);
+
+  g_autofree sim_stream_id *compute = g_new(sim_stream_id, N);
+  g_autofree sim_stream_id *comm = g_new(sim_stream_id, N);
+  g_autofree sim_stream_id *copy_stream = g_new(sim_stream_id, N);
+  for (uint32_t d = 0; d < N; d++) {
+    g_autofree char *name = g_strdup_printf("gpu%u (node %u)", d, d / o->devices_per_node);
+    sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, d, name);
+    compute[d] = sim_graph_add_stream(g, u, "compute");
+    comm[d] = sim_graph_add_stream(g, u, "comm");
+    copy_stream[d] = sim_graph_add_stream(g, u, "h2d");
+  }
+  p->probe_unit = 0;
+  p->probe_compute = compute[0];
+
+  /* tasks[d * n + i]: forward of layer i; grad[d * n + i]: after layer i's dW. */
+  g_autofree sim_task_id *fwd = g_new(sim_task_id, (gsize)N * n);
+  g_autofree sim_task_id *grad = g_new(sim_task_id, (gsize)N * n);
+  g_autofree sim_task_id *last = g_new(sim_task_id, N);
+  g_autofree sim_task_id *first_fwd = g_new0(sim_task_id, N);
+  uint32_t iterations = o->iterations ? o->iterations : 1;
+  for (uint32_t it = 0; it < iterations; it++) {
+    /* Forward: conv part per device, then the dense tail with an allgather before each layer. */
+    for (uint32_t d = 0; d < N; d++) {
+      sim_graph_add_compute(g, compute[d], "step", "host", c->host_step_ps, 0, 0);
+      sim_task_id copy = sim_graph_add_compute(g, copy_stream[d], "input copy", "copy",
+                                               c->input_copy_ps, 0, c->input_bytes);
+      if (it > 0)
+        sim_graph_depend(g, copy, first_fwd[d]);
+      for (guint i = 0; i < tail; i++) {
+        const sim_layer_cost *l = sim_costs_layer(c, i);
+        fwd[(gsize)d * n + i] = sim_graph_add_compute(g, compute[d], l->name, "forward",
+                                                      l->forward_ps, l->forward_flops, 0);
+      }
+      first_fwd[d] = fwd[(gsize)d * n];
+      sim_graph_depend(g, first_fwd[d], copy);
+    }
+    for (guint i = tail; i < n; i++) {
+      const sim_layer_cost *in = sim_costs_layer(c, i - 1);
+      g_autofree char *name = g_strdup_printf("allgather into %s", sim_costs_layer(c, i)->name);
+      sim_task_id ag = sim_graph_add_collective(g, comm, N, name, SIM_OP_ALLGATHER, o->allreduce,
+                                                in->output_bytes * N);
+      for (uint32_t d = 0; d < N; d++)
+        sim_graph_depend(g, ag, fwd[(gsize)d * n + i - 1]);
+      for (uint32_t d = 0; d < N; d++) {
+        const sim_layer_cost *l = sim_costs_layer(c, i);
+        fwd[(gsize)d * n + i] = sim_graph_add_compute(g, compute[d], l->name, "forward",
+                                                      l->forward_ps, l->forward_flops, 0);
+        sim_graph_depend(g, fwd[(gsize)d * n + i], ag);
+      }
+    }
+    /* Backward of the tail: after each dense layer's dX, reduce-scatter its input gradients. */
+    g_autoptr(GArray) buckets = g_array_new(FALSE, FALSE, sizeof(sim_task_id));
+    sim_task_id rs_prev = 0;
+    for (guint k = n; k-- > tail;) {
+      const sim_layer_cost *l = sim_costs_layer(c, k);
+      for (uint32_t d = 0; d < N; d++) {
+        g_autofree char *wn = g_strconcat(l->name, " dW", NULL);
+        grad[(gsize)d * n + k] = sim_graph_add_compute(g, compute[d], wn, "backward",
+                                                       l->backward_weights_ps, 0, 0);
+        if (rs_prev)
+          sim_graph_depend(g, grad[(gsize)d * n + k], rs_prev);
+        g_autofree char *dn = g_strconcat(l->name, " dX", NULL);
+        last[d] = sim_graph_add_compute(g, compute[d], dn, "backward", l->backward_data_ps, 0, 0);
+      }
+      g_autofree char *name = g_strdup_printf("reduce-scatter from %s", l->name);
+      rs_prev = sim_graph_add_collective(g, comm, N, name, SIM_OP_REDUCE_SCATTER, o->allreduce,
+                                         sim_costs_layer(c, k - 1)->output_bytes * N);
+      for (uint32_t d = 0; d < N; d++)
+        sim_graph_depend(g, rs_prev, last[d]);
+    }
+    /* Backward of the convolutional part, data parallel with bucketed allreduce. */
+    uint64_t acc = 0;
+    for (guint k = tail; k-- > 0;) {
+      const sim_layer_cost *l = sim_costs_layer(c, k);
+      for (uint32_t d = 0; d < N; d++) {
+        g_autofree char *wn = g_strconcat(l->name, " dW", NULL);
+        grad[(gsize)d * n + k] = sim_graph_add_compute(g, compute[d], wn, "backward",
+                                                       l->backward_weights_ps, 0, 0);
+        if (k == tail - 1)
+          sim_graph_depend(g, grad[(gsize)d * n + k], rs_prev);
+        if (k > 0) {
+          g_autofree char *dn = g_strconcat(l->name, " dX", NULL);
+          last[d] = sim_graph_add_compute(g, compute[d], dn, "backward", l->backward_data_ps, 0, 0);
+        } else {
+          last[d] = grad[(gsize)d * n + k];
+        }
+      }
+      acc += l->param_bytes;
+      if (acc > 0 && (acc >= o->bucket_bytes || k == 0)) {
+        g_autofree char *name = g_strdup_printf("allreduce bucket %u (%.1f MiB)", buckets->len,
+                                                (double)acc / (1 << 20));
+        sim_task_id ar = sim_graph_add_collective(g, comm, N, name, SIM_OP_ALLREDUCE,
+                                                  o->allreduce, acc);
+        for (uint32_t d = 0; d < N; d++)
+          sim_graph_depend(g, ar, o->overlap ? grad[(gsize)d * n + k] : grad[(gsize)d * n]);
+        g_array_append_val(buckets, ar);
+        acc = 0;
+      }
+    }
+    sim_time_ps update_ps = 0;
+    for (guint i = 0; i < n; i++)
+      update_ps += sim_costs_layer(c, i)->update_ps / (i >= tail ? N : 1);
+    for (uint32_t d = 0; d < N; d++) {
+      sim_task_id u = sim_graph_add_compute(g, compute[d], "update", "update", update_ps, 0, 0);
+      for (guint b = 0; b < buckets->len; b++)
+        sim_graph_depend(g, u, g_array_index(buckets, sim_task_id, b));
+      if (d == 0)
+        g_array_append_val(p->iteration_end, u);
+    }
+  }
+  return g_steal_pointer(&p);
+}
+
+static sim_plan *hybrid_build(const sim_costs *c, const sim_plan_opts *o, GError **error)
+{
+  if (o->hybrid && strcmp(o->hybrid, "owt") == 0)
+    return owt_build(c, o, error);
+  uint64_t devices = (uint64_t)o->nodes * o->devices_per_node;
+  uint32_t P = o->stages ? o->stages : o->devices_per_node;
+  if (P == 0 || devices % P != 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "--stages: %u stages do not divide %" G_GUINT64_FORMAT " devices", P, devices);
+    return NULL;
+  }
+  return sim__pipeline_build(c, o, P, (uint32_t)(devices / P), o->micro_batches, error);
+}
+
+const sim_strategy sim__strategy_hybrid = {
+    "hybrid", "dp-pp: data parallel over pipeline replicas; owt: conv layers data parallel, "
+              "fully connected layers model parallel (one weird trick)", hybrid_build};

@@ -1,0 +1,232 @@
+/* Layer-wise model parallelism and pipelines.
+ *
+ * The model's layers are cut into P contiguous stages (balanced by forward + backward time, or
+ * at the user's --split), one device per stage. A mini-batch is cut into M micro-batches; each
+ * stage runs forward on a micro-batch, sends its output activations point to point to the next
+ * stage, and in backward sends the activation gradients back. The schedule decides the order of
+ * each stage's forward and backward passes:
+ *   GPipe: all M forwards, then all M backwards (bubble (P-1)/(M+P-1) of the iteration);
+ *   1F1B:  P-1-s warm-up forwards on stage s, then one forward and one backward alternately,
+ *          which keeps at most P-s micro-batches of activations alive.
+ * `mp` is the same with one micro-batch. With R replicas of the pipeline (hybrid dp-pp, or pp
+ * with --stages smaller than the device count), each stage's gradients are all-reduced over the
+ * replicas before the update. Cost tables passed in are per micro-batch. */
+#include "plan.h"
+
+#include "util.h"
+
+#include <string.h>
+
+typedef struct {
+  sim_stream_id compute, copy, fwd_send, fwd_recv, bwd_send, bwd_recv, comm;
+} stage_streams;
+
+static sim_time_ps sum_range(const sim_costs *c, uint32_t a, uint32_t b, int which)
+{
+  sim_time_ps t = 0;
+  for (uint32_t i = a; i < b; i++) {
+    const sim_layer_cost *l = sim_costs_layer(c, i);
+    switch (which) {
+    case 0: t += l->forward_ps; break;
+    case 1: /* The first layer computes no data gradient (as in strategy_dp.c). */
+      t += (i > 0 ? l->backward_data_ps : 0) + l->backward_weights_ps;
+      break;
+    default: t += l->update_ps; break;
+    }
+  }
+  return t;
+}
+
+static uint64_t bytes_range(const sim_costs *c, uint32_t a, uint32_t b)
+{
+  uint64_t sum = 0;
+  for (uint32_t i = a; i < b; i++)
+    sum += sim_costs_layer(c, i)->param_bytes;
+  return sum;
+}
+
+/* Order of a stage's passes: +m+1 for the forward of micro-batch m, -(m+1) for its backward. */
+static void stage_order(uint32_t P, uint32_t s, uint32_t M, gboolean gpipe, int32_t *order)
+{
+  uint32_t k = 0;
+  if (gpipe) {
+    for (uint32_t m = 0; m < M; m++)
+      order[k++] = (int32_t)m + 1;
+    for (uint32_t m = M; m-- > 0;)
+      order[k++] = -((int32_t)m + 1);
+    return;
+  }
+  uint32_t warm = MIN(P - 1 - s, M);
+  for (uint32_t m = 0; m < warm; m++)
+    order[k++] = (int32_t)m + 1;
+  for (uint32_t i = 0; i + warm < M; i++) {
+    order[k++] = (int32_t)(warm + i) + 1;
+    order[k++] = -((int32_t)i + 1);
+  }
+  for (uint32_t m = M - warm; m < M; m++)
+    order[k++] = -((int32_t)m + 1);
+}
+
+sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32_t P, uint32_t R,
+                              uint32_t M, GError **error);
+
+sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32_t P, uint32_t R,
+                              uint32_t M, GError **error)
+{
+  if (!sim__check_devices((uint64_t)P * R, "pipeline", error))
+    return NULL;
+  if (M == 0 || M > 100000) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--micro-batches: %u is outside 1 to 100000", M);
+    return NULL;
+  }
+  g_autofree uint32_t *first = g_new(uint32_t, P + 1);
+  if (!sim__partition(c, P, o->split, first, error))
+    return NULL;
+  g_autoptr(sim_plan) p = sim__plan_new();
+  sim_graph *g = p->graph;
+  uint32_t devices = P * R;
+  p->devices = devices;
+  p->samples_per_iteration = (uint64_t)R * M * c->batch;
+  for (uint32_t s = 0; s < P; s++) {
+    uint64_t in_flight = o->gpipe ? M : MIN(P - s, M);
+    uint64_t mem = sim__stage_memory(c, first[s], first[s + 1], in_flight);
+    if (s == 0)
+      mem += c->input_bytes * M;
+    p->memory_per_device_bytes = MAX(p->memory_per_device_bytes, mem);
+  }
+
+  g_autofree stage_streams *ss = g_new(stage_streams, devices);
+  for (uint32_t r = 0; r < R; r++)
+    for (uint32_t s = 0; s < P; s++) {
+      uint32_t d = r * P + s;
+      g_autofree char *name = R > 1 ? g_strdup_printf("gpu%u (replica %u, stage %u)", d, r, s)
+                                    : g_strdup_printf("gpu%u (stage %u)", d, s);
+      sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, d, name);
+      ss[d].compute = sim_graph_add_stream(g, u, "compute");
+      ss[d].copy = sim_graph_add_stream(g, u, "h2d");
+      ss[d].fwd_send = sim_graph_add_stream(g, u, "send activations");
+      ss[d].fwd_recv = sim_graph_add_stream(g, u, "receive activations");
+      ss[d].bwd_send = sim_graph_add_stream(g, u, "send gradients");
+      ss[d].bwd_recv = sim_graph_add_stream(g, u, "receive gradients");
+      ss[d].comm = sim_graph_add_stream(g, u, "comm");
+    }
+  p->probe_unit = 0;
+  p->probe_compute = ss[0].compute;
+
+  g_autofree int32_t *order = g_new(int32_t, 2 * M);
+  g_autofree sim_task_id *F = g_new(sim_task_id, (gsize)devices * M);
+  g_autofree sim_task_id *B = g_new(sim_task_id, (gsize)devices * M);
+  g_autofree sim_task_id *first_task = g_new0(sim_task_id, devices);
+  g_autofree sim_stream_id *members = g_new(sim_stream_id, R);
+  uint32_t iterations = o->iterations ? o->iterations : 1;
+  for (uint32_t it = 0; it < iterations; it++) {
+    for (uint32_t r = 0; r < R; r++)
+      for (uint32_t s = 0; s < P; s++) {
+        uint32_t d = r * P + s;
+        sim_time_ps tf = sum_range(c, first[s], first[s + 1], 0);
+        sim_time_ps tb = sum_range(c, first[s], first[s + 1], 1);
+        sim_graph_add_compute(g, ss[d].compute, "step", "host", c->host_step_ps, 0, 0);
+        sim_task_id copy = 0;
+        if (s == 0) {
+          copy = sim_graph_add_compute(g, ss[d].copy, "input copy", "copy",
+                                       c->input_copy_ps * M, 0, c->input_bytes * M);
+          if (it > 0)
+            sim_graph_depend(g, copy, first_task[d]);
+        }
+        stage_order(P, s, M, o->gpipe, order);
+        for (uint32_t k = 0; k < 2 * M; k++) {
+          uint32_t m = (uint32_t)(order[k] > 0 ? order[k] : -order[k]) - 1;
+          g_autofree char *name = g_strdup_printf("%s mb%u", order[k] > 0 ? "forward" : "backward", m);
+          if (order[k] > 0) {
+            F[(gsize)d * M + m] = sim_graph_add_compute(g, ss[d].compute, name, "forward", tf, 0, 0);
+            if (s == 0 && m == 0) {
+              sim_graph_depend(g, F[(gsize)d * M], copy);
+              first_task[d] = F[(gsize)d * M];
+            }
+          } else {
+            B[(gsize)d * M + m] = sim_graph_add_compute(g, ss[d].compute, name, "backward", tb, 0, 0);
+            sim_graph_depend(g, B[(gsize)d * M + m], F[(gsize)d * M + m]);
+          }
+        }
+      }
+    /* Point-to-point activations and gradients. Streams run in order, so each stream gets its
+     * transfers in the order they are produced: forwards in micro-batch order on every stage,
+     * backwards in the schedule's backward order (GPipe: last micro-batch first), which is
+     * also the same on every stage. */
+    stage_order(P, 0, M, o->gpipe, order);
+    g_autofree uint32_t *bwd_order = g_new(uint32_t, M);
+    for (uint32_t k = 0, j = 0; k < 2 * M; k++)
+      if (order[k] < 0)
+        bwd_order[j++] = (uint32_t)(-order[k]) - 1;
+    for (uint32_t r = 0; r < R; r++)
+      for (uint32_t s = 0; s + 1 < P; s++) {
+        uint32_t d = r * P + s;
+        uint64_t bytes = sim_costs_layer(c, first[s + 1] - 1)->output_bytes;
+        for (uint32_t m = 0; m < M; m++) {
+          g_autofree char *an = g_strdup_printf("activations mb%u", m);
+          sim_task_id a = sim_graph_add_transfer(g, ss[d].fwd_send, ss[d + 1].fwd_recv, an, bytes);
+          sim_graph_depend(g, a, F[(gsize)d * M + m]);
+          sim_graph_depend(g, F[(gsize)(d + 1) * M + m], a);
+        }
+        for (uint32_t j = 0; j < M; j++) {
+          uint32_t m = bwd_order[j];
+          g_autofree char *gn = g_strdup_printf("gradients mb%u", m);
+          sim_task_id gr = sim_graph_add_transfer(g, ss[d + 1].bwd_send, ss[d].bwd_recv, gn, bytes);
+          sim_graph_depend(g, gr, B[(gsize)(d + 1) * M + m]);
+          sim_graph_depend(g, B[(gsize)d * M + m], gr);
+        }
+      }
+    /* Gradient allreduce over replicas, stage by stage, then the update. */
+    for (uint32_t s = 0; s < P; s++) {
+      sim_task_id ar = 0;
+      uint64_t bytes = bytes_range(c, first[s], first[s + 1]);
+      gboolean sync = R > 1 && bytes > 0;
+      if (sync) {
+        for (uint32_t r = 0; r < R; r++)
+          members[r] = ss[r * P + s].comm;
+        g_autofree char *name = g_strdup_printf("allreduce stage %u (%.1f MiB)", s,
+                                                (double)bytes / (1 << 20));
+        ar = sim_graph_add_collective(g, members, R, name, SIM_OP_ALLREDUCE, o->allreduce, bytes);
+        for (uint32_t r = 0; r < R; r++)
+          for (uint32_t m = 0; m < M; m++)
+            sim_graph_depend(g, ar, B[(gsize)(r * P + s) * M + m]);
+      }
+      for (uint32_t r = 0; r < R; r++) {
+        uint32_t d = r * P + s;
+        sim_task_id u = sim_graph_add_compute(g, ss[d].compute, "update", "update",
+                                              sum_range(c, first[s], first[s + 1], 2), 0, bytes);
+        if (sync)
+          sim_graph_depend(g, u, ar);
+        if (d == 0)
+          g_array_append_val(p->iteration_end, u);
+      }
+    }
+  }
+  return g_steal_pointer(&p);
+}
+
+static sim_plan *pp_build(const sim_costs *c, const sim_plan_opts *o, GError **error)
+{
+  uint64_t devices = (uint64_t)o->nodes * o->devices_per_node;
+  uint32_t P = o->stages ? o->stages : (uint32_t)MIN(devices, 1000000);
+  if (devices % P != 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "--stages: %u stages do not divide %" G_GUINT64_FORMAT " devices", P, devices);
+    return NULL;
+  }
+  return sim__pipeline_build(c, o, P, (uint32_t)(devices / P), o->micro_batches, error);
+}
+
+static sim_plan *mp_build(const sim_costs *c, const sim_plan_opts *o, GError **error)
+{
+  uint64_t devices = (uint64_t)o->nodes * o->devices_per_node;
+  if (!sim__check_devices(devices, "mp", error))
+    return NULL;
+  return sim__pipeline_build(c, o, (uint32_t)devices, 1, 1, error);
+}
+
+const sim_strategy sim__strategy_pp = {
+    "pp", "pipeline: stages over devices, M micro-batches, GPipe or 1F1B schedule", pp_build};
+const sim_strategy sim__strategy_mp = {
+    "mp", "model parallel: layers split over devices (balanced or --split), activations sent point to point",
+    mp_build};

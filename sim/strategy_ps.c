@@ -1,0 +1,110 @@
+/* Parameter servers, synchronous: every worker (device) runs the whole model on its own
+ * mini-batch; as backward produces each layer's gradient the worker pushes it to the server
+ * shard holding that tensor; once every worker's push of a tensor has arrived the shard
+ * aggregates and updates it, and every worker pulls the new parameters. A layer's forward in
+ * the next iteration waits for its own parameters only, so pulls overlap the next forward, as
+ * in distributed TensorFlow. The servers (placement, shards, aggregation) are comm/coll's; this
+ * file only says when pushes start and what waits for pulls. */
+#include "plan.h"
+
+#include "util.h"
+
+static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **error)
+{
+  uint64_t devices = (uint64_t)o->nodes * o->devices_per_node;
+  if (!sim__check_devices(devices, "ps", error))
+    return NULL;
+  guint n = sim_costs_n_layers(c);
+  g_autoptr(sim_plan) p = sim__plan_new();
+  sim_graph *g = p->graph;
+  p->devices = (uint32_t)devices;
+  p->ps_workers = (uint32_t)devices;
+  p->samples_per_iteration = devices * c->batch;
+  /* Workers hold weights and gradients but no optimizer state (the servers update). */
+  p->memory_per_device_bytes = c->memory_bytes;
+
+  /* One tensor per layer with parameters. */
+  g_autofree int32_t *tensor_of = g_new(int32_t, n);
+  for (guint i = 0; i < n; i++) {
+    uint64_t b = sim_costs_layer(c, i)->param_bytes;
+    tensor_of[i] = -1;
+    if (b > 0) {
+      tensor_of[i] = (int32_t)p->ps_tensor_bytes->len;
+      g_array_append_val(p->ps_tensor_bytes, b);
+    }
+  }
+  uint32_t T = p->ps_tensor_bytes->len;
+  g_autofree sim_stream_id *compute = g_new(sim_stream_id, devices);
+  g_autofree sim_stream_id *copy_stream = g_new(sim_stream_id, devices);
+  for (uint32_t d = 0; d < devices; d++) {
+    g_autofree char *name = g_strdup_printf("gpu%u (node %u)", d, d / o->devices_per_node);
+    sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, d, name);
+    compute[d] = sim_graph_add_stream(g, u, "compute");
+    copy_stream[d] = sim_graph_add_stream(g, u, "h2d");
+    /* A stream for the pushes so reports count them as communication. */
+    sim_graph_add_stream(g, u, "ps");
+  }
+  p->probe_unit = 0;
+  p->probe_compute = compute[0];
+
+  /* prev[d * T + t]: the push task of the previous iteration (ends with the pull). */
+  g_autofree sim_task_id *prev = g_new(sim_task_id, (gsize)devices * (T ? T : 1));
+  g_autofree sim_task_id *first_fwd = g_new0(sim_task_id, devices);
+  uint32_t iterations = o->iterations ? o->iterations : 1;
+  for (uint32_t it = 0; it < iterations; it++) {
+    for (uint32_t d = 0; d < devices; d++) {
+      sim_task_id last = sim_graph_add_compute(g, compute[d], "step", "host", c->host_step_ps, 0, 0);
+      sim_task_id copy = sim_graph_add_compute(g, copy_stream[d], "input copy", "copy",
+                                               c->input_copy_ps, 0, c->input_bytes);
+      if (it > 0)
+        sim_graph_depend(g, copy, first_fwd[d]);
+      for (guint i = 0; i < n; i++) {
+        const sim_layer_cost *l = sim_costs_layer(c, i);
+        last = sim_graph_add_compute(g, compute[d], l->name, "forward", l->forward_ps,
+                                     l->forward_flops, 0);
+        if (i == 0) {
+          sim_graph_depend(g, last, copy);
+          first_fwd[d] = last;
+        }
+        if (it > 0 && tensor_of[i] >= 0)
+          sim_graph_depend(g, last, prev[(gsize)d * T + (guint)tensor_of[i]]);
+      }
+      for (guint k = n; k-- > 0;) {
+        const sim_layer_cost *l = sim_costs_layer(c, k);
+        if (l->param_bytes > 0 || l->backward_weights_ps > 0) {
+          g_autofree char *name = g_strconcat(l->name, " dW", NULL);
+          last = sim_graph_add_compute(g, compute[d], name, "backward", l->backward_weights_ps,
+                                       l->backward_flops / 2, 0);
+          if (tensor_of[k] >= 0) {
+            g_autofree char *pname = g_strconcat("push/pull ", l->name, NULL);
+            sim_task_id push = sim_graph_add_custom(g, NULL, 0, pname, "ps", SIM_OP_PS_PUSH,
+                                                    l->param_bytes);
+            sim_graph_depend(g, push, last);
+            prev[(gsize)d * T + (guint)tensor_of[k]] = push;
+            sim_ps_task pt = {push, it, d, (uint32_t)tensor_of[k]};
+            g_array_append_val(p->ps_tasks, pt);
+          }
+        }
+        if (k > 0) {
+          g_autofree char *name = g_strconcat(l->name, " dX", NULL);
+          last = sim_graph_add_compute(g, compute[d], name, "backward", l->backward_data_ps,
+                                       l->backward_flops / 2, 0);
+        }
+      }
+      if (d == 0) {
+        /* Device 0's iteration ends when its backward is done and its last pull has arrived;
+         * a zero-length task on no stream marks it without holding anything back. */
+        sim_task_id end = sim_graph_add_delay(g, "iteration end", 0);
+        sim_graph_depend(g, end, last);
+        for (uint32_t t = 0; t < T; t++)
+          sim_graph_depend(g, end, prev[t]);
+        g_array_append_val(p->iteration_end, end);
+      }
+    }
+  }
+  return g_steal_pointer(&p);
+}
+
+const sim_strategy sim__strategy_ps = {
+    "ps", "parameter servers: pushes as gradients appear, aggregation on the servers, pulls "
+          "before each layer's next forward", ps_build};

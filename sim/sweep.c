@@ -1,0 +1,393 @@
+/* Sweeps (see sweep.h). */
+#include "sweep.h"
+
+#include "comm_net.h"
+#include "simulate.h"
+#include "chrome.h"
+#include "util.h"
+
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+static void point_free(gpointer p)
+{
+  sim_sweep_point *pt = p;
+  sim_scenario_clear(&pt->scenario);
+  g_free(pt->variant);
+  g_free(pt);
+}
+
+/* Devices per node when the scenario does not say: the system preset's. */
+static gboolean preset_devices_per_node(const sim_scenario *s, uint32_t *out, GError **error)
+{
+  if (s->devices_per_node) {
+    *out = (uint32_t)s->devices_per_node;
+    return TRUE;
+  }
+  g_autoptr(comm_system) sys = comm_system_load(s->system, "--system", error);
+  if (!sys)
+    return FALSE;
+  *out = sys->devices_per_node;
+  return TRUE;
+}
+
+GPtrArray *sim_sweep_expand(const sim_scenario *base, GError **error)
+{
+  g_autoptr(GPtrArray) points = g_ptr_array_new_with_free_func(point_free);
+  uint32_t dpn = 0;
+  if (!preset_devices_per_node(base, &dpn, error))
+    return NULL;
+  /* The device-count axis: (nodes, devices per node) pairs. */
+  g_autoptr(GArray) shapes = g_array_new(FALSE, FALSE, 2 * sizeof(int64_t));
+  if (base->devices_list && base->nodes_list) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--devices and --nodes-list: give one of them");
+    return NULL;
+  }
+  if (base->devices_list) {
+    g_autoptr(GArray) d = dt_parse_int_list(base->devices_list, "--devices", 1, 1000000, error);
+    if (!d)
+      return NULL;
+    for (guint i = 0; i < d->len; i++) {
+      int64_t D = g_array_index(d, int64_t, i), shape[2];
+      if (D <= dpn) {
+        shape[0] = 1;
+        shape[1] = D;
+      } else if (D % dpn == 0) {
+        shape[0] = D / dpn;
+        shape[1] = dpn;
+      } else {
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                    "--devices: %" G_GINT64_FORMAT " is more than one node and not a multiple of "
+                    "the %u devices per node", D, dpn);
+        return NULL;
+      }
+      g_array_append_vals(shapes, shape, 1);
+    }
+  } else if (base->nodes_list) {
+    g_autoptr(GArray) nl = dt_parse_int_list(base->nodes_list, "--nodes-list", 1, 1000000, error);
+    if (!nl)
+      return NULL;
+    for (guint i = 0; i < nl->len; i++) {
+      int64_t shape[2] = {g_array_index(nl, int64_t, i), dpn};
+      g_array_append_vals(shapes, shape, 1);
+    }
+  } else {
+    int64_t shape[2] = {base->nodes, dpn};
+    g_array_append_vals(shapes, shape, 1);
+  }
+  g_auto(GStrv) strategies = base->strategy_list
+                                 ? dt_parse_name_list(base->strategy_list, "--strategies", error)
+                                 : g_strsplit(base->strategy, ",", 1);
+  if (!strategies)
+    return NULL;
+  g_auto(GStrv) algorithms = base->allreduce_list
+                                 ? dt_parse_name_list(base->allreduce_list, "--allreduces", error)
+                                 : g_strsplit(base->allreduce, ",", 1);
+  if (!algorithms)
+    return NULL;
+  g_autoptr(GArray) batches = NULL;
+  if (base->batch_list) {
+    batches = dt_parse_int_list(base->batch_list, "--batches", 1, 1 << 24, error);
+    if (!batches)
+      return NULL;
+  } else {
+    batches = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    g_array_append_val(batches, base->batch);
+  }
+  static const char *const known[] = {"dp", "ps", "mp", "pp", "hybrid", NULL};
+  for (char **st = strategies; *st; st++)
+    if (!g_strv_contains(known, *st)) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "--strategies: unknown strategy '%s' (one of: dp, ps, mp, pp, hybrid)", *st);
+      return NULL;
+    }
+  gboolean strong = strcmp(base->scaling, "strong") == 0;
+  guint n_st = g_strv_length(strategies), n_al = g_strv_length(algorithms);
+  for (char **st = strategies; *st; st++)
+    for (char **al = algorithms; *al; al++)
+      for (guint b = 0; b < batches->len; b++)
+        for (guint k = 0; k < shapes->len; k++) {
+          const int64_t *shape = &g_array_index(shapes, int64_t, 2 * k);
+          int64_t batch = g_array_index(batches, int64_t, b);
+          uint64_t devices = (uint64_t)(shape[0] * shape[1]);
+          sim_sweep_point *pt = g_new0(sim_sweep_point, 1);
+          sim_scenario_copy(&pt->scenario, base);
+          sim_scenario *s = &pt->scenario;
+          s->nodes = shape[0];
+          s->devices_per_node = shape[1];
+          sim_scenario_set_string(&s->strategy, *st);
+          sim_scenario_set_string(&s->allreduce, *al);
+          s->batch = strong ? batch / (int64_t)devices : batch;
+          if (s->batch < 1) {
+            point_free(pt);
+            g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                        "--scaling strong: a global batch of %" G_GINT64_FORMAT
+                        " leaves no sample for each of %" G_GUINT64_FORMAT " devices", batch, devices);
+            return NULL;
+          }
+          pt->devices = devices;
+          g_autoptr(GString) v = g_string_new(NULL);
+          if (n_st > 1)
+            g_string_append_printf(v, "%s%s", v->len ? ", " : "", *st);
+          if (n_al > 1)
+            g_string_append_printf(v, "%s%s", v->len ? ", " : "", *al);
+          if (batches->len > 1)
+            g_string_append_printf(v, "%s%s batch %" G_GINT64_FORMAT, v->len ? ", " : "",
+                                   strong ? "global" : "", batch);
+          if (v->len == 0)
+            g_string_append_printf(v, "%s %s", base->model, *st);
+          pt->variant = g_string_free(g_steal_pointer(&v), FALSE);
+          g_ptr_array_add(points, pt);
+        }
+  return g_steal_pointer(&points);
+}
+
+gboolean sim_sweep_run_point(const sim_sweep_point *point, sim_report *out, GError **error)
+{
+  sim_run_opts o = {.with_speedup = FALSE};
+  return sim_simulate(&point->scenario, &o, out, error);
+}
+
+gboolean sim_sweep_add_speedups(GPtrArray *points, sim_report *reports, GError **error)
+{
+  g_autoptr(GHashTable) base = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+  gboolean strong = points->len && strcmp(((sim_sweep_point *)points->pdata[0])->scenario.scaling,
+                                          "strong") == 0;
+  for (guint i = 0; i < points->len; i++) {
+    sim_sweep_point *pt = points->pdata[i];
+    double *one = g_hash_table_lookup(base, pt->variant);
+    if (!one) {
+      sim_scenario s;
+      sim_scenario_copy(&s, &pt->scenario);
+      s.nodes = 1;
+      s.devices_per_node = 1;
+      if (strong)
+        s.batch = pt->scenario.batch * (int64_t)pt->devices;
+      /* One device has nothing to split: a pipeline becomes one stage. */
+      s.stages = 0;
+      g_clear_pointer(&s.trace, g_free);
+      g_clear_pointer(&s.csv, g_free);
+      sim_report r;
+      sim_run_opts o = {.with_speedup = FALSE};
+      gboolean ok = sim_simulate(&s, &o, &r, error);
+      sim_scenario_clear(&s);
+      if (!ok)
+        return FALSE;
+      one = g_new(double, 1);
+      *one = r.throughput_samples_per_s;
+      g_hash_table_insert(base, pt->variant, one);
+    }
+    reports[i].speedup = *one > 0 ? reports[i].throughput_samples_per_s / *one : 0;
+    reports[i].scaling_efficiency = reports[i].speedup / (double)pt->devices;
+  }
+  return TRUE;
+}
+
+void sim_sweep_print_table(FILE *out, GPtrArray *points, const sim_report *r)
+{
+  fprintf(out, "%-24s %7s %5s %6s %12s %14s %8s %7s %9s %9s\n", "variant", "devices", "nodes",
+          "batch", "iteration_ms", "samples_per_s", "speedup", "eff_%", "exposed_%", "mem_GiB");
+  for (guint i = 0; i < points->len; i++) {
+    const sim_sweep_point *pt = points->pdata[i];
+    double it = r[i].iteration_time_s;
+    fprintf(out, "%-24s %7" G_GUINT64_FORMAT " %5" G_GINT64_FORMAT " %6" G_GINT64_FORMAT
+                 " %12.3f %14.1f %8.2f %7.1f %9.1f %9.2f%s\n",
+            pt->variant, pt->devices, pt->scenario.nodes, pt->scenario.batch, it * 1e3,
+            r[i].throughput_samples_per_s, r[i].speedup, 100 * r[i].scaling_efficiency,
+            it > 0 ? 100 * r[i].exposed_comm_time_s / it : 0,
+            (double)r[i].memory_per_device_bytes / (1 << 30),
+            r[i].memory_capacity_bytes && r[i].memory_per_device_bytes > r[i].memory_capacity_bytes
+                ? "  does not fit" : "");
+  }
+}
+
+static char *point_extra_json(const sim_sweep_point *pt)
+{
+  const sim_scenario *s = &pt->scenario;
+  g_autoptr(GString) o = g_string_new(NULL);
+  g_string_append(o, "\"variant\":");
+  trace__json_string(o, pt->variant);
+  g_string_append(o, ",\"model\":");
+  trace__json_string(o, s->model);
+  g_string_append(o, ",\"strategy\":");
+  trace__json_string(o, s->strategy);
+  g_string_append(o, ",\"allreduce\":");
+  trace__json_string(o, s->allreduce);
+  g_string_append_printf(o, ",\"nodes\":%" G_GINT64_FORMAT ",\"devices_per_node\":%" G_GINT64_FORMAT
+                            ",\"batch\":%" G_GINT64_FORMAT, s->nodes, s->devices_per_node, s->batch);
+  return g_string_free(g_steal_pointer(&o), FALSE);
+}
+
+void sim_sweep_print_json(FILE *out, GPtrArray *points, const sim_report *r)
+{
+  for (guint i = 0; i < points->len; i++) {
+    g_autofree char *extra = point_extra_json(points->pdata[i]);
+    sim_report_print_json(out, &r[i], extra);
+  }
+}
+
+gboolean sim_sweep_write_csv(const char *path, GPtrArray *points, const sim_report *r,
+                             GError **error)
+{
+  g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
+  if (!out)
+    return FALSE;
+  FILE *f = dt_outfile_stream(out);
+  fputs("variant,model,strategy,allreduce,nodes,devices_per_node,devices,batch,iteration_time_s,"
+        "throughput_samples_per_s,compute_time_s,comm_time_s,exposed_comm_time_s,idle_time_s,"
+        "speedup,scaling_efficiency,memory_per_device_bytes,events,sim_wall_s\n", f);
+  for (guint i = 0; i < points->len; i++) {
+    const sim_sweep_point *pt = points->pdata[i];
+    const sim_scenario *s = &pt->scenario;
+    fprintf(f, "\"%s\",%s,%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GUINT64_FORMAT
+               ",%" G_GINT64_FORMAT ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%" G_GUINT64_FORMAT
+               ",%" G_GUINT64_FORMAT ",%.6g\n",
+            pt->variant, s->model, s->strategy, s->allreduce, s->nodes, s->devices_per_node,
+            pt->devices, s->batch, r[i].iteration_time_s, r[i].throughput_samples_per_s,
+            r[i].compute_time_s, r[i].comm_time_s, r[i].exposed_comm_time_s, r[i].idle_time_s,
+            r[i].speedup, r[i].scaling_efficiency, r[i].memory_per_device_bytes, r[i].events,
+            r[i].sim_wall_s);
+  }
+  return dt_outfile_commit(out, error);
+}
+
+/* ---- SVG ------------------------------------------------------------------------------------ */
+
+static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+/* A "nice" upper bound for an axis: 1, 2 or 5 times a power of ten at or above v. */
+static double nice_ceiling(double v)
+{
+  if (!(v > 0))
+    return 1;
+  double p = pow(10, floor(log10(v)));
+  for (int k = 0; k < 3; k++) {
+    double m = (double[]){1, 2, 5}[k] * p;
+    if (m >= v)
+      return m;
+  }
+  return 10 * p;
+}
+
+static void svg_escape(GString *o, const char *s)
+{
+  for (; *s; s++) {
+    switch (*s) {
+    case '<': g_string_append(o, "&lt;"); break;
+    case '>': g_string_append(o, "&gt;"); break;
+    case '&': g_string_append(o, "&amp;"); break;
+    case '"': g_string_append(o, "&quot;"); break;
+    default: g_string_append_c(o, *s);
+    }
+  }
+}
+
+/* One panel: x = log2(devices) from xmin to xmax, y from 0 to ymax. */
+static void svg_panel(GString *o, double ox, double oy, double w, double h, const char *ylabel,
+                      double xmin, double xmax, double ymax, int yticks, GPtrArray *points,
+                      const sim_report *r, GPtrArray *variants, gboolean efficiency)
+{
+  g_string_append_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                            "fill=\"none\" stroke=\"#444\"/>\n", ox, oy, w, h);
+  double lx0 = log2(xmin), lx1 = log2(xmax);
+  if (lx1 <= lx0)
+    lx1 = lx0 + 1;
+#define X(d) (ox + (log2(d) - lx0) / (lx1 - lx0) * w)
+#define Y(v) (oy + h - (v) / ymax * h)
+  for (double d = xmin; d <= xmax * 1.0001; d *= 2) {
+    g_string_append_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+                           X(d), oy, X(d), oy + h);
+    g_string_append_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\">%g</text>\n",
+                           X(d), oy + h + 14, d);
+  }
+  for (int k = 0; k <= yticks; k++) {
+    double v = ymax * k / yticks;
+    g_string_append_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
+                           ox, Y(v), ox + w, Y(v));
+    g_string_append_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%g</text>\n",
+                           ox - 4, Y(v) + 4, v);
+  }
+  g_string_append_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">devices (log scale)</text>\n",
+                         ox + w / 2, oy + h + 32);
+  g_string_append_printf(o, "<text transform=\"translate(%.1f,%.1f) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">%s</text>\n",
+                         ox - 52, oy + h / 2, ylabel);
+  for (guint v = 0; v < variants->len; v++) {
+    const char *name = variants->pdata[v];
+    const char *color = palette[v % G_N_ELEMENTS(palette)];
+    g_string_append_printf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", color);
+    for (guint i = 0; i < points->len; i++) {
+      const sim_sweep_point *pt = points->pdata[i];
+      if (strcmp(pt->variant, name) != 0)
+        continue;
+      double y = efficiency ? 100 * r[i].scaling_efficiency : r[i].throughput_samples_per_s;
+      g_string_append_printf(o, "%.1f,%.1f ", X((double)pt->devices), Y(y));
+    }
+    g_string_append(o, "\"/>\n");
+    for (guint i = 0; i < points->len; i++) {
+      const sim_sweep_point *pt = points->pdata[i];
+      if (strcmp(pt->variant, name) != 0)
+        continue;
+      double y = efficiency ? 100 * r[i].scaling_efficiency : r[i].throughput_samples_per_s;
+      g_string_append_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>",
+                             X((double)pt->devices), Y(y), color);
+      svg_escape(o, name);
+      g_string_append_printf(o, ": %" G_GUINT64_FORMAT " devices, %.4g</title></circle>\n",
+                             pt->devices, y);
+    }
+  }
+#undef X
+#undef Y
+}
+
+gboolean sim_sweep_write_svg(const char *path, const char *title, GPtrArray *points,
+                             const sim_report *r, GError **error)
+{
+  g_autoptr(GPtrArray) variants = g_ptr_array_new();
+  double xmin = 1e300, xmax = 0, ymax = 0, emax = 100;
+  for (guint i = 0; i < points->len; i++) {
+    const sim_sweep_point *pt = points->pdata[i];
+    gboolean seen = FALSE;
+    for (guint v = 0; v < variants->len && !seen; v++)
+      seen = strcmp(variants->pdata[v], pt->variant) == 0;
+    if (!seen)
+      g_ptr_array_add(variants, pt->variant);
+    xmin = MIN(xmin, (double)pt->devices);
+    xmax = MAX(xmax, (double)pt->devices);
+    ymax = MAX(ymax, r[i].throughput_samples_per_s);
+    emax = MAX(emax, 100 * r[i].scaling_efficiency);
+  }
+  /* Efficiency in steps of 20 %, at least to 100 % (superlinear points stay on the plot). */
+  int eticks = (int)ceil(emax / 20);
+  /* Powers of two around the data so the log axis has whole ticks. */
+  xmin = pow(2, floor(log2(MAX(xmin, 1))));
+  xmax = pow(2, ceil(log2(MAX(xmax, 2))));
+  const double W = 900, H = 420, pw = 340, ph = 260;
+  g_autoptr(GString) o = g_string_new(NULL);
+  g_string_append_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                            "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n"
+                            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H, W, H);
+  g_string_append(o, "<text x=\"450\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">");
+  svg_escape(o, title);
+  g_string_append(o, "</text>\n");
+  svg_panel(o, 80, 50, pw, ph, "throughput (samples/s)", xmin, xmax, nice_ceiling(ymax * 1.05), 5,
+            points, r, variants, FALSE);
+  svg_panel(o, 520, 50, pw, ph, "scaling efficiency (%)", xmin, xmax, 20.0 * eticks, eticks, points,
+            r, variants, TRUE);
+  for (guint v = 0; v < variants->len; v++) {
+    double y = 370 + 16 * (v % 3), x = 80 + 280 * (v / 3);
+    g_string_append_printf(o, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"3\"/>\n",
+                           x, y - 4, x + 24, y - 4, palette[v % G_N_ELEMENTS(palette)]);
+    g_string_append_printf(o, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\">", x + 30, y);
+    svg_escape(o, variants->pdata[v]);
+    g_string_append(o, "</text>\n");
+  }
+  g_string_append(o, "</svg>\n");
+  g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
+  if (!out)
+    return FALSE;
+  fputs(o->str, dt_outfile_stream(out));
+  return dt_outfile_commit(out, error);
+}

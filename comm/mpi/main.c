@@ -20,7 +20,7 @@ static const command commands[] = {
                   "system INI", comm_mpi__cmd_calibrate},
     {"validate", "time collectives with Open MPI's algorithm forced, compare with the model",
      comm_mpi__cmd_validate},
-    {"replay", "run a dp/ps iteration's gradient collectives for real, compare iteration times",
+    {"replay", "run a dp iteration's gradient collectives for real, compare iteration times",
      comm_mpi__cmd_replay},
     {"sweep", "spread the points of a dtsim sweep over the ranks, gather one table",
      comm_mpi__cmd_sweep},
@@ -63,8 +63,11 @@ int main(int argc, char **argv)
   for (gsize i = 0; argc >= 2 && i < G_N_ELEMENTS(commands); i++)
     if (strcmp(argv[1], commands[i].name) == 0)
       cmd = &commands[i];
-  if (cmd)
+  if (cmd) {
     ctx.command = cmd->name;
+    g_autofree char *prg = g_strdup_printf("dtsim-mpi %s", cmd->name);
+    g_set_prgname(prg);
+  }
 
   if (ctx.size < 2) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,

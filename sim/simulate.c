@@ -146,6 +146,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     if (!trace)
       return FALSE;
     trace_chrome_set_limit(trace, (uint64_t)s->trace_limit);
+    trace_chrome_set_max_procs(trace, (uint32_t)s->trace_procs);
     if (o && o->command_line)
       trace_chrome_set_info(trace, "command", o->command_line);
     trace_chrome_attach(trace, engine);
@@ -173,14 +174,29 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (trace) {
     if (!trace_chrome_close(trace, error))
       return FALSE;
+    if (trace_chrome_hidden_procs(trace))
+      g_printerr("dtsim: note: the trace shows the first %" G_GINT64_FORMAT " devices (and links, "
+                 "hosts) of %u; --trace-devices N shows more\n", s->trace_procs, r->devices);
     if (trace_chrome_truncated(trace))
-      g_printerr("dtsim: warning: the trace was cut after %" G_GUINT64_FORMAT
-                 " events (--trace-limit); simulate fewer devices or iterations for a full trace\n",
-                 trace_chrome_events(trace));
+      g_printerr("dtsim: warning: the trace was cut after %" G_GUINT64_FORMAT " events to stay "
+                 "readable; --trace-limit N raises the limit, --trace-devices N samples fewer "
+                 "devices, --iterations 1 shortens it\n", trace_chrome_events(trace));
   }
   if (outputs && s->csv && !write_csv(s->csv, plan, exec, error))
     return FALSE;
   return TRUE;
+}
+
+void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s)
+{
+  sim_scenario_copy(one, s);
+  one->nodes = 1;
+  one->devices_per_node = 1;
+  sim_scenario_set_string(&one->strategy, "dp");
+  g_clear_pointer(&one->split, g_free);
+  one->stages = 0;
+  g_clear_pointer(&one->trace, g_free);
+  g_clear_pointer(&one->csv, g_free);
 }
 
 gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *out,
@@ -193,9 +209,8 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
     if (out->devices == 1) {
       out->speedup = 1.0;
     } else {
-      sim_scenario one = *s;
-      one.nodes = 1;
-      one.devices_per_node = 1;
+      g_auto(sim_scenario) one;
+      sim_scenario_single_device(&one, s);
       sim_report single;
       if (!simulate_once(&one, o, FALSE, &single, error))
         return FALSE;

@@ -32,6 +32,7 @@ static void add_device_passes(sim_graph *g, const sim_costs *c, const device_str
     const sim_layer_cost *l = sim_costs_layer(c, i);
     sim_task_id t = sim_graph_add_compute(g, ds->compute, l->name, "forward", l->forward_ps,
                                           l->forward_flops, 0);
+    sim_graph_add_memory_delta(g, t, (int64_t)l->saved_bytes);
     if (i == 0) {
       sim_graph_depend(g, t, copy);
       *first_forward = t;
@@ -52,6 +53,9 @@ static void add_device_passes(sim_graph *g, const sim_costs *c, const device_str
       prev = sim_graph_add_compute(g, ds->compute, name, "backward", l->backward_data_ps,
                                    l->backward_flops / 2, 0);
     }
+    /* The layer's saved activations are free once its last backward pass is done (or, for a
+     * first layer with no backward pass, once the pass before it is). */
+    sim_graph_add_memory_delta(g, prev, -(int64_t)l->saved_bytes);
   }
   *last_backward = prev;
 }
@@ -84,6 +88,10 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
     ds[d].compute = sim_graph_add_stream(g, u, "compute");
     ds[d].comm = sim_graph_add_stream(g, u, "comm");
     ds[d].copy = sim_graph_add_stream(g, u, "h2d");
+    uint64_t saved = 0;
+    for (guint i = 0; i < n; i++)
+      saved += sim_costs_layer(c, i)->saved_bytes;
+    sim_graph_set_unit_memory(g, u, c->memory_bytes > saved ? c->memory_bytes - saved : 0);
   }
   p->probe_unit = 0;
   p->probe_compute = ds[0].compute;

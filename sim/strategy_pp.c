@@ -95,6 +95,11 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
     p->memory_per_device_bytes = MAX(p->memory_per_device_bytes, mem);
   }
 
+  /* Activations a stage keeps per micro-batch, for the trace's memory counter. */
+  g_autofree uint64_t *saved = g_new0(uint64_t, P);
+  for (uint32_t s = 0; s < P; s++)
+    for (uint32_t i = first[s]; i < first[s + 1]; i++)
+      saved[s] += sim_costs_layer(c, i)->saved_bytes;
   g_autofree stage_streams *ss = g_new(stage_streams, devices);
   for (uint32_t r = 0; r < R; r++)
     for (uint32_t s = 0; s < P; s++) {
@@ -109,6 +114,7 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
       ss[d].bwd_send = sim_graph_add_stream(g, u, "send gradients");
       ss[d].bwd_recv = sim_graph_add_stream(g, u, "receive gradients");
       ss[d].comm = sim_graph_add_stream(g, u, "comm");
+      sim_graph_set_unit_memory(g, u, sim__stage_memory(c, first[s], first[s + 1], 0));
     }
   p->probe_unit = 0;
   p->probe_compute = ss[0].compute;
@@ -139,12 +145,14 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
           g_autofree char *name = g_strdup_printf("%s mb%u", order[k] > 0 ? "forward" : "backward", m);
           if (order[k] > 0) {
             F[(gsize)d * M + m] = sim_graph_add_compute(g, ss[d].compute, name, "forward", tf, 0, 0);
+            sim_graph_add_memory_delta(g, F[(gsize)d * M + m], (int64_t)saved[s]);
             if (s == 0 && m == 0) {
               sim_graph_depend(g, F[(gsize)d * M], copy);
               first_task[d] = F[(gsize)d * M];
             }
           } else {
             B[(gsize)d * M + m] = sim_graph_add_compute(g, ss[d].compute, name, "backward", tb, 0, 0);
+            sim_graph_add_memory_delta(g, B[(gsize)d * M + m], -(int64_t)saved[s]);
             sim_graph_depend(g, B[(gsize)d * M + m], F[(gsize)d * M + m]);
           }
         }

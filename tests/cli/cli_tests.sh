@@ -95,6 +95,15 @@ t_sym=$("$DTSIM" run --nodes 4 --net-model analytic --allreduce hierarchical --i
 t_all=$("$DTSIM" run --nodes 4 --net-model analytic --allreduce hierarchical --iterations 2 --symmetry off --json | json_num iteration_time_s)
 [ -n "$t_sym" ] && [ "$t_sym" = "$t_all" ] && ok "symmetric run equals full run ($t_sym s)" || bad "symmetric $t_sym != full $t_all"
 
+# Every strategy runs on the real stack and reports a positive iteration time.
+for args in "--strategy dp" "--strategy ps --ps-placement cpu" "--strategy ps --ps-placement colocated --nodes 2 --ps-count 2" \
+            "--strategy ps --ps-placement dedicated --ps-count 2 --nodes 2" "--strategy mp --split 50,100,150 --devices-per-node 4" \
+            "--strategy pp --micro-batches 8 --schedule gpipe" "--strategy pp --schedule 1f1b --stages 4" \
+            "--strategy hybrid --hybrid dp-pp --stages 4 --nodes 2" "--strategy hybrid --hybrid owt --model alexnet_owt --batch 128"; do
+  t=$("$DTSIM" run $args --iterations 2 --json 2>"$TMP/err" | json_num iteration_time_s)
+  awk -v t="$t" 'BEGIN { exit !(t > 0) }' && ok "run $args ($t s)" || bad "run $args: '$t' $(cat "$TMP/err")"
+done
+
 # --- outputs ----------------------------------------------------------------------------------
 "$DTSIM" run --model demo --devices-per-node 4 --iterations 2 --trace "$TMP/t.json" --csv "$TMP/t.csv" >/dev/null 2>"$TMP/err" &&
   head -c 16 "$TMP/t.json" | grep -q '{"traceEvents":' && ok "trace written" || bad "trace: $(cat "$TMP/err")"

@@ -2,7 +2,6 @@
  * ranks, the same arguments on every rank), then runs one subcommand. A bad launch ends every
  * rank with one message from rank 0, never a hang. */
 #include "comm_mpi_run.h"
-#include "cli.h"
 #include "util.h"
 
 #include <string.h>
@@ -111,27 +110,3 @@ int main(int argc, char **argv)
   return status;
 }
 
-/* sim/scenario.c's sim_scenario_from_args() reports through these two functions of the dtsim
- * command line (sim/cli.h), which live in dtsim's main.c. dtsim-mpi parses scenarios with
- * sim_scenario_apply_options() instead and never calls it, but links the same object, so it
- * provides them with the same meaning. */
-int dtsim_cli_fail(const char *cmd, const GError *error)
-{
-  fprintf(stderr, "dtsim-mpi %s: %s\n", cmd, error ? error->message : "failed");
-  if (error == NULL)
-    return 1;
-  if (error->domain == G_OPTION_ERROR || error->domain == G_KEY_FILE_ERROR)
-    return 2;
-  return error->domain == DT_ERROR && error->code == DT_ERROR_INPUT ? 2 : 1;
-}
-
-gboolean dtsim_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv,
-                         int *status)
-{
-  g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(ctx, argc, argv, &error)) {
-    *status = dtsim_cli_fail(cmd, error);
-    return FALSE;
-  }
-  return TRUE;
-}

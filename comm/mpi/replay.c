@@ -120,6 +120,14 @@ static gboolean read_timeline(const char *path, GArray *compute, GArray *colls, 
   }
   g_array_sort(compute, by_start);
   g_array_sort(colls, by_start);
+  gboolean has_update = FALSE;
+  for (guint k = 0; k < compute->len; k++)
+    has_update |= strcmp(g_array_index(compute, task, k).category, "update") == 0;
+  if (!has_update) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: device 0 has no optimizer update task: no iteration to replay", path);
+    return FALSE;
+  }
   /* A collective follows the last compute task that ended by its simulated start. */
   for (guint c = 0, k = 0; c < colls->len; c++) {
     task *ct = &g_array_index(colls, task, c);
@@ -360,6 +368,13 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
       !sim_scenario_apply_options(&s, so, &error))
     comm_mpi__fail_all(ctx, error);
 
+  if (strcmp(s.strategy, "dp") != 0) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
+                "--strategy %s: only dp can be replayed (its gradient buckets are collectives; "
+                "parameter-server pushes and pulls and pipeline activations are not replayed)",
+                s.strategy);
+    comm_mpi__fail_all(ctx, error);
+  }
   /* The compute device stays the scenario's; the network becomes the measured one. */
   comm_mpi__locate(ctx);
   if (s.device == NULL) {

@@ -1,37 +1,21 @@
 /* dtsim-mpi sweep: spreads the points of a `dtsim sweep` over the ranks and gathers one table.
- * Point i goes to rank i mod size (cyclic, so neighbouring points, which cost about the same,
- * land on different ranks); each rank simulates its points with dtsim_sweep_point() (the
- * function behind `dtsim sweep`, sweep_point.h) and rank 0 gathers the JSON lines, puts them
- * back in point order and prints them: the output is the same bytes whatever the rank count. */
+ * Every rank expands the same sweep (sim_sweep_expand, deterministic); point i goes to rank
+ * i mod size (cyclic, so neighbouring points, which cost about the same, land on different
+ * ranks); each rank simulates its points (sim_sweep_run_point); rank 0 gathers the reports,
+ * puts them back in point order and prints and writes exactly what `dtsim sweep` would (table
+ * or --json, --csv, --plot), whatever the number of ranks. */
 #include "comm_mpi_run.h"
-#include "sweep_point.h"
+#include "sweep.h"
 #include "util.h"
 
-#include <json-glib/json-glib.h>
 #include <string.h>
-
-/* A table row from one point's JSON line. */
-static void print_row(FILE *f, int point, const char *line)
-{
-  g_autoptr(JsonParser) parser = json_parser_new();
-  double t = 0, thr = 0;
-  int64_t devices = 0;
-  if (json_parser_load_from_data(parser, line, -1, NULL)) {
-    JsonObject *o = json_node_get_object(json_parser_get_root(parser));
-    t = json_object_get_double_member_with_default(o, "iteration_time_s", 0);
-    thr = json_object_get_double_member_with_default(o, "throughput_samples_per_s", 0);
-    devices = json_object_get_int_member_with_default(o, "devices", 0);
-  }
-  fprintf(f, "%6d %8" G_GINT64_FORMAT " %18.3f %22.1f\n", point, devices, t * 1e3, thr);
-}
 
 int comm_mpi__cmd_sweep(comm_mpi_ctx *ctx, int argc, char **argv)
 {
-  gboolean json = FALSE;
   GOptionEntry entries[] = {{NULL}};
   g_autoptr(GOptionContext) octx = g_option_context_new("[SCENARIO.ini] - a sweep spread over the ranks");
   g_option_context_add_main_entries(octx, entries, NULL);
-  g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, SIM_OPTS_SWEEP);
+  g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, SIM_OPTS_SWEEP | SIM_OPTS_RUN);
   char *scenario_file = NULL;
   if (argc >= 2 && argv[1][0] != '-') {
     scenario_file = argv[1];
@@ -44,79 +28,69 @@ int comm_mpi__cmd_sweep(comm_mpi_ctx *ctx, int argc, char **argv)
   g_autoptr(GError) error = NULL;
   g_auto(sim_scenario) s;
   sim_scenario_init(&s);
-  if ((scenario_file && !sim_scenario_load(&s, scenario_file, SIM_OPTS_SWEEP, &error)) ||
+  if ((scenario_file &&
+       !sim_scenario_load(&s, scenario_file, SIM_OPTS_SWEEP | SIM_OPTS_RUN, &error)) ||
       !sim_scenario_apply_options(&s, so, &error))
     comm_mpi__fail_all(ctx, error);
-  json = s.json;
-
-  int points = dtsim_sweep_point(&s, -1, NULL, &error);
-  if (points < 0)
+  if (s.trace) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
+                "--trace: a sweep writes no trace; run the point you want with 'dtsim run'");
     comm_mpi__fail_all(ctx, error);
+  }
+  g_autoptr(GPtrArray) points = sim_sweep_expand(&s, &error);
+  if (points == NULL)
+    comm_mpi__fail_all(ctx, error);
+  guint n = points->len;
 
-  /* This rank's points, their JSON lines one after the other with their lengths. */
-  g_autoptr(GString) text = g_string_new(NULL);
-  g_autoptr(GArray) lens = g_array_new(FALSE, FALSE, sizeof(int));
+  /* This rank's points, simulated; a failure anywhere ends the job with that point's error. */
+  g_autofree sim_report *mine = g_new0(sim_report, n / (guint)ctx->size + 1);
+  guint count = 0;
   gboolean ok = TRUE;
-  for (int i = ctx->rank; ok && i < points; i += ctx->size) {
-    gsize before = text->len;
-    ok = dtsim_sweep_point(&s, i, text, &error) >= 0;
-    int len = (int)(text->len - before);
-    g_array_append_val(lens, len);
+  for (guint i = (guint)ctx->rank; ok && i < n; i += (guint)ctx->size, count++) {
+    const sim_sweep_point *pt = points->pdata[i];
+    ok = sim_sweep_run_point(pt, &mine[count], &error);
+    if (!ok)
+      g_prefix_error(&error, "%s, %" G_GUINT64_FORMAT " devices: ", pt->variant, pt->devices);
   }
   comm_mpi__agree(ctx, ok, error);
 
-  /* Gather: the number of points and the text length of every rank, then lengths and text. */
-  int mine[2] = {(int)lens->len, (int)text->len};
-  g_autofree int *sizes = ctx->rank == 0 ? g_new(int, 2 * ctx->size) : NULL;
-  MPI_Gather(mine, 2, MPI_INT, sizes, 2, MPI_INT, 0, MPI_COMM_WORLD);
-  g_autofree int *n_displ = NULL, *n_counts = NULL, *t_displ = NULL, *t_counts = NULL;
-  g_autofree int *all_lens = NULL;
-  g_autofree char *all_text = NULL;
+  /* Gather the reports as bytes (plain numbers, the same layout on every rank of this binary):
+   * rank r sent the points r, r + size, r + 2 size, ... */
+  g_autofree int *counts = NULL, *displs = NULL;
+  g_autofree sim_report *gathered = NULL;
   if (ctx->rank == 0) {
-    n_counts = g_new(int, ctx->size);
-    n_displ = g_new(int, ctx->size);
-    t_counts = g_new(int, ctx->size);
-    t_displ = g_new(int, ctx->size);
-    int n = 0, t = 0;
+    counts = g_new(int, ctx->size);
+    displs = g_new(int, ctx->size);
+    int off = 0;
     for (int r = 0; r < ctx->size; r++) {
-      n_counts[r] = sizes[2 * r];
-      t_counts[r] = sizes[2 * r + 1];
-      n_displ[r] = n;
-      t_displ[r] = t;
-      n += n_counts[r];
-      t += t_counts[r];
+      guint pr = n > (guint)r ? (n - (guint)r + (guint)ctx->size - 1) / (guint)ctx->size : 0;
+      counts[r] = (int)(pr * sizeof(sim_report));
+      displs[r] = off;
+      off += counts[r];
     }
-    all_lens = g_new(int, MAX(n, 1));
-    all_text = g_malloc(MAX(t, 1));
+    gathered = g_new0(sim_report, MAX(n, 1));
   }
-  MPI_Gatherv(lens->data, (int)lens->len, MPI_INT, all_lens, n_counts, n_displ, MPI_INT, 0,
-              MPI_COMM_WORLD);
-  MPI_Gatherv(text->str, (int)text->len, MPI_CHAR, all_text, t_counts, t_displ, MPI_CHAR, 0,
-              MPI_COMM_WORLD);
+  MPI_Gatherv(mine, (int)(count * sizeof(sim_report)), MPI_BYTE, gathered, counts, displs,
+              MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (ctx->rank != 0)
+    return 0;
 
-  if (ctx->rank == 0) {
-    /* Point i is the (i / size)-th point of rank i % size. */
-    g_autofree int *offset = g_new0(int, (gsize)MAX(points, 1));
-    g_autofree int *length = g_new0(int, (gsize)MAX(points, 1));
-    for (int r = 0; r < ctx->size; r++) {
-      int off = t_displ[r];
-      for (int k = 0; k < n_counts[r]; k++) {
-        int i = r + k * ctx->size;
-        offset[i] = off;
-        length[i] = all_lens[n_displ[r] + k];
-        off += length[i];
-      }
-    }
-    if (!json)
-      printf("%6s %8s %18s %22s\n", "point", "devices", "iteration_time_ms",
-             "throughput_samples_s");
-    for (int i = 0; i < points; i++) {
-      g_autofree char *line = g_strndup(all_text + offset[i], (gsize)length[i]);
-      if (json)
-        printf("%s\n", line);
-      else
-        print_row(stdout, i, line);
-    }
+  g_autofree sim_report *reports = g_new0(sim_report, MAX(n, 1));
+  for (int r = 0; r < ctx->size; r++)
+    for (int k = 0; k < counts[r] / (int)sizeof(sim_report); k++)
+      reports[(guint)r + (guint)k * (guint)ctx->size] =
+          gathered[displs[r] / (int)sizeof(sim_report) + k];
+  if (!sim_sweep_add_speedups(points, reports, &error) ||
+      (s.csv && !sim_sweep_write_csv(s.csv, points, reports, &error)))
+    comm_mpi__fail_here(ctx, error);
+  if (s.plot) {
+    g_autofree char *title = g_strdup_printf("%s, %s, %s scaling", s.model, s.system, s.scaling);
+    if (!sim_sweep_write_svg(s.plot, title, points, reports, &error))
+      comm_mpi__fail_here(ctx, error);
   }
+  if (s.json)
+    sim_sweep_print_json(stdout, points, reports);
+  else
+    sim_sweep_print_table(stdout, points, reports);
   return 0;
 }

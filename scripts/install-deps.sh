@@ -19,6 +19,8 @@ need_pkg libcmocka-dev    'pkg-config --exists cmocka'
 need_pkg libopenmpi-dev   'pkg-config --exists ompi-c || test -x /usr/bin/mpicc'
 need_pkg openmpi-bin      'command -v mpirun'
 need_pkg valgrind         'command -v valgrind'
+# ip netns and tc, for the one-machine cluster of scripts/netns-cluster.sh.
+need_pkg iproute2         'command -v ip && command -v tc'
 
 if [ -z "$missing" ]; then
   exit 0

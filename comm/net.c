@@ -55,6 +55,7 @@ typedef struct {
   uint32_t epoch;        /* component search mark */
   uint32_t unfrozen;     /* progressive filling: flows on it without a rate yet */
   uint32_t version;      /* progressive filling: invalidates older heap entries */
+  uint32_t touched;      /* progressive filling: mark of the last fix that changed it */
   double rem_Bps;        /* progressive filling: capacity not yet given out */
 } link_state;
 
@@ -112,6 +113,8 @@ struct comm_net {
   u32vec comp_links;
   flowvec stack;         /* scratch of the component search */
   fillvec heap;          /* scratch of progressive filling */
+  u32vec touched;        /* scratch of progressive filling: links one fix changed */
+  uint32_t touch_mark;
 
   /* Observers: one SIM_PROC_LINK process per node, a track per NIC and one intra track. */
   gboolean tracks_made;
@@ -358,10 +361,13 @@ static void collect_component(comm_net *net, flow *seed)
 }
 
 /* Gives every unfixed flow on link l the share `share` and takes it from its other links.
- * Returns through `touched` nothing; the caller re-ranks links. */
+ * With the heap, each other link whose share moved gets one fresh entry once all of l's flows
+ * are fixed (one per link, not one per flow and link: the entries of a busy link would
+ * otherwise number its flows times their hops). */
 static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean use_heap)
 {
   link_state *L = &net->links[l];
+  net->touched.n = 0;
   for (uint32_t j = 0; j < L->n; j++) {
     flow *g = L->flows[j];
     if (g->next_rate >= 0.0)
@@ -372,12 +378,26 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
       link_state *L2 = &net->links[l2];
       L2->rem_Bps -= share;
       L2->unfrozen--;
-      if (use_heap && l2 != l && L2->unfrozen > 0) {
-        L2->version++;
-        heap_push(&net->heap,
-                  (fill_entry){MAX(L2->rem_Bps, 0.0) / L2->unfrozen, l2, L2->version});
+      if (use_heap && L2->touched != net->touch_mark) {
+        L2->touched = net->touch_mark;
+        VEC_PUSH(&net->touched, l2);
       }
     }
+  }
+  if (!use_heap)
+    return;
+  for (uint32_t i = 0; i < net->touched.n; i++) {
+    uint32_t l2 = net->touched.v[i];
+    link_state *L2 = &net->links[l2];
+    if (l2 != l && L2->unfrozen > 0) {
+      L2->version++;
+      heap_push(&net->heap, (fill_entry){MAX(L2->rem_Bps, 0.0) / L2->unfrozen, l2, L2->version});
+    }
+  }
+  if (++net->touch_mark == 0) {
+    for (uint64_t k = 0; k < net->nlinks; k++)
+      net->links[k].touched = 0;
+    net->touch_mark = 1;
   }
 }
 
@@ -602,6 +622,7 @@ comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_m
     net->links = g_new0(link_state, net->nlinks);
   net->slabs = g_ptr_array_new_with_free_func(g_free);
   net->route_buf = g_new(uint32_t, comm__route_max(topo) + 1);
+  net->touch_mark = 1;
   return net;
 }
 
@@ -629,6 +650,7 @@ void comm_net_free(comm_net *net)
   g_free(net->comp_links.v);
   g_free(net->stack.v);
   g_free(net->heap.v);
+  g_free(net->touched.v);
   if (net->nic_counter_names)
     g_strfreev(net->nic_counter_names);
   g_free(net->node_proc);

@@ -81,16 +81,11 @@ typedef struct {
   uint32_t flows;        /* flows on the link: the sum of their classes' counts */
   uint32_t epoch;        /* component search mark */
   uint32_t unfrozen;     /* progressive filling: flows on it without a rate yet */
-  uint32_t version;      /* progressive filling: invalidates older heap entries */
+  uint32_t hpos;         /* progressive filling: position in the link heap */
   uint32_t touched;      /* progressive filling: mark of the last fix that changed it */
   double rem_Bps;        /* progressive filling: capacity not yet given out */
+  double share_Bps;      /* progressive filling: rem_Bps / unfrozen when last ranked */
 } link_state;
-
-typedef struct {
-  double share;
-  uint32_t link;
-  uint32_t version;
-} fill_entry;
 
 /* Growable arrays for the hot path (GArray's generic code costs more than the work here). */
 typedef struct {
@@ -108,10 +103,6 @@ typedef struct {
   uint32_t n, cap;
 } flowvec;
 
-typedef struct {
-  fill_entry *v;
-  uint32_t n, cap;
-} fillvec;
 
 #define VEC_PUSH(vec, x)                                                                        \
   do {                                                                                          \
@@ -148,7 +139,7 @@ struct comm_net {
   classvec comp_classes; /* the component being recomputed */
   u32vec comp_links;
   classvec stack;        /* scratch of the component search */
-  fillvec heap;          /* scratch of progressive filling */
+  u32vec heap;           /* progressive filling: links by (share, id), each at most once */
   u32vec touched;        /* scratch of progressive filling: links one fix changed */
   uint32_t touch_mark;
   flowvec finished;      /* scratch of a completion event */
@@ -402,47 +393,71 @@ static void want_recompute(comm_net *net)
   sim_engine_schedule_in(net->engine, 0, recompute_cb, net, EV_RECOMPUTE);
 }
 
-static inline gboolean fill_less(const fill_entry *a, const fill_entry *b)
+/* The link heap of progressive filling: link ids ordered by (share_Bps, id), each link
+ * knowing its position, so that a link whose share moves is re-ranked in place and the heap
+ * never holds more entries than the component has links. */
+static inline gboolean fill_less(const link_state *links, uint32_t a, uint32_t b)
 {
-  return a->share < b->share || (a->share == b->share && a->link < b->link);
+  return links[a].share_Bps < links[b].share_Bps ||
+         (links[a].share_Bps == links[b].share_Bps && a < b);
 }
 
-static void heap_push(fillvec *h, fill_entry e)
+static void heap_place(comm_net *net, uint32_t i, uint32_t l)
 {
-  VEC_PUSH(h, e);
-  fill_entry *a = h->v;
-  size_t i = h->n - 1;
+  net->heap.v[i] = l;
+  net->links[l].hpos = i;
+}
+
+static void heap_up(comm_net *net, uint32_t i)
+{
+  uint32_t *a = net->heap.v, l = a[i];
   while (i > 0) {
-    size_t p = (i - 1) / 2;
-    if (!fill_less(&e, &a[p]))
+    uint32_t p = (i - 1) / 2;
+    if (!fill_less(net->links, l, a[p]))
       break;
-    a[i] = a[p];
+    heap_place(net, i, a[p]);
     i = p;
   }
-  a[i] = e;
+  heap_place(net, i, l);
 }
 
-static fill_entry heap_pop(fillvec *h)
+static void heap_down(comm_net *net, uint32_t i)
 {
-  fill_entry *a = h->v;
-  fill_entry top = a[0];
-  fill_entry last = a[--h->n];
-  size_t n = h->n, i = 0;
-  if (n == 0)
-    return top;
+  uint32_t *a = net->heap.v, l = a[i], n = net->heap.n;
   for (;;) {
-    size_t c = 2 * i + 1;
+    uint32_t c = 2 * i + 1;
     if (c >= n)
       break;
-    if (c + 1 < n && fill_less(&a[c + 1], &a[c]))
+    if (c + 1 < n && fill_less(net->links, a[c + 1], a[c]))
       c++;
-    if (!fill_less(&a[c], &last))
+    if (!fill_less(net->links, a[c], l))
       break;
-    a[i] = a[c];
+    heap_place(net, i, a[c]);
     i = c;
   }
-  a[i] = last;
-  return top;
+  heap_place(net, i, l);
+}
+
+static void heap_remove(comm_net *net, uint32_t i)
+{
+  uint32_t last = net->heap.v[--net->heap.n];
+  if (i == net->heap.n)
+    return;
+  heap_place(net, i, last);
+  heap_up(net, i);
+  heap_down(net, net->links[last].hpos);
+}
+
+/* Sets link l's share and moves it to its rank. */
+static void heap_rerank(comm_net *net, uint32_t l, double share_Bps)
+{
+  link_state *L = &net->links[l];
+  double old = L->share_Bps;
+  L->share_Bps = share_Bps;
+  if (share_Bps < old)
+    heap_up(net, L->hpos);
+  else
+    heap_down(net, L->hpos);
 }
 
 static inline void visit_class(comm_net *net, fclass *c)
@@ -526,10 +541,12 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
   for (uint32_t i = 0; i < net->touched.n; i++) {
     uint32_t l2 = net->touched.v[i];
     link_state *L2 = &net->links[l2];
-    if (l2 != l && L2->unfrozen > 0) {
-      L2->version++;
-      heap_push(&net->heap, (fill_entry){MAX(L2->rem_Bps, 0.0) / L2->unfrozen, l2, L2->version});
-    }
+    if (l2 == l)
+      continue;
+    if (L2->unfrozen > 0)
+      heap_rerank(net, l2, MAX(L2->rem_Bps, 0.0) / L2->unfrozen);
+    else
+      heap_remove(net, L2->hpos);
   }
   if (++net->touch_mark == 0) {
     for (uint64_t k = 0; k < net->nlinks; k++)
@@ -540,8 +557,8 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
 
 /* Progressive filling over the component: repeatedly the link with the smallest fair share
  * (remaining capacity over flows still without a rate) fixes the rate of its flows. Small
- * components scan their links; large ones keep the links in a heap with versioned entries,
- * which makes the whole O(H log H) in the component's class hops H. Ties go to the lower
+ * components scan their links; large ones keep the links in a heap re-ranked in place, which
+ * makes the whole O(H log L) in the component's class hops H and links L. Ties go to the lower
  * link id, so results never depend on the order classes were found in. */
 static void fill_component(comm_net *net)
 {
@@ -584,15 +601,15 @@ static void fill_component(comm_net *net)
   net->heap.n = 0;
   for (uint32_t i = 0; i < cl->n; i++) {
     link_state *L = &net->links[cl->v[i]];
-    L->version++;
-    heap_push(&net->heap, (fill_entry){L->rem_Bps / L->unfrozen, cl->v[i], L->version});
+    L->share_Bps = L->rem_Bps / L->unfrozen;
+    VEC_PUSH(&net->heap, cl->v[i]);
+    heap_up(net, net->heap.n - 1);
   }
   while (net->heap.n > 0) {
-    fill_entry e = heap_pop(&net->heap);
-    link_state *L = &net->links[e.link];
-    if (e.version != L->version || L->unfrozen == 0)
-      continue;
-    fix_link(net, e.link, MAX(L->rem_Bps, 0.0) / L->unfrozen, TRUE);
+    uint32_t l = net->heap.v[0];
+    heap_remove(net, 0);
+    link_state *L = &net->links[l];
+    fix_link(net, l, MAX(L->rem_Bps, 0.0) / L->unfrozen, TRUE);
   }
 }
 

@@ -20,6 +20,10 @@
 #define INLINE_HOPS 12
 #define FLOWS_PER_SLAB 1024
 #define CLASSES_PER_SLAB 256
+/* Above this many live classes, a recompute whose components cover nearly all of them lets the
+ * next GLOBAL_RUNS recomputes fill everything without a component search. */
+#define GLOBAL_MIN_CLASSES 64
+#define GLOBAL_RUNS 31
 
 enum { EV_ACTIVATE, EV_COMPLETE, EV_INSTANT, EV_RECOMPUTE };
 
@@ -55,30 +59,33 @@ struct flow {
  * engine event, the completion of the flow with the smallest target. A rate change then costs
  * one settlement and one reschedule per class, not per flow. */
 struct fclass {
-  comm_net *net;
-  uint64_t key;          /* src << 32 | dst */
+  /* What the component search, the filling and apply_rates read, first. */
+  uint32_t epoch;        /* component search mark */
+  uint32_t live_pos;     /* position in net->live_classes */
   uint32_t count;        /* active flows */
   uint32_t nhops;
-  uint32_t epoch;        /* component search mark */
-  gboolean in_use;
-  gboolean reserved;     /* placed on its links at send time, active from last_ps on */
   gboolean moved;        /* its first completion moved without a rate change */
-  double rate;           /* bytes/s per flow; 0 until the first recompute */
   double next_rate;      /* progressive filling scratch; < 0 while unfixed */
+  double rate;           /* bytes/s per flow; 0 until the first recompute */
+  sim_event *ev;         /* completion of the first flow, or NULL */
+  hop *hops;
   double served;         /* bytes per flow sent from creation to last_ps */
   sim_time_ps last_ps;
-  sim_event *ev;         /* completion of the first flow, or NULL */
+  hop inline_hops[INLINE_HOPS];
+  comm_net *net;
+  uint64_t key;          /* src << 32 | dst */
+  gboolean in_use;
+  gboolean reserved;     /* placed on its links at send time, active from last_ps on */
   flow **heap;           /* min-heap of its flows by (target, seq) */
   uint32_t hn, hcap;
-  hop *hops;
   fclass *next_free;
-  hop inline_hops[INLINE_HOPS];
 };
 
 typedef struct {
   fclass **cls;
   uint32_t n, cap;       /* classes on the link */
   uint32_t flows;        /* flows on the link: the sum of their classes' counts */
+  uint32_t live_pos;     /* position in net->live_links while it has classes */
   uint32_t epoch;        /* component search mark */
   uint32_t unfrozen;     /* progressive filling: flows on it without a rate yet */
   uint32_t hpos;         /* progressive filling: position in the link heap */
@@ -138,6 +145,10 @@ struct comm_net {
   uint32_t epoch;
   classvec comp_classes; /* the component being recomputed */
   u32vec comp_links;
+  classvec live_classes; /* every class in use */
+  u32vec live_links;     /* every link with a class on it */
+  uint32_t global_left;  /* recomputes still to fill every live class at once */
+  uint64_t covered;      /* classes the current recompute has filled */
   classvec stack;        /* scratch of the component search */
   u32vec heap;           /* progressive filling: links by (share, id), each at most once */
   u32vec touched;        /* scratch of progressive filling: links one fix changed */
@@ -211,12 +222,17 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
   for (uint32_t i = 0; i < nhops; i++)
     c->hops[i].link = route[i];
   g_hash_table_insert(net->classes, &c->key, c);
+  c->live_pos = net->live_classes.n;
+  VEC_PUSH(&net->live_classes, c);
   return c;
 }
 
 static void class_release(comm_net *net, fclass *c)
 {
   g_hash_table_remove(net->classes, &c->key);
+  fclass *last = net->live_classes.v[--net->live_classes.n];
+  net->live_classes.v[c->live_pos] = last;
+  last->live_pos = c->live_pos;
   if (c->hops != c->inline_hops)
     g_free(c->hops);
   c->in_use = FALSE;
@@ -325,12 +341,12 @@ static void span_end(comm_net *net, flow *f)
 }
 
 /* Transmit rate of each NIC whose rate may have changed, as a counter in GB/s. */
-static void report_nic_rates(comm_net *net)
+static void report_nic_rates(comm_net *net, const u32vec *cl)
 {
   if (!net->tracks_made || !sim_engine_has_observers(net->engine))
     return;
-  for (uint32_t i = 0; i < net->comp_links.n; i++) {
-    uint32_t l = net->comp_links.v[i];
+  for (uint32_t i = 0; i < cl->n; i++) {
+    uint32_t l = cl->v[i];
     uint32_t node, nic;
     if (!comm__nic_uplink(net->topo, l, &node, &nic))
       continue;
@@ -352,6 +368,10 @@ static void link_add(comm_net *net, fclass *c, uint32_t h)
     L->cap = L->cap ? 2 * L->cap : 4;
     L->cls = g_renew(fclass *, L->cls, L->cap);
   }
+  if (L->n == 0) {
+    L->live_pos = net->live_links.n;
+    VEC_PUSH(&net->live_links, c->hops[h].link);
+  }
   c->hops[h].slot = L->n;
   L->cls[L->n++] = c;
   L->flows += c->count;
@@ -364,6 +384,11 @@ static void link_remove(comm_net *net, fclass *c, uint32_t h)
   uint32_t slot = c->hops[h].slot;
   L->flows -= c->count;
   fclass *moved = L->cls[--L->n];
+  if (L->n == 0) {
+    uint32_t last = net->live_links.v[--net->live_links.n];
+    net->live_links.v[L->live_pos] = last;
+    net->links[last].live_pos = L->live_pos;
+  }
   if (moved != c) {
     L->cls[slot] = moved;
     for (uint32_t i = 0; i < moved->nhops; i++)
@@ -484,7 +509,8 @@ static void next_epoch(comm_net *net)
   net->epoch = 1;
 }
 
-/* Collects the classes and links connected to `seed` through shared links. */
+/* Collects the classes and links connected to `seed` through shared links, and readies them
+ * for progressive filling: no class has a rate yet, every link has all its capacity left. */
 static void collect_component(comm_net *net, fclass *seed)
 {
   net->comp_classes.n = 0;
@@ -493,6 +519,7 @@ static void collect_component(comm_net *net, fclass *seed)
   visit_class(net, seed);
   while (net->stack.n > 0) {
     fclass *c = net->stack.v[--net->stack.n];
+    c->next_rate = -1.0;
     VEC_PUSH(&net->comp_classes, c);
     for (uint32_t h = 0; h < c->nhops; h++) {
       uint32_t l = c->hops[h].link;
@@ -500,6 +527,8 @@ static void collect_component(comm_net *net, fclass *seed)
       if (L->epoch == net->epoch)
         continue;
       L->epoch = net->epoch;
+      L->rem_Bps = link_capacity(net, l);
+      L->unfrozen = L->flows;
       VEC_PUSH(&net->comp_links, l);
       for (uint32_t j = 0; j < L->n; j++)
         visit_class(net, L->cls[j]);
@@ -525,10 +554,7 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
     for (uint32_t h = 0; h < c->nhops; h++) {
       uint32_t l2 = c->hops[h].link;
       link_state *L2 = &net->links[l2];
-      double rem = L2->rem_Bps;
-      for (uint32_t k = 0; k < c->count; k++)
-        rem -= share;
-      L2->rem_Bps = rem;
+      L2->rem_Bps -= share * c->count;
       L2->unfrozen -= c->count;
       if (use_heap && L2->touched != net->touch_mark) {
         L2->touched = net->touch_mark;
@@ -560,10 +586,8 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
  * components scan their links; large ones keep the links in a heap re-ranked in place, which
  * makes the whole O(H log L) in the component's class hops H and links L. Ties go to the lower
  * link id, so results never depend on the order classes were found in. */
-static void fill_component(comm_net *net)
+static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
 {
-  classvec *cc = &net->comp_classes;
-  u32vec *cl = &net->comp_links;
   if (cc->n == 1 && cc->v[0]->count == 1) {
     fclass *c = cc->v[0];
     double r = INFINITY;
@@ -571,13 +595,6 @@ static void fill_component(comm_net *net)
       r = MIN(r, link_capacity(net, c->hops[h].link));
     c->next_rate = r;
     return;
-  }
-  for (uint32_t i = 0; i < cc->n; i++)
-    cc->v[i]->next_rate = -1.0;
-  for (uint32_t i = 0; i < cl->n; i++) {
-    link_state *L = &net->links[cl->v[i]];
-    L->rem_Bps = link_capacity(net, cl->v[i]);
-    L->unfrozen = L->flows;
   }
   if (cl->n <= 64) {
     for (;;) {
@@ -616,11 +633,10 @@ static void fill_component(comm_net *net)
 /* Applies the new rates: a class whose rate changed settles the bytes its flows sent at the
  * old rate; a class whose rate changed, whose first flow changed, or that has no event moves
  * or makes its completion event. Classes whose rate stayed cost nothing more. */
-static void apply_rates(comm_net *net)
+static void apply_rates(comm_net *net, const classvec *cc)
 {
   sim_engine *e = net->engine;
   sim_time_ps now = sim_engine_now(e);
-  classvec *cc = &net->comp_classes;
   for (uint32_t i = 0; i < cc->n; i++) {
     fclass *c = cc->v[i];
     if (c->next_rate == c->rate && c->ev && !c->moved)
@@ -647,9 +663,29 @@ static void recompute_from(comm_net *net, fclass *seed)
   if (seed->epoch == net->epoch)
     return;
   collect_component(net, seed);
-  fill_component(net);
-  report_nic_rates(net);
-  apply_rates(net);
+  fill_component(net, &net->comp_classes, &net->comp_links);
+  report_nic_rates(net, &net->comp_links);
+  apply_rates(net, &net->comp_classes);
+  net->covered += net->comp_classes.n;
+}
+
+/* Fills every live class at once, without searching components: progressive filling over a
+ * union of components gives each exactly what it would get alone (a link's capacity is only
+ * ever shared among its own component, and the links of one component are fixed in the same
+ * (share, id) order either way), so this costs the component search and nothing in
+ * accuracy. */
+static void recompute_all(comm_net *net)
+{
+  for (uint32_t i = 0; i < net->live_classes.n; i++)
+    net->live_classes.v[i]->next_rate = -1.0;
+  for (uint32_t i = 0; i < net->live_links.n; i++) {
+    uint32_t l = net->live_links.v[i];
+    net->links[l].rem_Bps = link_capacity(net, l);
+    net->links[l].unfrozen = net->links[l].flows;
+  }
+  fill_component(net, &net->live_classes, &net->live_links);
+  report_nic_rates(net, &net->live_links);
+  apply_rates(net, &net->live_classes);
 }
 
 /* One recompute per simulated instant: each component touched by the flows that started or
@@ -657,14 +693,26 @@ static void recompute_from(comm_net *net, fclass *seed)
 static void recompute(comm_net *net)
 {
   net->recompute_pending = FALSE;
-  next_epoch(net);
-  for (uint32_t i = 0; i < net->seed_classes.n; i++)
-    if (net->seed_classes.v[i]->in_use)
-      recompute_from(net, net->seed_classes.v[i]);
-  for (uint32_t i = 0; i < net->seed_links.n; i++) {
-    link_state *L = &net->links[net->seed_links.v[i]];
-    for (uint32_t j = 0; j < L->n; j++)
-      recompute_from(net, L->cls[j]);
+  if (net->global_left > 0) {
+    net->global_left--;
+    recompute_all(net);
+  } else {
+    next_epoch(net);
+    net->covered = 0;
+    for (uint32_t i = 0; i < net->seed_classes.n; i++)
+      if (net->seed_classes.v[i]->in_use)
+        recompute_from(net, net->seed_classes.v[i]);
+    for (uint32_t i = 0; i < net->seed_links.n; i++) {
+      link_state *L = &net->links[net->seed_links.v[i]];
+      for (uint32_t j = 0; j < L->n; j++)
+        recompute_from(net, L->cls[j]);
+    }
+    /* When what changed reached nearly every live class (one big component, as under incast
+     * or all-to-all traffic), the next recomputes skip the search; a search every
+     * GLOBAL_RUNS + 1 recomputes checks that this still holds. */
+    uint32_t live = net->live_classes.n;
+    if (live >= GLOBAL_MIN_CLASSES && net->covered >= live - live / 8)
+      net->global_left = GLOBAL_RUNS;
   }
   net->seed_classes.n = 0;
   net->seed_links.n = 0;
@@ -769,7 +817,7 @@ static void activate(comm_net *net, flow *f)
     for (uint32_t h = 0; h < n; h++)
       VEC_PUSH(&net->comp_links, c->hops[h].link);
     c->next_rate = r;
-    report_nic_rates(net);
+    report_nic_rates(net, &net->comp_links);
   }
 }
 
@@ -874,6 +922,8 @@ void comm_net_free(comm_net *net)
   g_free(net->seed_links.v);
   g_free(net->comp_classes.v);
   g_free(net->comp_links.v);
+  g_free(net->live_classes.v);
+  g_free(net->live_links.v);
   g_free(net->stack.v);
   g_free(net->heap.v);
   g_free(net->touched.v);

@@ -418,9 +418,13 @@ static void want_recompute(comm_net *net)
   sim_engine_schedule_in(net->engine, 0, recompute_cb, net, EV_RECOMPUTE);
 }
 
-/* The link heap of progressive filling: link ids ordered by (share_Bps, id), each link
- * knowing its position, so that a link whose share moves is re-ranked in place and the heap
- * never holds more entries than the component has links. */
+/* The link heap of progressive filling: link ids ordered by (share_Bps, id), each link once,
+ * knowing its position. Fixing flows at the smallest share s never lowers another link's
+ * share ((rem - k s) / (u - k) >= rem / u when rem / u >= s), so a link's key may stay a
+ * lower bound of its share: the top is checked against its true share when it comes up and
+ * sinks if it has grown, and only a key that rounding left above the true share is raised
+ * at once. The order of fixes is then exactly that of a heap re-ranked on every change, with
+ * a fraction of the work. */
 static inline gboolean fill_less(const link_state *links, uint32_t a, uint32_t b)
 {
   return links[a].share_Bps < links[b].share_Bps ||
@@ -471,18 +475,6 @@ static void heap_remove(comm_net *net, uint32_t i)
   heap_place(net, i, last);
   heap_up(net, i);
   heap_down(net, net->links[last].hpos);
-}
-
-/* Sets link l's share and moves it to its rank. */
-static void heap_rerank(comm_net *net, uint32_t l, double share_Bps)
-{
-  link_state *L = &net->links[l];
-  double old = L->share_Bps;
-  L->share_Bps = share_Bps;
-  if (share_Bps < old)
-    heap_up(net, L->hpos);
-  else
-    heap_down(net, L->hpos);
 }
 
 static inline void visit_class(comm_net *net, fclass *c)
@@ -565,14 +557,14 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
   if (!use_heap)
     return;
   for (uint32_t i = 0; i < net->touched.n; i++) {
-    uint32_t l2 = net->touched.v[i];
-    link_state *L2 = &net->links[l2];
-    if (l2 == l)
+    link_state *L2 = &net->links[net->touched.v[i]];
+    if (L2->unfrozen == 0)
       continue;
-    if (L2->unfrozen > 0)
-      heap_rerank(net, l2, MAX(L2->rem_Bps, 0.0) / L2->unfrozen);
-    else
-      heap_remove(net, L2->hpos);
+    double share2 = MAX(L2->rem_Bps, 0.0) / L2->unfrozen;
+    if (share2 < L2->share_Bps) {
+      L2->share_Bps = share2;
+      heap_up(net, L2->hpos);
+    }
   }
   if (++net->touch_mark == 0) {
     for (uint64_t k = 0; k < net->nlinks; k++)
@@ -583,7 +575,7 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
 
 /* Progressive filling over the component: repeatedly the link with the smallest fair share
  * (remaining capacity over flows still without a rate) fixes the rate of its flows. Small
- * components scan their links; large ones keep the links in a heap re-ranked in place, which
+ * components scan their links; large ones keep the links in a heap (see fill_less), which
  * makes the whole O(H log L) in the component's class hops H and links L. Ties go to the lower
  * link id, so results never depend on the order classes were found in. */
 static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
@@ -624,9 +616,19 @@ static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
   }
   while (net->heap.n > 0) {
     uint32_t l = net->heap.v[0];
-    heap_remove(net, 0);
     link_state *L = &net->links[l];
-    fix_link(net, l, MAX(L->rem_Bps, 0.0) / L->unfrozen, TRUE);
+    if (L->unfrozen == 0) {
+      heap_remove(net, 0);
+      continue;
+    }
+    double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
+    if (share != L->share_Bps) {
+      L->share_Bps = share;
+      heap_down(net, 0);
+      continue;
+    }
+    heap_remove(net, 0);
+    fix_link(net, l, share, TRUE);
   }
 }
 

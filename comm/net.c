@@ -149,6 +149,7 @@ struct comm_net {
   u32vec live_links;     /* every link with a class on it */
   uint32_t global_left;  /* recomputes still to fill every live class at once */
   uint64_t covered;      /* classes the current recompute has filled */
+  uint32_t unfixed;      /* progressive filling: classes still without a rate */
   classvec stack;        /* scratch of the component search */
   u32vec heap;           /* progressive filling: links by (share, id), each at most once */
   u32vec touched;        /* scratch of progressive filling: links one fix changed */
@@ -543,6 +544,7 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
     if (c->next_rate >= 0.0)
       continue;
     c->next_rate = share;
+    net->unfixed--;
     for (uint32_t h = 0; h < c->nhops; h++) {
       uint32_t l2 = c->hops[h].link;
       link_state *L2 = &net->links[l2];
@@ -588,8 +590,9 @@ static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
     c->next_rate = r;
     return;
   }
+  net->unfixed = cc->n;
   if (cl->n <= 64) {
-    for (;;) {
+    while (net->unfixed > 0) {
       uint32_t best = UINT32_MAX;
       double best_share = INFINITY;
       for (uint32_t i = 0; i < cl->n; i++) {
@@ -602,19 +605,22 @@ static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
           best = cl->v[i];
         }
       }
-      if (best == UINT32_MAX)
-        return;
+      g_assert(best != UINT32_MAX);
       fix_link(net, best, best_share, FALSE);
     }
+    return;
   }
   net->heap.n = 0;
   for (uint32_t i = 0; i < cl->n; i++) {
     link_state *L = &net->links[cl->v[i]];
     L->share_Bps = L->rem_Bps / L->unfrozen;
     VEC_PUSH(&net->heap, cl->v[i]);
-    heap_up(net, net->heap.n - 1);
+    L->hpos = i;
   }
-  while (net->heap.n > 0) {
+  for (uint32_t i = net->heap.n / 2; i-- > 0;)
+    heap_down(net, i);
+  /* Once every class has its rate the links left in the heap have nothing to give. */
+  while (net->unfixed > 0) {
     uint32_t l = net->heap.v[0];
     link_state *L = &net->links[l];
     if (L->unfrozen == 0) {

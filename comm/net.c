@@ -149,6 +149,7 @@ struct comm_net {
   u32vec live_links;     /* every link with a class on it */
   uint32_t global_left;  /* recomputes still to fill every live class at once */
   uint64_t covered;      /* classes the current recompute has filled */
+  uint64_t full_fills;   /* recomputes done by recompute_all */
   uint32_t unfixed;      /* progressive filling: classes still without a rate */
   classvec stack;        /* scratch of the component search */
   u32vec heap;           /* progressive filling: links by (share, id), each at most once */
@@ -706,6 +707,7 @@ static void recompute(comm_net *net)
   net->recompute_pending = FALSE;
   if (net->global_left > 0) {
     net->global_left--;
+    net->full_fills++;
     recompute_all(net);
   } else {
     next_epoch(net);
@@ -954,6 +956,7 @@ const comm_topology *comm_net_topology(const comm_net *net) { return net->topo; 
 sim_engine *comm_net_engine(const comm_net *net) { return net->engine; }
 uint64_t comm_net_active_flows(const comm_net *net) { return net->active; }
 uint64_t comm_net_peak_flows(const comm_net *net) { return net->peak; }
+uint64_t comm__net_full_fills(const comm_net *net) { return net->full_fills; }
 
 void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm_done_fn done,
                    void *user)

@@ -76,6 +76,7 @@ struct fclass {
   uint64_t key;          /* src << 32 | dst */
   gboolean in_use;
   gboolean reserved;     /* placed on its links at send time, active from last_ps on */
+  gboolean hashed;       /* in net->classes, where activating flows find their route's class */
   flow **heap;           /* min-heap of its flows by (target, seq) */
   uint32_t hn, hcap;
   fclass *next_free;
@@ -194,9 +195,13 @@ static void flow_release(comm_net *net, flow *f)
   net->free_flows = f;
 }
 
-/* A class for the route src -> dst (nhops links in route_buf order), empty and on no link. */
+/* A class for the route src -> dst (nhops links in route_buf order), empty and on no link.
+ * `hashed`: found by flows of its route that activate later. A reserved class is not: a flow
+ * of its route that activates while it waits out its latency finds it on the links and sends
+ * it back, and one that activates later makes a class of its own beside it, which max-min
+ * sharing gives the same rate. Uncontended transfers so never touch the table. */
 static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32_t *route,
-                           uint32_t nhops)
+                           uint32_t nhops, gboolean hashed)
 {
   if (!net->free_classes) {
     fclass *slab = g_new0(fclass, CLASSES_PER_SLAB);
@@ -223,7 +228,9 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
   c->nhops = nhops;
   for (uint32_t i = 0; i < nhops; i++)
     c->hops[i].link = route[i];
-  g_hash_table_insert(net->classes, &c->key, c);
+  c->hashed = hashed;
+  if (hashed)
+    g_hash_table_insert(net->classes, &c->key, c);
   c->live_pos = net->live_classes.n;
   VEC_PUSH(&net->live_classes, c);
   return c;
@@ -231,7 +238,8 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
 
 static void class_release(comm_net *net, fclass *c)
 {
-  g_hash_table_remove(net->classes, &c->key);
+  if (c->hashed)
+    g_hash_table_remove(net->classes, &c->key);
   fclass *last = net->live_classes.v[--net->live_classes.n];
   net->live_classes.v[c->live_pos] = last;
   last->live_pos = c->live_pos;
@@ -641,8 +649,12 @@ static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
 
 /* Applies the new rates: a class whose rate changed settles the bytes its flows sent at the
  * old rate; a class whose rate changed, whose first flow changed, or that has no event moves
- * or makes its completion event. Classes whose rate stayed cost nothing more. */
-static void apply_rates(comm_net *net, const classvec *cc)
+ * or makes its completion event. Classes whose rate stayed cost nothing more. `lazy` (big
+ * components, where rates churn): a completion that moved later keeps its earlier event,
+ * which then finds nothing due and moves on, so an event moves at most once per time it
+ * fires rather than at every slow-down; with few flows an early firing would cost more than
+ * the move it saves. */
+static void apply_rates(comm_net *net, const classvec *cc, gboolean lazy)
 {
   sim_engine *e = net->engine;
   sim_time_ps now = sim_engine_now(e);
@@ -662,11 +674,8 @@ static void apply_rates(comm_net *net, const classvec *cc)
       end = now;
     if (!c->ev)
       c->ev = sim_engine_schedule_at(e, end, class_cb, c, EV_COMPLETE);
-    else if (end < sim_engine_event_time(e, c->ev))
+    else if (!lazy || end < sim_engine_event_time(e, c->ev))
       sim_engine_reschedule(e, c->ev, end);
-    /* A completion that moved later keeps its earlier event, which then finds nothing due
-     * and moves on: under churning rates an event is moved at most once per time it fires,
-     * not at every slow-down. */
   }
 }
 
@@ -677,7 +686,7 @@ static void recompute_from(comm_net *net, fclass *seed)
   collect_component(net, seed);
   fill_component(net, &net->comp_classes, &net->comp_links);
   report_nic_rates(net, &net->comp_links);
-  apply_rates(net, &net->comp_classes);
+  apply_rates(net, &net->comp_classes, FALSE);
   net->covered += net->comp_classes.n;
 }
 
@@ -697,7 +706,7 @@ static void recompute_all(comm_net *net)
   }
   fill_component(net, &net->live_classes, &net->live_links);
   report_nic_rates(net, &net->live_links);
-  apply_rates(net, &net->live_classes);
+  apply_rates(net, &net->live_classes, TRUE);
 }
 
 /* One recompute per simulated instant: each component touched by the flows that started or
@@ -771,10 +780,6 @@ static void activate(comm_net *net, flow *f)
   sim_engine *engine = net->engine;
   sim_time_ps now = sim_engine_now(engine);
   fclass *c = g_hash_table_lookup(net->classes, &(uint64_t){(uint64_t)f->src << 32 | f->dst});
-  if (c && c->reserved && c->last_ps > now) {
-    unreserve(net, c);
-    c = NULL;
-  }
   if (c) {
     /* Its target is the class's service now plus its bytes, in the class's running frame
      * (served as of last_ps), so nothing of the class needs settling here. */
@@ -794,7 +799,7 @@ static void activate(comm_net *net, flow *f)
     return;
   }
   uint32_t n = comm__route(net->topo, f->src, f->dst, net->route_buf);
-  c = class_alloc(net, f->src, f->dst, net->route_buf, n);
+  c = class_alloc(net, f->src, f->dst, net->route_buf, n, TRUE);
   c->count = 1;
   c->last_ps = now;
   f->target = (double)f->bytes;
@@ -1003,7 +1008,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
     f->ev = sim_engine_schedule_in(e, lat, flow_cb, f, EV_ACTIVATE);
     return;
   }
-  fclass *c = class_alloc(net, src, dst, net->route_buf, n);
+  fclass *c = class_alloc(net, src, dst, net->route_buf, n, FALSE);
   c->count = 1;
   c->reserved = TRUE;
   double r = INFINITY;

@@ -2,11 +2,16 @@
  *
  * `flow`: a transfer first waits the latency of its route (the sum of its links' latencies),
  * then becomes a flow that shares every directed link of its route max-min fairly with the
- * other flows there. Rates are recomputed by progressive filling, but only over the flows
- * connected to a flow that started or ended through shared links, and only once per simulated
- * instant however many flows start or end in it (a recompute event scheduled at the current
- * time, after the events already due then). A flow whose rate changes has its remaining bytes
- * settled and its completion event moved with sim_engine_reschedule.
+ * other flows there. Flows on the same route always get the same rate, so the active flows
+ * of one route form a class (fclass) with one rate, one count of bytes served per flow and
+ * one completion event (its earliest flow's); links hold classes, and everything below works
+ * per class, not per flow. Rates are recomputed by progressive filling, but only over the
+ * classes connected to one that started or ended through shared links, and only once per
+ * simulated instant however many flows start or end in it (a recompute event scheduled at
+ * the current time, after the events already due then). When one component holds nearly
+ * every class (incast, all-to-all), recomputes fill all live classes without searching for
+ * the component, which gives the same rates. A class whose rate changes settles its served
+ * bytes and moves its completion event with sim_engine_reschedule.
  *
  * `analytic`: one event per transfer at the idle-network time of comm_topology_p2p_time.
  *
@@ -731,9 +736,11 @@ static void recompute(comm_net *net)
     }
     /* When what changed reached nearly every live class (one big component, as under incast
      * or all-to-all traffic), the next recomputes skip the search; a search every
-     * GLOBAL_RUNS + 1 recomputes checks that this still holds. */
+     * GLOBAL_RUNS + 1 recomputes checks that this still holds. Observed runs keep to the
+     * search, whose NIC counters are stamped only for the links it reached. */
     uint32_t live = net->live_classes.n;
-    if (live >= GLOBAL_MIN_CLASSES && net->covered >= live - live / 8)
+    if (live >= GLOBAL_MIN_CLASSES && net->covered >= live - live / 8 &&
+        !sim_engine_has_observers(net->engine))
       net->global_left = GLOBAL_RUNS;
   }
   net->seed_classes.n = 0;

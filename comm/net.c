@@ -543,12 +543,9 @@ static void collect_component(comm_net *net, fclass *seed)
   }
 }
 
-/* Gives every flow of every unfixed class on link l the share `share` and takes it from the
- * class's other links, once per flow: subtracting the share flow by flow, rather than share
- * times count, keeps the arithmetic of a flow-by-flow filling to the last bit. With the heap,
- * each other link whose share moved gets one fresh entry once all of l's classes are fixed
- * (one per link, not one per flow and link: the entries of a busy link would otherwise
- * number its flows times their hops). */
+/* Gives every flow of every unfixed class on link l the share `share` and takes it (share
+ * times the class's flows) from every link the class crosses. With the heap, the links so
+ * changed are collected once each and re-checked after the whole step (see fill_less). */
 static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean use_heap)
 {
   link_state *L = &net->links[l];

@@ -156,7 +156,10 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, (double)costs->reduce_Bps);
   sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
   /* Servers on the host aggregate at host memory speed; on a device at its reduction rate. */
-  sim_net_adapter_set_ps(adapter, placement, (uint32_t)s->ps_count,
+  /* Colocated servers are one per worker node whatever the count says (0 tells comm_ps so); a
+   * count other than the default 1 that differs from the node count is still refused there. */
+  uint32_t servers = placement == COMM_PS_COLOCATED && s->ps_count == 1 ? 0 : (uint32_t)s->ps_count;
+  sim_net_adapter_set_ps(adapter, placement, servers,
                          placement == COMM_PS_GPU ? (double)costs->reduce_Bps : SIM_HOST_REDUCE_BPS);
   gboolean ran = sim_exec_run(exec, error);
   if (sim_net_adapter_error(adapter)) {

@@ -120,7 +120,7 @@ up() {
 # mpirun options naming them (a hostfile with one slot per host).
 cluster_env() {
   n=$1
-  hostfile=${DTSIM_NETNS_HOSTFILE:-/tmp/dtsim-netns-hosts}
+  hostfile=${DTSIM_NETNS_HOSTFILE:-${TMPDIR:-/tmp}/dtsim-netns-hosts}
   : >"$hostfile"
   i=1
   while [ "$i" -le "$n" ]; do
@@ -184,7 +184,8 @@ case "$cmd" in
     if [ $# -gt 0 ] && [ "$1" != "--" ]; then delay=$1; shift; fi
     [ "${1:-}" = "--" ] && shift
     [ $# -gt 0 ] || die "run: no command given after --"
-    export DTSIM_NETNS_HOSTFILE=/tmp/dtsim-netns-hosts.$$
+    DTSIM_NETNS_HOSTFILE=$(mktemp "${TMPDIR:-/tmp}/dtsim-netns-hosts.XXXXXX")
+    export DTSIM_NETNS_HOSTFILE
     trap 'down "$n"; rm -f "$DTSIM_NETNS_HOSTFILE"' EXIT
     trap 'exit 130' INT TERM
     down "$n"

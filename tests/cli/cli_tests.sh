@@ -67,6 +67,13 @@ expect_error "unwritable trace" 2 run --model demo --trace "$TMP/no/such/dir/t.j
 expect_error "list without kind" 2 list
 expect_error "list unknown kind" 2 list gadgets
 
+# A scenario file sets the same keys as the options; options override it.
+printf '[scenario]\nmodel = demo\ndevices-per-node = 2\nbatch = 16\n' >"$TMP/s.ini"
+d=$("$DTSIM" run "$TMP/s.ini" --json | json_num devices)
+[ "$d" = "2" ] && ok "scenario file applies (2 devices)" || bad "scenario file: devices '$d'"
+d=$("$DTSIM" run "$TMP/s.ini" --devices-per-node 4 --json | json_num devices)
+[ "$d" = "4" ] && ok "option overrides the scenario file (4 devices)" || bad "override: devices '$d'"
+
 # --- limits: refused with one line, or simulated correctly -----------------------------------
 expect_error "over a million devices" 2 run --nodes 125001 --net-model analytic
 expect_error "flow model beyond its size" 2 run --nodes 8193 --net-model flow

@@ -23,6 +23,12 @@ fi
 if ! ip netns add dtsim-probe 2>/dev/null; then
   echo "skipped: network namespaces cannot be created here"; exit 77
 fi
+# Entering one needs a mount namespace of its own too (not possible in a chroot whose root is
+# no mount point, for instance).
+if ! ip netns exec dtsim-probe true 2>/dev/null; then
+  ip netns del dtsim-probe
+  echo "skipped: network namespaces cannot be entered here"; exit 77
+fi
 ip netns del dtsim-probe
 
 RATE_BPS=${DTSIM_NETNS_RATE_BPS:-125000000}   # bytes/s of the shaping (1 Gbit/s)

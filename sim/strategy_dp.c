@@ -84,7 +84,10 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
    * where a collective's time does not depend on the flows of the other ranks). */
   p->symmetric = o->symmetric && devices > 1;
   uint32_t built = p->symmetric ? 1 : (uint32_t)devices;
-  g_autofree device_streams *ds = g_new(device_streams, built);
+  uint64_t saved = 0;    /* activations kept for backward, bytes */
+  for (guint i = 0; i < n; i++)
+    saved += sim_costs_layer(c, i)->saved_bytes;
+  g_autofree device_streams *ds = g_new0(device_streams, built);
   for (uint32_t d = 0; d < built; d++) {
     g_autofree char *name = g_strdup_printf("gpu%u (node %u)", d, d / o->devices_per_node);
     sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, d, name);
@@ -92,32 +95,23 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
     ds[d].comm = sim_graph_add_stream(g, u, "comm");
     ds[d].copy = sim_graph_add_stream(g, u, "h2d");
     ds[d].host = sim__host_stream(p, d / o->devices_per_node, d);
-    uint64_t saved = 0;
-    for (guint i = 0; i < n; i++)
-      saved += sim_costs_layer(c, i)->saved_bytes;
     sim_graph_set_unit_memory(g, u, c->memory_bytes > saved ? c->memory_bytes - saved : 0);
   }
   p->probe_unit = 0;
   p->probe_compute = ds[0].compute;
 
-  /* Buckets in backward order: layer indices where each bucket closes. */
+  /* Buckets in backward order: the layer index where each bucket closes (it reaches the bucket
+   * size, or the first layer is reached) and its bytes. */
   g_autoptr(GArray) bucket_last = g_array_new(FALSE, FALSE, sizeof(guint));
   g_autoptr(GArray) bucket_bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   uint64_t acc = 0;
   for (guint k = n; k-- > 0;) {
     acc += sim_costs_layer(c, k)->param_bytes;
-    gboolean close = acc > 0 && (acc >= o->bucket_bytes || k == 0 ||
-                                 (o->bucket_bytes == 0));
-    if (close) {
+    if (acc > 0 && (acc >= o->bucket_bytes || k == 0)) {
       g_array_append_val(bucket_last, k);
       g_array_append_val(bucket_bytes, acc);
       acc = 0;
     }
-  }
-  if (acc > 0) {
-    guint first = 0;
-    g_array_append_val(bucket_last, first);
-    g_array_append_val(bucket_bytes, acc);
   }
 
   g_autofree sim_stream_id *comm_members = g_new(sim_stream_id, built);

@@ -86,6 +86,10 @@ expect_error "pipeline with more micro-batches than samples" 2 run --strategy pp
 printf '{"name":"empty","input":[3,32,32],"layers":[]}' >"$TMP/empty.json"
 expect_error "empty model" 2 run --model "$TMP/empty.json"
 expect_error "impossible torus" 2 run --nodes 4 --topology torus2d:3x3
+expect_error "more threads than a Xeon Phi 7250 has (272)" 2 run --system stampede2-knl --threads 273
+expect_error "threads on a GPU" 2 run --threads 4
+t=$("$DTSIM" run --system stampede2-knl --model chaos-large --batch 272 --threads 272 --json 2>"$TMP/err" | json_num iteration_time_s)
+awk -v t="$t" 'BEGIN { exit !(t > 0) }' && ok "272 threads on a Xeon Phi 7250 ($t s)" || bad "phi threads: '$t' $(cat "$TMP/err")"
 # A million devices with the analytic network is simulated (one device stands for all).
 t=$("$DTSIM" run --nodes 125000 --net-model analytic --json 2>"$TMP/err" | json_num devices)
 [ "$t" = "1000000" ] && ok "a million devices simulate" || bad "a million devices: '$t' $(cat "$TMP/err")"

@@ -206,6 +206,11 @@ comm_system *comm_system_load(const char *name, const char *what, GError **error
                      &s->socket_link_latency_ns, error))
     return NULL;
   s->topology = dt_ini_string(ini, "system", "topology", FALSE, NULL);
+  if (s->topology && *s->topology == '\0') {
+    /* An empty value would reach the topology builder as no topology name at all. */
+    dt_ini_error(ini, "system", "topology", error, "empty value");
+    return NULL;
+  }
   if (!s->topology)
     s->topology = g_strdup("switch");
   s->nvlink_pairs = dt_ini_string(ini, "system", "nvlink_pairs", FALSE, NULL);

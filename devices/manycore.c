@@ -40,7 +40,11 @@ double dev__issue_capacity(const dev_device *dev, unsigned threads)
     return threads * dev->issue[1];
   /* Threads spread evenly ("scatter"/"balanced" affinity): rem cores hold base+1 threads. */
   unsigned base = threads / cores, rem = threads % cores;
-  return rem * dev->issue[base + 1] + (cores - rem) * dev->issue[base];
+  double capacity = (cores - rem) * dev->issue[base];
+  /* With every core full (base = threads per core, possibly DEV_MAX_TPC) there is no base+1. */
+  if (rem > 0)
+    capacity += rem * dev->issue[base + 1];
+  return capacity;
 }
 
 double dev__contention_ps_per_byte(const dev_device *dev, unsigned threads)

@@ -2,6 +2,8 @@
 # Installs what dtsim needs to build and test, and nothing that is already there.
 # As root it runs `apt-get update` once and installs only the missing Debian packages; as any
 # other user it prints the one apt-get line to run.
+# DTSIM_FUZZ_DEPS=1 also asks for clang and libFuzzer's runtime (libclang-rt-14-dev), which only
+# the fuzz harnesses need (bench/fuzz/run.sh); `make test` never does.
 set -eu
 
 missing=""
@@ -21,6 +23,10 @@ need_pkg openmpi-bin      'command -v mpirun'
 need_pkg valgrind         'command -v valgrind'
 # ip netns and tc, for the one-machine cluster of scripts/netns-cluster.sh.
 need_pkg iproute2         'command -v ip && command -v tc'
+if [ "${DTSIM_FUZZ_DEPS:-0}" = 1 ]; then
+  need_pkg clang              'command -v clang'
+  need_pkg libclang-rt-14-dev 'ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a'
+fi
 
 if [ -z "$missing" ]; then
   exit 0

@@ -323,13 +323,25 @@ wl_net *wl_net_new(const wl_model *m, uint32_t batch, wl_precision precision, GE
     return NULL;
   }
   size_t n = m->specs->len;
-  /* Guard the 64-bit counts: the largest activation times batch times the largest per-element
-   * factor (a kernel window of at most 2^16 taps) must stay well inside 2^64. */
+  /* Guard the 64-bit counts: the elements a layer reads and writes, and its output elements
+   * times its work per output element, must stay well inside 2^64. The work per element is a
+   * kernel window over the input channels (convolutions, pools), the whole input sample (fc),
+   * the input plane (global pooling), the LRN window, or one term per parent and per child
+   * (sums, gradient sums). */
   for (size_t i = 0; i < n; i++) {
     const wl_spec *s = &g_array_index(m->specs, wl_spec, i);
-    double elems = (double)batch * s->out_c * s->out_h * s->out_w;
-    double work = elems * (double)s->in_c * s->hp.kh * s->hp.kw * 16.0;
-    if (elems > 1e15 || work > 1e18 || s->params > (uint64_t)1e15) {
+    double out_elems = (double)batch * s->out_c * s->out_h * s->out_w;
+    double in_elems = (double)batch * s->in_c * s->in_h * s->in_w * s->n_parents;
+    double fan = (double)s->in_c * s->hp.kh * s->hp.kw;
+    if (s->kind == WL_LAYER_FC)
+      fan = (double)s->in_c * s->in_h * s->in_w;
+    else if (s->kind == WL_LAYER_GLOBALPOOL)
+      fan = (double)s->in_h * s->in_w;
+    else if (s->kind == WL_LAYER_LRN)
+      fan = MAX(fan, (double)s->hp.lrn_size + 7);
+    fan = MAX(fan, (double)s->n_parents + s->n_children);
+    double work = out_elems * fan * 16.0;
+    if (MAX(out_elems, in_elems) > 1e15 || work > 1e18 || s->params > (uint64_t)1e15) {
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                   "model '%s': layer '%s' at batch %u is too large to count exactly", m->name,
                   s->name, batch);

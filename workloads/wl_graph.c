@@ -118,6 +118,8 @@ uint32_t wl__out_size(uint32_t in, uint32_t k, uint32_t s, uint32_t pad, uint32_
     uint64_t out = ((uint64_t)in + s - 1) / s;
     uint64_t need = (out - 1) * s + span;
     uint64_t total = need > in ? need - in : 0;
+    if (total / 2 > UINT32_MAX)
+      return 0;
     *pad_before = (uint32_t)(total / 2);
     return (uint32_t)out;
   }
@@ -130,14 +132,32 @@ uint32_t wl__out_size(uint32_t in, uint32_t k, uint32_t s, uint32_t pad, uint32_
   /* PyTorch: with ceil_mode the last window must start inside the input or left padding. */
   if (ceil_mode && out > 1 && (out - 1) * s >= (uint64_t)in + pad)
     out--;
-  return (uint32_t)out;
+  return out > UINT32_MAX ? 0 : (uint32_t)out;
 }
 
 uint64_t wl__valid_taps(uint32_t in, uint32_t out, uint32_t k, uint32_t s, uint32_t dil,
                         uint32_t pad_before)
 {
-  /* For output position p the taps r with 0 <= p*s + r*dil - pad < in form one interval. */
+  /* Counted along the shorter of the two axes, each step in O(1): a tall output with a small
+   * kernel (or the reverse) would otherwise take billions of steps. */
   uint64_t total = 0;
+  if (k < out) {
+    /* For tap r the positions p with 0 <= p*s + r*dil - pad < in form one interval. */
+    for (uint32_t r = 0; r < k; r++) {
+      __int128 off = (__int128)r * dil - pad_before; /* input row of tap r at p = 0 */
+      __int128 hi_row = (__int128)in - 1 - off;      /* p*s <= hi_row */
+      if (hi_row < 0)
+        continue;
+      __int128 p_lo = off >= 0 ? 0 : (-off + s - 1) / s;
+      __int128 p_hi = hi_row / s;
+      if (p_hi > (__int128)out - 1)
+        p_hi = (__int128)out - 1;
+      if (p_hi >= p_lo)
+        total += (uint64_t)(p_hi - p_lo + 1);
+    }
+    return total;
+  }
+  /* For output position p the taps r with 0 <= p*s + r*dil - pad < in form one interval. */
   for (uint32_t p = 0; p < out; p++) {
     int64_t start = (int64_t)p * s - pad_before; /* input row of tap 0 */
     int64_t r_lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
@@ -210,9 +230,17 @@ static gboolean infer(const wl_model *m, wl_spec *s, GError **error)
     gboolean ceil_mode = !conv && hp->ceil_mode;
     uint32_t oh = wl__out_size(h, hp->kh, hp->sh, hp->ph, dh, hp->pad_same, ceil_mode, &s->pad_top);
     uint32_t ow = wl__out_size(w, hp->kw, hp->sw, hp->pw, dw, hp->pad_same, ceil_mode, &s->pad_left);
-    if (oh == 0 || ow == 0)
+    if (oh == 0 || ow == 0) {
+      /* Zero also means a size that 32 bits cannot hold: say which. */
+      gboolean fits = hp->pad_same ||
+                      ((uint64_t)h + 2 * (uint64_t)hp->ph >= (uint64_t)dh * (hp->kh - 1) + 1 &&
+                       (uint64_t)w + 2 * (uint64_t)hp->pw >= (uint64_t)dw * (hp->kw - 1) + 1);
+      if (fits)
+        return layer_error(m, s, error, "the output or padding of a %ux%u kernel (dilation %ux%u) "
+                           "on a %ux%u input passes %u", hp->kh, hp->kw, dh, dw, h, w, UINT32_MAX);
       return layer_error(m, s, error, "a %ux%u kernel does not fit its %ux%u input (padding %u,%u)",
                          hp->kh, hp->kw, h, w, hp->ph, hp->pw);
+    }
     s->out_h = oh, s->out_w = ow;
     if (conv) {
       s->out_c = hp->out;
@@ -224,12 +252,22 @@ static gboolean infer(const wl_model *m, wl_spec *s, GError **error)
     if (hp->out == 0)
       return layer_error(m, s, error, "needs at least one output feature");
     s->out_c = hp->out, s->out_h = 1, s->out_w = 1;
-    s->params = (uint64_t)c * h * w * hp->out + (hp->bias ? hp->out : 0);
+    {
+      /* Counted in 128 bits: C*H*W*out can pass 2^64. A count that large saturates, and
+       * wl_net_new() refuses it as too large to count exactly. */
+      unsigned __int128 params = (unsigned __int128)c * h * w * hp->out + (hp->bias ? hp->out : 0);
+      s->params = params > UINT64_MAX ? UINT64_MAX : (uint64_t)params;
+    }
     break;
   case WL_LAYER_GLOBALPOOL:
   case WL_LAYER_FLATTEN:
-    if (s->kind == WL_LAYER_FLATTEN)
-      s->out_c = c * h * w;
+    if (s->kind == WL_LAYER_FLATTEN) {
+      unsigned __int128 elems = (unsigned __int128)c * h * w;
+      if (elems > UINT32_MAX)
+        return layer_error(m, s, error, "flattens %ux%ux%u, more than %u elements per sample",
+                           c, h, w, UINT32_MAX);
+      s->out_c = (uint32_t)elems;
+    }
     s->out_h = 1, s->out_w = 1;
     break;
   case WL_LAYER_LRN:

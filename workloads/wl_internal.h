@@ -31,7 +31,8 @@ struct wl_model {
   gboolean finished;
 };
 
-/* Output size along one dimension; 0 if the window does not fit (the caller reports it). */
+/* Output size along one dimension; 0 if the window does not fit, or if the output or the
+ * padding before it would pass 2^32 - 1 (the caller reports it). */
 uint32_t wl__out_size(uint32_t in, uint32_t k, uint32_t s, uint32_t pad, uint32_t dil,
                       gboolean same, gboolean ceil_mode, uint32_t *pad_before);
 /* Pairs (output position p, kernel tap r) whose input row p*s + r*d - pad lies inside [0, in):

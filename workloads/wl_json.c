@@ -330,8 +330,13 @@ wl_model *wl__load_json(const char *source, JsonNode *root, const char *text, GE
 
 /* ---- Loading ------------------------------------------------------------------------------- */
 
-wl_model *wl_model_load_data(const char *source, const char *text, gsize len, GError **error)
+wl_model *wl_model_load_data(const char *source, const char *data, gsize len, GError **error)
 {
+  /* `data` need not end in a NUL, but the line finders (wl__find_line) search it with strstr():
+   * read a NUL-terminated copy. */
+  g_autofree char *text = g_malloc(len + 1);
+  memcpy(text, data, len);
+  text[len] = '\0';
   g_autoptr(JsonParser) parser = json_parser_new();
   g_autoptr(GError) perr = NULL;
   if (!json_parser_load_from_data(parser, text, (gssize)len, &perr)) {

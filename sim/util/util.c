@@ -47,10 +47,12 @@ gboolean dt_parse_size(const char *text, const char *what, uint64_t *out_bytes, 
     whole = whole * 10 + d;
     p++;
   }
+  gboolean any_digit = p != digits;
   uint64_t frac_num = 0, frac_den = 1;
   if (*p == '.') {
     p++;
     while (g_ascii_isdigit(*p)) {
+      any_digit = TRUE;
       if (frac_den < 1000000000000000000ULL) {
         frac_num = frac_num * 10 + (uint64_t)(*p - '0');
         frac_den *= 10;
@@ -58,7 +60,8 @@ gboolean dt_parse_size(const char *text, const char *what, uint64_t *out_bytes, 
       p++;
     }
   }
-  if (p == digits) {
+  /* A size needs a digit: "." or ".K" alone is refused, not read as 0 bytes. */
+  if (!any_digit) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: '%s' is not a size (a whole number of bytes "
                 "with an optional K, M, G, KB, MB, GB suffix)", what, text);
     return FALSE;
@@ -158,14 +161,16 @@ GArray *dt_parse_int_list(const char *text, const char *what, int64_t min, int64
                     item);
         return NULL;
       }
-      if (!dots && hi - lo > 1000000) {
+      /* hi >= lo, so the unsigned difference is exact even across the whole int64 range. */
+      if (!dots && (uint64_t)hi - (uint64_t)lo > 1000000) {
         g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: range '%s' has too many points", what,
                     item);
         return NULL;
       }
-      for (int64_t v = lo; v <= hi; v = dots ? v * 2 : v + 1) {
+      /* Stops before the next point would pass hi, so neither v + 1 nor v * 2 overflows. */
+      for (int64_t v = lo;; v = dots ? v * 2 : v + 1) {
         g_array_append_val(list, v);
-        if (dots && v > max / 2)
+        if (v >= hi || (dots && v > hi / 2))
           break;
       }
     } else {

@@ -1,0 +1,77 @@
+/* Helpers shared by the fuzz harnesses (see fuzz.h). */
+#include "fuzz.h"
+
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void fuzz_fail(const char *file, int line, const char *cond, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "%s:%d: invariant failed: %s: ", file, line, cond);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  abort();
+}
+
+void fuzz_init(void)
+{
+  g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
+  if (!g_getenv("DTSIM_DATA_DIR"))
+    g_setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, TRUE);
+}
+
+char *fuzz_text(const uint8_t *data, size_t size)
+{
+  char *text = g_malloc(size + 1);
+  if (size > 0)
+    memcpy(text, data, size);
+  text[size] = '\0';
+  return text;
+}
+
+static unsigned accepted;
+
+void fuzz_accepted(void) { accepted++; }
+unsigned fuzz_accepted_count(void) { return accepted; }
+
+static char *temp_path;
+
+static void remove_temp(void)
+{
+  if (temp_path)
+    unlink(temp_path);
+}
+
+const char *fuzz_temp_file(const char *suffix, const uint8_t *data, size_t size)
+{
+  if (!temp_path) {
+    g_autofree char *tmpl = g_strconcat("dtsim-fuzz-XXXXXX", suffix, NULL);
+    GError *error = NULL;
+    int fd = g_file_open_tmp(tmpl, &temp_path, &error);
+    if (fd < 0)
+      fuzz_fail(__FILE__, __LINE__, "g_file_open_tmp", "%s", error->message);
+    close(fd);
+    atexit(remove_temp);
+  }
+  FILE *f = fopen(temp_path, "wb");
+  if (!f || (size > 0 && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
+    fuzz_fail(__FILE__, __LINE__, "write", "%s: %s", temp_path, g_strerror(errno));
+  return temp_path;
+}
+
+void fuzz_check_error(const GError *error, const char *where)
+{
+  FUZZ_CHECK(error != NULL, "a loader failed without an error");
+  FUZZ_CHECK(error->domain == DT_ERROR, "error outside DT_ERROR: %s", error->message);
+  FUZZ_CHECK(error->message && *error->message, "empty error message");
+  FUZZ_CHECK(where == NULL || strstr(error->message, where) != NULL, "message does not name '%s': %s", where,
+             error->message);
+}

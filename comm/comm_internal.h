@@ -51,5 +51,8 @@ uint32_t comm__nics_per_node(const comm_topology *topo);
 uint32_t comm__total_nodes(const comm_topology *topo);
 /* Local NIC index that traffic from ep to other nodes leaves through. */
 uint32_t comm__ep_nic(const comm_topology *topo, comm_ep ep);
+/* Flow model: recomputes that filled every live route at once, without a component search
+ * (see comm/net.c); for tests. */
+uint64_t comm__net_full_fills(const comm_net *net);
 
 #endif

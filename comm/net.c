@@ -2,11 +2,16 @@
  *
  * `flow`: a transfer first waits the latency of its route (the sum of its links' latencies),
  * then becomes a flow that shares every directed link of its route max-min fairly with the
- * other flows there. Rates are recomputed by progressive filling, but only over the flows
- * connected to a flow that started or ended through shared links, and only once per simulated
- * instant however many flows start or end in it (a recompute event scheduled at the current
- * time, after the events already due then). A flow whose rate changes has its remaining bytes
- * settled and its completion event moved with sim_engine_reschedule.
+ * other flows there. Flows on the same route always get the same rate, so the active flows
+ * of one route form a class (fclass) with one rate, one count of bytes served per flow and
+ * one completion event (its earliest flow's); links hold classes, and everything below works
+ * per class, not per flow. Rates are recomputed by progressive filling, but only over the
+ * classes connected to one that started or ended through shared links, and only once per
+ * simulated instant however many flows start or end in it (a recompute event scheduled at
+ * the current time, after the events already due then). When one component holds nearly
+ * every class (incast, all-to-all), recomputes fill all live classes without searching for
+ * the component, which gives the same rates. A class whose rate changes settles its served
+ * bytes and moves its completion event with sim_engine_reschedule.
  *
  * `analytic`: one event per transfer at the idle-network time of comm_topology_p2p_time.
  *
@@ -19,50 +24,81 @@
 
 #define INLINE_HOPS 12
 #define FLOWS_PER_SLAB 1024
+#define CLASSES_PER_SLAB 256
+/* Above this many live classes, a recompute whose components cover nearly all of them lets the
+ * next GLOBAL_RUNS recomputes fill everything without a component search. */
+#define GLOBAL_MIN_CLASSES 64
+#define GLOBAL_RUNS 31
 
 enum { EV_ACTIVATE, EV_COMPLETE, EV_INSTANT, EV_RECOMPUTE };
 
 typedef struct flow flow;
+typedef struct fclass fclass;
 
 typedef struct {
   uint32_t link;   /* directed link id */
-  uint32_t slot;   /* position of this flow in the link's flow list */
+  uint32_t slot;   /* position of this class in the link's class list */
 } hop;
 
+/* One transfer. While it shares links it belongs to the class of its route; before (waiting
+ * out its latency) and for instant transfers it has its own event. */
 struct flow {
   comm_net *net;
   comm_done_fn done;
   void *user;
-  sim_event *ev;         /* pending activation or completion, or NULL */
-  double remaining;      /* bytes not yet sent as of last_ps */
-  double rate;           /* bytes/s; 0 until the first recompute */
-  double next_rate;      /* progressive filling scratch; < 0 while unfixed */
-  sim_time_ps last_ps;
+  sim_event *ev;         /* pending activation or instant completion, or NULL */
+  fclass *cls;           /* the class it is active in, or NULL */
+  double target;         /* class service (bytes per flow) at which all its bytes are sent */
+  uint64_t seq;          /* activation order: ties between equal targets */
   uint64_t span;
   uint64_t bytes;
-  uint32_t nhops;
+  comm_ep src, dst;
+  gboolean in_use;
+  flow *next_free;
+};
+
+/* The active flows of one route (source, destination). Max-min fairness gives flows with the
+ * same links the same rate, so rates are computed per class and every flow of a class is
+ * served alike: `served` counts the bytes each of its flows has sent since the class was
+ * made (as of last_ps), a flow is done when served reaches its target, and the class has one
+ * engine event, the completion of the flow with the smallest target. A rate change then costs
+ * one settlement and one reschedule per class, not per flow. */
+struct fclass {
+  /* What the component search, the filling and apply_rates read, first. */
   uint32_t epoch;        /* component search mark */
+  uint32_t live_pos;     /* position in net->live_classes */
+  uint32_t count;        /* active flows */
+  uint32_t nhops;
+  gboolean moved;        /* its first completion moved without a rate change */
+  double next_rate;      /* progressive filling scratch; < 0 while unfixed */
+  double rate;           /* bytes/s per flow; 0 until the first recompute */
+  sim_event *ev;         /* completion of the first flow, or NULL */
+  hop *hops;
+  double served;         /* bytes per flow sent from creation to last_ps */
+  sim_time_ps last_ps;
+  hop inline_hops[INLINE_HOPS];
+  comm_net *net;
+  uint64_t key;          /* src << 32 | dst */
   gboolean in_use;
   gboolean reserved;     /* placed on its links at send time, active from last_ps on */
-  hop *hops;
-  flow *next_free;
-  hop inline_hops[INLINE_HOPS];
+  gboolean hashed;       /* in net->classes, where activating flows find their route's class */
+  flow **heap;           /* min-heap of its flows by (target, seq) */
+  uint32_t hn, hcap;
+  fclass *next_free;
 };
 
 typedef struct {
-  flow **flows;
-  uint32_t n, cap;
+  fclass **cls;
+  uint32_t n, cap;       /* classes on the link */
+  uint32_t flows;        /* flows on the link: the sum of their classes' counts */
+  uint32_t live_pos;     /* position in net->live_links while it has classes */
   uint32_t epoch;        /* component search mark */
   uint32_t unfrozen;     /* progressive filling: flows on it without a rate yet */
-  uint32_t version;      /* progressive filling: invalidates older heap entries */
+  uint32_t hpos;         /* progressive filling: position in the link heap */
+  uint32_t touched;      /* progressive filling: mark of the last fix that changed it */
   double rem_Bps;        /* progressive filling: capacity not yet given out */
+  double share_Bps;      /* progressive filling: rem_Bps / unfrozen when last ranked */
 } link_state;
-
-typedef struct {
-  double share;
-  uint32_t link;
-  uint32_t version;
-} fill_entry;
 
 /* Growable arrays for the hot path (GArray's generic code costs more than the work here). */
 typedef struct {
@@ -71,14 +107,15 @@ typedef struct {
 } u32vec;
 
 typedef struct {
+  fclass **v;
+  uint32_t n, cap;
+} classvec;
+
+typedef struct {
   flow **v;
   uint32_t n, cap;
 } flowvec;
 
-typedef struct {
-  fill_entry *v;
-  uint32_t n, cap;
-} fillvec;
 
 #define VEC_PUSH(vec, x)                                                                        \
   do {                                                                                          \
@@ -99,19 +136,32 @@ struct comm_net {
 
   GPtrArray *slabs;
   flow *free_flows;
+  GPtrArray *class_slabs;
+  fclass *free_classes;
+  GHashTable *classes;   /* &key -> active class; never iterated */
   uint64_t active, peak;
+  uint64_t next_seq;
 
   uint32_t *route_buf;
 
-  /* Seeds of the next recompute: flows that started sharing, links flows left. */
-  flowvec seed_flows;
+  /* Seeds of the next recompute: classes that grew, links flows left. */
+  classvec seed_classes;
   u32vec seed_links;
   gboolean recompute_pending;
   uint32_t epoch;
-  flowvec comp_flows;    /* the component being recomputed */
+  classvec comp_classes; /* the component being recomputed */
   u32vec comp_links;
-  flowvec stack;         /* scratch of the component search */
-  fillvec heap;          /* scratch of progressive filling */
+  classvec live_classes; /* every class in use */
+  u32vec live_links;     /* every link with a class on it */
+  uint32_t global_left;  /* recomputes still to fill every live class at once */
+  uint64_t covered;      /* classes the current recompute has filled */
+  uint64_t full_fills;   /* recomputes done by recompute_all */
+  uint32_t unfixed;      /* progressive filling: classes still without a rate */
+  classvec stack;        /* scratch of the component search */
+  u32vec heap;           /* progressive filling: links by (share, id), each at most once */
+  u32vec touched;        /* scratch of progressive filling: links one fix changed */
+  uint32_t touch_mark;
+  flowvec finished;      /* scratch of a completion event */
 
   /* Observers: one SIM_PROC_LINK process per node, a track per NIC and one intra track. */
   gboolean tracks_made;
@@ -120,7 +170,7 @@ struct comm_net {
   char **nic_counter_names;
 };
 
-/* ---- Flow records ------------------------------------------------------------------------- */
+/* ---- Flow and class records ----------------------------------------------------------------- */
 
 static flow *flow_alloc(comm_net *net)
 {
@@ -137,23 +187,124 @@ static flow *flow_alloc(comm_net *net)
   net->free_flows = f->next_free;
   f->net = net;
   f->in_use = TRUE;
-  f->reserved = FALSE;
   f->ev = NULL;
-  f->rate = 0.0;
-  f->epoch = 0;
-  f->nhops = 0;
-  f->hops = f->inline_hops;
+  f->cls = NULL;
   f->span = 0;
   return f;
 }
 
 static void flow_release(comm_net *net, flow *f)
 {
-  if (f->hops != f->inline_hops)
-    g_free(f->hops);
   f->in_use = FALSE;
   f->next_free = net->free_flows;
   net->free_flows = f;
+}
+
+/* A class for the route src -> dst (nhops links in route_buf order), empty and on no link.
+ * `hashed`: found by flows of its route that activate later. A reserved class is not: a flow
+ * of its route that activates while it waits out its latency finds it on the links and sends
+ * it back, and one that activates later makes a class of its own beside it, which max-min
+ * sharing gives the same rate. Uncontended transfers so never touch the table. */
+static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32_t *route,
+                           uint32_t nhops, gboolean hashed)
+{
+  if (!net->free_classes) {
+    fclass *slab = g_new0(fclass, CLASSES_PER_SLAB);
+    g_ptr_array_add(net->class_slabs, slab);
+    for (size_t i = CLASSES_PER_SLAB; i-- > 0;) {
+      slab[i].next_free = net->free_classes;
+      net->free_classes = &slab[i];
+    }
+  }
+  fclass *c = net->free_classes;
+  net->free_classes = c->next_free;
+  c->net = net;
+  c->key = (uint64_t)src << 32 | dst;
+  c->count = 0;
+  c->epoch = 0;
+  c->in_use = TRUE;
+  c->reserved = FALSE;
+  c->moved = FALSE;
+  c->rate = 0.0;
+  c->served = 0.0;
+  c->ev = NULL;
+  c->hn = 0;
+  c->hops = nhops > INLINE_HOPS ? g_new(hop, nhops) : c->inline_hops;
+  c->nhops = nhops;
+  for (uint32_t i = 0; i < nhops; i++)
+    c->hops[i].link = route[i];
+  c->hashed = hashed;
+  if (hashed)
+    g_hash_table_insert(net->classes, &c->key, c);
+  c->live_pos = net->live_classes.n;
+  VEC_PUSH(&net->live_classes, c);
+  return c;
+}
+
+static void class_release(comm_net *net, fclass *c)
+{
+  if (c->hashed)
+    g_hash_table_remove(net->classes, &c->key);
+  fclass *last = net->live_classes.v[--net->live_classes.n];
+  net->live_classes.v[c->live_pos] = last;
+  last->live_pos = c->live_pos;
+  if (c->hops != c->inline_hops)
+    g_free(c->hops);
+  c->in_use = FALSE;
+  c->next_free = net->free_classes;
+  net->free_classes = c;
+}
+
+static inline gboolean flow_before(const flow *a, const flow *b)
+{
+  return a->target < b->target || (a->target == b->target && a->seq < b->seq);
+}
+
+static void class_push(fclass *c, flow *f)
+{
+  if (c->hn == c->hcap) {
+    c->hcap = c->hcap ? 2 * c->hcap : 4;
+    c->heap = g_renew(flow *, c->heap, c->hcap);
+  }
+  size_t i = c->hn++;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (!flow_before(f, c->heap[p]))
+      break;
+    c->heap[i] = c->heap[p];
+    i = p;
+  }
+  c->heap[i] = f;
+}
+
+static flow *class_pop(fclass *c)
+{
+  flow **a = c->heap;
+  flow *top = a[0];
+  flow *last = a[--c->hn];
+  size_t n = c->hn, i = 0;
+  if (n == 0)
+    return top;
+  for (;;) {
+    size_t k = 2 * i + 1;
+    if (k >= n)
+      break;
+    if (k + 1 < n && flow_before(a[k + 1], a[k]))
+      k++;
+    if (!flow_before(a[k], last))
+      break;
+    a[i] = a[k];
+    i = k;
+  }
+  a[i] = last;
+  return top;
+}
+
+/* When the class's first flow is done at its current rate. The same formula decides the time
+ * of the completion event and, when it fires, which flows are done. */
+static inline sim_time_ps class_first_end(const fclass *c)
+{
+  return sim_time_add_sat(c->last_ps, comm__time_for(c->heap[0]->target - c->served, c->rate));
 }
 
 /* ---- Observers ---------------------------------------------------------------------------- */
@@ -205,43 +356,56 @@ static void span_end(comm_net *net, flow *f)
 }
 
 /* Transmit rate of each NIC whose rate may have changed, as a counter in GB/s. */
-static void report_nic_rates(comm_net *net)
+static void report_nic_rates(comm_net *net, const u32vec *cl)
 {
   if (!net->tracks_made || !sim_engine_has_observers(net->engine))
     return;
-  for (uint32_t i = 0; i < net->comp_links.n; i++) {
-    uint32_t l = net->comp_links.v[i];
+  for (uint32_t i = 0; i < cl->n; i++) {
+    uint32_t l = cl->v[i];
     uint32_t node, nic;
     if (!comm__nic_uplink(net->topo, l, &node, &nic))
       continue;
     double sum = 0.0;
-    for (uint32_t j = 0; j < net->links[l].n; j++)
-      sum += net->links[l].flows[j]->next_rate > 0 ? net->links[l].flows[j]->next_rate : 0;
+    for (uint32_t j = 0; j < net->links[l].n; j++) {
+      const fclass *c = net->links[l].cls[j];
+      sum += c->next_rate > 0 ? c->next_rate * c->count : 0;
+    }
     sim_engine_counter(net->engine, net->node_proc[node], net->nic_counter_names[nic], sum / 1e9);
   }
 }
 
 /* ---- Links -------------------------------------------------------------------------------- */
 
-static void link_add(comm_net *net, flow *f, uint32_t h)
+static void link_add(comm_net *net, fclass *c, uint32_t h)
 {
-  link_state *L = &net->links[f->hops[h].link];
+  link_state *L = &net->links[c->hops[h].link];
   if (L->n == L->cap) {
     L->cap = L->cap ? 2 * L->cap : 4;
-    L->flows = g_renew(flow *, L->flows, L->cap);
+    L->cls = g_renew(fclass *, L->cls, L->cap);
   }
-  f->hops[h].slot = L->n;
-  L->flows[L->n++] = f;
+  if (L->n == 0) {
+    L->live_pos = net->live_links.n;
+    VEC_PUSH(&net->live_links, c->hops[h].link);
+  }
+  c->hops[h].slot = L->n;
+  L->cls[L->n++] = c;
+  L->flows += c->count;
 }
 
-static void link_remove(comm_net *net, flow *f, uint32_t h)
+static void link_remove(comm_net *net, fclass *c, uint32_t h)
 {
-  uint32_t l = f->hops[h].link;
+  uint32_t l = c->hops[h].link;
   link_state *L = &net->links[l];
-  uint32_t slot = f->hops[h].slot;
-  flow *moved = L->flows[--L->n];
-  if (moved != f) {
-    L->flows[slot] = moved;
+  uint32_t slot = c->hops[h].slot;
+  L->flows -= c->count;
+  fclass *moved = L->cls[--L->n];
+  if (L->n == 0) {
+    uint32_t last = net->live_links.v[--net->live_links.n];
+    net->live_links.v[L->live_pos] = last;
+    net->links[last].live_pos = L->live_pos;
+  }
+  if (moved != c) {
+    L->cls[slot] = moved;
     for (uint32_t i = 0; i < moved->nhops; i++)
       if (moved->hops[i].link == l && moved->hops[i].slot == L->n) {
         moved->hops[i].slot = slot;
@@ -257,65 +421,83 @@ static inline double link_capacity(const comm_net *net, uint32_t l)
 
 /* ---- Max-min fair sharing ------------------------------------------------------------------ */
 
-static void event_cb(sim_engine *engine, void *data, uint64_t arg);
+static void recompute_cb(sim_engine *engine, void *data, uint64_t arg);
+static void class_cb(sim_engine *engine, void *data, uint64_t arg);
+static void flow_cb(sim_engine *engine, void *data, uint64_t arg);
 
 static void want_recompute(comm_net *net)
 {
   if (net->recompute_pending)
     return;
   net->recompute_pending = TRUE;
-  sim_engine_schedule_in(net->engine, 0, event_cb, net, EV_RECOMPUTE);
+  sim_engine_schedule_in(net->engine, 0, recompute_cb, net, EV_RECOMPUTE);
 }
 
-static inline gboolean fill_less(const fill_entry *a, const fill_entry *b)
+/* The link heap of progressive filling: link ids ordered by (share_Bps, id), each link once,
+ * knowing its position. Fixing flows at the smallest share s never lowers another link's
+ * share ((rem - k s) / (u - k) >= rem / u when rem / u >= s), so a link's key may stay a
+ * lower bound of its share: the top is checked against its true share when it comes up and
+ * sinks if it has grown, and only a key that rounding left above the true share is raised
+ * at once. The order of fixes is then exactly that of a heap re-ranked on every change, with
+ * a fraction of the work. */
+static inline gboolean fill_less(const link_state *links, uint32_t a, uint32_t b)
 {
-  return a->share < b->share || (a->share == b->share && a->link < b->link);
+  return links[a].share_Bps < links[b].share_Bps ||
+         (links[a].share_Bps == links[b].share_Bps && a < b);
 }
 
-static void heap_push(fillvec *h, fill_entry e)
+static void heap_place(comm_net *net, uint32_t i, uint32_t l)
 {
-  VEC_PUSH(h, e);
-  fill_entry *a = h->v;
-  size_t i = h->n - 1;
+  net->heap.v[i] = l;
+  net->links[l].hpos = i;
+}
+
+static void heap_up(comm_net *net, uint32_t i)
+{
+  uint32_t *a = net->heap.v, l = a[i];
   while (i > 0) {
-    size_t p = (i - 1) / 2;
-    if (!fill_less(&e, &a[p]))
+    uint32_t p = (i - 1) / 2;
+    if (!fill_less(net->links, l, a[p]))
       break;
-    a[i] = a[p];
+    heap_place(net, i, a[p]);
     i = p;
   }
-  a[i] = e;
+  heap_place(net, i, l);
 }
 
-static fill_entry heap_pop(fillvec *h)
+static void heap_down(comm_net *net, uint32_t i)
 {
-  fill_entry *a = h->v;
-  fill_entry top = a[0];
-  fill_entry last = a[--h->n];
-  size_t n = h->n, i = 0;
-  if (n == 0)
-    return top;
+  uint32_t *a = net->heap.v, l = a[i], n = net->heap.n;
   for (;;) {
-    size_t c = 2 * i + 1;
+    uint32_t c = 2 * i + 1;
     if (c >= n)
       break;
-    if (c + 1 < n && fill_less(&a[c + 1], &a[c]))
+    if (c + 1 < n && fill_less(net->links, a[c + 1], a[c]))
       c++;
-    if (!fill_less(&a[c], &last))
+    if (!fill_less(net->links, a[c], l))
       break;
-    a[i] = a[c];
+    heap_place(net, i, a[c]);
     i = c;
   }
-  a[i] = last;
-  return top;
+  heap_place(net, i, l);
 }
 
-static inline void visit_flow(comm_net *net, flow *f)
+static void heap_remove(comm_net *net, uint32_t i)
 {
-  if (f->epoch == net->epoch)
+  uint32_t last = net->heap.v[--net->heap.n];
+  if (i == net->heap.n)
     return;
-  f->epoch = net->epoch;
-  VEC_PUSH(&net->stack, f);
+  heap_place(net, i, last);
+  heap_up(net, i);
+  heap_down(net, net->links[last].hpos);
+}
+
+static inline void visit_class(comm_net *net, fclass *c)
+{
+  if (c->epoch == net->epoch)
+    return;
+  c->epoch = net->epoch;
+  VEC_PUSH(&net->stack, c);
 }
 
 /* Starts a new round of marks; after 2^32 of them, clears the marks so that an old one can
@@ -326,87 +508,102 @@ static void next_epoch(comm_net *net)
     return;
   for (uint64_t l = 0; l < net->nlinks; l++)
     net->links[l].epoch = 0;
-  for (guint s = 0; s < net->slabs->len; s++) {
-    flow *slab = g_ptr_array_index(net->slabs, s);
-    for (size_t i = 0; i < FLOWS_PER_SLAB; i++)
+  for (guint s = 0; s < net->class_slabs->len; s++) {
+    fclass *slab = g_ptr_array_index(net->class_slabs, s);
+    for (size_t i = 0; i < CLASSES_PER_SLAB; i++)
       slab[i].epoch = 0;
   }
   net->epoch = 1;
 }
 
-/* Collects the flows and links connected to `seed` through shared links. */
-static void collect_component(comm_net *net, flow *seed)
+/* Collects the classes and links connected to `seed` through shared links, and readies them
+ * for progressive filling: no class has a rate yet, every link has all its capacity left. */
+static void collect_component(comm_net *net, fclass *seed)
 {
-  net->comp_flows.n = 0;
+  net->comp_classes.n = 0;
   net->comp_links.n = 0;
   net->stack.n = 0;
-  visit_flow(net, seed);
+  visit_class(net, seed);
   while (net->stack.n > 0) {
-    flow *f = net->stack.v[--net->stack.n];
-    VEC_PUSH(&net->comp_flows, f);
-    for (uint32_t h = 0; h < f->nhops; h++) {
-      uint32_t l = f->hops[h].link;
+    fclass *c = net->stack.v[--net->stack.n];
+    c->next_rate = -1.0;
+    VEC_PUSH(&net->comp_classes, c);
+    for (uint32_t h = 0; h < c->nhops; h++) {
+      uint32_t l = c->hops[h].link;
       link_state *L = &net->links[l];
       if (L->epoch == net->epoch)
         continue;
       L->epoch = net->epoch;
+      L->rem_Bps = link_capacity(net, l);
+      L->unfrozen = L->flows;
       VEC_PUSH(&net->comp_links, l);
       for (uint32_t j = 0; j < L->n; j++)
-        visit_flow(net, L->flows[j]);
+        visit_class(net, L->cls[j]);
     }
   }
 }
 
-/* Gives every unfixed flow on link l the share `share` and takes it from its other links.
- * Returns through `touched` nothing; the caller re-ranks links. */
+/* Gives every flow of every unfixed class on link l the share `share` and takes it (share
+ * times the class's flows) from every link the class crosses. With the heap, the links so
+ * changed are collected once each and re-checked after the whole step (see fill_less). */
 static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean use_heap)
 {
   link_state *L = &net->links[l];
+  net->touched.n = 0;
   for (uint32_t j = 0; j < L->n; j++) {
-    flow *g = L->flows[j];
-    if (g->next_rate >= 0.0)
+    fclass *c = L->cls[j];
+    if (c->next_rate >= 0.0)
       continue;
-    g->next_rate = share;
-    for (uint32_t h = 0; h < g->nhops; h++) {
-      uint32_t l2 = g->hops[h].link;
+    c->next_rate = share;
+    net->unfixed--;
+    for (uint32_t h = 0; h < c->nhops; h++) {
+      uint32_t l2 = c->hops[h].link;
       link_state *L2 = &net->links[l2];
-      L2->rem_Bps -= share;
-      L2->unfrozen--;
-      if (use_heap && l2 != l && L2->unfrozen > 0) {
-        L2->version++;
-        heap_push(&net->heap,
-                  (fill_entry){MAX(L2->rem_Bps, 0.0) / L2->unfrozen, l2, L2->version});
+      L2->rem_Bps -= share * c->count;
+      L2->unfrozen -= c->count;
+      if (use_heap && L2->touched != net->touch_mark) {
+        L2->touched = net->touch_mark;
+        VEC_PUSH(&net->touched, l2);
       }
     }
+  }
+  if (!use_heap)
+    return;
+  for (uint32_t i = 0; i < net->touched.n; i++) {
+    link_state *L2 = &net->links[net->touched.v[i]];
+    if (L2->unfrozen == 0)
+      continue;
+    double share2 = MAX(L2->rem_Bps, 0.0) / L2->unfrozen;
+    if (share2 < L2->share_Bps) {
+      L2->share_Bps = share2;
+      heap_up(net, L2->hpos);
+    }
+  }
+  if (++net->touch_mark == 0) {
+    for (uint64_t k = 0; k < net->nlinks; k++)
+      net->links[k].touched = 0;
+    net->touch_mark = 1;
   }
 }
 
 /* Progressive filling over the component: repeatedly the link with the smallest fair share
  * (remaining capacity over flows still without a rate) fixes the rate of its flows. Small
- * components scan their links; large ones keep the links in a heap with versioned entries,
- * which makes the whole O(H log H) in the component's hops H. Ties go to the lower link id,
- * so results never depend on the order flows were found in. */
-static void fill_component(comm_net *net)
+ * components scan their links; large ones keep the links in a heap (see fill_less), which
+ * makes the whole O(H log L) in the component's class hops H and links L. Ties go to the lower
+ * link id, so results never depend on the order classes were found in. */
+static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
 {
-  flowvec *cf = &net->comp_flows;
-  u32vec *cl = &net->comp_links;
-  if (cf->n == 1) {
-    flow *f = cf->v[0];
+  if (cc->n == 1 && cc->v[0]->count == 1) {
+    fclass *c = cc->v[0];
     double r = INFINITY;
-    for (uint32_t h = 0; h < f->nhops; h++)
-      r = MIN(r, link_capacity(net, f->hops[h].link));
-    f->next_rate = r;
+    for (uint32_t h = 0; h < c->nhops; h++)
+      r = MIN(r, link_capacity(net, c->hops[h].link));
+    c->next_rate = r;
     return;
   }
-  for (uint32_t i = 0; i < cf->n; i++)
-    cf->v[i]->next_rate = -1.0;
-  for (uint32_t i = 0; i < cl->n; i++) {
-    link_state *L = &net->links[cl->v[i]];
-    L->rem_Bps = link_capacity(net, cl->v[i]);
-    L->unfrozen = L->n;
-  }
+  net->unfixed = cc->n;
   if (cl->n <= 64) {
-    for (;;) {
+    while (net->unfixed > 0) {
       uint32_t best = UINT32_MAX;
       double best_share = INFINITY;
       for (uint32_t i = 0; i < cl->n; i++) {
@@ -419,59 +616,99 @@ static void fill_component(comm_net *net)
           best = cl->v[i];
         }
       }
-      if (best == UINT32_MAX)
-        return;
+      g_assert(best != UINT32_MAX);
       fix_link(net, best, best_share, FALSE);
     }
+    return;
   }
   net->heap.n = 0;
   for (uint32_t i = 0; i < cl->n; i++) {
     link_state *L = &net->links[cl->v[i]];
-    L->version++;
-    heap_push(&net->heap, (fill_entry){L->rem_Bps / L->unfrozen, cl->v[i], L->version});
+    L->share_Bps = L->rem_Bps / L->unfrozen;
+    VEC_PUSH(&net->heap, cl->v[i]);
+    L->hpos = i;
   }
-  while (net->heap.n > 0) {
-    fill_entry e = heap_pop(&net->heap);
-    link_state *L = &net->links[e.link];
-    if (e.version != L->version || L->unfrozen == 0)
+  for (uint32_t i = net->heap.n / 2; i-- > 0;)
+    heap_down(net, i);
+  /* Once every class has its rate the links left in the heap have nothing to give. */
+  while (net->unfixed > 0) {
+    uint32_t l = net->heap.v[0];
+    link_state *L = &net->links[l];
+    if (L->unfrozen == 0) {
+      heap_remove(net, 0);
       continue;
-    fix_link(net, e.link, MAX(L->rem_Bps, 0.0) / L->unfrozen, TRUE);
+    }
+    double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
+    if (share != L->share_Bps) {
+      L->share_Bps = share;
+      heap_down(net, 0);
+      continue;
+    }
+    heap_remove(net, 0);
+    fix_link(net, l, share, TRUE);
   }
 }
 
-/* Applies the new rates: settles the bytes sent at the old rate, then moves completions. */
-static void apply_rates(comm_net *net)
+/* Applies the new rates: a class whose rate changed settles the bytes its flows sent at the
+ * old rate; a class whose rate changed, whose first flow changed, or that has no event moves
+ * or makes its completion event. Classes whose rate stayed cost nothing more. `lazy` (big
+ * components, where rates churn): a completion that moved later keeps its earlier event,
+ * which then finds nothing due and moves on, so an event moves at most once per time it
+ * fires rather than at every slow-down; with few flows an early firing would cost more than
+ * the move it saves. */
+static void apply_rates(comm_net *net, const classvec *cc, gboolean lazy)
 {
   sim_engine *e = net->engine;
   sim_time_ps now = sim_engine_now(e);
-  flowvec *cf = &net->comp_flows;
-  for (uint32_t i = 0; i < cf->n; i++) {
-    flow *f = cf->v[i];
-    if (f->next_rate == f->rate && f->ev)
+  for (uint32_t i = 0; i < cc->n; i++) {
+    fclass *c = cc->v[i];
+    if (c->next_rate == c->rate && c->ev && !c->moved)
       continue;
-    if (f->rate > 0.0) {
-      f->remaining -= f->rate * ((double)(now - f->last_ps) * 1e-12);
-      if (f->remaining < 0.0)
-        f->remaining = 0.0;
+    if (c->next_rate != c->rate) {
+      if (c->rate > 0.0)
+        c->served += c->rate * ((double)(now - c->last_ps) * 1e-12);
+      c->last_ps = now;
+      c->rate = c->next_rate;
     }
-    f->last_ps = now;
-    f->rate = f->next_rate;
-    sim_time_ps end = sim_time_add_sat(now, comm__time_for(f->remaining, f->rate));
-    if (f->ev)
-      sim_engine_reschedule(e, f->ev, end);
-    else
-      f->ev = sim_engine_schedule_at(e, end, event_cb, f, EV_COMPLETE);
+    c->moved = FALSE;
+    sim_time_ps end = class_first_end(c);
+    if (end < now)
+      end = now;
+    if (!c->ev)
+      c->ev = sim_engine_schedule_at(e, end, class_cb, c, EV_COMPLETE);
+    else if (!lazy || end < sim_engine_event_time(e, c->ev))
+      sim_engine_reschedule(e, c->ev, end);
   }
 }
 
-static void recompute_from(comm_net *net, flow *seed)
+static void recompute_from(comm_net *net, fclass *seed)
 {
   if (seed->epoch == net->epoch)
     return;
   collect_component(net, seed);
-  fill_component(net);
-  report_nic_rates(net);
-  apply_rates(net);
+  fill_component(net, &net->comp_classes, &net->comp_links);
+  report_nic_rates(net, &net->comp_links);
+  apply_rates(net, &net->comp_classes, FALSE);
+  net->covered += net->comp_classes.n;
+}
+
+/* Fills every live class at once, without searching components: progressive filling over a
+ * union of components gives each exactly what it would get alone (a link's capacity is only
+ * ever shared among its own component, and the links of one component are fixed in the same
+ * (share, id) order either way), so this costs the component search and nothing in
+ * accuracy. */
+static void recompute_all(comm_net *net)
+{
+  for (uint32_t i = 0; i < net->live_classes.n; i++)
+    net->live_classes.v[i]->next_rate = -1.0;
+  for (uint32_t i = 0; i < net->live_links.n; i++) {
+    uint32_t l = net->live_links.v[i];
+    net->links[l].rem_Bps = link_capacity(net, l);
+    net->links[l].unfrozen = net->links[l].flows;
+  }
+  fill_component(net, &net->live_classes, &net->live_links);
+  report_nic_rates(net, &net->live_links);
+  apply_rates(net, &net->live_classes, TRUE);
 }
 
 /* One recompute per simulated instant: each component touched by the flows that started or
@@ -479,29 +716,52 @@ static void recompute_from(comm_net *net, flow *seed)
 static void recompute(comm_net *net)
 {
   net->recompute_pending = FALSE;
-  next_epoch(net);
-  for (uint32_t i = 0; i < net->seed_flows.n; i++)
-    recompute_from(net, net->seed_flows.v[i]);
-  for (uint32_t i = 0; i < net->seed_links.n; i++) {
-    link_state *L = &net->links[net->seed_links.v[i]];
-    for (uint32_t j = 0; j < L->n; j++)
-      recompute_from(net, L->flows[j]);
+  if (net->global_left > 0) {
+    net->global_left--;
+    net->full_fills++;
+    recompute_all(net);
+  } else {
+    next_epoch(net);
+    net->covered = 0;
+    for (uint32_t i = 0; i < net->seed_classes.n; i++)
+      if (net->seed_classes.v[i]->in_use)
+        recompute_from(net, net->seed_classes.v[i]);
+    for (uint32_t i = 0; i < net->seed_links.n; i++) {
+      link_state *L = &net->links[net->seed_links.v[i]];
+      for (uint32_t j = 0; j < L->n; j++)
+        recompute_from(net, L->cls[j]);
+    }
+    /* When what changed reached nearly every live class (one big component, as under incast
+     * or all-to-all traffic), the next recomputes skip the search; a search every
+     * GLOBAL_RUNS + 1 recomputes checks that this still holds. Observed runs keep to the
+     * search, whose NIC counters are stamped only for the links it reached. */
+    uint32_t live = net->live_classes.n;
+    if (live >= GLOBAL_MIN_CLASSES && net->covered >= live - live / 8 &&
+        !sim_engine_has_observers(net->engine))
+      net->global_left = GLOBAL_RUNS;
   }
-  net->seed_flows.n = 0;
+  net->seed_classes.n = 0;
   net->seed_links.n = 0;
 }
 
-/* A flow reserved at send time (see comm_net_send) whose latency has not yet run out, met by a
- * flow joining one of its links: it goes back to the ordinary path, leaving its links until
- * its activation event at the end of its latency. */
-static void unreserve(comm_net *net, flow *x)
+static void recompute_cb(sim_engine *engine, void *data, uint64_t arg)
 {
-  for (uint32_t h = 0; h < x->nhops; h++)
-    link_remove(net, x, h);
-  sim_engine_cancel(net->engine, x->ev);
-  x->reserved = FALSE;
-  x->rate = 0.0;
-  x->ev = sim_engine_schedule_at(net->engine, x->last_ps, event_cb, x, EV_ACTIVATE);
+  recompute(data);
+}
+
+/* A class reserved at send time (see comm_net_send) whose latency has not yet run out, met by
+ * a flow joining one of its links: its one flow goes back to the ordinary path, leaving its
+ * links until its activation event at the end of its latency, and the class goes away. */
+static void unreserve(comm_net *net, fclass *c)
+{
+  g_assert(c->count == 1 && c->hn == 1);
+  flow *x = c->heap[0];
+  for (uint32_t h = 0; h < c->nhops; h++)
+    link_remove(net, c, h);
+  sim_engine_cancel(net->engine, c->ev);
+  x->cls = NULL;
+  x->ev = sim_engine_schedule_at(net->engine, c->last_ps, flow_cb, x, EV_ACTIVATE);
+  class_release(net, c);
 }
 
 /* ---- Events -------------------------------------------------------------------------------- */
@@ -517,75 +777,127 @@ static void finish(comm_net *net, flow *f)
     done(net->engine, user);
 }
 
-static void event_cb(sim_engine *engine, void *data, uint64_t arg)
+/* The route's latency has run out: the flow joins the class of its route, making it if need
+ * be. */
+static void activate(comm_net *net, flow *f)
 {
-  if (arg == EV_RECOMPUTE) {
-    recompute(data);
+  sim_engine *engine = net->engine;
+  sim_time_ps now = sim_engine_now(engine);
+  fclass *c = g_hash_table_lookup(net->classes, &(uint64_t){(uint64_t)f->src << 32 | f->dst});
+  if (c) {
+    /* Its target is the class's service now plus its bytes, in the class's running frame
+     * (served as of last_ps), so nothing of the class needs settling here. */
+    double served_now = c->served;
+    if (c->rate > 0.0)
+      served_now += c->rate * ((double)(now - c->last_ps) * 1e-12);
+    f->target = served_now + (double)f->bytes;
+    f->seq = net->next_seq++;
+    f->cls = c;
+    c->count++;
+    for (uint32_t h = 0; h < c->nhops; h++)
+      net->links[c->hops[h].link].flows++;
+    class_push(c, f);
+    c->moved = TRUE;
+    VEC_PUSH(&net->seed_classes, c);
+    want_recompute(net);
     return;
   }
-  flow *f = data;
-  comm_net *net = f->net;
-  f->ev = NULL;
-  switch (arg) {
-  case EV_ACTIVATE: {
-    gboolean alone = TRUE;
-    double r = INFINITY;
-    sim_time_ps now = sim_engine_now(engine);
-    for (uint32_t h = 0; h < f->nhops; h++) {
-      link_state *L = &net->links[f->hops[h].link];
-      for (uint32_t j = 0; j < L->n;) {
-        flow *x = L->flows[j];
-        if (x->reserved && x->last_ps > now)
-          unreserve(net, x); /* removes x from L: look at slot j again */
-        else
-          j++;
-      }
-      link_add(net, f, h);
-      alone = alone && net->links[f->hops[h].link].n == 1;
-      r = MIN(r, link_capacity(net, f->hops[h].link));
+  uint32_t n = comm__route(net->topo, f->src, f->dst, net->route_buf);
+  c = class_alloc(net, f->src, f->dst, net->route_buf, n, TRUE);
+  c->count = 1;
+  c->last_ps = now;
+  f->target = (double)f->bytes;
+  f->seq = net->next_seq++;
+  f->cls = c;
+  class_push(c, f);
+  gboolean alone = TRUE;
+  double r = INFINITY;
+  for (uint32_t h = 0; h < n; h++) {
+    link_state *L = &net->links[c->hops[h].link];
+    for (uint32_t j = 0; j < L->n;) {
+      fclass *x = L->cls[j];
+      if (x->reserved && x->last_ps > now)
+        unreserve(net, x); /* removes x from L: look at slot j again */
+      else
+        j++;
     }
-    f->remaining = (double)f->bytes;
-    f->last_ps = sim_engine_now(engine);
-    if (alone) {
-      /* Alone on every link: its max-min rate is its bottleneck, and nobody else's rate
-       * changes. A flow that joins one of these links later recomputes this one too. */
-      f->rate = r;
-      f->ev = sim_engine_schedule_at(
-          engine, sim_time_add_sat(f->last_ps, comm__time_for(f->remaining, r)), event_cb, f,
-          EV_COMPLETE);
-      if (net->tracks_made && sim_engine_has_observers(engine)) {
-        net->comp_links.n = 0;
-        for (uint32_t h = 0; h < f->nhops; h++)
-          VEC_PUSH(&net->comp_links, f->hops[h].link);
-        f->next_rate = r;
-        report_nic_rates(net);
-      }
-      break;
-    }
-    VEC_PUSH(&net->seed_flows, f);
+    link_add(net, c, h);
+    alone = alone && L->n == 1;
+    r = MIN(r, link_capacity(net, c->hops[h].link));
+  }
+  if (!alone) {
+    VEC_PUSH(&net->seed_classes, c);
     want_recompute(net);
-    break;
+    return;
   }
-  case EV_COMPLETE: {
-    gboolean observed = net->tracks_made && sim_engine_has_observers(engine);
-    for (uint32_t h = 0; h < f->nhops; h++) {
-      uint32_t l = f->hops[h].link, node, nic;
-      link_remove(net, f, h);
-      if (net->links[l].n > 0)
-        VEC_PUSH(&net->seed_links, l);
-      else if (observed && comm__nic_uplink(net->topo, l, &node, &nic))
-        sim_engine_counter(engine, net->node_proc[node], net->nic_counter_names[nic], 0.0);
-    }
-    if (net->seed_links.n > 0)
-      want_recompute(net);
-    finish(net, f);
-    break;
+  /* Alone on every link: its max-min rate is its bottleneck, and nobody else's rate changes.
+   * A flow that joins one of these links later recomputes this one too. */
+  c->rate = r;
+  c->ev = sim_engine_schedule_at(engine, class_first_end(c), class_cb, c, EV_COMPLETE);
+  if (net->tracks_made && sim_engine_has_observers(engine)) {
+    net->comp_links.n = 0;
+    for (uint32_t h = 0; h < n; h++)
+      VEC_PUSH(&net->comp_links, c->hops[h].link);
+    c->next_rate = r;
+    report_nic_rates(net, &net->comp_links);
   }
-  case EV_INSTANT:
-  default:
-    finish(net, f);
-    break;
+}
+
+static void flow_cb(sim_engine *engine, void *data, uint64_t arg)
+{
+  flow *f = data;
+  f->ev = NULL;
+  if (arg == EV_ACTIVATE)
+    activate(f->net, f);
+  else
+    finish(f->net, f);
+}
+
+/* The first flows of a class are done: every flow whose end, by the same formula that timed
+ * this event, is now leaves; the links they leave seed a recompute at this instant, which
+ * also gives the class its next completion event. */
+static void class_cb(sim_engine *engine, void *data, uint64_t arg)
+{
+  fclass *c = data;
+  comm_net *net = c->net;
+  sim_time_ps now = sim_engine_now(engine);
+  c->ev = NULL;
+  net->finished.n = 0;
+  while (c->hn > 0 && class_first_end(c) <= now) {
+    flow *f = class_pop(c);
+    f->cls = NULL;
+    VEC_PUSH(&net->finished, f);
   }
+  uint32_t k = net->finished.n;
+  if (k == 0) {
+    c->ev = sim_engine_schedule_at(engine, class_first_end(c), class_cb, c, EV_COMPLETE);
+    return;
+  }
+  c->count -= k;
+  gboolean observed = net->tracks_made && sim_engine_has_observers(engine);
+  for (uint32_t h = 0; h < c->nhops; h++) {
+    uint32_t l = c->hops[h].link, node, nic;
+    link_state *L = &net->links[l];
+    L->flows -= k;
+    if (c->count == 0)
+      link_remove(net, c, h);
+    if (L->flows > 0)
+      VEC_PUSH(&net->seed_links, l);
+    else if (observed && comm__nic_uplink(net->topo, l, &node, &nic))
+      sim_engine_counter(engine, net->node_proc[node], net->nic_counter_names[nic], 0.0);
+  }
+  if (c->count == 0)
+    class_release(net, c);
+  if (net->seed_links.n > 0)
+    want_recompute(net);
+  /* The callbacks may send: the finished flows are taken off the scratch list first. */
+  flow *one[16];
+  flow **list = k <= G_N_ELEMENTS(one) ? one : g_new(flow *, k);
+  memcpy(list, net->finished.v, k * sizeof *list);
+  for (uint32_t i = 0; i < k; i++)
+    finish(net, list[i]);
+  if (list != one)
+    g_free(list);
 }
 
 /* ---- Public -------------------------------------------------------------------------------- */
@@ -601,7 +913,10 @@ comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_m
   if (model == COMM_NET_FLOW)
     net->links = g_new0(link_state, net->nlinks);
   net->slabs = g_ptr_array_new_with_free_func(g_free);
+  net->class_slabs = g_ptr_array_new_with_free_func(g_free);
+  net->classes = g_hash_table_new(g_int64_hash, g_int64_equal);
   net->route_buf = g_new(uint32_t, comm__route_max(topo) + 1);
+  net->touch_mark = 1;
   return net;
 }
 
@@ -609,26 +924,35 @@ void comm_net_free(comm_net *net)
 {
   if (!net)
     return;
-  /* Flows still in flight own their routes when those are long. */
-  for (guint i = 0; i < net->slabs->len; i++) {
-    flow *slab = g_ptr_array_index(net->slabs, i);
-    for (size_t j = 0; j < FLOWS_PER_SLAB; j++)
+  /* Classes still in flight own their routes when those are long; every class record keeps
+   * its flow heap for reuse. */
+  for (guint i = 0; i < net->class_slabs->len; i++) {
+    fclass *slab = g_ptr_array_index(net->class_slabs, i);
+    for (size_t j = 0; j < CLASSES_PER_SLAB; j++) {
       if (slab[j].in_use && slab[j].hops != slab[j].inline_hops)
         g_free(slab[j].hops);
+      g_free(slab[j].heap);
+    }
   }
   if (net->links) {
     for (uint64_t l = 0; l < net->nlinks; l++)
-      g_free(net->links[l].flows);
+      g_free(net->links[l].cls);
     g_free(net->links);
   }
   g_ptr_array_free(net->slabs, TRUE);
+  g_ptr_array_free(net->class_slabs, TRUE);
+  g_hash_table_destroy(net->classes);
   g_free(net->route_buf);
-  g_free(net->seed_flows.v);
+  g_free(net->seed_classes.v);
   g_free(net->seed_links.v);
-  g_free(net->comp_flows.v);
+  g_free(net->comp_classes.v);
   g_free(net->comp_links.v);
+  g_free(net->live_classes.v);
+  g_free(net->live_links.v);
   g_free(net->stack.v);
   g_free(net->heap.v);
+  g_free(net->touched.v);
+  g_free(net->finished.v);
   if (net->nic_counter_names)
     g_strfreev(net->nic_counter_names);
   g_free(net->node_proc);
@@ -641,6 +965,7 @@ const comm_topology *comm_net_topology(const comm_net *net) { return net->topo; 
 sim_engine *comm_net_engine(const comm_net *net) { return net->engine; }
 uint64_t comm_net_active_flows(const comm_net *net) { return net->active; }
 uint64_t comm_net_peak_flows(const comm_net *net) { return net->peak; }
+uint64_t comm__net_full_fills(const comm_net *net) { return net->full_fills; }
 
 void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm_done_fn done,
                    void *user)
@@ -652,54 +977,56 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   f->done = done;
   f->user = user;
   f->bytes = bytes;
+  f->src = src;
+  f->dst = dst;
   net->active++;
   if (net->active > net->peak)
     net->peak = net->active;
   span_begin(net, f, src, dst);
   if (src == dst || bytes == 0) {
-    f->ev = sim_engine_schedule_in(net->engine, 0, event_cb, f, EV_INSTANT);
+    f->ev = sim_engine_schedule_in(net->engine, 0, flow_cb, f, EV_INSTANT);
     return;
   }
   if (net->model == COMM_NET_ANALYTIC) {
     f->ev = sim_engine_schedule_in(
-        net->engine, comm__p2p_time_buf(net->topo, src, dst, bytes, net->route_buf), event_cb, f,
+        net->engine, comm__p2p_time_buf(net->topo, src, dst, bytes, net->route_buf), flow_cb, f,
         EV_INSTANT);
     return;
   }
   uint32_t n = comm__route(net->topo, src, dst, net->route_buf);
-  if (n > INLINE_HOPS)
-    f->hops = g_new(hop, n);
   sim_time_ps lat = 0;
+  gboolean free_route = !sim_engine_has_observers(net->engine);
   for (uint32_t i = 0; i < n; i++) {
-    f->hops[i].link = net->route_buf[i];
     lat = sim_time_add_sat(lat, comm__link_class_of(net->topo, net->route_buf[i])->latency_ps);
+    free_route = free_route && net->links[net->route_buf[i]].n == 0;
   }
-  f->nhops = n;
-  /* If every link of the route is free now, the flow is placed on them at once, reserved:
-   * it counts as active from the end of its latency at its bottleneck rate, and needs a
-   * single event, its completion. A flow that joins one of its links before that time sends
-   * it back to the ordinary path (unreserve); one that joins later finds an active flow. In
-   * an uncontended pattern this halves the events per transfer. Traced runs take the
-   * ordinary path so that counters are stamped when rates really change. */
+  /* If every link of the route is free now, the flow is placed on them at once in a class of
+   * its own, reserved: it counts as active from the end of its latency at its bottleneck
+   * rate, and needs a single event, its completion. A flow that joins one of its links
+   * before that time sends it back to the ordinary path (unreserve); one that joins later
+   * finds an active flow. In an uncontended pattern this halves the events per transfer.
+   * Traced runs take the ordinary path so that counters are stamped when rates really
+   * change. */
   sim_engine *e = net->engine;
-  gboolean free_route = !sim_engine_has_observers(e);
-  for (uint32_t i = 0; i < n && free_route; i++)
-    free_route = net->links[f->hops[i].link].n == 0;
-  if (free_route) {
-    double r = INFINITY;
-    for (uint32_t h = 0; h < n; h++) {
-      link_add(net, f, h);
-      r = MIN(r, link_capacity(net, f->hops[h].link));
-    }
-    f->reserved = TRUE;
-    f->rate = r;
-    f->remaining = (double)bytes;
-    f->last_ps = sim_time_add_sat(sim_engine_now(e), lat);
-    f->ev = sim_engine_schedule_at(e, sim_time_add_sat(f->last_ps, comm__time_for(f->remaining, r)),
-                                   event_cb, f, EV_COMPLETE);
+  if (!free_route) {
+    f->ev = sim_engine_schedule_in(e, lat, flow_cb, f, EV_ACTIVATE);
     return;
   }
-  f->ev = sim_engine_schedule_in(e, lat, event_cb, f, EV_ACTIVATE);
+  fclass *c = class_alloc(net, src, dst, net->route_buf, n, FALSE);
+  c->count = 1;
+  c->reserved = TRUE;
+  double r = INFINITY;
+  for (uint32_t h = 0; h < n; h++) {
+    link_add(net, c, h);
+    r = MIN(r, link_capacity(net, c->hops[h].link));
+  }
+  c->rate = r;
+  c->last_ps = sim_time_add_sat(sim_engine_now(e), lat);
+  f->target = (double)bytes;
+  f->seq = net->next_seq++;
+  f->cls = c;
+  class_push(c, f);
+  c->ev = sim_engine_schedule_at(e, class_first_end(c), class_cb, c, EV_COMPLETE);
 }
 
 gboolean comm_net_model_parse(const char *text, const char *what, comm_net_model *out,

@@ -45,6 +45,8 @@ typedef struct {
   double cores;                    /* Phi cores */
   double threads_per_core;         /* Phi hardware threads per core */
   double clock_mhz;                /* boost clock (GPU) or base clock (Phi/CPU) */
+  double sustained_clock_mhz;      /* GPU: clock held under sustained load (power/thermal
+                                    * limit); 0: the boost clock */
   double vector_bits;              /* Phi/CPU SIMD width */
   double fma_units;                /* Phi/CPU vector FMA units per core */
   double per_core_bandwidth_GBps;  /* Phi/CPU bandwidth one core can draw */
@@ -109,6 +111,7 @@ struct dev_device {
   double peak_flops[WL_PREC_COUNT];     /* FLOP/s of GEMM-like ops at each precision */
   double vector_flops[WL_PREC_COUNT];   /* FLOP/s of non-GEMM ops at each precision */
   double stream_Bps;                    /* bandwidth x efficiency */
+  double clock_scale;                   /* GPU: sustained / boost clock, in (0, 1] */
   double launch_s;
   unsigned hw_threads;
   unsigned units;

@@ -47,6 +47,7 @@ const dev_param_info dev__params[] = {
     P("device", "cores", cores, 1, 10000, FALSE, "cores"),
     P("device", "threads_per_core", threads_per_core, 1, DEV_MAX_TPC, FALSE, "threads"),
     P("device", "clock_mhz", clock_mhz, 1, 1e5, FALSE, "MHz"),
+    P("device", "sustained_clock_mhz", sustained_clock_mhz, 0, 1e5, FALSE, "MHz"),
     P("device", "vector_bits", vector_bits, 32, 4096, FALSE, "bits"),
     P("device", "fma_units", fma_units, 1, 16, FALSE, "units per core"),
     P("device", "per_core_bandwidth_GBps", per_core_bandwidth_GBps, 0.001, 1e4, FALSE,
@@ -127,7 +128,8 @@ static void set_defaults(dev_device *dev)
 static const char *const device_keys[] = {
     "model", "title", "memory_bytes", "l2_cache_bytes", "peak_tflops_fp32", "peak_tflops_fp16",
     "peak_tflops_fp16_tensor", "peak_tflops_bf16_tensor", "peak_tflops_tf32_tensor",
-    "memory_bandwidth_GBps", "sms", "cores", "threads_per_core", "clock_mhz", "vector_bits",
+    "memory_bandwidth_GBps", "sms", "cores", "threads_per_core", "clock_mhz",
+    "sustained_clock_mhz", "vector_bits",
     "fma_units", "per_core_bandwidth_GBps", "fp32_issue_fraction", "topology", "issue_fraction", NULL};
 static const char *const efficiency_keys[] = {"conv", "gemm", "tensor", "other", "memory",
                                               "k_overhead", NULL};

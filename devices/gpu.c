@@ -93,7 +93,7 @@ static void gemm_path(const dev_device *dev, const wl_op_cost *op, double *peak,
   }
   gboolean aligned = (op->gemm_n % align == 0) && (op->gemm_k % align == 0);
   if (tensor_peak > 0 && aligned) {
-    *peak = tensor_peak;
+    *peak = tensor_peak * dev->clock_scale;
     *eff = dev->prm.eff_tensor;
     *tensor = TRUE;
     return;
@@ -191,6 +191,22 @@ static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *o
       !dev__require(dev, base, "device", "clock_mhz", p->clock_mhz, error) ||
       !dev__require(dev, base, "device", "memory_bytes", (double)dev->memory_bytes, error))
     return FALSE;
+  if (p->sustained_clock_mhz > p->clock_mhz) {
+    const dt_ini *where = overlay && dt_ini_has(overlay, "device", "sustained_clock_mhz")
+                              ? overlay : base;
+    if (where)
+      return dt_ini_error(where, "device", "sustained_clock_mhz", error,
+                          "%g MHz is above the boost clock clock_mhz = %g MHz",
+                          p->sustained_clock_mhz, p->clock_mhz);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: [device] sustained_clock_mhz: %g MHz is above the boost clock %g MHz",
+                dev->path, p->sustained_clock_mhz, p->clock_mhz);
+    return FALSE;
+  }
+  /* The datasheet rates are at the boost clock; under sustained load a power- or
+   * thermal-limited board holds a lower clock, and every arithmetic rate scales with it.
+   * Memory bandwidth does not: the memory clock is fixed. */
+  dev->clock_scale = p->sustained_clock_mhz > 0 ? p->sustained_clock_mhz / p->clock_mhz : 1.0;
   dev->units = (unsigned)p->sms;
   dev->hw_threads = dev->units;
   dev->stream_Bps = p->memory_bandwidth_GBps * 1e9 * p->eff_memory;
@@ -200,8 +216,8 @@ static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *o
   /* Vector (non-tensor) rates a kernel can sustain: the datasheet peak times the fraction the
    * SM's schedulers can issue (Kepler needs dual issue to fill its lanes). tf32 and bf16 math
    * without tensor cores runs at the fp32 rate. */
-  double sustained32 = fp32 * p->fp32_issue_fraction;
-  double sustained16 = fp16 * p->fp32_issue_fraction;
+  double sustained32 = fp32 * p->fp32_issue_fraction * dev->clock_scale;
+  double sustained16 = fp16 * p->fp32_issue_fraction * dev->clock_scale;
   dev->vector_flops[WL_PREC_FP32] = sustained32;
   dev->vector_flops[WL_PREC_TF32] = sustained32;
   dev->vector_flops[WL_PREC_FP16] = sustained16;

@@ -28,6 +28,7 @@
 #include <hwloc.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 double dev__issue_capacity(const dev_device *dev, unsigned threads)
 {
@@ -163,6 +164,9 @@ static gboolean read_topology(dev_device *dev, const dt_ini *base, GError **erro
   if (dev->topology == NULL)
     return dev__require(dev, base, "device", "topology", 0, error);
   hwloc_topology_t topo;
+  /* Without /sys (containers, chroots) hwloc falls back to what the kernel tells every
+   * process; its warning about that is noise to a user, so keep it quiet. */
+  g_setenv("HWLOC_HIDE_ERRORS", "1", FALSE);
   if (hwloc_topology_init(&topo) != 0) {
     g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "hwloc: cannot initialize a topology");
     return FALSE;
@@ -198,6 +202,16 @@ static gboolean read_topology(dev_device *dev, const dt_ini *base, GError **erro
   hwloc_obj_t root = hwloc_get_root_obj(topo);
   uint64_t total_memory = root ? root->total_memory : 0;
   hwloc_topology_destroy(topo);
+  if (host) {
+    /* hwloc finds no memory size (and sometimes no cores) without /sys; the C library asks
+     * the kernel directly. */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (total_memory == 0 && pages > 0 && page > 0)
+      total_memory = (uint64_t)pages * (uint64_t)page;
+    if (pus <= 0 && online > 0)
+      pus = cores = (int)online;
+  }
   if (cores <= 0 || pus <= 0) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: topology '%s' has no cores", dev->path,
                 dev->topology);

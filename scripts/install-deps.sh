@@ -20,6 +20,9 @@ need_pkg libhwloc-dev     'pkg-config --exists hwloc'
 need_pkg libcmocka-dev    'pkg-config --exists cmocka'
 need_pkg libopenmpi-dev   'pkg-config --exists ompi-c || test -x /usr/bin/mpicc'
 need_pkg openmpi-bin      'command -v mpirun'
+need_pkg valgrind         'command -v valgrind'
+# ip netns and tc, for the one-machine cluster of scripts/netns-cluster.sh.
+need_pkg iproute2         'command -v ip && command -v tc'
 if [ "${DTSIM_FUZZ_DEPS:-0}" = 1 ]; then
   need_pkg clang              'command -v clang'
   need_pkg libclang-rt-14-dev 'ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a'

@@ -2,6 +2,7 @@
  * nccl-tests does (time, algbw = bytes / time, busbw = algbw x the operation's bus factor), and
  * `dtsim list algorithms`: the registry of comm/coll. */
 #include "cli.h"
+#include "simulate.h"
 #include "coll.h"
 #include "chrome.h"
 #include "devices.h"
@@ -129,6 +130,8 @@ static gboolean run_one(const comm_topology *topo, const comm_coll_group *group,
   gboolean done = FALSE;
   comm_coll_start(coll, on_coll_done, &done);
   sim_engine_run(engine);
+  if (!sim_check_clock(engine, error))
+    return FALSE;
   if (!done) {
     g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "the collective did not complete");
     return FALSE;
@@ -257,6 +260,8 @@ int dtsim_cmd_collective(int argc, char **argv)
                             .devices_per_node = (uint32_t)per_node, .intra = intra,
                             .inter = inter, .topology = topology};
   g_autoptr(comm_topology) topo = comm_topology_build(&spec, &error);
+  if (topo && !sim_check_net_scale(comm_topology_devices(topo), model == COMM_NET_FLOW, &error))
+    return dtsim_cli_fail(cmd, error);
   if (!topo)
     return dtsim_cli_fail(cmd, error);
   if (!reduce_given) {
@@ -310,7 +315,10 @@ int dtsim_cmd_collective(int argc, char **argv)
 #define MEMBER_DBL(k, v) (json_builder_set_member_name(b, k), json_builder_add_double_value(b, v))
     MEMBER_STR("op", comm_coll_op_name(args.op));
     MEMBER_STR("algorithm", res[i].algorithm);
-    MEMBER_INT("bytes", bytes);
+    if (bytes > INT64_MAX)
+      MEMBER_DBL("bytes", (double)bytes);
+    else
+      MEMBER_INT("bytes", bytes);
     MEMBER_INT("ranks", n);
     MEMBER_INT("nodes", comm_topology_nodes(topo));
     MEMBER_STR("system", spec.system);

@@ -30,10 +30,12 @@ int dtsim_cmd_run(int argc, char **argv)
                            s.model, s.strategy, s.batch);
     sim_report_print_json(stdout, &r, extra->str);
   } else {
+    gboolean pipeline = g_str_equal(s.strategy, "mp") || g_str_equal(s.strategy, "pp") ||
+                        (g_str_equal(s.strategy, "hybrid") && g_str_equal(s.hybrid, "dp-pp"));
     g_autofree char *title = g_strdup_printf(
-        "%s, %s, batch %" G_GINT64_FORMAT " per device, %s, %u devices (%" G_GINT64_FORMAT
-        " node%s of %s)", s.model, s.strategy, s.batch, s.precision, r.devices, s.nodes,
-        s.nodes == 1 ? "" : "s", s.system);
+        "%s, %s, batch %" G_GINT64_FORMAT " per %s, %s, %u devices (%" G_GINT64_FORMAT
+        " node%s of %s)", s.model, s.strategy, s.batch, pipeline ? "pipeline" : "device",
+        s.precision, r.devices, s.nodes, s.nodes == 1 ? "" : "s", s.system);
     sim_report_print_table(stdout, &r, title);
   }
   return 0;

@@ -24,6 +24,16 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint6
   g_autoptr(dev_device) dev = dev_device_load(device_name, s->calibration, error);
   if (!dev)
     return NULL;
+  if (s->threads) {
+    gboolean gpu = strcmp(dev_model_name(dev_device_model(dev)), "gpu") == 0;
+    if (gpu || (unsigned)s->threads > dev_hw_threads(dev)) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  gpu ? "--threads: %s is a GPU; hardware threads apply to Xeon Phi and CPU devices"
+                      : "--threads: %s has %u hardware threads, not %" G_GINT64_FORMAT,
+                  dev_device_name(dev), dev_hw_threads(dev), s->threads);
+      return NULL;
+    }
+  }
   wl_optimizer opt = strcmp(s->optimizer, "adam") == 0 ? WL_OPT_ADAM : WL_OPT_SGD_MOMENTUM;
   unsigned threads = (unsigned)s->threads;
   unsigned elem_bytes = wl_precision_bytes((wl_precision)prec);

@@ -48,6 +48,8 @@ static void group_rec_free(gpointer p)
   g_free(g);
 }
 
+static void coll_free(gpointer p) { comm_coll_free(p); }
+
 sim_net_adapter *sim_net_adapter_new(comm_net *net, const sim_plan *plan, double reduce_Bps)
 {
   sim_net_adapter *a = g_new0(sim_net_adapter, 1);
@@ -55,7 +57,7 @@ sim_net_adapter *sim_net_adapter_new(comm_net *net, const sim_plan *plan, double
   a->plan = plan;
   a->reduce_Bps = reduce_Bps;
   a->groups = g_ptr_array_new_with_free_func(group_rec_free);
-  a->colls = g_ptr_array_new_with_free_func((GDestroyNotify)comm_coll_free);
+  a->colls = g_ptr_array_new_with_free_func(coll_free);
   a->algorithms = g_hash_table_new(g_str_hash, g_str_equal);
   return a;
 }

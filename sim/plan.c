@@ -85,6 +85,7 @@ sim_plan *sim__plan_new(void)
   p->graph = sim_graph_new();
   p->units = g_array_new(FALSE, FALSE, sizeof(sim_unit_info));
   p->iteration_end = g_array_new(FALSE, FALSE, sizeof(sim_task_id));
+  p->host_units = g_array_new(FALSE, FALSE, sizeof(sim_unit_id));
   p->ps_tensor_bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   p->ps_tasks = g_array_new(FALSE, FALSE, sizeof(sim_ps_task));
   return p;
@@ -97,6 +98,7 @@ void sim_plan_free(sim_plan *p)
   sim_graph_free(p->graph);
   g_array_free(p->units, TRUE);
   g_array_free(p->iteration_end, TRUE);
+  g_array_free(p->host_units, TRUE);
   g_array_free(p->ps_tensor_bytes, TRUE);
   g_array_free(p->ps_tasks, TRUE);
   g_free(p);
@@ -108,6 +110,30 @@ sim_unit_id sim__plan_add_unit(sim_plan *p, sim_proc_kind kind, sim_unit_role ro
   sim_unit_info info = {role, index};
   g_array_append_val(p->units, info);
   return sim_graph_add_unit(p->graph, kind, name);
+}
+
+sim_stream_id sim__host_stream(sim_plan *p, uint32_t node, uint32_t rank)
+{
+  while (p->host_units->len <= node) {
+    sim_unit_id none = G_MAXUINT32;
+    g_array_append_val(p->host_units, none);
+  }
+  sim_unit_id *u = &g_array_index(p->host_units, sim_unit_id, node);
+  if (*u == G_MAXUINT32) {
+    g_autofree char *name = g_strdup_printf("host (node %u)", node);
+    *u = sim__plan_add_unit(p, SIM_PROC_HOST, SIM_UNIT_HOST, node, name);
+  }
+  g_autofree char *thread = g_strdup_printf("framework for gpu%u", rank);
+  return sim_graph_add_stream(p->graph, *u, thread);
+}
+
+sim_task_id sim__host_step(sim_plan *p, const sim_costs *c, sim_stream_id host, gboolean has_prev,
+                           sim_task_id prev_end)
+{
+  sim_task_id step = sim_graph_add_compute(p->graph, host, "step", "host", c->host_step_ps, 0, 0);
+  if (has_prev)
+    sim_graph_depend(p->graph, step, prev_end);
+  return step;
 }
 
 gboolean sim__check_devices(uint64_t devices, const char *strategy, GError **error)

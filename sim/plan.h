@@ -92,6 +92,7 @@ typedef struct {
   uint32_t devices;
   gboolean symmetric;               /* one device stands for all: collectives span all ranks */
   uint64_t memory_per_device_bytes;
+  GArray *host_units;               /* sim_unit_id of each node's host, G_MAXUINT32 if none */
   /* Parameter servers (strategy ps): one tensor per layer with parameters. */
   GArray *ps_tensor_bytes;          /* uint64_t per tensor */
   GArray *ps_tasks;                 /* sim_ps_task */
@@ -128,6 +129,14 @@ gboolean sim__partition(const sim_costs *c, uint32_t stages, const char *split, 
                         GError **error);
 /* Per-device memory of holding layers [a, b) with `in_flight` batches of saved activations. */
 uint64_t sim__stage_memory(const sim_costs *c, uint32_t a, uint32_t b, uint64_t in_flight);
+/* The host thread that drives device `rank` of node `node`: a stream of the node's host process
+ * (created on first use). Each iteration's framework step runs there, after the device's
+ * previous iteration and before its first pass. */
+sim_stream_id sim__host_stream(sim_plan *p, uint32_t node, uint32_t rank);
+/* Adds device `rank`'s framework step for one iteration on `host`: after `prev_end` (the
+ * device's last task of the previous iteration, if has_prev), before `first` is added. */
+sim_task_id sim__host_step(sim_plan *p, const sim_costs *c, sim_stream_id host, gboolean has_prev,
+                           sim_task_id prev_end);
 /* Check the device count of a plan. */
 gboolean sim__check_devices(uint64_t devices, const char *strategy, GError **error);
 sim_unit_id sim__plan_add_unit(sim_plan *p, sim_proc_kind kind, sim_unit_role role,

@@ -35,7 +35,7 @@ static const key_spec keys[] = {
     {"device", K_STRING, OFF(device), 0, 0, NULL, ALL, "NAME|FILE", "device kind, overriding the preset"},
     {"nodes", K_INT, OFF(nodes), 1, MAX_DEVICES, NULL, ALL, "N", "number of nodes"},
     {"devices-per-node", K_INT, OFF(devices_per_node), 1, 4096, NULL, ALL, "G",
-     "devices per node (default: the preset's)"},
+     "devices per node (default: the system's)"},
     {"intra", K_STRING, OFF(intra), 0, 0, NULL, ALL, "NAME|FILE", "intra-node fabric"},
     {"inter", K_STRING, OFF(inter), 0, 0, NULL, ALL, "NAME|FILE", "inter-node network"},
     {"topology", K_STRING, OFF(topology), 0, 0, NULL, ALL, "NAME",
@@ -57,7 +57,7 @@ static const key_spec keys[] = {
      "overlay of fitted model parameters"},
     {"optimizer", K_CHOICE, OFF(optimizer), 0, 0, "sgd|adam", RS, "O", "sgd (momentum) or adam"},
     {"bucket-mib", K_DOUBLE, OFF(bucket_mib), 0, 1 << 20, NULL, RS, "MIB",
-     "gradient bucket size in MiB (default 25)"},
+     "gradient bucket size in MiB"},
     {"micro-batches", K_INT, OFF(micro_batches), 1, 1 << 20, NULL, RS, "M",
      "pipeline micro-batches per iteration"},
     {"schedule", K_CHOICE, OFF(schedule), 0, 0, "gpipe|1f1b", RS, "S", "pipeline schedule"},
@@ -71,11 +71,13 @@ static const key_spec keys[] = {
     {"synthetic", K_FLAG, OFF(synthetic), 0, 0, NULL, RS, NULL,
      "synthetic input data: no host-to-device copy of batches"},
     {"symmetry", K_ONOFF, OFF(symmetry), 0, 0, NULL, RS, "on|off",
-     "dp on the analytic network: simulate one device for all (exact; default on)"},
+     "dp on the analytic network: simulate one device for all (exact)"},
     {"json", K_FLAG, OFF(json), 0, 0, NULL, ALL, NULL, "print JSON instead of a table"},
     {"trace", K_STRING, OFF(trace), 0, 0, NULL, ALL, "FILE", "write a Chrome trace"},
     {"trace-limit", K_INT, OFF(trace_limit), 1, INT64_C(1) << 40, NULL, ALL, "N",
-     "most events written to the trace (default 5000000)"},
+     "most events written to the trace (about 150 bytes each)"},
+    {"trace-devices", K_INT, OFF(trace_procs), 1, 1000000, NULL, ALL, "N",
+     "trace only the first N devices (and N of each other process kind)"},
     {"csv", K_STRING, OFF(csv), 0, 0, NULL, ALL, "FILE", "per-task or per-point rows"},
     {"devices", K_STRING, OFF(devices_list), 0, 0, NULL, SIM_OPTS_SWEEP, "LIST",
      "device counts, e.g. 1,2,4,8 or 1..64"},
@@ -114,7 +116,8 @@ void sim_scenario_init(sim_scenario *s)
   s->micro_batches = 4;
   s->schedule = g_strdup("1f1b");
   s->hybrid = g_strdup("dp-pp");
-  s->trace_limit = 5000000;
+  s->trace_limit = 1000000;
+  s->trace_procs = 64;
   s->scaling = g_strdup("weak");
 }
 
@@ -241,13 +244,38 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, sim_opts_set set)
   o->set = set;
   o->strings = g_ptr_array_new_with_free_func(g_free);
   gsize e = 0;
+  g_auto(sim_scenario) defaults;
+  sim_scenario_init(&defaults);
   for (gsize i = 0; i < n; i++) {
     if (!(keys[i].set & set))
       continue;
     GOptionEntry *en = &o->entries[e++];
     en->long_name = keys[i].name;
-    en->description = keys[i].help;
-    en->arg_description = keys[i].arg;
+    /* The help line ends with the default, read from sim_scenario_init() itself. */
+    const void *field = (const char *)&defaults + keys[i].offset;
+    g_autofree char *def = NULL;
+    switch (keys[i].kind) {
+    case K_STRING:
+    case K_CHOICE:
+      def = g_strdup(*(char *const *)field);
+      break;
+    case K_INT:
+      def = *(const int64_t *)field ? g_strdup_printf("%" G_GINT64_FORMAT, *(const int64_t *)field)
+                                    : NULL;
+      break;
+    case K_DOUBLE:
+      def = g_strdup_printf("%g", *(const double *)field);
+      break;
+    case K_ONOFF:
+      def = g_strdup(*(const gboolean *)field ? "on" : "off");
+      break;
+    case K_FLAG:
+      break;
+    }
+    char *help = def ? g_strdup_printf("%s (default %s)", keys[i].help, def) : g_strdup(keys[i].help);
+    g_ptr_array_add(o->strings, help);
+    en->description = help;
+    en->arg_description = keys[i].kind == K_CHOICE ? keys[i].choices : keys[i].arg;
     if (keys[i].kind == K_FLAG) {
       en->arg = G_OPTION_ARG_NONE;
       en->arg_data = &o->flags[i];

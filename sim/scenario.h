@@ -42,6 +42,7 @@ typedef struct {
   gboolean json;
   char *trace, *csv;
   int64_t trace_limit;     /* most trace events written */
+  int64_t trace_procs;     /* most trace processes of each kind (devices, links...) */
   /* sweep axes */
   char *devices_list;      /* e.g. "1,2,4,8" or "1..64" */
   char *nodes_list;

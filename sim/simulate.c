@@ -40,6 +40,29 @@ static gboolean write_csv(const char *path, const sim_plan *p, const sim_exec *x
   return dt_outfile_commit(out, error);
 }
 
+gboolean sim_check_net_scale(uint64_t devices, gboolean flow, GError **error)
+{
+  if (flow && devices > SIM_FLOW_MAX_DEVICES) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "--net-model flow: %" G_GUINT64_FORMAT " devices is more than the flow model "
+                "simulates in reasonable time (%d); use --net-model analytic", devices,
+                SIM_FLOW_MAX_DEVICES);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean sim_check_clock(const sim_engine *engine, GError **error)
+{
+  if (sim_engine_saturated(engine) == 0)
+    return TRUE;
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+              "the simulated time overflows the clock (more than %.0f days at picosecond "
+              "resolution): use smaller sizes, faster links or fewer iterations",
+              sim_time_to_s(SIM_TIME_MAX) / 86400);
+  return FALSE;
+}
+
 /* The cluster of a scenario. */
 static comm_topology *build_topology(const sim_scenario *s, GError **error)
 {
@@ -71,6 +94,8 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     return FALSE;
   g_autoptr(comm_topology) topo = build_topology(s, error);
   if (!topo)
+    return FALSE;
+  if (!sim_check_net_scale(comm_topology_devices(topo), net_model == COMM_NET_FLOW, error))
     return FALSE;
   const char *device = s->device ? s->device : comm_topology_device_kind(topo);
   /* Pipelines cost their passes per micro-batch; --batch is the pipeline's mini-batch. */
@@ -121,6 +146,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     if (!trace)
       return FALSE;
     trace_chrome_set_limit(trace, (uint64_t)s->trace_limit);
+    trace_chrome_set_max_procs(trace, (uint32_t)s->trace_procs);
     if (o && o->command_line)
       trace_chrome_set_info(trace, "command", o->command_line);
     trace_chrome_attach(trace, engine);
@@ -130,7 +156,10 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, (double)costs->reduce_Bps);
   sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
   /* Servers on the host aggregate at host memory speed; on a device at its reduction rate. */
-  sim_net_adapter_set_ps(adapter, placement, (uint32_t)s->ps_count,
+  /* Colocated servers are one per worker node whatever the count says (0 tells comm_ps so); a
+   * count other than the default 1 that differs from the node count is still refused there. */
+  uint32_t servers = placement == COMM_PS_COLOCATED && s->ps_count == 1 ? 0 : (uint32_t)s->ps_count;
+  sim_net_adapter_set_ps(adapter, placement, servers,
                          placement == COMM_PS_GPU ? (double)costs->reduce_Bps : SIM_HOST_REDUCE_BPS);
   gboolean ran = sim_exec_run(exec, error);
   if (sim_net_adapter_error(adapter)) {
@@ -138,7 +167,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     g_propagate_error(error, g_error_copy(sim_net_adapter_error(adapter)));
     return FALSE;
   }
-  if (!ran)
+  if (!ran || !sim_check_clock(engine, error))
     return FALSE;
   sim_engine_finish(engine);
   sim_report_measure(r, plan, exec);
@@ -148,14 +177,29 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (trace) {
     if (!trace_chrome_close(trace, error))
       return FALSE;
+    if (trace_chrome_hidden_procs(trace))
+      g_printerr("dtsim: note: the trace shows the first %" G_GINT64_FORMAT " devices (and links, "
+                 "hosts) of %u; --trace-devices N shows more\n", s->trace_procs, r->devices);
     if (trace_chrome_truncated(trace))
-      g_printerr("dtsim: warning: the trace was cut after %" G_GUINT64_FORMAT
-                 " events (--trace-limit); simulate fewer devices or iterations for a full trace\n",
-                 trace_chrome_events(trace));
+      g_printerr("dtsim: warning: the trace was cut after %" G_GUINT64_FORMAT " events to stay "
+                 "readable; --trace-limit N raises the limit, --trace-devices N samples fewer "
+                 "devices, --iterations 1 shortens it\n", trace_chrome_events(trace));
   }
   if (outputs && s->csv && !write_csv(s->csv, plan, exec, error))
     return FALSE;
   return TRUE;
+}
+
+void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s)
+{
+  sim_scenario_copy(one, s);
+  one->nodes = 1;
+  one->devices_per_node = 1;
+  sim_scenario_set_string(&one->strategy, "dp");
+  g_clear_pointer(&one->split, g_free);
+  one->stages = 0;
+  g_clear_pointer(&one->trace, g_free);
+  g_clear_pointer(&one->csv, g_free);
 }
 
 gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *out,
@@ -168,9 +212,8 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
     if (out->devices == 1) {
       out->speedup = 1.0;
     } else {
-      sim_scenario one = *s;
-      one.nodes = 1;
-      one.devices_per_node = 1;
+      g_auto(sim_scenario) one;
+      sim_scenario_single_device(&one, s);
       sim_report single;
       if (!simulate_once(&one, o, FALSE, &single, error))
         return FALSE;

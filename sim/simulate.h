@@ -22,4 +22,16 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
 sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint64_t batch,
                            GError **error);
 
+/* The one-device run speedups are measured against: the same model, device, batch and
+ * precision trained on one device (plain data parallelism of one, no split or stages; a
+ * pipeline's mini-batch `batch` becomes the device's batch). Clear it with sim_scenario_clear. */
+void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s);
+
+/* Refuses simulations the chosen network model cannot do in reasonable time and memory (the
+ * flow model beyond SIM_FLOW_MAX_DEVICES devices), naming the option to change. */
+#define SIM_FLOW_MAX_DEVICES 65536
+gboolean sim_check_net_scale(uint64_t devices, gboolean flow, GError **error);
+/* FALSE with an error when the engine's clock saturated (see sim_engine_saturated()). */
+gboolean sim_check_clock(const sim_engine *engine, GError **error);
+
 #endif

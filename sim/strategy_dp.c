@@ -9,7 +9,8 @@
 #include "util.h"
 
 typedef struct {
-  sim_stream_id compute, comm, copy;
+  sim_stream_id compute, comm, copy, host;
+  sim_task_id last;          /* the device's last task of the previous iteration */
 } device_streams;
 
 /* Adds one device's host step, input copy, forward and backward tasks for one iteration.
@@ -17,12 +18,13 @@ typedef struct {
  * is free once the first layer has read it) when has_prev; on return *first_forward is this
  * iteration's first forward task. grad_ready[k] is the task after which layer k's gradient
  * exists; *last_backward the last backward task. */
-static void add_device_passes(sim_graph *g, const sim_costs *c, const device_streams *ds,
+static void add_device_passes(sim_plan *p, const sim_costs *c, const device_streams *ds,
                               gboolean has_prev, sim_task_id *first_forward,
                               sim_task_id *grad_ready, sim_task_id *last_backward)
 {
+  sim_graph *g = p->graph;
   guint n = sim_costs_n_layers(c);
-  sim_task_id step = sim_graph_add_compute(g, ds->compute, "step", "host", c->host_step_ps, 0, 0);
+  sim_task_id step = sim__host_step(p, c, ds->host, has_prev, ds->last);
   sim_task_id copy = sim_graph_add_compute(g, ds->copy, "input copy", "copy", c->input_copy_ps, 0,
                                            c->input_bytes);
   if (has_prev)
@@ -32,8 +34,10 @@ static void add_device_passes(sim_graph *g, const sim_costs *c, const device_str
     const sim_layer_cost *l = sim_costs_layer(c, i);
     sim_task_id t = sim_graph_add_compute(g, ds->compute, l->name, "forward", l->forward_ps,
                                           l->forward_flops, 0);
+    sim_graph_add_memory_delta(g, t, (int64_t)l->saved_bytes);
     if (i == 0) {
       sim_graph_depend(g, t, copy);
+      sim_graph_depend(g, t, step);
       *first_forward = t;
     }
     prev = t;
@@ -52,6 +56,9 @@ static void add_device_passes(sim_graph *g, const sim_costs *c, const device_str
       prev = sim_graph_add_compute(g, ds->compute, name, "backward", l->backward_data_ps,
                                    l->backward_flops / 2, 0);
     }
+    /* The layer's saved activations are free once its last backward pass is done (or, for a
+     * first layer with no backward pass, once the pass before it is). */
+    sim_graph_add_memory_delta(g, prev, -(int64_t)l->saved_bytes);
   }
   *last_backward = prev;
 }
@@ -77,35 +84,34 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
    * where a collective's time does not depend on the flows of the other ranks). */
   p->symmetric = o->symmetric && devices > 1;
   uint32_t built = p->symmetric ? 1 : (uint32_t)devices;
-  g_autofree device_streams *ds = g_new(device_streams, built);
+  uint64_t saved = 0;    /* activations kept for backward, bytes */
+  for (guint i = 0; i < n; i++)
+    saved += sim_costs_layer(c, i)->saved_bytes;
+  g_autofree device_streams *ds = g_new0(device_streams, built);
   for (uint32_t d = 0; d < built; d++) {
     g_autofree char *name = g_strdup_printf("gpu%u (node %u)", d, d / o->devices_per_node);
     sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, d, name);
     ds[d].compute = sim_graph_add_stream(g, u, "compute");
     ds[d].comm = sim_graph_add_stream(g, u, "comm");
     ds[d].copy = sim_graph_add_stream(g, u, "h2d");
+    ds[d].host = sim__host_stream(p, d / o->devices_per_node, d);
+    sim_graph_set_unit_memory(g, u, c->memory_bytes > saved ? c->memory_bytes - saved : 0);
   }
   p->probe_unit = 0;
   p->probe_compute = ds[0].compute;
 
-  /* Buckets in backward order: layer indices where each bucket closes. */
+  /* Buckets in backward order: the layer index where each bucket closes (it reaches the bucket
+   * size, or the first layer is reached) and its bytes. */
   g_autoptr(GArray) bucket_last = g_array_new(FALSE, FALSE, sizeof(guint));
   g_autoptr(GArray) bucket_bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   uint64_t acc = 0;
   for (guint k = n; k-- > 0;) {
     acc += sim_costs_layer(c, k)->param_bytes;
-    gboolean close = acc > 0 && (acc >= o->bucket_bytes || k == 0 ||
-                                 (o->bucket_bytes == 0));
-    if (close) {
+    if (acc > 0 && (acc >= o->bucket_bytes || k == 0)) {
       g_array_append_val(bucket_last, k);
       g_array_append_val(bucket_bytes, acc);
       acc = 0;
     }
-  }
-  if (acc > 0) {
-    guint first = 0;
-    g_array_append_val(bucket_last, first);
-    g_array_append_val(bucket_bytes, acc);
   }
 
   g_autofree sim_stream_id *comm_members = g_new(sim_stream_id, built);
@@ -117,7 +123,7 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   uint32_t iterations = o->iterations ? o->iterations : 1;
   for (uint32_t it = 0; it < iterations; it++) {
     for (uint32_t d = 0; d < built; d++)
-      add_device_passes(g, c, &ds[d], it > 0, &first_fwd[d], &grad_ready[(gsize)d * n],
+      add_device_passes(p, c, &ds[d], it > 0, &first_fwd[d], &grad_ready[(gsize)d * n],
                         &last_bwd[d]);
     g_autoptr(GArray) collectives = g_array_new(FALSE, FALSE, sizeof(sim_task_id));
     if (devices > 1) {
@@ -141,6 +147,7 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
                                             sim_costs_param_bytes(c));
       for (guint b = 0; b < collectives->len; b++)
         sim_graph_depend(g, u, g_array_index(collectives, sim_task_id, b));
+      ds[d].last = u;
       if (d == 0)
         g_array_append_val(p->iteration_end, u);
     }

@@ -51,12 +51,16 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
   g_autofree sim_stream_id *compute = g_new(sim_stream_id, N);
   g_autofree sim_stream_id *comm = g_new(sim_stream_id, N);
   g_autofree sim_stream_id *copy_stream = g_new(sim_stream_id, N);
+  g_autofree sim_stream_id *host = g_new(sim_stream_id, N);
+  g_autofree sim_task_id *prev_end = g_new0(sim_task_id, N);
+  g_autofree sim_task_id *step = g_new0(sim_task_id, N);
   for (uint32_t d = 0; d < N; d++) {
     g_autofree char *name = g_strdup_printf("gpu%u (node %u)", d, d / o->devices_per_node);
     sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, d, name);
     compute[d] = sim_graph_add_stream(g, u, "compute");
     comm[d] = sim_graph_add_stream(g, u, "comm");
     copy_stream[d] = sim_graph_add_stream(g, u, "h2d");
+    host[d] = sim__host_stream(p, d / o->devices_per_node, d);
   }
   p->probe_unit = 0;
   p->probe_compute = compute[0];
@@ -70,7 +74,7 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
   for (uint32_t it = 0; it < iterations; it++) {
     /* Forward: conv part per device, then the dense tail with an allgather before each layer. */
     for (uint32_t d = 0; d < N; d++) {
-      sim_graph_add_compute(g, compute[d], "step", "host", c->host_step_ps, 0, 0);
+      step[d] = sim__host_step(p, c, host[d], it > 0, prev_end[d]);
       sim_task_id copy = sim_graph_add_compute(g, copy_stream[d], "input copy", "copy",
                                                c->input_copy_ps, 0, c->input_bytes);
       if (it > 0)
@@ -82,11 +86,14 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
       }
       first_fwd[d] = fwd[(gsize)d * n];
       sim_graph_depend(g, first_fwd[d], copy);
+      sim_graph_depend(g, first_fwd[d], step[d]);
     }
     for (guint i = tail; i < n; i++) {
       const sim_layer_cost *in = sim_costs_layer(c, i - 1);
       g_autofree char *name = g_strdup_printf("allgather into %s", sim_costs_layer(c, i)->name);
-      sim_task_id ag = sim_graph_add_collective(g, comm, N, name, SIM_OP_ALLGATHER, o->allreduce,
+      /* The allreduce algorithm of the scenario is for the gradients; the dense layers'
+       * allgathers and reduce-scatters take what suits their sizes. */
+      sim_task_id ag = sim_graph_add_collective(g, comm, N, name, SIM_OP_ALLGATHER, "auto",
                                                 in->output_bytes * N);
       for (uint32_t d = 0; d < N; d++)
         sim_graph_depend(g, ag, fwd[(gsize)d * n + i - 1]);
@@ -112,7 +119,7 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
         last[d] = sim_graph_add_compute(g, compute[d], dn, "backward", l->backward_data_ps, 0, 0);
       }
       g_autofree char *name = g_strdup_printf("reduce-scatter from %s", l->name);
-      rs_prev = sim_graph_add_collective(g, comm, N, name, SIM_OP_REDUCE_SCATTER, o->allreduce,
+      rs_prev = sim_graph_add_collective(g, comm, N, name, SIM_OP_REDUCE_SCATTER, "auto",
                                          sim_costs_layer(c, k - 1)->output_bytes * N);
       for (uint32_t d = 0; d < N; d++)
         sim_graph_depend(g, rs_prev, last[d]);
@@ -153,6 +160,7 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
       sim_task_id u = sim_graph_add_compute(g, compute[d], "update", "update", update_ps, 0, 0);
       for (guint b = 0; b < buckets->len; b++)
         sim_graph_depend(g, u, g_array_index(buckets, sim_task_id, b));
+      prev_end[d] = u;
       if (d == 0)
         g_array_append_val(p->iteration_end, u);
     }

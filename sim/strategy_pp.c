@@ -18,7 +18,8 @@
 #include <string.h>
 
 typedef struct {
-  sim_stream_id compute, copy, fwd_send, fwd_recv, bwd_send, bwd_recv, comm;
+  sim_stream_id compute, copy, fwd_send, fwd_recv, bwd_send, bwd_recv, comm, host;
+  sim_task_id step, last;    /* this iteration's framework step; the previous iteration's end */
 } stage_streams;
 
 static sim_time_ps sum_range(const sim_costs *c, uint32_t a, uint32_t b, int which)
@@ -95,6 +96,11 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
     p->memory_per_device_bytes = MAX(p->memory_per_device_bytes, mem);
   }
 
+  /* Activations a stage keeps per micro-batch, for the trace's memory counter. */
+  g_autofree uint64_t *saved = g_new0(uint64_t, P);
+  for (uint32_t s = 0; s < P; s++)
+    for (uint32_t i = first[s]; i < first[s + 1]; i++)
+      saved[s] += sim_costs_layer(c, i)->saved_bytes;
   g_autofree stage_streams *ss = g_new(stage_streams, devices);
   for (uint32_t r = 0; r < R; r++)
     for (uint32_t s = 0; s < P; s++) {
@@ -109,6 +115,8 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
       ss[d].bwd_send = sim_graph_add_stream(g, u, "send gradients");
       ss[d].bwd_recv = sim_graph_add_stream(g, u, "receive gradients");
       ss[d].comm = sim_graph_add_stream(g, u, "comm");
+      ss[d].host = sim__host_stream(p, d / o->devices_per_node, d);
+      sim_graph_set_unit_memory(g, u, sim__stage_memory(c, first[s], first[s + 1], 0));
     }
   p->probe_unit = 0;
   p->probe_compute = ss[0].compute;
@@ -125,7 +133,7 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
         uint32_t d = r * P + s;
         sim_time_ps tf = sum_range(c, first[s], first[s + 1], 0);
         sim_time_ps tb = sum_range(c, first[s], first[s + 1], 1);
-        sim_graph_add_compute(g, ss[d].compute, "step", "host", c->host_step_ps, 0, 0);
+        ss[d].step = sim__host_step(p, c, ss[d].host, it > 0, ss[d].last);
         sim_task_id copy = 0;
         if (s == 0) {
           copy = sim_graph_add_compute(g, ss[d].copy, "input copy", "copy",
@@ -139,12 +147,16 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
           g_autofree char *name = g_strdup_printf("%s mb%u", order[k] > 0 ? "forward" : "backward", m);
           if (order[k] > 0) {
             F[(gsize)d * M + m] = sim_graph_add_compute(g, ss[d].compute, name, "forward", tf, 0, 0);
+            if (k == 0)
+              sim_graph_depend(g, F[(gsize)d * M + m], ss[d].step);
+            sim_graph_add_memory_delta(g, F[(gsize)d * M + m], (int64_t)saved[s]);
             if (s == 0 && m == 0) {
               sim_graph_depend(g, F[(gsize)d * M], copy);
               first_task[d] = F[(gsize)d * M];
             }
           } else {
             B[(gsize)d * M + m] = sim_graph_add_compute(g, ss[d].compute, name, "backward", tb, 0, 0);
+            sim_graph_add_memory_delta(g, B[(gsize)d * M + m], -(int64_t)saved[s]);
             sim_graph_depend(g, B[(gsize)d * M + m], F[(gsize)d * M + m]);
           }
         }
@@ -197,6 +209,7 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
                                               sum_range(c, first[s], first[s + 1], 2), 0, bytes);
         if (sync)
           sim_graph_depend(g, u, ar);
+        ss[d].last = u;
         if (d == 0)
           g_array_append_val(p->iteration_end, u);
       }

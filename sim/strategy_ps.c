@@ -36,11 +36,14 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   uint32_t T = p->ps_tensor_bytes->len;
   g_autofree sim_stream_id *compute = g_new(sim_stream_id, devices);
   g_autofree sim_stream_id *copy_stream = g_new(sim_stream_id, devices);
+  g_autofree sim_stream_id *host = g_new(sim_stream_id, devices);
+  g_autofree sim_task_id *prev_end = g_new0(sim_task_id, devices);
   for (uint32_t d = 0; d < devices; d++) {
     g_autofree char *name = g_strdup_printf("gpu%u (node %u)", d, d / o->devices_per_node);
     sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, d, name);
     compute[d] = sim_graph_add_stream(g, u, "compute");
     copy_stream[d] = sim_graph_add_stream(g, u, "h2d");
+    host[d] = sim__host_stream(p, d / o->devices_per_node, d);
     /* A stream for the pushes so reports count them as communication. */
     sim_graph_add_stream(g, u, "ps");
   }
@@ -53,7 +56,7 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   uint32_t iterations = o->iterations ? o->iterations : 1;
   for (uint32_t it = 0; it < iterations; it++) {
     for (uint32_t d = 0; d < devices; d++) {
-      sim_task_id last = sim_graph_add_compute(g, compute[d], "step", "host", c->host_step_ps, 0, 0);
+      sim_task_id step = sim__host_step(p, c, host[d], it > 0, prev_end[d]), last = step;
       sim_task_id copy = sim_graph_add_compute(g, copy_stream[d], "input copy", "copy",
                                                c->input_copy_ps, 0, c->input_bytes);
       if (it > 0)
@@ -64,6 +67,7 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
                                      l->forward_flops, 0);
         if (i == 0) {
           sim_graph_depend(g, last, copy);
+          sim_graph_depend(g, last, step);
           first_fwd[d] = last;
         }
         if (it > 0 && tensor_of[i] >= 0)
@@ -91,6 +95,7 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
                                        l->backward_flops / 2, 0);
         }
       }
+      prev_end[d] = last;
       if (d == 0) {
         /* Device 0's iteration ends when its backward is done and its last pull has arrived;
          * a zero-length task on no stream marks it without holding anything back. */

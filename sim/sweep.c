@@ -159,15 +159,9 @@ gboolean sim_sweep_add_speedups(GPtrArray *points, sim_report *reports, GError *
     double *one = g_hash_table_lookup(base, pt->variant);
     if (!one) {
       sim_scenario s;
-      sim_scenario_copy(&s, &pt->scenario);
-      s.nodes = 1;
-      s.devices_per_node = 1;
+      sim_scenario_single_device(&s, &pt->scenario);
       if (strong)
         s.batch = pt->scenario.batch * (int64_t)pt->devices;
-      /* One device has nothing to split: a pipeline becomes one stage. */
-      s.stages = 0;
-      g_clear_pointer(&s.trace, g_free);
-      g_clear_pointer(&s.csv, g_free);
       sim_report r;
       sim_run_opts o = {.with_speedup = FALSE};
       gboolean ok = sim_simulate(&s, &o, &r, error);

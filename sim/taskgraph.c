@@ -23,6 +23,7 @@ typedef struct {
   sim_time_ps duration_ps;
   uint64_t bytes;
   uint64_t flops;
+  int64_t memory_delta;    /* bytes the task's unit holds more (or less) once it ends */
 } task_rec;
 
 typedef struct {
@@ -35,6 +36,7 @@ typedef struct {
   sim_proc_kind kind;
   const char *name;
   uint32_t n_streams;
+  uint64_t resident_bytes;
 } unit_rec;
 
 struct sim_graph {
@@ -75,7 +77,7 @@ void sim_graph_free(sim_graph *g)
 
 sim_unit_id sim_graph_add_unit(sim_graph *g, sim_proc_kind kind, const char *name)
 {
-  unit_rec u = {kind, g_string_chunk_insert_const(g->strings, name), 0};
+  unit_rec u = {kind, g_string_chunk_insert_const(g->strings, name), 0, 0};
   g_array_append_val(g->units, u);
   return g->units->len - 1;
 }
@@ -185,6 +187,18 @@ sim_task_id sim_graph_add_custom(sim_graph *g, const sim_stream_id *members, uin
   return add_task(g, &t, members, n);
 }
 
+void sim_graph_set_unit_memory(sim_graph *g, sim_unit_id unit, uint64_t resident_bytes)
+{
+  g_return_if_fail(unit < g->units->len);
+  g_array_index(g->units, unit_rec, unit).resident_bytes = resident_bytes;
+}
+
+void sim_graph_add_memory_delta(sim_graph *g, sim_task_id task, int64_t delta_bytes)
+{
+  g_return_if_fail(task < g->tasks->len);
+  g_array_index(g->tasks, task_rec, task).memory_delta += delta_bytes;
+}
+
 void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before)
 {
   g_return_if_fail(task < g->tasks->len && before < g->tasks->len);
@@ -239,6 +253,7 @@ struct sim_exec {
   sim_time_ps *busy_ps;    /* per stream */
   sim_track_id *track;     /* per stream */
   sim_proc_id *proc;       /* per unit */
+  int64_t *memory;         /* per unit: bytes held now (for the trace counter) */
   uint32_t done_count;
   sim_time_ps makespan_ps;
 };
@@ -280,6 +295,7 @@ sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
   x->busy_ps = g_new0(sim_time_ps, ns ? ns : 1);
   x->track = g_new0(sim_track_id, ns ? ns : 1);
   x->proc = g_new0(sim_proc_id, nu ? nu : 1);
+  x->memory = g_new0(int64_t, nu ? nu : 1);
   for (uint32_t u = 0; u < nu; u++) {
     const unit_rec *ur = &g_array_index(g->units, unit_rec, u);
     x->proc[u] = sim_engine_add_proc(engine, ur->kind, ur->name, (int)u);
@@ -302,6 +318,7 @@ void sim_exec_free(sim_exec *x)
   g_free(x->busy_ps);
   g_free(x->track);
   g_free(x->proc);
+  g_free(x->memory);
   g_free(x);
 }
 
@@ -387,6 +404,13 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
   if (s->span_first) {
     for (uint32_t i = 0; i < r->n_members; i++)
       sim_engine_span_end(x->engine, s->span_first + i);
+    if (r->memory_delta && r->n_members) {
+      sim_unit_id u = g_array_index(x->g->streams, stream_rec, m[0]).unit;
+      x->memory[u] += r->memory_delta;
+      uint64_t resident = g_array_index(x->g->units, unit_rec, u).resident_bytes;
+      sim_engine_counter(x->engine, x->proc[u], "memory GiB",
+                         (double)((int64_t)resident + x->memory[u]) / (1 << 30));
+    }
     if (r->kind == SIM_TASK_TRANSFER)
       sim_engine_link(x->engine, x->track[m[0]], s->start_ps, x->track[m[1]], s->end_ps, r->name);
   }
@@ -426,6 +450,21 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
   sim_engine_schedule_in(x->engine, 0, kickoff, x, 0);
   sim_engine_run(x->engine);
   uint32_t n = x->g->tasks->len;
+  if (sim_engine_stalled(x->engine)) {
+    /* Name the tasks that were running when the clock stopped. */
+    g_autoptr(GString) msg = g_string_new(NULL);
+    g_string_printf(msg, "the simulation stopped advancing at %.9f s (the same instant for over "
+                    "%d million events); running:", sim_time_to_s(sim_engine_now(x->engine)),
+                    SIM_STALL_EVENTS / 1000000);
+    int shown = 0;
+    for (sim_task_id t = 0; t < n && shown < 5; t++)
+      if (x->ts[t].started && !x->ts[t].done) {
+        g_string_append_printf(msg, " '%s'", TASK(x->g, t)->name);
+        shown++;
+      }
+    g_set_error_literal(error, DT_ERROR, DT_ERROR_INTERNAL, msg->str);
+    return FALSE;
+  }
   if (x->done_count == n)
     return TRUE;
   /* Name a few of the stuck tasks and why they are stuck. */

@@ -59,6 +59,12 @@ sim_task_id sim_graph_add_collective(sim_graph *g, const sim_stream_id *members,
                                      uint64_t bytes);
 sim_task_id sim_graph_add_custom(sim_graph *g, const sim_stream_id *members, uint32_t n,
                                  const char *name, const char *category, int op, uint64_t bytes);
+/* Device memory, for the trace's per-unit "memory" counter: a unit's resident bytes (weights,
+ * gradients, optimizer state), and how a task changes the unit's memory when it ends
+ * (activations saved by a forward pass, released by its backward pass); deltas add up. */
+void sim_graph_set_unit_memory(sim_graph *g, sim_unit_id unit, uint64_t resident_bytes);
+void sim_graph_add_memory_delta(sim_graph *g, sim_task_id task, int64_t delta_bytes);
+
 /* `task` starts only after `before` has finished. */
 void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before);
 

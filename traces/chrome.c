@@ -17,10 +17,12 @@ typedef struct {
 typedef struct {
   sim_track_info info;           /* name owned */
   GArray *lanes;                 /* lane */
+  gboolean hidden;               /* its process is not sampled */
 } track_rec;
 
 typedef struct {
   sim_proc_info info;            /* name owned */
+  gboolean hidden;
 } proc_rec;
 
 typedef struct {
@@ -39,6 +41,9 @@ struct trace_chrome {
   uint32_t next_extra_tid;
   uint64_t events;
   uint64_t limit;
+  uint32_t max_procs;            /* per kind, 0: all */
+  uint32_t per_kind[SIM_PROC_OTHER + 1];
+  uint32_t hidden_procs;
   gboolean truncated;
   gboolean failed;
   sim_engine *engine;
@@ -127,6 +132,8 @@ void trace_chrome_set_info(trace_chrome *t, const char *key, const char *value)
 }
 
 void trace_chrome_set_limit(trace_chrome *t, uint64_t max_events) { t->limit = max_events; }
+void trace_chrome_set_max_procs(trace_chrome *t, uint32_t n) { t->max_procs = n; }
+uint32_t trace_chrome_hidden_procs(const trace_chrome *t) { return t->hidden_procs; }
 uint64_t trace_chrome_events(const trace_chrome *t) { return t->events; }
 gboolean trace_chrome_truncated(const trace_chrome *t) { return t->truncated; }
 
@@ -152,16 +159,20 @@ static void end_event(trace_chrome *t)
 static void on_proc(void *user, const sim_proc_info *p)
 {
   trace_chrome *t = user;
-  proc_rec r = {*p};
+  proc_rec r = {*p, FALSE};
   r.info.name = g_strdup(p->name);
+  guint kind = MIN((guint)p->kind, (guint)SIM_PROC_OTHER);
+  r.hidden = t->max_procs && t->per_kind[kind]++ >= t->max_procs;
+  t->hidden_procs += r.hidden;
   g_array_append_val(t->procs, r);
 }
 
 static void on_track(void *user, const sim_track_info *tr)
 {
   trace_chrome *t = user;
-  track_rec r = {*tr, g_array_new(FALSE, FALSE, sizeof(lane))};
+  track_rec r = {*tr, g_array_new(FALSE, FALSE, sizeof(lane)), FALSE};
   r.info.name = g_strdup(tr->name);
+  r.hidden = g_array_index(t->procs, proc_rec, tr->proc).hidden;
   lane first = {0, 0, 0, tr->id + 1};
   g_array_append_val(r.lanes, first);
   g_array_append_val(t->tracks, r);
@@ -171,6 +182,8 @@ static void on_span_begin(void *user, const sim_span *s)
 {
   trace_chrome *t = user;
   track_rec *tr = &g_array_index(t->tracks, track_rec, s->track);
+  if (tr->hidden)
+    return;
   guint k;
   for (k = 0; k < tr->lanes->len; k++)
     if (!g_array_index(tr->lanes, lane, k).open)
@@ -192,6 +205,8 @@ static void on_span_end(void *user, const sim_span *s)
 {
   trace_chrome *t = user;
   track_rec *tr = &g_array_index(t->tracks, track_rec, s->track);
+  if (tr->hidden)
+    return;
   guint k = GPOINTER_TO_UINT(g_hash_table_lookup(t->span_lane, &s->id));
   g_return_if_fail(k > 0);
   g_hash_table_remove(t->span_lane, &s->id);
@@ -240,6 +255,8 @@ static void on_link(void *user, uint64_t id, sim_track_id from, sim_time_ps from
   trace_chrome *t = user;
   const track_rec *a = &g_array_index(t->tracks, track_rec, from);
   const track_rec *b = &g_array_index(t->tracks, track_rec, to);
+  if (a->hidden || b->hidden)
+    return;
   for (int end = 0; end < 2; end++) {
     if (!begin_event(t))
       return;
@@ -259,7 +276,7 @@ static void on_counter(void *user, sim_proc_id proc, const char *name, sim_time_
                        double value)
 {
   trace_chrome *t = user;
-  if (!begin_event(t))
+  if (g_array_index(t->procs, proc_rec, proc).hidden || !begin_event(t))
     return;
   GString *o = t->line;
   g_string_append(o, "{\"ph\":\"C\",\"name\":");
@@ -291,6 +308,8 @@ void trace_chrome_attach(trace_chrome *t, sim_engine *engine)
 static void write_metadata(trace_chrome *t, GString *o)
 {
   for (guint i = 0; i < t->procs->len; i++) {
+    if (g_array_index(t->procs, proc_rec, i).hidden)
+      continue;
     const sim_proc_info *p = &g_array_index(t->procs, proc_rec, i).info;
     g_string_append_printf(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":",
                            p->id + 1);
@@ -303,6 +322,8 @@ static void write_metadata(trace_chrome *t, GString *o)
   }
   for (guint i = 0; i < t->tracks->len; i++) {
     const track_rec *tr = &g_array_index(t->tracks, track_rec, i);
+    if (tr->hidden)
+      continue;
     for (guint k = 0; k < tr->lanes->len; k++) {
       const lane *l = &g_array_index(tr->lanes, lane, k);
       g_string_append_printf(o, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,"
@@ -361,8 +382,9 @@ gboolean trace_chrome_close(trace_chrome *t, GError **error)
     trace__json_string(tail, g_ptr_array_index(t->info, i + 1));
     g_string_append_c(tail, ',');
   }
-  g_string_append_printf(tail, "\"events\":\"%" PRIu64 "\",\"truncated\":\"%s\"}}\n", t->events,
-                         t->truncated ? "yes" : "no");
+  g_string_append_printf(tail, "\"events\":\"%" PRIu64 "\",\"truncated\":\"%s\","
+                         "\"processes_not_sampled\":\"%u\"}}\n", t->events,
+                         t->truncated ? "yes" : "no", t->hidden_procs);
   fwrite(tail->str, 1, tail->len, f);
   fclose(t->body);
   t->body = NULL;

@@ -29,6 +29,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(trace_chrome, trace_chrome_free)
 void trace_chrome_attach(trace_chrome *t, sim_engine *engine);
 /* A key/value pair for the "otherData" object (e.g. the command line, the scenario). */
 void trace_chrome_set_info(trace_chrome *t, const char *key, const char *value);
+/* Samples large runs: only the first `n` processes of each kind (devices, hosts, servers,
+ * links) are written, with their threads and events (0: all). */
+void trace_chrome_set_max_procs(trace_chrome *t, uint32_t n);
+uint32_t trace_chrome_hidden_procs(const trace_chrome *t);
 /* Stops writing events after `max_events` (0: no limit); the file then says it was cut. */
 void trace_chrome_set_limit(trace_chrome *t, uint64_t max_events);
 uint64_t trace_chrome_events(const trace_chrome *t);

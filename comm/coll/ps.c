@@ -26,6 +26,9 @@ struct comm_ps {
   comm_ep *server_ep;         /* per shard */
   sim_time_ps *server_free;   /* per shard: when its aggregation unit is next idle */
 
+  sim_time_ps *agg_end;       /* per tensor: when its aggregation ends */
+  uint64_t *agg_span;         /* per tensor: the aggregation's span, 0 if unobserved */
+  sim_track_id *server_track; /* per shard, when observed */
   ps_msg *msgs;               /* W x T contexts, one per (worker, tensor) */
   uint32_t *pushes;           /* per tensor: pushes arrived this step */
   uint64_t pulls_left;
@@ -163,9 +166,21 @@ comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_
       ps->msgs[(gsize)w * config->tensors + t] = (ps_msg){NULL, w, t};
   for (gsize i = 0; i < (gsize)group->n * config->tensors; i++)
     ps->msgs[i].ps = ps;
+  ps->agg_end = g_new0(sim_time_ps, MAX(config->tensors, 1));
+  ps->agg_span = g_new0(uint64_t, MAX(config->tensors, 1));
   balance(ps);
   if (!place(ps, error))
     return NULL;
+  /* Each server is a process of the trace, its aggregations a thread. */
+  if (sim_engine_has_observers(ps->engine)) {
+    ps->server_track = g_new0(sim_track_id, servers);
+    for (uint32_t k = 0; k < servers; k++) {
+      g_autofree char *name = g_strdup_printf("parameter server %u (%s)", k,
+                                              comm_topology_endpoint_name(topo, ps->server_ep[k]));
+      sim_proc_id proc = sim_engine_add_proc(ps->engine, SIM_PROC_PARAM_SERVER, name, (int)k);
+      ps->server_track[k] = sim_engine_add_track(ps->engine, proc, "aggregate and update", 0);
+    }
+  }
   return g_steal_pointer(&ps);
 }
 
@@ -179,6 +194,9 @@ void comm_ps_free(comm_ps *ps)
   g_free(ps->server_ep);
   g_free(ps->server_free);
   g_free(ps->pushes);
+  g_free(ps->agg_end);
+  g_free(ps->agg_span);
+  g_free(ps->server_track);
   g_free(ps->msgs);
   g_free(ps);
 }
@@ -235,9 +253,23 @@ static void on_aggregated(sim_engine *engine, void *data, uint64_t tensor)
 {
   comm_ps *ps = data;
   uint32_t t = (uint32_t)tensor, k = ps->shard_of[t];
+  if (ps->agg_span[t])
+    sim_engine_span_end(engine, ps->agg_span[t]);
+  ps->agg_span[t] = 0;
   for (uint32_t w = 0; w < ps->g->n; w++)
     comm_net_send(ps->net, ps->server_ep[k], ps->g->eps[w], ps->tensor_bytes[t], on_pull_done,
                   &ps->msgs[(gsize)w * ps->cfg.tensors + t]);
+}
+
+/* The shard's aggregation unit takes `tensor` (it may have been busy when the last push came). */
+static void on_aggregation_start(sim_engine *engine, void *data, uint64_t tensor)
+{
+  comm_ps *ps = data;
+  uint32_t t = (uint32_t)tensor;
+  if (ps->server_track)
+    ps->agg_span[t] = sim_engine_span_begin(engine, ps->server_track[ps->shard_of[t]], "aggregate",
+                                            "ps", ps->tensor_bytes[t] * ps->g->n, 0);
+  sim_engine_schedule_at(engine, ps->agg_end[t], on_aggregated, ps, t);
 }
 
 static void on_push_done(sim_engine *engine, void *user)
@@ -252,7 +284,8 @@ static void on_push_done(sim_engine *engine, void *user)
   uint64_t work = ps->tensor_bytes[t] * ps->g->n;
   sim_time_ps end = sim_time_add_sat(start, coll__reduce_time(work, ps->cfg.server_reduce_Bps));
   ps->server_free[k] = end;
-  sim_engine_schedule_at(engine, end, on_aggregated, ps, t);
+  ps->agg_end[t] = end;
+  sim_engine_schedule_at(engine, start, on_aggregation_start, ps, t);
 }
 
 void comm_ps_push(comm_ps *ps, uint32_t worker, uint32_t tensor)

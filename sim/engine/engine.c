@@ -77,6 +77,10 @@ struct sim_engine {
   gboolean stopped;
   uint64_t events;
   uint64_t refused;
+  uint64_t saturated;
+  uint64_t stall_limit;   /* consecutive events at one time before the watchdog stops a run */
+  uint64_t same_time;     /* consecutive events dispatched at the current time */
+  gboolean stalled;
   uint64_t hash;
   gint64 wall_us;
 
@@ -271,6 +275,7 @@ sim_engine *sim_engine_new(void)
   e->hash = 1469598103934665603ULL; /* FNV-1a offset basis */
   e->next_span_id = 1;
   e->next_link_id = 1;
+  e->stall_limit = SIM_STALL_EVENTS;
   return e;
 }
 
@@ -311,6 +316,8 @@ sim_event *sim_engine_schedule_at(sim_engine *e, sim_time_ps at_ps, sim_event_fn
     e->refused++;
     return NULL;
   }
+  if (at_ps == SIM_TIME_MAX)
+    e->saturated++;
   sim_event *ev = event_alloc(e);
   ev->fn = fn;
   ev->data = data;
@@ -350,6 +357,8 @@ gboolean sim_engine_reschedule(sim_engine *e, sim_event *ev, sim_time_ps at_ps)
   }
   if (at_ps == ev->time)
     return TRUE;  /* keeps its place among equal times */
+  if (at_ps == SIM_TIME_MAX)
+    e->saturated++;
   ev->time = at_ps;
   ev->seq = e->next_seq++;
   ev->refs++;
@@ -391,6 +400,14 @@ uint64_t sim_engine_run_until(sim_engine *e, sim_time_ps limit_ps)
       break;
     heap_pop(e);
     e->live--;
+    if (top.time == e->now) {
+      if (++e->same_time > e->stall_limit && e->stall_limit) {
+        e->stalled = TRUE;
+        e->stopped = TRUE;
+      }
+    } else {
+      e->same_time = 0;
+    }
     e->now = top.time;
     e->events++;
     mix_hash(e, (uint64_t)top.time);
@@ -411,8 +428,11 @@ uint64_t sim_engine_run_until(sim_engine *e, sim_time_ps limit_ps)
 
 uint64_t sim_engine_run(sim_engine *e) { return sim_engine_run_until(e, SIM_TIME_MAX); }
 void sim_engine_stop(sim_engine *e) { e->stopped = TRUE; }
+void sim_engine_set_stall_limit(sim_engine *e, uint64_t events) { e->stall_limit = events; }
+gboolean sim_engine_stalled(const sim_engine *e) { return e->stalled; }
 uint64_t sim_engine_events(const sim_engine *e) { return e->events; }
 uint64_t sim_engine_refused(const sim_engine *e) { return e->refused; }
+uint64_t sim_engine_saturated(const sim_engine *e) { return e->saturated; }
 size_t sim_engine_pending(const sim_engine *e) { return e->live; }
 double sim_engine_wall_s(const sim_engine *e) { return (double)e->wall_us * 1e-6; }
 uint64_t sim_engine_trace_hash(const sim_engine *e) { return e->hash; }

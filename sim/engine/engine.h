@@ -47,9 +47,20 @@ uint64_t sim_engine_run(sim_engine *engine);
 /* Dispatches events with time <= limit_ps only; the clock is left at the last event run. */
 uint64_t sim_engine_run_until(sim_engine *engine, sim_time_ps limit_ps);
 void sim_engine_stop(sim_engine *engine);
+/* The watchdog: a run stops by itself once more than `events` events in a row have happened at
+ * one simulated time (the clock has stopped advancing: a model rescheduling itself with zero
+ * delay). Default SIM_STALL_EVENTS; 0 turns it off. */
+#define SIM_STALL_EVENTS 20000000
+void sim_engine_set_stall_limit(sim_engine *engine, uint64_t events);
+/* TRUE when the watchdog stopped the last run. */
+gboolean sim_engine_stalled(const sim_engine *engine);
 
 uint64_t sim_engine_events(const sim_engine *engine);   /* dispatched since creation */
 uint64_t sim_engine_refused(const sim_engine *engine);  /* schedule calls refused */
+/* Events scheduled at SIM_TIME_MAX: a time reached only when a duration or a sum saturated
+ * (about 106 days of simulated time). Owners turn a non-zero count into an error rather than
+ * report a clipped result. */
+uint64_t sim_engine_saturated(const sim_engine *engine);
 size_t sim_engine_pending(const sim_engine *engine);
 double sim_engine_wall_s(const sim_engine *engine);     /* wall-clock seconds inside run */
 double sim_engine_events_per_s(const sim_engine *engine);

@@ -137,18 +137,28 @@ static char *raw_value(const dt_ini *ini, const char *group, const char *key, gb
   return v;
 }
 
+/* *out = the stripped value, or NULL when an optional key is absent; FALSE (with the error)
+ * when a required key is missing. */
+static gboolean fetch(const dt_ini *ini, const char *group, const char *key, gboolean required,
+                      char **out, GError **error)
+{
+  GError *local = NULL;
+  *out = raw_value(ini, group, key, required, &local);
+  if (local) {
+    g_propagate_error(error, local);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 gboolean dt_ini_double(const dt_ini *ini, const char *group, const char *key, gboolean required,
                        double min, double max, double *out, GError **error)
 {
-  g_autoptr(GError) local = NULL;
-  g_autofree char *v = raw_value(ini, group, key, required, &local);
-  if (v == NULL) {
-    if (local) {
-      g_propagate_error(error, g_steal_pointer(&local));
-      return FALSE;
-    }
-    return TRUE;
-  }
+  g_autofree char *v = NULL;
+  if (!fetch(ini, group, key, required, &v, error))
+    return FALSE;
+  if (v == NULL)
+    return TRUE;   /* optional and absent: *out keeps its default */
   char *end = NULL;
   double d = g_ascii_strtod(v, &end);
   if (end == v || *end != '\0')
@@ -162,15 +172,12 @@ gboolean dt_ini_double(const dt_ini *ini, const char *group, const char *key, gb
 gboolean dt_ini_int64(const dt_ini *ini, const char *group, const char *key, gboolean required,
                       int64_t min, int64_t max, int64_t *out, GError **error)
 {
+  g_autofree char *v = NULL;
+  if (!fetch(ini, group, key, required, &v, error))
+    return FALSE;
+  if (v == NULL)
+    return TRUE;   /* optional and absent: *out keeps its default */
   g_autoptr(GError) local = NULL;
-  g_autofree char *v = raw_value(ini, group, key, required, &local);
-  if (v == NULL) {
-    if (local) {
-      g_propagate_error(error, g_steal_pointer(&local));
-      return FALSE;
-    }
-    return TRUE;
-  }
   if (!dt_parse_int64(v, key, min, max, out, &local))
     return dt_ini_error(ini, group, key, error, "'%s' is not a whole number from %" G_GINT64_FORMAT
                         " to %" G_GINT64_FORMAT, v, (gint64)min, (gint64)max);
@@ -180,15 +187,12 @@ gboolean dt_ini_int64(const dt_ini *ini, const char *group, const char *key, gbo
 gboolean dt_ini_size(const dt_ini *ini, const char *group, const char *key, gboolean required,
                      uint64_t *out_bytes, GError **error)
 {
+  g_autofree char *v = NULL;
+  if (!fetch(ini, group, key, required, &v, error))
+    return FALSE;
+  if (v == NULL)
+    return TRUE;   /* optional and absent: *out keeps its default */
   g_autoptr(GError) local = NULL;
-  g_autofree char *v = raw_value(ini, group, key, required, &local);
-  if (v == NULL) {
-    if (local) {
-      g_propagate_error(error, g_steal_pointer(&local));
-      return FALSE;
-    }
-    return TRUE;
-  }
   if (!dt_parse_size(v, key, out_bytes, &local)) {
     /* local->message starts with "key: "; keep only what follows. */
     const char *msg = local->message;

@@ -67,6 +67,40 @@ expect_error "unwritable trace" 2 run --model demo --trace "$TMP/no/such/dir/t.j
 expect_error "list without kind" 2 list
 expect_error "list unknown kind" 2 list gadgets
 
+# A scenario file sets the same keys as the options; options override it.
+printf '[scenario]\nmodel = demo\ndevices-per-node = 2\nbatch = 16\n' >"$TMP/s.ini"
+d=$("$DTSIM" run "$TMP/s.ini" --json | json_num devices)
+[ "$d" = "2" ] && ok "scenario file applies (2 devices)" || bad "scenario file: devices '$d'"
+d=$("$DTSIM" run "$TMP/s.ini" --devices-per-node 4 --json | json_num devices)
+[ "$d" = "4" ] && ok "option overrides the scenario file (4 devices)" || bad "override: devices '$d'"
+
+# --- limits: refused with one line, or simulated correctly -----------------------------------
+expect_error "over a million devices" 2 run --nodes 125001 --net-model analytic
+expect_error "flow model beyond its size" 2 run --nodes 8193 --net-model flow
+expect_error "collective size over 16 EiB" 2 collective --bytes 17E
+expect_error "collective time overflowing the clock" 2 collective --bytes 15E --nodes 2
+expect_error "NaN bucket" 2 run --bucket-mib nan
+expect_error "infinite bucket" 2 run --bucket-mib inf
+expect_error "negative threads" 2 run --threads -4
+expect_error "pipeline with more micro-batches than samples" 2 run --strategy pp --micro-batches 65
+printf '{"name":"empty","input":[3,32,32],"layers":[]}' >"$TMP/empty.json"
+expect_error "empty model" 2 run --model "$TMP/empty.json"
+expect_error "impossible torus" 2 run --nodes 4 --topology torus2d:3x3
+expect_error "more threads than a Xeon Phi 7250 has (272)" 2 run --system stampede2-knl --threads 273
+expect_error "threads on a GPU" 2 run --threads 4
+t=$("$DTSIM" run --system stampede2-knl --model chaos-large --batch 272 --threads 272 --json 2>"$TMP/err" | json_num iteration_time_s)
+awk -v t="$t" 'BEGIN { exit !(t > 0) }' && ok "272 threads on a Xeon Phi 7250 ($t s)" || bad "phi threads: '$t' $(cat "$TMP/err")"
+# A million devices with the analytic network is simulated (one device stands for all).
+t=$("$DTSIM" run --nodes 125000 --net-model analytic --json 2>"$TMP/err" | json_num devices)
+[ "$t" = "1000000" ] && ok "a million devices simulate" || bad "a million devices: '$t' $(cat "$TMP/err")"
+# A run that fails after its trace was opened leaves no file behind (the clock overflows).
+expect_error "clock overflow" 2 run --model vgg19 --batch 16777216 --iterations 100000 --devices-per-node 1 --trace "$TMP/ovf.json"
+[ ! -e "$TMP/ovf.json" ] && [ "$(ls "$TMP" | grep -c tmp-)" -eq 0 ] && ok "failed run leaves no trace" || bad "partial trace left: $(ls "$TMP")"
+# Large traces are sampled and capped, and say so.
+"$DTSIM" run --nodes 16 --trace "$TMP/big.json" --trace-devices 4 --trace-limit 500 >/dev/null 2>"$TMP/err"
+grep -q "first 4 devices" "$TMP/err" && grep -q "cut after 500 events" "$TMP/err" && grep -q '"truncated":"yes"' "$TMP/big.json" &&
+  ok "large trace sampled and capped, with notes" || bad "trace sampling: $(cat "$TMP/err")"
+
 # --- results worked out by hand (demo workload, simple network until the network module) ----
 # One device, batch 32: forward 2 + 3 + 1 + 0.1 = 6.1 ms; backward 2 + (3 + 3) + (1 + 1) + 0.1
 # = 10.1 ms; update: (4 + 16 + 64) MiB x 4 / 300 GB/s = 1.17440512 ms. Total 17.37440512 ms.
@@ -94,6 +128,25 @@ awk -v a="$t_on" -v b="$t_off" 'BEGIN { exit !(a <= b) }' && ok "overlap on ($t_
 t_sym=$("$DTSIM" run --nodes 4 --net-model analytic --allreduce hierarchical --iterations 2 --json | json_num iteration_time_s)
 t_all=$("$DTSIM" run --nodes 4 --net-model analytic --allreduce hierarchical --iterations 2 --symmetry off --json | json_num iteration_time_s)
 [ -n "$t_sym" ] && [ "$t_sym" = "$t_all" ] && ok "symmetric run equals full run ($t_sym s)" || bad "symmetric $t_sym != full $t_all"
+
+# Every strategy runs on the real stack and reports a positive iteration time.
+for args in "--strategy dp" "--strategy ps --ps-placement cpu" "--strategy ps --ps-placement colocated --nodes 2 --ps-count 2" \
+            "--strategy ps --ps-placement dedicated --ps-count 2 --nodes 2" "--strategy mp --split 50,100,150 --devices-per-node 4" \
+            "--strategy pp --micro-batches 8 --schedule gpipe" "--strategy pp --schedule 1f1b --stages 4" \
+            "--strategy hybrid --hybrid dp-pp --stages 4 --nodes 2" "--strategy hybrid --hybrid owt --model alexnet_owt --batch 128"; do
+  t=$("$DTSIM" run $args --iterations 2 --json 2>"$TMP/err" | json_num iteration_time_s)
+  awk -v t="$t" 'BEGIN { exit !(t > 0) }' && ok "run $args ($t s)" || bad "run $args: '$t' $(cat "$TMP/err")"
+done
+
+# A sweep takes --nodes as a list: one row per point.
+n=$("$DTSIM" sweep --nodes 1,2 --net-model analytic --json 2>"$TMP/err" | wc -l)
+[ "$n" -eq 2 ] && ok "sweep --nodes 1,2 gives 2 points" || bad "sweep --nodes list: $n rows $(cat "$TMP/err")"
+n=$("$DTSIM" sweep --devices 1..8 --allreduces ring,tree --json 2>"$TMP/err" | wc -l)
+[ "$n" -eq 8 ] && ok "sweep 4 device counts x 2 algorithms gives 8 points" || bad "sweep axes: $n rows $(cat "$TMP/err")"
+expect_error "sweep device count not a multiple of a node" 2 sweep --devices 12
+"$DTSIM" sweep --devices 1,2 --plot "$TMP/p.svg" --csv "$TMP/p.csv" >/dev/null 2>"$TMP/err" &&
+  grep -q "<svg" "$TMP/p.svg" && grep -q "samples/s" "$TMP/p.svg" && [ "$(wc -l <"$TMP/p.csv")" -eq 3 ] &&
+  ok "sweep writes an SVG plot with labelled axes and a CSV row per point" || bad "sweep outputs: $(cat "$TMP/err")"
 
 # --- outputs ----------------------------------------------------------------------------------
 "$DTSIM" run --model demo --devices-per-node 4 --iterations 2 --trace "$TMP/t.json" --csv "$TMP/t.csv" >/dev/null 2>"$TMP/err" &&

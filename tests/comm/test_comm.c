@@ -767,11 +767,13 @@ static void ref_start(sim_engine *e, void *data, uint64_t arg)
   comm_net_send(r->net, r->f[r->i].src, r->f[r->i].dst, r->f[r->i].bytes, ref_done, r);
 }
 
-/* start_ns: sends are spread over [0, start_ns) in whole nanoseconds. */
-static void check_against_reference(int64_t start_ns, guint32 seed)
+/* start_ns: sends are spread over [0, start_ns) in whole nanoseconds. N flows; with
+ * `routes` > 0 they use only that many (source, destination) pairs, so that many flows share
+ * a route at once. Returns the number of recomputes that filled every live flow without a
+ * component search. */
+static uint64_t check_against_reference(int64_t start_ns, guint32 seed, int N, int routes)
 {
   g_autoptr(comm_topology) t = build("dgx1-v100", 4, "fat-tree:2", "ib-edr");
-  enum { N = 120 };
   ref_flow *f = g_new0(ref_flow, N);
   g_autoptr(GRand) rng = g_rand_new_with_seed(seed);
   uint32_t ranks = comm_topology_devices(t);
@@ -780,11 +782,19 @@ static void check_against_reference(int64_t start_ns, guint32 seed)
     uint32_t b = (uint32_t)g_rand_int_range(rng, 0, (gint32)ranks - 1);
     if (b >= a)
       b++;
-    f[i].src = comm_topology_device(t, a);
-    /* A third of the flows go to one host socket: a hot spot, as a parameter server is. */
-    f[i].dst = i % 3 == 0 ? comm_topology_host(t, 1, 0) : comm_topology_device(t, b);
-    if (f[i].src == f[i].dst)
-      f[i].dst = comm_topology_device(t, (a + 9) % ranks);
+    if (routes > 0 && i >= routes) {
+      /* Drawn anew each time to keep the random stream the same; then a route from the
+       * pool. */
+      int k = g_rand_int_range(rng, 0, routes);
+      f[i].src = f[k].src;
+      f[i].dst = f[k].dst;
+    } else {
+      f[i].src = comm_topology_device(t, a);
+      /* A third of the flows go to one host socket: a hot spot, as a parameter server is. */
+      f[i].dst = i % 3 == 0 ? comm_topology_host(t, 1, 0) : comm_topology_device(t, b);
+      if (f[i].src == f[i].dst)
+        f[i].dst = comm_topology_device(t, (a + 9) % ranks);
+    }
     f[i].bytes = (uint64_t)g_rand_int_range(rng, 1000, 4000000);
     f[i].start_s = (double)g_rand_int_range(rng, 0, (gint32)start_ns) * 1e-9;
     f[i].nhops = comm__route(t, f[i].src, f[i].dst, f[i].route);
@@ -793,8 +803,8 @@ static void check_against_reference(int64_t start_ns, guint32 seed)
   }
   g_autoptr(sim_engine) e = sim_engine_new();
   g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
-  sim_time_ps done_ps[N];
-  ref_send rs[N];
+  sim_time_ps *done_ps = g_new(sim_time_ps, N);
+  ref_send *rs = g_new(ref_send, N);
   for (int i = 0; i < N; i++) {
     rs[i] = (ref_send){net, f, done_ps, i};
     done_ps[i] = -1;
@@ -809,16 +819,74 @@ static void check_against_reference(int64_t start_ns, guint32 seed)
     if (fabs(got - f[i].done_s) > 1e-9 + 1e-9 * f[i].done_s)
       fail_msg("flow %d: flow model %.12f s, reference %.12f s", i, got, f[i].done_s);
   }
+  uint64_t full = comm__net_full_fills(net);
+  g_free(done_ps);
+  g_free(rs);
   g_free(f);
+  return full;
 }
 
 static void test_flow_matches_reference(void **state)
 {
   /* Starts spread over 200 us (most flows meet active flows), and over 3 us, within the
    * latency of a route (flows join links of flows still waiting out their latency). */
-  check_against_reference(200000, 12345);
-  check_against_reference(3000, 777);
-  check_against_reference(3000, 4242);
+  check_against_reference(200000, 12345, 120, 0);
+  check_against_reference(3000, 777, 120, 0);
+  check_against_reference(3000, 4242, 120, 0);
+  /* Many flows on few routes (route classes of up to tens of flows, joining and leaving at
+   * different times, with different sizes). */
+  check_against_reference(100000, 99, 240, 12);
+  check_against_reference(3000, 5, 240, 30);
+  /* Enough routes at once, all connected through the host hot spot and the network, that
+   * recomputes fill every live route without searching for components: they must still
+   * agree, and the pattern must really take that path. */
+  assert_true(check_against_reference(3000, 31337, 400, 0) > 0);
+}
+
+/* Flows on one route share one rate and are served alike, but each ends on its own bytes.
+ * one.ini, 1 GB/s network, no latency, fast PCIe: node 0's NIC uplink is the bottleneck of
+ * every flow below. A (1e9 bytes, node 0 -> 1) starts at 0 alone at 1 GB/s. At 0.5 s, when
+ * A has 0.5e9 bytes left, B and C (0.25e9 each) join A's route and D (0.125e9, node 0 -> 2)
+ * starts: four flows on the uplink at 0.25 GB/s. D ends at 0.5 + 0.125 / 0.25 = 1.0 s. Then
+ * A, B, C at 1/3 GB/s: B and C have 0.125e9 left each, ending at 1.0 + 0.375 = 1.375 s, when
+ * A has 0.375e9 - 0.125e9 = 0.25e9 left, alone at 1 GB/s: 1.625 s (the uplink was busy from
+ * 0 on with 1.625e9 bytes at 1 GB/s). */
+typedef struct {
+  comm_net *net;
+  comm_ep src, dst;
+  uint64_t bytes;
+  done_arg *arg;
+} later_send;
+
+static void on_later_send(sim_engine *engine, void *data, uint64_t arg)
+{
+  later_send *l = data;
+  comm_net_send(l->net, l->src, l->dst, l->bytes, on_done, l->arg);
+}
+
+static void test_flows_of_one_route(void **state)
+{
+  g_autofree char *one = tmp("one.ini");
+  g_autoptr(comm_topology) t = build(one, 3, "switch", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  done_log log = {0};
+  done_arg a = {&log, 0}, b = {&log, 1}, c = {&log, 2}, d = {&log, 3};
+  comm_ep n0 = comm_topology_device(t, 0), n1 = comm_topology_device(t, 1),
+          n2 = comm_topology_device(t, 2);
+  later_send lb = {net, n0, n1, 250000000, &b}, lc = {net, n0, n1, 250000000, &c},
+             ld = {net, n0, n2, 125000000, &d};
+  comm_net_send(net, n0, n1, 1000000000, on_done, &a);
+  sim_engine_schedule_at(e, SIM_MS(500), on_later_send, &lb, 0);
+  sim_engine_schedule_at(e, SIM_MS(500), on_later_send, &lc, 0);
+  sim_engine_schedule_at(e, SIM_MS(500), on_later_send, &ld, 0);
+  sim_engine_run(e);
+  assert_int_equal(log.count, 4);
+  assert_int_equal(comm_net_peak_flows(net), 4);
+  assert_true(llabs(log.at[3] - SIM_S(1)) <= 2);
+  assert_true(llabs(log.at[1] - SIM_MS(1375)) <= 3);
+  assert_true(llabs(log.at[2] - SIM_MS(1375)) <= 3);
+  assert_true(llabs(log.at[0] - SIM_MS(1625)) <= 4);
 }
 
 /* Every rank sends to rank r^1 (an NVLink pair, each direction its own link) at once: no two
@@ -935,6 +1003,7 @@ int main(void)
       cmocka_unit_test(test_zero_and_self),
       cmocka_unit_test(test_fat_tree_oversubscription),
       cmocka_unit_test(test_flow_matches_reference),
+      cmocka_unit_test(test_flows_of_one_route),
       cmocka_unit_test(test_flow_disjoint_pattern_equals_analytic),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_observers),

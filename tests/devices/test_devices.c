@@ -143,6 +143,81 @@ static void test_tensor_cores(void **state)
   assert_true(dev_peak_flops(d, WL_PREC_FP32) == 10e12);
 }
 
+static void test_sustained_clock(void **state)
+{
+  /* The round GPU held at 500 of its 1000 MHz: arithmetic runs at half the rate, memory at the
+   * same. The GEMM of test_roofline_compute_bound takes 2 x 1717986918.4 ps = 3435973836.8 ps,
+   * rounded up; the memory-bound op of test_roofline_memory_bound still 2 ms; fp16 on tensor
+   * cores at 100 x 0.5 x 0.5 = 25 TFLOP/s: 2 x 171798691.84 ps, rounded up. The datasheet
+   * peak is still reported as is. */
+  static const char text[] =
+      "[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\nsustained_clock_mhz = 500\n"
+      "peak_tflops_fp32 = 10\npeak_tflops_fp16_tensor = 100\nmemory_bandwidth_GBps = 1000\n"
+      "memory_bytes = 1G\n"
+      "[efficiency]\nconv = 0.5\ngemm = 0.5\ntensor = 0.5\nother = 0.5\nmemory = 0.5\n"
+      "k_overhead = 0\n"
+      "[software]\nkernel_launch_us = 0\nframework_step_us = 1000\n"
+      "[host_link]\nkind = pcie\npcie_gen = 3\nlanes = 16\nlatency_us = 5\n";
+  g_autoptr(dev_device) d = load_text(text);
+  wl_op_cost op = gemm_op(1024, 1024, 4096, WL_PREC_FP32);
+  assert_int_equal(dev_op_time_ps(d, &op, 0), INT64_C(3435973837));
+  wl_op_cost h = gemm_op(1024, 1024, 4096, WL_PREC_FP16);
+  h.bytes_read /= 2;
+  h.bytes_written /= 2;
+  assert_int_equal(dev_op_time_ps(d, &h, 0), INT64_C(343597384));
+  wl_op_cost mem = {0};
+  mem.kind = WL_OP_ELEMENTWISE;
+  mem.flops = 1000000;
+  mem.bytes_read = 500000000;
+  mem.bytes_written = 500000000;
+  assert_int_equal(dev_op_time_ps(d, &mem, 0), INT64_C(2000000000));
+  assert_true(dev_peak_flops(d, WL_PREC_FP32) == 10e12);
+}
+
+/* The catalog's Kepler Teslas: a K80 die runs its arithmetic at 718 of 875 MHz and streams at
+ * 240 GB/s x 0.68 = 163.2 GB/s (inline ECC); a K40 at its 745 MHz default clock. */
+static void test_kepler_clocks_and_ecc(void **state)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp("dtsim-boost-XXXXXX.ini", &path, &error);
+  assert_true(fd >= 0);
+  close(fd);
+  /* The same die held at its top boost clock. */
+  assert_true(g_file_set_contents(path, "[device]\nsustained_clock_mhz = 875\n", -1, &error));
+  g_autoptr(dev_device) k80 = dev_device_load("k80", NULL, &error);
+  g_autoptr(dev_device) boost = dev_device_load("k80", path, &error);
+  g_unlink(path);
+  assert_non_null(k80);
+  assert_non_null(boost);
+  assert_true(fabs(dev_stream_Bps(k80) - 163.2e9) < 1e3);
+  assert_true(dev_peak_flops(k80, WL_PREC_FP32) == 4.37e12);
+  /* A compute-bound GEMM (17.2 GFLOP, about 7 ms; tiles and waves do not depend on the clock)
+   * takes 875 / 718 times longer at the sustained clock, up to its 6 us launch (a 2e-4 shift
+   * of the ratio); its 40 MB move in a quarter of a millisecond. */
+  wl_op_cost op = gemm_op(1024, 1024, 8192, WL_PREC_FP32);
+  double ratio = (double)dev_op_time_ps(k80, &op, 0) / (double)dev_op_time_ps(boost, &op, 0);
+  assert_true(fabs(ratio - 875.0 / 718.0) < 1e-3);
+  /* A streaming op does not depend on the core clock. */
+  wl_op_cost mem = {0};
+  mem.kind = WL_OP_ELEMENTWISE;
+  mem.bytes_read = 163200000;
+  mem.bytes_written = 0;
+  assert_int_equal(dev_op_time_ps(k80, &mem, 0), dev_op_time_ps(boost, &mem, 0));
+  g_autoptr(dev_device) k40 = dev_device_load("k40", NULL, &error);
+  static const char k40_boost[] =
+      "[device]\nmodel = gpu\nsms = 15\nclock_mhz = 875\nfp32_issue_fraction = 0.67\n"
+      "peak_tflops_fp32 = 5.04\nmemory_bandwidth_GBps = 288\nmemory_bytes = 12G\n"
+      "[efficiency]\nmemory = 0.68\n[host_link]\nkind = pcie\npcie_gen = 3\nlanes = 16\n"
+      "[software]\nwinograd = nonfused\n";
+  g_autoptr(dev_device) k40b =
+      dev_device_load_data("k40-boost.ini", k40_boost, strlen(k40_boost), NULL, &error);
+  assert_non_null(k40);
+  assert_non_null(k40b);
+  ratio = (double)dev_op_time_ps(k40, &op, 0) / (double)dev_op_time_ps(k40b, &op, 0);
+  assert_true(fabs(ratio - 875.0 / 745.0) < 1e-3);
+}
+
 static void test_launch_and_host(void **state)
 {
   static const char text[] =
@@ -499,6 +574,10 @@ static void test_errors(void **state)
   expect_error("[device]\nsms = 8\n", "bad.ini:1: [device] model: missing required key");
   expect_error("[device]\nmodel = tpu\n", "bad.ini:2: [device] model: unknown device model 'tpu'");
   expect_error("[device]\nmodel = gpu\nsms = many\n", "bad.ini:3: [device] sms");
+  expect_error("[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\nsustained_clock_mhz = 1200\n"
+               "peak_tflops_fp32 = 10\nmemory_bandwidth_GBps = 100\nmemory_bytes = 1G\n"
+               "[host_link]\nkind = pcie\npcie_gen = 3\nlanes = 16\n",
+               "bad.ini:5: [device] sustained_clock_mhz: 1200 MHz is above the boost clock");
   expect_error("[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\npeak_tflops_fp32 = 10\n"
                "memory_bandwith_GBps = 900\nmemory_bytes = 1G\n",
                "memory_bandwith_GBps");
@@ -660,6 +739,8 @@ int main(void)
       cmocka_unit_test(test_roofline_compute_bound),
       cmocka_unit_test(test_wave_quantization),
       cmocka_unit_test(test_tensor_cores),
+      cmocka_unit_test(test_sustained_clock),
+      cmocka_unit_test(test_kepler_clocks_and_ecc),
       cmocka_unit_test(test_launch_and_host),
       cmocka_unit_test(test_conv_ops),
       cmocka_unit_test(test_more_flops_never_faster),

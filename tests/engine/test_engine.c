@@ -202,12 +202,38 @@ static void test_observers(void **state)
   assert_int_equal(c.finished, 1);
 }
 
+/* An event that reschedules itself with zero delay: the clock never advances. */
+static void spin(sim_engine *e, void *data, uint64_t arg)
+{
+  sim_engine_schedule_in(e, 0, spin, data, arg);
+}
+
+static void test_watchdog(void **state)
+{
+  g_autoptr(sim_engine) e = sim_engine_new();
+  sim_engine_set_stall_limit(e, 1000);
+  sim_engine_schedule_at(e, SIM_NS(5), noop, NULL, 0);
+  sim_engine_schedule_at(e, SIM_NS(10), spin, NULL, 0);
+  sim_engine_run(e);
+  assert_true(sim_engine_stalled(e));
+  assert_int_equal(sim_engine_now(e), SIM_NS(10));
+  /* 1 event at 5 ns; at 10 ns the first event, then 1000 more at the same time are allowed and
+   * the 1001st (over the limit) is the last one run: 1 + 1 + 1001. */
+  assert_int_equal(sim_engine_events(e), 1003);
+  g_autoptr(sim_engine) f = sim_engine_new();
+  sim_engine_schedule_at(f, 0, noop, NULL, 0);
+  sim_engine_schedule_at(f, 0, noop, NULL, 0);
+  sim_engine_run(f);
+  assert_false(sim_engine_stalled(f));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_heap_order_fifo_1e6), cmocka_unit_test(test_refuses_past),
       cmocka_unit_test(test_cancel_reschedule),   cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_time_arithmetic),     cmocka_unit_test(test_observers),
+      cmocka_unit_test(test_watchdog),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -164,12 +164,47 @@ static void test_determinism(void **state)
   assert_int_equal(run_random_graph(), run_random_graph());
 }
 
+static double counter_values[8];
+static int n_counter_values;
+
+static void on_counter(void *user, sim_proc_id proc, const char *name, sim_time_ps at, double v)
+{
+  if (n_counter_values < 8)
+    counter_values[n_counter_values++] = v;
+}
+
+static const sim_observer_ops memory_ops = {.counter = on_counter};
+
+/* A device holding 1 GiB resident: a forward pass saves 2 GiB, the backward pass frees it:
+ * the memory counter reads 3 GiB then 1 GiB. */
+static void test_memory_counter(void **state)
+{
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id u = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+  sim_stream_id s = sim_graph_add_stream(g, u, "compute");
+  sim_graph_set_unit_memory(g, u, 1ULL << 30);
+  sim_task_id f = sim_graph_add_compute(g, s, "f", "forward", 10, 0, 0);
+  sim_task_id b = sim_graph_add_compute(g, s, "b", "backward", 10, 0, 0);
+  sim_graph_add_memory_delta(g, f, 2LL << 30);
+  sim_graph_add_memory_delta(g, b, -(1LL << 30));
+  sim_graph_add_memory_delta(g, b, -(1LL << 30));   /* deltas add up */
+  g_autoptr(sim_engine) e = sim_engine_new();
+  sim_engine_add_observer(e, &memory_ops, NULL);
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  n_counter_values = 0;
+  assert_true(sim_exec_run(x, NULL));
+  assert_int_equal(n_counter_values, 2);
+  assert_float_equal(counter_values[0], 3.0, 1e-12);
+  assert_float_equal(counter_values[1], 1.0, 1e-12);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_chain),          cmocka_unit_test(test_stream_order),
       cmocka_unit_test(test_data_parallel_overlap), cmocka_unit_test(test_transfer),
       cmocka_unit_test(test_cycle_reported), cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_memory_counter),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

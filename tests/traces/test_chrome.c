@@ -221,6 +221,36 @@ static void test_deterministic(void **state)
   assert_string_equal(a, b);
 }
 
+/* Sampling: with one process of each kind, the second device and everything on it is left out,
+ * and a counter of the first device stays. */
+static void test_sampling(void **state)
+{
+  fixture *f = *state;
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(trace_chrome) tr = trace_chrome_new(f->path, NULL);
+  trace_chrome_set_max_procs(tr, 1);
+  trace_chrome_attach(tr, e);
+  sim_proc_id p0 = sim_engine_add_proc(e, SIM_PROC_DEVICE, "dev-a", 0);
+  sim_proc_id p1 = sim_engine_add_proc(e, SIM_PROC_DEVICE, "dev-b", 1);
+  sim_proc_id l0 = sim_engine_add_proc(e, SIM_PROC_LINK, "link-a", 0);
+  sim_track_id t0 = sim_engine_add_track(e, p0, "compute", 0);
+  sim_track_id t1 = sim_engine_add_track(e, p1, "compute", 0);
+  sim_engine_add_track(e, l0, "up", 0);
+  sim_engine_span_end(e, sim_engine_span_begin(e, t0, "kept", "compute", 0, 0));
+  sim_engine_span_end(e, sim_engine_span_begin(e, t1, "dropped", "compute", 0, 0));
+  sim_engine_counter(e, p0, "mem", 1);
+  sim_engine_counter(e, p1, "mem", 2);
+  assert_int_equal(trace_chrome_hidden_procs(tr), 1);
+  assert_true(trace_chrome_close(tr, NULL));
+  g_autofree char *text = NULL;
+  assert_true(g_file_get_contents(f->path, &text, NULL, NULL));
+  assert_non_null(strstr(text, "\"kept\""));
+  assert_non_null(strstr(text, "link-a"));
+  assert_null(strstr(text, "dropped"));
+  assert_null(strstr(text, "dev-b"));
+  assert_int_equal(trace_chrome_events(tr), 2); /* one slice, one counter */
+}
+
 static void test_format_us(void **state)
 {
   g_autoptr(GString) s = g_string_new(NULL);
@@ -240,6 +270,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lanes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sampling, setup, teardown),
       cmocka_unit_test(test_format_us),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

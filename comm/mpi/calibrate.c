@@ -1,0 +1,273 @@
+/* dtsim-mpi calibrate: ping-pong between every pair of ranks over a range of sizes, one pair at
+ * a time (so no two pairs share a link), then a least-squares latency/bandwidth fit per
+ * locality class, written as a system INI that `dtsim --system FILE` loads. */
+#include "comm_mpi_run.h"
+#include "util.h"
+
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_SIZES "8,64,512,4K,32K,256K,1M,4M"
+#define TAG_PING 71
+
+/* Median one-way time (seconds) of `reps` ping-pongs of `bytes` between ranks a and b, after
+ * `warmup` untimed ones. Valid on rank a; other ranks return 0. */
+static double pingpong(const comm_mpi_ctx *ctx, int a, int b, char *buf, uint64_t bytes,
+                       int reps, int warmup)
+{
+  int count = (int)bytes;
+  g_autofree double *t = g_new(double, reps);
+  for (int i = -warmup; i < reps; i++) {
+    if (ctx->rank == a) {
+      double t0 = MPI_Wtime();
+      MPI_Send(buf, count, MPI_BYTE, b, TAG_PING, MPI_COMM_WORLD);
+      MPI_Recv(buf, count, MPI_BYTE, b, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (i >= 0)
+        t[i] = 0.5 * (MPI_Wtime() - t0);
+    } else {
+      MPI_Recv(buf, count, MPI_BYTE, a, TAG_PING, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf, count, MPI_BYTE, a, TAG_PING, MPI_COMM_WORLD);
+    }
+  }
+  return ctx->rank == a ? comm_mpi_median(t, (size_t)reps) : 0;
+}
+
+double comm_mpi__reduce_rate_Bps(const comm_mpi_ctx *ctx)
+{
+  double rate = 0;
+  if (ctx->rank == 0) {
+    const int count = 1 << 20; /* 4 MiB of floats: larger than most L2 caches */
+    g_autofree float *in = g_new0(float, count);
+    g_autofree float *inout = g_new0(float, count);
+    double t[7];
+    for (int i = 0; i < 7; i++) {
+      double t0 = MPI_Wtime();
+      MPI_Reduce_local(in, inout, count, MPI_FLOAT, MPI_SUM);
+      t[i] = MPI_Wtime() - t0;
+    }
+    rate = (double)count * sizeof(float) / comm_mpi_median(t, 7);
+  }
+  MPI_Bcast(&rate, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return rate;
+}
+
+static void to_fabric(const comm_mpi_fit *fit, comm_mpi_fabric *fab)
+{
+  fab->latency_ns = fit->latency_s * 1e9;
+  fab->bandwidth_GBps = fit->bandwidth_Bps / 1e9;
+}
+
+/* Measured one-way medians: times[pair * nsizes + size]. */
+typedef struct {
+  int npairs;
+  int *pa, *pb;
+  guint nsizes;
+  double *times;
+} measurements;
+
+static void measurements_clear(measurements *m)
+{
+  g_free(m->pa);
+  g_free(m->pb);
+  g_free(m->times);
+}
+
+static void measure(const comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warmup,
+                    measurements *m)
+{
+  int p = ctx->size;
+  m->npairs = p * (p - 1) / 2;
+  m->nsizes = sizes->len;
+  m->pa = g_new(int, m->npairs);
+  m->pb = g_new(int, m->npairs);
+  uint64_t maxb = g_array_index(sizes, uint64_t, sizes->len - 1);
+  g_autofree char *buf = g_malloc0(MAX(maxb, 1));
+  g_autofree double *mine = g_new0(double, (size_t)m->npairs * m->nsizes);
+  m->times = g_new0(double, (size_t)m->npairs * m->nsizes);
+  int k = 0;
+  for (int a = 0; a < p; a++) {
+    for (int b = a + 1; b < p; b++, k++) {
+      m->pa[k] = a;
+      m->pb[k] = b;
+      /* One pair at a time: the others wait here, so the pair has its link to itself. */
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (ctx->rank != a && ctx->rank != b)
+        continue;
+      for (guint s = 0; s < m->nsizes; s++)
+        mine[(size_t)k * m->nsizes + s] =
+            pingpong(ctx, a, b, buf, g_array_index(sizes, uint64_t, s), reps, warmup);
+    }
+  }
+  /* Only the first rank of each pair holds its times; the sum gathers them everywhere. */
+  MPI_Allreduce(mine, m->times, m->npairs * (int)m->nsizes, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+static gboolean fit_class(const comm_mpi_ctx *ctx, const measurements *m, const GArray *sizes,
+                          gboolean (*in_class)(const comm_mpi_ctx *, int, int, int), int cls,
+                          comm_mpi_fit *fit, int *pairs, GError **error)
+{
+  g_autoptr(GArray) pts = g_array_new(FALSE, FALSE, sizeof(comm_mpi_point));
+  *pairs = 0;
+  for (int k = 0; k < m->npairs; k++) {
+    if (!in_class(ctx, m->pa[k], m->pb[k], cls))
+      continue;
+    (*pairs)++;
+    for (guint s = 0; s < m->nsizes; s++) {
+      comm_mpi_point pt = {(double)g_array_index(sizes, uint64_t, s),
+                           m->times[(size_t)k * m->nsizes + s]};
+      g_array_append_val(pts, pt);
+    }
+  }
+  if (*pairs == 0)
+    return TRUE;
+  return comm_mpi_fit_points((const comm_mpi_point *)(void *)pts->data, pts->len, fit, error);
+}
+
+static gboolean is_class(const comm_mpi_ctx *ctx, int a, int b, int cls)
+{
+  return (int)comm_mpi__pair_locality(ctx, a, b) == cls;
+}
+
+/* Same node, whatever the socket: the pairs behind the [intra] fabric. */
+static gboolean is_intra(const comm_mpi_ctx *ctx, int a, int b, int unused)
+{
+  return comm_mpi__pair_locality(ctx, a, b) != COMM_MPI_OTHER_NODE;
+}
+
+static void write_csv(const comm_mpi_ctx *ctx, const measurements *m, const GArray *sizes,
+                      const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(dt_outfile) out = dt_outfile_open(path, &error);
+  if (out == NULL)
+    comm_mpi__fail_here(ctx, error);
+  FILE *f = dt_outfile_stream(out);
+  fprintf(f, "rank_a,rank_b,locality,bytes,one_way_s\n");
+  for (int k = 0; k < m->npairs; k++)
+    for (guint s = 0; s < m->nsizes; s++)
+      fprintf(f, "%d,%d,%s,%" G_GUINT64_FORMAT ",%.9e\n", m->pa[k], m->pb[k],
+              comm_mpi_locality_name(comm_mpi__pair_locality(ctx, m->pa[k], m->pb[k])),
+              g_array_index(sizes, uint64_t, s), m->times[(size_t)k * m->nsizes + s]);
+  if (!dt_outfile_commit(out, &error))
+    comm_mpi__fail_here(ctx, error);
+}
+
+static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warmup,
+                      gboolean print, const char *csv, comm_mpi_system *out)
+{
+  g_autoptr(GError) error = NULL;
+  comm_mpi__locate(ctx);
+  measurements m = {0};
+  measure(ctx, sizes, reps, warmup, &m);
+  if (csv && ctx->rank == 0)
+    write_csv(ctx, &m, sizes, csv);
+
+  /* Every rank holds the same times, so every rank fits the same lines. */
+  comm_mpi_system sys = {0};
+  sys.ranks_per_node = (uint32_t)ctx->ranks_per_node;
+  if (print && ctx->rank == 0)
+    printf("%-12s %6s %12s %14s %13s\n", "locality", "pairs", "latency_us", "bandwidth_GBps",
+           "max_resid_%");
+  for (int cls = 0; cls < COMM_MPI_N_CLASSES; cls++) {
+    comm_mpi_fit fit;
+    int pairs;
+    if (!fit_class(ctx, &m, sizes, is_class, cls, &fit, &pairs, &error)) {
+      g_prefix_error(&error, "%s pairs: ", comm_mpi_locality_name(cls));
+      comm_mpi__fail_all(ctx, error);
+    }
+    if (pairs == 0)
+      continue;
+    if (print && ctx->rank == 0)
+      printf("%-12s %6d %12.3f %14.4f %13.1f%s\n", comm_mpi_locality_name(cls), pairs,
+             fit.latency_s * 1e6, fit.bandwidth_Bps / 1e9, 100 * fit.max_rel_residual,
+             fit.negative_latency ? "  (latency fitted below 0, set to 0)" : "");
+    if (cls == COMM_MPI_OTHER_NODE) {
+      to_fabric(&fit, &sys.inter);
+      sys.inter_measured = TRUE;
+    }
+  }
+  comm_mpi_fit fit;
+  int pairs;
+  if (!fit_class(ctx, &m, sizes, is_intra, 0, &fit, &pairs, &error))
+    comm_mpi__fail_all(ctx, error);
+  if (pairs > 0) {
+    to_fabric(&fit, &sys.intra);
+    sys.intra_measured = TRUE;
+  }
+  if (!sys.intra_measured)
+    sys.intra = sys.inter;
+  if (!sys.inter_measured)
+    sys.inter = sys.intra;
+  if (print && ctx->rank == 0)
+    printf("%d ranks on %d node(s), at most %d per node\n", ctx->size, ctx->nodes,
+           ctx->ranks_per_node);
+  measurements_clear(&m);
+  *out = sys;
+}
+
+void comm_mpi__calibrate_run(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warmup,
+                            gboolean print, comm_mpi_system *out)
+{
+  g_autoptr(GArray) defaults = NULL;
+  if (sizes == NULL) {
+    defaults = comm_mpi_parse_sizes(DEFAULT_SIZES, "--sizes", NULL);
+    sizes = defaults;
+  }
+  calibrate(ctx, sizes, reps, warmup, print, NULL, out);
+}
+
+int comm_mpi__cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv)
+{
+  g_autofree char *sizes_text = NULL, *output = NULL, *csv = NULL, *name = NULL;
+  int reps = 20, warmup = 3;
+  GOptionEntry entries[] = {
+      {"sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_text,
+       "message sizes, e.g. 8,4K,1M or 1K..4M (doubling); default " DEFAULT_SIZES, "LIST"},
+      {"reps", 0, 0, G_OPTION_ARG_INT, &reps, "timed ping-pongs per size and pair (20)", "N"},
+      {"warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "untimed ping-pongs first (3)", "N"},
+      {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write the fitted system INI here", "FILE"},
+      {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "write every measured point here", "FILE"},
+      {"description", 0, 0, G_OPTION_ARG_STRING, &name,
+       "one-line description written in the INI", "TEXT"},
+      {NULL},
+  };
+  g_autoptr(GOptionContext) octx = g_option_context_new("- fit latency and bandwidth per locality class");
+  g_option_context_add_main_entries(octx, entries, NULL);
+  if (!comm_mpi__parse(ctx, octx, &argc, &argv))
+    return 0;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) sizes = comm_mpi_parse_sizes(sizes_text ? sizes_text : DEFAULT_SIZES,
+                                                 "--sizes", &error);
+  if (sizes == NULL)
+    comm_mpi__fail_all(ctx, error);
+  if (sizes->len < 2 || g_array_index(sizes, uint64_t, sizes->len - 1) > INT32_MAX) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
+                "--sizes: give at least two different sizes of at most 2 GiB - 1");
+    comm_mpi__fail_all(ctx, error);
+  }
+  if (reps < 1 || reps > 100000 || warmup < 0 || warmup > 100000) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
+                "--reps must be in 1..100000 and --warmup in 0..100000");
+    comm_mpi__fail_all(ctx, error);
+  }
+  comm_mpi_system sys = {0};
+  calibrate(ctx, sizes, reps, warmup, TRUE, csv, &sys);
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  sys.description = name ? g_strdup(name)
+                         : g_strdup_printf("%s, measured with dtsim-mpi calibrate (%d ranks on %d "
+                                           "node(s))", host, ctx->size, ctx->nodes);
+  if (output && ctx->rank == 0) {
+    g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+    g_autofree char *when = g_date_time_format(now, "%Y-%m-%d %H:%M UTC");
+    g_autofree char *comment = g_strdup_printf(
+        "Measured on %s, %s: %d ranks on %d node(s), sizes %s, median of %d repetitions.", host,
+        when, ctx->size, ctx->nodes, sizes_text ? sizes_text : DEFAULT_SIZES, reps);
+    if (!comm_mpi_system_write(&sys, comment, output, &error))
+      comm_mpi__fail_here(ctx, error);
+    printf("wrote %s\n", output);
+  }
+  comm_mpi_system_clear(&sys);
+  return 0;
+}

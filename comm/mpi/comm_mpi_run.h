@@ -1,0 +1,70 @@
+/* The part of dtsim-mpi that runs under MPI: the context every subcommand receives, collective
+ * error handling, and rank placement. Internal to the dtsim-mpi executable and its tests. */
+#ifndef DTSIM_COMM_MPI_RUN_H
+#define DTSIM_COMM_MPI_RUN_H
+
+#include <mpi.h>
+
+#include "comm_mpi.h"
+
+typedef struct {
+  int rank, size;
+  const char *command;  /* subcommand, for messages: "dtsim-mpi COMMAND: ..." */
+  int *node_of;         /* node index of each rank (numbered in order of first appearance) */
+  int *socket_of;       /* hwloc package of each rank, -1 when not bound within one package */
+  int nodes;
+  int ranks_per_node;   /* ranks on the most populated node */
+} comm_mpi_ctx;
+
+/* Ends every rank after an error all ranks reached together (the same options everywhere):
+ * rank 0 prints "dtsim-mpi COMMAND: message" on stderr, then aborts the job with the exit
+ * status of the error (2 for bad input, 1 otherwise). */
+G_GNUC_NORETURN void comm_mpi__fail_all(const comm_mpi_ctx *ctx, const GError *error);
+/* Ends every rank after an error only this rank saw: this rank prints, then aborts the job. */
+G_GNUC_NORETURN void comm_mpi__fail_here(const comm_mpi_ctx *ctx, const GError *error);
+/* Collective check: when `ok` is FALSE on some ranks, the lowest of them prints its error and
+ * the job ends; otherwise returns. Every rank must call it. */
+void comm_mpi__agree(const comm_mpi_ctx *ctx, gboolean ok, const GError *error);
+
+/* Parses the subcommand's options on every rank (the argument vectors are identical, checked at
+ * start-up); a bad option ends the job with one message. Handles --help on rank 0. Returns
+ * FALSE when --help was printed and the command should return 0. */
+gboolean comm_mpi__parse(const comm_mpi_ctx *ctx, GOptionContext *octx, int *argc, char ***argv);
+
+/* Fills node_of, socket_of, nodes and ranks_per_node (collective). Nodes are told apart by host
+ * name and network namespace, so ranks in different namespaces of one machine count as
+ * different nodes, as they do for Open MPI's TCP transport. */
+void comm_mpi__locate(comm_mpi_ctx *ctx);
+comm_mpi_locality comm_mpi__pair_locality(const comm_mpi_ctx *ctx, int a, int b);
+
+/* Calls of Open MPI's coll/base algorithm functions seen since the last reset (spy.c). */
+void comm_mpi__spy_reset(void);
+/* The functions entered, in order of first call, joined by '+'; "" when none. */
+const char *comm_mpi__spy_seen(void);
+/* Whether `base_fn` was entered since the last reset. */
+gboolean comm_mpi__spy_saw(const char *base_fn);
+
+/* Forces `algo` in Open MPI's tuned component (its number and the further variables it needs)
+ * through MPI_T, for communicators created afterwards; `on` FALSE gives the choice back to
+ * Open MPI. NULL does nothing. Collective: a failure on any rank ends the job. */
+void comm_mpi__force(const comm_mpi_ctx *ctx, const comm_mpi_algorithm *algo, gboolean on);
+
+/* Subcommands: each runs on every rank and returns the exit status. */
+int comm_mpi__cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv);
+int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv);
+int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv);
+int comm_mpi__cmd_sweep(comm_mpi_ctx *ctx, int argc, char **argv);
+
+/* Input bytes per second of MPI_SUM over floats on one core, rank 0's figure broadcast to all
+ * (MPI_Reduce_local on 4 MiB, median of 7): the reduction rate of the predictions. */
+double comm_mpi__reduce_rate_Bps(const comm_mpi_ctx *ctx);
+/* dtsim's (node-major) rank of every MPI rank: node * ranks_per_node + index on the node.
+ * Fails when the nodes hold different numbers of ranks, which dtsim's clusters cannot. */
+gboolean comm_mpi__dtsim_ranks(const comm_mpi_ctx *ctx, uint32_t *out, GError **error);
+
+/* Calibration as a step of other commands: measures and fits on all ranks; the result is
+ * valid on every rank. `sizes` NULL means the default sizes. */
+void comm_mpi__calibrate_run(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warmup,
+                            gboolean print, comm_mpi_system *out);
+
+#endif

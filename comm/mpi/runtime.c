@@ -1,0 +1,164 @@
+/* Error handling shared by the subcommands and the placement of ranks on nodes and sockets. */
+#include "comm_mpi_run.h"
+#include "util.h"
+
+#include <hwloc.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int exit_status(const GError *error)
+{
+  if (error == NULL)
+    return 1;
+  if (error->domain == DT_ERROR)
+    return error->code == DT_ERROR_INPUT ? 2 : 1;
+  if (error->domain == G_OPTION_ERROR || error->domain == G_KEY_FILE_ERROR)
+    return 2;
+  return 1;
+}
+
+static void print_error(const comm_mpi_ctx *ctx, const GError *error)
+{
+  fprintf(stderr, "dtsim-mpi%s%s: %s\n", ctx->command ? " " : "",
+          ctx->command ? ctx->command : "", error ? error->message : "failed");
+  fflush(stderr);
+}
+
+void comm_mpi__fail_all(const comm_mpi_ctx *ctx, const GError *error)
+{
+  if (ctx->rank == 0) {
+    print_error(ctx, error);
+    MPI_Abort(MPI_COMM_WORLD, exit_status(error));
+  }
+  /* The other ranks wait for rank 0's abort to end them, so exactly one message is printed. */
+  for (;;)
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void comm_mpi__fail_here(const comm_mpi_ctx *ctx, const GError *error)
+{
+  print_error(ctx, error);
+  MPI_Abort(MPI_COMM_WORLD, exit_status(error));
+  abort();
+}
+
+void comm_mpi__agree(const comm_mpi_ctx *ctx, gboolean ok, const GError *error)
+{
+  int mine = ok ? ctx->size : ctx->rank, first;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == ctx->size)
+    return;
+  if (first == ctx->rank)
+    comm_mpi__fail_here(ctx, error);
+  for (;;)
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+gboolean comm_mpi__parse(const comm_mpi_ctx *ctx, GOptionContext *octx, int *argc, char ***argv)
+{
+  /* GOption's own --help would print on every rank and exit without MPI_Finalize. */
+  g_option_context_set_help_enabled(octx, FALSE);
+  for (int i = 1; i < *argc; i++) {
+    if (strcmp((*argv)[i], "--help") == 0 || strcmp((*argv)[i], "-h") == 0) {
+      if (ctx->rank == 0) {
+        g_autofree char *help = g_option_context_get_help(octx, TRUE, NULL);
+        fputs(help, stdout);
+      }
+      return FALSE;
+    }
+  }
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(octx, argc, argv, &error))
+    comm_mpi__fail_all(ctx, error);
+  if (*argc > 1) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "unexpected argument '%s'", (*argv)[1]);
+    comm_mpi__fail_all(ctx, error);
+  }
+  return TRUE;
+}
+
+/* The hwloc package holding this process's CPU binding, or -1 when the binding spans several
+ * packages (or none is set), in which case the socket is unknown. */
+static int my_package(void)
+{
+  hwloc_topology_t topo;
+  int pkg = -1;
+  if (hwloc_topology_init(&topo) != 0)
+    return -1;
+  if (hwloc_topology_load(topo) == 0) {
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(set)) {
+      hwloc_obj_t obj = hwloc_get_obj_covering_cpuset(topo, set);
+      while (obj && obj->type != HWLOC_OBJ_PACKAGE)
+        obj = obj->parent;
+      /* A binding to the whole machine tells nothing about the socket. */
+      if (obj && !hwloc_bitmap_isequal(set, hwloc_topology_get_topology_cpuset(topo)))
+        pkg = (int)obj->logical_index;
+    }
+    hwloc_bitmap_free(set);
+  }
+  hwloc_topology_destroy(topo);
+  return pkg;
+}
+
+#define NODE_KEY_LEN 320
+
+void comm_mpi__locate(comm_mpi_ctx *ctx)
+{
+  char key[NODE_KEY_LEN] = {0};
+  char host[256] = {0};
+  if (gethostname(host, sizeof host - 1) != 0)
+    g_strlcpy(host, "unknown", sizeof host);
+  struct stat st;
+  unsigned long long netns = stat("/proc/self/ns/net", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+  g_snprintf(key, sizeof key, "%s/netns:%llu", host, netns);
+  char *keys = g_malloc0((size_t)ctx->size * NODE_KEY_LEN);
+  MPI_Allgather(key, NODE_KEY_LEN, MPI_CHAR, keys, NODE_KEY_LEN, MPI_CHAR, MPI_COMM_WORLD);
+  int pkg = my_package();
+  g_free(ctx->socket_of);
+  g_free(ctx->node_of);
+  ctx->socket_of = g_new(int, ctx->size);
+  ctx->node_of = g_new(int, ctx->size);
+  MPI_Allgather(&pkg, 1, MPI_INT, ctx->socket_of, 1, MPI_INT, MPI_COMM_WORLD);
+  ctx->nodes = 0;
+  g_autofree int *count = g_new0(int, ctx->size);
+  for (int r = 0; r < ctx->size; r++) {
+    int n = -1;
+    for (int q = 0; q < r && n < 0; q++)
+      if (strncmp(keys + (size_t)q * NODE_KEY_LEN, keys + (size_t)r * NODE_KEY_LEN, NODE_KEY_LEN) == 0)
+        n = ctx->node_of[q];
+    ctx->node_of[r] = n >= 0 ? n : ctx->nodes++;
+    count[ctx->node_of[r]]++;
+  }
+  ctx->ranks_per_node = 0;
+  for (int n = 0; n < ctx->nodes; n++)
+    ctx->ranks_per_node = MAX(ctx->ranks_per_node, count[n]);
+  g_free(keys);
+}
+
+comm_mpi_locality comm_mpi__pair_locality(const comm_mpi_ctx *ctx, int a, int b)
+{
+  if (ctx->node_of[a] != ctx->node_of[b])
+    return COMM_MPI_OTHER_NODE;
+  if (ctx->socket_of[a] >= 0 && ctx->socket_of[a] == ctx->socket_of[b])
+    return COMM_MPI_SAME_SOCKET;
+  return COMM_MPI_SAME_NODE;
+}
+
+gboolean comm_mpi__dtsim_ranks(const comm_mpi_ctx *ctx, uint32_t *out, GError **error)
+{
+  g_autofree int *seen = g_new0(int, ctx->nodes);
+  for (int r = 0; r < ctx->size; r++)
+    out[r] = (uint32_t)(ctx->node_of[r] * ctx->ranks_per_node + seen[ctx->node_of[r]]++);
+  for (int n = 0; n < ctx->nodes; n++) {
+    if (seen[n] != ctx->ranks_per_node) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "node %d holds %d ranks and another %d: dtsim's clusters have the same number "
+                  "of devices on every node (launch with the same slots per host)", n, seen[n],
+                  ctx->ranks_per_node);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}

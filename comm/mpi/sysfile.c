@@ -1,0 +1,138 @@
+/* The system INI that calibration writes and `dtsim --system FILE` loads (docs/network.md):
+ * device "host", layout "nvswitch", inline [intra] and [inter] fabrics whose per-link latencies
+ * make dtsim's routes give back the fitted end-to-end latencies. */
+#include "comm_mpi.h"
+#include "comm_net.h"
+#include "util.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+
+static const char *const locality_names[COMM_MPI_N_CLASSES] = {
+    [COMM_MPI_SAME_SOCKET] = "same-socket",
+    [COMM_MPI_SAME_NODE] = "same-node",
+    [COMM_MPI_OTHER_NODE] = "other-node",
+};
+
+/* The host link of the ranks' "devices" and of the NIC. A rank of an MPI job has no PCIe hop
+ * of its own, so the fastest catalog fabric is used (63 GB/s x 0.8): it never becomes the
+ * bottleneck of a measured route, and its latency is taken out of the network link's. */
+#define HOST_LINK_FABRIC "pcie5-x16"
+
+const char *comm_mpi_locality_name(comm_mpi_locality loc)
+{
+  g_return_val_if_fail(loc < COMM_MPI_N_CLASSES, "?");
+  return locality_names[loc];
+}
+
+void comm_mpi_system_clear(comm_mpi_system *sys)
+{
+  if (sys == NULL)
+    return;
+  g_free(sys->description);
+  *sys = (comm_mpi_system){0};
+}
+
+static void append_fabric(GString *s, const char *group, const comm_mpi_fabric *fit,
+                          double link_latency_ns, gboolean measured, const char *route)
+{
+  g_string_append_printf(s, "\n[%s]\n", group);
+  if (measured)
+    g_string_append_printf(s, "description = measured by dtsim-mpi: %.4g GB/s, %.4g us end to end\n",
+                           fit->bandwidth_GBps, fit->latency_ns / 1e3);
+  else
+    g_string_append_printf(s, "description = not measured (no pair of ranks of this kind): a "
+                              "copy of the other fabric\n");
+  /* %.6g: six significant digits, far below the run-to-run spread of the measurement. */
+  g_string_append_printf(s, "bandwidth_GBps = %.6g\n", fit->bandwidth_GBps);
+  g_string_append_printf(s, "# %s\nlatency_ns = %.6g\n", route, link_latency_ns);
+}
+
+static char *system_text(const comm_mpi_system *sys, const char *comment, double intra_link_ns,
+                         double inter_link_ns, uint32_t per_node)
+{
+  GString *s = g_string_new(NULL);
+  g_string_append(s, "# System fitted by dtsim-mpi calibrate: one-way time = latency + bytes /\n"
+                     "# bandwidth per locality class, by least squares on ping-pong times.\n");
+  if (comment)
+    g_string_append_printf(s, "# %s\n", comment);
+  g_string_append_printf(s,
+                         "\n[system]\ndescription = %s\n"
+                         "# The ranks are processes on the hosts' CPUs: each is a \"host\" device\n"
+                         "# with one link to a switch standing for the node's memory system.\n"
+                         "device = host\ndevices_per_node = %u\nlayout = nvswitch\n"
+                         "pcie = " HOST_LINK_FABRIC "\nnics_per_node = 1\nsockets = 1\n"
+                         "topology = switch\n",
+                         sys->description ? sys->description : "measured with dtsim-mpi",
+                         per_node);
+  append_fabric(s, "intra", &sys->intra, intra_link_ns, sys->intra_measured,
+                "per link; a route inside a node is rank - switch - rank");
+  append_fabric(s, "inter", &sys->inter, inter_link_ns, sys->inter_measured,
+                "per network link, after the host links' latencies; a route between nodes is "
+                "rank - host links - NIC - switch - NIC - host links - rank");
+  return g_string_free(s, FALSE);
+}
+
+gboolean comm_mpi_system_p2p(const char *path, uint32_t nodes, uint32_t per_node, uint32_t peer,
+                             comm_mpi_fabric *out, GError **error)
+{
+  comm_cluster_spec spec = {.system = path, .nodes = nodes, .devices_per_node = per_node};
+  g_autoptr(comm_topology) topo = comm_topology_build(&spec, error);
+  if (topo == NULL)
+    return FALSE;
+  g_return_val_if_fail(peer < comm_topology_devices(topo), FALSE);
+  comm_ep a = comm_topology_device(topo, 0), b = comm_topology_device(topo, peer);
+  /* Latency from an empty message, bandwidth from the extra time of 1e9 bytes. */
+  sim_time_ps t0 = comm_topology_p2p_time(topo, a, b, 0);
+  sim_time_ps t1 = comm_topology_p2p_time(topo, a, b, 1000000000);
+  out->latency_ns = (double)t0 / 1e3;
+  out->bandwidth_GBps = 1.0 / sim_time_to_s(t1 - t0);
+  return TRUE;
+}
+
+/* End-to-end latencies (ns) inside a node and between nodes for one pair of link latencies. */
+static gboolean probe(const comm_mpi_system *sys, const char *dir, double intra_link_ns,
+                      double inter_link_ns, double *intra_ns, double *inter_ns, GError **error)
+{
+  g_autofree char *path = g_build_filename(dir, "probe.ini", NULL);
+  g_autofree char *text = system_text(sys, NULL, intra_link_ns, inter_link_ns, 2);
+  if (!g_file_set_contents(path, text, -1, error))
+    return FALSE;
+  comm_mpi_fabric in, out;
+  /* Two nodes of two ranks: rank 1 shares rank 0's node, rank 2 does not. */
+  gboolean ok = comm_mpi_system_p2p(path, 2, 2, 1, &in, error) &&
+                comm_mpi_system_p2p(path, 2, 2, 2, &out, error);
+  g_unlink(path);
+  *intra_ns = in.latency_ns;
+  *inter_ns = out.latency_ns;
+  return ok;
+}
+
+gboolean comm_mpi_system_write(const comm_mpi_system *sys, const char *comment, const char *path,
+                               GError **error)
+{
+  g_return_val_if_fail(sys->intra.bandwidth_GBps > 0 && sys->inter.bandwidth_GBps > 0, FALSE);
+  g_autofree char *dir = g_dir_make_tmp("dtsim-mpi-XXXXXX", error);
+  if (dir == NULL)
+    return FALSE;
+  /* Route latency = fixed part + hops x link latency: two probes give both. */
+  const double probe_ns = 1000;
+  double in0, out0, in1, out1;
+  gboolean ok = probe(sys, dir, 0, 0, &in0, &out0, error) &&
+                probe(sys, dir, probe_ns, probe_ns, &in1, &out1, error);
+  g_rmdir(dir);
+  if (!ok)
+    return FALSE;
+  double in_hops = round((in1 - in0) / probe_ns), out_hops = round((out1 - out0) / probe_ns);
+  g_assert(in_hops >= 1 && out_hops >= 1);
+  double intra_link = fmax(0, (sys->intra.latency_ns - in0) / in_hops);
+  double inter_link = fmax(0, (sys->inter.latency_ns - out0) / out_hops);
+
+  g_autofree char *text = system_text(sys, comment, intra_link, inter_link,
+                                      MAX(sys->ranks_per_node, 1));
+  g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
+  if (out == NULL)
+    return FALSE;
+  fputs(text, dt_outfile_stream(out));
+  return dt_outfile_commit(out, error);
+}

@@ -1,0 +1,124 @@
+#!/bin/sh
+# Launch tests of dtsim-mpi, run by ctest (label mpi):
+#   run.sh CASE RANKS
+# with MPIEXEC, MPIEXEC_NUMPROC_FLAG, DTSIM_MPI (the binary), SYSLOAD (the system-file checker)
+# and WORKDIR (scratch folder) in the environment. Every launch is bounded by `timeout`, so a
+# hang fails the test instead of blocking the suite. Exit 77 means skipped.
+set -eu
+
+case_=$1
+n=$2
+: "${MPIEXEC:?}" "${MPIEXEC_NUMPROC_FLAG:?}" "${DTSIM_MPI:?}" "${DTSIM:?}" "${WORKDIR:?}"
+mkdir -p "$WORKDIR"
+out=$WORKDIR/$case_-$n
+LIMIT=${DTSIM_MPI_TEST_TIMEOUT:-120}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+launch() { # launch RANKS ARGS...: mpirun with the test's options; stdout/stderr to $out.*
+  r=$1; shift
+  timeout "$LIMIT" "$MPIEXEC" "$MPIEXEC_NUMPROC_FLAG" "$r" --oversubscribe \
+    "$DTSIM_MPI" "$@" >"$out.stdout" 2>"$out.stderr"
+}
+
+# A bad launch must end with a non-zero status within the time limit (timeout's 124 is a hang)
+# and print the expected message exactly once.
+expect_one_message() { # STATUS PATTERN
+  status=$1 pattern=$2
+  [ "$status" -ne 0 ] || fail "bad launch exited 0"
+  [ "$status" -ne 124 ] || fail "bad launch hung (killed after ${LIMIT}s)"
+  count=$(grep -c -- "$pattern" "$out.stderr" || true)
+  [ "$count" -eq 1 ] || { cat "$out.stderr" >&2; fail "expected one message '$pattern', got $count"; }
+  echo "ok: exit $status, one message: $(grep -- "$pattern" "$out.stderr")"
+}
+
+case "$case_" in
+  calibrate)
+    launch "$n" calibrate --sizes 64,4K,64K,1M --reps 5 --warmup 1 -o "$out.ini" --csv "$out.csv" \
+      || { cat "$out.stderr" >&2; fail "calibrate failed"; }
+    cat "$out.stdout"
+    # One CSV row per pair and size: n(n-1)/2 pairs, 4 sizes.
+    rows=$(($(wc -l <"$out.csv") - 1))
+    [ "$rows" -eq $((n * (n - 1) / 2 * 4)) ] || fail "$rows measured points, expected $((n * (n - 1) / 2 * 4))"
+    # Only rank 0 prints the table.
+    [ "$(grep -c '^locality' "$out.stdout")" -eq 1 ] || fail "the table was printed more than once"
+    "$SYSLOAD" "$out.ini" "$n" || fail "the calibration file does not load"
+    # And dtsim itself simulates a collective on it.
+    "$DTSIM" collective --system "$out.ini" --nodes 2 --algorithm ring --bytes 1M --json \
+      || fail "dtsim collective does not load the calibration file"
+    ;;
+  validate)
+    launch "$n" validate --sizes 4K,64K,1M --reps 3 --warmup 1 --csv "$out.csv" --report "$out.md" \
+      || { cat "$out.stderr" "$out.stdout" >&2; fail "validate failed"; }
+    cat "$out.stdout"
+    # Rows expected: the 12 algorithms of the table times 3 sizes (with a power-of-two rank
+    # count; otherwise the recursive-doubling allgather is skipped).
+    algos=12
+    case "$n" in 2|4|8|16) ;; *) algos=11 ;; esac
+    rows=$(($(wc -l <"$out.csv") - 1))
+    [ "$rows" -eq $((algos * 3)) ] || fail "$rows rows, expected $((algos * 3))"
+    # Every row measured and predicted (positive times) and run with the forced algorithm.
+    awk -F, 'NR > 1 && !($8 > 0 && $9 > 0 && $11 == "yes") { bad++; print "bad row: " $0 }
+             END { exit bad > 0 }' "$out.csv" || fail "rows not measured, not predicted or not forced"
+    grep -q '^| all | all |' "$out.md" || fail "the report has no summary"
+    ;;
+  sweep)
+    # The points spread over the ranks come back in order, the same as `dtsim sweep` prints
+    # them (all but sim_wall_s, the wall-clock time of each simulation).
+    launch "$n" sweep --model resnet50 --system dgx1-v100 --devices 1,2,4,8,16 \
+      --strategies dp,ps --json || { cat "$out.stderr" >&2; fail "sweep failed"; }
+    "$DTSIM" sweep --model resnet50 --system dgx1-v100 --devices 1,2,4,8,16 --strategies dp,ps \
+      --json >"$out.ref" 2>/dev/null || fail "dtsim sweep failed"
+    [ "$(wc -l <"$out.stdout")" -eq 10 ] || { cat "$out.stdout"; fail "expected 10 points"; }
+    strip() { sed 's/"sim_wall_s":[0-9.e+-]*,\{0,1\}//' "$1"; }
+    strip "$out.stdout" >"$out.a"
+    strip "$out.ref" >"$out.b"
+    cmp -s "$out.a" "$out.b" || { diff "$out.a" "$out.b" | head -5; fail "differs from dtsim sweep"; }
+    echo "ok: 10 points in order, the same as dtsim sweep"
+    ;;
+  replay)
+    launch "$n" replay --model resnet18 --batch 16 --system dgx1-v100 --iterations 2 \
+      --bucket-mib 10 --sleep --trace "$out.sim.json" --measured-trace "$out.meas.json" \
+      || { cat "$out.stderr" >&2; fail "replay failed"; }
+    cat "$out.stdout"
+    # Both timelines written, with the buckets' collectives in them.
+    for t in sim meas; do
+      grep -q '"traceEvents"' "$out.$t.json" || fail "$t trace is not a trace"
+      grep -q 'allreduce bucket 0' "$out.$t.json" || fail "$t trace has no bucket collective"
+    done
+    # Two iteration rows, and the measured iteration cannot be shorter than the compute it
+    # waited through.
+    [ "$(grep -c '^[01] ' "$out.stdout")" -eq 2 ] || fail "expected 2 iteration rows"
+    awk '/compute tasks/ { for (i = 1; i <= NF; i++) if ($i ~ /^\(/) c = substr($i, 2) }
+         /^last iteration/ { m = $4 }
+         END { if (!(m + 0 >= 0.999 * c)) { print "measured " m " ms < compute " c " ms"; exit 1 } }' \
+      "$out.stdout" || fail "measured iteration shorter than its compute"
+    ;;
+  replay-ps)
+    status=0; launch "$n" replay --model resnet18 --strategy ps || status=$?
+    expect_one_message "$status" "only dp can be replayed"
+    ;;
+  one-rank)
+    status=0; launch 1 calibrate || status=$?
+    expect_one_message "$status" "needs at least 2 ranks"
+    ;;
+  mismatch)
+    # MPMD launch: rank 0 and the others get different options.
+    status=0
+    timeout "$LIMIT" "$MPIEXEC" --oversubscribe "$MPIEXEC_NUMPROC_FLAG" 1 "$DTSIM_MPI" calibrate --reps 3 : \
+      "$MPIEXEC_NUMPROC_FLAG" $((n - 1)) "$DTSIM_MPI" calibrate --reps 4 \
+      >"$out.stdout" 2>"$out.stderr" || status=$?
+    expect_one_message "$status" "was started with other arguments than rank 0"
+    ;;
+  unknown-algorithm)
+    status=0; launch "$n" validate --ops allreduce --algorithms ring,butterfly-of-doom || status=$?
+    expect_one_message "$status" "unknown allreduce algorithm 'butterfly-of-doom'"
+    ;;
+  bad-option)
+    status=0; launch "$n" calibrate --sizes 1K,banana || status=$?
+    expect_one_message "$status" "banana"
+    ;;
+  *)
+    fail "unknown case $case_"
+    ;;
+esac

@@ -1,0 +1,305 @@
+/* Unit tests of dtsim-mpi's MPI-free parts: statistics, the latency/bandwidth fit, size lists,
+ * the argument hash, the algorithm table (against ompi_info when it is installed and against
+ * dtsim's registry), the predictions through dtsim's model and the system file. Expected values are worked out by hand in the
+ * comments. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "coll.h"
+#include "comm_mpi.h"
+#include "util.h"
+
+#define assert_close(a, b, rel) assert_true(fabs((a) - (b)) <= (rel) * fabs(b))
+
+static void test_median(void **state)
+{
+  double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2};
+  assert_true(comm_mpi_median(odd, 3) == 2);
+  assert_true(comm_mpi_median(even, 4) == 2.5); /* (2 + 3) / 2 */
+  assert_true(odd[0] == 3);                     /* the input is not sorted in place */
+}
+
+static void test_fit_exact_line(void **state)
+{
+  /* t = 2 us + bytes / 1e9 B/s at 0, 1 kB and 1 MB: 2e-6, 3e-6 and 1.002e-3 s. */
+  comm_mpi_point p[] = {{0, 2e-6}, {1000, 3e-6}, {1e6, 1.002e-3}};
+  comm_mpi_fit fit;
+  g_autoptr(GError) error = NULL;
+  assert_true(comm_mpi_fit_points(p, 3, &fit, &error));
+  assert_close(fit.latency_s, 2e-6, 1e-9);
+  assert_close(fit.bandwidth_Bps, 1e9, 1e-9);
+  assert_true(fit.max_rel_residual < 1e-9);
+  assert_false(fit.negative_latency);
+}
+
+static void test_fit_relative_weighting(void **state)
+{
+  /* Two points off the line by the same relative amount (+10% at 8 bytes, -10% at 1 MB) around
+   * t = 1 us + b / 1e9: both residuals come out at 10% or less rather than the small point
+   * absorbing the large one's absolute error (which would be 1e-4 s, 100x the small time). */
+  comm_mpi_point p[] = {{8, 1.1 * (1e-6 + 8e-9)}, {1048576, 0.9 * (1e-6 + 1048576e-9)},
+                        {65536, 1e-6 + 65536e-9}};
+  comm_mpi_fit fit;
+  assert_true(comm_mpi_fit_points(p, 3, &fit, NULL));
+  assert_true(fit.max_rel_residual <= 0.1 + 1e-9);
+  assert_true(fit.latency_s > 0.5e-6 && fit.latency_s < 1.5e-6);
+}
+
+static void test_fit_negative_intercept(void **state)
+{
+  /* (1000 B, 0.5 us) and (2000 B, 1.5 us): the line through them has slope 1e-9 s/B and
+   * intercept -0.5 us, so the latency is clamped to 0 and flagged. */
+  comm_mpi_point p[] = {{1000, 0.5e-6}, {2000, 1.5e-6}};
+  comm_mpi_fit fit;
+  assert_true(comm_mpi_fit_points(p, 2, &fit, NULL));
+  assert_true(fit.negative_latency);
+  assert_true(fit.latency_s == 0);
+  assert_true(fit.bandwidth_Bps > 0);
+}
+
+static void test_fit_errors(void **state)
+{
+  comm_mpi_fit fit;
+  g_autoptr(GError) e1 = NULL, e2 = NULL, e3 = NULL;
+  comm_mpi_point one[] = {{64, 1e-6}, {64, 2e-6}};
+  assert_false(comm_mpi_fit_points(one, 2, &fit, &e1));
+  assert_non_null(strstr(e1->message, "two different message sizes"));
+  comm_mpi_point falling[] = {{64, 2e-6}, {1024, 1e-6}};
+  assert_false(comm_mpi_fit_points(falling, 2, &fit, &e2));
+  assert_non_null(strstr(e2->message, "does not grow"));
+  comm_mpi_point zero[] = {{64, 0}, {1024, 1e-6}};
+  assert_false(comm_mpi_fit_points(zero, 2, &fit, &e3));
+}
+
+static void test_errors(void **state)
+{
+  assert_close(comm_mpi_rel_error(1.1, 1.0), 0.1, 1e-12);
+  /* Off by a factor of 2 once over and once under: exp(ln 2) - 1 = 1. */
+  double pred[] = {2, 0.5}, meas[] = {1, 1};
+  assert_close(comm_mpi_geomean_error(pred, meas, 2), 1.0, 1e-12);
+  double exact[] = {3, 4};
+  assert_true(comm_mpi_geomean_error(exact, exact, 2) == 0);
+}
+
+static void test_sizes(void **state)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) a = comm_mpi_parse_sizes("1K..8K", "--sizes", &error);
+  assert_non_null(a);
+  assert_int_equal(a->len, 4);
+  assert_true(g_array_index(a, uint64_t, 0) == 1024 && g_array_index(a, uint64_t, 3) == 8192);
+  g_autoptr(GArray) b = comm_mpi_parse_sizes("4K, 1K,4096", "--sizes", NULL);
+  assert_int_equal(b->len, 2); /* sorted, 4K and 4096 are one size */
+  assert_true(g_array_index(b, uint64_t, 0) == 1024 && g_array_index(b, uint64_t, 1) == 4096);
+  g_autoptr(GError) e1 = NULL, e2 = NULL;
+  assert_null(comm_mpi_parse_sizes("8K..1K", "--sizes", &e1));
+  assert_non_null(strstr(e1->message, "--sizes"));
+  assert_null(comm_mpi_parse_sizes("1K,banana", "--sizes", &e2));
+  assert_non_null(strstr(e2->message, "banana"));
+}
+
+static void test_hash(void **state)
+{
+  /* FNV-1a 64 of the single byte 0 (one empty argument): (14695981039346656037 ^ 0) *
+   * 1099511628211 mod 2^64 = 0xaf63bd4c8601b7df. */
+  char *empty[] = {""};
+  assert_true(comm_mpi_hash_argv(1, empty) == UINT64_C(0xaf63bd4c8601b7df));
+  /* The terminating NULs keep "a","b" apart from "ab": bytes a,NUL,b,NUL vs a,b,NUL. */
+  char *ab1[] = {"a", "b"}, *ab2[] = {"ab"};
+  assert_true(comm_mpi_hash_argv(2, ab1) != comm_mpi_hash_argv(1, ab2));
+  char *ab0[] = {"ab"};
+  assert_true(comm_mpi_hash_argv(1, ab0) == UINT64_C(0xe72003190541fc1e));
+}
+
+static void test_algorithm_table(void **state)
+{
+  g_autoptr(GError) error = NULL;
+  const comm_mpi_algorithm *ring = comm_mpi_algorithm_find(COMM_MPI_ALLREDUCE, "ring", NULL);
+  assert_non_null(ring);
+  assert_int_equal(ring->ompi_id, 4);
+  assert_string_equal(comm_mpi_op_cvar(COMM_MPI_REDUCE_SCATTER),
+                      "coll_tuned_reduce_scatter_algorithm");
+  assert_null(comm_mpi_algorithm_find(COMM_MPI_BROADCAST, "halving-doubling", &error));
+  assert_non_null(strstr(error->message, "tree, ring, onetoall"));
+  comm_mpi_op op;
+  assert_true(comm_mpi_op_parse("reduce-scatter", &op, NULL) && op == COMM_MPI_REDUCE_SCATTER);
+  assert_false(comm_mpi_op_parse("alltoall", &op, NULL));
+}
+
+/* The numbers of the table are Open MPI's: each must appear in ompi_info's list of
+ * enumerators for its variable with the same name. Skipped when ompi_info is missing. */
+/* Every algorithm of the table is one dtsim models for its collective. */
+static void test_algorithms_known_to_dtsim(void **state)
+{
+  size_t n;
+  const comm_mpi_algorithm *algos = comm_mpi_algorithms(&n);
+  static const comm_coll_op ops[] = {COMM_COLL_ALLREDUCE, COMM_COLL_ALLGATHER,
+                                     COMM_COLL_REDUCE_SCATTER, COMM_COLL_BROADCAST};
+  for (size_t i = 0; i < n; i++) {
+    const comm_coll_algorithm *ca = comm_coll_algorithm_find(algos[i].name, "test", NULL);
+    assert_non_null(ca);
+    assert_true(comm_coll_algorithm_supports(ca, ops[algos[i].op]));
+  }
+}
+
+static void test_algorithm_numbers_match_ompi_info(void **state)
+{
+  g_autofree char *out = NULL;
+  int status = -1;
+  if (!g_spawn_command_line_sync("ompi_info --param coll tuned --level 9 --parsable", &out,
+                                 NULL, &status, NULL) || status != 0) {
+    skip();
+  }
+  size_t n;
+  const comm_mpi_algorithm *algos = comm_mpi_algorithms(&n);
+  for (size_t i = 0; i < n; i++) {
+    g_autofree char *line =
+        g_strdup_printf("mca:coll:tuned:param:%s:enumerator:value:%d:%s\n",
+                        comm_mpi_op_cvar(algos[i].op), algos[i].ompi_id, algos[i].ompi_name);
+    if (strstr(out, line) == NULL)
+      fail_msg("ompi_info does not list %s", line);
+    for (int k = 0; k < 2 && algos[i].extra[k].cvar; k++) {
+      g_autofree char *var = g_strdup_printf("mca:coll:tuned:param:%s:", algos[i].extra[k].cvar);
+      if (strstr(out, var) == NULL)
+        fail_msg("ompi_info has no variable %s", algos[i].extra[k].cvar);
+    }
+  }
+}
+
+#define TEST_SYSTEM DTSIM_TEST_DIR "/data/switch-1us-1GBps.ini"
+
+static double predict(comm_mpi_model *m, comm_mpi_op op, const char *name, uint64_t bytes)
+{
+  double t = -1;
+  g_autoptr(GError) error = NULL;
+  const comm_mpi_algorithm *a = comm_mpi_algorithm_find(op, name, &error);
+  assert_non_null(a);
+  if (!comm_mpi_model_predict(m, a, bytes, &t, &error))
+    fail_msg("%s", error->message);
+  return t;
+}
+
+/* dtsim's model on the test system, 4 ranks on one node, n = 4e6 bytes; a message of b bytes
+ * costs 1e-6 + b / 1e9 s (data/switch-1us-1GBps.ini). Both network models must give the
+ * textbook times: these patterns never put two flows on one link direction. */
+static void check_one_node(gboolean flow)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(comm_mpi_model) m = comm_mpi_model_new(TEST_SYSTEM, 1, 4, NULL, flow, 0, &error);
+  if (m == NULL)
+    fail_msg("%s", error->message);
+  /* Ring allreduce: 2(p-1) = 6 steps of n/p = 1e6 bytes: 6 * 1.001e-3. */
+  assert_close(predict(m, COMM_MPI_ALLREDUCE, "ring", 4000000), 6.006e-3, 1e-6);
+  /* Recursive doubling: log2 4 = 2 exchanges of the whole 4e6 bytes: 2 * 4.001e-3. */
+  assert_close(predict(m, COMM_MPI_ALLREDUCE, "recursive-doubling", 4000000), 8.002e-3, 1e-6);
+  /* Rabenseifner: halving 2e6 then 1e6, doubling 1e6 then 2e6: 2 * (2.001e-3 + 1.001e-3). */
+  assert_close(predict(m, COMM_MPI_ALLREDUCE, "halving-doubling", 4000000), 6.004e-3, 1e-6);
+  /* Ring allgather: 3 steps of 1e6 bytes. */
+  assert_close(predict(m, COMM_MPI_ALLGATHER, "ring", 4000000), 3.003e-3, 1e-6);
+  /* Binomial broadcast: 2 rounds of the whole 4e6 bytes. */
+  assert_close(predict(m, COMM_MPI_BROADCAST, "tree", 4000000), 8.002e-3, 1e-6);
+}
+
+static void test_model_one_node_flow(void **state)
+{
+  check_one_node(TRUE);
+}
+
+static void test_model_one_node_analytic(void **state)
+{
+  check_one_node(FALSE);
+}
+
+static void test_model_reduction_rate(void **state)
+{
+  /* Ring reduce-scatter with reductions at 1e9 bytes/s: each of the 3 steps also reduces its
+   * 1e6 bytes: 3 * (1e-6 + 1e-3 + 1e-3). */
+  g_autoptr(comm_mpi_model) m = comm_mpi_model_new(TEST_SYSTEM, 1, 4, NULL, FALSE, 1e9, NULL);
+  assert_non_null(m);
+  assert_close(predict(m, COMM_MPI_REDUCE_SCATTER, "ring", 4000000), 6.003e-3, 1e-6);
+}
+
+static void test_model_rank_order(void **state)
+{
+  /* 2 nodes x 2 ranks; MPI placed its ranks round-robin (MPI rank 1 on node 1), so MPI ranks
+   * 0, 1, 2, 3 are dtsim ranks 0, 2, 1, 3. A recursive-doubling allgather of 4e6 bytes
+   * exchanges 1e6 bytes with MPI rank r^1, then 2e6 bytes with r^2. In the identity order the
+   * small step stays in the node and the large one crosses; round-robin is the other way
+   * round. The latencies cancel, so identity - round-robin = (2e6 - 1e6) / 1e8 - (2e6 - 1e6) /
+   * 1e9 = 0.01 - 0.001 = 0.009 s. */
+  const uint32_t round_robin[] = {0, 2, 1, 3};
+  g_autoptr(comm_mpi_model) id = comm_mpi_model_new(TEST_SYSTEM, 2, 2, NULL, FALSE, 0, NULL);
+  g_autoptr(comm_mpi_model) rr = comm_mpi_model_new(TEST_SYSTEM, 2, 2, round_robin, FALSE, 0, NULL);
+  assert_non_null(id);
+  assert_non_null(rr);
+  double t_id = predict(id, COMM_MPI_ALLGATHER, "recursive-doubling", 4000000);
+  double t_rr = predict(rr, COMM_MPI_ALLGATHER, "recursive-doubling", 4000000);
+  assert_close(t_id - t_rr, 0.009, 1e-6);
+}
+
+static void test_model_unsupported(void **state)
+{
+  g_autoptr(comm_mpi_model) m = comm_mpi_model_new(TEST_SYSTEM, 1, 3, NULL, FALSE, 0, NULL);
+  assert_non_null(m);
+  const comm_mpi_algorithm *rd =
+      comm_mpi_algorithm_find(COMM_MPI_ALLGATHER, "recursive-doubling", NULL);
+  double t;
+  g_autoptr(GError) error = NULL;
+  assert_false(comm_mpi_model_predict(m, rd, 1024, &t, &error));
+  assert_non_null(strstr(error->message, "power-of-two"));
+}
+
+static void test_system_roundtrip(void **state)
+{
+  /* What calibration measured must be what dtsim charges: end-to-end 2 us and 5 GB/s inside a
+   * node, 30 us and 0.5 GB/s between nodes, read back through dtsim's own loader and routes. */
+  g_autofree char *dir = g_dir_make_tmp("dtsim-mpi-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "sys.ini", NULL);
+  comm_mpi_system s = {.description = g_strdup("unit"), .ranks_per_node = 2,
+                       .intra = {2000, 5}, .inter = {30000, 0.5}, .intra_measured = TRUE,
+                       .inter_measured = TRUE};
+  g_autoptr(GError) error = NULL;
+  if (!comm_mpi_system_write(&s, "unit test", path, &error))
+    fail_msg("%s", error->message);
+  comm_mpi_fabric in, out;
+  if (!comm_mpi_system_p2p(path, 2, 2, 1, &in, &error) ||
+      !comm_mpi_system_p2p(path, 2, 2, 2, &out, &error))
+    fail_msg("%s", error->message);
+  assert_close(in.latency_ns, 2000.0, 1e-3);
+  assert_close(in.bandwidth_GBps, 5.0, 1e-3);
+  assert_close(out.latency_ns, 30000.0, 1e-3);
+  assert_close(out.bandwidth_GBps, 0.5, 1e-3);
+  comm_mpi_system_clear(&s);
+  g_unlink(path);
+  g_rmdir(dir);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_median),
+      cmocka_unit_test(test_fit_exact_line),
+      cmocka_unit_test(test_fit_relative_weighting),
+      cmocka_unit_test(test_fit_negative_intercept),
+      cmocka_unit_test(test_fit_errors),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_sizes),
+      cmocka_unit_test(test_hash),
+      cmocka_unit_test(test_algorithm_table),
+      cmocka_unit_test(test_algorithm_numbers_match_ompi_info),
+      cmocka_unit_test(test_algorithms_known_to_dtsim),
+      cmocka_unit_test(test_model_one_node_flow),
+      cmocka_unit_test(test_model_one_node_analytic),
+      cmocka_unit_test(test_model_reduction_rate),
+      cmocka_unit_test(test_model_rank_order),
+      cmocka_unit_test(test_model_unsupported),
+      cmocka_unit_test(test_system_roundtrip),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -143,7 +143,6 @@ static gboolean system_fabric(const dt_ini *ini, const char *sysname, const char
   g_autofree char *name = dt_ini_string(ini, "system", key, required, error);
   if (!name)
     return !required;
-  g_autoptr(GError) local = NULL;
   g_autofree char *what = g_strdup_printf("%s:%d: [system] %s", dt_ini_path(ini),
                                           dt_ini_line(ini, "system", key), key);
   *out = comm_fabric_load(name, what, error);

@@ -107,6 +107,19 @@ static wl_model *classifier_end(wl_model *m, int last)
   return finish(m);
 }
 
+/* The fully connected tail of AlexNet (one tower), VGG and OverFeat: flatten, fc6 (fc6_out
+ * features) and fc7 (4096) each with ReLU and dropout after it, fc8 (1000 classes), loss. */
+static wl_model *dense_head(wl_model *m, int x, uint32_t fc6_out)
+{
+  x = simple(m, "flatten", WL_LAYER_FLATTEN, x);
+  x = fc_relu(m, "fc6", x, fc6_out);
+  x = simple(m, "drop6", WL_LAYER_DROPOUT, x);
+  x = fc_relu(m, "fc7", x, 4096);
+  x = simple(m, "drop7", WL_LAYER_DROPOUT, x);
+  x = fc(m, "fc8", x, 1000);
+  return classifier_end(m, x);
+}
+
 /* ---- LeNet-5 ------------------------------------------------------------------------------ */
 
 /* LeCun et al. 1998 with full connections between the convolution maps, ReLU and max pooling
@@ -163,13 +176,7 @@ static wl_model *build_alexnet_owt(void)
   x = conv_relu(m, "conv4", x, 384, 3, 1, 1);
   x = conv_relu(m, "conv5", x, 256, 3, 1, 1);
   x = pool(m, "pool5", WL_LAYER_MAXPOOL, x, 3, 2, 0, FALSE);
-  x = simple(m, "flatten", WL_LAYER_FLATTEN, x);
-  x = fc_relu(m, "fc6", x, 4096);
-  x = simple(m, "drop6", WL_LAYER_DROPOUT, x);
-  x = fc_relu(m, "fc7", x, 4096);
-  x = simple(m, "drop7", WL_LAYER_DROPOUT, x);
-  x = fc(m, "fc8", x, 1000);
-  return classifier_end(m, x);
+  return dense_head(m, x, 4096);
 }
 
 /* ---- VGG ----------------------------------------------------------------------------------- */
@@ -191,13 +198,7 @@ static wl_model *build_vgg(const char *name, const uint32_t *cfg, size_t n)
       x = conv_relu(m, cn, x, cfg[i], 3, 1, 1);
     }
   }
-  x = simple(m, "flatten", WL_LAYER_FLATTEN, x);
-  x = fc_relu(m, "fc6", x, 4096);
-  x = simple(m, "drop6", WL_LAYER_DROPOUT, x);
-  x = fc_relu(m, "fc7", x, 4096);
-  x = simple(m, "drop7", WL_LAYER_DROPOUT, x);
-  x = fc(m, "fc8", x, 1000);
-  return classifier_end(m, x);
+  return dense_head(m, x, 4096);
 }
 
 static wl_model *build_vgg11(void)
@@ -263,13 +264,7 @@ static wl_model *build_overfeat(void)
   x = conv_relu(m, "conv4", x, 1024, 3, 1, 1);
   x = conv_relu(m, "conv5", x, 1024, 3, 1, 1);
   x = pool(m, "pool5", WL_LAYER_MAXPOOL, x, 2, 2, 0, FALSE);
-  x = simple(m, "flatten", WL_LAYER_FLATTEN, x);
-  x = fc_relu(m, "fc6", x, 3072);
-  x = simple(m, "drop6", WL_LAYER_DROPOUT, x);
-  x = fc_relu(m, "fc7", x, 4096);
-  x = simple(m, "drop7", WL_LAYER_DROPOUT, x);
-  x = fc(m, "fc8", x, 1000);
-  return classifier_end(m, x);
+  return dense_head(m, x, 3072);
 }
 
 /* ---- GoogLeNet ----------------------------------------------------------------------------- */

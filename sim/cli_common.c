@@ -7,14 +7,7 @@
 int dtsim_cli_fail(const char *cmd, const GError *error)
 {
   fprintf(stderr, "dtsim %s: %s\n", cmd, error ? error->message : "failed");
-  if (error == NULL)
-    return 1;
-  if (error->domain == DT_ERROR)
-    return error->code == DT_ERROR_INPUT ? 2 : 1;
-  /* GOptionContext, GKeyFile and json-glib errors come from what the user gave us. */
-  if (error->domain == G_OPTION_ERROR || error->domain == G_KEY_FILE_ERROR)
-    return 2;
-  return 1;
+  return dt_error_exit_status(error);
 }
 
 gboolean dtsim_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv,

@@ -7,17 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int exit_status(const GError *error)
-{
-  if (error == NULL)
-    return 1;
-  if (error->domain == DT_ERROR)
-    return error->code == DT_ERROR_INPUT ? 2 : 1;
-  if (error->domain == G_OPTION_ERROR || error->domain == G_KEY_FILE_ERROR)
-    return 2;
-  return 1;
-}
-
 static void print_error(const comm_mpi_ctx *ctx, const GError *error)
 {
   fprintf(stderr, "dtsim-mpi%s%s: %s\n", ctx->command ? " " : "",
@@ -29,7 +18,7 @@ void comm_mpi__fail_all(const comm_mpi_ctx *ctx, const GError *error)
 {
   if (ctx->rank == 0) {
     print_error(ctx, error);
-    MPI_Abort(MPI_COMM_WORLD, exit_status(error));
+    MPI_Abort(MPI_COMM_WORLD, dt_error_exit_status(error));
   }
   /* The other ranks wait for rank 0's abort to end them, so exactly one message is printed. */
   for (;;)
@@ -39,7 +28,7 @@ void comm_mpi__fail_all(const comm_mpi_ctx *ctx, const GError *error)
 void comm_mpi__fail_here(const comm_mpi_ctx *ctx, const GError *error)
 {
   print_error(ctx, error);
-  MPI_Abort(MPI_COMM_WORLD, exit_status(error));
+  MPI_Abort(MPI_COMM_WORLD, dt_error_exit_status(error));
   abort();
 }
 

@@ -10,6 +10,17 @@
 
 G_DEFINE_QUARK(dtsim-error-quark, dt_error)
 
+int dt_error_exit_status(const GError *error)
+{
+  if (error == NULL)
+    return 1;
+  if (error->domain == DT_ERROR)
+    return error->code == DT_ERROR_INPUT ? 2 : 1;
+  if (error->domain == G_OPTION_ERROR || error->domain == G_KEY_FILE_ERROR)
+    return 2;
+  return 1;
+}
+
 gboolean dt_parse_size(const char *text, const char *what, uint64_t *out_bytes, GError **error)
 {
   static const struct {

@@ -19,6 +19,10 @@ typedef enum {
   DT_ERROR_INTERNAL,  /* a failure that is not the user's: exit status 1 */
 } dt_error_code;
 
+/* The process exit status for an error: 2 for bad input (DT_ERROR_INPUT, and option-parsing and
+ * key-file errors, which come from what the user gave), 1 for anything else or no error. */
+int dt_error_exit_status(const GError *error);
+
 /* ---- INI files ------------------------------------------------------------------------- */
 
 typedef struct dt_ini dt_ini;

@@ -18,25 +18,6 @@
 #include <math.h>
 #include <string.h>
 
-/* The CLI's error printer lives in main.c; the lister calls it. */
-int dtsim_cli_fail(const char *cmd, const GError *error)
-{
-  fprintf(stderr, "dtsim %s: %s\n", cmd, error ? error->message : "failed");
-  return 2;
-}
-
-/* The CLI's option parser, also in main.c. */
-gboolean dtsim_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char ***argv,
-                         int *status)
-{
-  g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(ctx, argc, argv, &error)) {
-    *status = dtsim_cli_fail(cmd, error);
-    return FALSE;
-  }
-  return TRUE;
-}
-
 /* A GPU with round numbers: 8 SMs, 10 TFLOP/s fp32, 100 TFLOP/s fp16 tensor, 1000 GB/s, and
  * efficiencies of exactly one half with no launch or k-loop overhead. */
 static const char round_gpu[] =

@@ -129,11 +129,24 @@ static void test_outfile(void **state)
   g_rmdir(dir);
 }
 
+static void test_exit_status(void **state)
+{
+  g_autoptr(GError) input = g_error_new(DT_ERROR, DT_ERROR_INPUT, "x");
+  g_autoptr(GError) internal = g_error_new(DT_ERROR, DT_ERROR_INTERNAL, "x");
+  g_autoptr(GError) option = g_error_new(G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "x");
+  g_autoptr(GError) other = g_error_new(G_FILE_ERROR, G_FILE_ERROR_IO, "x");
+  assert_int_equal(dt_error_exit_status(input), 2);
+  assert_int_equal(dt_error_exit_status(option), 2);
+  assert_int_equal(dt_error_exit_status(internal), 1);
+  assert_int_equal(dt_error_exit_status(other), 1);
+  assert_int_equal(dt_error_exit_status(NULL), 1);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sizes), cmocka_unit_test(test_lists), cmocka_unit_test(test_ini),
-      cmocka_unit_test(test_outfile),
+      cmocka_unit_test(test_outfile), cmocka_unit_test(test_exit_status),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

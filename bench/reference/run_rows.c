@@ -34,23 +34,27 @@ static gboolean simulate(sim_scenario *s, sim_report *r, GError **error)
   return sim_simulate(s, &o, r, error);
 }
 
-static char **read_rows(const char *path, GError **error)
+/* The lines of DIR/FILE, or NULL after printing why not. */
+static char **read_rows(const char *dir, const char *file, char **path_out)
 {
+  g_autofree char *path = g_build_filename(dir, file, NULL);
   g_autofree char *text = NULL;
-  if (!g_file_get_contents(path, &text, NULL, error))
+  g_autoptr(GError) error = NULL;
+  if (!g_file_get_contents(path, &text, NULL, &error)) {
+    fprintf(stderr, "dtsim-reference-run: %s\n", error->message);
     return NULL;
+  }
+  *path_out = g_steal_pointer(&path);
   return g_strsplit(g_strstrip(text), "\n", -1);
 }
 
 static int training(const char *dir, tally *all)
 {
-  g_autofree char *path = g_build_filename(dir, "training.csv", NULL);
-  g_autoptr(GError) error = NULL;
-  g_auto(GStrv) lines = read_rows(path, &error);
-  if (!lines) {
-    fprintf(stderr, "dtsim-reference-run: %s\n", error->message);
+  g_autofree char *path = NULL;
+  g_auto(GStrv) lines = read_rows(dir, "training.csv", &path);
+  if (!lines)
     return 1;
-  }
+  g_autoptr(GError) error = NULL;
   tally t = {0};
   printf("== training.csv through the whole simulator\n");
   printf("%-13s %-15s %-10s %4s %5s %-8s %10s %10s %7s\n", "model", "device", "system", "devs",
@@ -98,13 +102,11 @@ static int training(const char *dir, tally *all)
 
 static int scaling(const char *dir, tally *all)
 {
-  g_autofree char *path = g_build_filename(dir, "scaling.csv", NULL);
-  g_autoptr(GError) error = NULL;
-  g_auto(GStrv) lines = read_rows(path, &error);
-  if (!lines) {
-    fprintf(stderr, "dtsim-reference-run: %s\n", error->message);
+  g_autofree char *path = NULL;
+  g_auto(GStrv) lines = read_rows(dir, "scaling.csv", &path);
+  if (!lines)
     return 1;
-  }
+  g_autoptr(GError) error = NULL;
   tally t = {0};
   printf("== scaling.csv: speedup over one device\n");
   printf("%-13s %-22s %5s %-8s %-10s %9s %10s %7s\n", "model", "system", "devs", "strategy",

@@ -127,6 +127,18 @@ sim_stream_id sim__host_stream(sim_plan *p, uint32_t node, uint32_t rank)
   return sim_graph_add_stream(p->graph, *u, thread);
 }
 
+void sim__add_device(sim_plan *p, uint32_t rank, uint32_t devices_per_node, gboolean with_comm,
+                     sim_device_streams *out)
+{
+  uint32_t node = rank / devices_per_node;
+  g_autofree char *name = g_strdup_printf("gpu%u (node %u)", rank, node);
+  out->unit = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, rank, name);
+  out->compute = sim_graph_add_stream(p->graph, out->unit, "compute");
+  out->comm = with_comm ? sim_graph_add_stream(p->graph, out->unit, "comm") : 0;
+  out->copy = sim_graph_add_stream(p->graph, out->unit, "h2d");
+  out->host = sim__host_stream(p, node, rank);
+}
+
 sim_task_id sim__host_step(sim_plan *p, const sim_costs *c, sim_stream_id host, gboolean has_prev,
                            sim_task_id prev_end)
 {

@@ -129,6 +129,15 @@ gboolean sim__partition(const sim_costs *c, uint32_t stages, const char *split, 
                         GError **error);
 /* Per-device memory of holding layers [a, b) with `in_flight` batches of saved activations. */
 uint64_t sim__stage_memory(const sim_costs *c, uint32_t a, uint32_t b, uint64_t in_flight);
+/* A data-parallel style device: its unit "gpuR (node N)" with a compute stream, a
+ * communication stream (when with_comm), a host-to-device copy stream "h2d", and the host
+ * thread that drives it. */
+typedef struct {
+  sim_unit_id unit;
+  sim_stream_id compute, comm, copy, host;
+} sim_device_streams;
+void sim__add_device(sim_plan *p, uint32_t rank, uint32_t devices_per_node, gboolean with_comm,
+                     sim_device_streams *out);
 /* The host thread that drives device `rank` of node `node`: a stream of the node's host process
  * (created on first use). Each iteration's framework step runs there, after the device's
  * previous iteration and before its first pass. */

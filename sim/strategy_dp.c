@@ -9,7 +9,7 @@
 #include "util.h"
 
 typedef struct {
-  sim_stream_id compute, comm, copy, host;
+  sim_device_streams s;
   sim_task_id last;          /* the device's last task of the previous iteration */
 } device_streams;
 
@@ -24,15 +24,15 @@ static void add_device_passes(sim_plan *p, const sim_costs *c, const device_stre
 {
   sim_graph *g = p->graph;
   guint n = sim_costs_n_layers(c);
-  sim_task_id step = sim__host_step(p, c, ds->host, has_prev, ds->last);
-  sim_task_id copy = sim_graph_add_compute(g, ds->copy, "input copy", "copy", c->input_copy_ps, 0,
+  sim_task_id step = sim__host_step(p, c, ds->s.host, has_prev, ds->last);
+  sim_task_id copy = sim_graph_add_compute(g, ds->s.copy, "input copy", "copy", c->input_copy_ps, 0,
                                            c->input_bytes);
   if (has_prev)
     sim_graph_depend(g, copy, *first_forward);
   sim_task_id prev = step;
   for (guint i = 0; i < n; i++) {
     const sim_layer_cost *l = sim_costs_layer(c, i);
-    sim_task_id t = sim_graph_add_compute(g, ds->compute, l->name, "forward", l->forward_ps,
+    sim_task_id t = sim_graph_add_compute(g, ds->s.compute, l->name, "forward", l->forward_ps,
                                           l->forward_flops, 0);
     sim_graph_add_memory_delta(g, t, (int64_t)l->saved_bytes);
     if (i == 0) {
@@ -47,13 +47,13 @@ static void add_device_passes(sim_plan *p, const sim_costs *c, const device_stre
     grad_ready[k] = prev;
     if (l->param_bytes > 0 || l->backward_weights_ps > 0) {
       g_autofree char *name = g_strconcat(l->name, " dW", NULL);
-      prev = sim_graph_add_compute(g, ds->compute, name, "backward", l->backward_weights_ps,
+      prev = sim_graph_add_compute(g, ds->s.compute, name, "backward", l->backward_weights_ps,
                                    l->backward_flops / 2, 0);
       grad_ready[k] = prev;
     }
     if (k > 0) {
       g_autofree char *name = g_strconcat(l->name, " dX", NULL);
-      prev = sim_graph_add_compute(g, ds->compute, name, "backward", l->backward_data_ps,
+      prev = sim_graph_add_compute(g, ds->s.compute, name, "backward", l->backward_data_ps,
                                    l->backward_flops / 2, 0);
     }
     /* The layer's saved activations are free once its last backward pass is done (or, for a
@@ -89,16 +89,11 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
     saved += sim_costs_layer(c, i)->saved_bytes;
   g_autofree device_streams *ds = g_new0(device_streams, built);
   for (uint32_t d = 0; d < built; d++) {
-    g_autofree char *name = g_strdup_printf("gpu%u (node %u)", d, d / o->devices_per_node);
-    sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, d, name);
-    ds[d].compute = sim_graph_add_stream(g, u, "compute");
-    ds[d].comm = sim_graph_add_stream(g, u, "comm");
-    ds[d].copy = sim_graph_add_stream(g, u, "h2d");
-    ds[d].host = sim__host_stream(p, d / o->devices_per_node, d);
-    sim_graph_set_unit_memory(g, u, c->memory_bytes > saved ? c->memory_bytes - saved : 0);
+    sim__add_device(p, d, o->devices_per_node, TRUE, &ds[d].s);
+    sim_graph_set_unit_memory(g, ds[d].s.unit, c->memory_bytes > saved ? c->memory_bytes - saved : 0);
   }
   p->probe_unit = 0;
-  p->probe_compute = ds[0].compute;
+  p->probe_compute = ds[0].s.compute;
 
   /* Buckets in backward order: the layer index where each bucket closes (it reaches the bucket
    * size, or the first layer is reached) and its bytes. */
@@ -116,7 +111,7 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
 
   g_autofree sim_stream_id *comm_members = g_new(sim_stream_id, built);
   for (uint32_t d = 0; d < built; d++)
-    comm_members[d] = ds[d].comm;
+    comm_members[d] = ds[d].s.comm;
   g_autofree sim_task_id *grad_ready = g_new(sim_task_id, (gsize)built * n);
   g_autofree sim_task_id *last_bwd = g_new(sim_task_id, built);
   g_autofree sim_task_id *first_fwd = g_new0(sim_task_id, built);
@@ -143,7 +138,7 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
     for (guint i = 0; i < n; i++)
       update_ps += sim_costs_layer(c, i)->update_ps;
     for (uint32_t d = 0; d < built; d++) {
-      sim_task_id u = sim_graph_add_compute(g, ds[d].compute, "update", "update", update_ps, 0,
+      sim_task_id u = sim_graph_add_compute(g, ds[d].s.compute, "update", "update", update_ps, 0,
                                             sim_costs_param_bytes(c));
       for (guint b = 0; b < collectives->len; b++)
         sim_graph_depend(g, u, g_array_index(collectives, sim_task_id, b));

@@ -48,22 +48,16 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
   p->memory_per_device_bytes =
       c->memory_bytes - (uint64_t)((double)dense_params * c->state_bytes_per_param * (N - 1) / N);
 
-  g_autofree sim_stream_id *compute = g_new(sim_stream_id, N);
-  g_autofree sim_stream_id *comm = g_new(sim_stream_id, N);
-  g_autofree sim_stream_id *copy_stream = g_new(sim_stream_id, N);
-  g_autofree sim_stream_id *host = g_new(sim_stream_id, N);
+  g_autofree sim_device_streams *ds = g_new(sim_device_streams, N);
+  g_autofree sim_stream_id *comm = g_new(sim_stream_id, N);   /* collective members */
   g_autofree sim_task_id *prev_end = g_new0(sim_task_id, N);
   g_autofree sim_task_id *step = g_new0(sim_task_id, N);
   for (uint32_t d = 0; d < N; d++) {
-    g_autofree char *name = g_strdup_printf("gpu%u (node %u)", d, d / o->devices_per_node);
-    sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, d, name);
-    compute[d] = sim_graph_add_stream(g, u, "compute");
-    comm[d] = sim_graph_add_stream(g, u, "comm");
-    copy_stream[d] = sim_graph_add_stream(g, u, "h2d");
-    host[d] = sim__host_stream(p, d / o->devices_per_node, d);
+    sim__add_device(p, d, o->devices_per_node, TRUE, &ds[d]);
+    comm[d] = ds[d].comm;
   }
   p->probe_unit = 0;
-  p->probe_compute = compute[0];
+  p->probe_compute = ds[0].compute;
 
   /* tasks[d * n + i]: forward of layer i; grad[d * n + i]: after layer i's dW. */
   g_autofree sim_task_id *fwd = g_new(sim_task_id, (gsize)N * n);
@@ -74,14 +68,14 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
   for (uint32_t it = 0; it < iterations; it++) {
     /* Forward: conv part per device, then the dense tail with an allgather before each layer. */
     for (uint32_t d = 0; d < N; d++) {
-      step[d] = sim__host_step(p, c, host[d], it > 0, prev_end[d]);
-      sim_task_id copy = sim_graph_add_compute(g, copy_stream[d], "input copy", "copy",
+      step[d] = sim__host_step(p, c, ds[d].host, it > 0, prev_end[d]);
+      sim_task_id copy = sim_graph_add_compute(g, ds[d].copy, "input copy", "copy",
                                                c->input_copy_ps, 0, c->input_bytes);
       if (it > 0)
         sim_graph_depend(g, copy, first_fwd[d]);
       for (guint i = 0; i < tail; i++) {
         const sim_layer_cost *l = sim_costs_layer(c, i);
-        fwd[(gsize)d * n + i] = sim_graph_add_compute(g, compute[d], l->name, "forward",
+        fwd[(gsize)d * n + i] = sim_graph_add_compute(g, ds[d].compute, l->name, "forward",
                                                       l->forward_ps, l->forward_flops, 0);
       }
       first_fwd[d] = fwd[(gsize)d * n];
@@ -99,7 +93,7 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
         sim_graph_depend(g, ag, fwd[(gsize)d * n + i - 1]);
       for (uint32_t d = 0; d < N; d++) {
         const sim_layer_cost *l = sim_costs_layer(c, i);
-        fwd[(gsize)d * n + i] = sim_graph_add_compute(g, compute[d], l->name, "forward",
+        fwd[(gsize)d * n + i] = sim_graph_add_compute(g, ds[d].compute, l->name, "forward",
                                                       l->forward_ps, l->forward_flops, 0);
         sim_graph_depend(g, fwd[(gsize)d * n + i], ag);
       }
@@ -111,12 +105,12 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
       const sim_layer_cost *l = sim_costs_layer(c, k);
       for (uint32_t d = 0; d < N; d++) {
         g_autofree char *wn = g_strconcat(l->name, " dW", NULL);
-        grad[(gsize)d * n + k] = sim_graph_add_compute(g, compute[d], wn, "backward",
+        grad[(gsize)d * n + k] = sim_graph_add_compute(g, ds[d].compute, wn, "backward",
                                                        l->backward_weights_ps, 0, 0);
         if (rs_prev)
           sim_graph_depend(g, grad[(gsize)d * n + k], rs_prev);
         g_autofree char *dn = g_strconcat(l->name, " dX", NULL);
-        last[d] = sim_graph_add_compute(g, compute[d], dn, "backward", l->backward_data_ps, 0, 0);
+        last[d] = sim_graph_add_compute(g, ds[d].compute, dn, "backward", l->backward_data_ps, 0, 0);
       }
       g_autofree char *name = g_strdup_printf("reduce-scatter from %s", l->name);
       rs_prev = sim_graph_add_collective(g, comm, N, name, SIM_OP_REDUCE_SCATTER, "auto",
@@ -130,13 +124,13 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
       const sim_layer_cost *l = sim_costs_layer(c, k);
       for (uint32_t d = 0; d < N; d++) {
         g_autofree char *wn = g_strconcat(l->name, " dW", NULL);
-        grad[(gsize)d * n + k] = sim_graph_add_compute(g, compute[d], wn, "backward",
+        grad[(gsize)d * n + k] = sim_graph_add_compute(g, ds[d].compute, wn, "backward",
                                                        l->backward_weights_ps, 0, 0);
         if (k == tail - 1)
           sim_graph_depend(g, grad[(gsize)d * n + k], rs_prev);
         if (k > 0) {
           g_autofree char *dn = g_strconcat(l->name, " dX", NULL);
-          last[d] = sim_graph_add_compute(g, compute[d], dn, "backward", l->backward_data_ps, 0, 0);
+          last[d] = sim_graph_add_compute(g, ds[d].compute, dn, "backward", l->backward_data_ps, 0, 0);
         } else {
           last[d] = grad[(gsize)d * n + k];
         }
@@ -157,7 +151,7 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
     for (guint i = 0; i < n; i++)
       update_ps += sim_costs_layer(c, i)->update_ps / (i >= tail ? N : 1);
     for (uint32_t d = 0; d < N; d++) {
-      sim_task_id u = sim_graph_add_compute(g, compute[d], "update", "update", update_ps, 0, 0);
+      sim_task_id u = sim_graph_add_compute(g, ds[d].compute, "update", "update", update_ps, 0, 0);
       for (guint b = 0; b < buckets->len; b++)
         sim_graph_depend(g, u, g_array_index(buckets, sim_task_id, b));
       prev_end[d] = u;

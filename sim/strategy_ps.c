@@ -34,21 +34,14 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
     }
   }
   uint32_t T = p->ps_tensor_bytes->len;
-  g_autofree sim_stream_id *compute = g_new(sim_stream_id, devices);
-  g_autofree sim_stream_id *copy_stream = g_new(sim_stream_id, devices);
-  g_autofree sim_stream_id *host = g_new(sim_stream_id, devices);
+  g_autofree sim_device_streams *ds = g_new(sim_device_streams, devices);
   g_autofree sim_task_id *prev_end = g_new0(sim_task_id, devices);
   for (uint32_t d = 0; d < devices; d++) {
-    g_autofree char *name = g_strdup_printf("gpu%u (node %u)", d, d / o->devices_per_node);
-    sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, d, name);
-    compute[d] = sim_graph_add_stream(g, u, "compute");
-    copy_stream[d] = sim_graph_add_stream(g, u, "h2d");
-    host[d] = sim__host_stream(p, d / o->devices_per_node, d);
-    /* A stream for the pushes so reports count them as communication. */
-    sim_graph_add_stream(g, u, "ps");
+    /* Pushes run on no stream (each ends when its pull is back); the report counts them. */
+    sim__add_device(p, d, o->devices_per_node, FALSE, &ds[d]);
   }
   p->probe_unit = 0;
-  p->probe_compute = compute[0];
+  p->probe_compute = ds[0].compute;
 
   /* prev[d * T + t]: the push task of the previous iteration (ends with the pull). */
   g_autofree sim_task_id *prev = g_new(sim_task_id, (gsize)devices * (T ? T : 1));
@@ -56,14 +49,14 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   uint32_t iterations = o->iterations ? o->iterations : 1;
   for (uint32_t it = 0; it < iterations; it++) {
     for (uint32_t d = 0; d < devices; d++) {
-      sim_task_id step = sim__host_step(p, c, host[d], it > 0, prev_end[d]), last = step;
-      sim_task_id copy = sim_graph_add_compute(g, copy_stream[d], "input copy", "copy",
+      sim_task_id step = sim__host_step(p, c, ds[d].host, it > 0, prev_end[d]), last = step;
+      sim_task_id copy = sim_graph_add_compute(g, ds[d].copy, "input copy", "copy",
                                                c->input_copy_ps, 0, c->input_bytes);
       if (it > 0)
         sim_graph_depend(g, copy, first_fwd[d]);
       for (guint i = 0; i < n; i++) {
         const sim_layer_cost *l = sim_costs_layer(c, i);
-        last = sim_graph_add_compute(g, compute[d], l->name, "forward", l->forward_ps,
+        last = sim_graph_add_compute(g, ds[d].compute, l->name, "forward", l->forward_ps,
                                      l->forward_flops, 0);
         if (i == 0) {
           sim_graph_depend(g, last, copy);
@@ -77,7 +70,7 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
         const sim_layer_cost *l = sim_costs_layer(c, k);
         if (l->param_bytes > 0 || l->backward_weights_ps > 0) {
           g_autofree char *name = g_strconcat(l->name, " dW", NULL);
-          last = sim_graph_add_compute(g, compute[d], name, "backward", l->backward_weights_ps,
+          last = sim_graph_add_compute(g, ds[d].compute, name, "backward", l->backward_weights_ps,
                                        l->backward_flops / 2, 0);
           if (tensor_of[k] >= 0) {
             g_autofree char *pname = g_strconcat("push/pull ", l->name, NULL);
@@ -91,7 +84,7 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
         }
         if (k > 0) {
           g_autofree char *name = g_strconcat(l->name, " dX", NULL);
-          last = sim_graph_add_compute(g, compute[d], name, "backward", l->backward_data_ps,
+          last = sim_graph_add_compute(g, ds[d].compute, name, "backward", l->backward_data_ps,
                                        l->backward_flops / 2, 0);
         }
       }

@@ -257,8 +257,11 @@ cluster_env() {
   OMPI_MCA_btl_tcp_flags=${OMPI_MCA_btl_tcp_flags:-send,inplace,need-ack,need-csum}
   OMPI_MCA_btl_tcp_if_include=$DATA_SUBNET.0/24
   OMPI_MCA_oob_tcp_if_include=$SUBNET.0/24
+  # The cluster needs root, so mpirun runs as root inside it.
+  OMPI_ALLOW_RUN_AS_ROOT=1
+  OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   DTSIM_MPIRUN_ARGS="--hostfile $hostfile"
-  export OMPI_MCA_plm_rsh_agent OMPI_MCA_plm_rsh_no_tree_spawn OMPI_MCA_btl OMPI_MCA_pml \
+  export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_plm_rsh_agent OMPI_MCA_plm_rsh_no_tree_spawn OMPI_MCA_btl OMPI_MCA_pml \
          OMPI_MCA_mpi_yield_when_idle OMPI_MCA_hwloc_base_binding_policy OMPI_MCA_btl_tcp_flags \
          OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include DTSIM_MPIRUN_ARGS
 }
@@ -281,7 +284,8 @@ case "$cmd" in
     cluster_env "$1"
     for v in OMPI_MCA_plm_rsh_agent OMPI_MCA_plm_rsh_no_tree_spawn OMPI_MCA_btl OMPI_MCA_pml \
              OMPI_MCA_mpi_yield_when_idle OMPI_MCA_hwloc_base_binding_policy OMPI_MCA_btl_tcp_flags \
-             OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include DTSIM_MPIRUN_ARGS; do
+             OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include OMPI_ALLOW_RUN_AS_ROOT \
+             OMPI_ALLOW_RUN_AS_ROOT_CONFIRM DTSIM_MPIRUN_ARGS; do
       eval "echo \"export $v='\$$v'\""
     done
     ;;

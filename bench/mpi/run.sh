@@ -1,8 +1,9 @@
 #!/bin/sh
 # bench/mpi: the validation table of dtsim-mpi on this machine (shared memory) and on the
-# one-machine namespace cluster (TCP over shaped veth links; needs root), with the error
-# figures. Prints the markdown reports and leaves them, with the CSVs, in $OUT.
+# one-machine namespace cluster (TCP over links shaped by dtsim-netwire or tc; needs root),
+# with the error figures. Prints the markdown reports and leaves them, with the CSVs, in $OUT.
 #   sh bench/mpi/run.sh [BUILD_DIR]      (default build/; OUT defaults to BUILD_DIR/bench-mpi)
+# RANKS (2) ranks share the machine's memory; HOSTS (2) namespaces form the cluster.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -11,6 +12,7 @@ OUT=${OUT:-$build/bench-mpi}
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi=$build/dtsim-mpi
+export DTSIM_NETWIRE=$build/dtsim-netwire
 RANKS=${RANKS:-2}
 SIZES=${SIZES:-1K..64M}
 
@@ -24,13 +26,19 @@ if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1; then
   echo "== namespace cluster: skipped (needs root and iproute2)"
   exit 0
 fi
+HOSTS=${HOSTS:-2}
 echo
-echo "== namespace cluster: 2 hosts, 1 Gbit/s links (TCP)"
-export OUT mpi
-sh "$root/scripts/netns-cluster.sh" run 2 1gbit 100us -- sh -c '
-  mpirun $DTSIM_MPIRUN_ARGS -np 2 "$mpi" calibrate --sizes 8,64,512,1M,2M,4M,8M --reps 5 \
-    -o "$OUT/netns.ini" --csv "$OUT/netns-points.csv"
-  mpirun $DTSIM_MPIRUN_ARGS -np 2 "$mpi" validate --system "$OUT/netns.ini" --sizes 256K..16M \
-    --reps 5 --csv "$OUT/netns.csv" --report "$OUT/netns.md" >/dev/null
-  echo "shaping: $DTSIM_NETNS_RATE, delay $DTSIM_NETNS_DELAY"'
+echo "== namespace cluster: $HOSTS hosts, 1 Gbit/s and 100 us links (TCP)"
+export OUT mpi HOSTS
+# The same cluster with no delay first: the software stack's own latency, so that the latency
+# the shaping added can be read off the shaped calibration.
+sh "$root/scripts/netns-cluster.sh" run "$HOSTS" 1gbit 0 -- sh -c '
+  mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" calibrate --sizes 8,64,512,1M,2M,4M,8M --reps 7 \
+    -o "$OUT/netns-base.ini"' | grep other-node | sed 's/^/no delay: /'
+sh "$root/scripts/netns-cluster.sh" run "$HOSTS" 1gbit 100us -- sh -c '
+  mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" calibrate --sizes 8,64,512,1M,2M,4M,8M --reps 7 \
+    -o "$OUT/netns.ini" --csv "$OUT/netns-points.csv" | grep other-node | sed "s/^/100 us: /"
+  mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" validate --system "$OUT/netns.ini" \
+    --sizes 256K..16M --reps 5 --csv "$OUT/netns.csv" --report "$OUT/netns.md" >/dev/null
+  echo "shaping: $DTSIM_NETNS_RATE, delay $DTSIM_NETNS_DELAY, by $DTSIM_NETNS_SHAPER"'
 cat "$OUT/netns.md"

@@ -448,6 +448,31 @@ static gboolean number(const char *path, guint line, const char *col, const char
   return TRUE;
 }
 
+/* A whole number in [min, max] (batch sizes, filters, padding, strides). */
+static gboolean whole(const char *path, guint line, const char *col, const char *text,
+                      int64_t min, int64_t max, unsigned *out, GError **error)
+{
+  int64_t v;
+  g_autoptr(GError) local = NULL;
+  if (!dt_parse_int64(text, col, min, max, &v, &local))
+    return bad_row(path, line, local->message, error);
+  *out = (unsigned)v;
+  return TRUE;
+}
+
+/* Adds a row; a device that does not load is the row's fault, so the message names it. */
+static gboolean add_row(dev_calib *c, const char *path, guint line, const char *label,
+                        const char *device, const wl_op_cost *ops, gsize n_ops,
+                        gboolean host_overhead, uint64_t link_bytes, double measured_s,
+                        GError **error)
+{
+  g_autoptr(GError) local = NULL;
+  if (!dev_calib_add_row(c, label, device, ops, n_ops, 0, host_overhead, 0, link_bytes,
+                         measured_s, &local))
+    return bad_row(path, line, local->message, error);
+  return TRUE;
+}
+
 static gboolean kernel_row(dev_calib *c, const char *path, guint line, char **f, char **hdr,
                            const char *only_device, GError **error)
 {
@@ -467,23 +492,35 @@ static gboolean kernel_row(dev_calib *c, const char *path, guint line, char **f,
   const char *device = f[ci[7]];
   if (only_device && strcmp(device, only_device) != 0)
     return TRUE;
-  unsigned hwc[3], rs[2];
-  double batch, filters, pad, stride, ms;
+  unsigned hwc[3], rs[2], batch, filters, pad, stride;
+  double ms;
   if (!parse_dims(f[ci[1]], hwc, 3))
     return bad_row(path, line, "input_hwc: expected HxWxC", error);
   if (!parse_dims(f[ci[4]], rs, 2))
     return bad_row(path, line, "kernel: expected RxS", error);
-  if (!number(path, line, "batch", f[ci[2]], &batch, error) ||
-      !number(path, line, "filters", f[ci[3]], &filters, error) ||
-      !number(path, line, "stride", f[ci[6]], &stride, error) ||
+  /* The bounds of a layer that the workload reader accepts (docs/workloads.md). */
+  if (!whole(path, line, "batch", f[ci[2]], 1, 1 << 24, &batch, error) ||
+      !whole(path, line, "filters", f[ci[3]], 1, 1 << 24, &filters, error) ||
+      !whole(path, line, "pad", f[ci[5]], 0, 1 << 16, &pad, error) ||
+      !whole(path, line, "stride", f[ci[6]], 1, 1 << 16, &stride, error) ||
       !number(path, line, "total_ms", f[tot], &ms, error))
     return FALSE;
-  pad = g_ascii_strtod(f[ci[5]], NULL);
+  if (rs[0] > hwc[0] + 2 * pad || rs[1] > hwc[1] + 2 * pad)
+    return bad_row(path, line, "kernel: larger than the padded input", error);
+  /* Counted in floating point so that no product can wrap: at most 10^18 FLOPs and 2^56
+   * elements per tensor, as for a layer of a workload file. */
+  double p = (hwc[0] + 2 * pad - rs[0]) / stride + 1, q = (hwc[1] + 2 * pad - rs[1]) / stride + 1;
+  double macs = (double)batch * filters * hwc[2] * rs[0] * rs[1] * p * q;
+  double elems = MAX(MAX((double)batch * hwc[0] * hwc[1] * hwc[2], (double)batch * p * q * filters),
+                     (double)filters * hwc[2] * rs[0] * rs[1]);
+  if (2 * macs > 1e18 || elems > 0x1p56)
+    return bad_row(path, line, "the layer is too large (over 10^18 FLOPs or 2^56 elements)",
+                   error);
   wl_op_cost ops[3];
-  dev__conv_ops((unsigned)batch, hwc[0], hwc[1], hwc[2], (unsigned)filters, rs[0], rs[1],
-                (unsigned)pad, (unsigned)stride, WL_PREC_FP32, ops);
-  g_autofree char *label = g_strdup_printf("%s n=%u", f[ci[0]], (unsigned)batch);
-  return dev_calib_add_row(c, label, device, ops, 3, 0, FALSE, 0, 0, ms * 1e-3, error);
+  dev__conv_ops(batch, hwc[0], hwc[1], hwc[2], filters, rs[0], rs[1], pad, stride,
+                WL_PREC_FP32, ops);
+  g_autofree char *label = g_strdup_printf("%s n=%u", f[ci[0]], batch);
+  return add_row(c, path, line, label, device, ops, 3, FALSE, 0, ms * 1e-3, error);
 }
 
 static gboolean training_row(dev_calib *c, const char *path, guint line, char **f, char **hdr,
@@ -508,8 +545,9 @@ static gboolean training_row(dev_calib *c, const char *path, guint line, char **
   int prec = wl_precision_parse(f[ci[1]]);
   if (prec < 0)
     return bad_row(path, line, "precision: unknown (fp32, tf32, fp16, bf16, amp)", error);
-  double batch, measured;
-  if (!number(path, line, "batch_per_device", f[ci[5]], &batch, error) ||
+  unsigned batch;
+  double measured;
+  if (!whole(path, line, "batch_per_device", f[ci[5]], 1, 1 << 24, &batch, error) ||
       !number(path, line, "measured", f[ci[8]], &measured, error))
     return FALSE;
   g_autoptr(GError) local = NULL;
@@ -518,7 +556,7 @@ static gboolean training_row(dev_calib *c, const char *path, guint line, char **
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s:%u: model: %s", path, line, local->message);
     return FALSE;
   }
-  g_autoptr(wl_net) net = wl_net_new(model, (uint32_t)batch, (wl_precision)prec, &local);
+  g_autoptr(wl_net) net = wl_net_new(model, batch, (wl_precision)prec, &local);
   if (net == NULL) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s:%u: %s", path, line, local->message);
     return FALSE;
@@ -529,7 +567,7 @@ static gboolean training_row(dev_calib *c, const char *path, guint line, char **
   if (strcmp(unit, "ms") == 0)
     step_s = measured * 1e-3;
   else if (strcmp(unit, "images_per_s") == 0)
-    step_s = batch / measured;
+    step_s = (double)batch / measured;
   else
     return bad_row(path, line, "unit: expected ms or images_per_s", error);
   g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(wl_op_cost));
@@ -553,9 +591,9 @@ static gboolean training_row(dev_calib *c, const char *path, guint line, char **
   if (strcmp(strategy, "ps") == 0 && strcmp(f[ci[7]], "cpu") == 0)
     link = tot.param_bytes + tot.grad_bytes;
   g_autofree char *label =
-      g_strdup_printf("%s %s b=%u %s", f[ci[0]], f[ci[1]], (unsigned)batch, strategy);
-  return dev_calib_add_row(c, label, device, (const wl_op_cost *)ops->data, ops->len, 0,
-                           !fwd_bwd_only, 0, link, step_s, error);
+      g_strdup_printf("%s %s b=%u %s", f[ci[0]], f[ci[1]], batch, strategy);
+  return add_row(c, path, line, label, device, (const wl_op_cost *)ops->data, ops->len,
+                 !fwd_bwd_only, link, step_s, error);
 }
 
 gboolean dev_calib_load_csv(dev_calib *c, const char *path, const char *only_device,

@@ -395,9 +395,13 @@ gpointer replay_ps_main(gpointer data)
       g_assert(ps->pull_sends_left == 0);
       if (!stopped)
         stopped |= take(ps, g_async_queue_pop(rc->queue));
-    } else if (rc->sleep) {
+    } else if (rc->sleep && ps->reqs->len == 0) {
+      /* Only an aggregation's deadline to wait for. */
       g_usleep(20);
     } else {
+      /* Transfers need this thread to progress them: poll, but let the compute threads of
+       * the ranks sharing the core run in between, as Open MPI's own waits do when the
+       * machine is oversubscribed. */
       g_thread_yield();
     }
   }

@@ -14,6 +14,11 @@
  * writes one: about 22 GB/s of gradient. An estimate from the datasheet, not a measurement. */
 #define SIM_HOST_REDUCE_BPS 22e9
 
+double sim_ps_server_reduce_Bps(comm_ps_placement placement, const sim_costs *costs)
+{
+  return placement == COMM_PS_GPU ? (double)costs->reduce_Bps : SIM_HOST_REDUCE_BPS;
+}
+
 static gboolean write_csv(const char *path, const sim_plan *p, const sim_exec *x, GError **error)
 {
   g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
@@ -155,12 +160,10 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(sim_exec) exec = sim_exec_new(engine, plan->graph);
   g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, (double)costs->reduce_Bps);
   sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
-  /* Servers on the host aggregate at host memory speed; on a device at its reduction rate. */
   /* Colocated servers are one per worker node whatever the count says (0 tells comm_ps so); a
    * count other than the default 1 that differs from the node count is still refused there. */
   uint32_t servers = placement == COMM_PS_COLOCATED && s->ps_count == 1 ? 0 : (uint32_t)s->ps_count;
-  sim_net_adapter_set_ps(adapter, placement, servers,
-                         placement == COMM_PS_GPU ? (double)costs->reduce_Bps : SIM_HOST_REDUCE_BPS);
+  sim_net_adapter_set_ps(adapter, placement, servers, sim_ps_server_reduce_Bps(placement, costs));
   gboolean ran = sim_exec_run(exec, error);
   if (sim_net_adapter_error(adapter)) {
     g_clear_error(error);

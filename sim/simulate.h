@@ -4,6 +4,7 @@
 #ifndef DTSIM_SIMULATE_H
 #define DTSIM_SIMULATE_H
 
+#include "coll.h"
 #include "report.h"
 #include "scenario.h"
 
@@ -21,6 +22,10 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
  * file; the scenario's calibration overlay applies). */
 sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint64_t batch,
                            GError **error);
+
+/* Aggregation rate of a parameter server, bytes of gradient per second: the device's reduction
+ * rate for servers on a device (--ps-placement gpu), host memory speed otherwise. */
+double sim_ps_server_reduce_Bps(comm_ps_placement placement, const sim_costs *costs);
 
 /* The one-device run speedups are measured against: the same model, device, batch and
  * precision trained on one device (plain data parallelism of one, no split or stages; a

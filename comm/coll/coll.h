@@ -147,8 +147,15 @@ typedef struct comm_ps comm_ps;
 typedef void (*comm_ps_tensor_fn)(sim_engine *engine, uint32_t worker, uint32_t tensor,
                                   void *user);
 
-/* Workers are the members of `group`. Tensors are placed on K shards balanced by bytes
- * (largest first onto the least-loaded shard, ties to the lowest shard). */
+/* Places `tensors` tensors (tensor_bytes[i] bytes each) on `servers` shards balanced by
+ * bytes: largest first onto the least-loaded shard (equal sizes: the lower tensor first; equal
+ * loads: the lower shard). shard_of[i] receives tensor i's shard. comm_ps_new() places its
+ * tensors with it; dtsim-mpi replay does too, so real servers hold what simulated ones do. */
+void comm_ps_place_tensors(const uint64_t *tensor_bytes, uint32_t tensors, uint32_t servers,
+                           uint32_t *shard_of);
+
+/* Workers are the members of `group`. Tensors are placed on K shards by
+ * comm_ps_place_tensors(). */
 comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_config *config,
                      GError **error);
 void comm_ps_free(comm_ps *ps);

@@ -60,8 +60,7 @@ const char *comm_ps_placement_name(comm_ps_placement p)
   return (guint)p < G_N_ELEMENTS(placement_names) ? placement_names[p] : "?";
 }
 
-/* Largest tensor first onto the least-loaded shard (ties: lower tensor index first, lower
- * shard). */
+/* Largest tensor first (equal sizes: lower tensor index first). */
 static int cmp_tensor_desc(const void *a, const void *b, void *data)
 {
   const uint64_t *sort_bytes = data;
@@ -71,21 +70,31 @@ static int cmp_tensor_desc(const void *a, const void *b, void *data)
   return x < y ? -1 : (x > y);
 }
 
+void comm_ps_place_tensors(const uint64_t *tensor_bytes, uint32_t tensors, uint32_t servers,
+                           uint32_t *shard_of)
+{
+  g_return_if_fail(servers > 0 && (tensors == 0 || (tensor_bytes != NULL && shard_of != NULL)));
+  g_autofree uint32_t *order = g_new(uint32_t, MAX(tensors, 1));
+  g_autofree uint64_t *load = g_new0(uint64_t, servers);
+  for (uint32_t i = 0; i < tensors; i++)
+    order[i] = i;
+  /* The comparison only reads the sizes; GLib's signature wants a non-const pointer. */
+  g_qsort_with_data(order, (gint)tensors, sizeof *order, cmp_tensor_desc, (gpointer)tensor_bytes);
+  for (uint32_t i = 0; i < tensors; i++) {
+    uint32_t best = 0;
+    for (uint32_t k = 1; k < servers; k++)
+      if (load[k] < load[best])
+        best = k;
+    shard_of[order[i]] = best;
+    load[best] += tensor_bytes[order[i]];
+  }
+}
+
 static void balance(comm_ps *ps)
 {
-  uint32_t t = ps->cfg.tensors;
-  g_autofree uint32_t *order = g_new(uint32_t, MAX(t, 1));
-  for (uint32_t i = 0; i < t; i++)
-    order[i] = i;
-  g_qsort_with_data(order, (gint)t, sizeof *order, cmp_tensor_desc, ps->tensor_bytes);
-  for (uint32_t i = 0; i < t; i++) {
-    uint32_t best = 0;
-    for (uint32_t k = 1; k < ps->servers; k++)
-      if (ps->shard_bytes[k] < ps->shard_bytes[best])
-        best = k;
-    ps->shard_of[order[i]] = best;
-    ps->shard_bytes[best] += ps->tensor_bytes[order[i]];
-  }
+  comm_ps_place_tensors(ps->tensor_bytes, ps->cfg.tensors, ps->servers, ps->shard_of);
+  for (uint32_t i = 0; i < ps->cfg.tensors; i++)
+    ps->shard_bytes[ps->shard_of[i]] += ps->tensor_bytes[i];
 }
 
 static gboolean place(comm_ps *ps, GError **error)

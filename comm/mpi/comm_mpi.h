@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "coll.h"
+
 /* ---- Statistics and fitting (fit.c) ------------------------------------------------------ */
 
 /* Median of n values (n >= 1); sorts a copy, the input is left as it is. */
@@ -153,5 +155,18 @@ gboolean comm_mpi_model_predict(comm_mpi_model *model, const comm_mpi_algorithm 
                                 uint64_t bytes, double *out_s, GError **error);
 /* "dtsim flow model" or "dtsim analytic model", for reports. */
 const char *comm_mpi_model_name(const comm_mpi_model *model);
+
+/* ---- Parameter servers in a replay (replay_plan.c) ----------------------------------------- */
+
+/* The rank that plays parameter-server shard `shard` (of `servers`) when a ps scenario with
+ * `nodes` x `per_node` workers is replayed, as a worker's index in dtsim's node-major numbering
+ * (node * per_node + index on the node) or, for dedicated servers, an index past the workers.
+ * Servers on worker nodes go where comm_ps puts them: shard k on node k mod nodes, and there
+ * on the node's ((k div nodes) mod per_node)-th worker, which is the device comm_ps uses for
+ * gpu servers and, for cpu and colocated servers (a host, which is no rank of its own), a
+ * worker of the same node standing in for it, the node's workers taken in turn. Dedicated
+ * servers are the ranks after the workers: shard k on nodes * per_node + k mod servers. */
+uint32_t comm_mpi_ps_server_rank(comm_ps_placement placement, uint32_t shard, uint32_t servers,
+                                 uint32_t nodes, uint32_t per_node);
 
 #endif

@@ -19,7 +19,7 @@ static const command commands[] = {
                   "system INI", comm_mpi__cmd_calibrate},
     {"validate", "time collectives with Open MPI's algorithm forced, compare with the model",
      comm_mpi__cmd_validate},
-    {"replay", "run a dp iteration's gradient collectives for real, compare iteration times",
+    {"replay", "run a dp or ps iteration's communication for real, compare iteration times",
      comm_mpi__cmd_replay},
     {"sweep", "spread the points of a dtsim sweep over the ranks, gather one table",
      comm_mpi__cmd_sweep},
@@ -40,7 +40,8 @@ int main(int argc, char **argv)
   /* The tuned component obeys coll_tuned_<op>_algorithm only with dynamic rules on; it is read
    * at MPI_Init, so it is set here unless the user chose otherwise. */
   g_setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", FALSE);
-  /* Serialized: replay runs its collectives on a second thread while the first busy-waits. */
+  /* Serialized: replay runs its communication on a second thread while the first busy-waits;
+   * only that thread calls MPI meanwhile. */
   int provided;
   MPI_T_init_thread(MPI_THREAD_SERIALIZED, &provided);
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);

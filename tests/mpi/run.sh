@@ -32,6 +32,44 @@ expect_one_message() { # STATUS PATTERN
   echo "ok: exit $status, one message: $(grep -- "$pattern" "$out.stderr")"
 }
 
+# The replay printed ROWS iteration rows, each with a positive measured and simulated time.
+check_replay_rows() { # ROWS
+  awk -v want="$1" '/^iteration +measured_ms/ { on = 1; next }
+       on && /^[0-9]+ / { rows++; if (!($2 > 0 && $3 > 0)) { print "bad row: " $0; bad = 1 } }
+       END { if (rows != want) print rows + 0 " iteration rows, expected " want; exit bad || rows != want }' \
+    "$out.stdout" || fail "iteration rows"
+  grep -q '^last iteration: measured [0-9.]* ms, simulated [0-9.]* ms' "$out.stdout" \
+    || fail "no last-iteration line"
+}
+
+# json_has FILE PHASE NAME [THREAD]: the Chrome trace FILE holds an event of phase PHASE whose
+# name (or, for metadata, whose args.name) starts with NAME, on a thread whose name starts with
+# THREAD. Parses the file, so it also fails on invalid JSON.
+json_has() {
+  python3 - "$@" <<'PY'
+import json, sys
+path, ph, name = sys.argv[1:4]
+thread = sys.argv[4] if len(sys.argv) > 4 else None
+events = json.load(open(path))["traceEvents"]
+threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+           if e.get("ph") == "M" and e.get("name") == "thread_name"}
+def label(e):
+    return e.get("args", {}).get("name", "") if ph == "M" else e.get("name", "")
+sys.exit(0 if any(e.get("ph") == ph and label(e).startswith(name) and
+                  (thread is None or threads.get((e["pid"], e.get("tid")), "").startswith(thread))
+                  for e in events) else 1)
+PY
+}
+
+# Both traces written and valid JSON.
+check_traces() {
+  for t in sim meas; do
+    [ -s "$out.$t.json" ] || fail "no $t trace"
+    python3 -m json.tool "$out.$t.json" >/dev/null || fail "$t trace is not valid JSON"
+    grep -q '"traceEvents"' "$out.$t.json" || fail "$t trace is not a trace"
+  done
+}
+
 case "$case_" in
   calibrate)
     launch "$n" calibrate --sizes 64,4K,64K,1M --reps 5 --warmup 1 -o "$out.ini" --csv "$out.csv" \
@@ -82,21 +120,65 @@ case "$case_" in
       || { cat "$out.stderr" >&2; fail "replay failed"; }
     cat "$out.stdout"
     # Both timelines written, with the buckets' collectives in them.
+    check_traces
     for t in sim meas; do
-      grep -q '"traceEvents"' "$out.$t.json" || fail "$t trace is not a trace"
-      grep -q 'allreduce bucket 0' "$out.$t.json" || fail "$t trace has no bucket collective"
+      json_has "$out.$t.json" X 'allreduce bucket 0' comm || fail "$t trace has no bucket collective"
     done
     # Two iteration rows, and the measured iteration cannot be shorter than the compute it
     # waited through.
-    [ "$(grep -c '^[01] ' "$out.stdout")" -eq 2 ] || fail "expected 2 iteration rows"
+    check_replay_rows 2
     awk '/compute tasks/ { for (i = 1; i <= NF; i++) if ($i ~ /^\(/) c = substr($i, 2) }
          /^last iteration/ { m = $4 }
          END { if (!(m + 0 >= 0.999 * c)) { print "measured " m " ms < compute " c " ms"; exit 1 } }' \
       "$out.stdout" || fail "measured iteration shorter than its compute"
     ;;
   replay-ps)
-    status=0; launch "$n" replay --model resnet18 --strategy ps || status=$?
-    expect_one_message "$status" "only dp can be replayed"
+    # Parameter servers on the host of node 0 (--ps-placement cpu): rank 0 plays the server and
+    # a worker; every worker pushes each layer's gradient to it and pulls the parameters back.
+    launch "$n" replay --model resnet18 --batch 16 --system dgx1-v100 --strategy ps \
+      --iterations 2 --sleep --trace "$out.sim.json" --measured-trace "$out.meas.json" \
+      || { cat "$out.stderr" >&2; fail "ps replay failed"; }
+    cat "$out.stdout"
+    check_replay_rows 2
+    check_traces
+    # The push/pull tasks on the workers' comm tracks, the server's aggregations, in the
+    # measured trace; the aggregations in the simulated one.
+    json_has "$out.meas.json" X 'push/pull fc' comm || fail "no push/pull of fc on a comm track"
+    json_has "$out.meas.json" X 'aggregate fc' 'aggregate and update' \
+      || fail "no aggregation on the measured server"
+    json_has "$out.sim.json" X aggregate 'aggregate and update' \
+      || fail "no aggregation in the simulated trace"
+    # Every worker's 41 push/pull tasks per iteration (ResNet-18's 21 weight layers and 20
+    # batch norms) are in the measured trace: n ranks x 41 x 2 iterations.
+    pushes=$(grep -o '"name":"push/pull [^"]*"' "$out.meas.json" | wc -l)
+    [ "$pushes" -eq $((n * 41 * 2)) ] || fail "$pushes push/pull spans, expected $((n * 41 * 2))"
+    # The first iteration starts from nothing: it cannot be shorter than its compute.
+    awk '/compute tasks/ { for (i = 1; i <= NF; i++) if ($i ~ /^\(/) c = substr($i, 2) }
+         /^0 / { m = $2 }
+         END { if (!(m + 0 >= 0.999 * c)) { print "measured " m " ms < compute " c " ms"; exit 1 } }' \
+      "$out.stdout" || fail "measured first iteration shorter than its compute"
+    ;;
+  replay-ps-dedicated)
+    # Dedicated servers: the last rank serves, the ranks before it are the workers.
+    launch "$n" replay --model resnet18 --batch 16 --system dgx1-v100 --strategy ps \
+      --ps-placement dedicated --iterations 2 --sleep --measured-trace "$out.meas.json" \
+      || { cat "$out.stderr" >&2; fail "ps replay with a dedicated server failed"; }
+    cat "$out.stdout"
+    check_replay_rows 2
+    grep -q "($((n - 1)) worker(s) on 1 node(s))" "$out.stdout" || fail "expected $((n - 1)) workers"
+    grep -q "^server 0 on rank $((n - 1)):" "$out.stdout" || fail "the server is not the last rank"
+    json_has "$out.meas.json" X 'push/pull fc' comm || fail "no push/pull of fc on a comm track"
+    # The server rank plays no worker: no process of its own but the server's.
+    ! json_has "$out.meas.json" M "rank $((n - 1)) (measured)" || fail "the server rank replayed compute"
+    ;;
+  replay-refused)
+    # A strategy whose communication has no counterpart: one line naming the task.
+    status=0; launch "$n" replay --model resnet18 --strategy pp || status=$?
+    expect_one_message "$status" "task 'activations mb0' (transfer, stream 'send activations' of gpu0 (stage 0)) cannot be replayed"
+    # Dedicated servers need ranks of their own besides the workers.
+    status=0; launch "$n" replay --model resnet18 --strategy ps --ps-placement dedicated \
+      --ps-count "$n" || status=$?
+    expect_one_message "$status" "launch W + $n ranks for W workers (at least $((n + 1)); got $n)"
     ;;
   one-rank)
     status=0; launch 1 calibrate || status=$?

@@ -1,7 +1,8 @@
 /* Unit tests of dtsim-mpi's MPI-free parts: statistics, the latency/bandwidth fit, size lists,
  * the argument hash, the algorithm table (against ompi_info when it is installed and against
- * dtsim's registry), the predictions through dtsim's model and the system file. Expected values are worked out by hand in the
- * comments. */
+ * dtsim's registry), the predictions through dtsim's model, the system file, and the pieces of
+ * the replay that need no MPI: where parameter servers go and how a timeline is read. Expected
+ * values are worked out by hand in the comments. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,9 +11,11 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll.h"
 #include "comm_mpi.h"
+#include "replay_internal.h"
 #include "util.h"
 
 #define assert_close(a, b, rel) assert_true(fabs((a) - (b)) <= (rel) * fabs(b))
@@ -280,6 +283,179 @@ static void test_system_roundtrip(void **state)
   g_rmdir(dir);
 }
 
+static void test_ps_place_tensors(void **state)
+{
+  /* Sizes 4, 10, 6, 10, 1 bytes on 2 shards, largest first (equal sizes: lower index first):
+   * t1 (10) -> s0 (loads 10, 0); t3 (10) -> s1 (10, 10); t2 (6) -> s0, the lower of two equal
+   * loads (16, 10); t0 (4) -> s1 (16, 14); t4 (1) -> s1 (16, 15). */
+  const uint64_t bytes[] = {4, 10, 6, 10, 1};
+  uint32_t shard_of[5];
+  comm_ps_place_tensors(bytes, 5, 2, shard_of);
+  const uint32_t expect[] = {1, 0, 0, 1, 1};
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(shard_of[i], expect[i]);
+  /* One shard holds everything. */
+  comm_ps_place_tensors(bytes, 5, 1, shard_of);
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(shard_of[i], 0);
+}
+
+static void test_ps_server_rank(void **state)
+{
+  /* cpu, 2 nodes x 4 workers, 5 shards: shard k on node k mod 2, its (k div 2)-th worker:
+   * 0 -> node 0 #0 = 0, 1 -> node 1 #0 = 4, 2 -> node 0 #1 = 1, 3 -> node 1 #1 = 5,
+   * 4 -> node 0 #2 = 2. */
+  const uint32_t cpu[] = {0, 4, 1, 5, 2};
+  for (uint32_t k = 0; k < 5; k++) {
+    assert_int_equal(comm_mpi_ps_server_rank(COMM_PS_CPU, k, 5, 2, 4), cpu[k]);
+    /* comm_ps puts gpu server k on device (k mod nodes) * per_node + (k div nodes) mod
+     * per_node: the same ranks. */
+    assert_int_equal(comm_mpi_ps_server_rank(COMM_PS_GPU, k, 5, 2, 4), cpu[k]);
+  }
+  /* More shards than a node's workers: 1 node x 2, shard 2 comes back to worker (2 div 1)
+   * mod 2 = 0. */
+  assert_int_equal(comm_mpi_ps_server_rank(COMM_PS_CPU, 2, 3, 1, 2), 0);
+  assert_int_equal(comm_mpi_ps_server_rank(COMM_PS_CPU, 1, 3, 1, 2), 1);
+  /* colocated, 3 nodes x 2: one server per node on its first worker, 0, 2, 4. */
+  for (uint32_t k = 0; k < 3; k++)
+    assert_int_equal(comm_mpi_ps_server_rank(COMM_PS_COLOCATED, k, 3, 3, 2), 2 * k);
+  /* dedicated: after the workers. 1 node x 3 workers, 2 servers: ranks 3 and 4; 2 nodes x 2
+   * workers, 1 server: rank 4. */
+  assert_int_equal(comm_mpi_ps_server_rank(COMM_PS_DEDICATED, 0, 2, 1, 3), 3);
+  assert_int_equal(comm_mpi_ps_server_rank(COMM_PS_DEDICATED, 1, 2, 1, 3), 4);
+  assert_int_equal(comm_mpi_ps_server_rank(COMM_PS_DEDICATED, 0, 1, 2, 2), 4);
+}
+
+/* Writes `text` to a temporary file; the caller unlinks it. */
+static char *write_tmp(const char *text)
+{
+  g_autoptr(GError) error = NULL;
+  char *path = NULL;
+  int fd = g_file_open_tmp("replay-XXXXXX.csv", &path, &error);
+  assert_true(fd >= 0);
+  close(fd);
+  assert_true(g_file_set_contents(path, text, -1, &error));
+  return path;
+}
+
+#define CSV_HEAD "task,name,kind,category,unit,stream,start_s,end_s,duration_s,bytes,flops\n"
+
+static void test_read_timeline_ps(void **state)
+{
+  /* Two iterations of a two-layer model (a, b, both with parameters) on gpu0, with gpu1's
+   * first tasks between them (its push must not be taken for gpu0's). Times in seconds. */
+  g_autofree char *path = write_tmp(
+      CSV_HEAD
+      "0,\"step\",compute,host,\"host (node 0)\",framework for gpu0,0,1,1,0,0\n"
+      "1,\"input copy\",compute,copy,\"gpu0 (node 0)\",h2d,0,0.5,0.5,100,0\n"
+      "2,\"a\",compute,forward,\"gpu0 (node 0)\",compute,1,2,1,0,0\n"
+      "3,\"b\",compute,forward,\"gpu0 (node 0)\",compute,2,3,1,0,0\n"
+      "4,\"b dW\",compute,backward,\"gpu0 (node 0)\",compute,3,4,1,0,0\n"
+      "5,\"push/pull b\",custom,ps,\"\",,4,6,2,800,0\n"
+      "6,\"b dX\",compute,backward,\"gpu0 (node 0)\",compute,4,5,1,0,0\n"
+      "7,\"a dW\",compute,backward,\"gpu0 (node 0)\",compute,5,6,1,0,0\n"
+      "8,\"push/pull a\",custom,ps,\"\",,6,7,1,400,0\n"
+      "9,\"iteration end\",delay,wait,\"\",,7,7,0,0,0\n"
+      "10,\"step\",compute,host,\"host (node 0)\",framework for gpu1,0,1,1,0,0\n"
+      "11,\"b dW\",compute,backward,\"gpu1 (node 0)\",compute,3,4,1,0,0\n"
+      "12,\"push/pull b\",custom,ps,\"\",,4,6,2,800,0\n"
+      "13,\"step\",compute,host,\"host (node 0)\",framework for gpu0,6,7,1,0,0\n"
+      "14,\"a\",compute,forward,\"gpu0 (node 0)\",compute,7,8,1,0,0\n"
+      "15,\"b\",compute,forward,\"gpu0 (node 0)\",compute,8,9,1,0,0\n"
+      "16,\"b dW\",compute,backward,\"gpu0 (node 0)\",compute,9,10,1,0,0\n"
+      "17,\"push/pull b\",custom,ps,\"\",,10,11,1,800,0\n"
+      "18,\"b dX\",compute,backward,\"gpu0 (node 0)\",compute,10,11,1,0,0\n"
+      "19,\"a dW\",compute,backward,\"gpu0 (node 0)\",compute,11,12,1,0,0\n"
+      "20,\"push/pull a\",custom,ps,\"\",,12,13,1,400,0\n"
+      "21,\"iteration end\",delay,wait,\"\",,13,13,0,0,0\n");
+  replay_timeline tl;
+  replay__timeline_init(&tl);
+  g_autoptr(GError) error = NULL;
+  if (!replay__read_timeline(path, "ps", &tl, &error))
+    fail_msg("%s", error->message);
+  /* gpu0's chain: rows 0, 2, 3, 4, 6, 7 and 13, 14, 15, 16, 18, 19 (the copy left out). */
+  const uint32_t ids[] = {0, 2, 3, 4, 6, 7, 13, 14, 15, 16, 18, 19};
+  assert_int_equal(tl.compute->len, 12);
+  for (guint k = 0; k < 12; k++) {
+    const replay_task *t = &g_array_index(tl.compute, replay_task, k);
+    assert_int_equal(t->id, ids[k]);
+    assert_int_equal(t->iteration, k < 6 ? 0 : 1);
+    /* Row 14 (a, iteration 1) waits for push/pull a of iteration 0 (comms[1]), row 15 (b)
+     * for push/pull b (comms[0]); nothing else waits. */
+    assert_int_equal(t->wait_for, k == 7 ? 1 : k == 8 ? 0 : -1);
+  }
+  /* gpu0's pushes: rows 5, 8, 17, 20, each after the dW before it (rows 4, 7, 16, 19 at
+   * chain positions 3, 5, 9, 11); tensors in layer order: a = 0 (400 bytes), b = 1 (800). */
+  assert_int_equal(tl.comms->len, 4);
+  const int after[] = {3, 5, 9, 11};
+  const uint32_t tensor[] = {1, 0, 1, 0};
+  for (guint c = 0; c < 4; c++) {
+    const replay_task *t = &g_array_index(tl.comms, replay_task, c);
+    assert_int_equal(t->kind, REPLAY_PS);
+    assert_int_equal(t->after, after[c]);
+    assert_int_equal(t->tensor, tensor[c]);
+    assert_int_equal(t->iteration, c / 2);
+  }
+  assert_int_equal(tl.tensor_names->len, 2);
+  assert_string_equal(g_ptr_array_index(tl.tensor_names, 0), "a");
+  assert_int_equal(g_array_index(tl.tensor_bytes, uint64_t, 0), 400);
+  assert_int_equal(g_array_index(tl.tensor_bytes, uint64_t, 1), 800);
+  /* Iterations end with their "iteration end" rows, at 7 s and 13 s. */
+  assert_int_equal(tl.sim_ends->len, 2);
+  assert_true(g_array_index(tl.sim_ends, double, 0) == 7);
+  assert_true(g_array_index(tl.sim_ends, double, 1) == 13);
+  replay__timeline_clear(&tl);
+  g_unlink(path);
+}
+
+static void test_read_timeline_dp(void **state)
+{
+  /* One iteration: a 4 s backward, one allreduce starting at 3 s (after the task that ended
+   * at 3 s, chain position 2), the update ending the iteration at 9 s. */
+  g_autofree char *path = write_tmp(
+      CSV_HEAD
+      "0,\"step\",compute,host,\"host (node 0)\",framework for gpu0,0,1,1,0,0\n"
+      "1,\"a\",compute,forward,\"gpu0 (node 0)\",compute,1,2,1,0,0\n"
+      "2,\"a dW\",compute,backward,\"gpu0 (node 0)\",compute,2,3,1,0,0\n"
+      "3,\"b dW\",compute,backward,\"gpu0 (node 0)\",compute,3,6,3,0,0\n"
+      "4,\"allreduce bucket 0 (1.0 MiB)\",collective,allreduce,\"gpu0 (node 0)\",comm,3,8,5,1048576,0\n"
+      "5,\"update\",compute,update,\"gpu0 (node 0)\",compute,8,9,1,0,0\n");
+  replay_timeline tl;
+  replay__timeline_init(&tl);
+  g_autoptr(GError) error = NULL;
+  if (!replay__read_timeline(path, "dp", &tl, &error))
+    fail_msg("%s", error->message);
+  assert_int_equal(tl.compute->len, 5);
+  assert_int_equal(tl.comms->len, 1);
+  const replay_task *c = &g_array_index(tl.comms, replay_task, 0);
+  assert_int_equal(c->kind, REPLAY_COLLECTIVE);
+  assert_int_equal(c->op, COMM_MPI_ALLREDUCE);
+  assert_int_equal(c->after, 2);
+  assert_int_equal(tl.sim_ends->len, 1);
+  assert_true(g_array_index(tl.sim_ends, double, 0) == 9);
+  replay__timeline_clear(&tl);
+  g_unlink(path);
+}
+
+static void test_read_timeline_refused(void **state)
+{
+  /* A pipeline's first stage: its activation transfer is named in the refusal. */
+  g_autofree char *path = write_tmp(
+      CSV_HEAD
+      "0,\"step\",compute,host,\"host (node 0)\",framework for gpu0,0,1,1,0,0\n"
+      "1,\"forward mb0\",compute,forward,\"gpu0 (stage 0)\",compute,1,2,1,0,0\n"
+      "2,\"activations mb0\",transfer,p2p,\"gpu0 (stage 0)\",send activations,2,3,1,64,0\n");
+  replay_timeline tl;
+  replay__timeline_init(&tl);
+  g_autoptr(GError) error = NULL;
+  assert_false(replay__read_timeline(path, "pp", &tl, &error));
+  assert_int_equal(error->code, DT_ERROR_INPUT);
+  assert_non_null(strstr(error->message, "--strategy pp: task 'activations mb0'"));
+  assert_non_null(strstr(error->message, "cannot be replayed"));
+  replay__timeline_clear(&tl);
+  g_unlink(path);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -300,6 +476,11 @@ int main(void)
       cmocka_unit_test(test_model_rank_order),
       cmocka_unit_test(test_model_unsupported),
       cmocka_unit_test(test_system_roundtrip),
+      cmocka_unit_test(test_ps_place_tensors),
+      cmocka_unit_test(test_ps_server_rank),
+      cmocka_unit_test(test_read_timeline_ps),
+      cmocka_unit_test(test_read_timeline_dp),
+      cmocka_unit_test(test_read_timeline_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,7 @@ static const char *const fabric_keys[] = {
 static const char *const system_keys[] = {
     "description", "device", "devices_per_node", "layout", "intra", "inter", "pcie",
     "nics_per_node", "sockets", "pcie_switches_per_socket", "socket_link_GBps",
-    "socket_link_latency_ns", "topology", "nvlink_pairs", NULL};
+    "socket_link_latency_ns", "topology", "nvlink_pairs", "switch_bandwidth_GBps", NULL};
 
 static const char *const layouts[] = {"nvlink-hybrid-cube", "nvswitch", "pcie-tree", "single",
                                       "host", NULL};
@@ -202,8 +202,15 @@ comm_system *comm_system_load(const char *name, const char *what, GError **error
       !dt_ini_double(ini, "system", "socket_link_GBps", FALSE, 1e-3, 1e5, &s->socket_link_GBps,
                      error) ||
       !dt_ini_double(ini, "system", "socket_link_latency_ns", FALSE, 0.0, 1e9,
-                     &s->socket_link_latency_ns, error))
+                     &s->socket_link_latency_ns, error) ||
+      !dt_ini_double(ini, "system", "switch_bandwidth_GBps", FALSE, 1e-3, 1e6, &s->switch_GBps,
+                     error))
     return NULL;
+  if (s->switch_GBps > 0 && strcmp(s->layout, "nvswitch") != 0) {
+    dt_ini_error(ini, "system", "switch_bandwidth_GBps", error,
+                 "only the nvswitch layout has a switch (layout here: %s)", s->layout);
+    return NULL;
+  }
   s->topology = dt_ini_string(ini, "system", "topology", FALSE, NULL);
   if (s->topology && *s->topology == '\0') {
     /* An empty value would reach the topology builder as no topology name at all. */

@@ -59,6 +59,9 @@ typedef struct {
   uint32_t pcie_switches_per_socket;
   double socket_link_GBps;    /* per direction, 1e9 bytes/s */
   double socket_link_latency_ns;
+  double switch_GBps;         /* nvswitch layout: what the switch carries in total, all flows
+                               * through it in both directions together (1e9 bytes/s); 0:
+                               * non-blocking */
   comm_fabric *intra;         /* NULL when the layout has no device-to-device fabric */
   comm_fabric *inter;
   comm_fabric *pcie;

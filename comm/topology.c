@@ -32,6 +32,7 @@ struct comm_topology {
 
   /* Node-local undirected links. */
   uint32_t LL;
+  uint32_t switch_link;    /* the NVSwitch's own capacity (a loop on its vertex), or NO_VERTEX */
   GArray *la, *lb;         /* of uint32_t: endpoints */
   GArray *lclass;          /* of uint8_t: class index */
 
@@ -169,6 +170,16 @@ static gboolean build_node(comm_topology *t, GError **error)
     for (uint32_t d = 0; d < t->G; d++)
       add_local_link(t, d, t->nvs, c);
   }
+  /* A switch that cannot carry every port at full rate (a node's memory system standing for
+   * the switch, as in dtsim-mpi's calibrated systems) is one more link, a loop on the switch
+   * vertex that every path through the switch crosses in its forward direction: whatever the
+   * directions of the flows, max-min sharing divides its bandwidth among them. Breadth-first
+   * search never takes it (its far end is the vertex it leaves); build_paths inserts it. */
+  t->switch_link = NO_VERTEX;
+  if (nvswitch && s->switch_GBps > 0) {
+    t->switch_link = t->LL;
+    add_local_link(t, t->nvs, t->nvs, add_class(t, s->switch_GBps, 1.0, 0, "nvswitch"));
+  }
   const comm_fabric *pcie = s->pcie;
   uint8_t pc = add_class(t, pcie->bandwidth_GBps, pcie->efficiency, pcie->latency_ns, "pcie");
   /* Devices and NICs spread evenly and contiguously over the PCIe switches, or over the
@@ -304,10 +315,23 @@ static gboolean build_paths(comm_topology *t, GError **error)
             uint32_t l = dl / 2;
             w = (dl & 1) ? g_array_index(t->lb, uint32_t, l) : g_array_index(t->la, uint32_t, l);
           }
-          for (uint32_t i = 0; i < n; i++)
-            g_array_append_val(t->path_pool, rev[n - 1 - i]);
-          t->path_len[idx] = (uint8_t)n;
-          t->local_max = MAX(t->local_max, n);
+          uint32_t len = n;
+          for (uint32_t i = 0; i < n; i++) {
+            uint32_t dl = rev[n - 1 - i];
+            g_array_append_val(t->path_pool, dl);
+            uint32_t l = dl / 2;
+            uint32_t head = (dl & 1) ? g_array_index(t->la, uint32_t, l)
+                                     : g_array_index(t->lb, uint32_t, l);
+            if (head == t->nvs && i + 1 < n && t->switch_link != NO_VERTEX) {
+              uint32_t through = 2 * t->switch_link;
+              g_array_append_val(t->path_pool, through);
+              len++;
+            }
+          }
+          if (len > 255)
+            return system_error(t->sys, "layout", error, "node graph too deep");
+          t->path_len[idx] = (uint8_t)len;
+          t->local_max = MAX(t->local_max, len);
         }
       }
     }

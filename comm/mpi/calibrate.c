@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DEFAULT_SIZES "8,64,512,4K,32K,256K,1M,4M"
+#define DEFAULT_SIZES "8,64,512,4K,32K,256K,1M,4M,16M,64M"
 #define TAG_PING 71
 
 /* Median one-way time (seconds) of `reps` ping-pongs of `bytes` between ranks a and b, after
@@ -33,29 +33,27 @@ static double pingpong(const comm_mpi_ctx *ctx, int a, int b, char *buf, uint64_
   return ctx->rank == a ? comm_mpi_median(t, (size_t)reps) : 0;
 }
 
-double comm_mpi__reduce_rate_Bps(const comm_mpi_ctx *ctx)
+/* The fabric written to the system file is the large-message regime: the messages of the
+ * collectives that matter (gradient buckets) are far above an eager limit of a few KiB. */
+static void to_fabric(const comm_mpi_regimes *fit, comm_mpi_fabric *fab, comm_mpi_regimes *keep)
 {
-  double rate = 0;
-  if (ctx->rank == 0) {
-    const int count = 1 << 20; /* 4 MiB of floats: larger than most L2 caches */
-    g_autofree float *in = g_new0(float, count);
-    g_autofree float *inout = g_new0(float, count);
-    double t[7];
-    for (int i = 0; i < 7; i++) {
-      double t0 = MPI_Wtime();
-      MPI_Reduce_local(in, inout, count, MPI_FLOAT, MPI_SUM);
-      t[i] = MPI_Wtime() - t0;
-    }
-    rate = (double)count * sizeof(float) / comm_mpi_median(t, 7);
-  }
-  MPI_Bcast(&rate, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  return rate;
+  fab->latency_ns = fit->large.latency_s * 1e9;
+  fab->bandwidth_GBps = fit->large.bandwidth_Bps / 1e9;
+  *keep = *fit;
 }
 
-static void to_fabric(const comm_mpi_fit *fit, comm_mpi_fabric *fab)
+static void print_fit(const char *name, int pairs, const comm_mpi_regimes *fit)
 {
-  fab->latency_ns = fit->latency_s * 1e9;
-  fab->bandwidth_GBps = fit->bandwidth_Bps / 1e9;
+  const comm_mpi_fit *f = &fit->large;
+  printf("%-12s %6d %12.3f %14.4f %13.1f", name, pairs, f->latency_s * 1e6, f->bandwidth_Bps / 1e9,
+         100 * f->max_rel_residual);
+  if (fit->piecewise)
+    printf("  from %.0f B; below: %.3f us + B / %.4g GB/s (resid %.1f%%); one line: resid %.1f%%",
+           fit->break_bytes, fit->small.latency_s * 1e6, fit->small.bandwidth_Bps / 1e9,
+           100 * fit->small.max_rel_residual, 100 * fit->single_max_rel_residual);
+  if (f->negative_latency)
+    printf("  (latency fitted below 0, set to 0)");
+  printf("\n");
 }
 
 /* Measured one-way medians: times[pair * nsizes + size]. */
@@ -105,7 +103,7 @@ static void measure(const comm_mpi_ctx *ctx, const GArray *sizes, int reps, int 
 
 static gboolean fit_class(const comm_mpi_ctx *ctx, const measurements *m, const GArray *sizes,
                           gboolean (*in_class)(const comm_mpi_ctx *, int, int, int), int cls,
-                          comm_mpi_fit *fit, int *pairs, GError **error)
+                          comm_mpi_regimes *fit, int *pairs, GError **error)
 {
   g_autoptr(GArray) pts = g_array_new(FALSE, FALSE, sizeof(comm_mpi_point));
   *pairs = 0;
@@ -121,7 +119,7 @@ static gboolean fit_class(const comm_mpi_ctx *ctx, const measurements *m, const 
   }
   if (*pairs == 0)
     return TRUE;
-  return comm_mpi_fit_points((const comm_mpi_point *)(void *)pts->data, pts->len, fit, error);
+  return comm_mpi_fit_regimes((const comm_mpi_point *)(void *)pts->data, pts->len, fit, error);
 }
 
 static gboolean is_class(const comm_mpi_ctx *ctx, int a, int b, int cls)
@@ -170,7 +168,7 @@ static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warm
     printf("%-12s %6s %12s %14s %13s\n", "locality", "pairs", "latency_us", "bandwidth_GBps",
            "max_resid_%");
   for (int cls = 0; cls < COMM_MPI_N_CLASSES; cls++) {
-    comm_mpi_fit fit;
+    comm_mpi_regimes fit;
     int pairs;
     if (!fit_class(ctx, &m, sizes, is_class, cls, &fit, &pairs, &error)) {
       g_prefix_error(&error, "%s pairs: ", comm_mpi_locality_name(cls));
@@ -179,20 +177,17 @@ static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warm
     if (pairs == 0)
       continue;
     if (print && ctx->rank == 0)
-      printf("%-12s %6d %12.3f %14.4f %13.1f%s\n", comm_mpi_locality_name(cls), pairs,
-             fit.latency_s * 1e6, fit.bandwidth_Bps / 1e9, 100 * fit.max_rel_residual,
-             fit.negative_latency ? "  (latency fitted below 0, set to 0)" : "");
-    if (cls == COMM_MPI_OTHER_NODE) {
-      to_fabric(&fit, &sys.inter);
-      sys.inter_measured = TRUE;
-    }
+      print_fit(comm_mpi_locality_name(cls), pairs, &fit);
+    if (cls == COMM_MPI_OTHER_NODE)
+      to_fabric(&fit, &sys.inter, &sys.inter_regimes);
+    sys.inter_measured |= cls == COMM_MPI_OTHER_NODE;
   }
-  comm_mpi_fit fit;
+  comm_mpi_regimes fit;
   int pairs;
   if (!fit_class(ctx, &m, sizes, is_intra, 0, &fit, &pairs, &error))
     comm_mpi__fail_all(ctx, error);
   if (pairs > 0) {
-    to_fabric(&fit, &sys.intra);
+    to_fabric(&fit, &sys.intra, &sys.intra_regimes);
     sys.intra_measured = TRUE;
   }
   if (!sys.intra_measured)

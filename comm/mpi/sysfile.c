@@ -34,12 +34,25 @@ void comm_mpi_system_clear(comm_mpi_system *sys)
 }
 
 static void append_fabric(GString *s, const char *group, const comm_mpi_fabric *fit,
-                          double link_latency_ns, gboolean measured, const char *route)
+                          const comm_mpi_regimes *regimes, double link_latency_ns,
+                          gboolean measured, const char *route)
 {
   g_string_append_printf(s, "\n[%s]\n", group);
+  if (measured && regimes->piecewise)
+    g_string_append_printf(s, "# Two regimes were measured; dtsim takes the large one. Messages of %.0f\n"
+                              "# bytes and more: %.4g us + bytes / %.4g GB/s (largest residual %.0f%%);\n"
+                              "# smaller ones: %.4g us + bytes / %.4g GB/s (largest residual %.0f%%).\n"
+                              "# One line through all sizes would be off by up to %.0f%%.\n",
+                           regimes->break_bytes, regimes->large.latency_s * 1e6,
+                           regimes->large.bandwidth_Bps / 1e9,
+                           100 * regimes->large.max_rel_residual, regimes->small.latency_s * 1e6,
+                           regimes->small.bandwidth_Bps / 1e9,
+                           100 * regimes->small.max_rel_residual,
+                           100 * regimes->single_max_rel_residual);
   if (measured)
-    g_string_append_printf(s, "description = measured by dtsim-mpi: %.4g GB/s, %.4g us end to end\n",
-                           fit->bandwidth_GBps, fit->latency_ns / 1e3);
+    g_string_append_printf(s, "description = measured by dtsim-mpi: %.4g GB/s, %.4g us end to end%s\n",
+                           fit->bandwidth_GBps, fit->latency_ns / 1e3,
+                           regimes->piecewise ? " (large messages)" : "");
   else
     g_string_append_printf(s, "description = not measured (no pair of ranks of this kind): a "
                               "copy of the other fabric\n");
@@ -65,9 +78,9 @@ static char *system_text(const comm_mpi_system *sys, const char *comment, double
                          "topology = switch\n",
                          sys->description ? sys->description : "measured with dtsim-mpi",
                          per_node);
-  append_fabric(s, "intra", &sys->intra, intra_link_ns, sys->intra_measured,
+  append_fabric(s, "intra", &sys->intra, &sys->intra_regimes, intra_link_ns, sys->intra_measured,
                 "per link; a route inside a node is rank - switch - rank");
-  append_fabric(s, "inter", &sys->inter, inter_link_ns, sys->inter_measured,
+  append_fabric(s, "inter", &sys->inter, &sys->inter_regimes, inter_link_ns, sys->inter_measured,
                 "per network link, after the host links' latencies; a route between nodes is "
                 "rank - host links - NIC - switch - NIC - host links - rank");
   return g_string_free(s, FALSE);

@@ -77,6 +77,51 @@ static void test_fit_errors(void **state)
   assert_false(comm_mpi_fit_points(zero, 2, &fit, &e3));
 }
 
+/* Three sizes on each of two lines: 0.2 us + b / 2 GB/s (8, 64, 512 bytes: 0.204, 0.232 and
+ * 0.456 us) and 2 us + b / 10 GB/s (4 KiB, 64 KiB, 1 MiB: 2.4096, 8.5536 and 106.8576 us). */
+static const comm_mpi_point two_lines[] = {
+    {8, 0.204e-6},     {64, 0.232e-6},     {512, 0.456e-6},
+    {4096, 2.4096e-6}, {65536, 8.5536e-6}, {1048576, 106.8576e-6},
+};
+
+static void test_regimes_two_lines(void **state)
+{
+  comm_mpi_regimes r;
+  g_autoptr(GError) error = NULL;
+  assert_true(comm_mpi_fit_regimes(two_lines, 6, &r, &error));
+  assert_true(r.piecewise);
+  assert_true(r.break_bytes == 4096);
+  assert_close(r.small.latency_s, 0.2e-6, 1e-9);
+  assert_close(r.small.bandwidth_Bps, 2e9, 1e-9);
+  assert_close(r.large.latency_s, 2e-6, 1e-9);
+  assert_close(r.large.bandwidth_Bps, 1e10, 1e-9);
+  assert_true(r.small.max_rel_residual < 1e-9 && r.large.max_rel_residual < 1e-9);
+  /* No line passes within 5% of both 0.204 us at 8 bytes and 2.41 us at 4 KiB while
+   * reaching 107 us at 1 MiB. */
+  assert_true(r.single_max_rel_residual > 0.05);
+}
+
+static void test_regimes_one_line(void **state)
+{
+  /* Six points on 1 us + b / 1 GB/s: no break, both regimes are that line. */
+  comm_mpi_point p[6];
+  for (int i = 0; i < 6; i++) {
+    double b = 8 << (3 * i); /* 8, 64, 512, 4096, 32768, 262144 */
+    p[i] = (comm_mpi_point){b, 1e-6 + b / 1e9};
+  }
+  comm_mpi_regimes r;
+  assert_true(comm_mpi_fit_regimes(p, 6, &r, NULL));
+  assert_false(r.piecewise);
+  assert_true(r.break_bytes == 0);
+  assert_close(r.large.latency_s, 1e-6, 1e-9);
+  assert_close(r.small.bandwidth_Bps, 1e9, 1e-9);
+  /* Five sizes of the two lines above (the 8-byte point left out): a break would leave two
+   * sizes on one side, which any line fits exactly, so there is none. */
+  assert_true(comm_mpi_fit_regimes(two_lines + 1, 5, &r, NULL));
+  assert_false(r.piecewise);
+  assert_true(r.single_max_rel_residual > 0.05);
+}
+
 static void test_errors(void **state)
 {
   assert_close(comm_mpi_rel_error(1.1, 1.0), 0.1, 1e-12);
@@ -288,6 +333,8 @@ int main(void)
       cmocka_unit_test(test_fit_relative_weighting),
       cmocka_unit_test(test_fit_negative_intercept),
       cmocka_unit_test(test_fit_errors),
+      cmocka_unit_test(test_regimes_two_lines),
+      cmocka_unit_test(test_regimes_one_line),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_sizes),
       cmocka_unit_test(test_hash),

@@ -62,6 +62,11 @@ typedef struct {
   int *pa, *pb;
   guint nsizes;
   double *times;
+  /* Exchanges: every rank of a node with a partner of its node at once. xranks is the number
+   * of ranks of the fullest node taking part (0: no node has two ranks); xa and xb the first
+   * pair, for the CSV; xtimes[size] the slowest rank's median. */
+  int xranks, xa, xb;
+  double *xtimes;
 } measurements;
 
 static void measurements_clear(measurements *m)
@@ -69,6 +74,47 @@ static void measurements_clear(measurements *m)
   g_free(m->pa);
   g_free(m->pb);
   g_free(m->times);
+  g_free(m->xtimes);
+}
+
+/* The partner of `rank` for the exchanges: the rank of its node whose index on the node
+ * differs in the lowest bit (0 with 1, 2 with 3, ...); -1 for the odd one out. */
+static int partner_of(const comm_mpi_ctx *ctx, int rank)
+{
+  int local = 0;
+  for (int r = 0; r < rank; r++)
+    local += ctx->node_of[r] == ctx->node_of[rank];
+  int want = local ^ 1, seen = 0;
+  for (int r = 0; r < ctx->size; r++) {
+    if (ctx->node_of[r] != ctx->node_of[rank])
+      continue;
+    if (seen++ == want)
+      return r;
+  }
+  return -1;
+}
+
+/* Median over reps of the slowest rank's MPI_Sendrecv of `bytes` each way with its partner,
+ * all pairs at once, each repetition after a barrier. Separate send and receive buffers, as
+ * a collective's steps have. */
+static double exchange(const comm_mpi_ctx *ctx, char *sbuf, char *rbuf, uint64_t bytes,
+                       int reps, int warmup)
+{
+  int peer = partner_of(ctx, ctx->rank);
+  int count = (int)bytes;
+  g_autofree double *t = g_new(double, reps);
+  for (int i = -warmup; i < reps; i++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    if (peer >= 0)
+      MPI_Sendrecv(sbuf, count, MPI_BYTE, peer, TAG_PING, rbuf, count, MPI_BYTE, peer, TAG_PING,
+                   MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    double mine = peer >= 0 ? MPI_Wtime() - t0 : 0, slowest;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (i >= 0)
+      t[i] = slowest;
+  }
+  return comm_mpi_median(t, (size_t)reps);
 }
 
 static void measure(const comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warmup,
@@ -99,6 +145,27 @@ static void measure(const comm_mpi_ctx *ctx, const GArray *sizes, int reps, int 
   }
   /* Only the first rank of each pair holds its times; the sum gathers them everywhere. */
   MPI_Allreduce(mine, m->times, m->npairs * (int)m->nsizes, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+
+  /* Then every rank at once, as in a collective's steps. */
+  m->xtimes = g_new0(double, m->nsizes);
+  for (int r = 0; r < p; r++) {
+    int local_ranks = 0;
+    for (int q = 0; q < p; q++)
+      local_ranks += ctx->node_of[q] == ctx->node_of[r];
+    m->xranks = MAX(m->xranks, local_ranks - local_ranks % 2);
+  }
+  if (m->xranks < 2)
+    return;
+  m->xa = 0;
+  m->xb = partner_of(ctx, 0);
+  if (m->xb < 0) { /* rank 0 is alone on its node: the first rank with a partner */
+    for (int r = 1; r < p && m->xb < 0; r++)
+      if ((m->xb = partner_of(ctx, r)) >= 0)
+        m->xa = r;
+  }
+  g_autofree char *rbuf = g_malloc0(MAX(maxb, 1));
+  for (guint s = 0; s < m->nsizes; s++)
+    m->xtimes[s] = exchange(ctx, buf, rbuf, g_array_index(sizes, uint64_t, s), reps, warmup);
 }
 
 static gboolean fit_class(const comm_mpi_ctx *ctx, const measurements *m, const GArray *sizes,
@@ -141,12 +208,18 @@ static void write_csv(const comm_mpi_ctx *ctx, const measurements *m, const GArr
   if (out == NULL)
     comm_mpi__fail_here(ctx, error);
   FILE *f = dt_outfile_stream(out);
-  fprintf(f, "rank_a,rank_b,locality,bytes,one_way_s\n");
+  /* one_way_s: half a ping-pong's round trip; for the exchanges, the time of a send and a
+   * receive of `bytes` each way (the slowest of all pairs exchanging at once). */
+  fprintf(f, "rank_a,rank_b,locality,bytes,one_way_s,pattern\n");
   for (int k = 0; k < m->npairs; k++)
     for (guint s = 0; s < m->nsizes; s++)
-      fprintf(f, "%d,%d,%s,%" G_GUINT64_FORMAT ",%.9e\n", m->pa[k], m->pb[k],
+      fprintf(f, "%d,%d,%s,%" G_GUINT64_FORMAT ",%.9e,ping-pong\n", m->pa[k], m->pb[k],
               comm_mpi_locality_name(comm_mpi__pair_locality(ctx, m->pa[k], m->pb[k])),
               g_array_index(sizes, uint64_t, s), m->times[(size_t)k * m->nsizes + s]);
+  for (guint s = 0; m->xranks >= 2 && s < m->nsizes; s++)
+    fprintf(f, "%d,%d,%s,%" G_GUINT64_FORMAT ",%.9e,exchange\n", m->xa, m->xb,
+            comm_mpi_locality_name(comm_mpi__pair_locality(ctx, m->xa, m->xb)),
+            g_array_index(sizes, uint64_t, s), m->xtimes[s]);
   if (!dt_outfile_commit(out, &error))
     comm_mpi__fail_here(ctx, error);
 }
@@ -189,6 +262,28 @@ static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warm
   if (pairs > 0) {
     to_fabric(&fit, &sys.intra, &sys.intra_regimes);
     sys.intra_measured = TRUE;
+  }
+  if (pairs > 0 && m.xranks >= 2) {
+    /* The node's switch from the exchanges, over the large-message regime's sizes. */
+    g_autofree comm_mpi_point *xp = g_new(comm_mpi_point, m.nsizes);
+    for (guint s = 0; s < m.nsizes; s++)
+      xp[s] = (comm_mpi_point){(double)g_array_index(sizes, uint64_t, s), m.xtimes[s]};
+    double per_rank, sw;
+    if (!comm_mpi_fit_switch(xp, m.nsizes, fit.break_bytes, fit.large.bandwidth_Bps,
+                             (uint32_t)m.xranks, &per_rank, &sw, &error))
+      comm_mpi__fail_all(ctx, error);
+    sys.switch_GBps = sw / 1e9;
+    sys.exchange_GBps = per_rank / 1e9;
+    sys.exchange_ranks = (uint32_t)m.xranks;
+    if (print && ctx->rank == 0) {
+      printf("exchange     %d ranks of a node at once: %.4f GB/s per rank and direction (a "
+             "lone pair one way: %.4f): ", m.xranks, per_rank / 1e9,
+             fit.large.bandwidth_Bps / 1e9);
+      if (sw > 0)
+        printf("the node carries %.4f GB/s in all\n", sw / 1e9);
+      else
+        printf("no sharing (non-blocking)\n");
+    }
   }
   if (!sys.intra_measured)
     sys.intra = sys.inter;

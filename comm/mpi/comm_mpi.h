@@ -57,6 +57,16 @@ typedef struct {
 gboolean comm_mpi_fit_regimes(const comm_mpi_point *points, size_t n, comm_mpi_regimes *out,
                               GError **error);
 
+/* The node's switch (its memory system) from exchanges: `ranks` ranks of a node exchanging
+ * with a partner at once, each moving `bytes` each way (points of `bytes` >= from_bytes; all
+ * when 0). The line through them gives each rank's rate per direction, *per_rank_Bps. Within
+ * 5% of link_Bps (the one-way rate of a lone pair), the switch kept up with every rank:
+ * *switch_Bps = 0, non-blocking. Otherwise the ranks shared it: *switch_Bps = ranks x
+ * per_rank_Bps, but never below link_Bps, which one flow alone reached. */
+gboolean comm_mpi_fit_switch(const comm_mpi_point *points, size_t n, double from_bytes,
+                             double link_Bps, uint32_t ranks, double *per_rank_Bps,
+                             double *switch_Bps, GError **error);
+
 /* Relative error of a prediction: (predicted - measured) / measured. */
 double comm_mpi_rel_error(double predicted_s, double measured_s);
 /* Geometric-mean error of n (predicted, measured) pairs: exp(mean |ln(pred/meas)|) - 1, so
@@ -146,6 +156,10 @@ typedef struct {
   /* The fits behind intra and inter (which hold their large-message regime), for the file's
    * comments; zero when not measured. */
   comm_mpi_regimes intra_regimes, inter_regimes;
+  /* The node's switch: total bytes/s of all ranks of a node at once (0: non-blocking), and
+   * what it was read from: exchange_ranks ranks each moving exchange_GBps per direction. */
+  double switch_GBps, exchange_GBps;
+  uint32_t exchange_ranks;
 } comm_mpi_system;
 
 void comm_mpi_system_clear(comm_mpi_system *sys);

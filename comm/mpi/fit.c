@@ -148,6 +148,27 @@ gboolean comm_mpi_fit_regimes(const comm_mpi_point *points, size_t n, comm_mpi_r
   return TRUE;
 }
 
+gboolean comm_mpi_fit_switch(const comm_mpi_point *points, size_t n, double from_bytes,
+                             double link_Bps, uint32_t ranks, double *per_rank_Bps,
+                             double *switch_Bps, GError **error)
+{
+  g_return_val_if_fail(link_Bps > 0 && ranks >= 2, FALSE);
+  g_autofree comm_mpi_point *used = g_new(comm_mpi_point, MAX(n, 1));
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (points[i].bytes >= from_bytes)
+      used[k++] = points[i];
+  comm_mpi_fit fit;
+  if (!comm_mpi_fit_points(used, k, &fit, error)) {
+    g_prefix_error(error, "exchanges: ");
+    return FALSE;
+  }
+  *per_rank_Bps = fit.bandwidth_Bps;
+  *switch_Bps = fit.bandwidth_Bps >= 0.95 * link_Bps ? 0 : fmax(ranks * fit.bandwidth_Bps,
+                                                                 link_Bps);
+  return TRUE;
+}
+
 double comm_mpi_rel_error(double predicted_s, double measured_s)
 {
   return (predicted_s - measured_s) / measured_s;

@@ -78,6 +78,16 @@ static char *system_text(const comm_mpi_system *sys, const char *comment, double
                          "topology = switch\n",
                          sys->description ? sys->description : "measured with dtsim-mpi",
                          per_node);
+  if (sys->switch_GBps > 0)
+    g_string_append_printf(s, "# %u ranks of a node exchanging at once moved %.4g GB/s each per\n"
+                              "# direction: the node's memory system carries that many times as\n"
+                              "# much in all, shared by every transfer inside the node.\n"
+                              "switch_bandwidth_GBps = %.6g\n",
+                           sys->exchange_ranks, sys->exchange_GBps, sys->switch_GBps);
+  else if (sys->exchange_ranks >= 2)
+    g_string_append_printf(s, "# %u ranks of a node exchanging at once moved %.4g GB/s each per\n"
+                              "# direction, as fast as one pair alone: the switch is non-blocking.\n",
+                           sys->exchange_ranks, sys->exchange_GBps);
   append_fabric(s, "intra", &sys->intra, &sys->intra_regimes, intra_link_ns, sys->intra_measured,
                 "per link; a route inside a node is rank - switch - rank");
   append_fabric(s, "inter", &sys->inter, &sys->inter_regimes, inter_link_ns, sys->inter_measured,

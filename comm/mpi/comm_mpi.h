@@ -53,19 +53,22 @@ typedef struct {
 /* Fits one line, then every break between two consecutive sizes that leaves at least three
  * sizes on each side; the break whose two lines have the smallest sum of squared relative
  * residuals is kept when the single line is off by more than 5% somewhere and the break at
- * least halves its largest residual. */
+ * least halves that sum. */
 gboolean comm_mpi_fit_regimes(const comm_mpi_point *points, size_t n, comm_mpi_regimes *out,
                               GError **error);
 
-/* The node's switch (its memory system) from exchanges: `ranks` ranks of a node exchanging
- * with a partner at once, each moving `bytes` each way (points of `bytes` >= from_bytes; all
- * when 0). The line through them gives each rank's rate per direction, *per_rank_Bps. Within
- * 5% of link_Bps (the one-way rate of a lone pair), the switch kept up with every rank:
- * *switch_Bps = 0, non-blocking. Otherwise the ranks shared it: *switch_Bps = ranks x
- * per_rank_Bps, but never below link_Bps, which one flow alone reached. */
+/* A node's links and switch (its memory system) from exchanges: `ranks` ranks of a node
+ * exchanging with a partner at once, each moving `bytes` each way (points of `bytes` >=
+ * from_bytes; all when 0). The line through them gives each rank's rate per direction,
+ * *per_rank_Bps. A rank's link carries at least that one way: *link_Bps is the larger of it
+ * and pingpong_Bps, the one-way rate of a lone pair (a ping-pong waits for each message to
+ * land before sending the next, which an exchange does not). Within 5% of *link_Bps the switch
+ * kept up with every rank: *switch_Bps = 0, non-blocking. Otherwise the ranks shared it:
+ * *switch_Bps = ranks x per_rank_Bps, but never below *link_Bps, which one flow alone
+ * reached. */
 gboolean comm_mpi_fit_switch(const comm_mpi_point *points, size_t n, double from_bytes,
-                             double link_Bps, uint32_t ranks, double *per_rank_Bps,
-                             double *switch_Bps, GError **error);
+                             double pingpong_Bps, uint32_t ranks, double *per_rank_Bps,
+                             double *link_Bps, double *switch_Bps, GError **error);
 
 /* Relative error of a prediction: (predicted - measured) / measured. */
 double comm_mpi_rel_error(double predicted_s, double measured_s);

@@ -136,10 +136,12 @@ gboolean comm_mpi_fit_regimes(const comm_mpi_point *points, size_t n, comm_mpi_r
     }
   }
   /* One line within 5% of every point is kept: repeated measurements on a shared machine
-   * scatter by about that much, so a break would only fit noise. */
-  double worst = fmax(out->small.max_rel_residual, out->large.max_rel_residual);
+   * scatter by about that much, so a break would only fit noise. A break must also at least
+   * halve the sum of squared residuals to be worth its two more parameters. (Its largest
+   * residual may stay high: above the last-level cache the large regime bends again, which
+   * one line per regime cannot follow.) */
   if (isfinite(best_ssr) && single.max_rel_residual > 0.05 &&
-      worst <= 0.5 * single.max_rel_residual) {
+      best_ssr <= 0.5 * sq_residuals(&single, points, n)) {
     out->piecewise = TRUE;
   } else {
     out->small = out->large = single;
@@ -149,10 +151,10 @@ gboolean comm_mpi_fit_regimes(const comm_mpi_point *points, size_t n, comm_mpi_r
 }
 
 gboolean comm_mpi_fit_switch(const comm_mpi_point *points, size_t n, double from_bytes,
-                             double link_Bps, uint32_t ranks, double *per_rank_Bps,
-                             double *switch_Bps, GError **error)
+                             double pingpong_Bps, uint32_t ranks, double *per_rank_Bps,
+                             double *link_Bps, double *switch_Bps, GError **error)
 {
-  g_return_val_if_fail(link_Bps > 0 && ranks >= 2, FALSE);
+  g_return_val_if_fail(pingpong_Bps > 0 && ranks >= 2, FALSE);
   g_autofree comm_mpi_point *used = g_new(comm_mpi_point, MAX(n, 1));
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
@@ -163,9 +165,10 @@ gboolean comm_mpi_fit_switch(const comm_mpi_point *points, size_t n, double from
     g_prefix_error(error, "exchanges: ");
     return FALSE;
   }
-  *per_rank_Bps = fit.bandwidth_Bps;
-  *switch_Bps = fit.bandwidth_Bps >= 0.95 * link_Bps ? 0 : fmax(ranks * fit.bandwidth_Bps,
-                                                                 link_Bps);
+  double r = fit.bandwidth_Bps, link = fmax(pingpong_Bps, r);
+  *per_rank_Bps = r;
+  *link_Bps = link;
+  *switch_Bps = r >= 0.95 * link ? 0 : fmax(ranks * r, link);
   return TRUE;
 }
 

@@ -49,6 +49,10 @@ static void append_fabric(GString *s, const char *group, const comm_mpi_fabric *
                            regimes->small.bandwidth_Bps / 1e9,
                            100 * regimes->small.max_rel_residual,
                            100 * regimes->single_max_rel_residual);
+  if (measured && fit->bandwidth_GBps > regimes->large.bandwidth_Bps / 1e9 * (1 + 1e-9))
+    g_string_append_printf(s, "# bandwidth: what each rank moved one way while exchanging, above the\n"
+                              "# ping-pong's %.4g GB/s (a ping-pong waits for each message to land).\n",
+                           regimes->large.bandwidth_Bps / 1e9);
   if (measured)
     g_string_append_printf(s, "description = measured by dtsim-mpi: %.4g GB/s, %.4g us end to end%s\n",
                            fit->bandwidth_GBps, fit->latency_ns / 1e3,
@@ -86,7 +90,8 @@ static char *system_text(const comm_mpi_system *sys, const char *comment, double
                            sys->exchange_ranks, sys->exchange_GBps, sys->switch_GBps);
   else if (sys->exchange_ranks >= 2)
     g_string_append_printf(s, "# %u ranks of a node exchanging at once moved %.4g GB/s each per\n"
-                              "# direction, as fast as one pair alone: the switch is non-blocking.\n",
+                              "# direction, as fast as one pair alone: the switch is non-blocking\n"
+                              "# (and a link carries at least that one way; see [intra]).\n",
                            sys->exchange_ranks, sys->exchange_GBps);
   append_fabric(s, "intra", &sys->intra, &sys->intra_regimes, intra_link_ns, sys->intra_measured,
                 "per link; a route inside a node is rank - switch - rank");

@@ -124,37 +124,46 @@ static void test_regimes_one_line(void **state)
 
 static void test_fit_switch(void **state)
 {
-  /* Exchanges on 1 us + b / 6 GB/s at 64 KiB, 1 MiB and 16 MiB, links of 10 GB/s one way: each
-   * of 2 ranks got 6 GB/s per direction, so the switch carries 2 x 6 = 12 GB/s. */
+  /* Exchanges on 1 us + b / 6 GB/s at 64 KiB, 1 MiB and 16 MiB, ping-pongs at 10 GB/s one
+   * way: each of 2 ranks got 6 GB/s per direction, so the switch carries 2 x 6 = 12 GB/s and
+   * the links keep the ping-pong's 10 GB/s. */
   comm_mpi_point p[3];
   const double b[3] = {65536, 1048576, 16777216};
   for (int i = 0; i < 3; i++)
     p[i] = (comm_mpi_point){b[i], 1e-6 + b[i] / 6e9};
-  double per_rank, sw;
+  double per_rank, link, sw;
   g_autoptr(GError) error = NULL;
-  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 2, &per_rank, &sw, &error));
+  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 2, &per_rank, &link, &sw, &error));
   assert_close(per_rank, 6e9, 1e-9);
+  assert_close(link, 10e9, 1e-9);
   assert_close(sw, 12e9, 1e-9);
   /* Four ranks at once at 6 GB/s each: 24 GB/s. */
-  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 4, &per_rank, &sw, NULL));
+  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 4, &per_rank, &link, &sw, NULL));
   assert_close(sw, 24e9, 1e-9);
   /* At 9.8 GB/s each, within 5% of the 10 GB/s links: non-blocking. */
   for (int i = 0; i < 3; i++)
     p[i].time_s = 1e-6 + b[i] / 9.8e9;
-  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 2, &per_rank, &sw, NULL));
+  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 2, &per_rank, &link, &sw, NULL));
+  assert_true(sw == 0);
+  assert_close(link, 10e9, 1e-9);
+  /* At 12 GB/s each, faster than the ping-pong: the links carry 12 GB/s, non-blocking. */
+  for (int i = 0; i < 3; i++)
+    p[i].time_s = 1e-6 + b[i] / 12e9;
+  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 2, &per_rank, &link, &sw, NULL));
+  assert_close(link, 12e9, 1e-9);
   assert_true(sw == 0);
   /* At 4 GB/s each: 2 x 4 = 8 GB/s is below what one flow alone reached, 10 GB/s. */
   for (int i = 0; i < 3; i++)
     p[i].time_s = 1e-6 + b[i] / 4e9;
-  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 2, &per_rank, &sw, NULL));
+  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 2, &per_rank, &link, &sw, NULL));
   assert_close(sw, 10e9, 1e-9);
   /* Only the points from 1 MiB: a 64 KiB point far off the line is left out. */
   p[0].time_s = 1e-3;
-  assert_true(comm_mpi_fit_switch(p, 3, 1048576, 10e9, 2, &per_rank, &sw, NULL));
+  assert_true(comm_mpi_fit_switch(p, 3, 1048576, 10e9, 2, &per_rank, &link, &sw, NULL));
   assert_close(per_rank, 4e9, 1e-9);
   /* One size left: no line. */
   g_autoptr(GError) e2 = NULL;
-  assert_false(comm_mpi_fit_switch(p, 3, 16777216, 10e9, 2, &per_rank, &sw, &e2));
+  assert_false(comm_mpi_fit_switch(p, 3, 16777216, 10e9, 2, &per_rank, &link, &sw, &e2));
   assert_non_null(strstr(e2->message, "exchanges"));
 }
 

@@ -293,10 +293,14 @@ static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warm
         printf("no sharing (non-blocking)\n");
     }
   }
-  if (!sys.intra_measured)
+  if (!sys.intra_measured) {
     sys.intra = sys.inter;
-  if (!sys.inter_measured)
+    sys.intra_regimes = sys.inter_regimes;
+  }
+  if (!sys.inter_measured) {
     sys.inter = sys.intra;
+    sys.inter_regimes = sys.intra_regimes;
+  }
   if (print && ctx->rank == 0)
     printf("%d ranks on %d node(s), at most %d per node\n", ctx->size, ctx->nodes,
            ctx->ranks_per_node);

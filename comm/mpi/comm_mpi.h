@@ -47,6 +47,11 @@ typedef struct {
   comm_mpi_fit small, large;
   double break_bytes;      /* smallest size of the large regime; 0 when not piecewise */
   gboolean piecewise;
+  /* The latency that gives the small regime's points their times when they move at the large
+   * regime's bandwidth (dtsim charges a link one bandwidth and a latency per regime): the mean
+   * of time - bytes / large bandwidth over them, weighted by 1/time^2, within [0, large
+   * latency]. Equal to large.latency_s when not piecewise. */
+  double small_latency_s;
   double single_max_rel_residual; /* largest residual of one line through every point */
 } comm_mpi_regimes;
 

@@ -143,9 +143,17 @@ gboolean comm_mpi_fit_regimes(const comm_mpi_point *points, size_t n, comm_mpi_r
   if (isfinite(best_ssr) && single.max_rel_residual > 0.05 &&
       best_ssr <= 0.5 * sq_residuals(&single, points, n)) {
     out->piecewise = TRUE;
+    double sw = 0, swl = 0;
+    for (size_t i = 0; i < n && sorted[i].bytes < out->break_bytes; i++) {
+      double t = sorted[i].time_s, w = 1.0 / (t * t);
+      sw += w;
+      swl += w * (t - sorted[i].bytes / out->large.bandwidth_Bps);
+    }
+    out->small_latency_s = fmin(fmax(swl / sw, 0.0), out->large.latency_s);
   } else {
     out->small = out->large = single;
     out->break_bytes = 0;
+    out->small_latency_s = single.latency_s;
   }
   return TRUE;
 }

@@ -33,13 +33,18 @@ void comm_mpi_system_clear(comm_mpi_system *sys)
   *sys = (comm_mpi_system){0};
 }
 
+/* Per-link latencies of the file, ns; a small-message latency below 0: none written. */
+typedef struct {
+  double intra, inter, intra_small, inter_small;
+} link_latencies;
+
 static void append_fabric(GString *s, const char *group, const comm_mpi_fabric *fit,
                           const comm_mpi_regimes *regimes, double link_latency_ns,
-                          gboolean measured, const char *route)
+                          double small_link_latency_ns, gboolean measured, const char *route)
 {
   g_string_append_printf(s, "\n[%s]\n", group);
   if (measured && regimes->piecewise)
-    g_string_append_printf(s, "# Two regimes were measured; dtsim takes the large one. Messages of %.0f\n"
+    g_string_append_printf(s, "# Two regimes were measured. Messages of %.0f\n"
                               "# bytes and more: %.4g us + bytes / %.4g GB/s (largest residual %.0f%%);\n"
                               "# smaller ones: %.4g us + bytes / %.4g GB/s (largest residual %.0f%%).\n"
                               "# One line through all sizes would be off by up to %.0f%%.\n",
@@ -63,10 +68,15 @@ static void append_fabric(GString *s, const char *group, const comm_mpi_fabric *
   /* %.6g: six significant digits, far below the run-to-run spread of the measurement. */
   g_string_append_printf(s, "bandwidth_GBps = %.6g\n", fit->bandwidth_GBps);
   g_string_append_printf(s, "# %s\nlatency_ns = %.6g\n", route, link_latency_ns);
+  if (small_link_latency_ns >= 0 && regimes->piecewise)
+    g_string_append_printf(s, "# smaller messages: %.4g us end to end at the same bandwidth\n"
+                              "small_message_bytes = %.0f\nsmall_message_latency_ns = %.6g\n",
+                           regimes->small_latency_s * 1e6, regimes->break_bytes,
+                           small_link_latency_ns);
 }
 
-static char *system_text(const comm_mpi_system *sys, const char *comment, double intra_link_ns,
-                         double inter_link_ns, uint32_t per_node)
+static char *system_text(const comm_mpi_system *sys, const char *comment,
+                         const link_latencies *lat, uint32_t per_node)
 {
   GString *s = g_string_new(NULL);
   g_string_append(s, "# System fitted by dtsim-mpi calibrate: one-way time = latency + bytes /\n"
@@ -93,9 +103,11 @@ static char *system_text(const comm_mpi_system *sys, const char *comment, double
                               "# direction, as fast as one pair alone: the switch is non-blocking\n"
                               "# (and a link carries at least that one way; see [intra]).\n",
                            sys->exchange_ranks, sys->exchange_GBps);
-  append_fabric(s, "intra", &sys->intra, &sys->intra_regimes, intra_link_ns, sys->intra_measured,
+  append_fabric(s, "intra", &sys->intra, &sys->intra_regimes, lat->intra, lat->intra_small,
+                sys->intra_measured,
                 "per link; a route inside a node is rank - switch - rank");
-  append_fabric(s, "inter", &sys->inter, &sys->inter_regimes, inter_link_ns, sys->inter_measured,
+  append_fabric(s, "inter", &sys->inter, &sys->inter_regimes, lat->inter, lat->inter_small,
+                sys->inter_measured,
                 "per network link, after the host links' latencies; a route between nodes is "
                 "rank - host links - NIC - switch - NIC - host links - rank");
   return g_string_free(s, FALSE);
@@ -123,7 +135,8 @@ static gboolean probe(const comm_mpi_system *sys, const char *dir, double intra_
                       double inter_link_ns, double *intra_ns, double *inter_ns, GError **error)
 {
   g_autofree char *path = g_build_filename(dir, "probe.ini", NULL);
-  g_autofree char *text = system_text(sys, NULL, intra_link_ns, inter_link_ns, 2);
+  link_latencies lat = {intra_link_ns, inter_link_ns, -1, -1};
+  g_autofree char *text = system_text(sys, NULL, &lat, 2);
   if (!g_file_set_contents(path, text, -1, error))
     return FALSE;
   comm_mpi_fabric in, out;
@@ -153,11 +166,17 @@ gboolean comm_mpi_system_write(const comm_mpi_system *sys, const char *comment, 
     return FALSE;
   double in_hops = round((in1 - in0) / probe_ns), out_hops = round((out1 - out0) / probe_ns);
   g_assert(in_hops >= 1 && out_hops >= 1);
-  double intra_link = fmax(0, (sys->intra.latency_ns - in0) / in_hops);
-  double inter_link = fmax(0, (sys->inter.latency_ns - out0) / out_hops);
+  link_latencies lat;
+  lat.intra = fmax(0, (sys->intra.latency_ns - in0) / in_hops);
+  lat.inter = fmax(0, (sys->inter.latency_ns - out0) / out_hops);
+  /* The small-message regime on the same links: only the fabric's own links have it, so the
+   * fixed part of a route is the same. */
+  lat.intra_small = fmin(lat.intra, fmax(0, (sys->intra_regimes.small_latency_s * 1e9 - in0) /
+                                                in_hops));
+  lat.inter_small = fmin(lat.inter, fmax(0, (sys->inter_regimes.small_latency_s * 1e9 - out0) /
+                                                out_hops));
 
-  g_autofree char *text = system_text(sys, comment, intra_link, inter_link,
-                                      MAX(sys->ranks_per_node, 1));
+  g_autofree char *text = system_text(sys, comment, &lat, MAX(sys->ranks_per_node, 1));
   g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
   if (out == NULL)
     return FALSE;

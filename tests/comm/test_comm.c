@@ -617,6 +617,54 @@ static void test_switch_bandwidth_shared(void **state)
   assert_contains(m, "nvswitch");
 }
 
+static void test_small_message_latency(void **state)
+{
+  /* Two devices on an NVSwitch, links of 1 GB/s with 1000 ns each, 100 ns for messages below
+   * 4 KiB. A route is two links:
+   *   1000 B: 2 x 100 ns + 1000 B / 1e9 B/s = 200 + 1000 ns = 1200 ns;
+   *   4096 B (not below 4 KiB): 2 x 1000 + 4096 = 6096 ns;
+   *   0 B (the route's latency): 2000 ns, as comm_topology_route_latency gives.
+   * The flow model charges the same for a transfer alone. */
+  g_autofree char *sm = write_file("small.ini", "[system]\ndescription = eager\ndevice = k80\n"
+                                                "devices_per_node = 2\nlayout = nvswitch\n"
+                                                "pcie = pcie3-x16\ninter = ib-edr\n"
+                                                "[intra]\nbandwidth_GBps = 1\nlatency_ns = 1000\n"
+                                                "small_message_bytes = 4K\n"
+                                                "small_message_latency_ns = 100\n");
+  g_autoptr(comm_topology) t = build(sm, 1, NULL, NULL);
+  comm_ep a = comm_topology_device(t, 0), b = comm_topology_device(t, 1);
+  assert_true(comm_topology_p2p_time(t, a, b, 1000) == SIM_NS(1200));
+  assert_true(comm_topology_p2p_time(t, a, b, 4096) == SIM_NS(6096));
+  assert_true(comm_topology_p2p_time(t, a, b, 0) == SIM_NS(2000));
+  assert_true(comm_topology_route_latency(t, a, b) == SIM_NS(2000));
+  const uint64_t sizes[] = {1000, 4096};
+  const sim_time_ps want[] = {SIM_NS(1200), SIM_NS(6096)};
+  for (int i = 0; i < 2; i++) {
+    g_autoptr(sim_engine) e = sim_engine_new();
+    g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+    done_log log = {0};
+    done_arg arg = {&log, 0};
+    comm_net_send(net, a, b, sizes[i], on_done, &arg);
+    sim_engine_run(e);
+    assert_true(llabs(log.at[0] - want[i]) <= 1);
+  }
+
+  /* Both keys or neither; a small message never starts later than a large one. */
+  g_autofree char *half = write_file("smallhalf.ini", "[fabric]\ndescription = x\nscope = intra\n"
+                                                      "bandwidth_GBps = 1\nlatency_ns = 1000\n"
+                                                      "small_message_bytes = 4K\n");
+  g_autoptr(GError) e1 = NULL;
+  assert_null(comm_fabric_load(half, "test", &e1));
+  assert_contains(e1->message, "small_message_latency_ns together");
+  g_autofree char *slow = write_file("smallslow.ini", "[fabric]\ndescription = x\nscope = intra\n"
+                                                      "bandwidth_GBps = 1\nlatency_ns = 1000\n"
+                                                      "small_message_bytes = 4K\n"
+                                                      "small_message_latency_ns = 2000\n");
+  g_autoptr(GError) e2 = NULL;
+  assert_null(comm_fabric_load(slow, "test", &e2));
+  assert_contains(e2->message, "small_message_latency_ns");
+}
+
 static void test_flow_joins_during_latency(void **state)
 {
   /* Network links of 1 GB/s and 1000 ns; PCIe fast and without latency. From node 0, X goes
@@ -1085,6 +1133,7 @@ int main(void)
       cmocka_unit_test(test_flow_ends_and_other_speeds_up),
       cmocka_unit_test(test_three_flows_maxmin),
       cmocka_unit_test(test_switch_bandwidth_shared),
+      cmocka_unit_test(test_small_message_latency),
       cmocka_unit_test(test_flow_joins_during_latency),
       cmocka_unit_test(test_flow_equals_analytic_uncontended),
       cmocka_unit_test(test_zero_and_self),

@@ -96,6 +96,11 @@ static void test_regimes_two_lines(void **state)
   assert_close(r.large.latency_s, 2e-6, 1e-9);
   assert_close(r.large.bandwidth_Bps, 1e10, 1e-9);
   assert_true(r.small.max_rel_residual < 1e-9 && r.large.max_rel_residual < 1e-9);
+  /* At the large regime's 10 GB/s the small points need 0.2032, 0.2256 and 0.4048 us of
+   * latency (0.204 - 0.0008, 0.232 - 0.0064, 0.456 - 0.0512); weighted by 1/t^2 (24.029,
+   * 18.579 and 4.809 per us^2): (24.029 x 0.2032 + 18.579 x 0.2256 + 4.809 x 0.4048) /
+   * 47.417 = 0.23242 us. */
+  assert_close(r.small_latency_s, 0.23242e-6, 1e-4);
   /* No line passes within 5% of both 0.204 us at 8 bytes and 2.41 us at 4 KiB while
    * reaching 107 us at 1 MiB. */
   assert_true(r.single_max_rel_residual > 0.05);
@@ -115,6 +120,7 @@ static void test_regimes_one_line(void **state)
   assert_true(r.break_bytes == 0);
   assert_close(r.large.latency_s, 1e-6, 1e-9);
   assert_close(r.small.bandwidth_Bps, 1e9, 1e-9);
+  assert_close(r.small_latency_s, 1e-6, 1e-9);
   /* Five sizes of the two lines above (the 8-byte point left out): a break would leave two
    * sizes on one side, which any line fits exactly, so there is none. */
   assert_true(comm_mpi_fit_regimes(two_lines + 1, 5, &r, NULL));
@@ -366,6 +372,28 @@ static void test_system_roundtrip(void **state)
   assert_close(out.latency_ns, 30000.0, 1e-3);
   assert_close(out.bandwidth_GBps, 0.5, 1e-3);
   comm_mpi_system_clear(&s);
+  g_unlink(path);
+
+  /* Two regimes inside the node: from 4 KiB 2 us + b / 5 GB/s, below it 0.5 us at the same
+   * bandwidth. 1000 bytes: 0.5 + 1000 / 5e9 s = 0.5 + 0.2 = 0.7 us; 4096 bytes: 2 + 0.8192 =
+   * 2.8192 us, through the routes dtsim builds from the file. */
+  comm_mpi_system r = {.description = g_strdup("unit"), .ranks_per_node = 2,
+                       .intra = {2000, 5}, .inter = {30000, 0.5}, .intra_measured = TRUE,
+                       .inter_measured = TRUE};
+  r.intra_regimes.piecewise = TRUE;
+  r.intra_regimes.break_bytes = 4096;
+  r.intra_regimes.small_latency_s = 0.5e-6;
+  r.intra_regimes.large = (comm_mpi_fit){2e-6, 5e9, 0, FALSE};
+  if (!comm_mpi_system_write(&r, "unit test", path, &error))
+    fail_msg("%s", error->message);
+  comm_cluster_spec spec = {.system = path, .nodes = 1, .devices_per_node = 2};
+  g_autoptr(comm_topology) topo = comm_topology_build(&spec, &error);
+  if (topo == NULL)
+    fail_msg("%s", error->message);
+  comm_ep a = comm_topology_device(topo, 0), b = comm_topology_device(topo, 1);
+  assert_close((double)comm_topology_p2p_time(topo, a, b, 1000), 0.7e6, 1e-4);
+  assert_close((double)comm_topology_p2p_time(topo, a, b, 4096), 2.8192e6, 1e-4);
+  comm_mpi_system_clear(&r);
   g_unlink(path);
   g_rmdir(dir);
 }

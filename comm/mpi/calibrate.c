@@ -1,6 +1,8 @@
 /* dtsim-mpi calibrate: ping-pong between every pair of ranks over a range of sizes, one pair at
- * a time (so no two pairs share a link), then a least-squares latency/bandwidth fit per
- * locality class, written as a system INI that `dtsim --system FILE` loads. */
+ * a time (so no two pairs share a link), then exchanges of every rank of a node with a partner
+ * at once; a least-squares latency/bandwidth fit per locality class (two regimes when the
+ * points show them), and the node's shared bandwidth when the exchanges are slower than a lone
+ * pair, written as a system INI that `dtsim --system FILE` loads. */
 #include "comm_mpi_run.h"
 #include "util.h"
 

@@ -1,6 +1,7 @@
 /* The system INI that calibration writes and `dtsim --system FILE` loads (docs/network.md):
- * device "host", layout "nvswitch", inline [intra] and [inter] fabrics whose per-link latencies
- * make dtsim's routes give back the fitted end-to-end latencies. */
+ * device "host", layout "nvswitch" (with the switch's total bandwidth when the node's ranks
+ * share it), inline [intra] and [inter] fabrics whose per-link latencies, for large and for
+ * small messages, make dtsim's routes give back the fitted end-to-end latencies. */
 #include "comm_mpi.h"
 #include "comm_net.h"
 #include "util.h"

@@ -8,7 +8,10 @@
  * interposers of spy.c record which ompi_coll_base_* function carried out the call.
  *
  * Predictions: dtsim's own model (comm/coll on the topology built from the fitted system file),
- * with the ranks numbered as dtsim numbers them and the reduction rate measured here. */
+ * with the ranks numbered as dtsim numbers them, plus the host-side work measured here for
+ * each size (host.c): the reduction rate, and Open MPI's local copies and fresh temporary pages
+ * as the collective's launch cost. Each row also gives the ranks' CPU share, which tells a row
+ * measured while another process held a core. */
 #include "comm_mpi_run.h"
 #include "util.h"
 

@@ -7,12 +7,13 @@
 
 static const char *const fabric_keys[] = {
     "description", "scope", "bandwidth_GBps", "latency_ns", "efficiency", "links_per_device",
-    "switch_radix", "nic_bandwidth_GBps", NULL};
+    "switch_radix", "nic_bandwidth_GBps", "small_message_bytes", "small_message_latency_ns",
+    NULL};
 
 static const char *const system_keys[] = {
     "description", "device", "devices_per_node", "layout", "intra", "inter", "pcie",
     "nics_per_node", "sockets", "pcie_switches_per_socket", "socket_link_GBps",
-    "socket_link_latency_ns", "topology", "nvlink_pairs", NULL};
+    "socket_link_latency_ns", "topology", "nvlink_pairs", "switch_bandwidth_GBps", NULL};
 
 static const char *const layouts[] = {"nvlink-hybrid-cube", "nvswitch", "pcie-tree", "single",
                                       "host", NULL};
@@ -83,6 +84,20 @@ comm_fabric *comm__fabric_from_group(const dt_ini *ini, const char *group, const
   f->nic_bandwidth_GBps = f->bandwidth_GBps;
   if (!dt_ini_double(ini, group, "nic_bandwidth_GBps", FALSE, 1e-3, 1e5, &f->nic_bandwidth_GBps,
                      error))
+    return NULL;
+  /* A second, cheaper regime for small messages (an eager protocol): both keys or neither, and
+   * a small message never starts later than a large one. */
+  gboolean has_bytes = dt_ini_has(ini, group, "small_message_bytes");
+  gboolean has_lat = dt_ini_has(ini, group, "small_message_latency_ns");
+  if (has_bytes != has_lat) {
+    dt_ini_error(ini, group, has_bytes ? "small_message_bytes" : "small_message_latency_ns", error,
+                 "give small_message_bytes and small_message_latency_ns together");
+    return NULL;
+  }
+  if (has_bytes &&
+      (!dt_ini_size(ini, group, "small_message_bytes", TRUE, &f->small_message_bytes, error) ||
+       !dt_ini_double(ini, group, "small_message_latency_ns", TRUE, 0.0, f->latency_ns,
+                      &f->small_message_latency_ns, error)))
     return NULL;
   return g_steal_pointer(&f);
 }
@@ -202,8 +217,15 @@ comm_system *comm_system_load(const char *name, const char *what, GError **error
       !dt_ini_double(ini, "system", "socket_link_GBps", FALSE, 1e-3, 1e5, &s->socket_link_GBps,
                      error) ||
       !dt_ini_double(ini, "system", "socket_link_latency_ns", FALSE, 0.0, 1e9,
-                     &s->socket_link_latency_ns, error))
+                     &s->socket_link_latency_ns, error) ||
+      !dt_ini_double(ini, "system", "switch_bandwidth_GBps", FALSE, 1e-3, 1e6, &s->switch_GBps,
+                     error))
     return NULL;
+  if (s->switch_GBps > 0 && strcmp(s->layout, "nvswitch") != 0) {
+    dt_ini_error(ini, "system", "switch_bandwidth_GBps", error,
+                 "only the nvswitch layout has a switch (layout here: %s)", s->layout);
+    return NULL;
+  }
   s->topology = dt_ini_string(ini, "system", "topology", FALSE, NULL);
   if (s->topology && *s->topology == '\0') {
     /* An empty value would reach the topology builder as no topology name at all. */

@@ -25,7 +25,16 @@ typedef struct {
   double Bps;              /* usable bytes/s per direction (bandwidth * efficiency) */
   sim_time_ps latency_ps;  /* one hop */
   const char *kind;        /* "nvlink", "nvswitch", "pcie", "socket", "nic", "net" */
+  uint64_t small_bytes;    /* a message of 1 .. small_bytes - 1 bytes pays small_latency_ps */
+  sim_time_ps small_latency_ps;
 } comm__link_class;
+
+/* One hop's latency for a message of `bytes`. A query for 0 bytes (no message moves 0 bytes)
+ * gives the latency of the line, that of large messages. */
+static inline sim_time_ps comm__link_latency(const comm__link_class *c, uint64_t bytes)
+{
+  return bytes > 0 && bytes < c->small_bytes ? c->small_latency_ps : c->latency_ps;
+}
 
 comm_fabric *comm__fabric_from_group(const dt_ini *ini, const char *group, const char *name,
                                      gboolean scope_required, gboolean inter_default,

@@ -36,6 +36,8 @@ typedef struct {
   double latency_ns;          /* one hop */
   double nic_bandwidth_GBps;  /* NIC-to-first-switch link (inter networks) */
   uint32_t links_per_device;  /* NVLink ports per device (intra fabrics) */
+  uint64_t small_message_bytes;    /* messages of fewer bytes pay small_message_latency_ns */
+  double small_message_latency_ns; /* per link, <= latency_ns (eager protocols); 0 bytes: none */
   uint32_t switch_radix;      /* ports per switch (inter networks) */
 } comm_fabric;
 
@@ -59,6 +61,9 @@ typedef struct {
   uint32_t pcie_switches_per_socket;
   double socket_link_GBps;    /* per direction, 1e9 bytes/s */
   double socket_link_latency_ns;
+  double switch_GBps;         /* nvswitch layout: what the switch carries in total, all flows
+                               * through it in both directions together (1e9 bytes/s); 0:
+                               * non-blocking */
   comm_fabric *intra;         /* NULL when the layout has no device-to-device fabric */
   comm_fabric *inter;
   comm_fabric *pcie;
@@ -100,12 +105,15 @@ uint32_t comm_topology_sockets(const comm_topology *topo);
 const char *comm_topology_device_kind(const comm_topology *topo);
 const char *comm_topology_endpoint_name(const comm_topology *topo, comm_ep ep);
 /* Closed-form time of `bytes` from src to dst on an idle network: the sum of per-hop latencies
- * plus bytes over the route's bottleneck bandwidth. */
+ * (each link's small-message latency when `bytes` is below its fabric's small_message_bytes)
+ * plus bytes over the route's bottleneck bandwidth. 0 bytes gives the route's latency for
+ * large messages. */
 sim_time_ps comm_topology_p2p_time(const comm_topology *topo, comm_ep src, comm_ep dst,
                                    uint64_t bytes);
 /* Links on the route from src to dst (0 when src == dst). */
 uint32_t comm_topology_hops(const comm_topology *topo, comm_ep src, comm_ep dst);
-/* Bottleneck bandwidth of the route in bytes/s (0 when src == dst), and its total latency. */
+/* Bottleneck bandwidth of the route in bytes/s (0 when src == dst), and its total latency for
+ * large messages (at least every link's small_message_bytes). */
 double comm_topology_route_Bps(const comm_topology *topo, comm_ep src, comm_ep dst);
 sim_time_ps comm_topology_route_latency(const comm_topology *topo, comm_ep src, comm_ep dst);
 /* The extra (device-less) nodes of the spec, and the resolved presets in use. */

@@ -997,7 +997,8 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   sim_time_ps lat = 0;
   gboolean free_route = !sim_engine_has_observers(net->engine);
   for (uint32_t i = 0; i < n; i++) {
-    lat = sim_time_add_sat(lat, comm__link_class_of(net->topo, net->route_buf[i])->latency_ps);
+    lat = sim_time_add_sat(lat, comm__link_latency(comm__link_class_of(net->topo, net->route_buf[i]),
+                                                   bytes));
     free_route = free_route && net->links[net->route_buf[i]].n == 0;
   }
   /* If every link of the route is free now, the flow is placed on them at once in a class of

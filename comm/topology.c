@@ -32,6 +32,7 @@ struct comm_topology {
 
   /* Node-local undirected links. */
   uint32_t LL;
+  uint32_t switch_link;    /* the NVSwitch's own capacity (a loop on its vertex), or NO_VERTEX */
   GArray *la, *lb;         /* of uint32_t: endpoints */
   GArray *lclass;          /* of uint8_t: class index */
 
@@ -59,13 +60,20 @@ struct comm_topology {
 
 /* ---- Link classes ------------------------------------------------------------------------ */
 
+/* `f` gives the class its small-message regime (NULL: none). */
 static uint8_t add_class(comm_topology *t, double GBps, double efficiency, double latency_ns,
-                         const char *kind)
+                         const comm_fabric *f, const char *kind)
 {
-  comm__link_class c = {GBps * 1e9 * efficiency, (sim_time_ps)llround(latency_ns * 1000.0), kind};
+  comm__link_class c = {GBps * 1e9 * efficiency, (sim_time_ps)llround(latency_ns * 1000.0), kind,
+                        0, 0};
+  if (f && f->small_message_bytes > 0) {
+    c.small_bytes = f->small_message_bytes;
+    c.small_latency_ps = (sim_time_ps)llround(f->small_message_latency_ns * 1000.0);
+  }
   for (guint i = 0; i < t->classes->len; i++) {
     comm__link_class *o = &g_array_index(t->classes, comm__link_class, i);
-    if (o->Bps == c.Bps && o->latency_ps == c.latency_ps && strcmp(o->kind, kind) == 0)
+    if (o->Bps == c.Bps && o->latency_ps == c.latency_ps && strcmp(o->kind, kind) == 0 &&
+        o->small_bytes == c.small_bytes && o->small_latency_ps == c.small_latency_ps)
       return (uint8_t)i;
   }
   g_assert(t->classes->len < 255);
@@ -124,7 +132,7 @@ static gboolean add_nvlink_pairs(comm_topology *t, GError **error)
                             "'%s' needs two different devices below %u and 1 to 64 links", item,
                             t->G);
       add_local_link(t, a, b, add_class(t, f->bandwidth_GBps * n, f->efficiency, f->latency_ns,
-                                        "nvlink"));
+                                        f, "nvlink"));
     }
     return TRUE;
   }
@@ -136,7 +144,7 @@ static gboolean add_nvlink_pairs(comm_topology *t, GError **error)
       continue;
     uint32_t n = f->links_per_device >= 6 ? hybrid_cube[i].links_v100 : 1;
     add_local_link(t, hybrid_cube[i].a, hybrid_cube[i].b,
-                   add_class(t, f->bandwidth_GBps * n, f->efficiency, f->latency_ns, "nvlink"));
+                   add_class(t, f->bandwidth_GBps * n, f->efficiency, f->latency_ns, f, "nvlink"));
   }
   return TRUE;
 }
@@ -165,12 +173,23 @@ static gboolean build_node(comm_topology *t, GError **error)
   } else if (nvswitch) {
     const comm_fabric *f = s->intra;
     uint8_t c = add_class(t, f->bandwidth_GBps * f->links_per_device, f->efficiency,
-                          f->latency_ns, "nvswitch");
+                          f->latency_ns, f, "nvswitch");
     for (uint32_t d = 0; d < t->G; d++)
       add_local_link(t, d, t->nvs, c);
   }
+  /* A switch that cannot carry every port at full rate (a node's memory system standing for
+   * the switch, as in dtsim-mpi's calibrated systems) is one more link, a loop on the switch
+   * vertex that every path through the switch crosses in its forward direction: whatever the
+   * directions of the flows, max-min sharing divides its bandwidth among them. Breadth-first
+   * search never takes it (its far end is the vertex it leaves); build_paths inserts it. */
+  t->switch_link = NO_VERTEX;
+  if (nvswitch && s->switch_GBps > 0) {
+    t->switch_link = t->LL;
+    add_local_link(t, t->nvs, t->nvs, add_class(t, s->switch_GBps, 1.0, 0, NULL, "nvswitch"));
+  }
   const comm_fabric *pcie = s->pcie;
-  uint8_t pc = add_class(t, pcie->bandwidth_GBps, pcie->efficiency, pcie->latency_ns, "pcie");
+  uint8_t pc = add_class(t, pcie->bandwidth_GBps, pcie->efficiency, pcie->latency_ns, pcie,
+                         "pcie");
   /* Devices and NICs spread evenly and contiguously over the PCIe switches, or over the
    * sockets when there are none. */
   if (!t->host_layout)
@@ -181,7 +200,7 @@ static gboolean build_node(comm_topology *t, GError **error)
     }
   for (uint32_t w = 0; w < t->P; w++)
     add_local_link(t, t->sw_base + w, t->sock_base + w / s->pcie_switches_per_socket, pc);
-  uint8_t sc = add_class(t, s->socket_link_GBps, 1.0, s->socket_link_latency_ns, "socket");
+  uint8_t sc = add_class(t, s->socket_link_GBps, 1.0, s->socket_link_latency_ns, NULL, "socket");
   for (uint32_t a = 0; a < t->S; a++)
     for (uint32_t b = a + 1; b < t->S; b++)
       add_local_link(t, t->sock_base + a, t->sock_base + b, sc);
@@ -304,10 +323,23 @@ static gboolean build_paths(comm_topology *t, GError **error)
             uint32_t l = dl / 2;
             w = (dl & 1) ? g_array_index(t->lb, uint32_t, l) : g_array_index(t->la, uint32_t, l);
           }
-          for (uint32_t i = 0; i < n; i++)
-            g_array_append_val(t->path_pool, rev[n - 1 - i]);
-          t->path_len[idx] = (uint8_t)n;
-          t->local_max = MAX(t->local_max, n);
+          uint32_t len = n;
+          for (uint32_t i = 0; i < n; i++) {
+            uint32_t dl = rev[n - 1 - i];
+            g_array_append_val(t->path_pool, dl);
+            uint32_t l = dl / 2;
+            uint32_t head = (dl & 1) ? g_array_index(t->la, uint32_t, l)
+                                     : g_array_index(t->lb, uint32_t, l);
+            if (head == t->nvs && i + 1 < n && t->switch_link != NO_VERTEX) {
+              uint32_t through = 2 * t->switch_link;
+              g_array_append_val(t->path_pool, through);
+              len++;
+            }
+          }
+          if (len > 255)
+            return system_error(t->sys, "layout", error, "node graph too deep");
+          t->path_len[idx] = (uint8_t)len;
+          t->local_max = MAX(t->local_max, len);
         }
       }
     }
@@ -496,8 +528,9 @@ static gboolean build_network(comm_topology *t, GError **error)
     return topo_error(error, text, "too many links (%" G_GUINT64_FORMAT ")", t->n_links);
   double nic_GBps = inter->nic_bandwidth_GBps > 0 ? inter->nic_bandwidth_GBps
                                                    : inter->bandwidth_GBps;
-  t->nic_class = add_class(t, nic_GBps, inter->efficiency, inter->latency_ns, "nic");
-  t->net_class = add_class(t, inter->bandwidth_GBps, inter->efficiency, inter->latency_ns, "net");
+  t->nic_class = add_class(t, nic_GBps, inter->efficiency, inter->latency_ns, inter, "nic");
+  t->net_class = add_class(t, inter->bandwidth_GBps, inter->efficiency, inter->latency_ns, inter,
+                           "net");
   t->route_max = 2 * t->local_max + t->net_max + 2;
   return TRUE;
 }
@@ -822,15 +855,15 @@ uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t 
   return n;
 }
 
-/* Latency (sum) and bottleneck bandwidth (min) of a route. */
-static void route_figures(const comm_topology *t, const uint32_t *route, uint32_t n,
+/* Latency (sum, for a message of `bytes`) and bottleneck bandwidth (min) of a route. */
+static void route_figures(const comm_topology *t, const uint32_t *route, uint32_t n, uint64_t bytes,
                           sim_time_ps *lat, double *Bps)
 {
   *lat = 0;
   *Bps = 0.0;
   for (uint32_t i = 0; i < n; i++) {
     const comm__link_class *c = comm__link_class_of(t, route[i]);
-    *lat = sim_time_add_sat(*lat, c->latency_ps);
+    *lat = sim_time_add_sat(*lat, comm__link_latency(c, bytes));
     if (i == 0 || c->Bps < *Bps)
       *Bps = c->Bps;
   }
@@ -847,7 +880,7 @@ double comm_topology_route_Bps(const comm_topology *t, comm_ep src, comm_ep dst)
   g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
   sim_time_ps lat;
   double bw;
-  route_figures(t, buf, comm__route(t, src, dst, buf), &lat, &bw);
+  route_figures(t, buf, comm__route(t, src, dst, buf), 0, &lat, &bw);
   return bw;
 }
 
@@ -856,7 +889,7 @@ sim_time_ps comm_topology_route_latency(const comm_topology *t, comm_ep src, com
   g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
   sim_time_ps lat;
   double bw;
-  route_figures(t, buf, comm__route(t, src, dst, buf), &lat, &bw);
+  route_figures(t, buf, comm__route(t, src, dst, buf), 0, &lat, &bw);
   return lat;
 }
 
@@ -867,7 +900,7 @@ sim_time_ps comm__p2p_time_buf(const comm_topology *t, comm_ep src, comm_ep dst,
     return 0;
   sim_time_ps lat;
   double bw;
-  route_figures(t, buf, comm__route(t, src, dst, buf), &lat, &bw);
+  route_figures(t, buf, comm__route(t, src, dst, buf), bytes, &lat, &bw);
   return sim_time_add_sat(lat, comm__time_for((double)bytes, bw));
 }
 

@@ -28,42 +28,60 @@ static const char *const op_cvars[COMM_MPI_N_OPS] = {
  * pipeline broadcast is forced to segments of the same size. */
 #define CHAIN_SEGMENT_BYTES (512 * 1024)
 
+/* The copies of each function (copies_whole, copies_block) are read from Open MPI 4.1's
+ * coll/base sources (coll_base_allreduce.c, coll_base_allgather.c, coll_base_reduce_scatter.c,
+ * coll_base_reduce.c, coll_base_bcast.c), for a send buffer distinct from the receive buffer:
+ * - allreduce ring and Rabenseifner copy the send buffer into the receive buffer first (n);
+ * - allreduce recursive doubling copies it into a temporary (n), and a rank whose result ends
+ *   in the temporary copies it back to the receive buffer (n): 2n on the slowest rank;
+ * - reduce-scatter ring and recursive halving copy the send buffer into a temporary
+ *   accumulator (n) and the rank's reduced block out of it (n/p);
+ * - allgather ring and recursive doubling copy the rank's own block into place (n/p);
+ * - the binomial and linear reduces receive straight into the root's buffer and reduce the
+ *   send buffer into it, and broadcasts move data only through transfers: no copies. */
 static const comm_mpi_algorithm algorithms[] = {
     {COMM_MPI_ALLREDUCE, "ring", 4, "ring", "ompi_coll_base_allreduce_intra_ring", {{0}},
-     "reduce-scatter then allgather around a ring: 2(p-1) steps of n/p bytes"},
+     "reduce-scatter then allgather around a ring: 2(p-1) steps of n/p bytes", 1, 0},
     {COMM_MPI_ALLREDUCE, "recursive-doubling", 3, "recursive_doubling",
      "ompi_coll_base_allreduce_intra_recursivedoubling", {{0}},
-     "log2(p) exchanges of the whole buffer with partners at doubling distances"},
+     "log2(p) exchanges of the whole buffer with partners at doubling distances", 2, 0},
     {COMM_MPI_ALLREDUCE, "halving-doubling", 6, "rabenseifner",
      "ompi_coll_base_allreduce_intra_redscat_allgather", {{0}},
-     "Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling"},
+     "Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling", 1, 0},
     {COMM_MPI_ALLREDUCE, "tree", 2, "nonoverlapping",
      "ompi_coll_base_allreduce_intra_nonoverlapping",
      {{"coll_tuned_reduce_algorithm", 5, "ompi_coll_base_reduce_intra_binomial"},
       {"coll_tuned_bcast_algorithm", 6, "ompi_coll_base_bcast_intra_binomial"}},
-     "binomial reduce to rank 0, then binomial broadcast (Open MPI: reduce 5, bcast 6)"},
+     "binomial reduce to rank 0, then binomial broadcast (Open MPI: reduce 5, bcast 6)", 0, 0},
     {COMM_MPI_ALLREDUCE, "onetoall", 1, "basic_linear",
      "ompi_coll_base_allreduce_intra_basic_linear", {{0}},
-     "every rank sends to rank 0, which reduces and sends the result to each"},
+     "every rank sends to rank 0, which reduces and sends the result to each", 0, 0},
     {COMM_MPI_ALLGATHER, "ring", 4, "ring", "ompi_coll_base_allgather_intra_ring", {{0}},
-     "p-1 steps passing one block of n/p bytes to the next rank"},
+     "p-1 steps passing one block of n/p bytes to the next rank", 0, 1},
     {COMM_MPI_ALLGATHER, "recursive-doubling", 3, "recursive_doubling",
      "ompi_coll_base_allgather_intra_recursivedoubling", {{0}},
-     "log2(p) exchanges of doubling size (power-of-two ranks)"},
+     "log2(p) exchanges of doubling size (power-of-two ranks)", 0, 1},
     {COMM_MPI_REDUCE_SCATTER, "ring", 3, "ring", "ompi_coll_base_reduce_scatter_intra_ring",
-     {{0}}, "p-1 steps passing and reducing one block of n/p bytes"},
+     {{0}}, "p-1 steps passing and reducing one block of n/p bytes", 1, 1},
     {COMM_MPI_REDUCE_SCATTER, "halving-doubling", 2, "recursive_halving",
      "ompi_coll_base_reduce_scatter_intra_basic_recursivehalving", {{0}},
-     "log2(p) exchanges of halving size with partners at halving distances"},
+     "log2(p) exchanges of halving size with partners at halving distances", 1, 1},
     {COMM_MPI_BROADCAST, "tree", 6, "binomial", "ompi_coll_base_bcast_intra_binomial", {{0}},
-     "binomial tree from the root, unsegmented: ceil(log2 p) rounds of the whole buffer"},
+     "binomial tree from the root, unsegmented: ceil(log2 p) rounds of the whole buffer", 0, 0},
     {COMM_MPI_BROADCAST, "ring", 3, "pipeline", "ompi_coll_base_bcast_intra_pipeline",
      {{"coll_tuned_bcast_algorithm_segmentsize", CHAIN_SEGMENT_BYTES, NULL}},
-     "chain from the root, pipelined in 512 KiB segments"},
+     "chain from the root, pipelined in 512 KiB segments", 0, 0},
     {COMM_MPI_BROADCAST, "onetoall", 1, "basic_linear",
      "ompi_coll_base_bcast_intra_basic_linear", {{0}},
-     "the root sends the whole buffer to every other rank"},
+     "the root sends the whole buffer to every other rank", 0, 0},
 };
+
+double comm_mpi_algorithm_copy_bytes(const comm_mpi_algorithm *algo, uint64_t bytes,
+                                     uint32_t ranks)
+{
+  g_return_val_if_fail(algo != NULL && ranks > 0, 0);
+  return algo->copies_whole * (double)bytes + algo->copies_block * (double)bytes / ranks;
+}
 
 const char *comm_mpi_op_name(comm_mpi_op op)
 {

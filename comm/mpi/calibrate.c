@@ -1,6 +1,8 @@
 /* dtsim-mpi calibrate: ping-pong between every pair of ranks over a range of sizes, one pair at
- * a time (so no two pairs share a link), then a least-squares latency/bandwidth fit per
- * locality class, written as a system INI that `dtsim --system FILE` loads. */
+ * a time (so no two pairs share a link), then exchanges of every rank of a node with a partner
+ * at once; a least-squares latency/bandwidth fit per locality class (two regimes when the
+ * points show them), and the node's shared bandwidth when the exchanges are slower than a lone
+ * pair, written as a system INI that `dtsim --system FILE` loads. */
 #include "comm_mpi_run.h"
 #include "util.h"
 
@@ -8,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DEFAULT_SIZES "8,64,512,4K,32K,256K,1M,4M"
+#define DEFAULT_SIZES "8,64,512,4K,32K,256K,1M,4M,16M,64M"
 #define TAG_PING 71
 
 /* Median one-way time (seconds) of `reps` ping-pongs of `bytes` between ranks a and b, after
@@ -33,29 +35,27 @@ static double pingpong(const comm_mpi_ctx *ctx, int a, int b, char *buf, uint64_
   return ctx->rank == a ? comm_mpi_median(t, (size_t)reps) : 0;
 }
 
-double comm_mpi__reduce_rate_Bps(const comm_mpi_ctx *ctx)
+/* The fabric written to the system file is the large-message regime: the messages of the
+ * collectives that matter (gradient buckets) are far above an eager limit of a few KiB. */
+static void to_fabric(const comm_mpi_regimes *fit, comm_mpi_fabric *fab, comm_mpi_regimes *keep)
 {
-  double rate = 0;
-  if (ctx->rank == 0) {
-    const int count = 1 << 20; /* 4 MiB of floats: larger than most L2 caches */
-    g_autofree float *in = g_new0(float, count);
-    g_autofree float *inout = g_new0(float, count);
-    double t[7];
-    for (int i = 0; i < 7; i++) {
-      double t0 = MPI_Wtime();
-      MPI_Reduce_local(in, inout, count, MPI_FLOAT, MPI_SUM);
-      t[i] = MPI_Wtime() - t0;
-    }
-    rate = (double)count * sizeof(float) / comm_mpi_median(t, 7);
-  }
-  MPI_Bcast(&rate, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  return rate;
+  fab->latency_ns = fit->large.latency_s * 1e9;
+  fab->bandwidth_GBps = fit->large.bandwidth_Bps / 1e9;
+  *keep = *fit;
 }
 
-static void to_fabric(const comm_mpi_fit *fit, comm_mpi_fabric *fab)
+static void print_fit(const char *name, int pairs, const comm_mpi_regimes *fit)
 {
-  fab->latency_ns = fit->latency_s * 1e9;
-  fab->bandwidth_GBps = fit->bandwidth_Bps / 1e9;
+  const comm_mpi_fit *f = &fit->large;
+  printf("%-12s %6d %12.3f %14.4f %13.1f", name, pairs, f->latency_s * 1e6, f->bandwidth_Bps / 1e9,
+         100 * f->max_rel_residual);
+  if (fit->piecewise)
+    printf("  from %.0f B; below: %.3f us + B / %.4g GB/s (resid %.1f%%); one line: resid %.1f%%",
+           fit->break_bytes, fit->small.latency_s * 1e6, fit->small.bandwidth_Bps / 1e9,
+           100 * fit->small.max_rel_residual, 100 * fit->single_max_rel_residual);
+  if (f->negative_latency)
+    printf("  (latency fitted below 0, set to 0)");
+  printf("\n");
 }
 
 /* Measured one-way medians: times[pair * nsizes + size]. */
@@ -64,6 +64,11 @@ typedef struct {
   int *pa, *pb;
   guint nsizes;
   double *times;
+  /* Exchanges: every rank of a node with a partner of its node at once. xranks is the number
+   * of ranks of the fullest node taking part (0: no node has two ranks); xa and xb the first
+   * pair, for the CSV; xtimes[size] the slowest rank's median. */
+  int xranks, xa, xb;
+  double *xtimes;
 } measurements;
 
 static void measurements_clear(measurements *m)
@@ -71,6 +76,47 @@ static void measurements_clear(measurements *m)
   g_free(m->pa);
   g_free(m->pb);
   g_free(m->times);
+  g_free(m->xtimes);
+}
+
+/* The partner of `rank` for the exchanges: the rank of its node whose index on the node
+ * differs in the lowest bit (0 with 1, 2 with 3, ...); -1 for the odd one out. */
+static int partner_of(const comm_mpi_ctx *ctx, int rank)
+{
+  int local = 0;
+  for (int r = 0; r < rank; r++)
+    local += ctx->node_of[r] == ctx->node_of[rank];
+  int want = local ^ 1, seen = 0;
+  for (int r = 0; r < ctx->size; r++) {
+    if (ctx->node_of[r] != ctx->node_of[rank])
+      continue;
+    if (seen++ == want)
+      return r;
+  }
+  return -1;
+}
+
+/* Median over reps of the slowest rank's MPI_Sendrecv of `bytes` each way with its partner,
+ * all pairs at once, each repetition after a barrier. Separate send and receive buffers, as
+ * a collective's steps have. */
+static double exchange(const comm_mpi_ctx *ctx, char *sbuf, char *rbuf, uint64_t bytes,
+                       int reps, int warmup)
+{
+  int peer = partner_of(ctx, ctx->rank);
+  int count = (int)bytes;
+  g_autofree double *t = g_new(double, reps);
+  for (int i = -warmup; i < reps; i++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    if (peer >= 0)
+      MPI_Sendrecv(sbuf, count, MPI_BYTE, peer, TAG_PING, rbuf, count, MPI_BYTE, peer, TAG_PING,
+                   MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    double mine = peer >= 0 ? MPI_Wtime() - t0 : 0, slowest;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (i >= 0)
+      t[i] = slowest;
+  }
+  return comm_mpi_median(t, (size_t)reps);
 }
 
 static void measure(const comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warmup,
@@ -82,7 +128,11 @@ static void measure(const comm_mpi_ctx *ctx, const GArray *sizes, int reps, int 
   m->pa = g_new(int, m->npairs);
   m->pb = g_new(int, m->npairs);
   uint64_t maxb = g_array_index(sizes, uint64_t, sizes->len - 1);
-  g_autofree char *buf = g_malloc0(MAX(maxb, 1));
+  /* Written, not only allocated: pages a process never wrote all map the kernel's one zero
+   * page, which a peer copies out of its cache at twice the speed of real data (a broadcast of
+   * 8 MiB on this machine: 0.7 ms from a never-written buffer, 1.4 ms from a written one). */
+  g_autofree char *buf = g_malloc(MAX(maxb, 1));
+  memset(buf, 0x5a, MAX(maxb, 1));
   g_autofree double *mine = g_new0(double, (size_t)m->npairs * m->nsizes);
   m->times = g_new0(double, (size_t)m->npairs * m->nsizes);
   int k = 0;
@@ -101,11 +151,33 @@ static void measure(const comm_mpi_ctx *ctx, const GArray *sizes, int reps, int 
   }
   /* Only the first rank of each pair holds its times; the sum gathers them everywhere. */
   MPI_Allreduce(mine, m->times, m->npairs * (int)m->nsizes, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+
+  /* Then every rank at once, as in a collective's steps. */
+  m->xtimes = g_new0(double, m->nsizes);
+  for (int r = 0; r < p; r++) {
+    int local_ranks = 0;
+    for (int q = 0; q < p; q++)
+      local_ranks += ctx->node_of[q] == ctx->node_of[r];
+    m->xranks = MAX(m->xranks, local_ranks - local_ranks % 2);
+  }
+  if (m->xranks < 2)
+    return;
+  m->xa = 0;
+  m->xb = partner_of(ctx, 0);
+  if (m->xb < 0) { /* rank 0 is alone on its node: the first rank with a partner */
+    for (int r = 1; r < p && m->xb < 0; r++)
+      if ((m->xb = partner_of(ctx, r)) >= 0)
+        m->xa = r;
+  }
+  g_autofree char *rbuf = g_malloc(MAX(maxb, 1));
+  memset(rbuf, 0xa5, MAX(maxb, 1));
+  for (guint s = 0; s < m->nsizes; s++)
+    m->xtimes[s] = exchange(ctx, buf, rbuf, g_array_index(sizes, uint64_t, s), reps, warmup);
 }
 
 static gboolean fit_class(const comm_mpi_ctx *ctx, const measurements *m, const GArray *sizes,
                           gboolean (*in_class)(const comm_mpi_ctx *, int, int, int), int cls,
-                          comm_mpi_fit *fit, int *pairs, GError **error)
+                          comm_mpi_regimes *fit, int *pairs, GError **error)
 {
   g_autoptr(GArray) pts = g_array_new(FALSE, FALSE, sizeof(comm_mpi_point));
   *pairs = 0;
@@ -121,7 +193,7 @@ static gboolean fit_class(const comm_mpi_ctx *ctx, const measurements *m, const 
   }
   if (*pairs == 0)
     return TRUE;
-  return comm_mpi_fit_points((const comm_mpi_point *)(void *)pts->data, pts->len, fit, error);
+  return comm_mpi_fit_regimes((const comm_mpi_point *)(void *)pts->data, pts->len, fit, error);
 }
 
 static gboolean is_class(const comm_mpi_ctx *ctx, int a, int b, int cls)
@@ -143,12 +215,18 @@ static void write_csv(const comm_mpi_ctx *ctx, const measurements *m, const GArr
   if (out == NULL)
     comm_mpi__fail_here(ctx, error);
   FILE *f = dt_outfile_stream(out);
-  fprintf(f, "rank_a,rank_b,locality,bytes,one_way_s\n");
+  /* one_way_s: half a ping-pong's round trip; for the exchanges, the time of a send and a
+   * receive of `bytes` each way (the slowest of all pairs exchanging at once). */
+  fprintf(f, "rank_a,rank_b,locality,bytes,one_way_s,pattern\n");
   for (int k = 0; k < m->npairs; k++)
     for (guint s = 0; s < m->nsizes; s++)
-      fprintf(f, "%d,%d,%s,%" G_GUINT64_FORMAT ",%.9e\n", m->pa[k], m->pb[k],
+      fprintf(f, "%d,%d,%s,%" G_GUINT64_FORMAT ",%.9e,ping-pong\n", m->pa[k], m->pb[k],
               comm_mpi_locality_name(comm_mpi__pair_locality(ctx, m->pa[k], m->pb[k])),
               g_array_index(sizes, uint64_t, s), m->times[(size_t)k * m->nsizes + s]);
+  for (guint s = 0; m->xranks >= 2 && s < m->nsizes; s++)
+    fprintf(f, "%d,%d,%s,%" G_GUINT64_FORMAT ",%.9e,exchange\n", m->xa, m->xb,
+            comm_mpi_locality_name(comm_mpi__pair_locality(ctx, m->xa, m->xb)),
+            g_array_index(sizes, uint64_t, s), m->xtimes[s]);
   if (!dt_outfile_commit(out, &error))
     comm_mpi__fail_here(ctx, error);
 }
@@ -170,7 +248,7 @@ static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warm
     printf("%-12s %6s %12s %14s %13s\n", "locality", "pairs", "latency_us", "bandwidth_GBps",
            "max_resid_%");
   for (int cls = 0; cls < COMM_MPI_N_CLASSES; cls++) {
-    comm_mpi_fit fit;
+    comm_mpi_regimes fit;
     int pairs;
     if (!fit_class(ctx, &m, sizes, is_class, cls, &fit, &pairs, &error)) {
       g_prefix_error(&error, "%s pairs: ", comm_mpi_locality_name(cls));
@@ -179,26 +257,52 @@ static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warm
     if (pairs == 0)
       continue;
     if (print && ctx->rank == 0)
-      printf("%-12s %6d %12.3f %14.4f %13.1f%s\n", comm_mpi_locality_name(cls), pairs,
-             fit.latency_s * 1e6, fit.bandwidth_Bps / 1e9, 100 * fit.max_rel_residual,
-             fit.negative_latency ? "  (latency fitted below 0, set to 0)" : "");
-    if (cls == COMM_MPI_OTHER_NODE) {
-      to_fabric(&fit, &sys.inter);
-      sys.inter_measured = TRUE;
-    }
+      print_fit(comm_mpi_locality_name(cls), pairs, &fit);
+    if (cls == COMM_MPI_OTHER_NODE)
+      to_fabric(&fit, &sys.inter, &sys.inter_regimes);
+    sys.inter_measured |= cls == COMM_MPI_OTHER_NODE;
   }
-  comm_mpi_fit fit;
+  comm_mpi_regimes fit;
   int pairs;
   if (!fit_class(ctx, &m, sizes, is_intra, 0, &fit, &pairs, &error))
     comm_mpi__fail_all(ctx, error);
   if (pairs > 0) {
-    to_fabric(&fit, &sys.intra);
+    to_fabric(&fit, &sys.intra, &sys.intra_regimes);
     sys.intra_measured = TRUE;
   }
-  if (!sys.intra_measured)
+  if (pairs > 0 && m.xranks >= 2) {
+    /* The node's switch from the exchanges, over the large-message regime's sizes. */
+    g_autofree comm_mpi_point *xp = g_new(comm_mpi_point, m.nsizes);
+    for (guint s = 0; s < m.nsizes; s++)
+      xp[s] = (comm_mpi_point){(double)g_array_index(sizes, uint64_t, s), m.xtimes[s]};
+    double per_rank, link, sw;
+    if (!comm_mpi_fit_switch(xp, m.nsizes, fit.break_bytes, fit.large.bandwidth_Bps,
+                             (uint32_t)m.xranks, &per_rank, &link, &sw, &error))
+      comm_mpi__fail_all(ctx, error);
+    sys.intra.bandwidth_GBps = link / 1e9;
+    sys.switch_GBps = sw / 1e9;
+    sys.exchange_GBps = per_rank / 1e9;
+    sys.exchange_ranks = (uint32_t)m.xranks;
+    if (print && ctx->rank == 0) {
+      printf("exchange     %d ranks of a node at once: %.4f GB/s per rank and direction (one "
+             "pair alone, ping-pong: %.4f): ", m.xranks, per_rank / 1e9,
+             fit.large.bandwidth_Bps / 1e9);
+      if (sw > 0)
+        printf("the node carries %.4f GB/s in all\n", sw / 1e9);
+      else if (link > fit.large.bandwidth_Bps)
+        printf("no sharing; the links carry %.4f GB/s\n", link / 1e9);
+      else
+        printf("no sharing (non-blocking)\n");
+    }
+  }
+  if (!sys.intra_measured) {
     sys.intra = sys.inter;
-  if (!sys.inter_measured)
+    sys.intra_regimes = sys.inter_regimes;
+  }
+  if (!sys.inter_measured) {
     sys.inter = sys.intra;
+    sys.inter_regimes = sys.intra_regimes;
+  }
   if (print && ctx->rank == 0)
     printf("%d ranks on %d node(s), at most %d per node\n", ctx->size, ctx->nodes,
            ctx->ranks_per_node);

@@ -41,6 +41,42 @@ typedef struct {
 gboolean comm_mpi_fit_points(const comm_mpi_point *points, size_t n, comm_mpi_fit *out,
                              GError **error);
 
+/* Two regimes of one link: a message of at least `break_bytes` follows `large`, a smaller one
+ * `small` (Open MPI's shared memory: eager copies through a bounce buffer below ~4 KiB, a
+ * rendezvous and one kernel-assisted copy above). `piecewise` FALSE: one line fitted all
+ * points, and small, large and the single fit are the same. */
+typedef struct {
+  comm_mpi_fit small, large;
+  double break_bytes;      /* smallest size of the large regime; 0 when not piecewise */
+  gboolean piecewise;
+  /* The latency that gives the small regime's points their times when they move at the large
+   * regime's bandwidth (dtsim charges a link one bandwidth and a latency per regime): the mean
+   * of time - bytes / large bandwidth over them, weighted by 1/time^2, within [0, large
+   * latency]. Equal to large.latency_s when not piecewise. */
+  double small_latency_s;
+  double single_max_rel_residual; /* largest residual of one line through every point */
+} comm_mpi_regimes;
+
+/* Fits one line, then every break between two consecutive sizes that leaves at least three
+ * sizes on each side; the break whose two lines have the smallest sum of squared relative
+ * residuals is kept when the single line is off by more than 5% somewhere and the break at
+ * least halves that sum. */
+gboolean comm_mpi_fit_regimes(const comm_mpi_point *points, size_t n, comm_mpi_regimes *out,
+                              GError **error);
+
+/* A node's links and switch (its memory system) from exchanges: `ranks` ranks of a node
+ * exchanging with a partner at once, each moving `bytes` each way (points of `bytes` >=
+ * from_bytes; all when 0). The line through them gives each rank's rate per direction,
+ * *per_rank_Bps. A rank's link carries at least that one way: *link_Bps is the larger of it
+ * and pingpong_Bps, the one-way rate of a lone pair (a ping-pong waits for each message to
+ * land before sending the next, which an exchange does not). Within 5% of *link_Bps the switch
+ * kept up with every rank: *switch_Bps = 0, non-blocking. Otherwise the ranks shared it:
+ * *switch_Bps = ranks x per_rank_Bps, but never below *link_Bps, which one flow alone
+ * reached. */
+gboolean comm_mpi_fit_switch(const comm_mpi_point *points, size_t n, double from_bytes,
+                             double pingpong_Bps, uint32_t ranks, double *per_rank_Bps,
+                             double *link_Bps, double *switch_Bps, GError **error);
+
 /* Relative error of a prediction: (predicted - measured) / measured. */
 double comm_mpi_rel_error(double predicted_s, double measured_s);
 /* Geometric-mean error of n (predicted, measured) pairs: exp(mean |ln(pred/meas)|) - 1, so
@@ -83,6 +119,10 @@ typedef struct {
   const char *base_fn;     /* ompi_coll_base_... function that runs it */
   comm_mpi_forced extra[2];/* further variables to force; cvar NULL ends the list */
   const char *description; /* one line */
+  /* Local copies Open MPI 4.1's function makes on its slowest rank besides the transfers and
+   * reductions (the send buffer into the receive buffer or a temporary, a result out of a
+   * temporary), as multiples of the whole buffer n and of one block n/p. */
+  double copies_whole, copies_block;
 } comm_mpi_algorithm;
 
 const char *comm_mpi_op_name(comm_mpi_op op);  /* "allreduce", "reduce-scatter", ... */
@@ -91,6 +131,10 @@ const char *comm_mpi_op_cvar(comm_mpi_op op);
 gboolean comm_mpi_op_parse(const char *name, comm_mpi_op *out, GError **error);
 /* All algorithms, in table order; *n receives the count. */
 const comm_mpi_algorithm *comm_mpi_algorithms(size_t *n);
+/* Bytes the slowest rank copies locally in one call of `algo` on `bytes` (nccl-tests size) and
+ * `ranks` ranks: copies_whole * bytes + copies_block * bytes / ranks. */
+double comm_mpi_algorithm_copy_bytes(const comm_mpi_algorithm *algo, uint64_t bytes,
+                                     uint32_t ranks);
 /* The algorithm `name` of `op`, or NULL with an error listing the known names of that op. */
 const comm_mpi_algorithm *comm_mpi_algorithm_find(comm_mpi_op op, const char *name,
                                                   GError **error);
@@ -119,6 +163,13 @@ typedef struct {
   comm_mpi_fabric intra;    /* between ranks of one node */
   comm_mpi_fabric inter;    /* between ranks of different nodes */
   gboolean intra_measured, inter_measured;
+  /* The fits behind intra and inter (which hold their large-message regime), for the file's
+   * comments; zero when not measured. */
+  comm_mpi_regimes intra_regimes, inter_regimes;
+  /* The node's switch: total bytes/s of all ranks of a node at once (0: non-blocking), and
+   * what it was read from: exchange_ranks ranks each moving exchange_GBps per direction. */
+  double switch_GBps, exchange_GBps;
+  uint32_t exchange_ranks;
 } comm_mpi_system;
 
 void comm_mpi_system_clear(comm_mpi_system *sys);
@@ -153,6 +204,20 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(comm_mpi_model, comm_mpi_model_free)
  * broadcast buffer, allgather output, reduce-scatter input). */
 gboolean comm_mpi_model_predict(comm_mpi_model *model, const comm_mpi_algorithm *algo,
                                 uint64_t bytes, double *out_s, GError **error);
+/* What one row of the validation adds to the network model, measured on the host for that
+ * row's size: the reduction rate, and the time of the host-side work before the transfers
+ * (local copies and first touches of fresh temporary pages), charged as the collective's
+ * launch cost. */
+typedef struct {
+  double reduce_Bps;  /* bytes/s; 0: reductions are free */
+  double host_s;      /* seconds, >= 0 */
+} comm_mpi_row_costs;
+
+/* As comm_mpi_model_predict, with the row's own reduction rate and host time instead of the
+ * model's reduction rate. */
+gboolean comm_mpi_model_predict_costs(comm_mpi_model *model, const comm_mpi_algorithm *algo,
+                                      uint64_t bytes, const comm_mpi_row_costs *costs,
+                                      double *out_s, GError **error);
 /* "dtsim flow model" or "dtsim analytic model", for reports. */
 const char *comm_mpi_model_name(const comm_mpi_model *model);
 

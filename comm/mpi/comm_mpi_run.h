@@ -55,9 +55,16 @@ int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv);
 int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv);
 int comm_mpi__cmd_sweep(comm_mpi_ctx *ctx, int argc, char **argv);
 
-/* Input bytes per second of MPI_SUM over floats on one core, rank 0's figure broadcast to all
- * (MPI_Reduce_local on 4 MiB, median of 7): the reduction rate of the predictions. */
-double comm_mpi__reduce_rate_Bps(const comm_mpi_ctx *ctx);
+/* Host-side rates for a row of `bytes` (host.c), collective: MPI_SUM over floats with
+ * MPI_Reduce_local (input bytes per second) and memcpy, both from `in` into `inout` on every
+ * rank at once, median of `reps` of the slowest rank. The buffers hold at least `bytes`. */
+void comm_mpi__host_rates(float *in, float *inout, uint64_t bytes, int reps, double *reduce_Bps,
+                          double *copy_Bps);
+/* Seconds the first touch of one fresh page costs beyond writing it (fault, zeroing, unmap),
+ * every rank faulting at once; collective. */
+double comm_mpi__first_touch_s(const comm_mpi_ctx *ctx, int reps);
+/* Minor page faults of this process so far (getrusage). */
+long comm_mpi__minor_faults(void);
 /* dtsim's (node-major) rank of every MPI rank: node * ranks_per_node + index on the node.
  * Fails when the nodes hold different numbers of ranks, which dtsim's clusters cannot. */
 gboolean comm_mpi__dtsim_ranks(const comm_mpi_ctx *ctx, uint32_t *out, GError **error);

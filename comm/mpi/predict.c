@@ -56,12 +56,22 @@ static void on_done(sim_engine *engine, void *user)
 gboolean comm_mpi_model_predict(comm_mpi_model *m, const comm_mpi_algorithm *algo,
                                 uint64_t bytes, double *out_s, GError **error)
 {
+  comm_mpi_row_costs costs = {.reduce_Bps = m->reduce_Bps, .host_s = 0};
+  return comm_mpi_model_predict_costs(m, algo, bytes, &costs, out_s, error);
+}
+
+gboolean comm_mpi_model_predict_costs(comm_mpi_model *m, const comm_mpi_algorithm *algo,
+                                      uint64_t bytes, const comm_mpi_row_costs *costs,
+                                      double *out_s, GError **error)
+{
+  g_return_val_if_fail(costs != NULL && costs->host_s >= 0, FALSE);
   const comm_coll_algorithm *ca = comm_coll_algorithm_find(algo->name, "--algorithms", error);
   if (ca == NULL)
     return FALSE;
   comm_coll_args args = {.op = coll_ops[algo->op], .bytes = bytes, .root = 0,
-                         .reduce_Bps = m->reduce_Bps, .chunk_bytes = 0,
-                         .form = COMM_COLL_FORM_PIPELINED};
+                         .reduce_Bps = costs->reduce_Bps, .chunk_bytes = 0,
+                         .form = COMM_COLL_FORM_PIPELINED,
+                         .launch_ps = sim_time_from_s(costs->host_s)};
   if (!m->flow) {
     sim_time_ps t;
     if (!comm_coll_analytic_time(m->topo, m->group, ca, &args, &t, error))

@@ -1,6 +1,7 @@
 /* The system INI that calibration writes and `dtsim --system FILE` loads (docs/network.md):
- * device "host", layout "nvswitch", inline [intra] and [inter] fabrics whose per-link latencies
- * make dtsim's routes give back the fitted end-to-end latencies. */
+ * device "host", layout "nvswitch" (with the switch's total bandwidth when the node's ranks
+ * share it), inline [intra] and [inter] fabrics whose per-link latencies, for large and for
+ * small messages, make dtsim's routes give back the fitted end-to-end latencies. */
 #include "comm_mpi.h"
 #include "comm_net.h"
 #include "util.h"
@@ -33,23 +34,50 @@ void comm_mpi_system_clear(comm_mpi_system *sys)
   *sys = (comm_mpi_system){0};
 }
 
+/* Per-link latencies of the file, ns; a small-message latency below 0: none written. */
+typedef struct {
+  double intra, inter, intra_small, inter_small;
+} link_latencies;
+
 static void append_fabric(GString *s, const char *group, const comm_mpi_fabric *fit,
-                          double link_latency_ns, gboolean measured, const char *route)
+                          const comm_mpi_regimes *regimes, double link_latency_ns,
+                          double small_link_latency_ns, gboolean measured, const char *route)
 {
   g_string_append_printf(s, "\n[%s]\n", group);
+  if (measured && regimes->piecewise)
+    g_string_append_printf(s, "# Two regimes were measured. Messages of %.0f\n"
+                              "# bytes and more: %.4g us + bytes / %.4g GB/s (largest residual %.0f%%);\n"
+                              "# smaller ones: %.4g us + bytes / %.4g GB/s (largest residual %.0f%%).\n"
+                              "# One line through all sizes would be off by up to %.0f%%.\n",
+                           regimes->break_bytes, regimes->large.latency_s * 1e6,
+                           regimes->large.bandwidth_Bps / 1e9,
+                           100 * regimes->large.max_rel_residual, regimes->small.latency_s * 1e6,
+                           regimes->small.bandwidth_Bps / 1e9,
+                           100 * regimes->small.max_rel_residual,
+                           100 * regimes->single_max_rel_residual);
+  if (measured && fit->bandwidth_GBps > regimes->large.bandwidth_Bps / 1e9 * (1 + 1e-9))
+    g_string_append_printf(s, "# bandwidth: what each rank moved one way while exchanging, above the\n"
+                              "# ping-pong's %.4g GB/s (a ping-pong waits for each message to land).\n",
+                           regimes->large.bandwidth_Bps / 1e9);
   if (measured)
-    g_string_append_printf(s, "description = measured by dtsim-mpi: %.4g GB/s, %.4g us end to end\n",
-                           fit->bandwidth_GBps, fit->latency_ns / 1e3);
+    g_string_append_printf(s, "description = measured by dtsim-mpi: %.4g GB/s, %.4g us end to end%s\n",
+                           fit->bandwidth_GBps, fit->latency_ns / 1e3,
+                           regimes->piecewise ? " (large messages)" : "");
   else
     g_string_append_printf(s, "description = not measured (no pair of ranks of this kind): a "
                               "copy of the other fabric\n");
   /* %.6g: six significant digits, far below the run-to-run spread of the measurement. */
   g_string_append_printf(s, "bandwidth_GBps = %.6g\n", fit->bandwidth_GBps);
   g_string_append_printf(s, "# %s\nlatency_ns = %.6g\n", route, link_latency_ns);
+  if (small_link_latency_ns >= 0 && regimes->piecewise)
+    g_string_append_printf(s, "# smaller messages: %.4g us end to end at the same bandwidth\n"
+                              "small_message_bytes = %.0f\nsmall_message_latency_ns = %.6g\n",
+                           regimes->small_latency_s * 1e6, regimes->break_bytes,
+                           small_link_latency_ns);
 }
 
-static char *system_text(const comm_mpi_system *sys, const char *comment, double intra_link_ns,
-                         double inter_link_ns, uint32_t per_node)
+static char *system_text(const comm_mpi_system *sys, const char *comment,
+                         const link_latencies *lat, uint32_t per_node)
 {
   GString *s = g_string_new(NULL);
   g_string_append(s, "# System fitted by dtsim-mpi calibrate: one-way time = latency + bytes /\n"
@@ -65,9 +93,22 @@ static char *system_text(const comm_mpi_system *sys, const char *comment, double
                          "topology = switch\n",
                          sys->description ? sys->description : "measured with dtsim-mpi",
                          per_node);
-  append_fabric(s, "intra", &sys->intra, intra_link_ns, sys->intra_measured,
+  if (sys->switch_GBps > 0)
+    g_string_append_printf(s, "# %u ranks of a node exchanging at once moved %.4g GB/s each per\n"
+                              "# direction: the node's memory system carries that many times as\n"
+                              "# much in all, shared by every transfer inside the node.\n"
+                              "switch_bandwidth_GBps = %.6g\n",
+                           sys->exchange_ranks, sys->exchange_GBps, sys->switch_GBps);
+  else if (sys->exchange_ranks >= 2)
+    g_string_append_printf(s, "# %u ranks of a node exchanging at once moved %.4g GB/s each per\n"
+                              "# direction, as fast as one pair alone: the switch is non-blocking\n"
+                              "# (and a link carries at least that one way; see [intra]).\n",
+                           sys->exchange_ranks, sys->exchange_GBps);
+  append_fabric(s, "intra", &sys->intra, &sys->intra_regimes, lat->intra, lat->intra_small,
+                sys->intra_measured,
                 "per link; a route inside a node is rank - switch - rank");
-  append_fabric(s, "inter", &sys->inter, inter_link_ns, sys->inter_measured,
+  append_fabric(s, "inter", &sys->inter, &sys->inter_regimes, lat->inter, lat->inter_small,
+                sys->inter_measured,
                 "per network link, after the host links' latencies; a route between nodes is "
                 "rank - host links - NIC - switch - NIC - host links - rank");
   return g_string_free(s, FALSE);
@@ -95,7 +136,8 @@ static gboolean probe(const comm_mpi_system *sys, const char *dir, double intra_
                       double inter_link_ns, double *intra_ns, double *inter_ns, GError **error)
 {
   g_autofree char *path = g_build_filename(dir, "probe.ini", NULL);
-  g_autofree char *text = system_text(sys, NULL, intra_link_ns, inter_link_ns, 2);
+  link_latencies lat = {intra_link_ns, inter_link_ns, -1, -1};
+  g_autofree char *text = system_text(sys, NULL, &lat, 2);
   if (!g_file_set_contents(path, text, -1, error))
     return FALSE;
   comm_mpi_fabric in, out;
@@ -125,11 +167,17 @@ gboolean comm_mpi_system_write(const comm_mpi_system *sys, const char *comment, 
     return FALSE;
   double in_hops = round((in1 - in0) / probe_ns), out_hops = round((out1 - out0) / probe_ns);
   g_assert(in_hops >= 1 && out_hops >= 1);
-  double intra_link = fmax(0, (sys->intra.latency_ns - in0) / in_hops);
-  double inter_link = fmax(0, (sys->inter.latency_ns - out0) / out_hops);
+  link_latencies lat;
+  lat.intra = fmax(0, (sys->intra.latency_ns - in0) / in_hops);
+  lat.inter = fmax(0, (sys->inter.latency_ns - out0) / out_hops);
+  /* The small-message regime on the same links: only the fabric's own links have it, so the
+   * fixed part of a route is the same. */
+  lat.intra_small = fmin(lat.intra, fmax(0, (sys->intra_regimes.small_latency_s * 1e9 - in0) /
+                                                in_hops));
+  lat.inter_small = fmin(lat.inter, fmax(0, (sys->inter_regimes.small_latency_s * 1e9 - out0) /
+                                                out_hops));
 
-  g_autofree char *text = system_text(sys, comment, intra_link, inter_link,
-                                      MAX(sys->ranks_per_node, 1));
+  g_autofree char *text = system_text(sys, comment, &lat, MAX(sys->ranks_per_node, 1));
   g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
   if (out == NULL)
     return FALSE;

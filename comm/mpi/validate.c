@@ -8,13 +8,17 @@
  * interposers of spy.c record which ompi_coll_base_* function carried out the call.
  *
  * Predictions: dtsim's own model (comm/coll on the topology built from the fitted system file),
- * with the ranks numbered as dtsim numbers them and the reduction rate measured here. */
+ * with the ranks numbered as dtsim numbers them, plus the host-side work measured here for
+ * each size (host.c): the reduction rate, and Open MPI's local copies and fresh temporary pages
+ * as the collective's launch cost. Each row also gives the ranks' CPU share, which tells a row
+ * measured while another process held a core. */
 #include "comm_mpi_run.h"
 #include "util.h"
 
 #include <math.h>
 #include <string.h>
 #include <glib/gstdio.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_SIZES "1K..64M"
@@ -25,7 +29,16 @@ typedef struct {
   double measured_s, predicted_s;
   char ran[256];
   gboolean ran_ok;
+  double faults;           /* fresh pages touched per call, slowest rank */
+  double cpu_share;        /* median over repetitions of the least CPU share of a rank */
+  comm_mpi_row_costs costs;/* what the row adds to the network model */
 } row;
+
+/* Host-side rates measured for one size of the row list. */
+typedef struct {
+  uint64_t bytes;
+  double reduce_Bps, copy_Bps;
+} size_rates;
 
 /* Writes `value` to the MPI_T control variable `name`; FALSE (with an error) when the variable
  * is missing or read-only, as with an MPI other than Open MPI 4.x. */
@@ -117,7 +130,12 @@ static void measure_row(const comm_mpi_ctx *ctx, MPI_Comm comm, buffers *b, row 
     run_once(ctx, r->algo->op, comm, b, count);
   /* What ran: the functions entered during one more call, checked on every rank. */
   comm_mpi__spy_reset();
+  long faults0 = comm_mpi__minor_faults();
   run_once(ctx, r->algo->op, comm, b, count);
+  /* The pages this call touched for the first time: Open MPI's temporaries when the allocator
+   * mapped them afresh (glibc maps every block of 32 MiB or more anew). */
+  double faults = (double)(comm_mpi__minor_faults() - faults0);
+  MPI_Allreduce(&faults, &r->faults, 1, MPI_DOUBLE, MPI_MAX, comm);
   int ok = ran_as_forced(r->algo), all_ok;
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
   r->ran_ok = all_ok;
@@ -126,38 +144,52 @@ static void measure_row(const comm_mpi_ctx *ctx, MPI_Comm comm, buffers *b, row 
     g_strlcpy(r->ran, "(no coll/base function: another component ran it)", sizeof r->ran);
 
   g_autofree double *t = g_new(double, reps);
+  g_autofree double *share = g_new(double, reps);
   for (int i = 0; i < reps; i++) {
     /* A barrier lines the ranks up; the collective's time is its slowest rank's. */
     MPI_Barrier(comm);
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     double t0 = MPI_Wtime();
     run_once(ctx, r->algo->op, comm, b, count);
     double mine = MPI_Wtime() - t0;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    /* A rank polls its transport while it waits, so it runs all the time unless another
+     * process takes its core: the share of the call's wall time it ran tells. */
+    double cpu = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
+    double my_share = mine > 0 ? MIN(1.0, cpu / mine) : 1.0;
     MPI_Allreduce(&mine, &t[i], 1, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(&my_share, &share[i], 1, MPI_DOUBLE, MPI_MIN, comm);
   }
   r->measured_s = comm_mpi_median(t, (size_t)reps);
+  r->cpu_share = comm_mpi_median(share, (size_t)reps);
 }
 
 static void print_table(FILE *f, const row *rows, size_t n, gboolean markdown)
 {
   if (markdown)
     fprintf(f, "| collective | algorithm | Open MPI | bytes | measured (us) | predicted (us) "
-               "| error | ran |\n|---|---|---|---:|---:|---:|---:|---|\n");
+               "| of which host (us) | error | CPU share | ran |\n"
+               "|---|---|---|---:|---:|---:|---:|---:|---:|---|\n");
   else
-    fprintf(f, "%-14s %-18s %-22s %10s %13s %14s %8s  %s\n", "collective", "algorithm",
-            "open-mpi", "bytes", "measured_us", "predicted_us", "error", "ran");
+    fprintf(f, "%-14s %-18s %-22s %10s %13s %14s %9s %8s %5s  %s\n", "collective", "algorithm",
+            "open-mpi", "bytes", "measured_us", "predicted_us", "host_us", "error", "cpu%",
+            "ran");
   for (size_t i = 0; i < n; i++) {
     const row *r = &rows[i];
     g_autofree char *ompi = g_strdup_printf("%d:%s", r->algo->ompi_id, r->algo->ompi_name);
     double err = 100 * comm_mpi_rel_error(r->predicted_s, r->measured_s);
     const char *ran = r->ran_ok ? "yes" : "NO";
     if (markdown)
-      fprintf(f, "| %s | %s | %s | %" G_GUINT64_FORMAT " | %.2f | %.2f | %+.1f%% | %s |\n",
+      fprintf(f, "| %s | %s | %s | %" G_GUINT64_FORMAT " | %.2f | %.2f | %.2f | %+.1f%% | %.0f%% "
+                 "| %s |\n",
               comm_mpi_op_name(r->algo->op), r->algo->name, ompi, r->bytes, r->measured_s * 1e6,
-              r->predicted_s * 1e6, err, ran);
+              r->predicted_s * 1e6, r->costs.host_s * 1e6, err, 100 * r->cpu_share, ran);
     else
-      fprintf(f, "%-14s %-18s %-22s %10" G_GUINT64_FORMAT " %13.2f %14.2f %+7.1f%%  %s\n",
+      fprintf(f, "%-14s %-18s %-22s %10" G_GUINT64_FORMAT " %13.2f %14.2f %9.2f %+7.1f%% %4.0f%%  "
+                 "%s\n",
               comm_mpi_op_name(r->algo->op), r->algo->name, ompi, r->bytes, r->measured_s * 1e6,
-              r->predicted_s * 1e6, err, ran);
+              r->predicted_s * 1e6, r->costs.host_s * 1e6, err, 100 * r->cpu_share, ran);
   }
 }
 
@@ -210,21 +242,23 @@ static gboolean write_csv(const row *rows, size_t n, int ranks, int nodes, const
     return FALSE;
   FILE *f = dt_outfile_stream(out);
   fprintf(f, "collective,algorithm,ompi_algorithm,ompi_id,ranks,nodes,bytes,measured_s,"
-             "predicted_s,error,ran_requested,ran\n");
+             "predicted_s,error,ran_requested,ran,host_s,reduce_Bps,fresh_pages,cpu_share\n");
   for (size_t i = 0; i < n; i++) {
     const row *r = &rows[i];
-    fprintf(f, "%s,%s,%s,%d,%d,%d,%" G_GUINT64_FORMAT ",%.9e,%.9e,%.6f,%s,%s\n",
+    fprintf(f, "%s,%s,%s,%d,%d,%d,%" G_GUINT64_FORMAT ",%.9e,%.9e,%.6f,%s,%s,%.9e,%.6e,%.0f,%.4f\n",
             comm_mpi_op_name(r->algo->op), r->algo->name, r->algo->ompi_name, r->algo->ompi_id,
             ranks, nodes, r->bytes, r->measured_s, r->predicted_s,
-            comm_mpi_rel_error(r->predicted_s, r->measured_s), r->ran_ok ? "yes" : "no", r->ran);
+            comm_mpi_rel_error(r->predicted_s, r->measured_s), r->ran_ok ? "yes" : "no", r->ran,
+            r->costs.host_s, r->costs.reduce_Bps, r->faults, r->cpu_share);
   }
   return dt_outfile_commit(out, error);
 }
 
 static gboolean write_report(const comm_mpi_ctx *ctx, const char *model, const char *system_src,
                              const comm_mpi_fabric *intra, const comm_mpi_fabric *inter,
-                             double reduce_Bps, const row *rows, size_t n, int reps,
-                             const char *path, GError **error)
+                             const size_rates *rates, guint nrates, double touch_s,
+                             const row *rows, size_t n, int reps, const char *path,
+                             GError **error)
 {
   g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
   if (out == NULL)
@@ -235,8 +269,17 @@ static gboolean write_report(const comm_mpi_ctx *ctx, const char *model, const c
   fprintf(f, "# dtsim-mpi validate\n\n"
              "%d ranks on %d node(s) (host %s); median of %d repetitions after warm-up; the\n"
              "time of a repetition is its slowest rank's. Predictions: %s of the system\n"
-             "%s, with reductions at %.2f GB/s (MPI_Reduce_local measured here).\n\n",
-          ctx->size, ctx->nodes, host, reps, model, system_src, reduce_Bps / 1e9);
+             "%s, plus the host-side work measured here for each size: reductions at the\n"
+             "rate of MPI_Reduce_local, and, before the transfers, Open MPI's local copies at\n"
+             "the rate of memcpy and the fresh pages its temporaries touch (counted per call) at\n"
+             "%.2f us each. The CPU share is the median over repetitions of the smallest share\n"
+             "of a call's wall time a rank ran (below 100%%: another process took its core).\n\n",
+          ctx->size, ctx->nodes, host, reps, model, system_src, touch_s * 1e6);
+  fprintf(f, "| bytes | MPI_Reduce_local (GB/s) | memcpy (GB/s) |\n|---:|---:|---:|\n");
+  for (guint i = 0; i < nrates; i++)
+    fprintf(f, "| %" G_GUINT64_FORMAT " | %.2f | %.2f |\n", rates[i].bytes,
+            rates[i].reduce_Bps / 1e9, rates[i].copy_Bps / 1e9);
+  fprintf(f, "\n");
   if (intra->bandwidth_GBps > 0)
     fprintf(f, "- between ranks of one node the model charges %.3g us + bytes / %.4g GB/s\n",
             intra->latency_ns / 1e3, intra->bandwidth_GBps);
@@ -349,7 +392,6 @@ int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   g_autofree uint32_t *dtsim_rank = g_new(uint32_t, ctx->size);
   if (!comm_mpi__dtsim_ranks(ctx, dtsim_rank, &error))
     comm_mpi__fail_all(ctx, error);
-  double reduce_Bps = comm_mpi__reduce_rate_Bps(ctx);
   gboolean flow = TRUE;
   if (net_model && g_strcmp0(net_model, "analytic") == 0)
     flow = FALSE;
@@ -360,7 +402,7 @@ int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   }
   g_autoptr(comm_mpi_model) model =
       comm_mpi_model_new(system_path, (uint32_t)ctx->nodes, (uint32_t)ctx->ranks_per_node,
-                         dtsim_rank, flow, reduce_Bps, &error);
+                         dtsim_rank, flow, 0, &error);
   if (model == NULL)
     comm_mpi__fail_all(ctx, error);
   /* What the model charges between two ranks, for the report. */
@@ -402,7 +444,21 @@ int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
 
   uint64_t maxb = g_array_index(sizes, uint64_t, sizes->len - 1);
   size_t maxcount = (size_t)row_count(ctx, maxb);
-  buffers b = {g_new0(float, maxcount), g_new0(float, maxcount), g_new0(int, ctx->size)};
+  buffers b = {g_new(float, maxcount), g_new(float, maxcount), g_new0(int, ctx->size)};
+  /* Real data on every page: a page never written maps the kernel's zero page, which a peer
+   * reads from its cache at twice the speed of memory (see calibrate.c). */
+  for (size_t i = 0; i < maxcount; i++) {
+    b.send[i] = (float)(i % 1000) * 0.001f;
+    b.recv[i] = 0;
+  }
+  /* The host-side rates of every size, on the buffers the collectives use, before them. */
+  g_autofree size_rates *rates = g_new0(size_rates, sizes->len);
+  for (guint s = 0; s < sizes->len; s++) {
+    rates[s].bytes = g_array_index(sizes, uint64_t, s);
+    comm_mpi__host_rates(b.send, b.recv, (uint64_t)row_count(ctx, rates[s].bytes) * sizeof(float),
+                         MAX(reps, 3), &rates[s].reduce_Bps, &rates[s].copy_Bps);
+  }
+  double touch_s = comm_mpi__first_touch_s(ctx, MAX(reps, 3));
   for (guint i = 0; i < rows->len;) {
     const comm_mpi_algorithm *algo = g_array_index(rows, row, i).algo;
     comm_mpi__force(ctx, algo, TRUE);
@@ -417,6 +473,22 @@ int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   g_free(b.recv);
   g_free(b.counts);
 
+  /* The predictions, now that each row's host-side work is known. */
+  for (guint i = 0; i < rows->len; i++) {
+    row *r = &g_array_index(rows, row, i);
+    const size_rates *sr = NULL;
+    for (guint s = 0; s < sizes->len && sr == NULL; s++)
+      if (rates[s].bytes == r->bytes)
+        sr = &rates[s];
+    g_assert(sr != NULL);
+    double copy = comm_mpi_algorithm_copy_bytes(r->algo, r->bytes, (uint32_t)ctx->size);
+    r->costs.reduce_Bps = sr->reduce_Bps;
+    r->costs.host_s = copy / sr->copy_Bps + r->faults * touch_s;
+    if (!comm_mpi_model_predict_costs(model, r->algo, r->bytes, &r->costs, &r->predicted_s,
+                                      &error))
+      comm_mpi__fail_all(ctx, error);
+  }
+
   int mismatched = 0;
   const row *rv = (const row *)(void *)rows->data;
   for (guint i = 0; i < rows->len; i++)
@@ -428,8 +500,8 @@ int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
     print_summary(stdout, rv, rows->len, FALSE);
     if ((csv && !write_csv(rv, rows->len, ctx->size, ctx->nodes, csv, &error)) ||
         (report && !write_report(ctx, comm_mpi_model_name(model),
-                                 system ? system : "calibrated at start", &intra, &inter,
-                                 reduce_Bps, rv, rows->len, reps, report, &error)))
+                                 system ? system : "calibrated at start", &intra, &inter, rates,
+                                 sizes->len, touch_s, rv, rows->len, reps, report, &error)))
       comm_mpi__fail_here(ctx, error);
   }
   if (tmpfile) {

@@ -531,6 +531,140 @@ static void test_three_flows_maxmin(void **state)
   assert_true(llabs(log.at[2] - SIM_S(2)) <= 1);
 }
 
+/* Sends 1e9 bytes per (src, dst) pair of devices of node 0, all at once, and returns the
+ * completion times in log order. */
+static void run_pairs(const comm_topology *t, comm_net_model model, const int (*pairs)[2], int n,
+                      done_log *log)
+{
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, model);
+  done_arg args[16];
+  for (int i = 0; i < n; i++) {
+    args[i] = (done_arg){log, i};
+    comm_net_send(net, comm_topology_device(t, (uint32_t)pairs[i][0]),
+                  comm_topology_device(t, (uint32_t)pairs[i][1]), 1000000000, on_done, &args[i]);
+  }
+  sim_engine_run(e);
+  assert_int_equal(log->count, n);
+}
+
+static void test_switch_bandwidth_shared(void **state)
+{
+  /* Four devices on an NVSwitch with 4 GB/s links (latency 0) and a switch that carries
+   * 6 GB/s in total. Every flow of 1e9 bytes crosses its two device links and the switch:
+   *   one flow 0 -> 1: min(4, 6) = 4 GB/s, 0.25 s;
+   *   exchange 0 <-> 1: the two directions use different directed device links but share
+   *     the switch: 3 GB/s each, 1/3 s;
+   *   0 -> 1, 2 -> 3, 1 -> 0: three flows on the switch, 2 GB/s each, 0.5 s;
+   *   0 -> 1 and 0 -> 2: device 0's uplink (4 GB/s) is the tighter link: 2 GB/s each, 0.5 s.
+   * The analytic model prices a transfer on its idle route: always 0.25 s. Without the key
+   * the switch is non-blocking: the exchange takes 0.25 s. */
+  g_autofree char *sw = write_file("sw4.ini", "[system]\ndescription = shared switch\n"
+                                              "device = k80\ndevices_per_node = 4\n"
+                                              "layout = nvswitch\nswitch_bandwidth_GBps = 6\n"
+                                              "pcie = pcie3-x16\ninter = ib-edr\n"
+                                              "[intra]\nbandwidth_GBps = 4\nlatency_ns = 0\n");
+  g_autoptr(comm_topology) t = build(sw, 1, NULL, NULL);
+  /* device - switch - (switch capacity) - device */
+  assert_int_equal(hops_dev(t, 0, 1), 3);
+  assert_float_equal(comm_topology_route_Bps(t, comm_topology_device(t, 0),
+                                             comm_topology_device(t, 1)), 4e9, 1);
+  static const int one[][2] = {{0, 1}};
+  static const int exchange[][2] = {{0, 1}, {1, 0}};
+  static const int three[][2] = {{0, 1}, {2, 3}, {1, 0}};
+  static const int fan[][2] = {{0, 1}, {0, 2}};
+  done_log log = {0};
+  run_pairs(t, COMM_NET_FLOW, one, 1, &log);
+  assert_true(llabs(log.at[0] - SIM_MS(250)) <= 1);
+  log = (done_log){0};
+  run_pairs(t, COMM_NET_FLOW, exchange, 2, &log);
+  for (int i = 0; i < 2; i++)
+    assert_true(llabs(log.at[i] - SIM_S(1) / 3) <= 2);
+  log = (done_log){0};
+  run_pairs(t, COMM_NET_FLOW, three, 3, &log);
+  for (int i = 0; i < 3; i++)
+    assert_true(llabs(log.at[i] - SIM_MS(500)) <= 2);
+  log = (done_log){0};
+  run_pairs(t, COMM_NET_FLOW, fan, 2, &log);
+  for (int i = 0; i < 2; i++)
+    assert_true(llabs(log.at[i] - SIM_MS(500)) <= 2);
+  log = (done_log){0};
+  run_pairs(t, COMM_NET_ANALYTIC, exchange, 2, &log);
+  for (int i = 0; i < 2; i++)
+    assert_true(llabs(log.at[i] - SIM_MS(250)) <= 1);
+
+  g_autofree char *free_sw = write_file("sw4free.ini", "[system]\ndescription = switch\n"
+                                                       "device = k80\ndevices_per_node = 4\n"
+                                                       "layout = nvswitch\n"
+                                                       "pcie = pcie3-x16\ninter = ib-edr\n"
+                                                       "[intra]\nbandwidth_GBps = 4\n"
+                                                       "latency_ns = 0\n");
+  g_autoptr(comm_topology) nb = build(free_sw, 1, NULL, NULL);
+  assert_int_equal(hops_dev(nb, 0, 1), 2);
+  log = (done_log){0};
+  run_pairs(nb, COMM_NET_FLOW, exchange, 2, &log);
+  for (int i = 0; i < 2; i++)
+    assert_true(llabs(log.at[i] - SIM_MS(250)) <= 1);
+
+  /* Only the nvswitch layout has a switch to give a bandwidth. */
+  g_autofree char *bad = write_file("swbad.ini", "[system]\ndescription = x\ndevice = k80\n"
+                                                 "devices_per_node = 2\nlayout = pcie-tree\n"
+                                                 "switch_bandwidth_GBps = 6\n"
+                                                 "pcie = pcie3-x16\ninter = ib-edr\n");
+  comm_cluster_spec spec = {.system = bad, .nodes = 1};
+  g_autofree char *m = build_error(&spec);
+  assert_contains(m, "switch_bandwidth_GBps");
+  assert_contains(m, "nvswitch");
+}
+
+static void test_small_message_latency(void **state)
+{
+  /* Two devices on an NVSwitch, links of 1 GB/s with 1000 ns each, 100 ns for messages below
+   * 4 KiB. A route is two links:
+   *   1000 B: 2 x 100 ns + 1000 B / 1e9 B/s = 200 + 1000 ns = 1200 ns;
+   *   4096 B (not below 4 KiB): 2 x 1000 + 4096 = 6096 ns;
+   *   0 B (the route's latency): 2000 ns, as comm_topology_route_latency gives.
+   * The flow model charges the same for a transfer alone. */
+  g_autofree char *sm = write_file("small.ini", "[system]\ndescription = eager\ndevice = k80\n"
+                                                "devices_per_node = 2\nlayout = nvswitch\n"
+                                                "pcie = pcie3-x16\ninter = ib-edr\n"
+                                                "[intra]\nbandwidth_GBps = 1\nlatency_ns = 1000\n"
+                                                "small_message_bytes = 4K\n"
+                                                "small_message_latency_ns = 100\n");
+  g_autoptr(comm_topology) t = build(sm, 1, NULL, NULL);
+  comm_ep a = comm_topology_device(t, 0), b = comm_topology_device(t, 1);
+  assert_true(comm_topology_p2p_time(t, a, b, 1000) == SIM_NS(1200));
+  assert_true(comm_topology_p2p_time(t, a, b, 4096) == SIM_NS(6096));
+  assert_true(comm_topology_p2p_time(t, a, b, 0) == SIM_NS(2000));
+  assert_true(comm_topology_route_latency(t, a, b) == SIM_NS(2000));
+  const uint64_t sizes[] = {1000, 4096};
+  const sim_time_ps want[] = {SIM_NS(1200), SIM_NS(6096)};
+  for (int i = 0; i < 2; i++) {
+    g_autoptr(sim_engine) e = sim_engine_new();
+    g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+    done_log log = {0};
+    done_arg arg = {&log, 0};
+    comm_net_send(net, a, b, sizes[i], on_done, &arg);
+    sim_engine_run(e);
+    assert_true(llabs(log.at[0] - want[i]) <= 1);
+  }
+
+  /* Both keys or neither; a small message never starts later than a large one. */
+  g_autofree char *half = write_file("smallhalf.ini", "[fabric]\ndescription = x\nscope = intra\n"
+                                                      "bandwidth_GBps = 1\nlatency_ns = 1000\n"
+                                                      "small_message_bytes = 4K\n");
+  g_autoptr(GError) e1 = NULL;
+  assert_null(comm_fabric_load(half, "test", &e1));
+  assert_contains(e1->message, "small_message_latency_ns together");
+  g_autofree char *slow = write_file("smallslow.ini", "[fabric]\ndescription = x\nscope = intra\n"
+                                                      "bandwidth_GBps = 1\nlatency_ns = 1000\n"
+                                                      "small_message_bytes = 4K\n"
+                                                      "small_message_latency_ns = 2000\n");
+  g_autoptr(GError) e2 = NULL;
+  assert_null(comm_fabric_load(slow, "test", &e2));
+  assert_contains(e2->message, "small_message_latency_ns");
+}
+
 static void test_flow_joins_during_latency(void **state)
 {
   /* Network links of 1 GB/s and 1000 ns; PCIe fast and without latency. From node 0, X goes
@@ -998,6 +1132,8 @@ int main(void)
       cmocka_unit_test(test_two_flows_share_one_link),
       cmocka_unit_test(test_flow_ends_and_other_speeds_up),
       cmocka_unit_test(test_three_flows_maxmin),
+      cmocka_unit_test(test_switch_bandwidth_shared),
+      cmocka_unit_test(test_small_message_latency),
       cmocka_unit_test(test_flow_joins_during_latency),
       cmocka_unit_test(test_flow_equals_analytic_uncontended),
       cmocka_unit_test(test_zero_and_self),

@@ -75,9 +75,12 @@ case "$case_" in
     launch "$n" calibrate --sizes 64,4K,64K,1M --reps 5 --warmup 1 -o "$out.ini" --csv "$out.csv" \
       || { cat "$out.stderr" >&2; fail "calibrate failed"; }
     cat "$out.stdout"
-    # One CSV row per pair and size: n(n-1)/2 pairs, 4 sizes.
+    # One CSV row per pair and size (n(n-1)/2 pairs, 4 sizes), and one per size for the
+    # exchanges of all ranks at once (every rank runs on this one machine).
     rows=$(($(wc -l <"$out.csv") - 1))
-    [ "$rows" -eq $((n * (n - 1) / 2 * 4)) ] || fail "$rows measured points, expected $((n * (n - 1) / 2 * 4))"
+    want=$(((n * (n - 1) / 2 + 1) * 4))
+    [ "$rows" -eq "$want" ] || fail "$rows measured points, expected $want"
+    [ "$(grep -c ',exchange$' "$out.csv")" -eq 4 ] || fail "expected 4 exchange points"
     # Only rank 0 prints the table.
     [ "$(grep -c '^locality' "$out.stdout")" -eq 1 ] || fail "the table was printed more than once"
     "$SYSLOAD" "$out.ini" "$n" || fail "the calibration file does not load"

@@ -80,6 +80,102 @@ static void test_fit_errors(void **state)
   assert_false(comm_mpi_fit_points(zero, 2, &fit, &e3));
 }
 
+/* Three sizes on each of two lines: 0.2 us + b / 2 GB/s (8, 64, 512 bytes: 0.204, 0.232 and
+ * 0.456 us) and 2 us + b / 10 GB/s (4 KiB, 64 KiB, 1 MiB: 2.4096, 8.5536 and 106.8576 us). */
+static const comm_mpi_point two_lines[] = {
+    {8, 0.204e-6},     {64, 0.232e-6},     {512, 0.456e-6},
+    {4096, 2.4096e-6}, {65536, 8.5536e-6}, {1048576, 106.8576e-6},
+};
+
+static void test_regimes_two_lines(void **state)
+{
+  comm_mpi_regimes r;
+  g_autoptr(GError) error = NULL;
+  assert_true(comm_mpi_fit_regimes(two_lines, 6, &r, &error));
+  assert_true(r.piecewise);
+  assert_true(r.break_bytes == 4096);
+  assert_close(r.small.latency_s, 0.2e-6, 1e-9);
+  assert_close(r.small.bandwidth_Bps, 2e9, 1e-9);
+  assert_close(r.large.latency_s, 2e-6, 1e-9);
+  assert_close(r.large.bandwidth_Bps, 1e10, 1e-9);
+  assert_true(r.small.max_rel_residual < 1e-9 && r.large.max_rel_residual < 1e-9);
+  /* At the large regime's 10 GB/s the small points need 0.2032, 0.2256 and 0.4048 us of
+   * latency (0.204 - 0.0008, 0.232 - 0.0064, 0.456 - 0.0512); weighted by 1/t^2 (24.029,
+   * 18.579 and 4.809 per us^2): (24.029 x 0.2032 + 18.579 x 0.2256 + 4.809 x 0.4048) /
+   * 47.417 = 0.23242 us. */
+  assert_close(r.small_latency_s, 0.23242e-6, 1e-4);
+  /* No line passes within 5% of both 0.204 us at 8 bytes and 2.41 us at 4 KiB while
+   * reaching 107 us at 1 MiB. */
+  assert_true(r.single_max_rel_residual > 0.05);
+}
+
+static void test_regimes_one_line(void **state)
+{
+  /* Six points on 1 us + b / 1 GB/s: no break, both regimes are that line. */
+  comm_mpi_point p[6];
+  for (int i = 0; i < 6; i++) {
+    double b = 8 << (3 * i); /* 8, 64, 512, 4096, 32768, 262144 */
+    p[i] = (comm_mpi_point){b, 1e-6 + b / 1e9};
+  }
+  comm_mpi_regimes r;
+  assert_true(comm_mpi_fit_regimes(p, 6, &r, NULL));
+  assert_false(r.piecewise);
+  assert_true(r.break_bytes == 0);
+  assert_close(r.large.latency_s, 1e-6, 1e-9);
+  assert_close(r.small.bandwidth_Bps, 1e9, 1e-9);
+  assert_close(r.small_latency_s, 1e-6, 1e-9);
+  /* Five sizes of the two lines above (the 8-byte point left out): a break would leave two
+   * sizes on one side, which any line fits exactly, so there is none. */
+  assert_true(comm_mpi_fit_regimes(two_lines + 1, 5, &r, NULL));
+  assert_false(r.piecewise);
+  assert_true(r.single_max_rel_residual > 0.05);
+}
+
+static void test_fit_switch(void **state)
+{
+  /* Exchanges on 1 us + b / 6 GB/s at 64 KiB, 1 MiB and 16 MiB, ping-pongs at 10 GB/s one
+   * way: each of 2 ranks got 6 GB/s per direction, so the switch carries 2 x 6 = 12 GB/s and
+   * the links keep the ping-pong's 10 GB/s. */
+  comm_mpi_point p[3];
+  const double b[3] = {65536, 1048576, 16777216};
+  for (int i = 0; i < 3; i++)
+    p[i] = (comm_mpi_point){b[i], 1e-6 + b[i] / 6e9};
+  double per_rank, link, sw;
+  g_autoptr(GError) error = NULL;
+  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 2, &per_rank, &link, &sw, &error));
+  assert_close(per_rank, 6e9, 1e-9);
+  assert_close(link, 10e9, 1e-9);
+  assert_close(sw, 12e9, 1e-9);
+  /* Four ranks at once at 6 GB/s each: 24 GB/s. */
+  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 4, &per_rank, &link, &sw, NULL));
+  assert_close(sw, 24e9, 1e-9);
+  /* At 9.8 GB/s each, within 5% of the 10 GB/s links: non-blocking. */
+  for (int i = 0; i < 3; i++)
+    p[i].time_s = 1e-6 + b[i] / 9.8e9;
+  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 2, &per_rank, &link, &sw, NULL));
+  assert_true(sw == 0);
+  assert_close(link, 10e9, 1e-9);
+  /* At 12 GB/s each, faster than the ping-pong: the links carry 12 GB/s, non-blocking. */
+  for (int i = 0; i < 3; i++)
+    p[i].time_s = 1e-6 + b[i] / 12e9;
+  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 2, &per_rank, &link, &sw, NULL));
+  assert_close(link, 12e9, 1e-9);
+  assert_true(sw == 0);
+  /* At 4 GB/s each: 2 x 4 = 8 GB/s is below what one flow alone reached, 10 GB/s. */
+  for (int i = 0; i < 3; i++)
+    p[i].time_s = 1e-6 + b[i] / 4e9;
+  assert_true(comm_mpi_fit_switch(p, 3, 0, 10e9, 2, &per_rank, &link, &sw, NULL));
+  assert_close(sw, 10e9, 1e-9);
+  /* Only the points from 1 MiB: a 64 KiB point far off the line is left out. */
+  p[0].time_s = 1e-3;
+  assert_true(comm_mpi_fit_switch(p, 3, 1048576, 10e9, 2, &per_rank, &link, &sw, NULL));
+  assert_close(per_rank, 4e9, 1e-9);
+  /* One size left: no line. */
+  g_autoptr(GError) e2 = NULL;
+  assert_false(comm_mpi_fit_switch(p, 3, 16777216, 10e9, 2, &per_rank, &link, &sw, &e2));
+  assert_non_null(strstr(e2->message, "exchanges"));
+}
+
 static void test_errors(void **state)
 {
   assert_close(comm_mpi_rel_error(1.1, 1.0), 0.1, 1e-12);
@@ -280,6 +376,28 @@ static void test_system_roundtrip(void **state)
   assert_close(out.bandwidth_GBps, 0.5, 1e-3);
   comm_mpi_system_clear(&s);
   g_unlink(path);
+
+  /* Two regimes inside the node: from 4 KiB 2 us + b / 5 GB/s, below it 0.5 us at the same
+   * bandwidth. 1000 bytes: 0.5 + 1000 / 5e9 s = 0.5 + 0.2 = 0.7 us; 4096 bytes: 2 + 0.8192 =
+   * 2.8192 us, through the routes dtsim builds from the file. */
+  comm_mpi_system r = {.description = g_strdup("unit"), .ranks_per_node = 2,
+                       .intra = {2000, 5}, .inter = {30000, 0.5}, .intra_measured = TRUE,
+                       .inter_measured = TRUE};
+  r.intra_regimes.piecewise = TRUE;
+  r.intra_regimes.break_bytes = 4096;
+  r.intra_regimes.small_latency_s = 0.5e-6;
+  r.intra_regimes.large = (comm_mpi_fit){2e-6, 5e9, 0, FALSE};
+  if (!comm_mpi_system_write(&r, "unit test", path, &error))
+    fail_msg("%s", error->message);
+  comm_cluster_spec spec = {.system = path, .nodes = 1, .devices_per_node = 2};
+  g_autoptr(comm_topology) topo = comm_topology_build(&spec, &error);
+  if (topo == NULL)
+    fail_msg("%s", error->message);
+  comm_ep a = comm_topology_device(topo, 0), b = comm_topology_device(topo, 1);
+  assert_close((double)comm_topology_p2p_time(topo, a, b, 1000), 0.7e6, 1e-4);
+  assert_close((double)comm_topology_p2p_time(topo, a, b, 4096), 2.8192e6, 1e-4);
+  comm_mpi_system_clear(&r);
+  g_unlink(path);
   g_rmdir(dir);
 }
 
@@ -464,6 +582,9 @@ int main(void)
       cmocka_unit_test(test_fit_relative_weighting),
       cmocka_unit_test(test_fit_negative_intercept),
       cmocka_unit_test(test_fit_errors),
+      cmocka_unit_test(test_regimes_two_lines),
+      cmocka_unit_test(test_regimes_one_line),
+      cmocka_unit_test(test_fit_switch),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_sizes),
       cmocka_unit_test(test_hash),

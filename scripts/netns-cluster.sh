@@ -5,6 +5,8 @@
 #
 #   netns-cluster.sh up N [RATE DELAY]   create hosts dtsim-ns1..N (default 1gbit 100us)
 #   netns-cluster.sh down N              remove them (the bridge, the wire)
+#   netns-cluster.sh shape N RATE DELAY  change the shaping of hosts that are up (between two
+#                                        mpirun launches: the wire restarts)
 #   netns-cluster.sh run N [RATE DELAY] -- COMMAND...
 #                                        up, run COMMAND with the OMPI_MCA_* settings that
 #                                        launch across the hosts exported and
@@ -77,20 +79,65 @@ delay_ns() {
     printf "%.0f\n", n * m }' || die "DELAY must be a number with us, ms or s (or 0), got '$1'"
 }
 
+stop_wire() {
+  [ -f "$STATE.wire.pid" ] || return 0
+  pid=$(cat "$STATE.wire.pid")
+  if kill -TERM "$pid" 2>/dev/null; then
+    tries=0
+    while kill -0 "$pid" 2>/dev/null && [ "$tries" -lt 50 ]; do
+      sleep 0.1; tries=$((tries + 1))
+    done
+  fi
+  # What the wire carried, and how punctually.
+  tail -n 1 "$STATE.wire.log" >&2 2>/dev/null || true
+  rm -f "$STATE.wire.pid" "$STATE.wire.log" "$STATE.wire.ready"
+}
+
+# Starts dtsim-netwire on hosts 1..N with RATE and DELAY and waits until it has attached.
+start_wire() {
+  n=$1 rate_bytes=$2 delay_nanos=$3
+  names=""
+  i=1
+  while [ "$i" -le "$n" ]; do names="$names $NS_PREFIX$i"; i=$((i + 1)); done
+  rm -f "$STATE.wire.ready"
+  # shellcheck disable=SC2086
+  "$NETWIRE" --rate-Bps "$rate_bytes" --delay-ns "$delay_nanos" --subnet "$DATA_SUBNET.0" \
+    --ready "$STATE.wire.ready" $names >"$STATE.wire.log" 2>&1 &
+  echo $! >"$STATE.wire.pid"
+  tries=0
+  until [ -f "$STATE.wire.ready" ]; do
+    tries=$((tries + 1))
+    if [ "$tries" -ge 100 ] || ! kill -0 "$(cat "$STATE.wire.pid")" 2>/dev/null; then
+      cat "$STATE.wire.log" >&2
+      die "dtsim-netwire did not start"
+    fi
+    sleep 0.05
+  done
+}
+
+# Sets the shaping of every host's data link (qdisc ACTION: add or change).
+shape_qdiscs() {
+  n=$1 rate=$2 delay=$3 action=$4
+  i=1
+  while [ "$i" -le "$n" ]; do
+    if [ "$SHAPER" = netem ]; then
+      # A deep queue (limit, in packets) so that netem's own queue never drops a TCP window.
+      ip netns exec "$NS_PREFIX$i" tc qdisc "$action" dev dtsim0 root netem delay "$delay" \
+        rate "$rate" limit 100000
+    else
+      # Token bucket: the bucket (burst) holds one 64 KiB GSO segment and a little more, so a
+      # segment is never refused and a message longer than the bucket sees the rate.
+      ip netns exec "$NS_PREFIX$i" tc qdisc "$action" dev dtsim0 root tbf rate "$rate" \
+        burst 80k latency 200ms
+    fi
+    i=$((i + 1))
+  done
+}
+
 down() {
   n=$1
-  if [ -f "$STATE.wire.pid" ]; then
-    pid=$(cat "$STATE.wire.pid")
-    if kill -TERM "$pid" 2>/dev/null; then
-      tries=0
-      while kill -0 "$pid" 2>/dev/null && [ "$tries" -lt 50 ]; do
-        sleep 0.1; tries=$((tries + 1))
-      done
-    fi
-    # What the wire carried, and how punctually.
-    tail -n 1 "$STATE.wire.log" >&2 2>/dev/null || true
-    rm -f "$STATE.wire.pid" "$STATE.wire.log" "$STATE.wire.ready"
-  fi
+  stop_wire
+  rm -f "$STATE.shaper"
   i=1
   while [ "$i" -le "$n" ]; do
     ip netns del "$NS_PREFIX$i" 2>/dev/null || true
@@ -163,11 +210,9 @@ up() {
     ip link add "$DATA_BRIDGE" type bridge
     ip link set "$DATA_BRIDGE" up
   fi
-  names=""
   i=1
   while [ "$i" -le "$n" ]; do
     ns=$NS_PREFIX$i
-    names="$names $ns"
     ip netns add "$ns"
     ip -n "$ns" link set lo up
     ip link add "dtsimv$i" type veth peer name ctl0 netns "$ns"
@@ -188,33 +233,15 @@ up() {
       ip link set "dtsimd$i" up
       ip -n "$ns" addr add "$DATA_SUBNET.$i/24" dev dtsim0
       ip -n "$ns" link set dtsim0 up
-      if [ "$SHAPER" = netem ]; then
-        # A deep queue (limit, in packets) so that netem's own queue never drops a TCP window.
-        ip netns exec "$ns" tc qdisc add dev dtsim0 root netem delay "$delay" rate "$rate" limit 100000
-      else
-        # Token bucket: the bucket (burst) holds one 64 KiB GSO segment and a little more, so
-        # a segment is never refused and a message longer than the bucket sees the rate.
-        ip netns exec "$ns" tc qdisc add dev dtsim0 root tbf rate "$rate" burst 80k latency 200ms
-      fi
     fi
     i=$((i + 1))
   done
   if [ "$SHAPER" = wire ]; then
-    rm -f "$STATE.wire.ready"
-    # shellcheck disable=SC2086
-    "$NETWIRE" --rate-Bps "$rate_bytes" --delay-ns "$delay_nanos" --subnet "$DATA_SUBNET.0" \
-      --ready "$STATE.wire.ready" $names >"$STATE.wire.log" 2>&1 &
-    echo $! >"$STATE.wire.pid"
-    tries=0
-    until [ -f "$STATE.wire.ready" ]; do
-      tries=$((tries + 1))
-      if [ "$tries" -ge 100 ] || ! kill -0 "$(cat "$STATE.wire.pid")" 2>/dev/null; then
-        cat "$STATE.wire.log" >&2
-        die "dtsim-netwire did not start"
-      fi
-      sleep 0.05
-    done
+    start_wire "$n" "$rate_bytes" "$delay_nanos"
+  else
+    shape_qdiscs "$n" "$rate" "$delay" add
   fi
+  echo "$SHAPER" >"$STATE.shaper"
   # Wait until every host's links are up (the bridges forward at once: STP is off).
   i=1
   while [ "$i" -le "$n" ]; do
@@ -279,6 +306,18 @@ case "$cmd" in
     check_n "${1:-}"; need_root
     down "$1"
     ;;
+  shape)
+    check_n "${1:-}"; need_root
+    [ $# -eq 3 ] || die "shape: give N RATE DELAY"
+    rate_bytes=$(rate_Bps "$2")
+    delay_nanos=$(delay_ns "$3")
+    [ -f "$STATE.shaper" ] || die "shape: no cluster is up"
+    SHAPER=$(cat "$STATE.shaper")
+    case "$SHAPER" in
+      wire) stop_wire 2>/dev/null; start_wire "$1" "$rate_bytes" "$delay_nanos" ;;
+      *) shape_qdiscs "$1" "$2" "$3" change ;;
+    esac
+    ;;
   env)
     check_n "${1:-}"
     cluster_env "$1"
@@ -316,7 +355,7 @@ case "$cmd" in
     exit "$status"
     ;;
   *)
-    sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'
     [ -z "$cmd" ] || [ "$cmd" = "help" ] || [ "$cmd" = "--help" ] || exit 2
     ;;
 esac

@@ -29,15 +29,20 @@ fi
 HOSTS=${HOSTS:-2}
 echo
 echo "== namespace cluster: $HOSTS hosts, 1 Gbit/s and 100 us links (TCP)"
-export OUT mpi HOSTS
-# The same cluster with no delay first: the software stack's own latency, so that the latency
-# the shaping added can be read off the shaped calibration.
-sh "$root/scripts/netns-cluster.sh" run "$HOSTS" 1gbit 0 -- sh -c '
-  mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" calibrate --sizes 8,64,512,1M,2M,4M,8M --reps 7 \
-    -o "$OUT/netns-base.ini"' | grep other-node | sed 's/^/no delay: /'
+export OUT mpi HOSTS root
+# Small messages with no delay first, then with the delay, on the same cluster: the latency the
+# shaping added is the difference. Then the whole calibration (sizes on both sides of Open
+# MPI's TCP eager limit, 64 KiB) and the validation.
 sh "$root/scripts/netns-cluster.sh" run "$HOSTS" 1gbit 100us -- sh -c '
-  mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" calibrate --sizes 8,64,512,1M,2M,4M,8M --reps 7 \
-    -o "$OUT/netns.ini" --csv "$OUT/netns-points.csv" | grep other-node | sed "s/^/100 us: /"
+  sh "$root/scripts/netns-cluster.sh" shape "$HOSTS" 1gbit 0 2>/dev/null
+  mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" calibrate --sizes 8,64,512,4K --reps 21 \
+    -o "$OUT/netns-base.ini" | grep other-node | sed "s/^/small messages, no delay: /"
+  sh "$root/scripts/netns-cluster.sh" shape "$HOSTS" 1gbit 100us 2>/dev/null
+  mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" calibrate --sizes 8,64,512,4K --reps 21 \
+    -o "$OUT/netns-small.ini" | grep other-node | sed "s/^/small messages, 100 us: /"
+  mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" calibrate \
+    --sizes 8,64,512,4K,16K,32K,128K,256K,1M,4M,8M --reps 7 -o "$OUT/netns.ini" \
+    --csv "$OUT/netns-points.csv" | grep other-node | sed "s/^/all sizes, 100 us: /"
   mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" validate --system "$OUT/netns.ini" \
     --sizes 256K..16M --reps 5 --csv "$OUT/netns.csv" --report "$OUT/netns.md" >/dev/null
   echo "shaping: $DTSIM_NETNS_RATE, delay $DTSIM_NETNS_DELAY, by $DTSIM_NETNS_SHAPER"'

@@ -59,10 +59,14 @@ static void append_fabric(GString *s, const char *group, const comm_mpi_fabric *
     g_string_append_printf(s, "# bandwidth: what each rank moved one way while exchanging, above the\n"
                               "# ping-pong's %.4g GB/s (a ping-pong waits for each message to land).\n",
                            regimes->large.bandwidth_Bps / 1e9);
-  if (measured)
-    g_string_append_printf(s, "description = measured by dtsim-mpi: %.4g GB/s, %.4g us end to end%s\n",
-                           fit->bandwidth_GBps, fit->latency_ns / 1e3,
-                           regimes->piecewise ? " (large messages)" : "");
+  if (measured && regimes->piecewise)
+    g_string_append_printf(s, "description = measured by dtsim-mpi: %.4g GB/s, %.4g us end to end "
+                              "from %.0f B, %.4g us below\n",
+                           fit->bandwidth_GBps, fit->latency_ns / 1e3, regimes->break_bytes,
+                           regimes->small_latency_s * 1e6);
+  else if (measured)
+    g_string_append_printf(s, "description = measured by dtsim-mpi: %.4g GB/s, %.4g us end to end\n",
+                           fit->bandwidth_GBps, fit->latency_ns / 1e3);
   else
     g_string_append_printf(s, "description = not measured (no pair of ranks of this kind): a "
                               "copy of the other fabric\n");

@@ -3,20 +3,21 @@
 # shaped to 1 Gbit/s and 100 us one way (by dtsim-netwire, or netem, see
 # scripts/netns-cluster.sh), Open MPI over TCP between them.
 #
-# Checked: mpirun launches across the namespaces and every rank sees the other on another node;
-# the calibration file loads in dtsim; every validation row of the ring allreduce is measured,
-# predicted and run with the forced algorithm. Printed, and enforced when DTSIM_NETNS_STRICT=1:
+# Checked on every attempt: mpirun launches across the namespaces and every rank sees the other
+# on another node; the calibration file loads in dtsim; every validation row of the ring
+# allreduce is measured, predicted and run with the forced algorithm. Checked on the best of up
+# to three attempts (each calibrates the cluster with no delay, then with the shaping, then
+# validates):
 #   - the fitted bandwidth within 10% of the shaping;
-#   - the latency the shaping added within 10% of the delay: the fitted latency of the shaped
-#     cluster minus that of the same cluster calibrated with no delay (the end-to-end latency
-#     also holds the software stack's, which no shaping sets);
+#   - the latency the shaping added within 10% of the delay: the fitted latency of small
+#     messages with the delay minus that with no delay on the same cluster (the end-to-end
+#     latency also holds the software stack's, which no shaping sets), median of three pairs;
 #   - the ring allreduce prediction within 15% of the measurement for 256 KiB and more
-#     (geometric mean of the rows, best of two tries).
-# The emulated links run on the same 2 shared cores as the ranks: load from other processes
-# (or an ASan build) delays them, so on a shared machine these figures are a benchmark
-# (bench/mpi runs it), not a pass/fail property of the code.
-# Needs root and ip netns; exits 77 (skipped) without them. The cluster is always removed
-# (netns-cluster.sh traps EXIT).
+#     (geometric mean of the rows).
+# The emulated links run on the same cores as the ranks, so a machine loaded by other work
+# delays them by whole milliseconds: DTSIM_NETNS_STRICT=0 turns the accuracy failures into
+# warnings there (bench/mpi prints the same figures). Needs root and ip netns; exits 77
+# (skipped) without them. The cluster is always removed (netns-cluster.sh traps EXIT).
 set -eu
 : "${MPIEXEC:?}" "${DTSIM_MPI:?}" "${WORKDIR:?}" "${SCRIPTS:?}" "${SYSLOAD:?}"
 mkdir -p "$WORKDIR"
@@ -38,82 +39,104 @@ ip netns del dtsim-probe
 
 RATE_BPS=125000000   # bytes/s of the shaping (1 Gbit/s)
 DELAY_NS=100000      # 100 us
-SIZES=8,64,512,1M,2M,4M,8M
+# Sizes on both sides of Open MPI's TCP eager limit (64 KiB): below it a message is one
+# transfer, above it a rendezvous adds a round trip, and the calibration fits both regimes.
+SIZES=8,64,512,4K,16K,32K,128K,256K,1M,4M,8M
 export OUT=$out MPIEXEC DTSIM_MPI SIZES
 
-# The same cluster with no delay: the software stack's own latency.
-timeout 300 sh "$SCRIPTS/netns-cluster.sh" run 2 1gbit 0 -- sh -c '
-  timeout 200 "$MPIEXEC" $DTSIM_MPIRUN_ARGS -np 2 "$DTSIM_MPI" calibrate \
-    --sizes "$SIZES" --reps 7 -o "$OUT.base.ini"' >/dev/null \
-  || { echo "FAIL: the namespace cluster run (no delay) failed"; exit 1; }
-
-status=0
-timeout 600 sh "$SCRIPTS/netns-cluster.sh" run 2 1gbit 100us -- sh -c '
-  set -e
-  echo "$DTSIM_NETNS_SHAPER $DTSIM_NETNS_DELAY" > "$OUT.shaper"
-  timeout 200 "$MPIEXEC" $DTSIM_MPIRUN_ARGS -np 2 "$DTSIM_MPI" calibrate \
-    --sizes "$SIZES" --reps 7 -o "$OUT.ini" --csv "$OUT.points.csv"
-  # Two tries at most: the machine is shared, and a burst of load from elsewhere slows the
-  # emulated links.
-  for try in 1 2; do
+# One attempt (files $out.*, each attempt's replacing the last's) and the checks that hold on
+# every attempt. The latency the shaping adds is read from calibrations of small messages,
+# alternately with no delay and with the delay on the same cluster (the wire restarted in
+# between), three pairs, so that both sides of each difference see the same machine.
+attempt() {
+  status=0
+  timeout 600 sh "$SCRIPTS/netns-cluster.sh" run 2 1gbit 100us -- sh -c '
+    set -e
+    echo "$DTSIM_NETNS_SHAPER $DTSIM_NETNS_DELAY" > "$OUT.shaper"
+    for k in 1 2 3; do
+      for d in 0 100us; do
+        sh "$SCRIPTS/netns-cluster.sh" shape 2 1gbit $d 2>/dev/null
+        timeout 100 "$MPIEXEC" $DTSIM_MPIRUN_ARGS -np 2 "$DTSIM_MPI" calibrate \
+          --sizes 8,64,512,4K --reps 21 -o "$OUT.lat-$d.$k.ini" >/dev/null
+      done
+    done
+    timeout 200 "$MPIEXEC" $DTSIM_MPIRUN_ARGS -np 2 "$DTSIM_MPI" calibrate \
+      --sizes "$SIZES" --reps 7 -o "$OUT.ini" --csv "$OUT.points.csv"
     timeout 200 "$MPIEXEC" $DTSIM_MPIRUN_ARGS -np 2 "$DTSIM_MPI" validate --system "$OUT.ini" \
-      --ops allreduce --algorithms ring --sizes 256K..8M --reps 5 --csv "$OUT.$try.csv"
-  done
-' || status=$?
-[ "$status" -eq 0 ] || { echo "FAIL: the namespace cluster run failed ($status)"; exit 1; }
-read -r shaper applied <"$out.shaper"
-echo "shaped by $shaper"
+      --ops allreduce --algorithms ring --sizes 256K..8M --reps 5 --csv "$OUT.csv"
+  ' || status=$?
+  [ "$status" -eq 0 ] || { echo "FAIL: the namespace cluster run failed ($status)"; exit 1; }
+  read -r shaper applied <"$out.shaper"
+  "$SYSLOAD" "$out.ini" 1 || { echo "FAIL: the calibration file does not load"; exit 1; }
+  grep -q "other-node" "$out.points.csv" || { echo "FAIL: the ranks were not on different nodes"; exit 1; }
+  awk -F, 'NR > 1 && !($8 > 0 && $9 > 0 && $11 == "yes") { bad++ } END { exit bad > 0 }' "$out.csv" \
+    || { echo "FAIL: validation rows not measured, predicted and forced"; exit 1; }
+}
 
-"$SYSLOAD" "$out.ini" 1 || { echo "FAIL: the calibration file does not load"; exit 1; }
-grep -q "other-node" "$out.points.csv" || { echo "FAIL: the ranks were not on different nodes"; exit 1; }
-awk -F, 'NR > 1 && !($8 > 0 && $9 > 0 && $11 == "yes") { bad++ } END { exit bad > 0 }' "$out.1.csv" \
-  || { echo "FAIL: validation rows not measured, predicted and forced"; exit 1; }
-
-# The inter-node class of a calibration file: "B/s latency_ns".
+# The inter-node class of a calibration file: "B/s latency_ns" (latency of small messages).
 fitted() {
   awk -F' = ' '
     /^\[inter\]/ { inter = 1 }
     inter && $1 == "bandwidth_GBps" { bw = $2 * 1e9 }
-    inter && $1 == "description" { n = split($2, w, " "); for (i = 2; i <= n; i++) if (w[i] == "us") lat = w[i - 1] * 1e3 }
+    inter && $1 == "description" {
+      # "... X us end to end" or "... X us end to end from B B, Y us below": the latency of
+      # the smallest messages, which carry no protocol round trip.
+      n = split($2, w, " ")
+      for (i = 2; i < n; i++) if (w[i] == "us" && (w[i + 1] == "below" || lat == "")) lat = w[i - 1] * 1e3
+    }
     END { printf "%.6g %.6g\n", bw, lat }' "$1"
 }
-read -r bw lat <<EOT
-$(fitted "$out.ini")
-EOT
-read -r bw0 lat0 <<EOT
-$(fitted "$out.base.ini")
-EOT
-strict=${DTSIM_NETNS_STRICT:-0}
-shaping_ok=0
-awk -v bw="$bw" -v lat="$lat" -v lat0="$lat0" -v rate="$RATE_BPS" -v delay="$DELAY_NS" \
-    -v applied="$applied" 'BEGIN {
-  printf "fitted bandwidth %.4g B/s (shaped %.4g, %+.1f%%)\n", bw, rate, 100 * (bw - rate) / rate
-  bad = (bw < 0.9 * rate || bw > 1.1 * rate)
-  if (bad) print "bandwidth not within 10% of the shaping"
-  added = lat - lat0
-  printf "fitted latency %.1f us end to end, %.1f us with no delay: the shaping added %.1f us (delay %.1f us, %+.1f%%)\n",
-         lat / 1e3, lat0 / 1e3, added / 1e3, delay / 1e3, 100 * (added - delay) / delay
-  if (applied ~ /none/)
-    print "delay not applied (tbf: no wire and no netem): latency not checked"
-  else if (added < 0.9 * delay || added > 1.1 * delay) {
-    print "added latency not within 10% of the delay"; bad = 1
-  }
-  exit bad
-}' || shaping_ok=1
-if [ "$shaping_ok" -ne 0 ] && [ "$strict" = 1 ]; then echo "FAIL: fit not within 10% of the shaping"; exit 1; fi
 
-best=""
-for try in 1 2; do
+# The accuracy of the last attempt: prints the figures, returns 1 when one is off.
+accuracy() {
+  ok=0
+  set -- $(fitted "$out.ini")
+  bw=$1
+  lats=""
+  for k in 1 2 3; do
+    set -- $(fitted "$out.lat-0.$k.ini")
+    l0=$2
+    set -- $(fitted "$out.lat-100us.$k.ini")
+    lats="$lats $l0 $2"
+  done
+  awk -v bw="$bw" -v lats="$lats" -v rate="$RATE_BPS" -v delay="$DELAY_NS" \
+      -v applied="$applied" 'BEGIN {
+    # The median of the three differences, and the pair it came from.
+    split(lats, l, " ")
+    for (k = 1; k <= 3; k++) d[k] = l[2 * k] - l[2 * k - 1]
+    m = (d[1] <= d[2]) ? ((d[2] <= d[3]) ? 2 : ((d[1] <= d[3]) ? 3 : 1)) \
+                       : ((d[1] <= d[3]) ? 1 : ((d[2] <= d[3]) ? 3 : 2))
+    lat0 = l[2 * m - 1]; lat = l[2 * m]
+    printf "fitted bandwidth %.4g B/s (shaped %.4g, %+.1f%%)\n", bw, rate, 100 * (bw - rate) / rate
+    bad = (bw < 0.9 * rate || bw > 1.1 * rate)
+    if (bad) print "bandwidth not within 10% of the shaping"
+    added = lat - lat0
+    printf "fitted latency (small messages) %.1f us end to end, %.1f us with no delay: the shaping added %.1f us (delay %.1f us, %+.1f%%; median of 3 pairs: %.1f %.1f %.1f us)\n",
+           lat / 1e3, lat0 / 1e3, added / 1e3, delay / 1e3, 100 * (added - delay) / delay,
+           d[1] / 1e3, d[2] / 1e3, d[3] / 1e3
+    if (applied ~ /none/)
+      print "delay not applied (tbf: no wire and no netem): latency not checked"
+    else if (added < 0.9 * delay || added > 1.1 * delay) {
+      print "added latency not within 10% of the delay"; bad = 1
+    }
+    exit bad
+  }' || ok=1
   g=$(awk -F, 'NR > 1 && $7 >= 262144 { s += ($9 > $8 ? log($9 / $8) : log($8 / $9)); n++ }
-               END { printf "%.4f", exp(s / n) - 1 }' "$out.$try.csv")
-  echo "try $try: ring allreduce >= 256 KiB, geometric-mean error $(awk -v g="$g" 'BEGIN { printf "%.1f%%", 100 * g }')"
-  if awk -v g="$g" 'BEGIN { exit !(g <= 0.15) }'; then best=$g; break; fi
+               END { printf "%.4f", exp(s / n) - 1 }' "$out.csv")
+  echo "ring allreduce >= 256 KiB, geometric-mean error $(awk -v g="$g" 'BEGIN { printf "%.1f%%", 100 * g }')"
+  awk -v g="$g" 'BEGIN { exit !(g <= 0.15) }' || { echo "ring allreduce prediction not within 15%"; ok=1; }
+  return "$ok"
+}
+
+for a in 1 2 3; do
+  echo "attempt $a"
+  attempt
+  echo "shaped by $shaper"
+  if accuracy; then echo "ok"; exit 0; fi
 done
-if [ -z "$best" ]; then
-  if [ "$strict" = 1 ]; then
-    echo "FAIL: ring allreduce prediction not within 15%"; exit 1
-  fi
-  echo "warning: ring allreduce prediction not within 15% on this run (not enforced; set DTSIM_NETNS_STRICT=1)"
+if [ "${DTSIM_NETNS_STRICT:-1}" = 0 ]; then
+  echo "warning: accuracy not reached in 3 attempts (not enforced: DTSIM_NETNS_STRICT=0)"
+  echo "ok"; exit 0
 fi
-[ "$shaping_ok" -eq 0 ] || echo "warning: fit not within 10% of the shaping on this run (not enforced; set DTSIM_NETNS_STRICT=1)"
-echo "ok"
+echo "FAIL: accuracy not reached in 3 attempts (a loaded machine? DTSIM_NETNS_STRICT=0 makes it a warning)"
+exit 1

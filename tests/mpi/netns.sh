@@ -16,8 +16,10 @@
 #     (geometric mean of the rows).
 # The emulated links run on the same cores as the ranks, so a machine loaded by other work
 # delays them by whole milliseconds: DTSIM_NETNS_STRICT=0 turns the accuracy failures into
-# warnings there (bench/mpi prints the same figures). Needs root and ip netns; exits 77
-# (skipped) without them. The cluster is always removed (netns-cluster.sh traps EXIT).
+# warnings there (bench/mpi prints the same figures), and so does shaping by tbf, the fallback
+# without tun devices and netem (a token bucket bursts, and adds no delay). Needs root and
+# ip netns; exits 77 (skipped) without them. The cluster is always removed (netns-cluster.sh
+# traps EXIT).
 set -eu
 : "${MPIEXEC:?}" "${DTSIM_MPI:?}" "${WORKDIR:?}" "${SCRIPTS:?}" "${SYSLOAD:?}"
 mkdir -p "$WORKDIR"
@@ -133,6 +135,12 @@ for a in 1 2 3; do
   attempt
   echo "shaped by $shaper"
   if accuracy; then echo "ok"; exit 0; fi
+  # A token bucket is no alpha-beta link: its burst lets messages of some 100 KiB through
+  # faster than the rate, and it adds no delay. Only the launch is checked then.
+  if [ "$shaper" = tbf ]; then
+    echo "warning: shaped by tbf (no /dev/net/tun or dtsim-netwire, no netem): accuracy not enforced"
+    echo "ok"; exit 0
+  fi
 done
 if [ "${DTSIM_NETNS_STRICT:-1}" = 0 ]; then
   echo "warning: accuracy not reached in 3 attempts (not enforced: DTSIM_NETNS_STRICT=0)"

@@ -163,8 +163,13 @@ choose_shaper() {
     wire|netem|tbf|auto) ;;
     *) die "DTSIM_NETNS_SHAPER must be wire, netem, tbf or auto, got '$want'" ;;
   esac
+  # The wire needs its program and tun devices that can be made (a container may list
+  # /dev/net/tun and still refuse to open it).
   wire_ok=no
-  [ -x "$NETWIRE" ] && [ -c /dev/net/tun ] && wire_ok=yes
+  if [ -x "$NETWIRE" ] && ip tuntap add dev dtsimprobe0 mode tun 2>/dev/null; then
+    ip tuntap del dev dtsimprobe0 mode tun 2>/dev/null || true
+    wire_ok=yes
+  fi
   if [ "$want" = wire ] && [ "$wire_ok" = no ]; then
     die "shaper wire needs $NETWIRE (build it: make) and /dev/net/tun"
   fi

@@ -45,5 +45,14 @@ sh "$root/scripts/netns-cluster.sh" run "$HOSTS" 1gbit 100us -- sh -c '
     --csv "$OUT/netns-points.csv" | grep other-node | sed "s/^/all sizes, 100 us: /"
   mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" validate --system "$OUT/netns.ini" \
     --sizes 256K..16M --reps 5 --csv "$OUT/netns.csv" --report "$OUT/netns.md" >/dev/null
-  echo "shaping: $DTSIM_NETNS_RATE, delay $DTSIM_NETNS_DELAY, by $DTSIM_NETNS_SHAPER"'
+  echo "shaping: $DTSIM_NETNS_RATE, delay $DTSIM_NETNS_DELAY, by $DTSIM_NETNS_SHAPER"
+  # One training iteration replayed on the cluster: ResNet-18 gradients (47 MB) over 1 Gbit/s,
+  # data parallel (ring allreduce of the buckets) and one parameter server; compute sleeps
+  # (--sleep) so that the ranks leave the cores to their communication threads.
+  for s in dp ps; do
+    mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" replay --fitted "$OUT/netns.ini" \
+      --model resnet18 --batch 16 --system dgx1-v100 --strategy $s --iterations 3 --sleep \
+      --trace "$OUT/replay-$s-sim.json" --measured-trace "$OUT/replay-$s-real.json" |
+      grep "^last iteration" | sed "s/^/replay $s: /"
+  done'
 cat "$OUT/netns.md"

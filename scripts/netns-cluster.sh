@@ -31,6 +31,7 @@
 #   wire   each host has a tun device dtsim0, and build/dtsim-netwire (or $DTSIM_NETWIRE)
 #          carries the packets between them: a full-duplex link of RATE per host to a
 #          non-blocking switch plus DELAY one way, no drops (comm/mpi/wire.h);
+#          DTSIM_NETWIRE_ARGS adds options (dtsim-netwire --help);
 #   netem  the data network is a second veth per host on a bridge dtsimbr1, each host's egress
 #          with netem's delay and rate (kernels with CONFIG_NET_SCH_NETEM);
 #   tbf    as netem but rate only: a kernel without netem cannot add delay with tc.
@@ -102,7 +103,7 @@ start_wire() {
   rm -f "$STATE.wire.ready"
   # shellcheck disable=SC2086
   "$NETWIRE" --rate-Bps "$rate_bytes" --delay-ns "$delay_nanos" --subnet "$DATA_SUBNET.0" \
-    --ready "$STATE.wire.ready" $names >"$STATE.wire.log" 2>&1 &
+    --ready "$STATE.wire.ready" ${DTSIM_NETWIRE_ARGS:-} $names >"$STATE.wire.log" 2>&1 &
   echo $! >"$STATE.wire.pid"
   tries=0
   until [ -f "$STATE.wire.ready" ]; do

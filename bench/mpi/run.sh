@@ -30,8 +30,8 @@ HOSTS=${HOSTS:-2}
 echo
 echo "== namespace cluster: $HOSTS hosts, 1 Gbit/s and 100 us links (TCP)"
 export OUT mpi HOSTS root
-# Small messages with no delay first, then with the delay, on the same cluster: the latency the
-# shaping added is the difference. Then the whole calibration (sizes on both sides of Open
+# Small messages with no delay, 100 us and 200 us of delay on the same cluster: the latency the
+# shaping adds is the difference (tests/mpi/netns.sh says why 100 to 200 us is the fair one). Then the whole calibration (sizes on both sides of Open
 # MPI's TCP eager limit, 64 KiB) and the validation.
 sh "$root/scripts/netns-cluster.sh" run "$HOSTS" 1gbit 100us -- sh -c '
   sh "$root/scripts/netns-cluster.sh" shape "$HOSTS" 1gbit 0 2>/dev/null
@@ -40,6 +40,10 @@ sh "$root/scripts/netns-cluster.sh" run "$HOSTS" 1gbit 100us -- sh -c '
   sh "$root/scripts/netns-cluster.sh" shape "$HOSTS" 1gbit 100us 2>/dev/null
   mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" calibrate --sizes 8,64,512,4K --reps 21 \
     -o "$OUT/netns-small.ini" | grep other-node | sed "s/^/small messages, 100 us: /"
+  sh "$root/scripts/netns-cluster.sh" shape "$HOSTS" 1gbit 200us 2>/dev/null
+  mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" calibrate --sizes 8,64,512,4K --reps 21 \
+    -o "$OUT/netns-small-200.ini" | grep other-node | sed "s/^/small messages, 200 us: /"
+  sh "$root/scripts/netns-cluster.sh" shape "$HOSTS" 1gbit 100us 2>/dev/null
   mpirun $DTSIM_MPIRUN_ARGS -np "$HOSTS" "$mpi" calibrate \
     --sizes 8,64,512,4K,16K,32K,128K,256K,1M,4M,8M --reps 7 -o "$OUT/netns.ini" \
     --csv "$OUT/netns-points.csv" | grep other-node | sed "s/^/all sizes, 100 us: /"

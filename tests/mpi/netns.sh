@@ -13,8 +13,8 @@
 #     messages with 200 us of delay minus that with 100 us, calibrated alternately on the same
 #     cluster, median of three pairs. The end-to-end latency also holds the software stack's
 #     own and the wire's own cost of holding packets at all (10-20 us on a 2-core machine,
-#     most likely its polling preempting a spinning rank), neither of which the shaping sets; the difference
-#     from no delay to 100 us is printed too;
+#     most likely its polling preempting a spinning rank), neither of which the shaping
+#     sets; the difference from no delay to 100 us is printed too;
 #   - the ring allreduce prediction within 15% of the measurement for 256 KiB and more
 #     (geometric mean of the rows).
 # The emulated links run on the same cores as the ranks, so a machine loaded by other work

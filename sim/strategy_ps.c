@@ -35,10 +35,13 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   }
   uint32_t T = p->ps_tensor_bytes->len;
   g_autofree sim_device_streams *ds = g_new(sim_device_streams, devices);
+  g_autofree sim_stream_id *shown = g_new(sim_stream_id, devices);
   g_autofree sim_task_id *prev_end = g_new0(sim_task_id, devices);
   for (uint32_t d = 0; d < devices; d++) {
-    /* Pushes run on no stream (each ends when its pull is back); the report counts them. */
+    /* Pushes run on no stream (each ends when its pull is back, and several are in flight at
+     * once); the report counts them, and the trace shows them on a track of their own. */
     sim__add_device(p, d, o->devices_per_node, FALSE, &ds[d]);
+    shown[d] = sim_graph_add_stream(g, ds[d].unit, "push/pull");
   }
   p->probe_unit = 0;
   p->probe_compute = ds[0].compute;
@@ -77,6 +80,7 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
             sim_task_id push = sim_graph_add_custom(g, NULL, 0, pname, "ps", SIM_OP_PS_PUSH,
                                                     l->param_bytes);
             sim_graph_depend(g, push, last);
+            sim_graph_show_on(g, push, shown[d]);
             prev[(gsize)d * T + (guint)tensor_of[k]] = push;
             sim_ps_task pt = {push, it, d, (uint32_t)tensor_of[k]};
             g_array_append_val(p->ps_tasks, pt);

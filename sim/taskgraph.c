@@ -14,7 +14,7 @@
 typedef struct {
   uint8_t kind;
   int8_t op;
-  uint16_t pad;
+  uint16_t shown;          /* on no stream, shown on the stream at members_at (sim_graph_show_on) */
   uint32_t n_members;
   uint32_t members_at;     /* index into graph->members (streams); compute: its one stream */
   const char *name;        /* in graph->strings */
@@ -187,6 +187,18 @@ sim_task_id sim_graph_add_custom(sim_graph *g, const sim_stream_id *members, uin
   return add_task(g, &t, members, n);
 }
 
+void sim_graph_show_on(sim_graph *g, sim_task_id task, sim_stream_id stream)
+{
+  g_return_if_fail(task < g->tasks->len && stream < g->streams->len);
+  task_rec *r = &g_array_index(g->tasks, task_rec, task);
+  g_return_if_fail(r->n_members == 0 && !r->shown);
+  /* The stream is kept where the members of a task would be, but the task does not count it
+   * as one: the executor never queues it there. */
+  r->members_at = g->members->len;
+  r->shown = 1;
+  g_array_append_val(g->members, stream);
+}
+
 void sim_graph_set_unit_memory(sim_graph *g, sim_unit_id unit, uint64_t resident_bytes)
 {
   g_return_if_fail(unit < g->units->len);
@@ -354,6 +366,9 @@ static void start_task(sim_exec *x, sim_task_id t)
       if (i == 0)
         s->span_first = id;
     }
+    if (r->shown)
+      s->span_first = sim_engine_span_begin(x->engine, x->track[m[0]], r->name, r->category,
+                                            r->bytes, r->flops);
   }
   switch ((sim_task_kind)r->kind) {
   case SIM_TASK_COMPUTE:
@@ -402,7 +417,7 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
     x->makespan_ps = s->end_ps;
   const sim_stream_id *m = &g_array_index(x->g->members, sim_stream_id, r->members_at);
   if (s->span_first) {
-    for (uint32_t i = 0; i < r->n_members; i++)
+    for (uint32_t i = 0; i < MAX(r->n_members, r->shown); i++)
       sim_engine_span_end(x->engine, s->span_first + i);
     if (r->memory_delta && r->n_members) {
       sim_unit_id u = g_array_index(x->g->streams, stream_rec, m[0]).unit;

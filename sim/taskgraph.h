@@ -59,6 +59,11 @@ sim_task_id sim_graph_add_collective(sim_graph *g, const sim_stream_id *members,
                                      uint64_t bytes);
 sim_task_id sim_graph_add_custom(sim_graph *g, const sim_stream_id *members, uint32_t n,
                                  const char *name, const char *category, int op, uint64_t bytes);
+/* A task on no stream (a custom task with no members, such as a parameter-server push that
+ * ends when its pull is back) shows in the trace on `stream`'s track, as a span from its start
+ * to its end, without holding the stream: it neither waits for the stream's tasks nor they for
+ * it. Overlapping shown tasks take lanes of the track. */
+void sim_graph_show_on(sim_graph *g, sim_task_id task, sim_stream_id stream);
 /* Device memory, for the trace's per-unit "memory" counter: a unit's resident bytes (weights,
  * gradients, optimizer state), and how a task changes the unit's memory when it ends
  * (activations saved by a forward pass, released by its backward pass); deltas add up. */

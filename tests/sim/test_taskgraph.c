@@ -198,13 +198,72 @@ static void test_memory_counter(void **state)
   assert_float_equal(counter_values[1], 1.0, 1e-12);
 }
 
+/* Spans ended on the "shown" stream's track: name, start and end. */
+typedef struct {
+  sim_track_id track;
+  int n;
+  char names[4][8];
+  sim_time_ps start_ps[4], end_ps[4];
+} shown_spans;
+
+static void on_span_end(void *user, const sim_span *span)
+{
+  shown_spans *s = user;
+  if (span->track != s->track || s->n >= 4)
+    return;
+  g_strlcpy(s->names[s->n], span->name, sizeof s->names[0]);
+  s->start_ps[s->n] = span->start_ps;
+  s->end_ps[s->n] = span->end_ps;
+  s->n++;
+}
+
+static const sim_observer_ops shown_ops = {.span_end = on_span_end};
+
+/* Two tasks on no stream, shown on stream "shown" of gpu0: p (30 ns) from 0, q (15 ns) after
+ * "a" on "compute" (0..10 ns), so 10..25 ns. They overlap, and neither holds the stream: "b",
+ * queued on "shown" itself, runs at once, 0..5 ns. The trace gets the spans b 0..5, q 10..25
+ * and p 0..30 on the stream's track, in the order they end. */
+static void test_show_on(void **state)
+{
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id u = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+  sim_stream_id compute = sim_graph_add_stream(g, u, "compute");
+  sim_stream_id shown = sim_graph_add_stream(g, u, "shown");
+  sim_task_id a = sim_graph_add_compute(g, compute, "a", "compute", SIM_NS(10), 0, 0);
+  sim_task_id p = sim_graph_add_delay(g, "p", SIM_NS(30));
+  sim_task_id q = sim_graph_add_delay(g, "q", SIM_NS(15));
+  sim_graph_depend(g, q, a);
+  sim_task_id b = sim_graph_add_compute(g, shown, "b", "compute", SIM_NS(5), 0, 0);
+  sim_graph_show_on(g, p, shown);
+  sim_graph_show_on(g, q, shown);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  shown_spans spans = {0};
+  sim_engine_add_observer(e, &shown_ops, &spans);
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  spans.track = sim_exec_stream_track(x, shown);
+  assert_true(sim_exec_run(x, NULL));
+  assert_int_equal(sim_exec_task_start(x, b), 0);
+  assert_int_equal(sim_exec_task_end(x, q), SIM_NS(25));
+  assert_int_equal(sim_exec_makespan(x), SIM_NS(30));
+  /* The stream was busy with b only. */
+  assert_int_equal(sim_exec_stream_busy(x, shown), SIM_NS(5));
+  assert_int_equal(spans.n, 3);
+  assert_string_equal(spans.names[0], "b");
+  assert_string_equal(spans.names[1], "q");
+  assert_int_equal(spans.start_ps[1], SIM_NS(10));
+  assert_int_equal(spans.end_ps[1], SIM_NS(25));
+  assert_string_equal(spans.names[2], "p");
+  assert_int_equal(spans.start_ps[2], 0);
+  assert_int_equal(spans.end_ps[2], SIM_NS(30));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_chain),          cmocka_unit_test(test_stream_order),
       cmocka_unit_test(test_data_parallel_overlap), cmocka_unit_test(test_transfer),
       cmocka_unit_test(test_cycle_reported), cmocka_unit_test(test_determinism),
-      cmocka_unit_test(test_memory_counter),
+      cmocka_unit_test(test_memory_counter), cmocka_unit_test(test_show_on),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

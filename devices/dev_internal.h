@@ -40,6 +40,7 @@ typedef struct {
   double peak_tflops_fp16_tensor;  /* tensor cores fp16 (dense); 0: none */
   double peak_tflops_bf16_tensor;  /* tensor cores bf16 (dense); 0: none */
   double peak_tflops_tf32_tensor;  /* tensor cores tf32 (dense); 0: none */
+  double peak_tflops_fp8_tensor;   /* tensor cores fp8 inputs (dense); 0: none */
   double memory_bandwidth_GBps;    /* peak DRAM/HBM bandwidth, 1e9 bytes/s */
   double sms;                      /* GPU streaming multiprocessors */
   double cores;                    /* Phi cores */
@@ -58,6 +59,8 @@ typedef struct {
   double eff_other;      /* compute-side efficiency of non-GEMM kernels */
   double eff_memory;     /* streaming bandwidth, fraction of peak */
   double k_overhead;     /* GEMM k-loop prologue/epilogue cost, in units of k elements */
+  double eff_attention_fwd;  /* fused attention forward, fraction of tensor peak */
+  double eff_attention_bwd;  /* fused attention backward (its five products), same */
   /* [software] the stack that runs on the device */
   double kernel_launch_us;     /* per kernel (op) launch and framework dispatch */
   double framework_step_us;    /* per-iteration framework overhead (session run, sync) */

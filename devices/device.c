@@ -42,6 +42,7 @@ const dev_param_info dev__params[] = {
     P("device", "peak_tflops_fp16_tensor", peak_tflops_fp16_tensor, 0, 1e5, FALSE, "1e12 FLOP/s"),
     P("device", "peak_tflops_bf16_tensor", peak_tflops_bf16_tensor, 0, 1e5, FALSE, "1e12 FLOP/s"),
     P("device", "peak_tflops_tf32_tensor", peak_tflops_tf32_tensor, 0, 1e5, FALSE, "1e12 FLOP/s"),
+    P("device", "peak_tflops_fp8_tensor", peak_tflops_fp8_tensor, 0, 1e5, FALSE, "1e12 FLOP/s"),
     P("device", "memory_bandwidth_GBps", memory_bandwidth_GBps, 0.001, 1e6, FALSE, "1e9 bytes/s"),
     P("device", "sms", sms, 1, 10000, FALSE, "SMs"),
     P("device", "cores", cores, 1, 10000, FALSE, "cores"),
@@ -59,6 +60,9 @@ const dev_param_info dev__params[] = {
     P("efficiency", "other", eff_other, 0.01, 1, TRUE, "fraction of vector peak"),
     P("efficiency", "memory", eff_memory, 0.01, 1, TRUE, "fraction of peak bandwidth"),
     P("efficiency", "k_overhead", k_overhead, 0, 4096, TRUE, "k elements"),
+    P("efficiency", "attention_forward", eff_attention_fwd, 0.01, 1, TRUE, "fraction of tensor peak"),
+    P("efficiency", "attention_backward", eff_attention_bwd, 0.01, 1, TRUE,
+      "fraction of tensor peak"),
     P("software", "kernel_launch_us", kernel_launch_us, 0, 1e4, TRUE, "microseconds"),
     P("software", "framework_step_us", framework_step_us, 0, 1e7, TRUE, "microseconds"),
     P("software", "winograd_traffic", winograd_traffic, 0, 100, TRUE, "x op bytes"),
@@ -109,6 +113,10 @@ static void set_defaults(dev_device *dev)
   p->eff_other = 0.30;
   p->eff_memory = 0.80;
   p->k_overhead = 48;
+  /* FlashAttention-2 on A100 (Dao 2023, arXiv 2307.08691): forward 50-73% of the tensor peak,
+   * backward lower (its five products re-read Q, K, V and the output gradient). */
+  p->eff_attention_fwd = 0.60;
+  p->eff_attention_bwd = 0.45;
   /* A framework op dispatch plus a CUDA kernel launch costs a few microseconds (launch alone is
    * about 5 us on these GPUs, as NVIDIA's launch-latency measurements show), and a training
    * step of a 2017-era framework spends about a millisecond of host work outside the ops
@@ -128,11 +136,13 @@ static void set_defaults(dev_device *dev)
 static const char *const device_keys[] = {
     "model", "title", "memory_bytes", "l2_cache_bytes", "peak_tflops_fp32", "peak_tflops_fp16",
     "peak_tflops_fp16_tensor", "peak_tflops_bf16_tensor", "peak_tflops_tf32_tensor",
+    "peak_tflops_fp8_tensor",
     "memory_bandwidth_GBps", "sms", "cores", "threads_per_core", "clock_mhz",
     "sustained_clock_mhz", "vector_bits",
     "fma_units", "per_core_bandwidth_GBps", "fp32_issue_fraction", "topology", "issue_fraction", NULL};
 static const char *const efficiency_keys[] = {"conv", "gemm", "tensor", "other", "memory",
-                                              "k_overhead", NULL};
+                                              "k_overhead", "attention_forward",
+                                              "attention_backward", NULL};
 static const char *const software_keys[] = {"stack", "kernel_launch_us", "framework_step_us",
                                             "winograd", "winograd_traffic", "sync_us", NULL};
 static const char *const link_keys[] = {"kind", "pcie_gen", "lanes", "bandwidth_GBps",
@@ -577,6 +587,25 @@ const char *dev_host_link_text(const dev_device *dev) { return dev->link_text; }
 unsigned dev_compute_units(const dev_device *dev) { return dev->units; }
 unsigned dev_hw_threads(const dev_device *dev) { return dev->hw_threads; }
 double dev_clock_mhz(const dev_device *dev) { return dev->prm.clock_mhz; }
+
+gboolean dev_device_check_precision(const dev_device *dev, wl_precision precision,
+                                    const char *option, GError **error)
+{
+  const dev_params *p = &dev->prm;
+  gboolean gpu = dev->model == &dev__model_gpu;
+  const char *missing = NULL;
+  if (precision == WL_PREC_FP8 && p->peak_tflops_fp8_tensor <= 0)
+    missing = "fp8 tensor cores";
+  else if (gpu && precision == WL_PREC_TF32 && p->peak_tflops_tf32_tensor <= 0)
+    missing = "tf32 tensor cores";
+  else if (gpu && precision == WL_PREC_BF16 && p->peak_tflops_bf16_tensor <= 0)
+    missing = "bf16 arithmetic";
+  if (!missing)
+    return TRUE;
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s %s: the %s has no %s", option,
+              wl_precision_name(precision), dev->name, missing);
+  return FALSE;
+}
 
 double dev_peak_flops(const dev_device *dev, wl_precision precision)
 {

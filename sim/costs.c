@@ -22,7 +22,7 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint6
   if (!net)
     return NULL;
   g_autoptr(dev_device) dev = dev_device_load(device_name, s->calibration, error);
-  if (!dev)
+  if (!dev || !dev_device_check_precision(dev, (wl_precision)prec, "--precision", error))
     return NULL;
   if (s->threads) {
     gboolean gpu = strcmp(dev_model_name(dev_device_model(dev)), "gpu") == 0;

@@ -29,7 +29,7 @@ typedef struct {
 static const key_spec keys[] = {
     {"model", K_STRING, OFF(model), 0, 0, NULL, RS, "NAME|FILE", "zoo model or workload file"},
     {"batch", K_INT, OFF(batch), 1, 1 << 24, NULL, RS, "N", "per-device mini-batch, samples"},
-    {"precision", K_CHOICE, OFF(precision), 0, 0, "fp32|tf32|fp16|bf16|amp", RS, "P",
+    {"precision", K_CHOICE, OFF(precision), 0, 0, "fp32|tf32|fp16|bf16|amp|fp8", RS, "P",
      "arithmetic precision of compute"},
     {"system", K_STRING, OFF(system), 0, 0, NULL, ALL, "NAME|FILE", "catalog node preset"},
     {"device", K_STRING, OFF(device), 0, 0, NULL, ALL, "NAME|FILE", "device kind, overriding the preset"},

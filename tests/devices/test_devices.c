@@ -713,9 +713,104 @@ static void test_cli_calibrate(void **state)
   g_unlink(csv);
 }
 
+/* ---- Transformer-era GPUs ------------------------------------------------------------------ */
+
+/* A device refuses a precision it has no arithmetic for, naming the option and the device. */
+static void test_precision_refusal(void **state)
+{
+  (void)state;
+  static const struct {
+    const char *dev;
+    wl_precision p;
+    gboolean ok;
+  } cases[] = {
+      {"v100-sxm2-16gb", WL_PREC_TF32, FALSE}, {"v100-sxm2-16gb", WL_PREC_BF16, FALSE},
+      {"v100-sxm2-16gb", WL_PREC_FP16, TRUE},  {"a100-sxm4-80gb", WL_PREC_FP8, FALSE},
+      {"a100-sxm4-80gb", WL_PREC_BF16, TRUE},  {"h100-sxm5-80gb", WL_PREC_FP8, TRUE},
+      {"h200-sxm-141gb", WL_PREC_FP8, TRUE},   {"b200-sxm-180gb", WL_PREC_FP8, TRUE},
+      {"xeon-phi-7250", WL_PREC_FP8, FALSE},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(dev_device) d = dev_device_load(cases[i].dev, NULL, &error);
+    assert_non_null(d);
+    gboolean ok = dev_device_check_precision(d, cases[i].p, "--precision", &error);
+    assert_int_equal(ok, cases[i].ok);
+    if (!ok) {
+      assert_int_equal(error->code, DT_ERROR_INPUT);
+      assert_non_null(strstr(error->message, "--precision"));
+      assert_non_null(strstr(error->message, cases[i].dev));
+    }
+  }
+}
+
+/* The catalog reproduces the measured maximum achievable matmul rates (bf16, mamf-finder,
+ * S. Bekman's ml-engineering table) at the shapes they were measured on, within 3%: A100 SXM
+ * 267.9 TFLOP/s at 6912x16384x2048, H100 SXM 792.1 at 6144x17920x2816. */
+static void test_catalog_matmul_rates(void **state)
+{
+  (void)state;
+  static const struct {
+    const char *dev;
+    uint64_t m, n, k;
+    double tflops;
+  } rows[] = {
+      {"a100-sxm4-80gb", 6912, 16384, 2048, 267.9},
+      {"h100-sxm5-80gb", 6144, 17920, 2816, 792.1},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(dev_device) d = dev_device_load(rows[i].dev, NULL, &error);
+    assert_non_null(d);
+    wl_op_cost op = gemm_op(rows[i].m, rows[i].n, rows[i].k, WL_PREC_BF16);
+    op.bytes_read = (rows[i].m * rows[i].k + rows[i].k * rows[i].n) * 2;
+    op.bytes_written = rows[i].m * rows[i].n * 2;
+    double t = (double)dev_op_time_ps(d, &op, 0) * 1e-12;
+    double got = (double)op.flops / t / 1e12;
+    if (fabs(got / rows[i].tflops - 1) > 0.03)
+      fail_msg("%s: %.1f TFLOP/s, measured %.1f", rows[i].dev, got, rows[i].tflops);
+  }
+  /* fp8 on H100 runs the same GEMM at twice the bf16 tensor rate (1979 vs 989.4 TFLOP/s). */
+  g_autoptr(dev_device) h = dev_device_load("h100-sxm5-80gb", NULL, NULL);
+  wl_op_cost b = gemm_op(8192, 8192, 8192, WL_PREC_BF16), f = b;
+  f.precision = WL_PREC_FP8;
+  double tb = (double)dev_op_time_ps(h, &b, 0), tf = (double)dev_op_time_ps(h, &f, 0);
+  assert_true(fabs(tb / tf - 1979.0 / 989.4) < 0.02);
+}
+
+/* Fused attention: compute-bound at the tensor peak times the attention efficiency; the round
+ * GPU has 100 TFLOP/s fp16 tensor, forward efficiency 0.5 (set below), no launch cost. A
+ * 1e12-FLOP forward takes 1e12 / 5e13 = 20 ms; its memory (1 MB at 500 GB/s, 2 us) is hidden. */
+static void test_attention_kernel(void **state)
+{
+  (void)state;
+  g_autofree char *text = g_strdup_printf("%s[efficiency]\nattention_forward = 0.5\n"
+                                          "attention_backward = 0.25\n", round_gpu);
+  /* The round GPU's [efficiency] group comes first; a second group of the same name merges. */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(dev_device) d = dev_device_load_data("t.ini", text, strlen(text), NULL, &error);
+  if (!d)
+    fail_msg("%s", error->message);
+  wl_op_cost op = {0};
+  op.kind = WL_OP_ATTENTION;
+  op.pass = WL_PASS_FORWARD;
+  op.precision = WL_PREC_FP16;
+  op.flops = 1000000000000ULL;
+  op.bytes_read = 1000000;
+  assert_int_equal(dev_op_time_ps(d, &op, 0), 20000000000LL);
+  op.pass = WL_PASS_BACKWARD_DATA;
+  assert_int_equal(dev_op_time_ps(d, &op, 0), 40000000000LL);
+  /* Memory-bound when the traffic dominates: 1e11 bytes at 500 GB/s is 200 ms. */
+  op.bytes_read = 100000000000ULL;
+  assert_int_equal(dev_op_time_ps(d, &op, 0), 200000000000LL);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_precision_refusal),
+      cmocka_unit_test(test_catalog_matmul_rates),
+      cmocka_unit_test(test_attention_kernel),
       cmocka_unit_test(test_roofline_memory_bound),
       cmocka_unit_test(test_roofline_compute_bound),
       cmocka_unit_test(test_wave_quantization),

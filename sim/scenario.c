@@ -40,8 +40,8 @@ static const key_spec keys[] = {
     {"inter", K_STRING, OFF(inter), 0, 0, NULL, ALL, "NAME|FILE", "inter-node network"},
     {"topology", K_STRING, OFF(topology), 0, 0, NULL, ALL, "NAME",
      "switch, fat-tree[:OVERSUB], ring, torus2d, torus3d, dragonfly"},
-    {"strategy", K_CHOICE, OFF(strategy), 0, 0, "dp|ps|mp|pp|hybrid", SIM_OPTS_RUN, "S",
-     "dp, ps, mp, pp or hybrid"},
+    {"strategy", K_CHOICE, OFF(strategy), 0, 0, "dp|ps|mp|pp|hybrid|3d", SIM_OPTS_RUN, "S",
+     "dp, ps, mp, pp, hybrid or 3d"},
     {"allreduce", K_STRING, OFF(allreduce), 0, 0, NULL, SIM_OPTS_RUN, "NAME",
      "allreduce algorithm (see 'dtsim list algorithms')"},
     {"ps-count", K_INT, OFF(ps_count), 1, MAX_DEVICES, NULL, RS, "K", "parameter servers"},
@@ -60,7 +60,28 @@ static const key_spec keys[] = {
      "gradient bucket size in MiB"},
     {"micro-batches", K_INT, OFF(micro_batches), 1, 1 << 20, NULL, RS, "M",
      "pipeline micro-batches per iteration"},
-    {"schedule", K_CHOICE, OFF(schedule), 0, 0, "gpipe|1f1b", RS, "S", "pipeline schedule"},
+    {"schedule", K_CHOICE, OFF(schedule), 0, 0, "gpipe|1f1b|interleaved", RS, "S",
+     "pipeline schedule"},
+    /* strategy 3d */
+    {"tp", K_INT, OFF(tp), 1, 4096, NULL, RS, "T", "3d: tensor-parallel degree"},
+    {"pp", K_INT, OFF(pp), 1, MAX_DEVICES, NULL, RS, "P", "3d: pipeline-parallel degree"},
+    {"dp", K_INT, OFF(dp), 1, MAX_DEVICES, NULL, RS, "D",
+     "3d: data-parallel degree (default: devices / (tp x pp))"},
+    {"global-batch", K_INT, OFF(global_batch), 1, INT64_C(1) << 40, NULL, RS, "B",
+     "3d: sequences per iteration over the job"},
+    {"micro-batch", K_INT, OFF(micro_batch), 1, 1 << 20, NULL, RS, "M",
+     "3d: sequences per micro-batch (default: 1 with pipelining, else up to 8)"},
+    {"interleave", K_INT, OFF(interleave), 1, 1024, NULL, RS, "V",
+     "3d: model chunks per device (--schedule interleaved)"},
+    {"sequence-parallel", K_ONOFF, OFF(sequence_parallel), 0, 0, NULL, RS, "on|off",
+     "3d: Megatron sequence parallelism"},
+    {"tp-overlap", K_ONOFF, OFF(tp_overlap), 0, 0, NULL, RS, "on|off",
+     "3d: tensor-parallel collectives overlap the GEMMs (Megatron --tp-comm-overlap)"},
+    {"recompute", K_CHOICE, OFF(recompute), 0, 0, "none|selective|full", RS, "R",
+     "3d: activation recomputation"},
+    {"zero", K_INT, OFF(zero), 0, 3, NULL, RS, "Z", "3d: ZeRO stage (3: FSDP)"},
+    {"seq-len", K_INT, OFF(seq_len), 1, 1 << 24, NULL, RS, "S",
+     "sequence length, overriding the model's"},
     {"stages", K_INT, OFF(stages), 1, MAX_DEVICES, NULL, RS, "P", "pipeline stages per replica"},
     {"split", K_STRING, OFF(split), 0, 0, NULL, RS, "L1,L2,...",
      "mp/pp: first layer index of each stage after the first (default: balanced)"},
@@ -116,6 +137,10 @@ void sim_scenario_init(sim_scenario *s)
   s->micro_batches = 4;
   s->schedule = g_strdup("1f1b");
   s->hybrid = g_strdup("dp-pp");
+  s->tp = 1;
+  s->pp = 1;
+  s->interleave = 1;
+  s->recompute = g_strdup("none");
   s->trace_limit = 1000000;
   s->trace_procs = 64;
   s->scaling = g_strdup("weak");

@@ -37,6 +37,13 @@ typedef struct {
   char *split;             /* stage boundaries (first layer index of stages 2..), or NULL */
   char *hybrid;            /* dp-pp|owt (one weird trick) */
   gboolean strict;         /* a configuration that does not fit in memory is an error */
+  /* strategy 3d (sim/strategy_3d.h): degrees, batches in sequences, schedule, ZeRO */
+  int64_t tp, pp, dp;      /* dp 0: devices / (tp pp) */
+  int64_t global_batch, micro_batch;  /* micro_batch 0: the documented rule */
+  int64_t interleave, zero, seq_len;  /* seq_len 0: the model's */
+  gboolean sequence_parallel;
+  gboolean tp_overlap;     /* tensor-parallel collectives overlapped with the GEMMs */
+  char *recompute;         /* none|selective|full */
   gboolean synthetic;      /* input already on the device (benchmarks' synthetic data) */
   gboolean symmetry;       /* simulate one device of a symmetric dp run on the analytic network */
   gboolean json;

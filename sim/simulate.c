@@ -3,6 +3,7 @@
 
 #include "chrome.h"
 #include "net_adapter.h"
+#include "strategy_3d.h"
 #include "util.h"
 
 #include <string.h>
@@ -84,12 +85,49 @@ static comm_topology *build_topology(const sim_scenario *s, GError **error)
   return comm_topology_build(&spec, error);
 }
 
+/* Strategy 3d (and dp of a transformer, its special case): the scenario's keys as the typed
+ * options of sim/strategy_3d.h. */
+static gboolean is_3d(const sim_scenario *s)
+{
+  return strcmp(s->strategy, "3d") == 0 || wl_tf_is_transformer(s->model);
+}
+
+static gboolean opts_3d(const sim_scenario *s, sim_3d_opts *o, GError **error)
+{
+  sim_3d_opts_init(o);
+  if (strcmp(s->strategy, "3d") != 0 && strcmp(s->strategy, "dp") != 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "--strategy %s: transformers run with --strategy 3d (dp is its special case)",
+                s->strategy);
+    return FALSE;
+  }
+  gboolean dp = strcmp(s->strategy, "dp") == 0;
+  o->model = s->model;
+  o->seq_len = (uint32_t)s->seq_len;
+  o->precision = (wl_precision)wl_precision_parse(s->precision);
+  o->tp = dp ? 1 : (uint32_t)s->tp;
+  o->pp = dp ? 1 : (uint32_t)s->pp;
+  o->dp = dp ? 0 : (uint32_t)s->dp;
+  o->global_batch = (uint64_t)s->global_batch;
+  o->micro_batch = (uint64_t)s->micro_batch;
+  o->schedule = (wl_schedule)wl_schedule_parse(s->schedule);
+  o->interleave = (uint32_t)s->interleave;
+  o->seq_parallel = s->sequence_parallel;
+  o->tp_overlap = s->tp_overlap;
+  o->recompute = (wl_recompute)wl_recompute_parse(s->recompute);
+  o->zero = (unsigned)s->zero;
+  o->overlap = s->overlap;
+  o->allreduce = s->allreduce;
+  o->iterations = (uint32_t)s->iterations;
+  return TRUE;
+}
+
 /* One simulation of a scenario; trace and csv only when asked. */
 static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboolean outputs,
                               sim_report *r, GError **error)
 {
   const sim_strategy *strategy = sim_strategy_find(s->strategy);
-  if (!strategy) {
+  if (!strategy && !is_3d(s)) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--strategy: '%s' is not available in this build",
                 s->strategy);
     return FALSE;
@@ -103,47 +141,62 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (!sim_check_net_scale(comm_topology_devices(topo), net_model == COMM_NET_FLOW, error))
     return FALSE;
   const char *device = s->device ? s->device : comm_topology_device_kind(topo);
-  /* Pipelines cost their passes per micro-batch; --batch is the pipeline's mini-batch. */
-  gboolean pipelined = strcmp(s->strategy, "pp") == 0 ||
-                       (strcmp(s->strategy, "hybrid") == 0 && strcmp(s->hybrid, "dp-pp") == 0);
-  uint64_t cost_batch = (uint64_t)s->batch;
-  if (pipelined) {
-    if (s->micro_batches > s->batch) {
-      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                  "--micro-batches: %" G_GINT64_FORMAT " micro-batches of a batch of %" G_GINT64_FORMAT
-                  " samples", s->micro_batches, s->batch);
-      return FALSE;
-    }
-    cost_batch = (uint64_t)(s->batch / s->micro_batches);
-  }
-  g_autoptr(sim_costs) costs = sim_costs_build(s, device, cost_batch, error);
-  if (!costs)
-    return FALSE;
-  sim_plan_opts po = {
-      .nodes = comm_topology_nodes(topo),
-      .devices_per_node = comm_topology_devices_per_node(topo),
-      .overlap = s->overlap,
-      .bucket_bytes = (uint64_t)(s->bucket_mib * 1048576.0),
-      .allreduce = s->allreduce,
-      .iterations = (uint32_t)s->iterations,
-      .micro_batches = (uint32_t)s->micro_batches,
-      .gpipe = strcmp(s->schedule, "gpipe") == 0,
-      .stages = (uint32_t)s->stages,
-      .ps_count = (uint32_t)s->ps_count,
-      .ps_placement = s->ps_placement,
-      .hybrid = s->hybrid,
-      .split = s->split,
-      .symmetric = s->symmetry && net_model == COMM_NET_ANALYTIC,
-  };
+  g_autoptr(sim_costs) costs = NULL;
+  g_autoptr(sim_plan) plan = NULL;
   comm_ps_placement placement;
   if (!comm_ps_placement_parse(s->ps_placement, "--ps-placement", &placement, error))
     return FALSE;
-  /* Check the algorithm before building anything large. */
-  if (!comm_coll_algorithm_find(s->allreduce, "--allreduce", error))
-    return FALSE;
-  g_autoptr(sim_plan) plan = strategy->build(costs, &po, error);
-  if (!plan)
-    return FALSE;
+  sim_3d_opts o3;
+  sim_3d_metrics m3;
+  double reduce_Bps = 0;
+  gboolean three_d = is_3d(s);
+  if (three_d) {
+    if (!opts_3d(s, &o3, error))
+      return FALSE;
+    plan = sim_3d_build(&o3, topo, net_model, device, s->calibration, &reduce_Bps, &m3, error);
+    if (!plan)
+      return FALSE;
+  } else {
+    /* Pipelines cost their passes per micro-batch; --batch is the pipeline's mini-batch. */
+    gboolean pipelined = strcmp(s->strategy, "pp") == 0 ||
+                         (strcmp(s->strategy, "hybrid") == 0 && strcmp(s->hybrid, "dp-pp") == 0);
+    uint64_t cost_batch = (uint64_t)s->batch;
+    if (pipelined) {
+      if (s->micro_batches > s->batch) {
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                    "--micro-batches: %" G_GINT64_FORMAT " micro-batches of a batch of %" G_GINT64_FORMAT
+                    " samples", s->micro_batches, s->batch);
+        return FALSE;
+      }
+      cost_batch = (uint64_t)(s->batch / s->micro_batches);
+    }
+    costs = sim_costs_build(s, device, cost_batch, error);
+    if (!costs)
+      return FALSE;
+    sim_plan_opts po = {
+        .nodes = comm_topology_nodes(topo),
+        .devices_per_node = comm_topology_devices_per_node(topo),
+        .overlap = s->overlap,
+        .bucket_bytes = (uint64_t)(s->bucket_mib * 1048576.0),
+        .allreduce = s->allreduce,
+        .iterations = (uint32_t)s->iterations,
+        .micro_batches = (uint32_t)s->micro_batches,
+        .gpipe = strcmp(s->schedule, "gpipe") == 0,
+        .stages = (uint32_t)s->stages,
+        .ps_count = (uint32_t)s->ps_count,
+        .ps_placement = s->ps_placement,
+        .hybrid = s->hybrid,
+        .split = s->split,
+        .symmetric = s->symmetry && net_model == COMM_NET_ANALYTIC,
+    };
+    /* Check the algorithm before building anything large. */
+    if (!comm_coll_algorithm_find(s->allreduce, "--allreduce", error))
+      return FALSE;
+    plan = strategy->build(costs, &po, error);
+    if (!plan)
+      return FALSE;
+    reduce_Bps = (double)costs->reduce_Bps;
+  }
   g_autoptr(sim_engine) engine = sim_engine_new();
   g_autoptr(trace_chrome) trace = NULL;
   if (outputs && s->trace) {
@@ -158,12 +211,13 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   }
   g_autoptr(comm_net) net = comm_net_new(engine, topo, net_model);
   g_autoptr(sim_exec) exec = sim_exec_new(engine, plan->graph);
-  g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, (double)costs->reduce_Bps);
+  g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, reduce_Bps);
   sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
   /* Colocated servers are one per worker node whatever the count says (0 tells comm_ps so); a
    * count other than the default 1 that differs from the node count is still refused there. */
   uint32_t servers = placement == COMM_PS_COLOCATED && s->ps_count == 1 ? 0 : (uint32_t)s->ps_count;
-  sim_net_adapter_set_ps(adapter, placement, servers, sim_ps_server_reduce_Bps(placement, costs));
+  if (!three_d)
+    sim_net_adapter_set_ps(adapter, placement, servers, sim_ps_server_reduce_Bps(placement, costs));
   gboolean ran = sim_exec_run(exec, error);
   if (sim_net_adapter_error(adapter)) {
     g_clear_error(error);
@@ -176,7 +230,9 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   sim_report_measure(r, plan, exec);
   r->events = sim_engine_events(engine);
   r->sim_wall_s = sim_engine_wall_s(engine);
-  r->memory_capacity_bytes = costs->memory_capacity_bytes;
+  r->memory_capacity_bytes = three_d ? m3.capacity_bytes : costs->memory_capacity_bytes;
+  if (three_d)
+    sim_3d_report(&m3, &o3, r);
   if (trace) {
     if (!trace_chrome_close(trace, error))
       return FALSE;
@@ -211,7 +267,7 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
   gint64 t0 = g_get_monotonic_time();
   if (!simulate_once(s, o, TRUE, out, error))
     return FALSE;
-  if (o && o->with_speedup) {
+  if (o && o->with_speedup && !is_3d(s)) {
     if (out->devices == 1) {
       out->speedup = 1.0;
     } else {

@@ -1,0 +1,231 @@
+/* dtsim-llm: accuracy of `--strategy 3d` on reference/llm.csv, and the simulator's speed on
+ * GPT-3 175B.
+ *
+ * Accuracy: every row runs as `dtsim run --strategy 3d` with the row's columns as options; the
+ * predicted iteration_time_s is compared with measured_iteration_s. Cells the source does not
+ * state take one rule for all rows (docs/workloads.md, "Validation"):
+ *   - micro-batch: the strategy's rule (1 with a pipeline; else the largest power of two up to
+ *     8 dividing the replica's batch);
+ *   - schedule: 1f1b; interleaved without a chunk count: the largest V <= 4 dividing the layers
+ *     of a stage;
+ *   - sequence parallelism, recomputation, ZeRO: off, none, 0 -- except where the source states
+ *     Megatron-LM flags that imply them: --tp-comm-overlap needs sequence parallelism (and
+ *     overlaps the tensor-parallel collectives with the GEMMs), --overlap-param-gather needs the
+ *     distributed optimizer (ZeRO 1).
+ * No row has a parameter of its own.
+ *
+ * Speed (--speed): one iteration of GPT-3 175B, TP 8, PP 8 interleaved, DP 16 on 128 dgx-a100
+ * (1024 A100) on the flow network, and the same model on 2048 dgx-h100 (16384 H100); wall time
+ * and peak resident memory. Usage: dtsim-llm [--speed] [REFERENCE_DIR] */
+#include "simulate.h"
+#include "util.h"
+#include "wl_transformer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+/* Splits one CSV line with double-quoted fields. */
+static GPtrArray *csv_fields(const char *line)
+{
+  GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
+  GString *cur = g_string_new(NULL);
+  gboolean quoted = FALSE;
+  for (const char *c = line;; c++) {
+    if (*c == '"') {
+      if (quoted && c[1] == '"') {
+        g_string_append_c(cur, '"');
+        c++;
+      } else {
+        quoted = !quoted;
+      }
+    } else if ((*c == ',' && !quoted) || *c == '\0' || *c == '\r') {
+      g_ptr_array_add(f, g_string_free(cur, FALSE));
+      if (*c != ',')
+        break;
+      cur = g_string_new(NULL);
+    } else {
+      g_string_append_c(cur, *c);
+    }
+  }
+  return f;
+}
+
+enum { C_ID, C_MODEL, C_SEQ, C_PREC, C_SYSTEM, C_DEVICE, C_NODES, C_DPN, C_TP, C_PP, C_DP, C_GB,
+       C_MB, C_SCHED, C_V, C_SP, C_RC, C_ZERO, C_MEASURED, C_VALUE, C_UNIT, C_SOURCE, C_NOTES,
+       C_COUNT };
+
+static int64_t num(GPtrArray *f, int c)
+{
+  const char *v = g_ptr_array_index(f, c);
+  return *v ? g_ascii_strtoll(v, NULL, 10) : 0;
+}
+
+static const char *str(GPtrArray *f, int c) { return g_ptr_array_index(f, c); }
+
+static int accuracy(const char *dir)
+{
+  g_autofree char *path = g_build_filename(dir, "llm.csv", NULL);
+  g_autofree char *text = NULL;
+  g_autoptr(GError) error = NULL;
+  if (!g_file_get_contents(path, &text, NULL, &error)) {
+    fprintf(stderr, "dtsim-llm: %s\n", error->message);
+    return 1;
+  }
+  g_auto(GStrv) lines = g_strsplit(g_strstrip(text), "\n", -1);
+  printf("== llm.csv through --strategy 3d: iteration time, seconds\n");
+  printf("%-4s %-30s %-9s %5s %3s %3s %4s %5s %3s %-11s %-3s %-9s %9s %9s %7s %6s\n", "id",
+         "model", "system", "devs", "tp", "pp", "dp", "B", "mb", "schedule", "sp", "recompute",
+         "measured", "predicted", "err%", "MFU%");
+  double sum[3] = {0, 0, 0};
+  int n[3] = {0, 0, 0};
+  for (int i = 1; lines[i]; i++) {
+    g_autoptr(GPtrArray) f = csv_fields(lines[i]);
+    if (f->len < C_COUNT)
+      continue;
+    sim_scenario s;
+    sim_scenario_init(&s);
+    sim_scenario_set_string(&s.strategy, "3d");
+    sim_scenario_set_string(&s.model, str(f, C_MODEL));
+    sim_scenario_set_string(&s.precision, str(f, C_PREC));
+    sim_scenario_set_string(&s.system, str(f, C_SYSTEM));
+    if (*str(f, C_DEVICE))
+      sim_scenario_set_string(&s.device, str(f, C_DEVICE));
+    s.seq_len = num(f, C_SEQ);
+    s.nodes = num(f, C_NODES);
+    s.devices_per_node = num(f, C_DPN);
+    s.tp = num(f, C_TP);
+    s.pp = num(f, C_PP);
+    s.dp = num(f, C_DP);
+    s.global_batch = num(f, C_GB);
+    s.micro_batch = num(f, C_MB);
+    const char *notes = str(f, C_NOTES);
+    gboolean tp_overlap = strstr(notes, "--tp-comm-overlap") != NULL;
+    s.sequence_parallel = strcmp(str(f, C_SP), "on") == 0 || (tp_overlap && s.tp > 1);
+    s.tp_overlap = tp_overlap;
+    if (*str(f, C_RC))
+      sim_scenario_set_string(&s.recompute, str(f, C_RC));
+    s.zero = num(f, C_ZERO);
+    if (!*str(f, C_ZERO) && strstr(notes, "--overlap-param-gather"))
+      s.zero = 1;
+    const char *sched = *str(f, C_SCHED) ? str(f, C_SCHED) : "1f1b";
+    sim_scenario_set_string(&s.schedule, sched);
+    s.interleave = num(f, C_V);
+    if (strcmp(sched, "interleaved") == 0 && s.interleave == 0) {
+      wl_tf tf;
+      if (!wl_tf_parse(s.model, &tf, &error)) {
+        fprintf(stderr, "dtsim-llm: %s line %d: %s\n", path, i + 1, error->message);
+        return 1;
+      }
+      uint32_t per_stage = tf.layers / (uint32_t)s.pp;
+      s.interleave = 1;
+      for (uint32_t v = 4; v >= 1; v--)
+        if (per_stage % v == 0) {
+          s.interleave = v;
+          break;
+        }
+    }
+    if (s.interleave == 0)
+      s.interleave = 1;
+    sim_run_opts o = {0};
+    sim_report r;
+    if (!sim_simulate(&s, &o, &r, &error)) {
+      fprintf(stderr, "dtsim-llm: %s line %d (%s): %s\n", path, i + 1, str(f, C_ID),
+              error->message);
+      sim_scenario_clear(&s);
+      return 1;
+    }
+    double measured = g_ascii_strtod(str(f, C_MEASURED), NULL);
+    double predicted = r.iteration_time_s;
+    double err = (predicted - measured) / measured * 100;
+    int group = strstr(str(f, C_SOURCE), "Narayanan") ? 0
+                : strstr(str(f, C_SOURCE), "Megatron-LM README") ? 1 : 2;
+    sum[group] += fabs(err);
+    n[group]++;
+    char schedbuf[24];
+    if (strcmp(sched, "interleaved") == 0)
+      g_snprintf(schedbuf, sizeof schedbuf, "interl. V%" G_GINT64_FORMAT, s.interleave);
+    else
+      g_strlcpy(schedbuf, sched, sizeof schedbuf);
+    const char *model = str(f, C_MODEL);
+    char shortm[31];
+    g_strlcpy(shortm, g_str_has_prefix(model, "transformer:") ? model + 12 : model, sizeof shortm);
+    printf("%-4s %-30s %-9s %5" G_GINT64_FORMAT " %3" G_GINT64_FORMAT " %3" G_GINT64_FORMAT
+           " %4" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " %3s %-11s %-3s %-9s %9.4g %9.4g %+7.1f"
+           " %6.1f\n",
+           str(f, C_ID), shortm, s.system, s.nodes * s.devices_per_node, s.tp, s.pp,
+           s.dp, s.global_batch, *str(f, C_MB) ? str(f, C_MB) : "-",
+           schedbuf,
+           s.sequence_parallel ? "on" : "off", s.recompute, measured, predicted, err,
+           100 * r.mfu);
+    sim_scenario_clear(&s);
+  }
+  static const char *const names[] = {"Narayanan et al. SC'21 (A100)",
+                                      "Megatron-LM README (H100)", "BERT-large (DGX A100)"};
+  int total_n = 0;
+  double total = 0;
+  for (int g = 0; g < 3; g++) {
+    if (n[g])
+      printf("MAPE %-32s %5.1f%% over %d rows\n", names[g], sum[g] / n[g], n[g]);
+    total += sum[g];
+    total_n += n[g];
+  }
+  printf("MAPE over all %d rows (target <= 10%%): %.1f%%\n", total_n,
+         total_n ? total / total_n : 0);
+  return 0;
+}
+
+static long peak_rss_kib(void)
+{
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+static int speed_case(const char *label, const char *system, int64_t nodes, int64_t gb,
+                      const char *net)
+{
+  sim_scenario s;
+  sim_scenario_init(&s);
+  sim_scenario_set_string(&s.strategy, "3d");
+  sim_scenario_set_string(&s.model, "gpt3-175b");
+  sim_scenario_set_string(&s.precision, "fp16");
+  sim_scenario_set_string(&s.system, system);
+  sim_scenario_set_string(&s.schedule, "interleaved");
+  sim_scenario_set_string(&s.net_model, net);
+  s.nodes = nodes;
+  s.tp = 8;
+  s.pp = 8;
+  s.interleave = 4;
+  s.global_batch = gb;
+  s.micro_batch = 1;
+  g_autoptr(GError) error = NULL;
+  sim_run_opts o = {0};
+  sim_report r;
+  gint64 t0 = g_get_monotonic_time();
+  gboolean ok = sim_simulate(&s, &o, &r, &error);
+  double wall = (double)(g_get_monotonic_time() - t0) * 1e-6;
+  sim_scenario_clear(&s);
+  if (!ok) {
+    fprintf(stderr, "dtsim-llm: %s: %s\n", label, error->message);
+    return 1;
+  }
+  printf("%-44s %6u devices  iteration %8.3f s  MFU %5.1f%%  %8" G_GUINT64_FORMAT
+         " events  wall %.3f s  peak RSS %.0f MB\n", label, r.devices, r.iteration_time_s,
+         100 * r.mfu, r.events, wall, peak_rss_kib() / 1024.0);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  gboolean speed = argc > 1 && strcmp(argv[1], "--speed") == 0;
+  const char *dir = argc > 1 + speed ? argv[1 + speed] : DTSIM_REFERENCE_DIR;
+  if (speed) {
+    printf("== speed: GPT-3 175B, TP 8, PP 8 interleaved (V 4), one iteration\n");
+    if (speed_case("dgx-a100 x 128, DP 16, B 1536, flow", "dgx-a100", 128, 1536, "flow"))
+      return 1;
+    return speed_case("dgx-h100 x 2048, DP 256, B 4096, flow", "dgx-h100", 2048, 4096, "flow");
+  }
+  return accuracy(dir);
+}

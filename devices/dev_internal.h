@@ -61,6 +61,9 @@ typedef struct {
   double k_overhead;     /* GEMM k-loop prologue/epilogue cost, in units of k elements */
   double eff_attention_fwd;  /* fused attention forward, fraction of tensor peak */
   double eff_attention_bwd;  /* fused attention backward (its five products), same */
+  double sustained_clock;    /* fraction of the boost clock a GPU holds through a long run
+                              * of dense tensor-core work at its power limit; 0: unset (1, or
+                              * [device] sustained_clock_mhz) */
   /* [software] the stack that runs on the device */
   double kernel_launch_us;     /* per kernel (op) launch and framework dispatch */
   double framework_step_us;    /* per-iteration framework overhead (session run, sync) */

@@ -63,6 +63,7 @@ const dev_param_info dev__params[] = {
     P("efficiency", "attention_forward", eff_attention_fwd, 0.01, 1, TRUE, "fraction of tensor peak"),
     P("efficiency", "attention_backward", eff_attention_bwd, 0.01, 1, TRUE,
       "fraction of tensor peak"),
+    P("efficiency", "sustained_clock", sustained_clock, 0, 1, TRUE, "fraction of boost clock"),
     P("software", "kernel_launch_us", kernel_launch_us, 0, 1e4, TRUE, "microseconds"),
     P("software", "framework_step_us", framework_step_us, 0, 1e7, TRUE, "microseconds"),
     P("software", "winograd_traffic", winograd_traffic, 0, 100, TRUE, "x op bytes"),
@@ -142,7 +143,7 @@ static const char *const device_keys[] = {
     "fma_units", "per_core_bandwidth_GBps", "fp32_issue_fraction", "topology", "issue_fraction", NULL};
 static const char *const efficiency_keys[] = {"conv", "gemm", "tensor", "other", "memory",
                                               "k_overhead", "attention_forward",
-                                              "attention_backward", NULL};
+                                              "attention_backward", "sustained_clock", NULL};
 static const char *const software_keys[] = {"stack", "kernel_launch_us", "framework_step_us",
                                             "winograd", "winograd_traffic", "sync_us", NULL};
 static const char *const link_keys[] = {"kind", "pcie_gen", "lanes", "bandwidth_GBps",

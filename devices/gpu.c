@@ -229,7 +229,9 @@ static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *o
   /* The datasheet rates are at the boost clock; under sustained load a power- or
    * thermal-limited board holds a lower clock, and every arithmetic rate scales with it.
    * Memory bandwidth does not: the memory clock is fixed. */
-  dev->clock_scale = p->sustained_clock_mhz > 0 ? p->sustained_clock_mhz / p->clock_mhz : 1.0;
+  dev->clock_scale = p->sustained_clock_mhz > 0 ? p->sustained_clock_mhz / p->clock_mhz
+                     : p->sustained_clock > 0   ? p->sustained_clock
+                                                : 1.0;
   dev->units = (unsigned)p->sms;
   dev->hw_threads = dev->units;
   dev->stream_Bps = p->memory_bandwidth_GBps * 1e9 * p->eff_memory;

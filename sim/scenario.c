@@ -79,6 +79,8 @@ static const key_spec keys[] = {
      "3d: tensor-parallel collectives overlap the GEMMs (Megatron --tp-comm-overlap)"},
     {"recompute", K_CHOICE, OFF(recompute), 0, 0, "none|selective|full", RS, "R",
      "3d: activation recomputation"},
+    {"attention", K_CHOICE, OFF(attention), 0, 0, "flash|unfused", RS, "A",
+     "3d: fused (flash) attention, or GEMMs around a softmax that writes the scores"},
     {"zero", K_INT, OFF(zero), 0, 3, NULL, RS, "Z", "3d: ZeRO stage (3: FSDP)"},
     {"seq-len", K_INT, OFF(seq_len), 1, 1 << 24, NULL, RS, "S",
      "sequence length, overriding the model's"},
@@ -141,6 +143,7 @@ void sim_scenario_init(sim_scenario *s)
   s->pp = 1;
   s->interleave = 1;
   s->recompute = g_strdup("none");
+  s->attention = g_strdup("flash");
   s->trace_limit = 1000000;
   s->trace_procs = 64;
   s->scaling = g_strdup("weak");

@@ -44,6 +44,7 @@ typedef struct {
   gboolean sequence_parallel;
   gboolean tp_overlap;     /* tensor-parallel collectives overlapped with the GEMMs */
   char *recompute;         /* none|selective|full */
+  char *attention;         /* flash|unfused */
   gboolean synthetic;      /* input already on the device (benchmarks' synthetic data) */
   gboolean symmetry;       /* simulate one device of a symmetric dp run on the analytic network */
   gboolean json;

@@ -115,6 +115,7 @@ static gboolean opts_3d(const sim_scenario *s, sim_3d_opts *o, GError **error)
   o->seq_parallel = s->sequence_parallel;
   o->tp_overlap = s->tp_overlap;
   o->recompute = (wl_recompute)wl_recompute_parse(s->recompute);
+  o->attention = (wl_attention)wl_attention_parse(s->attention);
   o->zero = (unsigned)s->zero;
   o->overlap = s->overlap;
   o->allreduce = s->allreduce;

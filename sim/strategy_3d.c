@@ -171,7 +171,8 @@ static gboolean tp_time(coll_timer *ct, const plan3d *p, unsigned count, sim_tim
 static gboolean chunk_costs(const dev_device *dev, coll_timer *ct, plan3d *p, GError **error)
 {
   wl_tf_shard sh = {.micro_batch = (uint32_t)p->mb, .seq = p->tf.seq, .tp = p->T,
-                    .seq_parallel = p->o.seq_parallel, .precision = p->o.precision};
+                    .seq_parallel = p->o.seq_parallel, .precision = p->o.precision,
+                    .attention = p->o.attention};
   wl_tf_kernel k[WL_TF_MAX_KERNELS];
   size_t n = wl_tf_layer_kernels(&p->tf, &sh, k);
   uint64_t lf = 0, lb = 0, rf = 0;
@@ -326,15 +327,20 @@ static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
     params += chunk_params(p, c * p->P + s);
   wl_tf_state_bytes st;
   wl_tf_state_memory(params, p->D, p->o.zero, p->o.precision, &st);
+  /* Flash attention keeps no s x s matrix: without recomputation it stores what selective
+   * recomputation stores. */
+  wl_recompute rc = p->o.recompute == WL_RECOMPUTE_NONE && p->o.attention == WL_ATTN_FLASH
+                        ? WL_RECOMPUTE_SELECTIVE : p->o.recompute;
   uint64_t per_layer = wl_tf_layer_activation_bytes(&p->tf, p->tf.seq, p->mb, p->T,
-                                                    p->o.seq_parallel, p->o.recompute,
-                                                    p->o.precision);
+                                                    p->o.seq_parallel, rc, p->o.precision);
   uint64_t chunks = wl_tf_inflight_chunks(p->o.schedule, p->P, p->V, p->m, s);
   uint64_t act = per_layer * p->layers_per_chunk * chunks;
   /* With full recomputation one block's whole activations exist during its backward. */
   if (p->o.recompute == WL_RECOMPUTE_FULL)
     act += wl_tf_layer_activation_bytes(&p->tf, p->tf.seq, p->mb, p->T, p->o.seq_parallel,
-                                        WL_RECOMPUTE_NONE, p->o.precision);
+                                        p->o.attention == WL_ATTN_FLASH ? WL_RECOMPUTE_SELECTIVE
+                                                                        : WL_RECOMPUTE_NONE,
+                                        p->o.precision);
   /* Other: the last stage's fp32 logits of one micro-batch (vocabulary-parallel), and with
    * ZeRO-3 two gathered chunks of parameters (the one in use and the one prefetched). */
   uint64_t other = 0;
@@ -600,11 +606,24 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
             sim_graph_depend(g, b_send[slot], end);
           }
           if (i == last_b[x->chunk] && p->D > 1) {
+            /* Gradients are reduced in buckets as the last micro-batch's backward produces
+             * them (one bucket per block): the reduction starts with that backward and its
+             * last bucket follows its end. Without overlap it all waits for the backward. */
             g_snprintf(name, sizeof name, "%s grads c%u",
                        o->zero ? "reduce-scatter" : "allreduce", x->chunk);
-            sim_task_id r = sim_graph_add_compute(g, st[s].dp, name, "dp",
-                                                  dp_reduce[vs], 0, 0);
+            sim_time_ps whole = dp_reduce[vs];
+            sim_time_ps tail = o->overlap ? whole / p->layers_per_chunk : whole;
+            sim_task_id last = end;
+            if (o->overlap && whole > tail) {
+              sim_task_id r = sim_graph_add_compute(g, st[s].dp, name, "dp", whole - tail, 0, 0);
+              sim_graph_depend(g, r, c);
+              last = r;
+            }
+            g_snprintf(name, sizeof name, "%s grads c%u (last bucket)",
+                       o->zero ? "reduce-scatter" : "allreduce", x->chunk);
+            sim_task_id r = sim_graph_add_compute(g, st[s].dp, name, "dp", tail, 0, 0);
             sim_graph_depend(g, r, end);
+            sim_graph_depend(g, r, last);
             dp_tasks[x->chunk] = r;
           }
         }
@@ -615,6 +634,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
       if (!o->overlap && p->D > 1)
         for (uint32_t c = 0; c < p->V; c++)
           sim_graph_depend(g, dp_tasks[c], prev);
+      sim_task_id last_backward = prev;
       /* Optimizer step over the device's (ZeRO-sharded) parameters: Adam reads the gradient,
        * master weights and both moments and writes them back with the 2-byte weights. */
       uint64_t params = 0;
@@ -631,14 +651,18 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         for (uint32_t c = 0; c < p->V; c++)
           sim_graph_depend(g, u, dp_tasks[c]);
       sim_task_id end = u;
+      (void)last_backward;
       if (o->zero >= 1 && o->zero < 3 && p->D > 1) {
-        /* Distributed optimizer: gather the updated parameters. */
+        /* Distributed optimizer: gather the updated parameters; with overlap the next
+         * iteration's forward does not wait for them (Megatron's --overlap-param-gather
+         * gathers each bucket just before its first use). */
         for (uint32_t c = 0; c < p->V; c++) {
           uint32_t vs = c * p->P + s;
           sim_task_id a = sim_graph_add_compute(g, st[s].dp, "allgather params", "dp",
                                                 dp_gather[vs], 0, 0);
           sim_graph_depend(g, a, u);
-          end = a;
+          if (!o->overlap)
+            end = a;
         }
       }
       last_task[s] = end;

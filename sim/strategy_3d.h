@@ -38,6 +38,7 @@ typedef struct {
   gboolean tp_overlap;         /* tensor-parallel collectives run beside the GEMMs (Megatron's
                                 * --tp-comm-overlap) instead of between them */
   wl_recompute recompute;
+  wl_attention attention;      /* flash (default) or unfused */
   unsigned zero;               /* 0..3 */
   gboolean overlap;            /* data-parallel reduction overlapped with backward */
   const char *allreduce;       /* algorithm of the collectives ("ring", "auto", ...) */

@@ -276,8 +276,18 @@ double wl_tf_iteration_flops(const wl_tf *tf, uint64_t B, uint64_t s, wl_recompu
 static unsigned gemm_in_bytes(wl_precision p) { return p == WL_PREC_FP8 ? 1 : wl_precision_bytes(p); }
 
 /* A linear layer y[m x n] = x[m x k] W[k x n] and its two backward GEMMs. */
+static void batched(wl_tf_kernel *kn, const char *name, uint64_t batch, uint64_t m, uint64_t n,
+                    uint64_t k, wl_precision p);
+
 static void linear(wl_tf_kernel *kn, const char *name, uint64_t m, uint64_t n, uint64_t k,
                    wl_precision p)
+{
+  batched(kn, name, 1, m, n, k, p);
+}
+
+/* `batch` independent GEMMs of that shape (attention's per-head products). */
+static void batched(wl_tf_kernel *kn, const char *name, uint64_t batch, uint64_t m, uint64_t n,
+                    uint64_t k, wl_precision p)
 {
   memset(kn, 0, sizeof *kn);
   kn->name = name;
@@ -290,12 +300,12 @@ static void linear(wl_tf_kernel *kn, const char *name, uint64_t m, uint64_t n, u
     c->pass = (wl_pass)i;
     c->precision = p;
     c->gemm_m = shape[i][0], c->gemm_n = shape[i][1], c->gemm_k = shape[i][2];
-    c->gemm_batch = 1;
-    c->flops = 2 * m * n * k;
-    c->bytes_read = (c->gemm_m * c->gemm_k + c->gemm_k * c->gemm_n) * ge;
+    c->gemm_batch = batch;
+    c->flops = 2 * m * n * k * batch;
+    c->bytes_read = (c->gemm_m * c->gemm_k + c->gemm_k * c->gemm_n) * ge * batch;
     /* Weight gradients accumulate over micro-batches in fp32. */
-    c->bytes_written = c->gemm_m * c->gemm_n * (i == 2 ? 4 : e);
-    c->out_elems = c->gemm_m * c->gemm_n;
+    c->bytes_written = c->gemm_m * c->gemm_n * (i == 2 && batch == 1 ? 4 : e) * batch;
+    c->out_elems = c->gemm_m * c->gemm_n * batch;
     kn->has[i] = TRUE;
   }
 }
@@ -335,26 +345,38 @@ size_t wl_tf_layer_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel 
    * element); residual blocks apply dropout and add: read two tensors, write one and a mask. */
   stream(&out[n++], "norm1", Tn * h, 1, 1, 8, p);
   linear(&out[n++], "qkv", T, (h + 2 * kvd) / t, h, p);
-  /* Flash attention: per head b s^2 hd multiply-adds for Q K^T and as many for P V. */
-  wl_tf_kernel *at = &out[n++];
-  memset(at, 0, sizeof *at);
-  at->name = "attention";
-  at->attention_core = TRUE;
-  uint64_t mm = 4 * (uint64_t)sh->micro_batch * heads * sh->seq * sh->seq * hd;
-  if (tf->causal)
-    mm /= 2;
-  uint64_t qkv_bytes = T * (h + 2 * kvd) / t * e, o_bytes = T * h / t * e;
-  for (int i = 0; i < 2; i++) {
-    wl_op_cost *c = &at->pass[i];
-    c->kind = WL_OP_ATTENTION;
-    c->pass = (wl_pass)i;
-    c->precision = p;
-    /* Backward: Q K^T again, dV, dP, dQ and dK: five products against the forward's two. */
-    c->flops = i ? mm * 5 / 2 : mm;
-    c->bytes_read = i ? qkv_bytes + 2 * o_bytes : qkv_bytes;
-    c->bytes_written = i ? qkv_bytes : o_bytes;
-    c->out_elems = T * h / t;
-    at->has[i] = TRUE;
+  if (sh->attention == WL_ATTN_UNFUSED) {
+    /* Per head: scores S = Q K^T (s x s x hd), softmax with mask and dropout over S (read S,
+     * write the probabilities and the dropped-out copy, and a 1-byte mask), then P V. */
+    uint64_t bh = (uint64_t)sh->micro_batch * heads;
+    batched(&out[n], "scores", bh, sh->seq, sh->seq, hd, p);
+    out[n++].attention_core = TRUE;
+    stream(&out[n], "softmax", bh * sh->seq * sh->seq, 1, 2, 6, p);
+    out[n++].attention_core = TRUE;
+    batched(&out[n], "context", bh, sh->seq, hd, sh->seq, p);
+    out[n++].attention_core = TRUE;
+  } else {
+    /* Flash attention: per head b s^2 hd multiply-adds for Q K^T and as many for P V. */
+    wl_tf_kernel *at = &out[n++];
+    memset(at, 0, sizeof *at);
+    at->name = "attention";
+    at->attention_core = TRUE;
+    uint64_t mm = 4 * (uint64_t)sh->micro_batch * heads * sh->seq * sh->seq * hd;
+    if (tf->causal)
+      mm /= 2;
+    uint64_t qkv_bytes = T * (h + 2 * kvd) / t * e, o_bytes = T * h / t * e;
+    for (int i = 0; i < 2; i++) {
+      wl_op_cost *c = &at->pass[i];
+      c->kind = WL_OP_ATTENTION;
+      c->pass = (wl_pass)i;
+      c->precision = p;
+      /* Backward: Q K^T again, dV, dP, dQ and dK: five products against the forward's two. */
+      c->flops = i ? mm * 5 / 2 : mm;
+      c->bytes_read = i ? qkv_bytes + 2 * o_bytes : qkv_bytes;
+      c->bytes_written = i ? qkv_bytes : o_bytes;
+      c->out_elems = T * h / t;
+      at->has[i] = TRUE;
+    }
   }
   linear(&out[n++], "proj", T, h, h / t, p);
   stream(&out[n++], "residual1", Tn * h, 2, 1, 2, p);
@@ -463,6 +485,16 @@ uint64_t wl_tf_inflight_chunks(wl_schedule sched, uint32_t P, uint32_t V, uint64
 }
 
 static const char *const rc_names[] = {"none", "selective", "full"};
+static const char *const attn_names[] = {"flash", "unfused"};
+
+const char *wl_attention_name(wl_attention a) { return a <= WL_ATTN_UNFUSED ? attn_names[a] : "?"; }
+int wl_attention_parse(const char *name)
+{
+  for (int i = 0; i < 2; i++)
+    if (name && strcmp(name, attn_names[i]) == 0)
+      return i;
+  return -1;
+}
 static const char *const sched_names[] = {"gpipe", "1f1b", "interleaved"};
 
 const char *wl_recompute_name(wl_recompute r) { return r <= WL_RECOMPUTE_FULL ? rc_names[r] : "?"; }

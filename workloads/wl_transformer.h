@@ -25,6 +25,10 @@ typedef enum { WL_MLP_GELU, WL_MLP_SWIGLU } wl_mlp_kind;
 typedef enum { WL_NORM_LAYERNORM, WL_NORM_RMSNORM } wl_norm_kind;
 typedef enum { WL_RECOMPUTE_NONE, WL_RECOMPUTE_SELECTIVE, WL_RECOMPUTE_FULL } wl_recompute;
 typedef enum { WL_SCHED_GPIPE, WL_SCHED_1F1B, WL_SCHED_INTERLEAVED } wl_schedule;
+/* How attention runs: one fused kernel that keeps the s x s scores on chip (FlashAttention,
+ * 2022 on), or batched GEMMs around a softmax kernel that writes them (Megatron-LM's fused
+ * scale-mask-softmax, 2019-2021). */
+typedef enum { WL_ATTN_FLASH, WL_ATTN_UNFUSED } wl_attention;
 
 typedef struct {
   char name[96];
@@ -94,6 +98,7 @@ typedef struct {
   uint32_t tp;
   gboolean seq_parallel;
   wl_precision precision;
+  wl_attention attention;
 } wl_tf_shard;
 
 /* One kernel of a block with its three passes (forward, backward-data, backward-weights);
@@ -107,9 +112,10 @@ typedef struct {
 
 #define WL_TF_MAX_KERNELS 16
 /* The kernels of one block on one tensor-parallel rank, in forward order; returns the count.
- * Attention is one fused flash-attention kernel (scores, softmax and the product with V
- * without writing the s x s matrix); its backward recomputes the scores (2.5x the forward's
- * matrix FLOPs), and a causal mask halves both. */
+ * Flash attention is one kernel (scores, softmax and the product with V without writing the
+ * s x s matrix); its backward recomputes the scores (2.5x the forward's matrix FLOPs), and a
+ * causal mask halves both. Unfused attention is a batched GEMM Q K^T, a softmax with mask and
+ * dropout over the s x s scores, and a batched GEMM with V, whole matrices causal or not. */
 size_t wl_tf_layer_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *out);
 /* The embedding (a gather, and its scatter-add in backward). */
 size_t wl_tf_embedding_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *out);
@@ -146,6 +152,8 @@ uint64_t wl_tf_layer_activation_bytes(const wl_tf *tf, uint64_t s, uint64_t b, u
 uint64_t wl_tf_inflight_chunks(wl_schedule sched, uint32_t P, uint32_t V, uint64_t m,
                                uint32_t rank);
 
+const char *wl_attention_name(wl_attention a);
+int wl_attention_parse(const char *name);
 const char *wl_recompute_name(wl_recompute r);
 int wl_recompute_parse(const char *name);
 const char *wl_schedule_name(wl_schedule s);

@@ -284,6 +284,9 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
     return bad(error, "--zero %u: expected 0, 1, 2 or 3", o->zero);
   if (o->global_batch == 0)
     return bad(error, "--global-batch: required by --strategy 3d (sequences per iteration)");
+  if (o->micro_batch && o->global_batch % (p->D * o->micro_batch))
+    return bad(error, "--global-batch %" PRIu64 " is not divisible by --dp %u x --micro-batch %"
+               PRIu64, o->global_batch, p->D, o->micro_batch);
   if (o->global_batch % p->D)
     return bad(error, "--global-batch %" PRIu64 " is not divisible by --dp %u", o->global_batch,
                p->D);

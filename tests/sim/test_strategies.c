@@ -8,6 +8,12 @@
 
 #include "plan.h"
 #include "report.h"
+#include "devices.h"
+#include "strategy_3d.h"
+#include "util.h"
+
+#include <math.h>
+#include <string.h>
 
 /* n identical layers: forward f ms, backward (data + weights) b ms, `param_bytes` each. */
 static sim_costs *uniform(guint n, double f_ms, double bd_ms, double bw_ms, uint64_t param_bytes,
@@ -181,9 +187,181 @@ static void test_mp_chain(void **state)
   assert_float_equal(r.iteration_time_s, 0.007, 1e-12);
 }
 
+/* ---- Strategy 3d ---------------------------------------------------------------------------- */
+
+static comm_topology *cluster(const char *system, uint32_t nodes, uint32_t per_node)
+{
+  comm_cluster_spec spec = {.system = system, .nodes = nodes, .devices_per_node = per_node};
+  g_autoptr(GError) error = NULL;
+  comm_topology *t = comm_topology_build(&spec, &error);
+  if (!t)
+    fail_msg("%s", error->message);
+  return t;
+}
+
+/* Runs a 3d plan with transfers of 1 ns per byte-free hop (the simple model at 1e15 B/s). */
+static double run_3d(const sim_3d_opts *o, const comm_topology *topo, sim_3d_metrics *m)
+{
+  g_autoptr(GError) error = NULL;
+  double reduce;
+  g_autoptr(sim_plan) plan = sim_3d_build(o, topo, COMM_NET_ANALYTIC, "a100-sxm4-80gb", NULL,
+                                          &reduce, m, &error);
+  if (!plan)
+    fail_msg("%s", error->message);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, plan->graph);
+  sim_simple_comm comm = {.latency_ps = 0, .bandwidth_Bps = UINT64_C(1000000000000000)};
+  sim_exec_set_comm(x, &sim_simple_comm_ops, &comm);
+  assert_true(sim_exec_run(x, &error));
+  return sim_time_to_s(sim_exec_makespan(x));
+}
+
+/* One chunk of `layers` blocks through the device: forward and backward seconds, summed from
+ * the kernels independently of the strategy. */
+static void block_times(const char *model, uint32_t mb, uint32_t layers, double *f, double *b)
+{
+  wl_tf tf;
+  assert_true(wl_tf_parse(model, &tf, NULL));
+  g_autoptr(dev_device) d = dev_device_load("a100-sxm4-80gb", NULL, NULL);
+  wl_tf_shard sh = {.micro_batch = mb, .seq = tf.seq, .tp = 1, .precision = WL_PREC_BF16};
+  wl_tf_kernel k[WL_TF_MAX_KERNELS];
+  size_t n = wl_tf_layer_kernels(&tf, &sh, k);
+  *f = *b = 0;
+  for (size_t i = 0; i < n; i++)
+    for (int p = 0; p < 3; p++)
+      if (k[i].has[p])
+        *(p ? b : f) += sim_time_to_s(dev_op_time_ps(d, &k[i].pass[p], 0)) * layers;
+}
+
+/* Pipeline schedules against their closed forms, with negligible transfers, an embedding and
+ * LM head of a 8-word vocabulary, and sequences long enough (4096) that the optimizer step
+ * (about 1.7 ms) is under 1% of the iteration: GPipe and 1F1B take (m + P - 1)(F + B) for m
+ * micro-batches over P stages of forward F and backward B; interleaving V chunks per device
+ * shrinks the bubble to (P - 1)/V: (m + (P - 1)/V)(F + B). */
+static void test_3d_schedules(void **state)
+{
+  (void)state;
+  const char *model = "transformer:layers=32,hidden=1024,heads=16,seq=4096,vocab=8";
+  g_autoptr(comm_topology) topo = cluster("dgx-a100", 1, 4);
+  double F, B;
+  block_times(model, 1, 8, &F, &B);
+  sim_3d_opts o;
+  sim_3d_opts_init(&o);
+  o.model = model;
+  o.pp = 4;
+  o.global_batch = 8;
+  o.micro_batch = 1;
+  sim_3d_metrics m;
+  static const wl_schedule scheds[] = {WL_SCHED_GPIPE, WL_SCHED_1F1B};
+  for (size_t i = 0; i < G_N_ELEMENTS(scheds); i++) {
+    o.schedule = scheds[i];
+    double t = run_3d(&o, topo, &m);
+    double expect = (8 + 3) * (F + B);
+    if (fabs(t / expect - 1) > 0.02)
+      fail_msg("%s: %.6f s, closed form %.6f s", wl_schedule_name(scheds[i]), t, expect);
+  }
+  o.schedule = WL_SCHED_INTERLEAVED;
+  o.interleave = 2;
+  double t = run_3d(&o, topo, &m);
+  double expect = (8 + 3.0 / 2) * (F + B);
+  if (fabs(t / expect - 1) > 0.02)
+    fail_msg("interleaved: %.6f s, closed form %.6f s", t, expect);
+}
+
+/* Memory of the first stage of GPT-3 175B on TP 8 x PP 8 x DP 16, ZeRO 1, full recomputation,
+ * 1F1B, micro-batch 1 (worked by hand): 12 blocks of 12h^2 + 13h = 1,812,099,072 parameters and
+ * the embedding (51200 + 2048) x 12288 = 654,311,424, over 8 tensor ranks: 2,799,937,536.
+ * Weights 2 bytes each, the 12 bytes of Adam state over 16 data-parallel ranks; activations:
+ * 8 micro-batches in flight x 12 blocks x 2 s b h (s b h = 2048 x 12288 = 25,165,824) plus one
+ * block recomputed in full, s b h (10 + 24/8) with flash attention. */
+static void test_3d_memory(void **state)
+{
+  (void)state;
+  g_autoptr(comm_topology) topo = cluster("dgx-a100", 128, 8);
+  sim_3d_opts o;
+  sim_3d_opts_init(&o);
+  o.model = "gpt3-175b";
+  o.precision = WL_PREC_FP16;
+  o.tp = 8, o.pp = 8, o.dp = 16;
+  o.global_batch = 1536;
+  o.micro_batch = 1;
+  o.zero = 1;
+  o.recompute = WL_RECOMPUTE_FULL;
+  g_autoptr(GError) error = NULL;
+  double reduce;
+  sim_3d_metrics m;
+  g_autoptr(sim_plan) plan = sim_3d_build(&o, topo, COMM_NET_ANALYTIC, "a100-sxm4-80gb", NULL,
+                                          &reduce, &m, &error);
+  if (!plan)
+    fail_msg("%s", error->message);
+  uint64_t params = 2799937536ULL, sbh = 25165824ULL;
+  assert_int_equal(m.weights_bytes, 2 * params);
+  assert_int_equal(m.gradients_bytes, 2 * params);
+  assert_int_equal(m.optimizer_bytes, 12 * params / 16);
+  assert_int_equal(m.activations_bytes, 8 * 12 * 2 * sbh + 13 * sbh);
+  /* The trace's tracks: tensor-parallel, data-parallel and pipeline traffic apart. */
+  gboolean tp = FALSE, dp = FALSE, pp = FALSE;
+  for (sim_stream_id s = 0; s < sim_graph_n_streams(plan->graph); s++) {
+    const char *n = sim_graph_stream_name(plan->graph, s);
+    tp |= strcmp(n, "tp") == 0;
+    dp |= strcmp(n, "dp") == 0;
+    pp |= g_str_has_prefix(n, "pp ");
+  }
+  assert_true(tp && dp && pp);
+}
+
+static void expect_3d_error(const sim_3d_opts *o, const comm_topology *topo, const char *device,
+                            const char *const *words)
+{
+  g_autoptr(GError) error = NULL;
+  double reduce;
+  sim_3d_metrics m;
+  g_autoptr(sim_plan) plan = sim_3d_build(o, topo, COMM_NET_ANALYTIC, device, NULL, &reduce, &m,
+                                          &error);
+  assert_null(plan);
+  assert_int_equal(error->code, DT_ERROR_INPUT);
+  assert_null(strchr(error->message, '\n'));
+  for (; *words; words++)
+    if (!strstr(error->message, *words))
+      fail_msg("'%s' does not name %s", error->message, *words);
+}
+
+static void test_3d_bad_input(void **state)
+{
+  (void)state;
+  g_autoptr(comm_topology) topo = cluster("dgx-a100", 2, 8);
+  sim_3d_opts o;
+  sim_3d_opts_init(&o);
+  o.model = "transformer:layers=12,hidden=1024,heads=16,seq=512,vocab=1000";
+  o.global_batch = 64;
+  o.tp = 4, o.pp = 2, o.dp = 3;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--tp", "--pp", "--dp", NULL});
+  o.tp = 3, o.pp = 1, o.dp = 0;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--tp", NULL});
+  o.tp = 8, o.pp = 2;
+  o.model = "transformer:layers=12,hidden=1024,heads=8,seq=512,vocab=1000";
+  o.tp = 16, o.pp = 1;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--tp", "heads", NULL});
+  o.tp = 2, o.pp = 8, o.dp = 1;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--pp", "--interleave", NULL});
+  o.tp = 2, o.pp = 2, o.dp = 4;
+  o.schedule = WL_SCHED_INTERLEAVED;
+  o.interleave = 2;
+  o.global_batch = 60;
+  o.micro_batch = 4;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb",
+                  (const char *[]){"--global-batch", "--dp", "--micro-batch", NULL});
+  o.global_batch = 64;
+  o.interleave = 1;
+  o.precision = WL_PREC_FP8;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--precision", "fp8", NULL});
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_3d_schedules), cmocka_unit_test(test_3d_memory),
+      cmocka_unit_test(test_3d_bad_input),
       cmocka_unit_test(test_gpipe_bubble),  cmocka_unit_test(test_1f1b),
       cmocka_unit_test(test_dp_closed_form), cmocka_unit_test(test_overlap_never_slower),
       cmocka_unit_test(test_partition),     cmocka_unit_test(test_mp_chain),

@@ -906,7 +906,7 @@ sim_time_ps comm__p2p_time_buf(const comm_topology *t, comm_ep src, comm_ep dst,
   sim_time_ps lat;
   double bw;
   route_figures(t, buf, comm__route(t, src, dst, buf), bytes, &lat, &bw);
-  return sim_time_add_sat(lat, comm__time_for((double)bytes, bw));
+  return sim_time_add_sat(lat, sim_time_for_work((double)bytes, bw));
 }
 
 sim_time_ps comm_topology_p2p_time(const comm_topology *t, comm_ep src, comm_ep dst,

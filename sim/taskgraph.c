@@ -513,12 +513,12 @@ static void simple_start(void *user, sim_exec *x, sim_task_id t)
   const task_rec *r = TASK(x->g, t);
   sim_time_ps d = 0;
   if (r->kind == SIM_TASK_TRANSFER) {
-    d = sim_time_add_sat(c->latency_ps, sim_time_for_bytes(r->bytes, c->bandwidth_Bps));
+    d = sim_time_add_sat(c->latency_ps, sim_time_for_work((double)r->bytes, (double)c->bandwidth_Bps));
   } else if (r->n_members > 1) {
     /* Ring allreduce: 2(n-1) steps, each latency + (bytes/n)/bw. */
     uint64_t n = r->n_members;
     sim_time_ps step = sim_time_add_sat(c->latency_ps,
-                                        sim_time_for_bytes(r->bytes, c->bandwidth_Bps * n));
+                                        sim_time_for_work((double)r->bytes, (double)c->bandwidth_Bps * n));
     if (!sim_time_mul(step, (int64_t)(2 * (n - 1)), &d))
       d = SIM_TIME_MAX;
   }

@@ -73,7 +73,7 @@ sim_time_ps comm_topology_p2p_time(const comm_topology *t, comm_ep src, comm_ep 
     return 0;
   gboolean intra = ep_node(t, src) == ep_node(t, dst);
   sim_time_ps lat = intra ? t->s.intra_latency_ps : t->s.inter_latency_ps;
-  return lat + sim_time_for_bytes(bytes, intra ? t->s.intra_Bps : t->s.inter_Bps);
+  return lat + sim_time_for_work((double)bytes, (double)(intra ? t->s.intra_Bps : t->s.inter_Bps));
 }
 
 comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_model model)

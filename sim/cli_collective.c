@@ -119,7 +119,7 @@ static gboolean run_one(const comm_topology *topo, const comm_coll_group *group,
   g_autoptr(comm_coll) coll = comm_coll_new(net, group, algo, args, error);
   if (!coll)
     return FALSE;
-  const char *used = comm_coll_algorithm_name(comm_coll_algorithm_used(coll));
+  const char *used = g_intern_string(comm_coll_label(coll));
   uint64_t span = 0;
   g_autofree char *span_name = g_strdup_printf("%s %s", comm_coll_op_name(args->op), used);
   if (trace) {
@@ -162,7 +162,7 @@ int dtsim_cmd_collective(int argc, char **argv)
   gboolean json = FALSE, steps = FALSE;
   GOptionEntry entries[] = {
       {"op", 0, 0, G_OPTION_ARG_STRING, &op_s,
-       "allreduce (default), allgather, reduce-scatter, broadcast or reduce", "OP"},
+       "allreduce (default), allgather, reduce-scatter, broadcast, reduce or alltoall", "OP"},
       {"bytes", 0, 0, G_OPTION_ARG_STRING, &bytes_s,
        "size (nccl-tests meaning), a list a,b,c or a doubling range 1K..1G", "SIZES"},
       {"algorithm", 0, 0, G_OPTION_ARG_STRING, &algo_s,

@@ -80,24 +80,76 @@ static uint32_t member_local(const comm_coll_group *g, uint32_t i)
   return g->rank[i] % comm_topology_devices_per_node(g->topo);
 }
 
-/* Depth-first search for a Hamiltonian cycle of positions 0..m-1 over edges with spare NVLink
- * ports (cap, m x m, symmetric); fills path and returns TRUE. Deterministic: lowest first. */
-static gboolean ham_dfs(uint32_t m, const uint32_t *cap, uint32_t *path, uint32_t depth,
-                        gboolean *used)
+/* Every Hamiltonian cycle of positions 0..m-1 over edges with NVLink ports (cap, m x m,
+ * symmetric), each once (path[1] < path[m-1]), appended to `all`; at most `limit`. */
+static uint32_t min_degree(uint32_t m, const uint32_t *cap)
 {
+  uint32_t best = UINT32_MAX;
+  for (uint32_t a = 0; a < m; a++) {
+    uint32_t d = 0;
+    for (uint32_t b = 0; b < m; b++)
+      d += cap[a * m + b];
+    best = MIN(best, d);
+  }
+  return best;
+}
+
+static void ham_all(uint32_t m, const uint32_t *cap, uint32_t *path, uint32_t depth,
+                    gboolean *used, GArray *all, uint32_t limit)
+{
+  if (all->len / m >= limit)
+    return;
   uint32_t u = path[depth - 1];
-  if (depth == m)
-    return cap[u * m + path[0]] > 0;
+  if (depth == m) {
+    if (cap[u * m + path[0]] > 0 && path[1] < path[m - 1])
+      g_array_append_vals(all, path, m);
+    return;
+  }
   for (uint32_t v = 0; v < m; v++) {
     if (used[v] || cap[u * m + v] == 0)
       continue;
     used[v] = TRUE;
     path[depth] = v;
-    if (ham_dfs(m, cap, path, depth + 1, used))
-      return TRUE;
+    ham_all(m, cap, path, depth + 1, used, all, limit);
     used[v] = FALSE;
   }
-  return FALSE;
+}
+
+/* The largest set of cycles (indices into `all`, non-decreasing, repeats allowed) whose edges
+ * fit the ports in `cap` (consumed and restored); at most 8 cycles. */
+static void decompose(uint32_t m, uint32_t *cap, const uint32_t *all, uint32_t ncand,
+                      uint32_t from, uint32_t *pick, uint32_t npick, uint32_t *best,
+                      uint32_t *nbest)
+{
+  if (npick > *nbest) {
+    *nbest = npick;
+    memcpy(best, pick, npick * sizeof *pick);
+  }
+  if (npick == 8)
+    return;
+  for (uint32_t k = from; k < ncand; k++) {
+    const uint32_t *cy = all + (gsize)k * m;
+    gboolean fits = TRUE;
+    for (uint32_t i = 0; i < m && fits; i++)
+      fits = cap[cy[i] * m + cy[(i + 1) % m]] > 0;
+    if (!fits)
+      continue;
+    for (uint32_t i = 0; i < m; i++) {
+      uint32_t a = cy[i], b = cy[(i + 1) % m];
+      cap[a * m + b]--;
+      cap[b * m + a]--;
+    }
+    pick[npick] = k;
+    decompose(m, cap, all, ncand, k, pick, npick + 1, best, nbest);
+    for (uint32_t i = 0; i < m; i++) {
+      uint32_t a = cy[i], b = cy[(i + 1) % m];
+      cap[a * m + b]++;
+      cap[b * m + a]++;
+    }
+    /* Enough: every port of the device with the fewest is in use. */
+    if (*nbest * 2 >= min_degree(m, cap))
+      return;
+  }
 }
 
 /* Rings inside one node over the positions 0..per-1 of node 0's members. On point-to-point
@@ -116,33 +168,31 @@ static GArray *intra_cycles(const comm_coll_group *g, uint32_t per, gboolean *nv
         cap[a * per + b] = comm_topology_nvlinks(g->topo, member_local(g, a), member_local(g, b));
         ports += cap[a * per + b];
       }
-  if (per >= 2 && ports > 0) {
+  if (per == 2 && cap[1] > 0) {
+    /* Two devices: every port is a ring of its own (there and back over the same pair). */
+    for (uint32_t k = 0; k < cap[1]; k++) {
+      uint32_t pair[2] = {0, 1};
+      g_array_append_vals(cyc, pair, 2);
+    }
+  } else if (per >= 3 && per <= 12 && ports > 0) {
+    /* Every Hamiltonian cycle (starting at position 0, second position below the last), then
+     * the largest set of them that the ports can carry at once, searched exhaustively. */
+    g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     g_autofree uint32_t *path = g_new(uint32_t, per);
-    g_autofree gboolean *used = g_new(gboolean, per);
-    for (int round = 0; round < 32; round++) {
-      memset(used, 0, per * sizeof *used);
-      path[0] = 0;
-      used[0] = TRUE;
-      if (per == 2) {
-        if (cap[1] == 0)
-          break;
-        path[1] = 1;
-        cap[1]--;
-        cap[per]--;
-        g_array_append_vals(cyc, path, per);
-        continue;
-      }
-      if (!ham_dfs(per, cap, path, 1, used))
-        break;
-      for (uint32_t i = 0; i < per; i++) {
-        uint32_t a = path[i], b = path[(i + 1) % per];
-        cap[a * per + b]--;
-        cap[b * per + a]--;
-      }
-      g_array_append_vals(cyc, path, per);
+    g_autofree gboolean *used = g_new0(gboolean, per);
+    path[0] = 0;
+    used[0] = TRUE;
+    ham_all(per, cap, path, 1, used, all, 4096);
+    uint32_t ncand = all->len / per;
+    g_autofree uint32_t *pick = g_new(uint32_t, 16), *best = g_new(uint32_t, 16);
+    uint32_t nbest = 0;
+    decompose(per, cap, (const uint32_t *)all->data, ncand, 0, pick, 0, best, &nbest);
+    for (uint32_t k = 0; k < nbest; k++) {
+      const uint32_t *cy = (const uint32_t *)all->data + (gsize)best[k] * per;
+      g_array_append_vals(cyc, cy, per);
       /* The reverse direction of the same cycle uses the other direction of the same ports. */
       for (uint32_t i = 0; i < per; i++)
-        g_array_append_val(cyc, path[(per - i) % per]);
+        g_array_append_val(cyc, cy[(per - i) % per]);
     }
   }
   if (cyc->len > 0) {
@@ -175,7 +225,8 @@ uint32_t coll__nccl_rings(const comm_coll_group *g, uint32_t **orders_out)
    * search duplicates its rings); across nodes at least two per NIC, so that every NIC carries
    * as many channels. */
   uint32_t nics = MAX(comm__nics_per_node(topo), 1);
-  uint32_t C = mesh ? ncyc : 2 * per;
+  gboolean sw = comm_topology_nvswitch(topo, 0) != UINT32_MAX;
+  uint32_t C = mesh ? ncyc : sw ? 2 * per : 2;
   if (nodes > 1)
     while (C % nics != 0 || C < 2 * nics)
       C += mesh ? ncyc : 1;

@@ -589,23 +589,29 @@ unsigned dev_compute_units(const dev_device *dev) { return dev->units; }
 unsigned dev_hw_threads(const dev_device *dev) { return dev->hw_threads; }
 double dev_clock_mhz(const dev_device *dev) { return dev->prm.clock_mhz; }
 
-gboolean dev_device_check_precision(const dev_device *dev, wl_precision precision,
-                                    const char *option, GError **error)
+gboolean dev_check_precision(const dev_device *dev, wl_precision precision, const char *where,
+                             GError **error)
 {
-  const dev_params *p = &dev->prm;
+  g_return_val_if_fail(precision < WL_PREC_COUNT, FALSE);
   gboolean gpu = dev->model == &dev__model_gpu;
-  const char *missing = NULL;
-  if (precision == WL_PREC_FP8 && p->peak_tflops_fp8_tensor <= 0)
-    missing = "fp8 tensor cores";
-  else if (gpu && precision == WL_PREC_TF32 && p->peak_tflops_tf32_tensor <= 0)
-    missing = "tf32 tensor cores";
-  else if (gpu && precision == WL_PREC_BF16 && p->peak_tflops_bf16_tensor <= 0)
-    missing = "bf16 arithmetic";
-  if (!missing)
-    return TRUE;
-  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s %s: the %s has no %s", option,
-              wl_precision_name(precision), dev->name, missing);
-  return FALSE;
+  gboolean has = TRUE;
+  const char *why = NULL;
+  if (precision == WL_PREC_TF32) {
+    has = gpu && dev->prm.peak_tflops_tf32_tensor > 0;
+    why = "tf32 is a tensor-core format (Ampere and later)";
+  } else if (precision == WL_PREC_BF16) {
+    has = gpu && dev->prm.peak_tflops_bf16_tensor > 0;
+    why = "bf16 needs bf16 arithmetic (Ampere and later GPUs)";
+  } else if (precision == WL_PREC_FP8) {
+    has = dev->prm.peak_tflops_fp8_tensor > 0;
+    why = "fp8 needs fp8 tensor cores (Hopper and later)";
+  }
+  if (!has) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s has no %s: %s", where,
+                dev_device_name(dev), wl_precision_name(precision), why);
+    return FALSE;
+  }
+  return TRUE;
 }
 
 double dev_peak_flops(const dev_device *dev, wl_precision precision)

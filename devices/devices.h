@@ -86,11 +86,11 @@ double dev_memory_Bps(const dev_device *dev);
 /* Bandwidth a streaming kernel reaches (peak times the memory efficiency), bytes/s: what a
  * reduction in a collective runs at. */
 double dev_stream_Bps(const dev_device *dev);
-/* FALSE with a DT_ERROR_INPUT error naming `option` and the device when the device cannot run
- * this precision: fp8 without fp8 tensor cores, and on GPUs tf32 without tf32 tensor cores and
- * bf16 without bf16 arithmetic (Volta and older). */
-gboolean dev_device_check_precision(const dev_device *dev, wl_precision precision,
-                                    const char *option, GError **error);
+/* FALSE with an error "WHERE: DEVICE has no PRECISION: why" when the device cannot compute at
+ * this precision (tf32 and bf16 on GPUs before Ampere, and on CPUs and Xeon Phi; fp8 without fp8 tensor
+ * cores, Hopper and later). */
+gboolean dev_check_precision(const dev_device *dev, wl_precision precision, const char *where,
+                             GError **error);
 /* Peak FLOP/s for ops at this precision (tensor cores where the device has them). */
 double dev_peak_flops(const dev_device *dev, wl_precision precision);
 const dev_host_link *dev_device_host_link(const dev_device *dev);

@@ -283,7 +283,8 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
   if (o->zero > 3)
     return bad(error, "--zero %u: expected 0, 1, 2 or 3", o->zero);
   if (o->global_batch == 0)
-    return bad(error, "--global-batch: required by --strategy 3d (sequences per iteration)");
+    p->o.global_batch = (o->batch ? o->batch : 1) * p->D;
+  o = &p->o;
   if (o->micro_batch && o->global_batch % (p->D * o->micro_batch))
     return bad(error, "--global-batch %" PRIu64 " is not divisible by --dp %u x --micro-batch %"
                PRIu64, o->global_batch, p->D, o->micro_batch);
@@ -448,6 +449,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   g_autofree plan3d *p_owner = p;
   if (!validate(p, o, topo, dev, error))
     return NULL;
+  o = &p->o;   /* with the defaults filled in */
   *reduce_Bps = dev_stream_Bps(dev) / 3.0;
   coll_timer ct = {.topo = topo, .model = net_model, .reduce_Bps = *reduce_Bps,
                    .cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)};
@@ -468,6 +470,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
       *metrics = ms;
   }
   metrics->micro_batch = p->mb;
+  metrics->global_batch = o->global_batch;
+  metrics->seq = p->tf.seq;
   metrics->peak_flops = dev_peak_flops(dev, o->precision);
   metrics->capacity_bytes = dev_memory_bytes(dev);
   metrics->model_flops = wl_tf_iteration_flops(&p->tf, o->global_batch, p->tf.seq,
@@ -692,15 +696,12 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   return plan;
 }
 
-void sim_3d_report(sim_3d_metrics *m, const sim_3d_opts *o, sim_report *r)
+void sim_3d_report(sim_3d_metrics *m, sim_report *r)
 {
-  wl_tf tf;
   double it = r->iteration_time_s;
-  if (!wl_tf_parse(o->model, &tf, NULL) || it <= 0)
+  if (it <= 0)
     return;
-  if (o->seq_len)
-    wl_tf_set_seq(&tf, o->seq_len);
-  m->tokens_per_s = (double)o->global_batch * tf.seq / it;
+  m->tokens_per_s = (double)m->global_batch * m->seq / it;
   m->model_tflops_per_device = m->model_flops / it / r->devices / 1e12;
   m->mfu = m->peak_flops > 0 ? m->model_tflops_per_device * 1e12 / m->peak_flops : 0;
   r->transformer = TRUE;
@@ -789,3 +790,93 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
           wl_tf_attention_params(&tf), wl_tf_mlp_params(&tf), 2 * wl_tf_norm_params(&tf));
   return 0;
 }
+
+/* ---- Keys and the registry entry ------------------------------------------------------------ */
+
+static const sim_key keys_3d[] = {
+    {"tp", SIM_KEY_INT, SIM_KEY_OFF(tp), "1", 1, 1 << 20, .commands = SIM_OPTS_RUN, .arg = "T",
+     .help = "tensor-parallel degree (within the NVLink domain)"},
+    {"pp", SIM_KEY_INT, SIM_KEY_OFF(pp), "1", 1, 1 << 20, .commands = SIM_OPTS_RUN, .arg = "P",
+     .help = "pipeline-parallel degree"},
+    {"dp", SIM_KEY_INT, SIM_KEY_OFF(dp), NULL, 1, 1 << 24, .commands = SIM_OPTS_RUN, .arg = "D",
+     .help = "data-parallel degree (default: devices / (tp x pp))"},
+    {"global-batch", SIM_KEY_INT, SIM_KEY_OFF(global_batch), NULL, 1, INT64_C(1) << 40,
+     .commands = SIM_OPTS_RUN, .arg = "B",
+     .help = "samples per iteration over the whole job (default: --batch x dp)"},
+    {"micro-batch", SIM_KEY_INT, SIM_KEY_OFF(micro_batch), NULL, 1, 1 << 24,
+     .commands = SIM_OPTS_RUN, .arg = "M",
+     .help = "samples per micro-batch (default: 1 with a pipeline, else the largest power of "
+             "two up to 8 dividing the replica's batch)"},
+    {"interleave", SIM_KEY_INT, SIM_KEY_OFF(interleave), "1", 1, 1 << 10,
+     .commands = SIM_OPTS_RUN, .arg = "V",
+     .help = "model chunks per device (--schedule interleaved)"},
+    {"sequence-parallel", SIM_KEY_ONOFF, SIM_KEY_OFF(sequence_parallel), "off",
+     .commands = SIM_OPTS_RUN, .arg = "on|off",
+     .help = "all-gather/reduce-scatter in place of the tensor-parallel all-reduce"},
+    {"tp-overlap", SIM_KEY_ONOFF, SIM_KEY_OFF(tp_overlap), "off", .commands = SIM_OPTS_RUN,
+     .arg = "on|off",
+     .help = "tensor-parallel collectives run beside the GEMMs (Megatron's --tp-comm-overlap)"},
+    {"attention", SIM_KEY_CHOICE, SIM_KEY_OFF(attention), "flash", .choices = "flash|unfused",
+     .commands = SIM_OPTS_RUN,
+     .help = "one fused attention kernel, or batched GEMMs around a softmax that writes the "
+             "scores (Megatron-LM before FlashAttention)"},
+    {"recompute", SIM_KEY_CHOICE, SIM_KEY_OFF(recompute), "none",
+     .choices = "none|selective|full", .commands = SIM_OPTS_RUN,
+     .help = "activation recomputation"},
+    {"zero", SIM_KEY_INT, SIM_KEY_OFF(zero), "0", 0, 3, .commands = SIM_OPTS_RUN, .arg = "0-3",
+     .help = "ZeRO stage: optimizer (1), gradient (2), parameter (3) sharding over dp"},
+};
+const sim_key_group sim_keys_3d = SIM_KEY_GROUP("3d", "3d", keys_3d);
+
+gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError **error)
+{
+  sim_3d_opts_init(o);
+  gboolean dp = strcmp(s->strategy->name, "dp") == 0;
+  if (!dp && strcmp(s->strategy->name, "3d") != 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: %s trains transformers with --strategy 3d (or dp, its special case)",
+                sim_scenario_where(s, "strategy"), s->strategy->name);
+    return FALSE;
+  }
+  o->model = s->model;
+  o->seq_len = (uint32_t)s->seq_len;
+  o->precision = s->precision;
+  o->tp = dp ? 1 : (uint32_t)s->tp;
+  o->pp = dp ? 1 : (uint32_t)s->pp;
+  o->dp = dp ? 0 : (uint32_t)s->dp;
+  o->batch = (uint64_t)s->batch;
+  o->global_batch = (uint64_t)s->global_batch;
+  o->micro_batch = (uint64_t)s->micro_batch;
+  o->schedule = dp ? WL_SCHED_1F1B : (wl_schedule)s->schedule;
+  o->interleave = dp ? 1 : (uint32_t)s->interleave;
+  o->seq_parallel = s->sequence_parallel;
+  o->tp_overlap = s->tp_overlap;
+  o->attention = s->attention;
+  o->recompute = (wl_recompute)s->recompute;
+  o->zero = (unsigned)s->zero;
+  o->overlap = s->overlap;
+  o->allreduce = comm_coll_algorithm_name(s->allreduce);
+  o->iterations = (uint32_t)s->iterations;
+  return TRUE;
+}
+
+/* The registry's form: the plan of the scenario behind `opts` (the cost table is not used). */
+static sim_plan *build_3d(const sim_costs *costs, const sim_plan_opts *opts, GError **error)
+{
+  (void)costs;
+  const sim_scenario *s = opts->scenario;
+  sim_3d_opts o;
+  if (!s || !sim_3d_opts_from_scenario(s, &o, error))
+    return NULL;
+  g_autoptr(comm_topology) topo = sim_scenario_topology(s, error);
+  if (!topo)
+    return NULL;
+  const char *device = s->device ? s->device : comm_topology_device_kind(topo);
+  double reduce;
+  sim_3d_metrics m;
+  return sim_3d_build(&o, topo, s->net_model, device, s->calibration, &reduce, &m, error);
+}
+
+const sim_strategy sim__strategy_3d = {
+    "3d", "tensor x pipeline x data parallelism of transformers (Megatron-LM: sequence "
+          "parallelism, interleaved schedules, ZeRO, recomputation)", build_3d};

@@ -23,6 +23,7 @@
 #include "comm_net.h"
 #include "plan.h"
 #include "report.h"
+#include "scenario.h"
 #include "wl_transformer.h"
 
 typedef struct {
@@ -30,7 +31,8 @@ typedef struct {
   uint32_t seq_len;            /* 0: the model's */
   wl_precision precision;
   uint32_t tp, pp, dp;         /* dp 0: devices / (tp pp) */
-  uint64_t global_batch;       /* sequences per iteration over the job */
+  uint64_t batch;              /* sequences per replica when global_batch is 0 */
+  uint64_t global_batch;       /* sequences per iteration over the job (0: batch x dp) */
   uint64_t micro_batch;        /* sequences per micro-batch; 0: the rule of docs/workloads.md */
   wl_schedule schedule;
   uint32_t interleave;         /* model chunks per device (interleaved schedule); 0: 1 */
@@ -45,6 +47,9 @@ typedef struct {
   uint32_t iterations;
 } sim_3d_opts;
 
+/* The options of a scenario (--strategy 3d, or dp of a transformer: one tensor and one
+ * pipeline rank). */
+gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError **error);
 /* Defaults: tp = pp = 1, dp from the devices, 1f1b, no sequence parallelism, no recomputation,
  * ZeRO 0, overlap on, ring, one iteration, bf16. */
 void sim_3d_opts_init(sim_3d_opts *o);
@@ -59,6 +64,8 @@ typedef struct {
   double model_flops;              /* per iteration */
   double peak_flops;               /* the device's dense peak at the precision, FLOP/s */
   uint64_t capacity_bytes;         /* the device's memory */
+  uint64_t global_batch;           /* as used */
+  uint32_t seq;                    /* tokens per sequence */
 } sim_3d_metrics;
 
 /* Validates the options against the model and the cluster (exit-2 errors name the options)
@@ -70,7 +77,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
                        comm_net_model net_model, const char *device, const char *calibration,
                        double *reduce_Bps, sim_3d_metrics *metrics, GError **error);
 /* Fills the rates of *m from the simulated iteration time and copies them into the report. */
-void sim_3d_report(sim_3d_metrics *m, const sim_3d_opts *o, sim_report *r);
+void sim_3d_report(sim_3d_metrics *m, sim_report *r);
 
 /* `dtsim describe` of a transformer: parameters and FLOPs per layer for `batch` sequences
  * (one kernel table of a block, then the model's rows and totals); --json prints the object

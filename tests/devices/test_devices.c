@@ -734,7 +734,7 @@ static void test_precision_refusal(void **state)
     g_autoptr(GError) error = NULL;
     g_autoptr(dev_device) d = dev_device_load(cases[i].dev, NULL, &error);
     assert_non_null(d);
-    gboolean ok = dev_device_check_precision(d, cases[i].p, "--precision", &error);
+    gboolean ok = dev_check_precision(d, cases[i].p, "--precision", &error);
     assert_int_equal(ok, cases[i].ok);
     if (!ok) {
       assert_int_equal(error->code, DT_ERROR_INPUT);

@@ -406,6 +406,10 @@ static void stream_advance(sim_exec *x, sim_stream_id sid)
   try_start(x, next);
 }
 
+/* Arrows drawn per collective in a trace: enough to follow a node's ring, few enough that a
+ * collective over thousands of devices stays readable. */
+#define SIM_TRACE_COLLECTIVE_ARROWS 16
+
 void sim_exec_task_done(sim_exec *x, sim_task_id t)
 {
   task_state *s = &x->ts[t];
@@ -429,6 +433,12 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
     }
     if (r->kind == SIM_TASK_TRANSFER)
       sim_engine_link(x->engine, x->track[m[0]], s->start_ps, x->track[m[1]], s->end_ps, r->name);
+    /* A collective: an arrow from each member to the next in group order (the ring a viewer
+     * can follow), at most SIM_TRACE_COLLECTIVE_ARROWS of them. */
+    if (r->kind == SIM_TASK_COLLECTIVE && r->n_members > 1)
+      for (uint32_t i = 0; i < MIN(r->n_members, SIM_TRACE_COLLECTIVE_ARROWS); i++)
+        sim_engine_link(x->engine, x->track[m[i]], s->start_ps,
+                        x->track[m[(i + 1) % r->n_members]], s->end_ps, r->name);
   }
   /* Free the streams first, then release successors: both orders are deterministic, this one
    * lets a successor on the same stream start at once. */

@@ -4,6 +4,8 @@
  * of a transformer. */
 #include "strategy_3d.h"
 
+#include "simulate.h"
+
 #include "coll.h"
 #include "devices.h"
 #include "util.h"
@@ -316,7 +318,7 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
                p->m, p->P);
   if (o->schedule == WL_SCHED_GPIPE && p->V > 1)
     return bad(error, "--schedule gpipe runs one model chunk per device (--interleave 1)");
-  if (!dev_device_check_precision(dev, o->precision, "--precision", error))
+  if (!dev_check_precision(dev, o->precision, "--precision", error))
     return FALSE;
   p->act_elem_bytes = wl_precision_bytes(o->precision);
   return TRUE;

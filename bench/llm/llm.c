@@ -100,58 +100,61 @@ static gboolean run_rows(const char *path, GArray *rows, GArray *pred, const cha
       continue;
     sim_scenario s;
     sim_scenario_init(&s);
-    sim_scenario_set_string(&s.strategy, "3d");
-    sim_scenario_set_string(&s.model, str(f, C_MODEL));
-    sim_scenario_set_string(&s.precision, str(f, C_PREC));
-    sim_scenario_set_string(&s.system, str(f, C_SYSTEM));
-    if (*str(f, C_DEVICE))
-      sim_scenario_set_string(&s.device, str(f, C_DEVICE));
-    if (overlay)
-      sim_scenario_set_string(&s.calibration, overlay);
-    s.seq_len = num(f, C_SEQ);
-    s.nodes = num(f, C_NODES);
-    s.devices_per_node = num(f, C_DPN);
-    s.tp = num(f, C_TP);
-    s.pp = num(f, C_PP);
-    s.dp = num(f, C_DP);
-    s.global_batch = num(f, C_GB);
-    s.micro_batch = num(f, C_MB);
+    g_autofree char *where = g_strdup_printf("%s:%d", path, i + 1);
     const char *notes = str(f, C_NOTES);
     gboolean tp_overlap = strstr(notes, "--tp-comm-overlap") != NULL;
-    s.sequence_parallel = strcmp(str(f, C_SP), "on") == 0 || (tp_overlap && s.tp > 1);
-    s.tp_overlap = tp_overlap;
-    if (*str(f, C_RC))
-      sim_scenario_set_string(&s.recompute, str(f, C_RC));
     /* Megatron-LM as of SC'21 (before FlashAttention, May 2022) computes attention as two
      * batched GEMMs around its fused scale-mask-softmax kernel, which writes the scores. */
     gboolean unfused = strstr(str(f, C_SOURCE), "SC'21") != NULL;
-    if (unfused)
-      sim_scenario_set_string(&s.attention, "unfused");
-    s.zero = num(f, C_ZERO);
-    if (!*str(f, C_ZERO) && strstr(notes, "--overlap-param-gather"))
-      s.zero = 1;
     const char *sched = *str(f, C_SCHED) ? str(f, C_SCHED) : "1f1b";
-    sim_scenario_set_string(&s.schedule, sched);
-    s.interleave = num(f, C_V);
-    if (strcmp(sched, "interleaved") == 0 && s.interleave == 0) {
+    g_autofree char *interleave = g_strdup(str(f, C_V));
+    if (strcmp(sched, "interleaved") == 0 && !*interleave) {
       wl_tf tf;
-      if (!wl_tf_parse(s.model, &tf, &error)) {
-        fprintf(stderr, "dtsim-llm: %s line %d: %s\n", path, i + 1, error->message);
+      if (!wl_tf_parse(str(f, C_MODEL), &tf, &error)) {
+        fprintf(stderr, "dtsim-llm: %s: %s\n", where, error->message);
         return FALSE;
       }
-      uint32_t per_stage = tf.layers / (uint32_t)s.pp;
-      s.interleave = 1;
-      for (uint32_t v = 4; v >= 1; v--)
-        if (per_stage % v == 0) {
-          s.interleave = v;
-          break;
-        }
+      uint32_t per_stage = tf.layers / (uint32_t)num(f, C_PP), v = 4;
+      while (per_stage % v)
+        v--;
+      g_free(interleave);
+      interleave = g_strdup_printf("%u", v);
     }
-    if (s.interleave == 0)
-      s.interleave = 1;
-    /* Two iterations: the second is measured (the first's trailing parameter gathers overlap
-     * it as they do in a long run). */
-    s.iterations = 2;
+    gboolean sp = strcmp(str(f, C_SP), "on") == 0 || (tp_overlap && num(f, C_TP) > 1);
+    const char *zero = *str(f, C_ZERO) ? str(f, C_ZERO)
+                       : strstr(notes, "--overlap-param-gather") ? "1" : "0";
+    const char *kv[][2] = {
+        {"strategy", "3d"},
+        {"model", str(f, C_MODEL)},
+        {"precision", str(f, C_PREC)},
+        {"system", str(f, C_SYSTEM)},
+        {"device", str(f, C_DEVICE)},
+        {"seq-len", str(f, C_SEQ)},
+        {"nodes", str(f, C_NODES)},
+        {"devices-per-node", str(f, C_DPN)},
+        {"tp", str(f, C_TP)},
+        {"pp", str(f, C_PP)},
+        {"dp", str(f, C_DP)},
+        {"global-batch", str(f, C_GB)},
+        {"micro-batch", str(f, C_MB)},
+        {"schedule", sched},
+        {"interleave", interleave},
+        {"sequence-parallel", sp ? "on" : "off"},
+        {"tp-overlap", tp_overlap ? "on" : "off"},
+        {"attention", unfused ? "unfused" : "flash"},
+        {"recompute", *str(f, C_RC) ? str(f, C_RC) : "none"},
+        {"zero", zero},
+        {"calibration", overlay},
+        /* Two iterations: the second is measured (the first's trailing parameter gathers
+         * overlap it as they do in a long run). */
+        {"iterations", "2"},
+    };
+    for (size_t k = 0; k < G_N_ELEMENTS(kv); k++)
+      if (kv[k][1] && *kv[k][1] && !sim_scenario_set(&s, kv[k][0], kv[k][1], where, &error)) {
+        fprintf(stderr, "dtsim-llm: %s\n", error->message);
+        sim_scenario_clear(&s);
+        return FALSE;
+      }
     sim_run_opts o = {0};
     sim_report r;
     if (!sim_simulate(&s, &o, &r, &error)) {
@@ -163,7 +166,8 @@ static gboolean run_rows(const char *path, GArray *rows, GArray *pred, const cha
     g_array_append_val(pred, r.iteration_time_s);
     if (fill) {
       row x = {.id = g_strdup(str(f, C_ID)), .system = g_strdup(s.system),
-               .sched = g_strdup(sched), .recompute = g_strdup(s.recompute),
+               .sched = g_strdup(sched),
+               .recompute = g_strdup(*str(f, C_RC) ? str(f, C_RC) : "none"),
                .devs = s.nodes * s.devices_per_node, .tp = s.tp, .pp = s.pp, .dp = s.dp,
                .B = s.global_batch, .interleave = s.interleave, .sp = s.sequence_parallel,
                .unfused = unfused, .measured = g_ascii_strtod(str(f, C_MEASURED), NULL),
@@ -293,24 +297,24 @@ static long peak_rss_kib(void)
   return ru.ru_maxrss;
 }
 
-static int speed_case(const char *label, const char *system, int64_t nodes, int64_t gb,
+static int speed_case(const char *label, const char *system, const char *nodes, const char *gb,
                       const char *net)
 {
   sim_scenario s;
   sim_scenario_init(&s);
-  sim_scenario_set_string(&s.strategy, "3d");
-  sim_scenario_set_string(&s.model, "gpt3-175b");
-  sim_scenario_set_string(&s.precision, "fp16");
-  sim_scenario_set_string(&s.system, system);
-  sim_scenario_set_string(&s.schedule, "interleaved");
-  sim_scenario_set_string(&s.net_model, net);
-  s.nodes = nodes;
-  s.tp = 8;
-  s.pp = 8;
-  s.interleave = 4;
-  s.global_batch = gb;
-  s.micro_batch = 1;
   g_autoptr(GError) error = NULL;
+  const char *kv[][2] = {
+      {"strategy", "3d"},      {"model", "gpt3-175b"},   {"precision", "fp16"},
+      {"system", system},      {"nodes", nodes},         {"tp", "8"},
+      {"pp", "8"},             {"schedule", "interleaved"}, {"interleave", "4"},
+      {"global-batch", gb},    {"micro-batch", "1"},     {"net-model", net},
+  };
+  for (size_t k = 0; k < G_N_ELEMENTS(kv); k++)
+    if (!sim_scenario_set(&s, kv[k][0], kv[k][1], label, &error)) {
+      fprintf(stderr, "dtsim-llm: %s\n", error->message);
+      sim_scenario_clear(&s);
+      return 1;
+    }
   sim_run_opts o = {0};
   sim_report r;
   gint64 t0 = g_get_monotonic_time();
@@ -333,9 +337,9 @@ int main(int argc, char **argv)
   const char *dir = argc > 1 + speed ? argv[1 + speed] : DTSIM_REFERENCE_DIR;
   if (speed) {
     printf("== speed: GPT-3 175B, TP 8, PP 8 interleaved (V 4), one iteration\n");
-    if (speed_case("dgx-a100 x 128, DP 16, B 1536, flow", "dgx-a100", 128, 1536, "flow"))
+    if (speed_case("dgx-a100 x 128, DP 16, B 1536, flow", "dgx-a100", "128", "1536", "flow"))
       return 1;
-    return speed_case("dgx-h100 x 2048, DP 256, B 4096, flow", "dgx-h100", 2048, 4096, "flow");
+    return speed_case("dgx-h100 x 2048, DP 256, B 4096, flow", "dgx-h100", "2048", "4096", "flow");
   }
   return accuracy(dir);
 }

@@ -49,6 +49,7 @@ typedef struct {
   gboolean final_norm;        /* a norm before the LM head (GPT, Llama) */
   gboolean tied_head;         /* the LM head reuses the embedding matrix */
   gboolean pooler;            /* BERT's pooler (h x h + h) */
+  double lm_fraction;         /* tokens the LM head predicts: 1, or BERT's masked 15.6% */
 } wl_tf;
 
 /* The transformer zoo, in a fixed order. */
@@ -119,7 +120,9 @@ typedef struct {
 size_t wl_tf_layer_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *out);
 /* The embedding (a gather, and its scatter-add in backward). */
 size_t wl_tf_embedding_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *out);
-/* Final norm, LM head (vocabulary split over tensor-parallel ranks) and cross-entropy. */
+/* Final norm, LM head (vocabulary padded to a multiple of 128 per tensor-parallel rank, as
+ * Megatron-LM pads it, and split over the ranks) and cross-entropy, over the tokens the head
+ * predicts (lm_fraction of them). */
 size_t wl_tf_head_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *out);
 
 /* ---- Memory per device ------------------------------------------------------------------------ */

@@ -52,6 +52,10 @@ typedef struct {
   GHashTable *cache;   /* "op:first:n:groups:stride:bytes" -> sim_time_ps */
 } coll_timer;
 
+static void free_coll(gpointer p) { comm_coll_free(p); }
+static void free_group(gpointer p) { comm_coll_group_free(p); }
+static void free_array(gpointer p) { g_array_unref(p); }
+
 static void coll_done(sim_engine *engine, void *user)
 {
   (void)engine;
@@ -79,8 +83,9 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
       comm_coll_algorithm_supports(ct->algo, op) ? ct->algo : ct->ring;
   g_autoptr(sim_engine) engine = sim_engine_new();
   g_autoptr(comm_net) net = comm_net_new(engine, ct->topo, ct->model);
-  g_autoptr(GPtrArray) colls = g_ptr_array_new_with_free_func((GDestroyNotify)comm_coll_free);
-  g_autoptr(GPtrArray) grps = g_ptr_array_new_with_free_func((GDestroyNotify)comm_coll_group_free);
+  /* Freed in reverse order: the collectives, then their groups, then the network. */
+  g_autoptr(GPtrArray) grps = g_ptr_array_new_with_free_func(free_group);
+  g_autoptr(GPtrArray) colls = g_ptr_array_new_with_free_func(free_coll);
   g_autofree uint32_t *ranks = g_new(uint32_t, n);
   uint32_t done = 0;
   comm_coll_args args = {.op = op, .bytes = bytes, .reduce_Bps = ct->reduce_Bps,
@@ -534,7 +539,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   g_autofree sim_task_id *last_task = g_new(sim_task_id, p->P);
   g_autofree gboolean *has_last = g_new0(gboolean, p->P);
   uint64_t xfer_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes / p->T;
-  g_autoptr(GPtrArray) orders = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+  g_autoptr(GPtrArray) orders = g_ptr_array_new_with_free_func(free_array);
   for (uint32_t s = 0; s < p->P; s++)
     g_ptr_array_add(orders, schedule_units(p, s));
 

@@ -434,7 +434,7 @@ static GArray *schedule_units(const plan3d *p, uint32_t s)
 
 typedef struct {
   sim_unit_id unit;
-  sim_stream_id compute, tp, dp, send_f, recv_f, send_b, recv_b;
+  sim_stream_id compute, tp, dp, send_f, recv_f, send_b, recv_b, emb;
 } stage_streams;
 
 static sim_task_id add_tp(sim_graph *g, sim_stream_id tp, sim_task_id after, sim_time_ps d,
@@ -510,6 +510,11 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   plan->samples_per_iteration = o->global_batch;
   plan->memory_per_device_bytes = mem_total(metrics);
   g_autofree stage_streams *st = g_new0(stage_streams, p->P);
+  /* A tied LM head is a copy of the embedding on the last stage: Megatron allreduces the two
+   * copies' gradients between the first and the last stage before the step. */
+  gboolean tied = p->tf.tied_head && p->P > 1;
+  g_autofree sim_task_id *upd_task = g_new0(sim_task_id, p->P);
+  g_autofree sim_task_id *lastb_task = g_new0(sim_task_id, p->P);
   for (uint32_t s = 0; s < p->P; s++) {
     uint32_t rank = s * p->T * p->D;
     g_autofree char *name = g_strdup_printf("gpu%u (stage %u, node %u)", rank, s,
@@ -523,6 +528,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
       st[s].recv_f = sim_graph_add_stream(g, st[s].unit, "pp receive activations");
       st[s].send_b = sim_graph_add_stream(g, st[s].unit, "pp send gradients");
       st[s].recv_b = sim_graph_add_stream(g, st[s].unit, "pp receive gradients");
+      if (tied && (s == 0 || s == p->P - 1))
+        st[s].emb = sim_graph_add_stream(g, st[s].unit, "pp embedding gradients");
     }
   }
   plan->probe_unit = st[0].unit;
@@ -665,7 +672,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         for (uint32_t c = 0; c < p->V; c++)
           sim_graph_depend(g, u, dp_tasks[c]);
       sim_task_id end = u;
-      (void)last_backward;
+      upd_task[s] = u;
+      lastb_task[s] = last_backward;
       if (o->zero >= 1 && o->zero < 3 && p->D > 1) {
         /* Distributed optimizer: gather the updated parameters; with overlap the next
          * iteration's forward does not wait for them (Megatron's --overlap-param-gather
@@ -683,6 +691,16 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
       has_last[s] = TRUE;
       if (s == 0)
         g_array_append_val(plan->iteration_end, end);
+    }
+    if (tied) {
+      sim_stream_id members[2] = {st[0].emb, st[p->P - 1].emb};
+      uint64_t bytes = (uint64_t)p->tf.vocab * p->tf.hidden / p->T * grad_elem;
+      sim_task_id e = sim_graph_add_collective(g, members, 2, "allreduce embedding grads",
+                                               SIM_OP_ALLREDUCE, ct.algo, bytes);
+      sim_graph_depend(g, e, lastb_task[0]);
+      sim_graph_depend(g, e, lastb_task[p->P - 1]);
+      sim_graph_depend(g, upd_task[0], e);
+      sim_graph_depend(g, upd_task[p->P - 1], e);
     }
     /* Pipeline dependencies of this iteration. */
     for (uint32_t s = 0; s < p->P; s++) {

@@ -71,7 +71,7 @@ static const key_spec keys[] = {
     {"synthetic", K_FLAG, OFF(synthetic), 0, 0, NULL, RS, NULL,
      "synthetic input data: no host-to-device copy of batches"},
     {"symmetry", K_ONOFF, OFF(symmetry), 0, 0, NULL, RS, "on|off",
-     "dp on the analytic network: simulate one device for all (exact)"},
+     "dp: simulate one device for all (exact)"},
     {"json", K_FLAG, OFF(json), 0, 0, NULL, ALL, NULL, "print JSON instead of a table"},
     {"trace", K_STRING, OFF(trace), 0, 0, NULL, ALL, "FILE", "write a Chrome trace"},
     {"trace-limit", K_INT, OFF(trace_limit), 1, INT64_C(1) << 40, NULL, ALL, "N",

@@ -38,7 +38,7 @@ typedef struct {
   char *hybrid;            /* dp-pp|owt (one weird trick) */
   gboolean strict;         /* a configuration that does not fit in memory is an error */
   gboolean synthetic;      /* input already on the device (benchmarks' synthetic data) */
-  gboolean symmetry;       /* simulate one device of a symmetric dp run on the analytic network */
+  gboolean symmetry;       /* simulate one device of a symmetric dp run */
   gboolean json;
   char *trace, *csv;
   int64_t trace_limit;     /* most trace events written */

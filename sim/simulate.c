@@ -133,7 +133,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       .ps_placement = s->ps_placement,
       .hybrid = s->hybrid,
       .split = s->split,
-      .symmetric = s->symmetry && net_model == COMM_NET_ANALYTIC,
+      .symmetric = s->symmetry,
   };
   comm_ps_placement placement;
   if (!comm_ps_placement_parse(s->ps_placement, "--ps-placement", &placement, error))

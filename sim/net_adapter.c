@@ -1,6 +1,7 @@
 /* Communication tasks on the modeled network (see net_adapter.h). */
 #include "net_adapter.h"
 
+#include "unshared.h"
 #include "util.h"
 
 #include <string.h>
@@ -112,6 +113,11 @@ static void task_finished(sim_engine *engine, void *user)
   sim_task_id t = p->task;
   g_free(p);
   sim_exec_task_done(x, t);
+}
+
+static void task_finished_ev(sim_engine *engine, void *data, uint64_t arg)
+{
+  task_finished(engine, data);
 }
 
 /* The group of the devices behind a collective's member streams; groups are reused. */
@@ -285,6 +291,25 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
     }
     comm_coll_args args = {.op = op_of[op], .bytes = sim_graph_task_bytes(g, t),
                            .reduce_Bps = a->reduce_Bps, .form = COMM_COLL_FORM_PIPELINED};
+    if (a->plan->symmetric) {
+      /* A symmetric plan's collectives run one at a time on device 0's one communication
+       * stream, and nothing else moves: when no two of a collective's transfers can share a
+       * link, its time follows without flows (exact; comm/coll/unshared.h). */
+      sim_time_ps duration;
+      uint64_t flows;
+      switch (comm_coll_unshared_time(a->net, group_for(a, g, t), algo, &args, &duration, &flows,
+                                      &error)) {
+      case COMM_COLL_UNSHARED_DONE:
+        sim_engine_schedule_in(sim_exec_engine(x), duration, task_finished_ev, p, 0);
+        return;
+      case COMM_COLL_UNSHARED_ERROR:
+        g_free(p);
+        fail(a, x, error);
+        return;
+      case COMM_COLL_UNSHARED_SHARED:
+        break;
+      }
+    }
     comm_coll *coll = comm_coll_new(a->net, group_for(a, g, t), algo, &args, &error);
     if (!coll) {
       g_free(p);

@@ -34,7 +34,7 @@ void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s);
 
 /* Refuses simulations the chosen network model cannot do in reasonable time and memory (the
  * flow model beyond SIM_FLOW_MAX_DEVICES devices), naming the option to change. */
-#define SIM_FLOW_MAX_DEVICES 65536
+#define SIM_FLOW_MAX_DEVICES 1000000
 gboolean sim_check_net_scale(uint64_t devices, gboolean flow, GError **error);
 /* FALSE with an error when the engine's clock saturated (see sim_engine_saturated()). */
 gboolean sim_check_clock(const sim_engine *engine, GError **error);

@@ -54,6 +54,10 @@ comm_coll_unshared_result comm_coll_unshared_time(comm_net *net, const comm_coll
   memset(rc.last_peer, 0xff, n * sizeof(uint32_t));
   for (uint32_t r = 0; r < n; r++)
     ready[r] = args->launch_ps;
+  /* The delay of the previous rank-step, reused while the step's terms are the same (most
+   * steps of a ring, whose reduction times are the costly part of the arithmetic). */
+  coll__step memo = {.nsend = UINT32_MAX};
+  sim_time_ps memo_delay = 0;
   uint64_t sent = 0, rank_step = 0;
   gboolean shared = FALSE;
   uint32_t step = 0;
@@ -65,7 +69,13 @@ comm_coll_unshared_result comm_coll_unshared_time(comm_net *net, const comm_coll
       for (uint32_t r = 0; r < n && !shared; r++) {
         coll__step st = {.send = scratch};
         ph->kind->step(ph, r, s, &st);
-        delay[r] = coll__step_delay(&st, &cost);
+        if ((st.nsend > 0 || st.nrecv > 0) != (memo.nsend > 0 || memo.nrecv > 0) ||
+            memo.nsend == UINT32_MAX || st.reduce_bytes != memo.reduce_bytes ||
+            st.extra_ps != memo.extra_ps || st.folded != memo.folded) {
+          memo = st;
+          memo_delay = coll__step_delay(&st, &cost);
+        }
+        delay[r] = memo_delay;
         rank_step++;
         for (uint32_t i = 0; i < st.nsend; i++) {
           uint32_t d = st.send[i].peer;

@@ -140,10 +140,12 @@ static void event_release(sim_engine *e, sim_event *ev)
 
 /* ---- Heap -------------------------------------------------------------------------------- */
 
+/* Without branches: the order of random event times is unpredictable, and mispredicted
+ * branches were most of the cost of the descent. */
 static inline gboolean entry_less(const heap_entry *a, const heap_entry *b)
 {
-  return a->time < b->time ||
-         (a->time == b->time && (int32_t)(TAG_SEQ(a->tag) - TAG_SEQ(b->tag)) < 0);
+  return (a->time < b->time) |
+         ((a->time == b->time) & ((int32_t)(TAG_SEQ(a->tag) - TAG_SEQ(b->tag)) < 0));
 }
 
 static inline void heap_place(sim_engine *e, size_t i, heap_entry entry)
@@ -211,14 +213,48 @@ static void heap_push(sim_engine *e, heap_entry entry)
   heap_sift_up(e, e->heap_len - 1);
 }
 
-/* Removes the top entry. */
+/* Removes the top entry. The hole left at the root goes down along the smallest children to
+ * the bottom level, and the last entry fills it from there, rising as far as it must (Floyd's
+ * variant): the last entry usually belongs near the bottom, so this saves the comparison with
+ * it at every level. Children are picked without branches. */
 static void heap_pop(sim_engine *e)
 {
-  e->heap_len--;
-  if (e->heap_len == 0)
+  size_t n = --e->heap_len;
+  if (n == 0)
     return;
-  e->heap[0] = e->heap[e->heap_len];
-  heap_sift_down(e, 0);
+  heap_entry last = e->heap[n];
+  heap_entry *h = e->heap;
+  size_t i = 0;
+  for (;;) {
+    size_t first = HEAP_ARITY * i + 1;
+    if (first + HEAP_ARITY <= n) {
+      size_t grand = HEAP_ARITY * first + 1;
+      if (grand < n)
+        __builtin_prefetch(&h[grand]);
+      size_t a = first + entry_less(&h[first + 1], &h[first]);
+      size_t b = first + 2 + entry_less(&h[first + 3], &h[first + 2]);
+      size_t best = entry_less(&h[b], &h[a]) ? b : a;
+      h[i] = h[best];
+      i = best;
+      continue;
+    }
+    if (first < n) {
+      size_t best = first;
+      for (size_t c = first + 1; c < n; c++)
+        best = entry_less(&h[c], &h[best]) ? c : best;
+      h[i] = h[best];
+      i = best;
+    }
+    break;
+  }
+  while (i > 0) {
+    size_t parent = (i - 1) / HEAP_ARITY;
+    if (!entry_less(&last, &h[parent]))
+      break;
+    h[i] = h[parent];
+    i = parent;
+  }
+  h[i] = last;
 }
 
 static inline gboolean entry_live(const heap_entry *en, const sim_event *ev)

@@ -21,6 +21,7 @@ struct sim_event {
 };
 
 #define SEQ_DEAD UINT64_MAX
+#define FREE_END UINT32_MAX
 
 /* 16 bytes, so the four children of a node fill one 64-byte cache line. `tag` holds the low
  * 32 bits of the entry's sequence number (high half) and the event's pool index (low half).
@@ -72,7 +73,8 @@ struct sim_engine {
 
   sim_event **slabs;      /* event index -> slabs[index >> SLAB_SHIFT][index & mask] */
   size_t n_slabs, slabs_cap;
-  GArray *free_index;     /* uint32_t indices of free events */
+  uint32_t free_head;     /* pool: first free event (its `arg` holds the next), or FREE_END */
+  GArray *free_index;     /* no pool: uint32_t indices of free events */
 
   gboolean stopped;
   uint64_t events;
@@ -100,9 +102,10 @@ static inline sim_event *event_at(const sim_engine *e, uint32_t index)
   return &e->slabs[index >> SLAB_SHIFT][index & (SLAB_EVENTS - 1)];
 }
 
+#ifdef SIM_EVENT_POOL
 static sim_event *event_alloc(sim_engine *e)
 {
-  if (e->free_index->len == 0) {
+  if (e->free_head == FREE_END) {
     g_assert(e->n_slabs < ((size_t)UINT32_MAX >> SLAB_SHIFT));
     if (e->n_slabs == e->slabs_cap) {
       e->slabs_cap = e->slabs_cap ? 2 * e->slabs_cap : 64;
@@ -111,17 +114,40 @@ static sim_event *event_alloc(sim_engine *e)
     sim_event *slab = g_new(sim_event, SLAB_EVENTS);
     uint32_t base = (uint32_t)(e->n_slabs << SLAB_SHIFT);
     e->slabs[e->n_slabs++] = slab;
+    /* Free events form a list through their `arg`, lowest index first. */
     for (uint32_t i = SLAB_EVENTS; i-- > 0;) {
-      uint32_t index = base + i;
-      g_array_append_val(e->free_index, index);
+      slab[i].arg = e->free_head;
+      slab[i].index = base + i;
+      e->free_head = base + i;
     }
+  }
+  sim_event *ev = event_at(e, e->free_head);
+  e->free_head = (uint32_t)ev->arg;
+  return ev;
+}
+
+static inline void event_release(sim_engine *e, sim_event *ev)
+{
+  ev->arg = e->free_head;
+  e->free_head = ev->index;
+}
+#else
+static sim_event *event_alloc(sim_engine *e)
+{
+  if (e->free_index->len == 0) {
+    g_assert(e->n_slabs < UINT32_MAX);
+    if (e->n_slabs == e->slabs_cap) {
+      e->slabs_cap = e->slabs_cap ? 2 * e->slabs_cap : 64;
+      e->slabs = g_renew(sim_event *, e->slabs, e->slabs_cap);
+    }
+    uint32_t index = (uint32_t)e->n_slabs;
+    e->slabs[e->n_slabs++] = NULL;
+    g_array_append_val(e->free_index, index);
   }
   uint32_t index = g_array_index(e->free_index, uint32_t, e->free_index->len - 1);
   g_array_set_size(e->free_index, e->free_index->len - 1);
-#ifndef SIM_EVENT_POOL
   if (e->slabs[index] == NULL)
     e->slabs[index] = g_new(sim_event, 1);
-#endif
   sim_event *ev = event_at(e, index);
   ev->index = index;
   return ev;
@@ -130,13 +156,12 @@ static sim_event *event_alloc(sim_engine *e)
 static void event_release(sim_engine *e, sim_event *ev)
 {
   uint32_t index = ev->index;
-#ifndef SIM_EVENT_POOL
   /* Free the memory so AddressSanitizer catches any use of a fired event's handle. */
   g_free(ev);
   e->slabs[index] = NULL;
-#endif
   g_array_append_val(e->free_index, index);
 }
+#endif
 
 /* ---- Heap -------------------------------------------------------------------------------- */
 
@@ -304,6 +329,7 @@ sim_engine *sim_engine_new(void)
 {
   sim_engine *e = g_new0(sim_engine, 1);
   e->free_index = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  e->free_head = FREE_END;
   e->observers = g_array_new(FALSE, FALSE, sizeof(observer));
   e->procs = g_array_new(FALSE, FALSE, sizeof(proc_rec));
   e->tracks = g_array_new(FALSE, FALSE, sizeof(track_rec));

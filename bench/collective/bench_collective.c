@@ -26,6 +26,13 @@ typedef struct {
   comm_coll_form form;
 } bench_opts;
 
+/* User + system CPU time of this process, ms. */
+static double cpu_ms(const struct rusage *ru)
+{
+  return ((double)ru->ru_utime.tv_sec + (double)ru->ru_stime.tv_sec) * 1e3 +
+         ((double)ru->ru_utime.tv_usec + (double)ru->ru_stime.tv_usec) * 1e-3;
+}
+
 static void on_done(sim_engine *engine, void *user)
 {
   *(gboolean *)user = TRUE;
@@ -74,10 +81,11 @@ static int run_case(const bench_opts *o, uint32_t ranks, comm_net_model model, g
              algo ? comm_coll_algorithm_name(algo) : "?");
       return 0;
     }
-    printf("%6u %-9s %-19s %10.3f %10.3f %10.3f %10.1f %10" G_GUINT64_FORMAT " %10d %12.3f\n",
+    printf("%6u %-9s %-19s %10.3f %10.3f %10.3f %10.1f %10" G_GUINT64_FORMAT " %10d %12.3f "
+           "%10.1f\n",
            ranks, "unshared", comm_coll_algorithm_name(comm_coll_resolve(algo, group, &args)),
            (t1 - t0) / 1e3, (t2 - t1) / 1e3, (t2 - t0) / 1e3, ru.ru_maxrss / 1024.0, flows, 0,
-           sim_time_to_s(duration) * 1e6);
+           sim_time_to_s(duration) * 1e6, cpu_ms(&ru));
     fflush(stdout);
     return 0;
   }
@@ -94,11 +102,11 @@ static int run_case(const bench_opts *o, uint32_t ranks, comm_net_model model, g
   getrusage(RUSAGE_SELF, &ru);
   double sim_s = sim_time_to_s(comm_coll_end_time(coll) - comm_coll_start_time(coll));
   printf("%6u %-9s %-19s %10.3f %10.3f %10.3f %10.1f %10" G_GUINT64_FORMAT " %10" G_GUINT64_FORMAT
-         " %12.3f\n",
+         " %12.3f %10.1f\n",
          ranks, model == COMM_NET_FLOW ? "flow" : "analytic",
          comm_coll_algorithm_name(comm_coll_algorithm_used(coll)), (t1 - t0) / 1e3,
          (t2 - t1) / 1e3, (t2 - t0) / 1e3, ru.ru_maxrss / 1024.0, comm_coll_flows(coll),
-         sim_engine_events(engine), sim_s * 1e6);
+         sim_engine_events(engine), sim_s * 1e6, cpu_ms(&ru));
   fflush(stdout);
   return done ? 0 : 1;
 }
@@ -150,8 +158,12 @@ int main(int argc, char **argv)
   printf("# allreduce of %" G_GUINT64_FORMAT " bytes, %s nodes of 8, %s, %s, %s rings\n", o.bytes,
          o.system, o.inter, o.topology,
          o.form == COMM_COLL_FORM_STEPS ? "step-by-step" : "pipelined");
-  printf("%6s %-9s %-19s %10s %10s %10s %10s %10s %10s %12s\n", "ranks", "model", "algorithm",
-         "build_ms", "run_ms", "wall_ms", "peak_MB", "flows", "events", "sim_time_us");
+  printf("#");
+  for (int i = 0; i < argc; i++)
+    printf(" %s", argv[i]);
+  printf("\n%6s %-9s %-19s %10s %10s %10s %10s %10s %10s %12s %10s\n", "ranks", "model",
+         "algorithm", "build_ms", "run_ms", "wall_ms", "peak_MB", "flows", "events",
+         "sim_time_us", "cpu_ms");
   fflush(stdout);
   const comm_net_model models[3] = {COMM_NET_ANALYTIC, COMM_NET_FLOW, COMM_NET_FLOW};
   int status = 0;

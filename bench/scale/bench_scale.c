@@ -2,7 +2,9 @@
  * InfiniBand EDR), one iteration, for growing device counts, with the flow network and with the
  * analytic one, folded (symmetry on: one device built for all, collectives without flows when
  * exact) and unfolded (every device built, every transfer a flow). Each point runs in its own
- * child process so its peak RSS is its own; wall time is the median of 3 runs. Each row ends
+ * child process so its peak RSS is its own; wall time (sim_wall_s) and CPU time (user +
+ * system of the child, the figure to compare on a shared machine) are medians of 3 runs. Each
+ * row ends
  * with the dtsim command that simulates the same point (its sim_wall_s and the peak RSS of
  * /usr/bin/time -v are the same figures).
  * Targets (issue 16): flow, folded: 16384 GPUs in at most 1 s and 200 MB, 65536 GPUs in at
@@ -18,6 +20,7 @@
 
 typedef struct {
   double wall_s;
+  double cpu_s;           /* user + system CPU time of the whole child */
   long maxrss_kb;
   uint64_t events;
   double iteration_s;
@@ -49,6 +52,8 @@ static int run_child(int nodes, const char *net, int symmetry, result *out)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     res.wall_s = r.sim_wall_s;
+    res.cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+                (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
     res.maxrss_kb = ru.ru_maxrss;
     res.events = r.events;
     res.iteration_s = r.iteration_time_s;
@@ -75,8 +80,8 @@ int main(int argc, char **argv)
   int max_devices = argc > 1 ? atoi(argv[1]) : 1000000;
   int max_unfolded = argc > 2 ? atoi(argv[2]) : 4096;
   printf("# %s %d %d\n", argv[0], max_devices, max_unfolded);
-  printf("%-9s %-8s %-9s %12s %10s %8s %12s %14s  %s\n", "network", "devices", "symmetry",
-         "wall_s", "peak_MB", "KB/dev", "events", "iteration_ms", "command");
+  printf("%-9s %-8s %-9s %10s %10s %10s %8s %12s %14s  %s\n", "network", "devices", "symmetry",
+         "wall_s", "cpu_s", "peak_MB", "KB/dev", "events", "iteration_ms", "command");
   const struct {
     const char *net;
     int symmetry;
@@ -91,7 +96,7 @@ int main(int argc, char **argv)
       int devices = counts[k];
       if (devices > max_devices || devices > modes[m].max)
         break;
-      double walls[3];
+      double walls[3], cpus[3];
       result r = {0};
       for (int rep = 0; rep < 3; rep++) {
         if (run_child(devices / 8, modes[m].net, modes[m].symmetry, &r) != 0) {
@@ -99,11 +104,13 @@ int main(int argc, char **argv)
           return 1;
         }
         walls[rep] = r.wall_s;
+        cpus[rep] = r.cpu_s;
       }
       qsort(walls, 3, sizeof walls[0], cmp);
-      printf("%-9s %-8d %-9s %12.4f %10.1f %8.2f %12llu %14.3f  dtsim run --nodes %d "
+      qsort(cpus, 3, sizeof cpus[0], cmp);
+      printf("%-9s %-8d %-9s %10.4f %10.4f %10.1f %8.2f %12llu %14.3f  dtsim run --nodes %d "
              "--topology fat-tree --inter ib-edr --net-model %s --symmetry %s --json\n",
-             modes[m].net, devices, modes[m].symmetry ? "on" : "off", walls[1],
+             modes[m].net, devices, modes[m].symmetry ? "on" : "off", walls[1], cpus[1],
              r.maxrss_kb / 1024.0, r.maxrss_kb * 1.024 / devices, (unsigned long long)r.events,
              r.iteration_s * 1e3, devices / 8, modes[m].net, modes[m].symmetry ? "on" : "off");
       fflush(stdout);

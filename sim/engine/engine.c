@@ -23,10 +23,10 @@ struct sim_event {
 #define SEQ_DEAD UINT64_MAX
 #define FREE_END UINT32_MAX
 
-/* 16 bytes, so the four children of a node fill one 64-byte cache line. `tag` holds the low
- * 32 bits of the entry's sequence number (high half) and the event's pool index (low half).
- * Sequence numbers compare by serial-number arithmetic on 32 bits: FIFO order among equal
- * times holds for events scheduled within 2^31 schedule calls of each other. */
+/* 16 bytes, so the four children of a node fill one 64-byte cache line. `tag` holds the
+ * entry's sequence number (high half) and the event's pool index (low half). Sequence numbers
+ * stay below 2^32: before they would pass it, the pending events are renumbered from 0 in
+ * their order (renumber()), so FIFO order among equal times always holds. */
 typedef struct {
   sim_time_ps time;
   uint64_t tag;
@@ -165,12 +165,15 @@ static void event_release(sim_engine *e, sim_event *ev)
 
 /* ---- Heap -------------------------------------------------------------------------------- */
 
-/* Without branches: the order of random event times is unpredictable, and mispredicted
- * branches were most of the cost of the descent. */
+/* (time, tag) as one 128-bit number: time first, then the sequence number in the tag's high
+ * half (the pool index below it never decides, sequence numbers being unique). Times are never
+ * negative. One wide comparison, without branches: the order of random event times is
+ * unpredictable, and mispredicted branches were most of the cost of the descent. */
 static inline gboolean entry_less(const heap_entry *a, const heap_entry *b)
 {
-  return (a->time < b->time) |
-         ((a->time == b->time) & ((int32_t)(TAG_SEQ(a->tag) - TAG_SEQ(b->tag)) < 0));
+  unsigned __int128 ka = (unsigned __int128)(uint64_t)a->time << 64 | a->tag;
+  unsigned __int128 kb = (unsigned __int128)(uint64_t)b->time << 64 | b->tag;
+  return ka < kb;
 }
 
 static inline void heap_place(sim_engine *e, size_t i, heap_entry entry)
@@ -321,6 +324,53 @@ static void note_stale(sim_engine *e)
     heap_compact(e);
 }
 
+/* Sequence numbers at which the pending events are renumbered (the tag holds 32 bits). */
+#define SEQ_LIMIT ((uint64_t)UINT32_MAX)
+
+typedef struct {
+  uint64_t seq;
+  size_t pos;
+} seq_pos;
+
+static int seq_pos_cmp(const void *a, const void *b)
+{
+  uint64_t x = ((const seq_pos *)a)->seq, y = ((const seq_pos *)b)->seq;
+  return (x > y) - (x < y);
+}
+
+/* Gives the pending events the sequence numbers 0, 1, ... in the order of their current ones;
+ * every comparison between entries keeps its outcome, so the heap stays a heap. */
+static void renumber(sim_engine *e)
+{
+  heap_compact(e);
+  size_t n = e->heap_len;
+  seq_pos *order = g_new(seq_pos, n ? n : 1);
+  for (size_t i = 0; i < n; i++)
+    order[i] = (seq_pos){event_at(e, TAG_INDEX(e->heap[i].tag))->seq, i};
+  qsort(order, n, sizeof *order, seq_pos_cmp);
+  for (size_t k = 0; k < n; k++) {
+    heap_entry *en = &e->heap[order[k].pos];
+    sim_event *ev = event_at(e, TAG_INDEX(en->tag));
+    ev->seq = k;
+    en->tag = TAG(k, TAG_INDEX(en->tag));
+  }
+  g_free(order);
+  e->next_seq = n;
+}
+
+static inline uint64_t take_seq(sim_engine *e)
+{
+  if (G_UNLIKELY(e->next_seq >= SEQ_LIMIT))
+    renumber(e);
+  return e->next_seq++;
+}
+
+void sim__engine_set_next_seq(sim_engine *e, uint64_t seq)
+{
+  g_return_if_fail(seq >= e->next_seq && seq <= SEQ_LIMIT);
+  e->next_seq = seq;
+}
+
 /* ---- Lifecycle ------------------------------------------------------------------------------ */
 
 static void span_free(gpointer p) { g_free(p); }
@@ -385,7 +435,7 @@ sim_event *sim_engine_schedule_at(sim_engine *e, sim_time_ps at_ps, sim_event_fn
   ev->data = data;
   ev->arg = arg;
   ev->time = at_ps;
-  ev->seq = e->next_seq++;
+  ev->seq = take_seq(e);
   ev->refs = 1;
   heap_push(e, (heap_entry){at_ps, TAG(ev->seq, ev->index)});
   e->live++;
@@ -421,8 +471,9 @@ gboolean sim_engine_reschedule(sim_engine *e, sim_event *ev, sim_time_ps at_ps)
     return TRUE;  /* keeps its place among equal times */
   if (at_ps == SIM_TIME_MAX)
     e->saturated++;
+  uint64_t seq = take_seq(e);   /* may renumber the old entry, which then goes stale */
   ev->time = at_ps;
-  ev->seq = e->next_seq++;
+  ev->seq = seq;
   ev->refs++;
   heap_push(e, (heap_entry){at_ps, TAG(ev->seq, ev->index)});
   note_stale(e);

@@ -308,7 +308,7 @@ static flow *class_pop(fclass *c)
  * of the completion event and, when it fires, which flows are done. */
 static inline sim_time_ps class_first_end(const fclass *c)
 {
-  return sim_time_add_sat(c->last_ps, comm__time_for(c->heap[0]->target - c->served, c->rate));
+  return sim_time_add_sat(c->last_ps, sim_time_for_work(c->heap[0]->target - c->served, c->rate));
 }
 
 /* ---- Observers ---------------------------------------------------------------------------- */
@@ -1107,7 +1107,7 @@ uint32_t comm__lone_route(comm__lone *l, comm_ep src, comm_ep dst)
 }
 
 /* The same sums and rounding as a flow that finds its route free in comm_net_send (latency
- * first, then comm__time_for of all its bytes at the bottleneck; see class_first_end). */
+ * first, then sim_time_for_work of all its bytes at the bottleneck; see class_first_end). */
 sim_time_ps comm__lone_time(comm__lone *l, uint32_t route, uint64_t bytes)
 {
   lone_route *r = &g_array_index(l->routes, lone_route, route);
@@ -1118,7 +1118,7 @@ sim_time_ps comm__lone_time(comm__lone *l, uint32_t route, uint64_t bytes)
   for (uint32_t i = 0; i < r->nhops; i++)
     lat = sim_time_add_sat(lat, comm__link_latency(comm__link_class_of(l->net->topo, h[i]), bytes));
   r->memo_bytes = bytes;
-  r->memo_ps = sim_time_add_sat(lat, comm__time_for((double)bytes, r->Bps));
+  r->memo_ps = sim_time_add_sat(lat, sim_time_for_work((double)bytes - 0.0, r->Bps));
   return r->memo_ps;
 }
 

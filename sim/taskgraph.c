@@ -20,7 +20,7 @@ typedef struct {
   uint32_t members_at;     /* index into graph->members (streams); compute: its one stream */
   const char *name;        /* in graph->strings */
   const char *category;    /* static */
-  const char *algorithm;   /* in graph->strings, or NULL */
+  const comm_coll_algorithm *algorithm; /* or NULL */
   sim_time_ps duration_ps;
   uint64_t bytes;
   uint64_t flops;
@@ -179,13 +179,14 @@ sim_task_id sim_graph_add_transfer(sim_graph *g, sim_stream_id src, sim_stream_i
 }
 
 sim_task_id sim_graph_add_collective(sim_graph *g, const sim_stream_id *members, uint32_t n,
-                                     const char *name, int op, const char *algorithm,
+                                     const char *name, int op,
+                                     const comm_coll_algorithm *algorithm,
                                      uint64_t bytes)
 {
   g_return_val_if_fail(n >= 1 && op >= INT8_MIN && op <= INT8_MAX, 0);
   task_rec t = {.kind = SIM_TASK_COLLECTIVE, .op = (int8_t)op,
                 .name = g_string_chunk_insert_const(g->strings, name), .category = "collective",
-                .algorithm = algorithm ? g_string_chunk_insert_const(g->strings, algorithm) : NULL,
+                .algorithm = algorithm,
                 .bytes = bytes};
   return add_task(g, &t, members, n);
 }
@@ -242,7 +243,7 @@ const char *sim_graph_task_category(const sim_graph *g, sim_task_id t)
 uint64_t sim_graph_task_bytes(const sim_graph *g, sim_task_id t) { return TASK(g, t)->bytes; }
 uint64_t sim_graph_task_flops(const sim_graph *g, sim_task_id t) { return TASK(g, t)->flops; }
 int sim_graph_task_op(const sim_graph *g, sim_task_id t) { return TASK(g, t)->op; }
-const char *sim_graph_task_algorithm(const sim_graph *g, sim_task_id t)
+const comm_coll_algorithm *sim_graph_task_algorithm(const sim_graph *g, sim_task_id t)
 {
   return TASK(g, t)->algorithm;
 }
@@ -418,6 +419,10 @@ static void stream_advance(sim_exec *x, sim_stream_id sid)
   try_start(x, next);
 }
 
+/* Arrows drawn per collective in a trace: enough to follow a node's ring, few enough that a
+ * collective over thousands of devices stays readable. */
+#define SIM_TRACE_COLLECTIVE_ARROWS 16
+
 void sim_exec_task_done(sim_exec *x, sim_task_id t)
 {
   task_state *s = &x->ts[t];
@@ -441,6 +446,12 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
     }
     if (r->kind == SIM_TASK_TRANSFER)
       sim_engine_link(x->engine, x->track[m[0]], s->start_ps, x->track[m[1]], s->end_ps, r->name);
+    /* A collective: an arrow from each member to the next in group order (the ring a viewer
+     * can follow), at most SIM_TRACE_COLLECTIVE_ARROWS of them. */
+    if (r->kind == SIM_TASK_COLLECTIVE && r->n_members > 1)
+      for (uint32_t i = 0; i < MIN(r->n_members, SIM_TRACE_COLLECTIVE_ARROWS); i++)
+        sim_engine_link(x->engine, x->track[m[i]], s->start_ps,
+                        x->track[m[(i + 1) % r->n_members]], s->end_ps, r->name);
   }
   /* Free the streams first, then release successors: both orders are deterministic, this one
    * lets a successor on the same stream start at once. */
@@ -525,12 +536,12 @@ static void simple_start(void *user, sim_exec *x, sim_task_id t)
   const task_rec *r = TASK(x->g, t);
   sim_time_ps d = 0;
   if (r->kind == SIM_TASK_TRANSFER) {
-    d = sim_time_add_sat(c->latency_ps, sim_time_for_bytes(r->bytes, c->bandwidth_Bps));
+    d = sim_time_add_sat(c->latency_ps, sim_time_for_work((double)r->bytes, (double)c->bandwidth_Bps));
   } else if (r->n_members > 1) {
     /* Ring allreduce: 2(n-1) steps, each latency + (bytes/n)/bw. */
     uint64_t n = r->n_members;
     sim_time_ps step = sim_time_add_sat(c->latency_ps,
-                                        sim_time_for_bytes(r->bytes, c->bandwidth_Bps * n));
+                                        sim_time_for_work((double)r->bytes, (double)c->bandwidth_Bps * n));
     if (!sim_time_mul(step, (int64_t)(2 * (n - 1)), &d))
       d = SIM_TIME_MAX;
   }

@@ -49,26 +49,6 @@ struct trace_chrome {
   sim_engine *engine;
 };
 
-void trace__json_string(GString *out, const char *s)
-{
-  g_string_append_c(out, '"');
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    switch (*p) {
-    case '"': g_string_append(out, "\\\""); break;
-    case '\\': g_string_append(out, "\\\\"); break;
-    case '\n': g_string_append(out, "\\n"); break;
-    case '\t': g_string_append(out, "\\t"); break;
-    case '\r': g_string_append(out, "\\r"); break;
-    default:
-      if (*p < 0x20)
-        g_string_append_printf(out, "\\u%04x", *p);
-      else
-        g_string_append_c(out, (char)*p);
-    }
-  }
-  g_string_append_c(out, '"');
-}
-
 void trace__us(GString *out, sim_time_ps ps)
 {
   if (ps < 0) {
@@ -217,9 +197,9 @@ static void on_span_end(void *user, const sim_span *s)
     return;
   GString *o = t->line;
   g_string_append(o, "{\"ph\":\"X\",\"name\":");
-  trace__json_string(o, s->name);
+  dt_json_string(o, s->name);
   g_string_append(o, ",\"cat\":");
-  trace__json_string(o, s->category);
+  dt_json_string(o, s->category);
   g_string_append(o, ",\"ts\":");
   trace__us(o, s->start_ps);
   g_string_append(o, ",\"dur\":");
@@ -238,15 +218,27 @@ static void on_span_end(void *user, const sim_span *s)
 }
 
 /* The lane of `track` whose latest span covers `at`, so an arrow binds to that slice. */
-static uint32_t lane_at(trace_chrome *t, sim_track_id track, sim_time_ps at)
+static const lane *lane_at(trace_chrome *t, sim_track_id track, sim_time_ps at)
 {
   track_rec *tr = &g_array_index(t->tracks, track_rec, track);
   for (guint k = 0; k < tr->lanes->len; k++) {
-    lane *l = &g_array_index(tr->lanes, lane, k);
+    const lane *l = &g_array_index(tr->lanes, lane, k);
     if (l->start_ps <= at && at <= l->end_ps)
-      return l->tid;
+      return l;
   }
-  return g_array_index(tr->lanes, lane, 0).tid;
+  return &g_array_index(tr->lanes, lane, 0);
+}
+
+/* Where `at` falls on a slice as written: a slice's start and duration are each cut to whole
+ * nanoseconds (trace__us), so its written end can be up to 2 ns before its true end. A flow
+ * event is placed at the same written time, clamped into the written slice, so viewers bind
+ * it to that slice. */
+static sim_time_ps on_written_slice(const lane *l, sim_time_ps at)
+{
+  sim_time_ps a = l->start_ps / 1000 * 1000;
+  sim_time_ps b = a + (l->end_ps - l->start_ps) / 1000 * 1000;
+  sim_time_ps w = at / 1000 * 1000;
+  return w < a ? a : w > b ? b : w;
 }
 
 static void on_link(void *user, uint64_t id, sim_track_id from, sim_time_ps from_ps,
@@ -262,12 +254,13 @@ static void on_link(void *user, uint64_t id, sim_track_id from, sim_time_ps from
       return;
     GString *o = t->line;
     g_string_append_printf(o, "{\"ph\":\"%s\",\"id\":%" PRIu64 ",\"name\":", end ? "f" : "s", id);
-    trace__json_string(o, name);
+    dt_json_string(o, name);
     g_string_append(o, ",\"cat\":\"link\",\"ts\":");
-    trace__us(o, end ? to_ps : from_ps);
+    sim_time_ps at = end ? to_ps : from_ps;
+    const lane *l = lane_at(t, end ? to : from, at);
+    trace__us(o, on_written_slice(l, at));
     g_string_append_printf(o, ",\"pid\":%u,\"tid\":%u%s}", (end ? b : a)->info.proc + 1,
-                           lane_at(t, end ? to : from, end ? to_ps : from_ps),
-                           end ? ",\"bp\":\"e\"" : "");
+                           l->tid, end ? ",\"bp\":\"e\"" : "");
     end_event(t);
   }
 }
@@ -280,7 +273,7 @@ static void on_counter(void *user, sim_proc_id proc, const char *name, sim_time_
     return;
   GString *o = t->line;
   g_string_append(o, "{\"ph\":\"C\",\"name\":");
-  trace__json_string(o, name);
+  dt_json_string(o, name);
   g_string_append(o, ",\"ts\":");
   trace__us(o, at);
   char num[G_ASCII_DTOSTR_BUF_SIZE];
@@ -313,7 +306,7 @@ static void write_metadata(trace_chrome *t, GString *o)
     const sim_proc_info *p = &g_array_index(t->procs, proc_rec, i).info;
     g_string_append_printf(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":",
                            p->id + 1);
-    trace__json_string(o, p->name);
+    dt_json_string(o, p->name);
     g_string_append(o, "}},\n");
     /* Devices first, then hosts, servers and links; within a kind, in creation order. */
     g_string_append_printf(o, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%u,"
@@ -329,10 +322,10 @@ static void write_metadata(trace_chrome *t, GString *o)
       g_string_append_printf(o, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,"
                              "\"args\":{\"name\":", tr->info.proc + 1, l->tid);
       if (k == 0) {
-        trace__json_string(o, tr->info.name);
+        dt_json_string(o, tr->info.name);
       } else {
         g_autofree char *name = g_strdup_printf("%s #%u", tr->info.name, k + 1);
-        trace__json_string(o, name);
+        dt_json_string(o, name);
       }
       g_string_append(o, "}},\n");
       g_string_append_printf(o, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%u,"
@@ -377,9 +370,9 @@ gboolean trace_chrome_close(trace_chrome *t, GError **error)
   }
   g_string_append(tail, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{");
   for (guint i = 0; i + 1 < t->info->len; i += 2) {
-    trace__json_string(tail, g_ptr_array_index(t->info, i));
+    dt_json_string(tail, g_ptr_array_index(t->info, i));
     g_string_append_c(tail, ':');
-    trace__json_string(tail, g_ptr_array_index(t->info, i + 1));
+    dt_json_string(tail, g_ptr_array_index(t->info, i + 1));
     g_string_append_c(tail, ',');
   }
   g_string_append_printf(tail, "\"events\":\"%" PRIu64 "\",\"truncated\":\"%s\","

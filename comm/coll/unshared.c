@@ -34,6 +34,9 @@ comm_coll_unshared_result comm_coll_unshared_time(comm_net *net, const comm_coll
                                                   GError **error)
 {
   g_return_val_if_fail(comm_net_topology(net) == g->topo, COMM_COLL_UNSHARED_ERROR);
+  /* "nccl" runs its channels with an executor of its own (nccl.c): not followed here. */
+  if (comm_coll_resolve(algo, g, args)->nccl)
+    return COMM_COLL_UNSHARED_SHARED;
   coll__plan plan;
   if (!coll__plan_build(&plan, g, algo, args, error))
     return COMM_COLL_UNSHARED_ERROR;

@@ -30,10 +30,10 @@ static void simulate(const dp_case *c, gboolean symmetry, sim_report *r)
 {
   g_auto(sim_scenario) s;
   sim_scenario_init(&s);
-  sim_scenario_set_string(&s.system, c->system);
-  sim_scenario_set_string(&s.topology, c->topology);
-  sim_scenario_set_string(&s.allreduce, c->allreduce);
-  sim_scenario_set_string(&s.net_model, "flow");
+  assert_true(sim_scenario_set(&s, "system", c->system, NULL, NULL));
+  assert_true(sim_scenario_set(&s, "topology", c->topology, NULL, NULL));
+  assert_true(sim_scenario_set(&s, "allreduce", c->allreduce, NULL, NULL));
+  assert_true(sim_scenario_set(&s, "net-model", "flow", NULL, NULL));
   s.nodes = c->nodes;
   s.overlap = c->overlap;
   s.iterations = c->iterations;
@@ -56,6 +56,7 @@ static void test_dp_folded_equals_unfolded(void **state)
       {"dgx1-v100", "fat-tree", "halving-doubling", 4, TRUE, 1},
       {"dgx1-v100", "dragonfly", "double-tree", 2, TRUE, 1},
       {"dgx-h100", "fat-tree", "hierarchical", 2, FALSE, 2},
+      {"dgx-a100", "fat-tree", "nccl", 2, TRUE, 1},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     sim_report folded, full;
@@ -141,7 +142,7 @@ static void test_unshared_equals_flows(void **state)
       {"dgx1-v100", "ring", 3, 1},
   };
   const char *algorithms[] = {"ring", "tree", "double-tree", "recursive-doubling",
-                              "halving-doubling", "hierarchical", "onetoall"};
+                              "halving-doubling", "hierarchical", "onetoall", "auto", "nccl"};
   /* Fewer bytes than ranks (empty segments), small messages, large ones. */
   const uint64_t sizes[] = {5, 3000, 1 << 20, 100000007};
   int computed = 0, refused = 0;

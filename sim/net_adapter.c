@@ -18,7 +18,20 @@ typedef struct {
   comm_coll_group *group;
 } group_rec;
 
+/* The outcome of a collective computed without flows, kept for the next collective of the same
+ * algorithm, operation, size and group: on the idle network of a symmetric plan the same inputs
+ * always give the same duration (every term is relative to the start). */
+typedef struct {
+  const comm_coll_algorithm *algo;
+  const comm_coll_group *group;
+  int op;
+  uint64_t bytes;
+  comm_coll_unshared_result result;
+  sim_time_ps duration_ps;
+} unshared_memo;
+
 struct sim_net_adapter {
+  GArray *unshared;         /* unshared_memo */
   comm_net *net;
   const sim_plan *plan;
   double reduce_Bps;
@@ -55,6 +68,7 @@ sim_net_adapter *sim_net_adapter_new(comm_net *net, const sim_plan *plan, double
   sim_net_adapter *a = g_new0(sim_net_adapter, 1);
   a->net = net;
   a->plan = plan;
+  a->unshared = g_array_new(FALSE, FALSE, sizeof(unshared_memo));
   a->reduce_Bps = reduce_Bps;
   a->groups = g_ptr_array_new_with_free_func(group_rec_free);
   a->colls = g_ptr_array_new_with_free_func(coll_free);
@@ -65,6 +79,7 @@ void sim_net_adapter_free(sim_net_adapter *a)
 {
   if (!a)
     return;
+  g_array_free(a->unshared, TRUE);
   g_ptr_array_free(a->colls, TRUE);
   g_ptr_array_free(a->groups, TRUE);
   g_clear_error(&a->error);
@@ -283,17 +298,31 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
       /* A symmetric plan's collectives run one at a time on device 0's one communication
        * stream, and nothing else moves: when no two of a collective's transfers can share a
        * link, its time follows without flows (exact; comm/coll/unshared.h). */
-      sim_time_ps duration;
-      uint64_t flows;
-      switch (comm_coll_unshared_time(a->net, group_for(a, g, t), algo, &args, &duration, &flows,
-                                      &error)) {
+      const comm_coll_group *group = group_for(a, g, t);
+      unshared_memo *memo = NULL;
+      for (guint i = 0; i < a->unshared->len && !memo; i++) {
+        unshared_memo *u = &g_array_index(a->unshared, unshared_memo, i);
+        if (u->algo == algo && u->group == group && u->op == op && u->bytes == args.bytes)
+          memo = u;
+      }
+      if (!memo) {
+        unshared_memo u = {algo, group, op, args.bytes, 0, 0};
+        uint64_t flows;
+        u.result = comm_coll_unshared_time(a->net, group, algo, &args, &u.duration_ps, &flows,
+                                           &error);
+        if (u.result == COMM_COLL_UNSHARED_ERROR) {
+          g_free(p);
+          fail(a, x, error);
+          return;
+        }
+        g_array_append_val(a->unshared, u);
+        memo = &g_array_index(a->unshared, unshared_memo, a->unshared->len - 1);
+      }
+      switch (memo->result) {
       case COMM_COLL_UNSHARED_DONE:
-        sim_engine_schedule_in(sim_exec_engine(x), duration, task_finished_ev, p, 0);
+        sim_engine_schedule_in(sim_exec_engine(x), memo->duration_ps, task_finished_ev, p, 0);
         return;
-      case COMM_COLL_UNSHARED_ERROR:
-        g_free(p);
-        fail(a, x, error);
-        return;
+      case COMM_COLL_UNSHARED_ERROR:   /* never kept */
       case COMM_COLL_UNSHARED_SHARED:
         break;
       }

@@ -14,6 +14,9 @@
  * executor on the flow network, without an engine event per transfer: exact, not a model of
  * it (tests/sim/test_fold.c compares the two to the picosecond).
  *
+ * The "nccl" algorithm runs its channels with an executor of its own and is always left to
+ * it (COMM_COLL_UNSHARED_SHARED).
+ *
  * Only the caller knows that nothing else runs on the network meanwhile (a strategy whose
  * collectives are serialized on one stream and that sends nothing else, as symmetric data
  * parallelism); the collective itself checks the rest. */

@@ -353,12 +353,13 @@ static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
                                                                         : WL_RECOMPUTE_NONE,
                                         p->o.precision);
   /* Other: the last stage's fp32 logits of one micro-batch (vocabulary-parallel), and with
-   * ZeRO-3 two gathered chunks of parameters (the one in use and the one prefetched). */
+   * ZeRO-3 two gathered blocks of parameters (the one in use and the one prefetched, as FSDP
+   * wraps each block). */
   uint64_t other = 0;
   if (s == p->P - 1)
     other += p->mb * p->tf.seq * ((p->tf.vocab + p->T - 1) / p->T) * 4;
   if (p->o.zero >= 3)
-    other += 2 * chunk_params(p, s) * p->act_elem_bytes;
+    other += 2 * ((wl_tf_layer_params(&p->tf) + p->T - 1) / p->T) * p->act_elem_bytes;
   m->weights_bytes = st.weights;
   m->gradients_bytes = st.gradients;
   m->optimizer_bytes = st.optimizer;

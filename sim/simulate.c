@@ -116,7 +116,9 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     }
     cost_batch = (uint64_t)(s->batch / s->micro_batches);
   }
-  g_autoptr(sim_costs) costs = sim_costs_build(s, device, cost_batch, error);
+  gboolean chaos = strcmp(s->strategy, "chaos") == 0;
+  g_autoptr(sim_costs) costs = chaos ? sim_chaos_costs_build(s, device, error)
+                                     : sim_costs_build(s, device, cost_batch, error);
   if (!costs)
     return FALSE;
   sim_plan_opts po = {
@@ -211,7 +213,19 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
   gint64 t0 = g_get_monotonic_time();
   if (!simulate_once(s, o, TRUE, out, error))
     return FALSE;
-  if (o && o->with_speedup) {
+  if (o && o->with_speedup && strcmp(s->strategy, "chaos") == 0) {
+    /* CHAOS: the speedup over one thread of the same device. */
+    g_auto(sim_scenario) one;
+    sim_scenario_copy(&one, s);
+    one.threads = 1;
+    g_clear_pointer(&one.trace, g_free);
+    g_clear_pointer(&one.csv, g_free);
+    sim_report single;
+    if (!simulate_once(&one, o, FALSE, &single, error))
+      return FALSE;
+    out->speedup = out->iteration_time_s > 0 ? single.iteration_time_s / out->iteration_time_s : 0;
+    out->scaling_efficiency = out->speedup;
+  } else if (o && o->with_speedup) {
     if (out->devices == 1) {
       out->speedup = 1.0;
     } else {

@@ -23,6 +23,10 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
 sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint64_t batch,
                            GError **error);
 
+/* The cost table of --strategy chaos (sim/strategy_chaos.c): one sample's passes on one of
+ * --threads concurrent threads of the device, and each layer's shared-weights cost. */
+sim_costs *sim_chaos_costs_build(const sim_scenario *s, const char *device_name, GError **error);
+
 /* Aggregation rate of a parameter server, bytes of gradient per second: the device's reduction
  * rate for servers on a device (--ps-placement gpu), host memory speed otherwise. */
 double sim_ps_server_reduce_Bps(comm_ps_placement placement, const sim_costs *costs);

@@ -181,12 +181,54 @@ static void test_mp_chain(void **state)
   assert_float_equal(r.iteration_time_s, 0.007, 1e-12);
 }
 
+/* CHAOS on 4 threads, 10 training, 3 validation and 2 test samples, 1 ms of preparation.
+ * Layer 0: forward 1 ms, weight gradient 2 ms, shared update 0.5 ms (no data gradient: first
+ * layer); layer 1: forward 3 ms, data gradient 1 ms, weight gradient 1 ms, shared update
+ * 0.25 ms. A training sample: 1 + 3 + (1 + 0.25 + 1) + (2 + 0.5) = 8.75 ms; threads take 3, 3,
+ * 2 and 2 samples: 26.25 ms. Validation: 1, 1, 1, 0 samples of 4 ms forward: 4 ms; test: 1, 1:
+ * 4 ms. First epoch 1 + 26.25 + 4 + 4 = 35.25 ms; later epochs 34.25 ms. Thread 0's training
+ * forward: 3 x 4 = 12 ms, backward 3 x 4 = 12 ms, update 3 x 0.75 = 2.25 ms. */
+static void test_chaos_closed_form(void **state)
+{
+  g_autoptr(sim_costs) c = sim_costs_new();
+  sim_layer_cost l0 = {.name = "l0", .forward_ps = SIM_MS(1), .backward_weights_ps = SIM_MS(2),
+                       .update_ps = SIM_US(500), .param_bytes = 400, .params = 100};
+  sim_layer_cost l1 = {.name = "l1", .forward_ps = SIM_MS(3), .backward_data_ps = SIM_MS(1),
+                       .backward_weights_ps = SIM_MS(1), .update_ps = SIM_US(250),
+                       .param_bytes = 40, .params = 10};
+  sim_costs_add_layer(c, &l0);
+  sim_costs_add_layer(c, &l1);
+  c->batch = 1;
+  c->threads = 4;
+  c->train_samples = 10;
+  c->validation_samples = 3;
+  c->test_samples = 2;
+  c->prepare_ps = SIM_MS(1);
+  sim_plan_opts o = opts(1);
+  sim_report r;
+  run(sim_strategy_find("chaos"), c, &o, &instant, &r);
+  assert_float_equal(r.iteration_time_s, 0.03525, 1e-12);
+  assert_int_equal(r.samples_per_iteration, 10);
+  assert_float_equal(r.forward_time_s, 0.012, 1e-12);
+  assert_float_equal(r.backward_time_s, 0.012, 1e-12);
+  assert_float_equal(r.update_time_s, 0.00225, 1e-12);
+  o.iterations = 2;
+  run(sim_strategy_find("chaos"), c, &o, &instant, &r);
+  assert_float_equal(r.iteration_time_s, 0.03425, 1e-12);
+  /* A cost table not built for threads is refused. */
+  c->threads = 0;
+  g_autoptr(GError) err = NULL;
+  assert_null(sim_strategy_find("chaos")->build(c, &o, &err));
+  assert_non_null(err);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gpipe_bubble),  cmocka_unit_test(test_1f1b),
       cmocka_unit_test(test_dp_closed_form), cmocka_unit_test(test_overlap_never_slower),
       cmocka_unit_test(test_partition),     cmocka_unit_test(test_mp_chain),
+      cmocka_unit_test(test_chaos_closed_form),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

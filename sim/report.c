@@ -172,6 +172,8 @@ void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_jso
                          r->memory_capacity_bytes);
   json_double(o, "speedup", r->speedup);
   json_double(o, "scaling_efficiency", r->scaling_efficiency);
+  if (r->threads > 0)
+    g_string_append_printf(o, "\"threads\":%u,", r->threads);
   if (extra_json && *extra_json)
     g_string_append_printf(o, "%s,", extra_json);
   g_string_truncate(o, o->len - 1);
@@ -205,7 +207,10 @@ void sim_report_print_table(FILE *out, const sim_report *r, const char *title)
             r->memory_per_device_bytes > r->memory_capacity_bytes ? "  ** DOES NOT FIT **" : "");
   }
   fputc('\n', out);
-  if (r->speedup > 0)
+  if (r->speedup > 0 && r->threads > 0)
+    fprintf(out, "  %-28s %12.2fx over one thread, on %u threads (efficiency %.1f%%)\n", "speedup",
+            r->speedup, r->threads, 100.0 * r->scaling_efficiency);
+  else if (r->speedup > 0)
     fprintf(out, "  %-28s %12.2fx on %u devices (scaling efficiency %.1f%%)\n", "speedup",
             r->speedup, r->devices, 100.0 * r->scaling_efficiency);
   fprintf(out, "  %-28s %12" G_GUINT64_FORMAT " in %.3f s (%.3g events/s)\n", "simulated events",

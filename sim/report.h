@@ -24,7 +24,8 @@ typedef struct {
   uint64_t events;
   double sim_wall_s;
   double speedup;               /* against one device at the same per-device batch; 0 if unknown */
-  double scaling_efficiency;    /* speedup / devices */
+  double scaling_efficiency;    /* speedup / devices (chaos: / threads) */
+  uint32_t threads;             /* chaos: threads training at once; speedup is over one thread */
 } sim_report;
 
 /* Fills r from a finished execution of p. */

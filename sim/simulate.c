@@ -179,6 +179,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   r->events = sim_engine_events(engine);
   r->sim_wall_s = sim_engine_wall_s(engine);
   r->memory_capacity_bytes = costs->memory_capacity_bytes;
+  r->threads = costs->threads;
   if (trace) {
     if (!trace_chrome_close(trace, error))
       return FALSE;
@@ -224,7 +225,7 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
     if (!simulate_once(&one, o, FALSE, &single, error))
       return FALSE;
     out->speedup = out->iteration_time_s > 0 ? single.iteration_time_s / out->iteration_time_s : 0;
-    out->scaling_efficiency = out->speedup;
+    out->scaling_efficiency = out->threads ? out->speedup / out->threads : 0;
   } else if (o && o->with_speedup) {
     if (out->devices == 1) {
       out->speedup = 1.0;

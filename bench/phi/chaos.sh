@@ -47,8 +47,10 @@ epoch_s() { # model threads iterations
 }
 # The whole run: the first epoch carries the preparation; the others are alike.
 run_s() {
-  first=$(epoch_s "$1" "$2" 1)
-  later=$(epoch_s "$1" "$2" 2)
+  first=$(epoch_s "$1" "$2" 1 2>/dev/null)
+  later=$(epoch_s "$1" "$2" 2 2>/dev/null)
+  # More threads than the device has: no figure.
+  case "$first$later" in *[!0-9.e+-]*|"") return 1 ;; esac
   awk -v a="$first" -v b="$later" -v e="$epochs" 'BEGIN { printf "%.6f", a + (e - 1) * b }'
 }
 

@@ -67,6 +67,8 @@ typedef struct {
   double sync_us;              /* Phi/CPU fork-join barrier per op at 2 threads */
   double chaos_efficiency;     /* Phi/CPU: rate CHAOS's own loops reach, fraction of the
                                 * [efficiency] rates (those of tuned libraries) */
+  /* [measured] */
+  double shared_ps_per_byte;   /* a thread's time per byte of a line another core modified */
   /* [host_link] */
   double link_bandwidth_GBps;  /* usable host<->device bandwidth, 1e9 bytes/s */
   double link_latency_us;

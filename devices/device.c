@@ -65,6 +65,7 @@ const dev_param_info dev__params[] = {
     P("software", "winograd_traffic", winograd_traffic, 0, 100, TRUE, "x op bytes"),
     P("software", "sync_us", sync_us, 0, 1e4, TRUE, "microseconds"),
     P("software", "chaos_efficiency", chaos_efficiency, 0.001, 1, TRUE, "fraction of [efficiency]"),
+    P("measured", "shared_ps_per_byte", shared_ps_per_byte, 0, 1e7, FALSE, "ps per byte"),
     P("host_link", "bandwidth_GBps", link_bandwidth_GBps, 0, 1e5, FALSE, "1e9 bytes/s"),
     P("host_link", "latency_us", link_latency_us, 0, 1e6, FALSE, "microseconds"),
     P("host_link", "nvlink_peer_GBps", nvlink_peer_GBps, 0, 1e5, FALSE, "1e9 bytes/s"),
@@ -148,7 +149,7 @@ static const char *const link_keys[] = {"kind", "pcie_gen", "lanes", "bandwidth_
                                         "latency_us", "nvlink_peer_GBps", NULL};
 static const char *const measured_keys[] = {
     "single_thread_gflops_conv", "single_thread_gflops_gemm", "single_thread_gflops_other",
-    "contention_threads", "contention_ps_per_byte", NULL};
+    "contention_threads", "contention_ps_per_byte", "shared_ps_per_byte", NULL};
 static const char *const calibration_keys[] = {"device", "stack", "fit_mape", "loo_mape",
                                                "samples", "source", NULL};
 

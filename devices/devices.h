@@ -122,8 +122,9 @@ double dev_thread_op_s(const dev_device *dev, const wl_op_cost *op, unsigned thr
  * reads every line and its update takes ownership of every line, and each time another core
  * has most likely written the line since (probability 1 - 1/busy cores). A transfer costs the
  * coherence latency, or the thread's share of the coherent bandwidth (the streaming bandwidth
- * over all threads) when that is longer. The measured model uses its contention table instead
- * (ps per byte with `threads` running). 0 for one thread or one core. */
+ * over all threads) when that is longer. The measured model uses [measured] shared_ps_per_byte
+ * (a measured transfer, per byte) or its contention table at `threads` (ps per byte with that
+ * many threads streaming), whichever is higher. 0 for one thread or one core. */
 double dev_shared_weights_s(const dev_device *dev, uint64_t bytes, unsigned threads);
 
 /* ---- Calibration ---------------------------------------------------------------------------- */

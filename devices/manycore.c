@@ -162,8 +162,13 @@ double dev_shared_weights_s(const dev_device *dev, uint64_t bytes, unsigned thre
   double foreign = 1.0 - 1.0 / busy;
   /* A forward read and an update's ownership request per line and sample. */
   double transfers_bytes = 2.0 * (double)bytes * foreign;
-  if (dev->model == &dev__model_phi_measured)
-    return transfers_bytes * dev__contention_ps_per_byte(dev, threads) * 1e-12;
+  if (dev->model == &dev__model_phi_measured) {
+    /* The measured transfer cost per byte, or the streaming contention with this many threads
+     * running when that is higher. */
+    double ps = dev->prm.shared_ps_per_byte;
+    double stream_ps = dev__contention_ps_per_byte(dev, threads);
+    return transfers_bytes * (ps > stream_ps ? ps : stream_ps) * 1e-12;
+  }
   double latency_s = dev->prm.coherence_latency_ns * 1e-9;
   double share_s = threads * DEV_LINE_BYTES / dev->stream_Bps;
   return transfers_bytes / DEV_LINE_BYTES * (latency_s > share_s ? latency_s : share_s);

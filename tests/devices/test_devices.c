@@ -489,6 +489,16 @@ static void test_chaos_measured(void **state)
   assert_float_equal(dev_thread_op_s(d, &op, 16), 2.0, 1e-12);
   /* 16 threads: 2 x 6400 B x 3/4 foreign = 9600 B at 1600 ps/B = 15.36 us. */
   assert_float_equal(dev_shared_weights_s(d, 6400, 16), 15.36e-6, 1e-15);
+  /* A measured transfer of 2000 ps per byte is higher than the 1600 of streaming contention:
+   * 9600 B x 2000 ps = 19.2 us; at 2 threads (two cores, half the lines foreign: 6400 B) it is
+   * higher than the table's 200 ps (100 + 1500 x 1/15): 12.8 us. */
+  g_autoptr(dev_device) m = load_text(
+      "[device]\nmodel = xeon-phi-measured\n" KNC_LIKE
+      "[measured]\nsingle_thread_gflops_conv = 2\nsingle_thread_gflops_gemm = 2\n"
+      "single_thread_gflops_other = 1\ncontention_threads = 1; 16\n"
+      "contention_ps_per_byte = 100; 1600\nshared_ps_per_byte = 2000\n");
+  assert_float_equal(dev_shared_weights_s(m, 6400, 16), 19.2e-6, 1e-15);
+  assert_float_equal(dev_shared_weights_s(m, 6400, 2), 12.8e-6, 1e-15);
   /* A GPU has no CHAOS threads. */
   g_autoptr(GError) error = NULL;
   g_autoptr(dev_device) gpu = dev_device_load("v100-sxm2-16gb", NULL, &error);

@@ -30,32 +30,46 @@
 
 sim_costs *sim_chaos_costs_build(const sim_scenario *s, const char *device_name, GError **error)
 {
+  /* One device, one sample per thread: a batch or a cluster would be ignored, so refuse them. */
+  const char *refused = sim_scenario_given(s, "batch") ? "batch"
+                        : s->nodes != 1                ? "nodes"
+                        : s->devices_per_node > 1      ? "devices-per-node"
+                                                       : NULL;
+  if (refused) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: does not apply to --strategy chaos (the threads of one device, one sample "
+                "per thread)", sim_scenario_where(s, refused));
+    return NULL;
+  }
   g_autoptr(wl_model) model = wl_model_load(s->model, error);
   if (!model)
     return NULL;
-  int prec = wl_precision_parse(s->precision);
-  g_assert(prec >= 0); /* validated by the scenario */
-  g_autoptr(wl_net) net = wl_net_new(model, 1, (wl_precision)prec, error);
+  g_autoptr(wl_net) net = wl_net_new(model, 1, s->precision, error);
   if (!net)
     return NULL;
   g_autoptr(dev_device) dev = dev_device_load(device_name, s->calibration, error);
-  if (!dev)
+  if (!dev) {
+    g_prefix_error(error, "%s: ", sim_scenario_where(s, s->device ? "device" : "system"));
+    return NULL;
+  }
+  if (!dev_check_precision(dev, s->precision, sim_scenario_where(s, "precision"), error))
     return NULL;
   if (strcmp(dev_model_name(dev_device_model(dev)), "gpu") == 0) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                "--strategy chaos: %s is a GPU; CHAOS runs on the threads of a Xeon Phi or CPU "
-                "(--device xeon-phi-7120p, xeon-phi-7250, xeon-gold-6148-2s, ...)",
-                dev_device_name(dev));
+                "%s: chaos runs on the threads of a Xeon Phi or CPU, and %s is a GPU (--device "
+                "xeon-phi-7120p, xeon-phi-7250, xeon-gold-6148-2s, ...)",
+                sim_scenario_where(s, "strategy"), dev_device_name(dev));
     return NULL;
   }
   if ((uint64_t)s->threads > dev_hw_threads(dev)) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--threads: %s has %u hardware threads, not %"
-                G_GINT64_FORMAT, dev_device_name(dev), dev_hw_threads(dev), s->threads);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s has %u hardware threads, not %"
+                G_GINT64_FORMAT, sim_scenario_where(s, "threads"), dev_device_name(dev),
+                dev_hw_threads(dev), s->threads);
     return NULL;
   }
   unsigned threads = s->threads ? (unsigned)s->threads : dev_hw_threads(dev);
-  wl_optimizer opt = strcmp(s->optimizer, "adam") == 0 ? WL_OPT_ADAM : WL_OPT_SGD_MOMENTUM;
-  unsigned elem_bytes = wl_precision_bytes((wl_precision)prec);
+  wl_optimizer opt = s->optimizer;
+  unsigned elem_bytes = wl_precision_bytes(s->precision);
 
   g_autoptr(sim_costs) c = sim_costs_new();
   gboolean dense = FALSE;

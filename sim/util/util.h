@@ -76,6 +76,9 @@ gboolean dt_parse_double(const char *text, const char *what, double min, double 
  * (doubling) allowed. Returns a GArray of int64_t, or NULL with an error. */
 GArray *dt_parse_int_list(const char *text, const char *what, int64_t min, int64_t max,
                           GError **error);
+/* A comma-separated list of sizes (dt_parse_size) and doubling ranges "LO..HI", in the order
+ * given. Returns a GArray of uint64_t bytes, or NULL with an error naming `what`. */
+GArray *dt_parse_size_list(const char *text, const char *what, GError **error);
 /* A comma-separated list of non-empty names. Returns a NULL-terminated vector. */
 char **dt_parse_name_list(const char *text, const char *what, GError **error);
 
@@ -103,5 +106,13 @@ gboolean dt_outfile_commit(dt_outfile *out, GError **error);
 /* Removes the temporary file (also done by free on an uncommitted file). */
 void dt_outfile_free(dt_outfile *out);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(dt_outfile, dt_outfile_free)
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+/* The one JSON writer of every --json output and trace: a string with its quotes, escaped
+ * (quotes, backslashes, control characters); a number with 12 significant digits in the C
+ * locale, or null when it is not finite (NaN and infinities are not JSON). */
+void dt_json_string(GString *out, const char *s);
+void dt_json_double(GString *out, double v);
 
 #endif

@@ -10,6 +10,10 @@
 #include "coll.h"
 #include "util.h"
 #include "report.h"
+#include "simulate.h"
+
+#include <glib/gstdio.h>
+#include <unistd.h>
 
 /* n identical layers: forward f ms, backward (data + weights) b ms, `param_bytes` each. */
 static sim_costs *uniform(guint n, double f_ms, double bd_ms, double bw_ms, uint64_t param_bytes,
@@ -231,13 +235,56 @@ static void test_chaos_closed_form(void **state)
   assert_non_null(err);
 }
 
+/* The cost table of chaos on a small Knights-Corner-like device (4 cores of 4 threads at
+ * 1 GHz, 512-bit vectors, one FMA unit: 32 GFLOP/s per core; issue 0.5 with one thread;
+ * CHAOS's code at 0.1 of the tuned rates). The sequential preparation of 80,000 images of
+ * 29 x 29 = 841 elements, 2 FLOPs each, at one thread's elementwise rate 32e9 x 0.5 x 0.3 x 0.1
+ * = 0.48 GFLOP/s: 80,000 x 1682 / 0.48e9 = 0.280333 s. conv1 of chaos-small (5 maps of 26 x 26
+ * from 4 x 4 kernels: 2 x 5 x 676 x 16 = 108,160 FLOPs plus 3,380 bias adds = 111,540) at one
+ * thread's conv rate 32e9 x 0.5 x 0.72 x 0.1 = 1.152 GFLOP/s: 96.823 us alone, and with 16
+ * threads (four per core, issue 1.0: slowed by 16 x 0.5 / 4 = 2) 193.646 us. */
+static void test_chaos_costs(void **state)
+{
+  g_autofree char *ini = NULL;
+  int fd = g_file_open_tmp("dtsim-knc-XXXXXX.ini", &ini, NULL);
+  assert_true(fd >= 0);
+  close(fd);
+  static const char text[] =
+      "[device]\nmodel = xeon-phi-spec\ncores = 4\nthreads_per_core = 4\nclock_mhz = 1000\n"
+      "vector_bits = 512\nfma_units = 1\nissue_fraction = 0.5; 1.0; 1.0; 1.0\n"
+      "memory_bandwidth_GBps = 64\nmemory_bytes = 1G\ncoherence_latency_ns = 100\n"
+      "[software]\nchaos_efficiency = 0.1\n[host_link]\nkind = none\n";
+  assert_true(g_file_set_contents(ini, text, -1, NULL));
+  for (int threads = 1; threads <= 16; threads += 15) {
+    g_auto(sim_scenario) s;
+    sim_scenario_init(&s);
+    g_autofree char *t = g_strdup_printf("%d", threads);
+    assert_true(sim_scenario_set(&s, "model", "chaos-small", NULL, NULL));
+    assert_true(sim_scenario_set(&s, "threads", t, NULL, NULL));
+    g_autoptr(GError) err = NULL;
+    g_autoptr(sim_costs) c = sim_chaos_costs_build(&s, ini, &err);
+    if (!c)
+      fail_msg("%s", err->message);
+    assert_int_equal(c->threads, threads);
+    assert_int_equal(c->train_samples, 60000);
+    assert_int_equal(c->validation_samples + c->test_samples, 20000);
+    assert_float_equal(sim_time_to_s(c->prepare_ps), 80000 * 1682 / 0.48e9, 1e-9);
+    const sim_layer_cost *conv1 = sim_costs_layer(c, 0);
+    assert_float_equal(sim_time_to_s(conv1->forward_ps), 111540 / 1.152e9 * (threads == 1 ? 1 : 2),
+                       1e-11);
+    /* The first layer has no data gradient. */
+    assert_int_equal(conv1->backward_data_ps, 0);
+  }
+  g_unlink(ini);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gpipe_bubble),  cmocka_unit_test(test_1f1b),
       cmocka_unit_test(test_dp_closed_form), cmocka_unit_test(test_overlap_never_slower),
       cmocka_unit_test(test_partition),     cmocka_unit_test(test_mp_chain),
-      cmocka_unit_test(test_chaos_closed_form),
+      cmocka_unit_test(test_chaos_closed_form), cmocka_unit_test(test_chaos_costs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

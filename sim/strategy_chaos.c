@@ -47,11 +47,9 @@ sim_costs *sim_chaos_costs_build(const sim_scenario *s, const char *device_name,
   g_autoptr(wl_net) net = wl_net_new(model, 1, s->precision, error);
   if (!net)
     return NULL;
-  g_autoptr(dev_device) dev = dev_device_load(device_name, s->calibration, error);
-  if (!dev) {
-    g_prefix_error(error, "%s: ", sim_scenario_where(s, s->device ? "device" : "system"));
+  g_autoptr(dev_device) dev = sim_scenario_device(s, device_name, s->calibration, error);
+  if (!dev)
     return NULL;
-  }
   if (!dev_check_precision(dev, s->precision, sim_scenario_where(s, "precision"), error))
     return NULL;
   if (strcmp(dev_model_name(dev_device_model(dev)), "gpu") == 0) {

@@ -52,6 +52,8 @@ typedef struct {
   double fma_units;                /* Phi/CPU vector FMA units per core */
   double per_core_bandwidth_GBps;  /* Phi/CPU bandwidth one core can draw */
   double fp32_issue_fraction;      /* GPU: fp32 throughput an SM sustains without dual issue */
+  double coherence_latency_ns;     /* Phi/CPU: a core's read or ownership request of a cache
+                                    * line another core modified, nanoseconds */
   /* [efficiency] fractions of peak; fitted by calibration */
   double eff_conv;       /* implicit-GEMM / direct convolution main loop, fraction of peak */
   double eff_gemm;       /* dense GEMM (fully connected) main loop */
@@ -69,6 +71,10 @@ typedef struct {
   double framework_step_us;    /* per-iteration framework overhead (session run, sync) */
   double winograd_traffic;     /* non-fused Winograd: transform traffic / op bytes */
   double sync_us;              /* Phi/CPU fork-join barrier per op at 2 threads */
+  double chaos_efficiency;     /* Phi/CPU: rate CHAOS's own loops reach, fraction of the
+                                * [efficiency] rates (those of tuned libraries) */
+  /* [measured] */
+  double shared_ps_per_byte;   /* a thread's time per byte of a line another core modified */
   /* [host_link] */
   double link_bandwidth_GBps;  /* usable host<->device bandwidth, 1e9 bytes/s */
   double link_latency_us;

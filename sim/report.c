@@ -175,6 +175,8 @@ void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_jso
                          r->memory_capacity_bytes);
   json_double(o, "speedup", r->speedup);
   json_double(o, "scaling_efficiency", r->scaling_efficiency);
+  if (r->threads > 0)
+    g_string_append_printf(o, "\"threads\":%u,", r->threads);
   if (r->transformer) {
     json_double(o, "tokens_per_s", r->tokens_per_s);
     json_double(o, "model_tflops_per_device", r->model_tflops_per_device);
@@ -229,7 +231,10 @@ void sim_report_print_table(FILE *out, const sim_report *r, const char *title)
             (double)r->memory_activations_bytes / (1 << 30),
             (double)r->memory_other_bytes / (1 << 30));
   }
-  if (r->speedup > 0)
+  if (r->speedup > 0 && r->threads > 0)
+    fprintf(out, "  %-28s %12.2fx on %u threads (efficiency %.1f%%)\n",
+            "speedup over one thread", r->speedup, r->threads, 100.0 * r->scaling_efficiency);
+  else if (r->speedup > 0)
     fprintf(out, "  %-28s %12.2fx on %u devices (scaling efficiency %.1f%%)\n",
             "speedup over one device", r->speedup, r->devices, 100.0 * r->scaling_efficiency);
   fprintf(out, "  %-28s %12" G_GUINT64_FORMAT " in %.3f s (%.3g events/s)\n", "simulated events",

@@ -24,7 +24,8 @@ typedef struct {
   uint64_t events;
   double sim_wall_s;
   double speedup;               /* against one device at the same per-device batch; 0 if unknown */
-  double scaling_efficiency;    /* speedup / devices */
+  double scaling_efficiency;    /* speedup / devices (chaos: / threads) */
+  uint32_t threads;             /* chaos: threads training at once; speedup is over one thread */
   /* Sequence models (strategy 3d): tokens per second, model FLOPs (no recomputation) per second
    * per device in 1e12, that over the dense peak, and the memory of the fullest device. */
   gboolean transformer;

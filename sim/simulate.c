@@ -181,7 +181,9 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       }
       cost_batch = (uint64_t)(s->batch / s->micro_batches);
     }
-    costs = sim_costs_build(s, device, cost_batch, error);
+    gboolean chaos = strcmp(sname, "chaos") == 0;
+    costs = chaos ? sim_chaos_costs_build(s, device, error)
+                  : sim_costs_build(s, device, cost_batch, error);
     if (!costs)
       return FALSE;
     sim_plan_opts po = {
@@ -237,6 +239,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   r->events = sim_engine_events(engine);
   r->sim_wall_s = sim_engine_wall_s(engine);
   r->memory_capacity_bytes = three_d ? m3.capacity_bytes : costs->memory_capacity_bytes;
+  r->threads = three_d ? 0 : costs->threads;
   if (three_d)
     sim_3d_report(&m3, r);
   if (trace) {
@@ -294,8 +297,20 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
   gint64 t0 = g_get_monotonic_time();
   if (!simulate_once(s, o, TRUE, out, o ? o->keep : NULL, error))
     return FALSE;
-  if (o && o->with_speedup && strcmp(s->strategy->name, "3d") != 0 &&
-      !wl_tf_is_transformer(s->model)) {
+  if (o && o->with_speedup && strcmp(sim_scenario_strategy_name(s), "chaos") == 0) {
+    /* CHAOS: the speedup over one thread of the same device. */
+    g_auto(sim_scenario) one;
+    sim_scenario_copy(&one, s);
+    one.threads = 1;
+    g_clear_pointer(&one.trace, g_free);
+    g_clear_pointer(&one.csv, g_free);
+    sim_report single;
+    if (!simulate_once(&one, o, FALSE, &single, NULL, error))
+      return FALSE;
+    out->speedup = out->iteration_time_s > 0 ? single.iteration_time_s / out->iteration_time_s : 0;
+    out->scaling_efficiency = out->threads ? out->speedup / out->threads : 0;
+  } else if (o && o->with_speedup && strcmp(sim_scenario_strategy_name(s), "3d") != 0 &&
+             !wl_tf_is_transformer(s->model)) {
     if (out->devices == 1) {
       out->speedup = 1.0;
     } else {

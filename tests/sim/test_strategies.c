@@ -12,8 +12,10 @@
 #include "report.h"
 #include "devices.h"
 #include "strategy_3d.h"
-#include "util.h"
+#include "simulate.h"
 
+#include <glib/gstdio.h>
+#include <unistd.h>
 #include <math.h>
 #include <string.h>
 
@@ -196,6 +198,90 @@ static void test_mp_chain(void **state)
   assert_float_equal(r.iteration_time_s, 0.007, 1e-12);
 }
 
+/* CHAOS on 4 threads, 10 training, 3 validation and 2 test samples, 1 ms of preparation.
+ * Layer 0: forward 1 ms, weight gradient 2 ms, shared update 0.5 ms (no data gradient: first
+ * layer); layer 1: forward 3 ms, data gradient 1 ms, weight gradient 1 ms, shared update
+ * 0.25 ms. A training sample: 1 + 3 + (1 + 0.25 + 1) + (2 + 0.5) = 8.75 ms; threads take 3, 3,
+ * 2 and 2 samples: 26.25 ms. Validation: 1, 1, 1, 0 samples of 4 ms forward: 4 ms; test: 1, 1:
+ * 4 ms. First epoch 1 + 26.25 + 4 + 4 = 35.25 ms; later epochs 34.25 ms. Thread 0's training
+ * forward: 3 x 4 = 12 ms, backward 3 x 4 = 12 ms, update 3 x 0.75 = 2.25 ms. */
+static void test_chaos_closed_form(void **state)
+{
+  g_autoptr(sim_costs) c = sim_costs_new();
+  sim_layer_cost l0 = {.name = "l0", .forward_ps = SIM_MS(1), .backward_weights_ps = SIM_MS(2),
+                       .update_ps = SIM_US(500), .param_bytes = 400, .params = 100};
+  sim_layer_cost l1 = {.name = "l1", .forward_ps = SIM_MS(3), .backward_data_ps = SIM_MS(1),
+                       .backward_weights_ps = SIM_MS(1), .update_ps = SIM_US(250),
+                       .param_bytes = 40, .params = 10};
+  sim_costs_add_layer(c, &l0);
+  sim_costs_add_layer(c, &l1);
+  c->batch = 1;
+  c->threads = 4;
+  c->train_samples = 10;
+  c->validation_samples = 3;
+  c->test_samples = 2;
+  c->prepare_ps = SIM_MS(1);
+  sim_plan_opts o = opts(1);
+  sim_report r;
+  run(sim_strategy_find("chaos"), c, &o, &instant, &r);
+  assert_float_equal(r.iteration_time_s, 0.03525, 1e-12);
+  assert_int_equal(r.samples_per_iteration, 10);
+  assert_float_equal(r.forward_time_s, 0.012, 1e-12);
+  assert_float_equal(r.backward_time_s, 0.012, 1e-12);
+  assert_float_equal(r.update_time_s, 0.00225, 1e-12);
+  o.iterations = 2;
+  run(sim_strategy_find("chaos"), c, &o, &instant, &r);
+  assert_float_equal(r.iteration_time_s, 0.03425, 1e-12);
+  /* A cost table not built for threads is refused. */
+  c->threads = 0;
+  g_autoptr(GError) err = NULL;
+  assert_null(sim_strategy_find("chaos")->build(c, &o, &err));
+  assert_non_null(err);
+}
+
+/* The cost table of chaos on a small Knights-Corner-like device (4 cores of 4 threads at
+ * 1 GHz, 512-bit vectors, one FMA unit: 32 GFLOP/s per core; issue 0.5 with one thread;
+ * CHAOS's code at 0.1 of the tuned rates). The sequential preparation of 80,000 images of
+ * 29 x 29 = 841 elements, 2 FLOPs each, at one thread's elementwise rate 32e9 x 0.5 x 0.3 x 0.1
+ * = 0.48 GFLOP/s: 80,000 x 1682 / 0.48e9 = 0.280333 s. conv1 of chaos-small (5 maps of 26 x 26
+ * from 4 x 4 kernels: 2 x 5 x 676 x 16 = 108,160 FLOPs plus 3,380 bias adds = 111,540) at one
+ * thread's conv rate 32e9 x 0.5 x 0.72 x 0.1 = 1.152 GFLOP/s: 96.823 us alone, and with 16
+ * threads (four per core, issue 1.0: slowed by 16 x 0.5 / 4 = 2) 193.646 us. */
+static void test_chaos_costs(void **state)
+{
+  g_autofree char *ini = NULL;
+  int fd = g_file_open_tmp("dtsim-knc-XXXXXX.ini", &ini, NULL);
+  assert_true(fd >= 0);
+  close(fd);
+  static const char text[] =
+      "[device]\nmodel = xeon-phi-spec\ncores = 4\nthreads_per_core = 4\nclock_mhz = 1000\n"
+      "vector_bits = 512\nfma_units = 1\nissue_fraction = 0.5; 1.0; 1.0; 1.0\n"
+      "memory_bandwidth_GBps = 64\nmemory_bytes = 1G\ncoherence_latency_ns = 100\n"
+      "[software]\nchaos_efficiency = 0.1\n[host_link]\nkind = none\n";
+  assert_true(g_file_set_contents(ini, text, -1, NULL));
+  for (int threads = 1; threads <= 16; threads += 15) {
+    g_auto(sim_scenario) s;
+    sim_scenario_init(&s);
+    g_autofree char *t = g_strdup_printf("%d", threads);
+    assert_true(sim_scenario_set(&s, "model", "chaos-small", NULL, NULL));
+    assert_true(sim_scenario_set(&s, "threads", t, NULL, NULL));
+    g_autoptr(GError) err = NULL;
+    g_autoptr(sim_costs) c = sim_chaos_costs_build(&s, ini, &err);
+    if (!c)
+      fail_msg("%s", err->message);
+    assert_int_equal(c->threads, threads);
+    assert_int_equal(c->train_samples, 60000);
+    assert_int_equal(c->validation_samples + c->test_samples, 20000);
+    assert_float_equal(sim_time_to_s(c->prepare_ps), 80000 * 1682 / 0.48e9, 1e-9);
+    const sim_layer_cost *conv1 = sim_costs_layer(c, 0);
+    assert_float_equal(sim_time_to_s(conv1->forward_ps), 111540 / 1.152e9 * (threads == 1 ? 1 : 2),
+                       1e-11);
+    /* The first layer has no data gradient. */
+    assert_int_equal(conv1->backward_data_ps, 0);
+  }
+  g_unlink(ini);
+}
+
 /* ---- Strategy 3d ---------------------------------------------------------------------------- */
 
 static comm_topology *cluster(const char *system, uint32_t nodes, uint32_t per_node)
@@ -374,6 +460,7 @@ int main(void)
       cmocka_unit_test(test_gpipe_bubble),  cmocka_unit_test(test_1f1b),
       cmocka_unit_test(test_dp_closed_form), cmocka_unit_test(test_overlap_never_slower),
       cmocka_unit_test(test_partition),     cmocka_unit_test(test_mp_chain),
+      cmocka_unit_test(test_chaos_closed_form), cmocka_unit_test(test_chaos_costs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,12 @@
 set -u
 DTSIM=$1
 shift
+# The cases run inside golden/: make relative paths absolute first.
+case $DTSIM in */*) DTSIM=$(cd "$(dirname "$DTSIM")" && pwd)/$(basename "$DTSIM") ;; esac
+if [ -n "${DTSIM_DATA_DIR:-}" ]; then
+  DTSIM_DATA_DIR=$(cd "$DTSIM_DATA_DIR" && pwd)
+  export DTSIM_DATA_DIR
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$here/golden
 tmp=$(mktemp -d)

@@ -298,6 +298,7 @@ static void run_ps(const sim_costs *c, uint32_t nodes, uint32_t per_node, uint32
  *     7.704 ms.
  * (d) both workers in one node, one colocated server on its host at 10 GB/s: every push and
  *     pull takes 13 us. Tensor 0 complete at 5.013, aggregated at 5.263, pulled by 5.276 ms.
+ *     The default placement, cpu, puts server 0 on the same host: the same 5.276 ms.
  * (e) two iterations of (a): the next forward of layer 0 waits for its pull (5.454), the
  *     whole iteration shifts by 5.454 ms: the steady-state window is 5.454 ms again. */
 static void test_ps_closed_form(void **state)
@@ -315,6 +316,8 @@ static void test_ps_closed_form(void **state)
   run_ps(c, 2, 1, 2, COMM_PS_DEDICATED, 2, 1e9, 1, &r);
   assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(7704000));
   run_ps(c, 1, 2, 0, COMM_PS_COLOCATED, 1, 1e10, 1, &r);
+  assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(5276000));
+  run_ps(c, 1, 2, 0, COMM_PS_CPU, 1, 1e10, 1, &r);
   assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(5276000));
   run_ps(c, 2, 1, 1, COMM_PS_DEDICATED, 1, 1e10, 2, &r);
   assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(5454000));

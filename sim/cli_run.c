@@ -39,6 +39,12 @@ int dtsim_cmd_run(int argc, char **argv)
         "%s, %s, batch %" G_GINT64_FORMAT " per %s, %s, %u devices (%" G_GINT64_FORMAT
         " node%s of %s)", s.model, strategy, s.batch, pipeline ? "pipeline" : "device",
         wl_precision_name(s.precision), r.devices, s.nodes, s.nodes == 1 ? "" : "s", s.system);
+    if (r.threads > 0) {
+      g_free(title);
+      title = g_strdup_printf("%s, chaos, one sample per thread, %s, %u threads of %s, one "
+                              "iteration = one epoch", s.model, wl_precision_name(s.precision),
+                              r.threads, s.device);
+    }
     sim_report_print_table(stdout, &r, title);
   }
   return 0;

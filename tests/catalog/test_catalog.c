@@ -13,6 +13,7 @@
 #include "comm_net.h"
 #include "devices.h"
 #include "util.h"
+#include "wl_transformer.h"
 #include "workloads.h"
 
 /* The *.ini files of DATA_DIR/subdir, counted from the directory itself. */
@@ -83,7 +84,7 @@ static void test_fabrics_load(void **state)
   }
 }
 
-/* Every zoo model builds by name, and an unknown name is refused. */
+/* Every zoo model builds by name (an unknown name is refused), every transformer parses. */
 static void test_zoo_builds(void **state)
 {
   size_t n = 0;
@@ -100,6 +101,16 @@ static void test_zoo_builds(void **state)
   g_autoptr(GError) e = NULL;
   assert_null(wl_zoo_build("no-such-model", &e));
   assert_true(g_error_matches(e, DT_ERROR, DT_ERROR_INPUT));
+  /* The transformer zoo: every entry parses by name. */
+  const wl_tf_zoo_entry *tz = wl_tf_zoo(&n);
+  assert_true(n >= 8);
+  for (size_t i = 0; i < n; i++) {
+    wl_tf tf;
+    g_autoptr(GError) te = NULL;
+    if (!wl_tf_parse(tz[i].name, &tf, &te))
+      fail_msg("model %s: %s", tz[i].name, te->message);
+    assert_true(wl_tf_params(&tf) > 0);
+  }
 }
 
 int main(void)

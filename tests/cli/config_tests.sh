@@ -65,7 +65,7 @@ done
 [ "$n" -ge 26 ] && ok "run --device: all $n listed devices run" || bad "only $n devices listed"
 # Models: each describes, and describe's total equals the count `list models` prints.
 n=0
-"$DTSIM" list models | awk 'NR > 1 { print $1, $3 }' >"$TMP/models"
+"$DTSIM" list models --json | sed -n 's/^{"name":"\([^"]*\)".*"params":\([0-9]*\).*/\1 \2/p' >"$TMP/models"
 while read -r m p; do
   n=$((n + 1))
   got=$("$DTSIM" describe "$m" --json 2>"$TMP/err" | json_num total_params)

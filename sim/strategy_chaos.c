@@ -28,6 +28,23 @@
 #define CHAOS_TEST_SAMPLES 10000
 #define CHAOS_RAW_BYTES_PER_SAMPLE 784
 
+/* One thread's pass among `threads` on the device; an update also writes the layer's shared
+ * weights under contention. */
+typedef struct {
+  const dev_device *dev;
+  unsigned threads;
+} chaos_pass;
+
+static sim_time_ps chaos_pass_time(void *user, const wl_layer *layer, const wl_op_cost *op,
+                                   gboolean update)
+{
+  const chaos_pass *p = user;
+  double s = dev_thread_op_s(p->dev, op, p->threads);
+  if (update)
+    s += dev_shared_weights_s(p->dev, layer->param_bytes, p->threads);
+  return sim_time_from_s(s);
+}
+
 sim_costs *sim_chaos_costs_build(const sim_scenario *s, const char *device_name, GError **error)
 {
   /* One device, one sample per thread: a batch or a cluster would be ignored, so refuse them. */
@@ -70,32 +87,8 @@ sim_costs *sim_chaos_costs_build(const sim_scenario *s, const char *device_name,
   unsigned elem_bytes = wl_precision_bytes(s->precision);
 
   g_autoptr(sim_costs) c = sim_costs_new();
-  gboolean dense = FALSE;
-  for (size_t i = 0; i < wl_net_n_layers(net); i++) {
-    const wl_layer *l = wl_net_layer(net, i);
-    dense |= l->kind == WL_LAYER_FC;
-    sim_layer_cost lc = {.name = (char *)l->name, .params = l->params,
-                         .saved_bytes = l->saved_bytes, .dense = dense};
-    if (l->has_pass[WL_PASS_FORWARD])
-      lc.forward_ps = sim_time_from_s(dev_thread_op_s(dev, &l->cost[WL_PASS_FORWARD], threads));
-    if (l->has_pass[WL_PASS_BACKWARD_DATA])
-      lc.backward_data_ps =
-          sim_time_from_s(dev_thread_op_s(dev, &l->cost[WL_PASS_BACKWARD_DATA], threads));
-    if (l->has_pass[WL_PASS_BACKWARD_WEIGHTS])
-      lc.backward_weights_ps =
-          sim_time_from_s(dev_thread_op_s(dev, &l->cost[WL_PASS_BACKWARD_WEIGHTS], threads));
-    if (l->has_pass[WL_PASS_UPDATE]) {
-      wl_op_cost upd;
-      wl_net_update_cost(net, i, opt, &upd);
-      lc.update_ps = sim_time_from_s(dev_thread_op_s(dev, &upd, threads) +
-                                     dev_shared_weights_s(dev, l->param_bytes, threads));
-    }
-    lc.forward_flops = l->cost[WL_PASS_FORWARD].flops;
-    lc.backward_flops = l->cost[WL_PASS_BACKWARD_DATA].flops + l->cost[WL_PASS_BACKWARD_WEIGHTS].flops;
-    lc.param_bytes = l->param_bytes;
-    lc.output_bytes = l->out_elems * elem_bytes;
-    sim_costs_add_layer(c, &lc);
-  }
+  chaos_pass cp = {dev, threads};
+  sim__costs_add_layers(c, net, opt, chaos_pass_time, &cp);
   c->batch = 1;
   c->threads = threads;
   c->train_samples = CHAOS_TRAIN_SAMPLES;

@@ -752,15 +752,17 @@ sim_search_result *sim_search_flow(sim_search *S) { return S->flow; }
 
 double sim_search_kendall_tau(const double *a, const double *b, guint n)
 {
-  if (n < 2)
-    return 1;
-  double s = 0;
+  /* Concordant minus discordant pairs over the pairs not tied in a and not tied in b
+   * (tau-b), so configurations the two networks both find equal do not count as disagreement. */
+  double cd = 0, untied_a = 0, untied_b = 0;
   for (guint i = 0; i < n; i++)
     for (guint j = i + 1; j < n; j++) {
-      double x = (a[i] - a[j]) * (b[i] - b[j]);
-      s += x > 0 ? 1 : x < 0 ? -1 : 0;
+      double x = a[i] - a[j], y = b[i] - b[j];
+      untied_a += x != 0;
+      untied_b += y != 0;
+      cd += (x * y > 0) - (x * y < 0);
     }
-  return s / (n * (n - 1) / 2.0);
+  return untied_a > 0 && untied_b > 0 ? cd / sqrt(untied_a * untied_b) : 1;
 }
 
 static gint by_flow(gconstpointer a, gconstpointer b, gpointer data)
@@ -789,7 +791,7 @@ void sim_search_finish(sim_search *S)
   g_autofree double *a = g_new(double, MAX(K, 1));
   g_autofree double *b = g_new(double, MAX(K, 1));
   for (guint j = 0; j < K; j++) {
-    a[j] = -(double)j;
+    a[j] = S->analytic[g_array_index(S->finalists, guint, j)].report.throughput_samples_per_s;
     b[j] = S->flow[j].report.throughput_samples_per_s;
   }
   S->tau = sim_search_kendall_tau(a, b, K);
@@ -841,6 +843,30 @@ static GArray *rows(const sim_search *S)
     }
   }
   return out;
+}
+
+guint sim_search_n_rows(const sim_search *S)
+{
+  g_autoptr(GArray) rs = rows(S);
+  return rs->len;
+}
+
+guint sim_search_row(const sim_search *S, guint k, const sim_search_result **result)
+{
+  g_autoptr(GArray) rs = rows(S);
+  g_return_val_if_fail(k < rs->len, 0);
+  *result = g_array_index(rs, row, k).result;
+  return g_array_index(rs, row, k).candidate;
+}
+
+uint64_t sim_search_n_combinations(const sim_search *S) { return S->combinations; }
+
+const char *sim_search_drop(const sim_search *S, guint k, guint *count)
+{
+  if (k >= S->drop_reasons->len)
+    return NULL;
+  *count = g_array_index(S->drop_counts, guint, k);
+  return S->drop_reasons->pdata[k];
 }
 
 /* Model FLOP utilization of a result, or a negative number when unknown. */
@@ -899,7 +925,7 @@ static void print_summary(const sim_search *S, FILE *f)
   } else if (K) {
     guint best = g_array_index(S->final, guint, 0);
     fprintf(f, "  best %u simulated again on the flow network: Kendall tau %.3f against the "
-               "analytic order; %s; top-1 %s\n", K, S->tau, S->tau == 1 ? "same order" : "order differs",
+               "analytic order; %s; top-1 %s\n", K, S->tau, S->tau >= 1 - 1e-12 ? "same order" : "order differs",
             best == 0 ? "same" : "differs");
   }
 }

@@ -79,14 +79,25 @@ void sim_search_finish(sim_search *S);
 gboolean sim_search_run(sim_search *S, sim_search_progress_fn progress, gpointer data,
                         GError **error);
 
+/* The ranking, after sim_search_finish(): the rows printed (at most --top), best first, each
+ * a candidate index and its result on the ranking network (flow, or analytic when the flow
+ * phase was skipped). */
+guint sim_search_n_rows(const sim_search *S);
+guint sim_search_row(const sim_search *S, guint k, const sim_search_result **result);
+/* Combinations enumerated before any was dropped, and the drops found before simulating: the
+ * k-th reason (in the order first met) and its count; NULL past the last. */
+uint64_t sim_search_n_combinations(const sim_search *S);
+const char *sim_search_drop(const sim_search *S, guint k, guint *count);
+
 /* Outputs, after sim_search_finish(). The table (or --json rows) goes to `out`, the summary
  * (space, drops, agreement of the two rankings) to `summary`. */
 void sim_search_print(const sim_search *S, FILE *out, FILE *summary);
 gboolean sim_search_write_csv(const sim_search *S, const char *path, GError **error);
 gboolean sim_search_write_svg(const sim_search *S, const char *path, GError **error);
 
-/* Kendall's tau-a of two orders of n items given as rank positions: (concordant - discordant)
- * pairs over n (n - 1) / 2; 1 for n < 2. */
+/* Kendall's tau-b of two scores of n items (higher is better in both): concordant minus
+ * discordant pairs over the geometric mean of the pairs untied in each; 1 when nothing can be
+ * compared. */
 double sim_search_kendall_tau(const double *a, const double *b, guint n);
 
 #endif

@@ -117,6 +117,17 @@ case "$case_" in
     cmp -s "$out.a" "$out.b" || { diff "$out.a" "$out.b" | head -5; fail "differs from dtsim sweep"; }
     echo "ok: 10 points in order, the same as dtsim sweep"
     ;;
+  search)
+    # The candidates spread over the ranks come back in order: the same ranking, JSON rows and
+    # CSV, byte for byte, as `dtsim search` on two threads.
+    args="--model resnet50 --system dgx1-v100 --nodes 2 --top 6 --json"
+    launch "$n" search $args --csv "$out.csv" || { cat "$out.stderr" >&2; fail "search failed"; }
+    "$DTSIM" search $args --jobs 2 --csv "$out.ref.csv" >"$out.ref" 2>/dev/null || fail "dtsim search failed"
+    [ "$(wc -l <"$out.stdout")" -eq 6 ] || { cat "$out.stdout"; fail "expected 6 rows"; }
+    cmp -s "$out.stdout" "$out.ref" || { diff "$out.stdout" "$out.ref" | head -5; fail "ranking differs from dtsim search"; }
+    cmp -s "$out.csv" "$out.ref.csv" || { diff "$out.csv" "$out.ref.csv" | head -5; fail "csv differs from dtsim search"; }
+    echo "ok: 6 rows and $(($(wc -l <"$out.csv") - 1)) csv rows, the same as dtsim search"
+    ;;
   replay)
     launch "$n" replay --model resnet18 --batch 16 --system dgx1-v100 --iterations 2 \
       --bucket-mib 10 --sleep --trace "$out.sim.json" --measured-trace "$out.meas.json" \

@@ -60,8 +60,9 @@ typedef struct {
 static const int bucket_mib[] = {1, 5, 25, 64};
 /* Pipeline micro-batches per iteration tried (CNN pipelines): powers of two up to 64. */
 #define SEARCH_MAX_MICRO_BATCHES 64
-/* Micro-batch sizes tried for transformers: powers of two up to 8 samples (Megatron-LM's
- * published GPT runs use 1 to 4; Narayanan et al., SC'21, table 1 and figure 16). */
+/* Micro-batch sizes tried for transformers: powers of two up to 8 samples, a bound that keeps
+ * the space small (a larger micro-batch raises activation memory in proportion and only
+ * shortens the pipeline bubble, which more micro-batches already do). */
 #define SEARCH_MAX_MICRO_BATCH 8
 /* Model chunks per device tried with the interleaved schedule. */
 static const int interleave_chunks[] = {2, 4};
@@ -307,6 +308,7 @@ struct sim_search {
   GArray *drop_counts;        /* guint per reason */
   double flops_per_sample;    /* model FLOPs of one sample's forward and backward (0: unknown) */
   double peak_flops;          /* of one device at the precision, FLOP/s (0: unknown) */
+  uint64_t seq;               /* tokens per sample of a transformer (0: not one) */
   sim_search_result *analytic;
   GArray *ranked;             /* guint candidate indices, feasible, best first (analytic) */
   char *flow_skipped;         /* why the flow phase does not run, or NULL */
@@ -451,42 +453,53 @@ static gboolean enumerate_family(sim_search *S, const search_family *f, GError *
   }
 }
 
-/* Transformer shape, when the workloads know transformers. */
-static gboolean transformer_shape(const char *model, uint32_t *layers, uint32_t *heads)
+/* Transformer shape, sequence length and model FLOPs per sequence (forward and backward, no
+ * recomputation: Megatron's convention), when the workloads know transformers. */
+static gboolean transformer_shape(const sim_scenario *s, search_ctx *c, uint64_t *seq,
+                                  double *flops_per_sample)
 {
 #ifdef SEARCH_HAVE_TRANSFORMERS
-  if (!wl_tf_is_transformer(model))
+  if (!wl_tf_is_transformer(s->model))
     return FALSE;
   wl_tf tf;
-  if (!wl_tf_parse(model, &tf, NULL))
+  if (!wl_tf_parse(s->model, &tf, NULL))
     return FALSE;
-  *layers = tf.layers;
-  *heads = tf.heads;
+  if (s->seq_len)
+    wl_tf_set_seq(&tf, (uint32_t)s->seq_len);
+  c->layers = tf.layers;
+  c->heads = tf.heads;
+  *seq = tf.seq;
+  *flops_per_sample = wl_tf_iteration_flops(&tf, 1, tf.seq, WL_RECOMPUTE_NONE);
   return TRUE;
 #else
-  (void)model;
-  (void)layers;
-  (void)heads;
+  (void)s;
+  (void)c;
+  (void)seq;
+  (void)flops_per_sample;
   return FALSE;
 #endif
 }
 
-/* Model FLOPs per sample and the device's peak, for MFU; left 0 when unknown. */
-static void measure_flops(sim_search *S, const char *device)
+/* Model FLOPs per sample of a CNN (forward and backward, from the workload's layers), 0 when
+ * unknown. */
+static double cnn_flops_per_sample(const sim_scenario *s, const char *device)
 {
-  g_autoptr(sim_costs) costs = sim_costs_build(&S->base, device, 1, NULL);
+  g_autoptr(sim_costs) costs = sim_costs_build(s, device, 1, NULL);
   if (!costs)
-    return;
+    return 0;
   double flops = 0;
   for (guint i = 0; i < sim_costs_n_layers(costs); i++) {
     const sim_layer_cost *l = sim_costs_layer(costs, i);
     flops += (double)l->forward_flops + (double)l->backward_flops;
   }
-  g_autoptr(dev_device) dev = dev_device_load(device, S->base.calibration, NULL);
-  if (!dev)
-    return;
-  S->flops_per_sample = flops;
-  S->peak_flops = dev_peak_flops(dev, S->base.precision);
+  return flops;
+}
+
+/* The device's dense peak at the precision, FLOP/s, 0 when unknown. */
+static double peak_flops(const sim_scenario *s, const char *device)
+{
+  g_autoptr(dev_device) dev = dev_device_load(device, s->calibration, NULL);
+  return dev ? dev_peak_flops(dev, s->precision) : 0;
 }
 
 /* The strategies a search covers: the one given, or every family's. */
@@ -565,10 +578,11 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
   c->devices = comm_topology_devices(topo);
   c->global_batch = sim_scenario_given(base, "global-batch") ? (uint64_t)base->global_batch
                                                               : (uint64_t)base->batch * c->devices;
-  gboolean transformer = transformer_shape(base->model, &c->layers, &c->heads);
+  gboolean transformer = transformer_shape(base, c, &S->seq, &S->flops_per_sample);
   const char *device = base->device ? base->device : comm_topology_device_kind(topo);
   if (!transformer)
-    measure_flops(S, device);
+    S->flops_per_sample = cnn_flops_per_sample(base, device);
+  S->peak_flops = peak_flops(base, device);
   S->title = g_strdup_printf("%s, %" G_GUINT64_FORMAT " x %s (%" G_GUINT64_FORMAT
                              " devices), global batch %" G_GUINT64_FORMAT,
                              base->model, c->nodes, base->system, c->devices, c->global_batch);
@@ -945,7 +959,7 @@ void sim_search_print(const sim_search *S, FILE *out, FILE *summary)
       g_string_append_printf(extra, ",\"batch\":%" G_GINT64_FORMAT ",\"net_model\":\"%s\"",
                              c->scenario.batch, network(S));
       double u = mfu(S, &r->result->report);
-      if (u >= 0) {
+      if (u >= 0 && !S->seq) {
         g_string_append(extra, ",\"mfu\":");
         dt_json_double(extra, u);
       }
@@ -965,8 +979,8 @@ void sim_search_print(const sim_search *S, FILE *out, FILE *summary)
   for (guint k = 0; k < rs->len; k++)
     w = MAX(w, (int)strlen(sim_search_label(S, g_array_index(rs, row, k).candidate)));
   fprintf(out, "%4s  %-*s %12s %14s %6s %8s %9s %8s %12s\n", "rank", w, "configuration",
-          "iteration_ms", "samples_per_s", "mfu_%", "mem_GiB", "exposed_%", "analytic",
-          "analytic_ms");
+          "iteration_ms", S->seq ? "tokens_per_s" : "samples_per_s", "mfu_%", "mem_GiB",
+          "exposed_%", "analytic", "analytic_ms");
   for (guint k = 0; k < rs->len; k++) {
     const row *r = &g_array_index(rs, row, k);
     const sim_report *m = &r->result->report;
@@ -980,7 +994,8 @@ void sim_search_print(const sim_search *S, FILE *out, FILE *summary)
       continue;
     }
     fprintf(out, "%4u  %-*s %12.3f %14.1f %6s %8.2f %9.1f %8u %12.3f\n", k + 1, w,
-            sim_search_label(S, r->candidate), it * 1e3, m->throughput_samples_per_s, mfu_text,
+            sim_search_label(S, r->candidate), it * 1e3,
+            m->throughput_samples_per_s * (double)(S->seq ? S->seq : 1), mfu_text,
             (double)m->memory_per_device_bytes / (1 << 30),
             it > 0 ? 100 * m->exposed_comm_time_s / it : 0, r->analytic_rank,
             r->analytic->report.iteration_time_s * 1e3);

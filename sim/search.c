@@ -33,6 +33,8 @@ typedef struct {
   uint64_t devices, nodes, devices_per_node;
   uint64_t global_batch;      /* samples per iteration over the whole job */
   uint32_t layers, heads;     /* transformer blocks and attention heads (0: not a transformer) */
+  uint64_t params;            /* trainable parameters of a transformer */
+  uint64_t capacity_bytes;    /* memory of one device (0: unknown) */
 } search_ctx;
 
 /* An axis: the scenario keys it sets ('|'-separated; the user giving one fixes the axis) and
@@ -64,8 +66,9 @@ static const int bucket_mib[] = {1, 5, 25, 64};
  * the space small (a larger micro-batch raises activation memory in proportion and only
  * shortens the pipeline bubble, which more micro-batches already do). */
 #define SEARCH_MAX_MICRO_BATCH 8
-/* Model chunks per device tried with the interleaved schedule. */
-static const int interleave_chunks[] = {2, 4};
+/* Model chunks per device tried with the interleaved schedule: 2 to 8 (those dividing the
+ * layers of a stage are kept). */
+#define SEARCH_MAX_INTERLEAVE 8
 
 static void add_value(GPtrArray *out, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 static void add_value(GPtrArray *out, const char *fmt, ...)
@@ -157,18 +160,21 @@ static void pp_values(const search_ctx *c, GPtrArray *out)
       add_value(out, "pp=%" G_GUINT64_FORMAT, p);
 }
 
+/* Micro-batch sizes: the divisors of the global batch up to the bound (those that do not
+ * divide a replica's share are dropped by the check). */
 static void micro_batch_values(const search_ctx *c, GPtrArray *out)
 {
-  for (uint64_t m = 1; m <= SEARCH_MAX_MICRO_BATCH && m <= c->global_batch; m *= 2)
-    add_value(out, "micro-batch=%" G_GUINT64_FORMAT, m);
+  for (uint64_t m = 1; m <= SEARCH_MAX_MICRO_BATCH && m <= c->global_batch; m++)
+    if (c->global_batch % m == 0)
+      add_value(out, "micro-batch=%" G_GUINT64_FORMAT, m);
 }
 
 static void schedule_3d_values(const search_ctx *c, GPtrArray *out)
 {
   (void)c;
   add_value(out, "schedule=1f1b interleave=1");
-  for (size_t i = 0; i < G_N_ELEMENTS(interleave_chunks); i++)
-    add_value(out, "schedule=interleaved interleave=%d", interleave_chunks[i]);
+  for (int v = 2; v <= SEARCH_MAX_INTERLEAVE; v++)
+    add_value(out, "schedule=interleaved interleave=%d", v);
 }
 
 static void recompute_values(const search_ctx *c, GPtrArray *out)
@@ -204,6 +210,7 @@ static gboolean derive(sim_scenario *s, GString *derived, const char *key, uint6
 #define DROP_TP_PP "tp x pp does not divide the devices"
 #define DROP_INTERLEAVE_PP "interleaved schedule needs pp > 1 and chunks dividing layers / pp"
 #define DROP_INTERLEAVE_M "interleaved schedule needs micro-batches a multiple of pp"
+#define DROP_STATE_MEMORY "weights, gradients and optimizer state alone exceed device memory"
 
 /* dp, ps and owt: every device trains global batch / devices samples. */
 static const char *check_per_device(sim_scenario *s, const search_ctx *c, GString *derived,
@@ -257,6 +264,17 @@ static const char *check_3d(sim_scenario *s, const search_ctx *c, GString *deriv
     if ((per_replica / (uint64_t)s->micro_batch) % pp != 0)
       return DROP_INTERLEAVE_M;
   }
+#ifdef SEARCH_HAVE_TRANSFORMERS
+  /* A lower bound of the busiest device's memory, not worth simulating beyond: its share of the
+   * parameters is at least an even split over tp x pp, with the workloads' bytes of model state
+   * per parameter and ZeRO sharding. */
+  if (c->capacity_bytes) {
+    wl_tf_state_bytes st;
+    wl_tf_state_memory(c->params / (tp * pp), (uint32_t)dp, (unsigned)s->zero, s->precision, &st);
+    if (st.weights + st.gradients + st.optimizer > c->capacity_bytes)
+      return DROP_STATE_MEMORY;
+  }
+#endif
   if (!derive(s, derived, "dp", dp, error) || !derive(s, derived, "global-batch", c->global_batch, error))
     return "";
   return NULL;
@@ -468,6 +486,7 @@ static gboolean transformer_shape(const sim_scenario *s, search_ctx *c, uint64_t
     wl_tf_set_seq(&tf, (uint32_t)s->seq_len);
   c->layers = tf.layers;
   c->heads = tf.heads;
+  c->params = wl_tf_params(&tf);
   *seq = tf.seq;
   *flops_per_sample = wl_tf_iteration_flops(&tf, 1, tf.seq, WL_RECOMPUTE_NONE);
   return TRUE;
@@ -495,11 +514,13 @@ static double cnn_flops_per_sample(const sim_scenario *s, const char *device)
   return flops;
 }
 
-/* The device's dense peak at the precision, FLOP/s, 0 when unknown. */
-static double peak_flops(const sim_scenario *s, const char *device)
+/* The device's dense peak at the precision, FLOP/s, and its memory, bytes; 0 when unknown. */
+static void device_limits(const sim_scenario *s, const char *device, double *peak_flops,
+                          uint64_t *capacity_bytes)
 {
   g_autoptr(dev_device) dev = dev_device_load(device, s->calibration, NULL);
-  return dev ? dev_peak_flops(dev, s->precision) : 0;
+  *peak_flops = dev ? dev_peak_flops(dev, s->precision) : 0;
+  *capacity_bytes = dev ? dev_memory_bytes(dev) : 0;
 }
 
 /* The strategies a search covers: the one given, or every family's. */
@@ -582,7 +603,7 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
   const char *device = base->device ? base->device : comm_topology_device_kind(topo);
   if (!transformer)
     S->flops_per_sample = cnn_flops_per_sample(base, device);
-  S->peak_flops = peak_flops(base, device);
+  device_limits(base, device, &S->peak_flops, &c->capacity_bytes);
   S->title = g_strdup_printf("%s, %" G_GUINT64_FORMAT " x %s (%" G_GUINT64_FORMAT
                              " devices), global batch %" G_GUINT64_FORMAT,
                              base->model, c->nodes, base->system, c->devices, c->global_batch);

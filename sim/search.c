@@ -406,12 +406,14 @@ static gboolean any_given(const sim_scenario *s, const char *keys)
   return FALSE;
 }
 
+static void values_free(gpointer p) { g_ptr_array_unref(p); }
+
 /* Every combination of a family's axes, in table order (the last axis varies fastest). */
 static gboolean enumerate_family(sim_search *S, const search_family *f, GError **error)
 {
   const sim_scenario *base = &S->base;
   guint n = (guint)f->n_axes;
-  g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func(values_free);
   for (guint a = 0; a < n; a++) {
     GPtrArray *v = g_ptr_array_new_with_free_func(g_free);
     if (any_given(base, f->axes[a].keys))
@@ -677,7 +679,9 @@ typedef struct {
   const guint *which;
   sim_search_result *out;
   GError **errors;            /* per listed candidate */
-  gint done;                  /* atomic */
+  GMutex lock;                /* guards done; its release publishes the finished results */
+  GCond finished;
+  guint done;
 } eval_job;
 
 static void eval_worker(gpointer item, gpointer data)
@@ -687,7 +691,10 @@ static void eval_worker(gpointer item, gpointer data)
   guint i = job->which ? job->which[j] : j;
   const candidate *c = job->S->candidates->pdata[i];
   evaluate_one(&c->scenario, job->flow, &job->out[j], &job->errors[j]);
-  g_atomic_int_inc(&job->done);
+  g_mutex_lock(&job->lock);
+  job->done++;
+  g_cond_signal(&job->finished);
+  g_mutex_unlock(&job->lock);
 }
 
 gboolean sim_search_evaluate(const sim_search *S, gboolean flow, const guint *which, guint n,
@@ -697,7 +704,9 @@ gboolean sim_search_evaluate(const sim_search *S, gboolean flow, const guint *wh
   g_return_val_if_fail(stride > 0, FALSE);
   guint mine = n > first ? (n - first + stride - 1) / stride : 0;
   g_autofree GError **errors = g_new0(GError *, MAX(n, 1));
-  eval_job job = {S, flow, which, out, errors, 0};
+  eval_job job = {.S = S, .flow = flow, .which = which, .out = out, .errors = errors};
+  g_mutex_init(&job.lock);
+  g_cond_init(&job.finished);
   if (jobs <= 1 || mine <= 1) {
     guint k = 0;
     for (guint j = first; j < n; j += stride) {
@@ -709,22 +718,32 @@ gboolean sim_search_evaluate(const sim_search *S, gboolean flow, const guint *wh
     g_autoptr(GError) perr = NULL;
     GThreadPool *pool = g_thread_pool_new(eval_worker, &job, (gint)MIN(jobs, mine), FALSE, &perr);
     if (!pool) {
+      g_mutex_clear(&job.lock);
+      g_cond_clear(&job.finished);
       g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "thread pool: %s", perr->message);
       return FALSE;
     }
     for (guint j = first; j < n; j += stride)
       g_thread_pool_push(pool, GUINT_TO_POINTER(j + 1), NULL);
-    guint shown = 0;
-    while ((guint)g_atomic_int_get(&job.done) < mine) {
-      guint d = (guint)g_atomic_int_get(&job.done);
-      if (progress && d != shown)
-        progress(shown = d, mine, data);
-      g_usleep(20000);
+    /* Wait for every evaluation, reporting progress at most every 50 ms. */
+    g_mutex_lock(&job.lock);
+    while (job.done < mine) {
+      guint d = job.done;
+      g_mutex_unlock(&job.lock);
+      if (progress)
+        progress(d, mine, data);
+      g_mutex_lock(&job.lock);
+      gint64 until = g_get_monotonic_time() + 50 * G_TIME_SPAN_MILLISECOND;
+      while (job.done == d && g_cond_wait_until(&job.finished, &job.lock, until))
+        ;
     }
+    g_mutex_unlock(&job.lock);
     g_thread_pool_free(pool, FALSE, TRUE);
     if (progress)
       progress(mine, mine, data);
   }
+  g_mutex_clear(&job.lock);
+  g_cond_clear(&job.finished);
   gboolean ok = TRUE;
   for (guint j = 0; j < n; j++) {
     if (errors[j] && ok) {

@@ -5,6 +5,7 @@
 #define DTSIM_SIMULATE_H
 
 #include "coll.h"
+#include "devices.h"
 #include "report.h"
 #include "scenario.h"
 
@@ -38,6 +39,11 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
  * file; the scenario's calibration overlay applies). */
 sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint64_t batch,
                            GError **error);
+
+/* The device `device_name` (catalog name or INI file) of a scenario, with a calibration overlay
+ * or NULL; errors name the key that chose it (--device or the system preset). */
+dev_device *sim_scenario_device(const sim_scenario *s, const char *device_name,
+                                const char *calibration, GError **error);
 
 /* Aggregation rate of a parameter server, bytes of gradient per second: the device's reduction
  * rate for servers on a device (--ps-placement gpu), host memory speed otherwise. */

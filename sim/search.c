@@ -33,8 +33,10 @@ typedef struct {
   uint64_t devices, nodes, devices_per_node;
   uint64_t global_batch;      /* samples per iteration over the whole job */
   uint32_t layers, heads;     /* transformer blocks and attention heads (0: not a transformer) */
-  uint64_t params;            /* trainable parameters of a transformer */
   uint64_t capacity_bytes;    /* memory of one device (0: unknown) */
+#ifdef SEARCH_HAVE_TRANSFORMERS
+  wl_tf tf;                   /* the transformer, for memory bounds */
+#endif
 } search_ctx;
 
 /* An axis: the scenario keys it sets ('|'-separated; the user giving one fixes the axis) and
@@ -210,7 +212,7 @@ static gboolean derive(sim_scenario *s, GString *derived, const char *key, uint6
 #define DROP_TP_PP "tp x pp does not divide the devices"
 #define DROP_INTERLEAVE_PP "interleaved schedule needs pp > 1 and chunks dividing layers / pp"
 #define DROP_INTERLEAVE_M "interleaved schedule needs micro-batches a multiple of pp"
-#define DROP_STATE_MEMORY "weights, gradients and optimizer state alone exceed device memory"
+#define DROP_MEMORY_BOUND "does not fit in device memory (bound before simulating)"
 
 /* dp, ps and owt: every device trains global batch / devices samples. */
 static const char *check_per_device(sim_scenario *s, const search_ctx *c, GString *derived,
@@ -243,6 +245,34 @@ static const char *check_dp_pp(sim_scenario *s, const search_ctx *c, GString *de
   return derive(s, derived, "batch", batch, error) ? NULL : "";
 }
 
+#ifdef SEARCH_HAVE_TRANSFORMERS
+/* A lower bound of the memory of the first pipeline stage, which the simulation's memory per
+ * device (the largest stage's) cannot be below, from the workloads' closed forms: the model
+ * state of its blocks (at least layers / pp of them, without the embedding) sharded by ZeRO,
+ * and the activations of the micro-batches it holds at its peak, counted as selective
+ * recomputation counts them when there is none (what flash attention keeps; never more than
+ * without it) and without the extra block of full recomputation. Bytes. */
+static uint64_t first_stage_bytes(const sim_scenario *s, const search_ctx *c, uint64_t dp,
+                                  uint64_t per_replica)
+{
+  uint64_t tp = (uint64_t)s->tp, pp = (uint64_t)s->pp, V = (uint64_t)s->interleave;
+  uint64_t blocks = c->layers / pp;
+  wl_tf_state_bytes st;
+  wl_tf_state_memory(wl_tf_layer_params(&c->tf) * blocks / tp, (uint32_t)dp, (unsigned)s->zero,
+                     s->precision, &st);
+  wl_recompute rc = s->recompute == SIM_RECOMPUTE_FULL ? WL_RECOMPUTE_FULL : WL_RECOMPUTE_SELECTIVE;
+  wl_schedule sched = s->schedule == SIM_SCHEDULE_GPIPE    ? WL_SCHED_GPIPE
+                      : s->schedule == SIM_SCHEDULE_1F1B   ? WL_SCHED_1F1B
+                                                           : WL_SCHED_INTERLEAVED;
+  uint64_t per_layer = wl_tf_layer_activation_bytes(&c->tf, c->tf.seq, (uint64_t)s->micro_batch,
+                                                    (uint32_t)tp, s->sequence_parallel, rc,
+                                                    s->precision);
+  uint64_t chunks = wl_tf_inflight_chunks(sched, (uint32_t)pp, (uint32_t)V,
+                                          per_replica / (uint64_t)s->micro_batch, 0);
+  return st.weights + st.gradients + st.optimizer + per_layer * (blocks / V) * chunks;
+}
+#endif
+
 /* 3d: dp = devices / (tp pp); each replica trains global batch / dp samples in micro-batches. */
 static const char *check_3d(sim_scenario *s, const search_ctx *c, GString *derived,
                             GError **error)
@@ -265,15 +295,8 @@ static const char *check_3d(sim_scenario *s, const search_ctx *c, GString *deriv
       return DROP_INTERLEAVE_M;
   }
 #ifdef SEARCH_HAVE_TRANSFORMERS
-  /* A lower bound of the busiest device's memory, not worth simulating beyond: its share of the
-   * parameters is at least an even split over tp x pp, with the workloads' bytes of model state
-   * per parameter and ZeRO sharding. */
-  if (c->capacity_bytes) {
-    wl_tf_state_bytes st;
-    wl_tf_state_memory(c->params / (tp * pp), (uint32_t)dp, (unsigned)s->zero, s->precision, &st);
-    if (st.weights + st.gradients + st.optimizer > c->capacity_bytes)
-      return DROP_STATE_MEMORY;
-  }
+  if (c->capacity_bytes && first_stage_bytes(s, c, dp, per_replica) > c->capacity_bytes)
+    return DROP_MEMORY_BOUND;
 #endif
   if (!derive(s, derived, "dp", dp, error) || !derive(s, derived, "global-batch", c->global_batch, error))
     return "";
@@ -488,7 +511,7 @@ static gboolean transformer_shape(const sim_scenario *s, search_ctx *c, uint64_t
     wl_tf_set_seq(&tf, (uint32_t)s->seq_len);
   c->layers = tf.layers;
   c->heads = tf.heads;
-  c->params = wl_tf_params(&tf);
+  c->tf = tf;
   *seq = tf.seq;
   *flops_per_sample = wl_tf_iteration_flops(&tf, 1, tf.seq, WL_RECOMPUTE_NONE);
   return TRUE;

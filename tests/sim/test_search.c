@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "plan.h"
 #include "search.h"
 #include "util.h"
 
@@ -131,6 +132,61 @@ static void test_space_by_hand(void **state)
   assert_int_equal(sim_search_n_rows(S), 3);
 }
 
+static guint drops(const sim_search *S, const char *words)
+{
+  guint count = 0;
+  const char *reason;
+  for (guint k = 0; (reason = sim_search_drop(S, k, &count)) != NULL; k++)
+    if (strstr(reason, words))
+      return count;
+  return 0;
+}
+
+/* The 3d space of a small transformer (4 layers, 4 heads) on 8 devices, 4 per node, global
+ * batch 16, counted by hand. Axes: tp in {1, 2, 4} (divisors of 4 devices per node), pp in
+ * {1, 2, 4} (divisors of 4 layers), micro-batch in {1, 2, 4, 8} (divisors of 16 up to 8),
+ * schedule 1f1b or interleaved with V = 2..8 (8 values), 3 recompute modes, 4 ZeRO stages:
+ * 3 x 3 x 4 x 8 x 3 x 4 = 3456 combinations; each (tp, pp, micro-batch, schedule) stands for
+ * 12 of them (recompute x ZeRO).
+ * - tp x pp must divide 8: only (4, 4) fails: 4 x 8 x 12 = 384.
+ * - dp = 8 / (tp pp) leaves 16 / dp = 2 tp pp samples per replica, which the micro-batch must
+ *   divide: (1, 1) fails for 4 and 8, (1, 2) and (2, 1) for 8: 4 x 8 x 12 = 384.
+ * - Of the 28 (tp, pp, micro-batch) left, 9 have pp = 1, 11 pp = 2, 8 pp = 4. Interleaving
+ *   needs pp > 1 and V dividing layers / pp (2 for pp = 2, only V = 2; 1 for pp = 4):
+ *   (9 x 7 + 11 x 6 + 8 x 7) x 12 = 2220.
+ * - Interleaving also needs micro-batches (samples per replica / micro-batch) a multiple of
+ *   pp = 2: (1, 2) with micro-batch 4 and (2, 2) with 8 leave one: 2 x 12 = 24.
+ * Left: 28 x 12 (1f1b) + 9 x 12 (interleaved, V = 2) = 444 candidates. */
+static void test_3d_space_by_hand(void **state)
+{
+  (void)state;
+  if (!sim_strategy_find("3d"))
+    skip();
+  g_auto(sim_scenario) s;
+  sim_scenario_init(&s);
+  set(&s, "model", "transformer:layers=4,hidden=64,heads=4,seq=32,vocab=128");
+  set(&s, "system", "dgx-a100");
+  set(&s, "nodes", "2");
+  set(&s, "devices-per-node", "4");
+  set(&s, "global-batch", "16");
+  set(&s, "precision", "bf16");
+  set(&s, "net-model", "analytic");
+  set(&s, "top", "3");
+  g_autoptr(GError) error = NULL;
+  if (!sim_search_check(&s, &error))
+    fail_msg("check: %s", error->message);
+  g_autoptr(sim_search) S = sim_search_new(&s, &error);
+  if (!S)
+    fail_msg("new: %s", error->message);
+  assert_int_equal(sim_search_n_combinations(S), 3456);
+  assert_int_equal(drops(S, "tp x pp"), 384);
+  assert_int_equal(drops(S, "micro-batches do not divide"), 384);
+  assert_int_equal(drops(S, "pp > 1"), 2220);
+  assert_int_equal(drops(S, "multiple of pp"), 24);
+  assert_int_equal(drops(S, "memory"), 0);
+  assert_int_equal(sim_search_n_candidates(S), 444);
+}
+
 static void test_kendall_tau(void **state)
 {
   (void)state;
@@ -177,6 +233,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_best_by_hand),
       cmocka_unit_test(test_space_by_hand),
+      cmocka_unit_test(test_3d_space_by_hand),
       cmocka_unit_test(test_kendall_tau),
       cmocka_unit_test(test_threads_same_output),
   };

@@ -212,6 +212,7 @@ static gboolean derive(sim_scenario *s, GString *derived, const char *key, uint6
 #define DROP_TP_PP "tp x pp does not divide the devices"
 #define DROP_INTERLEAVE_PP "interleaved schedule needs pp > 1 and chunks dividing layers / pp"
 #define DROP_INTERLEAVE_M "interleaved schedule needs micro-batches a multiple of pp"
+#define DROP_DP_GIVEN "tp x pp x the --dp given is not the devices"
 #define DROP_MEMORY_BOUND "does not fit in device memory (bound before simulating)"
 
 /* dp, ps and owt: every device trains global batch / devices samples. */
@@ -283,6 +284,8 @@ static const char *check_3d(sim_scenario *s, const search_ctx *c, GString *deriv
   if (c->devices % (tp * pp) != 0)
     return DROP_TP_PP;
   uint64_t dp = c->devices / (tp * pp);
+  if (sim_scenario_given(s, "dp") && (uint64_t)s->dp != dp)
+    return DROP_DP_GIVEN;
   if (c->global_batch % dp != 0)
     return DROP_NOT_MULTIPLE_REPLICAS;
   uint64_t per_replica = c->global_batch / dp;
@@ -1124,16 +1127,18 @@ gboolean sim_search_write_csv(const sim_search *S, const char *path, GError **er
 gboolean sim_search_write_svg(const sim_search *S, const char *path, GError **error)
 {
   g_autoptr(GArray) rs = rows(S);
+  /* Throughput in tokens for transformers, samples otherwise. */
+  double per = S->seq ? (double)S->seq : 1;
   double xmax = 0, ymax = 0;
   for (guint k = 0; k < S->ranked->len; k++) {
     const sim_report *r = &S->analytic[g_array_index(S->ranked, guint, k)].report;
     xmax = MAX(xmax, (double)r->memory_per_device_bytes / (1 << 30));
-    ymax = MAX(ymax, r->throughput_samples_per_s);
+    ymax = MAX(ymax, r->throughput_samples_per_s * per);
   }
   for (guint k = 0; k < rs->len; k++) {
     const sim_report *r = &g_array_index(rs, row, k).result->report;
     xmax = MAX(xmax, (double)r->memory_per_device_bytes / (1 << 30));
-    ymax = MAX(ymax, r->throughput_samples_per_s);
+    ymax = MAX(ymax, r->throughput_samples_per_s * per);
   }
   xmax = sim_sweep_nice_ceiling(xmax * 1.05);
   ymax = sim_sweep_nice_ceiling(ymax * 1.05);
@@ -1161,8 +1166,8 @@ gboolean sim_search_write_svg(const sim_search *S, const char *path, GError **er
   }
   g_string_append_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">memory per device (GiB)</text>\n",
                          ox + w / 2, oy + h + 34);
-  g_string_append_printf(o, "<text transform=\"translate(%.1f,%.1f) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">throughput (samples/s)</text>\n",
-                         ox - 60, oy + h / 2);
+  g_string_append_printf(o, "<text transform=\"translate(%.1f,%.1f) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">throughput (%s/s)</text>\n",
+                         ox - 60, oy + h / 2, S->seq ? "tokens" : "samples");
   /* Every ranked configuration on the analytic network, grey; the finalists on the ranking
    * network, blue; the best, red and labelled. */
   for (guint k = 0; k < S->ranked->len; k++) {
@@ -1171,7 +1176,7 @@ gboolean sim_search_write_svg(const sim_search *S, const char *path, GError **er
     g_autofree char *label = g_markup_escape_text(sim_search_label(S, i), -1);
     g_string_append_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#999\"><title>%s</title></circle>\n",
                            X((double)r->memory_per_device_bytes / (1 << 30)),
-                           Y(r->throughput_samples_per_s), label);
+                           Y(r->throughput_samples_per_s * per), label);
   }
   for (guint k = 0; k < rs->len; k++) {
     const row *r = &g_array_index(rs, row, k);
@@ -1179,7 +1184,8 @@ gboolean sim_search_write_svg(const sim_search *S, const char *path, GError **er
       continue;
     const sim_report *m = &r->result->report;
     g_autofree char *label = g_markup_escape_text(sim_search_label(S, r->candidate), -1);
-    double x = X((double)m->memory_per_device_bytes / (1 << 30)), y = Y(m->throughput_samples_per_s);
+    double x = X((double)m->memory_per_device_bytes / (1 << 30)),
+           y = Y(m->throughput_samples_per_s * per);
     g_string_append_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"><title>%u. %s</title></circle>\n",
                            x, y, k == 0 ? "6" : "4", k == 0 ? "#d62728" : "#1f77b4", k + 1, label);
     if (k == 0)

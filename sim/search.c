@@ -1022,8 +1022,11 @@ void sim_search_print(const sim_search *S, FILE *out, FILE *summary)
       dt_json_string(extra, c->label);
       g_string_append_printf(extra, ",%s,\"model\":", c->settings_json);
       dt_json_string(extra, c->scenario.model);
-      g_string_append_printf(extra, ",\"batch\":%" G_GINT64_FORMAT ",\"net_model\":\"%s\"",
-                             c->scenario.batch, network(S));
+      /* A per-device batch for the CNN families; a transformer's is the global batch. */
+      if (!S->seq)
+        g_string_append_printf(extra, ",\"batch\":%" G_GINT64_FORMAT, c->scenario.batch);
+      g_string_append_printf(extra, ",\"global_batch\":%" G_GUINT64_FORMAT ",\"net_model\":\"%s\"",
+                             S->ctx.global_batch, network(S));
       double u = mfu(S, &r->result->report);
       if (u >= 0 && !S->seq) {
         g_string_append(extra, ",\"mfu\":");
@@ -1095,7 +1098,7 @@ gboolean sim_search_write_csv(const sim_search *S, const char *path, GError **er
     frank[i] = k + 1;
     fpos[i] = (int)j;
   }
-  fputs("configuration,strategy,batch,status,reason,analytic_rank,iteration_time_s,"
+  fputs("configuration,strategy,global_batch,status,reason,analytic_rank,iteration_time_s,"
         "throughput_samples_per_s,memory_per_device_bytes,exposed_comm_time_s,flow_rank,"
         "flow_iteration_time_s,flow_throughput_samples_per_s,flow_exposed_comm_time_s\n", f);
   for (guint i = 0; i < S->candidates->len; i++) {
@@ -1103,8 +1106,8 @@ gboolean sim_search_write_csv(const sim_search *S, const char *path, GError **er
     const sim_search_result *a = &S->analytic[i];
     g_autofree char *reason = g_strdup(a->reason);
     g_strdelimit(reason, "\"", '\'');
-    fprintf(f, "\"%s\",%s,%" G_GINT64_FORMAT ",%s,\"%s\",", c->label, c->scenario.strategy->name,
-            c->scenario.batch, status_name(a->status), reason);
+    fprintf(f, "\"%s\",%s,%" G_GUINT64_FORMAT ",%s,\"%s\",", c->label, c->scenario.strategy->name,
+            S->ctx.global_batch, status_name(a->status), reason);
     if (arank[i])
       fprintf(f, "%u", arank[i]);
     if (a->status == SIM_SEARCH_REFUSED)

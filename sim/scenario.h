@@ -68,7 +68,7 @@ typedef struct {
   const comm_coll_algorithm *allreduce;
   gboolean overlap;
   uint64_t bucket_bytes;        /* gradient bucket size, bytes */
-  gboolean symmetry;            /* one device stands for all (analytic network) */
+  gboolean symmetry;            /* dp: one device stands for all (exact on both networks) */
   /* ps (strategy_ps.c). */
   int64_t ps_count;
   comm_ps_placement ps_placement;

@@ -180,7 +180,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       .ps_count = (uint32_t)s->ps_count,
       .hybrid = s->hybrid,
       .split = s->split,
-      .symmetric = s->symmetry && net_model == COMM_NET_ANALYTIC,
+      .symmetric = s->symmetry,
       .scenario = s,
   };
   comm_ps_placement placement = s->ps_placement;

@@ -57,7 +57,7 @@ void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s);
 
 /* Refuses simulations the chosen network model cannot do in reasonable time and memory (the
  * flow model beyond SIM_FLOW_MAX_DEVICES devices), naming the option to change. */
-#define SIM_FLOW_MAX_DEVICES 65536
+#define SIM_FLOW_MAX_DEVICES 1000000
 /* The most devices a scenario may name. */
 #define SIM_MAX_DEVICES 1000000
 gboolean sim_check_net_scale(uint64_t devices, gboolean flow, GError **error);

@@ -76,7 +76,7 @@ d=$("$DTSIM" run "$TMP/s.ini" --devices-per-node 4 --json | json_num devices)
 
 # --- limits: refused with one line, or simulated correctly -----------------------------------
 expect_error "over a million devices" 2 run --nodes 125001 --net-model analytic
-expect_error "flow model beyond its size" 2 run --nodes 8193 --net-model flow
+expect_error "flow model beyond its size" 2 run --nodes 125001 --net-model flow
 expect_error "collective size over 16 EiB" 2 collective --bytes 17E
 expect_error "collective time overflowing the clock" 2 collective --bytes 15E --nodes 2
 expect_error "NaN bucket" 2 run --bucket-mib nan

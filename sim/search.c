@@ -527,19 +527,22 @@ static gboolean transformer_shape(const sim_scenario *s, search_ctx *c, uint64_t
 #endif
 }
 
-/* Model FLOPs per sample of a CNN (forward and backward, from the workload's layers), 0 when
- * unknown. */
-static double cnn_flops_per_sample(const sim_scenario *s, const char *device)
+/* Model FLOPs per sample of a CNN (forward and backward, from the workload's layers). Building
+ * the cost table once also checks the model, the device and the precision, which every
+ * candidate shares: a bad one is the search's error, not a refusal of each candidate. */
+static gboolean cnn_flops_per_sample(const sim_scenario *s, const char *device, double *out,
+                                     GError **error)
 {
-  g_autoptr(sim_costs) costs = sim_costs_build(s, device, 1, NULL);
+  g_autoptr(sim_costs) costs = sim_costs_build(s, device, 1, error);
   if (!costs)
-    return 0;
+    return FALSE;
   double flops = 0;
   for (guint i = 0; i < sim_costs_n_layers(costs); i++) {
     const sim_layer_cost *l = sim_costs_layer(costs, i);
     flops += (double)l->forward_flops + (double)l->backward_flops;
   }
-  return flops;
+  *out = flops;
+  return TRUE;
 }
 
 /* The device's dense peak at the precision, FLOP/s, and its memory, bytes; 0 when unknown. */
@@ -629,8 +632,8 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
                                                               : (uint64_t)base->batch * c->devices;
   gboolean transformer = transformer_shape(base, c, &S->seq, &S->flops_per_sample);
   const char *device = base->device ? base->device : comm_topology_device_kind(topo);
-  if (!transformer)
-    S->flops_per_sample = cnn_flops_per_sample(base, device);
+  if (!transformer && !cnn_flops_per_sample(base, device, &S->flops_per_sample, error))
+    return NULL;
   device_limits(base, device, &S->peak_flops, &c->capacity_bytes);
   S->title = g_strdup_printf("%s, %" G_GUINT64_FORMAT " x %s (%" G_GUINT64_FORMAT
                              " devices), global batch %" G_GUINT64_FORMAT,

@@ -32,6 +32,8 @@ expect_error "trace refused" 2 search --model demo --trace "$TMP/t.json"
 expect_error "sweep axis refused" 2 search --model demo --devices 1,2
 expect_error "stray argument" 2 search a.ini b.ini
 expect_error "missing scenario" 2 search "$TMP/none.ini"
+expect_error "unknown model" 2 search --model nosuchmodel
+expect_error "precision the device lacks" 2 search --model resnet18 --precision bf16
 expect_error "key of another strategy" 2 search --model demo --strategy dp --ps-count 2
 printf '[scenario]\nmodel = demo\ntop = many\n' >"$TMP/bad.ini"
 expect_error "bad scenario value" 2 search "$TMP/bad.ini"

@@ -545,13 +545,19 @@ static gboolean cnn_flops_per_sample(const sim_scenario *s, const char *device, 
   return TRUE;
 }
 
-/* The device's dense peak at the precision, FLOP/s, and its memory, bytes; 0 when unknown. */
-static void device_limits(const sim_scenario *s, const char *device, double *peak_flops,
-                          uint64_t *capacity_bytes)
+/* The device's dense peak at the precision, FLOP/s, and its memory, bytes; a device that does
+ * not load or lacks the precision is the search's error. */
+static gboolean device_limits(const sim_scenario *s, const char *device, double *peak_flops,
+                              uint64_t *capacity_bytes, GError **error)
 {
-  g_autoptr(dev_device) dev = dev_device_load(device, s->calibration, NULL);
-  *peak_flops = dev ? dev_peak_flops(dev, s->precision) : 0;
-  *capacity_bytes = dev ? dev_memory_bytes(dev) : 0;
+  g_autoptr(dev_device) dev = sim_scenario_device(s, device, s->calibration, error);
+  if (!dev)
+    return FALSE;
+  if (!dev_check_precision(dev, s->precision, sim_scenario_where(s, "precision"), error))
+    return FALSE;
+  *peak_flops = dev_peak_flops(dev, s->precision);
+  *capacity_bytes = dev_memory_bytes(dev);
+  return TRUE;
 }
 
 /* The strategies a search covers: the one given, or every family's. */
@@ -632,9 +638,9 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
                                                               : (uint64_t)base->batch * c->devices;
   gboolean transformer = transformer_shape(base, c, &S->seq, &S->flops_per_sample);
   const char *device = base->device ? base->device : comm_topology_device_kind(topo);
-  if (!transformer && !cnn_flops_per_sample(base, device, &S->flops_per_sample, error))
+  if (!device_limits(base, device, &S->peak_flops, &c->capacity_bytes, error) ||
+      (!transformer && !cnn_flops_per_sample(base, device, &S->flops_per_sample, error)))
     return NULL;
-  device_limits(base, device, &S->peak_flops, &c->capacity_bytes);
   S->title = g_strdup_printf("%s, %" G_GUINT64_FORMAT " x %s (%" G_GUINT64_FORMAT
                              " devices), global batch %" G_GUINT64_FORMAT,
                              base->model, c->nodes, base->system, c->devices, c->global_batch);

@@ -15,7 +15,7 @@ static const sim_key model_keys[] = {
     {"batch", SIM_KEY_INT, SIM_KEY_OFF(batch), "64", 1, 1 << 24, .commands = SIM_OPTS_RUN,
      .arg = "N", .help = "per-device mini-batch, samples"},
     {"precision", SIM_KEY_CHOICE, SIM_KEY_OFF(precision), "fp32",
-     .choices = "fp32|tf32|fp16|bf16|amp", .commands = SIM_OPTS_RUN | SIM_OPTS_CLUSTER,
+     .choices = "fp32|tf32|fp16|bf16|amp|fp8", .commands = SIM_OPTS_RUN | SIM_OPTS_CLUSTER,
      .help = "arithmetic precision of compute (the device must have it)"},
     {"optimizer", SIM_KEY_CHOICE, SIM_KEY_OFF(optimizer), "momentum",
      .choices = "sgd|momentum|adam", .commands = SIM_OPTS_RUN,

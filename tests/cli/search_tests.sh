@@ -61,6 +61,17 @@ for fmt in "" "--json"; do
     ok "search ${fmt:-table}: --jobs 1 and 2 give the same bytes" || bad "search ${fmt:-table} differs between 1 and 2 threads"
 done
 
+# Transformers: the 3d family, rows in tokens per second with the run object's MFU.
+T="transformer:layers=4,hidden=64,heads=4,seq=32,vocab=128"
+"$DTSIM" search --model "$T" --system dgx-a100 --nodes 2 --devices-per-node 4 --global-batch 16 \
+    --precision bf16 --top 2 --json >"$TMP/t.json" 2>"$TMP/err" &&
+    [ "$(wc -l <"$TMP/t.json")" -eq 2 ] && head -1 "$TMP/t.json" | grep -q '"configuration":"3d tp=' &&
+    head -1 "$TMP/t.json" | grep -q '"tokens_per_s":' && head -1 "$TMP/t.json" | grep -q '"mfu":' &&
+    ok "transformer search: 3d rows with tokens/s and MFU" || bad "transformer search: $(cat "$TMP/t.json" "$TMP/err" | head -c 400)"
+"$DTSIM" search --model "$T" --system dgx-a100 --nodes 2 --devices-per-node 4 --global-batch 16 \
+    --precision bf16 --top 2 2>/dev/null | head -1 | grep -q "tokens_per_s" &&
+    ok "transformer search table in tokens/s" || bad "transformer search table"
+
 # A scenario file works like the options.
 printf '[scenario]\nmodel = demo\nsystem = %s\nstrategy = dp\nallreduce = ring\noverlap = off\nbatch = 32\ntop = 1\n' "$PAIR" >"$TMP/s.ini"
 "$DTSIM" search "$TMP/s.ini" --json 2>/dev/null | grep -q '"configuration":"dp bucket-mib=25 batch=32"' &&

@@ -85,11 +85,17 @@ static gboolean write_csv(const char *path, const sim_plan *p, const sim_exec *x
     const char *unit = nm ? sim_graph_unit_name(g, sim_graph_stream_unit(g, m[0])) : "";
     const char *stream = nm ? sim_graph_stream_name(g, m[0]) : "";
     sim_time_ps a = sim_exec_task_start(x, t), b = sim_exec_task_end(x, t);
-    /* Names may contain commas: quote them. */
-    g_autofree char *name = g_strdup(sim_graph_task_name(g, t));
-    g_strdelimit(name, "\"", '\'');
-    fprintf(f, "%u,\"%s\",%s,%s,\"%s\",%s,%.12f,%.12f,%.12f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
-            t, name, kinds[sim_graph_task_kind(g, t)], sim_graph_task_category(g, t), unit, stream,
+    /* Names may hold commas ("gpu2 (replica 1, stage 0)") or quotes: RFC 4180 fields. */
+    g_autoptr(GString) row = g_string_new(NULL);
+    g_string_append_printf(row, "%u,", t);
+    dt_csv_field(row, sim_graph_task_name(g, t));
+    g_string_append_printf(row, ",%s,", kinds[sim_graph_task_kind(g, t)]);
+    dt_csv_field(row, sim_graph_task_category(g, t));
+    g_string_append_c(row, ',');
+    dt_csv_field(row, unit);
+    g_string_append_c(row, ',');
+    dt_csv_field(row, stream);
+    fprintf(f, "%s,%.12f,%.12f,%.12f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n", row->str,
             sim_time_to_s(a), sim_time_to_s(b), sim_time_to_s(b - a), sim_graph_task_bytes(g, t),
             sim_graph_task_flops(g, t));
   }

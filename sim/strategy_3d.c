@@ -758,9 +758,10 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
   uint64_t ep = wl_tf_embedding_params(&tf), hp = wl_tf_head_params(&tf);
   uint64_t total_fwd = lf * tf.layers + hf, total_act = la * tf.layers;
   if (json) {
-    g_autoptr(GString) o = g_string_new("{");
-    g_string_append_printf(o, "\"model\":\"%s\",\"batch\":%" PRIu64 ",\"seq\":%" PRIu64
-                           ",\"precision\":\"%s\",\"layers\":[", tf.name, b, s,
+    g_autoptr(GString) o = g_string_new("{\"model\":");
+    dt_json_string(o, tf.name);
+    g_string_append_printf(o, ",\"batch\":%" PRIu64 ",\"seq\":%" PRIu64
+                           ",\"precision\":\"%s\",\"layers\":[", b, s,
                            wl_precision_name(precision));
     g_string_append_printf(o, "{\"name\":\"embedding\",\"type\":\"embedding\",\"params\":%" PRIu64
                            ",\"forward_flops\":0,\"backward_flops\":0,\"activation_bytes\":0}",

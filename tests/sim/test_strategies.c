@@ -198,6 +198,67 @@ static void test_mp_chain(void **state)
   assert_float_equal(r.iteration_time_s, 0.007, 1e-12);
 }
 
+/* Hybrid dp-pp: 2 nodes of 2 devices, so P = 2 stages (a node's devices) and R = 2 replicas.
+ * Two layers (one per stage), forward 1 ms, backward data 1 ms and weights 1 ms (stage 0 has no
+ * data gradient: 1 ms; stage 1: 2 ms), 4 MB of parameters and 1 MB of output each; GPipe with
+ * M = 2 micro-batches. Simple network: 10 us + bytes / 10 GB/s, so an activation or gradient
+ * transfer takes 10 + 100 = 110 us and the 2-member ring allreduce of a stage's 4 MB takes
+ * 2 x (10 us + 2 MB / 10 GB/s) = 420 us. Times in ms, every replica alike:
+ *   stage 0: F0 [0, 1], F1 [1, 2]; activations arrive at 1.11 and 2.11;
+ *   stage 1: F0 [1.11, 2.11], F1 [2.11, 3.11], B1 [3.11, 5.11], B0 [5.11, 7.11];
+ *   gradients back at 5.22 (mb1) and 7.22 (mb0);
+ *   stage 0: B1 [5.22, 6.22], B0 [7.22, 8.22]; allreduce of stage 0 [8.22, 8.64], then its
+ *   update (0 ms): device 0's iteration ends at 8.64 ms. Samples: R x M x batch = 2 x 2 x 8. */
+static void test_hybrid_dp_pp_closed_form(void **state)
+{
+  g_autoptr(sim_costs) c = uniform(2, 1.0, 1.0, 1.0, 4000000, 0);
+  for (guint i = 0; i < 2; i++)
+    g_array_index(c->layers, sim_layer_cost, i).output_bytes = 1000000;
+  sim_plan_opts o = opts(2);
+  o.nodes = 2;
+  o.micro_batches = 2;
+  o.gpipe = TRUE;
+  o.hybrid = SIM_HYBRID_DP_PP;
+  sim_simple_comm net = {SIM_US(10), 10000000000ULL};
+  sim_report r;
+  run(sim_strategy_find("hybrid"), c, &o, &net, &r);
+  assert_float_equal(r.iteration_time_s, 0.00864, 1e-12);
+  assert_int_equal(r.samples_per_iteration, 32);
+  /* One replica (R = 1) has no allreduce: 8.22 ms. */
+  o.nodes = 1;
+  run(sim_strategy_find("hybrid"), c, &o, &net, &r);
+  assert_float_equal(r.iteration_time_s, 0.00822, 1e-12);
+}
+
+/* Hybrid owt on N = 2 devices: l0 convolutional, l1 and l2 dense (the tail); each layer forward
+ * 1 ms, backward data 1 ms, weights 1 ms, 4 MB (1e6 parameters); outputs l0 1 MB, l1 0.5 MB.
+ * Simple network, 10 us + bytes / 10 GB/s; every collective of 2 members costs the ring's
+ * 2 x (10 us + B / 2 / 10 GB/s) = 20 us + B / 10 GB/s. Times in ms:
+ *   l0 forward [0, 1]; allgather of N x 1 MB = 2 MB: 220 us [1, 1.22]; l1 forward [1.22, 2.22];
+ *   allgather of N x 0.5 MB: 120 us [2.22, 2.34]; l2 forward [2.34, 3.34];
+ *   l2 dW [3.34, 4.34], l2 dX [4.34, 5.34], reduce-scatter of N x l1's output (1 MB): 120 us
+ *   [5.34, 5.46]; l1 dW (after it) [5.46, 6.46], l1 dX [6.46, 7.46], reduce-scatter of 2 MB:
+ *   220 us [7.46, 7.68]; l0 dW [7.68, 8.68] (the first layer has no dX); the one 4 MB gradient
+ *   bucket: 20 us + 400 us [8.68, 9.10]; update 0 ms. Iteration 9.10 ms.
+ * Memory: the 2e6 dense parameters at 12 B each are split 2 ways: 1e8 - 2e6 x 12 / 2 = 88e6 B. */
+static void test_hybrid_owt_closed_form(void **state)
+{
+  g_autoptr(sim_costs) c = uniform(3, 1.0, 1.0, 1.0, 4000000, 0);
+  g_array_index(c->layers, sim_layer_cost, 0).output_bytes = 1000000;
+  g_array_index(c->layers, sim_layer_cost, 1).output_bytes = 500000;
+  g_array_index(c->layers, sim_layer_cost, 1).dense = TRUE;
+  g_array_index(c->layers, sim_layer_cost, 2).dense = TRUE;
+  c->memory_bytes = 100000000;
+  sim_plan_opts o = opts(2);
+  o.hybrid = SIM_HYBRID_OWT;
+  sim_simple_comm net = {SIM_US(10), 10000000000ULL};
+  sim_report r;
+  run(sim_strategy_find("hybrid"), c, &o, &net, &r);
+  assert_float_equal(r.iteration_time_s, 0.00910, 1e-12);
+  assert_int_equal(r.memory_per_device_bytes, 88000000);
+  assert_int_equal(r.samples_per_iteration, 16);
+}
+
 /* CHAOS on 4 threads, 10 training, 3 validation and 2 test samples, 1 ms of preparation.
  * Layer 0: forward 1 ms, weight gradient 2 ms, shared update 0.5 ms (no data gradient: first
  * layer); layer 1: forward 3 ms, data gradient 1 ms, weight gradient 1 ms, shared update
@@ -460,6 +521,8 @@ int main(void)
       cmocka_unit_test(test_gpipe_bubble),  cmocka_unit_test(test_1f1b),
       cmocka_unit_test(test_dp_closed_form), cmocka_unit_test(test_overlap_never_slower),
       cmocka_unit_test(test_partition),     cmocka_unit_test(test_mp_chain),
+      cmocka_unit_test(test_hybrid_dp_pp_closed_form),
+      cmocka_unit_test(test_hybrid_owt_closed_form),
       cmocka_unit_test(test_chaos_closed_form), cmocka_unit_test(test_chaos_costs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1113,10 +1113,11 @@ gboolean sim_search_write_csv(const sim_search *S, const char *path, GError **er
   for (guint i = 0; i < S->candidates->len; i++) {
     const candidate *c = S->candidates->pdata[i];
     const sim_search_result *a = &S->analytic[i];
-    g_autofree char *reason = g_strdup(a->reason);
-    g_strdelimit(reason, "\"", '\'');
-    fprintf(f, "\"%s\",%s,%" G_GUINT64_FORMAT ",%s,\"%s\",", c->label, c->scenario.strategy->name,
-            S->ctx.global_batch, status_name(a->status), reason);
+    g_autoptr(GString) label = g_string_new(NULL), reason = g_string_new(NULL);
+    dt_csv_field(label, c->label);
+    dt_csv_field(reason, a->reason);
+    fprintf(f, "%s,%s,%" G_GUINT64_FORMAT ",%s,%s,", label->str, c->scenario.strategy->name,
+            S->ctx.global_batch, status_name(a->status), reason->str);
     if (arank[i])
       fprintf(f, "%u", arank[i]);
     if (a->status == SIM_SEARCH_REFUSED)

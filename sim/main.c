@@ -18,6 +18,7 @@ static const command commands[] = {
      dtsim_cmd_describe},
     {"list", "list models, devices, networks, systems or algorithms", dtsim_cmd_list},
     {"calibrate", "fit model parameters to measurements", dtsim_cmd_calibrate},
+    {"search", "rank every parallel configuration of a job on a cluster", dtsim_cmd_search},
 };
 
 static void usage(FILE *out)

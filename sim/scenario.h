@@ -113,6 +113,7 @@ typedef struct {
   gboolean steps;               /* rings step by step */
   /* Search (search.c). */
   int64_t top;                  /* rows printed */
+  int64_t jobs;                 /* threads simulating candidates (0: one per processor) */
   /* Where each key's value came from: key name -> "--key" or "FILE:LINE: [scenario] key";
    * and the set of keys the user gave (the others are at their defaults). */
   GHashTable *origin, *given;

@@ -404,3 +404,8 @@ gboolean sim_sweep_write_svg(const char *path, const char *title, GPtrArray *poi
   fputs(o->str, dt_outfile_stream(out));
   return dt_outfile_commit(out, error);
 }
+
+double sim_sweep_nice_ceiling(double v)
+{
+  return nice_ceiling(v);
+}

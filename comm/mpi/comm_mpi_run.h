@@ -54,6 +54,7 @@ int comm_mpi__cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv);
 int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv);
 int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv);
 int comm_mpi__cmd_sweep(comm_mpi_ctx *ctx, int argc, char **argv);
+int comm_mpi__cmd_search(comm_mpi_ctx *ctx, int argc, char **argv);
 
 /* Host-side rates for a row of `bytes` (host.c), collective: MPI_SUM over floats with
  * MPI_Reduce_local (input bytes per second) and memcpy, both from `in` into `inout` on every

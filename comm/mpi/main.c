@@ -23,6 +23,8 @@ static const command commands[] = {
      comm_mpi__cmd_replay},
     {"sweep", "spread the points of a dtsim sweep over the ranks, gather one table",
      comm_mpi__cmd_sweep},
+    {"search", "spread the simulations of a dtsim search over the ranks, gather one ranking",
+     comm_mpi__cmd_search},
 };
 
 static void usage(FILE *out)
@@ -92,10 +94,10 @@ int main(int argc, char **argv)
   if (cmd == NULL) {
     if (argc < 2)
       g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
-                  "no command given (calibrate, validate, replay, sweep; see --help)");
+                  "no command given (calibrate, validate, replay, sweep, search; see --help)");
     else
       g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
-                  "unknown command '%s' (calibrate, validate, replay, sweep; see --help)",
+                  "unknown command '%s' (calibrate, validate, replay, sweep, search; see --help)",
                   argv[1]);
     comm_mpi__fail_all(&ctx, error);
   }

@@ -117,6 +117,24 @@ case "$case_" in
     cmp -s "$out.a" "$out.b" || { diff "$out.a" "$out.b" | head -5; fail "differs from dtsim sweep"; }
     echo "ok: 10 points in order, the same as dtsim sweep"
     ;;
+  search)
+    # The candidates spread over the ranks come back in order: the same ranking, JSON rows and
+    # CSV, byte for byte, as `dtsim search` on two threads.
+    args="--model resnet50 --system dgx1-v100 --nodes 2 --top 6 --json"
+    launch "$n" search $args --csv "$out.csv" || { cat "$out.stderr" >&2; fail "search failed"; }
+    "$DTSIM" search $args --jobs 2 --csv "$out.ref.csv" >"$out.ref" 2>/dev/null || fail "dtsim search failed"
+    [ "$(wc -l <"$out.stdout")" -eq 6 ] || { cat "$out.stdout"; fail "expected 6 rows"; }
+    cmp -s "$out.stdout" "$out.ref" || { diff "$out.stdout" "$out.ref" | head -5; fail "ranking differs from dtsim search"; }
+    cmp -s "$out.csv" "$out.ref.csv" || { diff "$out.csv" "$out.ref.csv" | head -5; fail "csv differs from dtsim search"; }
+    echo "ok: 6 rows and $(($(wc -l <"$out.csv") - 1)) csv rows, the same as dtsim search"
+    # A transformer: the 3d candidates spread alike.
+    args="--model gpt3-1.7b --system dgx-a100 --nodes 2 --global-batch 32 --precision bf16 --top 4 --json"
+    launch "$n" search $args || { cat "$out.stderr" >&2; fail "3d search failed"; }
+    "$DTSIM" search $args >"$out.ref" 2>/dev/null || fail "dtsim search (3d) failed"
+    [ "$(wc -l <"$out.stdout")" -eq 4 ] || { cat "$out.stdout"; fail "expected 4 rows of the 3d search"; }
+    cmp -s "$out.stdout" "$out.ref" || { diff "$out.stdout" "$out.ref" | head -5; fail "3d ranking differs from dtsim search"; }
+    echo "ok: 4 rows of a 3d search, the same as dtsim search"
+    ;;
   sweep-nodes)
     # A list of node counts, as `dtsim sweep --nodes 1,2` takes it (issue 12: dtsim-mpi once
     # refused it): the same points, in the same order.

@@ -368,9 +368,9 @@ static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_byt
     for (uint32_t i = 0; i < n; i++) {
       uint32_t me = c * n + i, prev = c * n + (i + n - 1) % n;
       ms = MIN(ms, share[me]);
-      sim_time_ps t_send = sim_time_add_sat(lat[me], comm__time_for((double)f[me].bytes,
+      sim_time_ps t_send = sim_time_add_sat(lat[me], sim_time_for_work((double)f[me].bytes,
                                                                     share[me]));
-      sim_time_ps t_recv = sim_time_add_sat(lat[prev], comm__time_for((double)f[prev].bytes,
+      sim_time_ps t_recv = sim_time_add_sat(lat[prev], sim_time_for_work((double)f[prev].bytes,
                                                                       share[prev]));
       sim_time_ps l_big = MAX(comm_topology_route_latency(g->topo, g->eps[f[me].src],
                                                           g->eps[f[me].dst]),
@@ -393,7 +393,7 @@ static sim_time_ps flows_time(const comm_coll_group *g, const nflow *f, uint32_t
   flow_shares(g, f, nf, share, lat);
   sim_time_ps t = 0;
   for (uint32_t i = 0; i < nf; i++)
-    t = MAX(t, sim_time_add_sat(lat[i], comm__time_for((double)f[i].bytes, share[i])));
+    t = MAX(t, sim_time_add_sat(lat[i], sim_time_for_work((double)f[i].bytes, share[i])));
   return t;
 }
 

@@ -97,6 +97,19 @@ static double slice_max_bytes(void)
   return b > 0 ? b : NCCL_SLICE_BYTES;
 }
 
+/* Kepler, Maxwell and Pascal GPUs (compute capability below 7.0): NCCL enables LL128 only from
+ * Volta on. */
+static gboolean before_volta(const comm_topology *topo)
+{
+  static const char *const old[] = {"k20", "k40", "k80", "m40", "m60", "p100", "p40", "p4",
+                                    "gtx", "titanx"};
+  const char *d = comm_topology_device_kind(topo);
+  for (gsize i = 0; i < G_N_ELEMENTS(old); i++)
+    if (g_str_has_prefix(d, old[i]))
+      return TRUE;
+  return FALSE;
+}
+
 static sim_time_ps us_ps(double us)
 {
   return (sim_time_ps)llround(us * 1e6);
@@ -541,7 +554,8 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     return FALSE;
   if (a == COLL__NCCL_TREE && (!allreduce || g->nodes < 2 || g->per_node == 0))
     return FALSE;
-  if (p == COLL__LL128 && (!cx->nvlink_intra || cx->arch > ARCH_HOPPER))
+  if (p == COLL__LL128 && (!cx->nvlink_intra || cx->arch > ARCH_HOPPER ||
+                           before_volta(g->topo)))
     return FALSE;   /* NCCL enables LL128 by default only over NVLink on Volta to Hopper */
   int aa = a == COLL__NCCL_TREE ? A_TREE : A_RING;
   /* Protocol efficiency and caps on the bus bandwidth (NCCL's refinements of its model). */

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "util.h"
 #include "workloads.h"
+#include "strategy_3d.h"
 
 #include <inttypes.h>
 #include <json-glib/json-glib.h>
@@ -161,15 +162,17 @@ static gboolean export_model(const wl_model *m, const char *path, GError **error
 
 int dtsim_cmd_describe(int argc, char **argv)
 {
-  gint64 batch = 1;
+  gint64 batch = 1, seq_len = 0;
   g_autofree char *precision = NULL, *optimizer = NULL, *export_path = NULL;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
       {"batch", 'b', 0, G_OPTION_ARG_INT64, &batch, "per-device mini-batch (default 1)", "N"},
       {"precision", 'p', 0, G_OPTION_ARG_STRING, &precision,
-       "fp32, tf32, fp16, bf16 or amp (default fp32)", "P"},
+       "fp32, tf32, fp16, bf16, amp or fp8 (default fp32)", "P"},
       {"optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer,
        "sgd, momentum or adam, for the memory footprint (default momentum)", "NAME"},
+      {"seq-len", 0, 0, G_OPTION_ARG_INT64, &seq_len,
+       "sequence length of a transformer, tokens (default: the model's)", "S"},
       {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
       {"export", 0, 0, G_OPTION_ARG_FILENAME, &export_path,
        "also write the model in dtsim's JSON workload format", "FILE"},
@@ -193,7 +196,7 @@ int dtsim_cmd_describe(int argc, char **argv)
   int prec = precision ? wl_precision_parse(precision) : WL_PREC_FP32;
   if (prec < 0) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
-                "--precision: unknown precision '%s' (fp32, tf32, fp16, bf16, amp)", precision);
+                "--precision: unknown precision '%s' (fp32, tf32, fp16, bf16, amp, fp8)", precision);
     return dtsim_cli_fail("describe", error);
   }
   int opt = optimizer ? wl_optimizer_parse(optimizer) : WL_OPT_SGD_MOMENTUM;
@@ -201,6 +204,22 @@ int dtsim_cmd_describe(int argc, char **argv)
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                 "--optimizer: unknown optimizer '%s' (sgd, momentum, adam)", optimizer);
     return dtsim_cli_fail("describe", error);
+  }
+  if (seq_len < 0 || seq_len > (1 << 24)) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--seq-len: %" G_GINT64_FORMAT
+                " is not a sequence length of 1 to 16777216 tokens", seq_len);
+    return dtsim_cli_fail("describe", error);
+  }
+  /* Transformers: parameters and FLOPs per block, from the hyper-parameters. */
+  if (wl_tf_is_transformer(argv[1])) {
+    if (export_path) {
+      g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
+                  "--export: transformers are described by their spec, not a layer file");
+      return dtsim_cli_fail("describe", error);
+    }
+    int st = sim_3d_describe(stdout, argv[1], (uint32_t)batch, (uint32_t)seq_len,
+                             (wl_precision)prec, json, &error);
+    return st ? dtsim_cli_fail("describe", error) : 0;
   }
   g_autoptr(wl_model) m = wl_model_load(argv[1], &error);
   if (m == NULL)
@@ -243,6 +262,22 @@ int dtsim_list_models(FILE *out, gboolean json)
       g_snprintf(shape, sizeof(shape), "%ux%ux%u", c, h, w);
       fprintf(out, "%-14s %-12s %14" PRIu64 "  %s\n", zoo[i].name, shape, t.params,
               zoo[i].description);
+    }
+  }
+  const wl_tf_zoo_entry *tz = wl_tf_zoo(&n);
+  for (size_t i = 0; i < n; i++) {
+    wl_tf tf;
+    if (!wl_tf_parse(tz[i].name, &tf, NULL))
+      continue;
+    if (json) {
+      g_autofree char *desc = g_strescape(tz[i].description, NULL);
+      fprintf(out, "{\"name\": \"%s\", \"input\": [%u], \"params\": %" PRIu64
+              ", \"description\": \"%s\"}\n", tz[i].name, tf.seq, wl_tf_params(&tf), desc);
+    } else {
+      char shape[32];
+      g_snprintf(shape, sizeof(shape), "%u tokens", tf.seq);
+      fprintf(out, "%-14s %-12s %14" PRIu64 "  %s\n", tz[i].name, shape, wl_tf_params(&tf),
+              tz[i].description);
     }
   }
   return 0;

@@ -288,8 +288,15 @@ static gboolean on_accelerators(const comm_coll_group *g)
   return sys != NULL && sys->layout != NULL && strcmp(sys->layout, "host") != 0;
 }
 
+/* Beyond this many ranks evaluating the candidates' closed forms (the nccl channels' flows over
+ * their routes, every algorithm's plan) costs seconds per size, and auto is the ring, the
+ * bandwidth-optimal algorithm of large groups. */
+#define AUTO_MAX_RANKS 32768u
+
 static const comm_coll_algorithm *auto_pick(const comm_coll_group *g, const comm_coll_args *a)
 {
+  if (g->n > AUTO_MAX_RANKS)
+    return &coll__algorithms[a->op == COMM_COLL_ALLTOALL ? ALG_DIRECT : ALG_RING];
   if (on_accelerators(g))
     return &coll__algorithms[ALG_NCCL];
   const comm_coll_algorithm *best = NULL;

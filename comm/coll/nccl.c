@@ -414,21 +414,21 @@ static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_byt
   g_autofree double *share = g_new(double, nf);
   g_autofree sim_time_ps *lat = g_new(sim_time_ps, nf);
   flow_shares(g, f, nf, share, lat);
+  /* Per flow once: its time alone at its share, and its route's latency. */
+  g_autofree sim_time_ps *t_flow = g_new(sim_time_ps, nf);
+  g_autofree sim_time_ps *l_route = g_new(sim_time_ps, nf);
+  for (uint32_t i = 0; i < nf; i++) {
+    t_flow[i] = sim_time_add_sat(lat[i], sim_time_for_work((double)f[i].bytes, share[i]));
+    l_route[i] = comm_topology_route_latency(g->topo, g->eps[f[i].src], g->eps[f[i].dst]);
+  }
   sim_time_ps phase = 0;
   double ms = INFINITY;
   for (uint32_t c = 0; c < C; c++)
     for (uint32_t i = 0; i < n; i++) {
       uint32_t me = c * n + i, prev = c * n + (i + n - 1) % n;
       ms = MIN(ms, share[me]);
-      sim_time_ps t_send = sim_time_add_sat(lat[me], sim_time_for_work((double)f[me].bytes,
-                                                                    share[me]));
-      sim_time_ps t_recv = sim_time_add_sat(lat[prev], sim_time_for_work((double)f[prev].bytes,
-                                                                      share[prev]));
-      sim_time_ps l_big = MAX(comm_topology_route_latency(g->topo, g->eps[f[me].src],
-                                                          g->eps[f[me].dst]),
-                              comm_topology_route_latency(g->topo, g->eps[f[prev].src],
-                                                          g->eps[f[prev].dst]));
-      sim_time_ps t = MAX(t_send, t_recv) + l_big * (sim_time_ps)(n - 2) +
+      sim_time_ps t = MAX(t_flow[me], t_flow[prev]) +
+                      MAX(l_route[me], l_route[prev]) * (sim_time_ps)(n - 2) +
                       step * (sim_time_ps)(n - 1);
       phase = MAX(phase, t);
     }

@@ -119,8 +119,8 @@ expect_value "demo 1 device throughput" throughput_samples_per_s 1841.79 1e-4 ru
 # Allreduce: 8964.83904 us after the backward pass; iteration 6.1 + 10.1 + 8.96483904 +
 # 1.17440512 = 26.33924416 ms.
 PAIR="$(dirname "$0")/data/pair.ini"
-expect_value "demo 2 devices no overlap" iteration_time_s 0.02633924416 1e-9 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model analytic
-expect_value "demo 2 devices exposed comm" exposed_comm_time_s 0.00896483904 1e-9 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model analytic
+expect_value "demo 2 devices no overlap" iteration_time_s 0.02633924416 1e-9 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model analytic --allreduce ring
+expect_value "demo 2 devices exposed comm" exposed_comm_time_s 0.00896483904 1e-9 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model analytic --allreduce ring
 expect_value "flow model agrees with analytic" iteration_time_s 0.02633924416 0.005 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model flow
 # Overlap never makes an iteration slower.
 t_off=$("$DTSIM" run --model demo --devices-per-node 8 --overlap off --json | json_num iteration_time_s)

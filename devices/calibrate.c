@@ -600,11 +600,9 @@ gboolean dev_calib_load_csv(dev_calib *c, const char *path, const char *only_dev
                             GError **error)
 {
   g_autofree char *data = NULL;
-  g_autoptr(GError) local = NULL;
-  if (!g_file_get_contents(path, &data, NULL, &local)) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: cannot read: %s", path, local->message);
+  gsize len = 0;
+  if (!dt_read_file(path, NULL, DT_INPUT_MAX_BYTES, &data, &len, error))
     return FALSE;
-  }
   g_auto(GStrv) lines = g_strsplit(data, "\n", -1);
   if (lines[0] == NULL || *g_strstrip(lines[0]) == '\0') {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: empty file", path);

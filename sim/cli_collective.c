@@ -190,6 +190,7 @@ int dtsim_cmd_collective(int argc, char **argv)
       {NULL},
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("- one collective on a modeled cluster");
+  dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(ctx, entries, NULL);
   int status = 0;
   if (!dtsim_cli_parse(ctx, cmd, &argc, &argv, &status))

@@ -284,6 +284,7 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, sim_opts_set set)
       en->arg_data = &o->values[i];
     }
   }
+  dt_option_entries_as_bytes(o->entries);
   g_option_context_add_main_entries(ctx, o->entries, NULL);
   return o;
 }

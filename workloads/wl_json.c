@@ -376,14 +376,12 @@ wl_model *wl_model_load(const char *name_or_path, GError **error)
 {
   g_return_val_if_fail(name_or_path != NULL, NULL);
   gboolean looks_like_file = strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json");
-  if (g_file_test(name_or_path, G_FILE_TEST_IS_REGULAR)) {
+  /* Anything at the path is read (a FIFO, /dev/stdin), under the input size limit. */
+  if (g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
     g_autofree char *text = NULL;
     gsize len = 0;
-    g_autoptr(GError) ferr = NULL;
-    if (!g_file_get_contents(name_or_path, &text, &len, &ferr)) {
-      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s", ferr->message);
+    if (!dt_read_file(name_or_path, NULL, DT_INPUT_MAX_BYTES, &text, &len, error))
       return NULL;
-    }
     return wl_model_load_data(name_or_path, text, len, error);
   }
   if (looks_like_file) {

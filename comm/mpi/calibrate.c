@@ -337,6 +337,7 @@ int comm_mpi__cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv)
       {NULL},
   };
   g_autoptr(GOptionContext) octx = g_option_context_new("- fit latency and bandwidth per locality class");
+  dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(octx, entries, NULL);
   if (!comm_mpi__parse(ctx, octx, &argc, &argv))
     return 0;

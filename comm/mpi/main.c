@@ -4,6 +4,7 @@
 #include "comm_mpi_run.h"
 #include "util.h"
 
+#include <locale.h>
 #include <string.h>
 
 typedef int (*command_fn)(comm_mpi_ctx *ctx, int argc, char **argv);
@@ -37,6 +38,8 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+  /* The user's locale (see sim/main.c); option values are bytes. */
+  setlocale(LC_ALL, "");
   /* The tuned component obeys coll_tuned_<op>_algorithm only with dynamic rules on; it is read
    * at MPI_Init, so it is set here unless the user chose otherwise. */
   g_setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", FALSE);

@@ -302,6 +302,7 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
   };
   g_autoptr(GOptionContext) octx =
       g_option_context_new("[SCENARIO.ini] - replay a dp or ps iteration for real");
+  dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(octx, entries, NULL);
   g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, SIM_OPTS_RUN);
   g_autoptr(GError) error = NULL;

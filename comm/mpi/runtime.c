@@ -9,8 +9,9 @@
 
 static void print_error(const comm_mpi_ctx *ctx, const GError *error)
 {
+  g_autofree char *msg = dt_escape(error ? error->message : "failed");
   fprintf(stderr, "dtsim-mpi%s%s: %s\n", ctx->command ? " " : "",
-          ctx->command ? ctx->command : "", error ? error->message : "failed");
+          ctx->command ? ctx->command : "", msg);
   fflush(stderr);
 }
 

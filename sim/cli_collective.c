@@ -51,42 +51,6 @@ int dtsim_list_algorithms(FILE *out, gboolean json)
 
 /* ---- dtsim collective ---------------------------------------------------------------------- */
 
-/* Sizes: a comma-separated list whose items are sizes or doubling ranges "LO..HI". */
-static GArray *parse_sizes(const char *text, GError **error)
-{
-  g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-  g_auto(GStrv) items = g_strsplit(text, ",", -1);
-  for (char **it = items; *it; it++) {
-    char *dots = strstr(*it, "..");
-    uint64_t lo, hi;
-    if (dots == NULL) {
-      if (!dt_parse_size(*it, "--bytes", &lo, error))
-        return NULL;
-      g_array_append_val(sizes, lo);
-      continue;
-    }
-    g_autofree char *first = g_strndup(*it, (gsize)(dots - *it));
-    if (!dt_parse_size(first, "--bytes", &lo, error) ||
-        !dt_parse_size(dots + 2, "--bytes", &hi, error))
-      return NULL;
-    if (lo == 0 || hi < lo) {
-      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                  "--bytes: range '%s' must go from a positive size up to a larger one", *it);
-      return NULL;
-    }
-    for (uint64_t s = lo; s <= hi; s *= 2) {
-      g_array_append_val(sizes, s);
-      if (s > UINT64_MAX / 2)
-        break;
-    }
-  }
-  if (sizes->len == 0) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--bytes: no size given");
-    return NULL;
-  }
-  return g_steal_pointer(&sizes);
-}
-
 typedef struct {
   sim_time_ps time_ps;
   uint64_t flows, events, peak_flows;
@@ -208,7 +172,7 @@ int dtsim_cmd_collective(int argc, char **argv)
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--bytes is required");
     return dtsim_cli_fail(cmd, error);
   }
-  g_autoptr(GArray) sizes = parse_sizes(bytes_s, &error);
+  g_autoptr(GArray) sizes = dt_parse_size_list(bytes_s, "--bytes", 0, &error);
   if (!sizes)
     return dtsim_cli_fail(cmd, error);
   const comm_coll_algorithm *algo =

@@ -88,6 +88,10 @@ static comm_topology *build_topology(const sim_scenario *s, GError **error)
 static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboolean outputs,
                               sim_report *r, GError **error)
 {
+  /* Every output can be written, or nothing is simulated. */
+  if (outputs && ((s->trace && !dt_outfile_check(s->trace, "--trace", error)) ||
+                  (s->csv && !dt_outfile_check(s->csv, "--csv", error))))
+    return FALSE;
   const sim_strategy *strategy = sim_strategy_find(s->strategy);
   if (!strategy) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--strategy: '%s' is not available in this build",

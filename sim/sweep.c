@@ -138,8 +138,19 @@ GPtrArray *sim_sweep_expand(const sim_scenario *base, GError **error)
           if (v->len == 0)
             g_string_append_printf(v, "%s %s", base->model, *st);
           pt->variant = g_string_free(g_steal_pointer(&v), FALSE);
+          /* A point writes no per-task CSV or trace: the sweep's --csv is its own table. */
+          g_clear_pointer(&s->csv, g_free);
+          g_clear_pointer(&s->trace, g_free);
           g_ptr_array_add(points, pt);
         }
+  /* Refuse a point the network model cannot simulate before simulating any. */
+  comm_net_model nm;
+  if (!comm_net_model_parse(base->net_model, "--net-model", &nm, error))
+    return NULL;
+  for (guint i = 0; i < points->len; i++)
+    if (!sim_check_net_scale(((sim_sweep_point *)points->pdata[i])->devices,
+                             nm == COMM_NET_FLOW, error))
+      return NULL;
   return g_steal_pointer(&points);
 }
 

@@ -261,8 +261,6 @@ G_GNUC_NORETURN static void refuse(const comm_mpi_ctx *ctx, const sim_scenario *
     replay__timeline_clear(&tl);
     g_assert(!ok);
   }
-  g_unlink(probe.csv);
-  g_rmdir(tmpdir);
   comm_mpi__fail_all(ctx, error);
 }
 
@@ -332,7 +330,7 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
       comm_mpi__fail_all(ctx, error);
     s.device = g_strdup(comm_topology_device_kind(topo));
   }
-  g_autofree char *tmpdir = g_dir_make_tmp("dtsim-mpi-XXXXXX", &error);
+  const char *tmpdir = comm_mpi__scratch(&error);
   comm_mpi__agree(ctx, tmpdir != NULL, error);
   gboolean is_ps = strcmp(s.strategy, "ps") == 0;
   if (strcmp(s.strategy, "dp") != 0 && !is_ps)
@@ -404,9 +402,7 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
   replay_timeline tl;
   replay__timeline_init(&tl);
   ok = replay__read_timeline(csv, s.strategy, &tl, &error);
-  g_unlink(csv);
-  g_unlink(sysfile);
-  g_rmdir(tmpdir);
+  comm_mpi__scratch_remove();
   comm_mpi__agree(ctx, ok, error);
   GArray *compute = tl.compute, *comms = tl.comms;
   guint iterations = tl.sim_ends->len;

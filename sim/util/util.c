@@ -198,6 +198,49 @@ GArray *dt_parse_int_list(const char *text, const char *what, int64_t min, int64
   return g_steal_pointer(&list);
 }
 
+GArray *dt_parse_size_list(const char *text, const char *what, uint64_t min_bytes,
+                           GError **error)
+{
+  g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  g_auto(GStrv) items = g_strsplit(text ? text : "", ",", -1);
+  for (char **it = items; *it; it++) {
+    g_autofree char *item = g_strstrip(g_strdup(*it));
+    char *dots = strstr(item, "..");
+    uint64_t lo, hi;
+    if (dots == NULL) {
+      if (!dt_parse_size(item, what, &lo, error))
+        return NULL;
+      hi = lo;
+    } else {
+      *dots = '\0';
+      if (!dt_parse_size(item, what, &lo, error) || !dt_parse_size(dots + 2, what, &hi, error))
+        return NULL;
+      if (lo == 0 || hi < lo) {
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                    "%s: range '%s..%s' must go from a positive size up to a larger one", what,
+                    item, dots + 2);
+        return NULL;
+      }
+    }
+    if (lo < min_bytes) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %" G_GUINT64_FORMAT " bytes is too "
+                  "small (at least %" G_GUINT64_FORMAT ")", what, lo, min_bytes);
+      return NULL;
+    }
+    /* Stops before the next size would pass hi, so 2 * b never overflows. */
+    for (uint64_t b = lo;; b *= 2) {
+      g_array_append_val(sizes, b);
+      if (b >= hi || b > hi / 2)
+        break;
+    }
+  }
+  if (sizes->len == 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: no size given", what);
+    return NULL;
+  }
+  return g_steal_pointer(&sizes);
+}
+
 char **dt_parse_name_list(const char *text, const char *what, GError **error)
 {
   g_auto(GStrv) parts = g_strsplit(text ? text : "", ",", -1);

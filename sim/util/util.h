@@ -77,6 +77,11 @@ gboolean dt_parse_double(const char *text, const char *what, double min, double 
  * (doubling) allowed. Returns a GArray of int64_t, or NULL with an error. */
 GArray *dt_parse_int_list(const char *text, const char *what, int64_t min, int64_t max,
                           GError **error);
+/* A comma-separated list of sizes (dt_parse_size syntax) in the order given; an item "A..B"
+ * means A, 2A, 4A, ... up to B. Sizes below min_bytes are refused (1 where an empty message
+ * means nothing). Returns a GArray of uint64_t (bytes), or NULL with an error naming `what`. */
+GArray *dt_parse_size_list(const char *text, const char *what, uint64_t min_bytes,
+                           GError **error);
 /* A comma-separated list of non-empty names. Returns a NULL-terminated vector. */
 char **dt_parse_name_list(const char *text, const char *what, GError **error);
 

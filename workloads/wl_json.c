@@ -67,6 +67,47 @@ static gboolean ctx_error(const ctx *c, const char *key, GError **error, const c
   return FALSE;
 }
 
+/* The line of each layer's "name": "VALUE", found in one pass over the text from its "layers"
+ * key: searching the whole text once per layer made reading quadratic in the layers. Names
+ * written with escapes are left out (their layer's messages name no line). */
+static GHashTable *layer_name_lines(const char *text)
+{
+  GHashTable *lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  const char *from = strstr(text, "\"layers\"");
+  const char *p = from ? from : text, *counted = text;
+  int line = 1;
+  while ((p = strstr(p, "\"name\"")) != NULL) {
+    const char *q = p + strlen("\"name\"");
+    while (g_ascii_isspace(*q))
+      q++;
+    if (*q != ':') {
+      p = q;
+      continue;
+    }
+    q++;
+    while (g_ascii_isspace(*q))
+      q++;
+    if (*q != '"') {
+      p = q;
+      continue;
+    }
+    const char *v = q + 1, *e = v;
+    while (*e && *e != '"' && *e != '\\')
+      e++;
+    for (; counted < p; counted++)
+      line += *counted == '\n';
+    if (*e == '"') {
+      char *name = g_strndup(v, (gsize)(e - v));
+      if (g_hash_table_contains(lines, name))
+        g_free(name);
+      else
+        g_hash_table_insert(lines, name, GINT_TO_POINTER(line));
+    }
+    p = *e ? e + 1 : e;
+  }
+  return lines;
+}
+
 static gboolean node_u32(const ctx *c, const char *key, JsonNode *n, uint32_t min, uint32_t *out,
                          GError **error)
 {
@@ -281,6 +322,7 @@ wl_model *wl__load_json(const char *source, JsonNode *root, const char *text, GE
   JsonArray *layers = json_node_get_array(ln);
   guint nl = json_array_get_length(layers);
   g_autoptr(GHashTable) index = g_hash_table_new(g_str_hash, g_str_equal);
+  g_autoptr(GHashTable) name_lines = layer_name_lines(text);
   for (guint i = 0; i < nl; i++) {
     JsonNode *lnode = json_array_get_element(layers, i);
     c.layer = NULL;
@@ -308,7 +350,8 @@ wl_model *wl__load_json(const char *source, JsonNode *root, const char *text, GE
       return NULL;
     }
     int idx = wl_model_add(m, lname, (wl_layer_kind)kind, &hp, NULL, 0);
-    g_array_index(m->specs, wl_spec, idx).line = wl__find_line(text, lname);
+    g_array_index(m->specs, wl_spec, idx).line =
+        GPOINTER_TO_INT(g_hash_table_lookup(name_lines, lname));
     /* The hash table borrows the name held by the spec. */
     g_hash_table_insert(index, g_array_index(m->specs, wl_spec, idx).name, GINT_TO_POINTER(idx));
   }

@@ -216,6 +216,8 @@ int dtsim_cmd_collective(int argc, char **argv)
   }
   args.root = (uint32_t)root;
   args.form = steps ? COMM_COLL_FORM_STEPS : COMM_COLL_FORM_PIPELINED;
+  if (trace_path && !dt_outfile_check(trace_path, "--trace", &error))
+    return dtsim_cli_fail(cmd, error);
   if (trace_path && sizes->len > 1) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--trace: needs a single --bytes value");
     return dtsim_cli_fail(cmd, error);
@@ -239,6 +241,12 @@ int dtsim_cmd_collective(int argc, char **argv)
   }
   g_autoptr(comm_coll_group) group = comm_coll_group_new(topo, NULL, 0);
   uint32_t n = comm_coll_group_size(group);
+  /* One rank holds all the data already: there is no time or bandwidth to report. */
+  if (n < 2) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--nodes, --devices-per-node: a collective "
+                "over 1 rank moves nothing; give 2 or more devices");
+    return dtsim_cli_fail(cmd, error);
+  }
   if (args.root >= n) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--root: %u is not below the %u ranks",
                 args.root, n);

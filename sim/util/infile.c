@@ -53,7 +53,9 @@ gboolean dt_read_file(const char *path, const char *what, uint64_t max_bytes, ch
     close(fd);
     return refuse(error, what, path, "%s", g_strerror(e));
   }
-  g_autofree char *limit = g_format_size_full(max_bytes, G_FORMAT_SIZE_IEC_UNITS);
+  g_autofree char *limit = max_bytes % (1 << 20) == 0
+                              ? g_strdup_printf("%" G_GUINT64_FORMAT " MiB", max_bytes >> 20)
+                              : g_strdup_printf("%" G_GUINT64_FORMAT " bytes", max_bytes);
   if (S_ISDIR(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode)) {
     close(fd);
     return refuse(error, what, path, "is %s, not a file",

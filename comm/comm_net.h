@@ -87,6 +87,9 @@ typedef struct {
   const char *inter;            /* inter-node network name or INI path */
   const char *topology;         /* "switch", "fat-tree[:OVERSUB]", "ring", "torus2d", ... */
   uint32_t extra_nodes;         /* nodes without devices (dedicated parameter servers) */
+  /* Where system, intra and inter were given, for messages ("--intra" or "FILE:LINE: [scenario]
+   * intra"); NULL: the option. */
+  const char *system_where, *intra_where, *inter_where;
 } comm_cluster_spec;
 
 comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error);

@@ -559,17 +559,21 @@ comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error
   t->lclass = g_array_new(FALSE, FALSE, sizeof(uint8_t));
   t->path_pool = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   t->classes = g_array_new(FALSE, FALSE, sizeof(comm__link_class));
-  t->sys = comm_system_load(spec->system, "--system", error);
+  const char *intra_where = spec->intra_where ? spec->intra_where : "--intra";
+  const char *inter_where = spec->inter_where ? spec->inter_where : "--inter";
+  t->sys = comm_system_load(spec->system, spec->system_where ? spec->system_where : "--system",
+                            error);
   if (!t->sys)
     return NULL;
   comm_system *s = t->sys;
   if (spec->intra) {
-    comm_fabric *f = comm_fabric_load(spec->intra, "--intra", error);
+    comm_fabric *f = comm_fabric_load(spec->intra, intra_where, error);
     if (!f)
       return NULL;
     if (f->inter) {
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                  "--intra: '%s' is an inter-node network, not an intra-node fabric", spec->intra);
+                  "%s: '%s' is an inter-node network, not an intra-node fabric", intra_where,
+                  spec->intra);
       comm_fabric_free(f);
       return NULL;
     }
@@ -577,12 +581,13 @@ comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error
     s->intra = f;
   }
   if (spec->inter) {
-    comm_fabric *f = comm_fabric_load(spec->inter, "--inter", error);
+    comm_fabric *f = comm_fabric_load(spec->inter, inter_where, error);
     if (!f)
       return NULL;
     if (!f->inter) {
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                  "--inter: '%s' is an intra-node fabric, not an inter-node network", spec->inter);
+                  "%s: '%s' is an intra-node fabric, not an inter-node network", inter_where,
+                  spec->inter);
       comm_fabric_free(f);
       return NULL;
     }

@@ -578,6 +578,28 @@ unsigned dev_compute_units(const dev_device *dev) { return dev->units; }
 unsigned dev_hw_threads(const dev_device *dev) { return dev->hw_threads; }
 double dev_clock_mhz(const dev_device *dev) { return dev->prm.clock_mhz; }
 
+gboolean dev_check_precision(const dev_device *dev, wl_precision precision, const char *where,
+                             GError **error)
+{
+  g_return_val_if_fail(precision < WL_PREC_COUNT, FALSE);
+  gboolean gpu = dev->model == &dev__model_gpu;
+  gboolean has = TRUE;
+  const char *why = NULL;
+  if (precision == WL_PREC_TF32) {
+    has = gpu && dev->prm.peak_tflops_tf32_tensor > 0;
+    why = "tf32 is a tensor-core format (Ampere and later)";
+  } else if (precision == WL_PREC_BF16) {
+    has = gpu && dev->prm.peak_tflops_bf16_tensor > 0;
+    why = "bf16 needs bf16 arithmetic (Ampere and later GPUs)";
+  }
+  if (!has) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s has no %s: %s", where,
+                dev_device_name(dev), wl_precision_name(precision), why);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 double dev_peak_flops(const dev_device *dev, wl_precision precision)
 {
   g_return_val_if_fail(precision < WL_PREC_COUNT, 0);

@@ -86,6 +86,10 @@ double dev_memory_Bps(const dev_device *dev);
 /* Bandwidth a streaming kernel reaches (peak times the memory efficiency), bytes/s: what a
  * reduction in a collective runs at. */
 double dev_stream_Bps(const dev_device *dev);
+/* FALSE with an error "WHERE: DEVICE has no PRECISION: why" when the device cannot compute at
+ * this precision (tf32 and bf16 on GPUs before Ampere, and on CPUs and Xeon Phi). */
+gboolean dev_check_precision(const dev_device *dev, wl_precision precision, const char *where,
+                             GError **error);
 /* Peak FLOP/s for ops at this precision (tensor cores where the device has them). */
 double dev_peak_flops(const dev_device *dev, wl_precision precision);
 const dev_host_link *dev_device_host_link(const dev_device *dev);

@@ -37,6 +37,6 @@ gboolean dtsim_cli_parse(GOptionContext *ctx, const char *command, int *argc, ch
  * any), then options. On failure prints one line and sets *status. */
 #include "scenario.h"
 gboolean sim_scenario_from_args(sim_scenario *s, const char *command, const char *summary,
-                                sim_opts_set set, int argc, char **argv, int *status);
+                                unsigned set, int argc, char **argv, int *status);
 
 #endif

@@ -23,27 +23,10 @@ gboolean dtsim_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char *
 }
 
 gboolean sim_scenario_from_args(sim_scenario *s, const char *command, const char *summary,
-                                sim_opts_set set, int argc, char **argv, int *status)
+                                unsigned set, int argc, char **argv, int *status)
 {
-  g_autofree char *param = g_strdup(set & SIM_OPTS_COLLECTIVE ? "" : "[SCENARIO.ini]");
-  g_autoptr(GOptionContext) ctx = g_option_context_new(param);
-  g_option_context_set_summary(ctx, summary);
-  g_autoptr(sim_scenario_opts) o = sim_scenario_opts_new(ctx, set);
-  if (!dtsim_cli_parse(ctx, command, &argc, &argv, status))
-    return FALSE;
   g_autoptr(GError) error = NULL;
-  int positional = argc - 1;
-  if (positional > 1 || (positional == 1 && (set & SIM_OPTS_COLLECTIVE))) {
-    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "unexpected argument '%s'",
-                argv[(set & SIM_OPTS_COLLECTIVE) ? 1 : 2]);
-    *status = dtsim_cli_fail(command, error);
-    return FALSE;
-  }
-  if (positional == 1 && !sim_scenario_load(s, argv[1], set, &error)) {
-    *status = dtsim_cli_fail(command, error);
-    return FALSE;
-  }
-  if (!sim_scenario_apply_options(s, o, &error)) {
+  if (!sim_scenario_parse_args(s, set, summary, argc, argv, &error)) {
     *status = dtsim_cli_fail(command, error);
     return FALSE;
   }

@@ -10,7 +10,7 @@ int dtsim_cmd_run(int argc, char **argv)
   int status = 0;
   g_autofree char *cmdline = g_strjoinv(" ", argv);
   if (!sim_scenario_from_args(&s, "run", "Simulate training iterations and print a breakdown.",
-                              SIM_OPTS_RUN, argc, argv, &status))
+                              SIM_CMD_RUN, argc, argv, &status))
     return status;
   sim_run_opts o = {.with_speedup = TRUE, .command_line = cmdline};
   sim_report r;
@@ -24,18 +24,21 @@ int dtsim_cmd_run(int argc, char **argv)
                 (double)r.memory_capacity_bytes / (1 << 30));
     return dtsim_cli_fail("run", error);
   }
+  const char *strategy = sim_scenario_strategy_name(&s);
   if (s.json) {
-    g_autoptr(GString) extra = g_string_new(NULL);
-    g_string_append_printf(extra, "\"model\":\"%s\",\"strategy\":\"%s\",\"batch\":%" G_GINT64_FORMAT,
-                           s.model, s.strategy, s.batch);
+    g_autoptr(GString) extra = g_string_new("\"model\":");
+    dt_json_string(extra, s.model);
+    g_string_append(extra, ",\"strategy\":");
+    dt_json_string(extra, strategy);
+    g_string_append_printf(extra, ",\"batch\":%" G_GINT64_FORMAT, s.batch);
     sim_report_print_json(stdout, &r, extra->str);
   } else {
-    gboolean pipeline = g_str_equal(s.strategy, "mp") || g_str_equal(s.strategy, "pp") ||
-                        (g_str_equal(s.strategy, "hybrid") && g_str_equal(s.hybrid, "dp-pp"));
+    gboolean pipeline = g_str_equal(strategy, "mp") || g_str_equal(strategy, "pp") ||
+                        (g_str_equal(strategy, "hybrid") && s.hybrid == SIM_HYBRID_DP_PP);
     g_autofree char *title = g_strdup_printf(
         "%s, %s, batch %" G_GINT64_FORMAT " per %s, %s, %u devices (%" G_GINT64_FORMAT
-        " node%s of %s)", s.model, s.strategy, s.batch, pipeline ? "pipeline" : "device",
-        s.precision, r.devices, s.nodes, s.nodes == 1 ? "" : "s", s.system);
+        " node%s of %s)", s.model, strategy, s.batch, pipeline ? "pipeline" : "device",
+        wl_precision_name(s.precision), r.devices, s.nodes, s.nodes == 1 ? "" : "s", s.system);
     sim_report_print_table(stdout, &r, title);
   }
   return 0;

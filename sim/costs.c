@@ -8,6 +8,29 @@
 
 #include <string.h>
 
+/* What is trained, and how its passes are costed. */
+static const sim_key model_keys[] = {
+    {"model", SIM_KEY_STRING, SIM_KEY_OFF(model), "resnet50", .commands = SIM_OPTS_RUN,
+     .arg = "NAME|FILE|SPEC", .help = "zoo model, workload file or transformer: spec"},
+    {"batch", SIM_KEY_INT, SIM_KEY_OFF(batch), "64", 1, 1 << 24, .commands = SIM_OPTS_RUN,
+     .arg = "N", .help = "per-device mini-batch, samples"},
+    {"precision", SIM_KEY_CHOICE, SIM_KEY_OFF(precision), "fp32",
+     .choices = "fp32|tf32|fp16|bf16|amp", .commands = SIM_OPTS_RUN | SIM_OPTS_CLUSTER,
+     .help = "arithmetic precision of compute (the device must have it)"},
+    {"optimizer", SIM_KEY_CHOICE, SIM_KEY_OFF(optimizer), "momentum",
+     .choices = "sgd|momentum|adam", .commands = SIM_OPTS_RUN,
+     .help = "plain SGD, SGD with momentum, or Adam"},
+    {"calibration", SIM_KEY_STRING, SIM_KEY_OFF(calibration), .commands = SIM_OPTS_RUN,
+     .arg = "FILE", .help = "overlay of fitted model parameters (from dtsim calibrate)"},
+    {"threads", SIM_KEY_INT, SIM_KEY_OFF(threads), NULL, 1, 1 << 20, .commands = SIM_OPTS_RUN,
+     .arg = "N", .help = "hardware threads used on a Xeon Phi or CPU device (default: all)"},
+    {"synthetic", SIM_KEY_FLAG, SIM_KEY_OFF(synthetic), .commands = SIM_OPTS_RUN,
+     .help = "synthetic input data: no host-to-device copy of batches"},
+    {"seq-len", SIM_KEY_INT, SIM_KEY_OFF(seq_len), NULL, 1, 1 << 24, .commands = SIM_OPTS_RUN,
+     .arg = "S", .help = "sequence length of a transformer, tokens (default: the model's)"},
+};
+const sim_key_group sim_keys_model = SIM_KEY_GROUP("model", NULL, model_keys);
+
 sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint64_t batch,
                            GError **error)
 {
@@ -16,27 +39,36 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint6
   g_autoptr(wl_model) model = wl_model_load(s->model, error);
   if (!model)
     return NULL;
-  int prec = wl_precision_parse(s->precision);
-  g_assert(prec >= 0); /* validated by the scenario */
-  g_autoptr(wl_net) net = wl_net_new(model, (uint32_t)batch, (wl_precision)prec, error);
+  wl_precision prec = s->precision;
+  g_autoptr(wl_net) net = wl_net_new(model, (uint32_t)batch, prec, error);
   if (!net)
     return NULL;
   g_autoptr(dev_device) dev = dev_device_load(device_name, s->calibration, error);
-  if (!dev)
+  if (!dev) {
+    /* Messages from the device file name its line; say which key chose it. */
+    g_prefix_error(error, "%s: ", sim_scenario_where(s, s->device ? "device" : "system"));
+    return NULL;
+  }
+  if (!dev_check_precision(dev, prec, sim_scenario_where(s, "precision"), error))
     return NULL;
   if (s->threads) {
     gboolean gpu = strcmp(dev_model_name(dev_device_model(dev)), "gpu") == 0;
     if (gpu || (unsigned)s->threads > dev_hw_threads(dev)) {
-      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                  gpu ? "--threads: %s is a GPU; hardware threads apply to Xeon Phi and CPU devices"
-                      : "--threads: %s has %u hardware threads, not %" G_GINT64_FORMAT,
-                  dev_device_name(dev), dev_hw_threads(dev), s->threads);
+      const char *where = sim_scenario_where(s, "threads");
+      if (gpu)
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                    "%s: %s is a GPU; hardware threads apply to Xeon Phi and CPU devices", where,
+                    dev_device_name(dev));
+      else
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                    "%s: %s has %u hardware threads, not %" G_GINT64_FORMAT, where,
+                    dev_device_name(dev), dev_hw_threads(dev), s->threads);
       return NULL;
     }
   }
-  wl_optimizer opt = strcmp(s->optimizer, "adam") == 0 ? WL_OPT_ADAM : WL_OPT_SGD_MOMENTUM;
+  wl_optimizer opt = s->optimizer;
   unsigned threads = (unsigned)s->threads;
-  unsigned elem_bytes = wl_precision_bytes((wl_precision)prec);
+  unsigned elem_bytes = wl_precision_bytes(prec);
 
   sim_costs *c = sim_costs_new();
   gboolean dense = FALSE;

@@ -23,7 +23,6 @@ struct sim_net_adapter {
   double reduce_Bps;
   GPtrArray *groups;        /* group_rec*, looked up by content */
   GPtrArray *colls;         /* comm_coll*, freed with the adapter */
-  GHashTable *algorithms;   /* name -> const comm_coll_algorithm* */
   GError *error;
   sim_exec *exec;
   /* Parameter servers. */
@@ -58,7 +57,6 @@ sim_net_adapter *sim_net_adapter_new(comm_net *net, const sim_plan *plan, double
   a->reduce_Bps = reduce_Bps;
   a->groups = g_ptr_array_new_with_free_func(group_rec_free);
   a->colls = g_ptr_array_new_with_free_func(coll_free);
-  a->algorithms = g_hash_table_new(g_str_hash, g_str_equal);
   return a;
 }
 
@@ -68,7 +66,6 @@ void sim_net_adapter_free(sim_net_adapter *a)
     return;
   g_ptr_array_free(a->colls, TRUE);
   g_ptr_array_free(a->groups, TRUE);
-  g_hash_table_destroy(a->algorithms);
   g_clear_error(&a->error);
   comm_ps_free(a->ps);
   comm_coll_group_free(a->ps_group);
@@ -271,18 +268,9 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
       comm_net_send(a->net, self, self, 0, task_finished, p);
       return;
     }
-    const char *name = sim_graph_task_algorithm(g, t);
-    const comm_coll_algorithm *algo = g_hash_table_lookup(a->algorithms, name);
+    const comm_coll_algorithm *algo = sim_graph_task_algorithm(g, t);
+    g_assert(algo != NULL); /* strategies give every collective its algorithm */
     GError *error = NULL;
-    if (!algo) {
-      algo = comm_coll_algorithm_find(name, "--allreduce", &error);
-      if (!algo) {
-        g_free(p);
-        fail(a, x, error);
-        return;
-      }
-      g_hash_table_insert(a->algorithms, (gpointer)name, (gpointer)algo);
-    }
     comm_coll_args args = {.op = op_of[op], .bytes = sim_graph_task_bytes(g, t),
                            .reduce_Bps = a->reduce_Bps, .form = COMM_COLL_FORM_PIPELINED};
     comm_coll *coll = comm_coll_new(a->net, group_for(a, g, t), algo, &args, &error);

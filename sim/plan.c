@@ -1,6 +1,8 @@
 /* Cost tables, plans and the strategy registry. */
 #include "plan.h"
 
+#include "coll.h"
+
 #include "util.h"
 
 #include <string.h>
@@ -187,8 +189,8 @@ static uint32_t greedy(const sim_costs *c, sim_time_ps limit, uint32_t max_stage
   return k;
 }
 
-gboolean sim__partition(const sim_costs *c, uint32_t stages, const char *split, uint32_t *first,
-                        GError **error)
+gboolean sim__partition(const sim_costs *c, uint32_t stages, const GArray *split,
+                        uint32_t *first, GError **error)
 {
   uint32_t n = sim_costs_n_layers(c);
   if (stages > n) {
@@ -196,10 +198,8 @@ gboolean sim__partition(const sim_costs *c, uint32_t stages, const char *split, 
                 "--stages: %u stages but the model has only %u layers", stages, n);
     return FALSE;
   }
-  if (split && *split) {
-    g_autoptr(GArray) cuts = dt_parse_int_list(split, "--split", 1, (int64_t)n - 1, error);
-    if (!cuts)
-      return FALSE;
+  if (split && split->len) {
+    const GArray *cuts = split;
     if (cuts->len != stages - 1) {
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                   "--split: %u boundaries given for %u stages (need %u)", cuts->len, stages,
@@ -208,7 +208,14 @@ gboolean sim__partition(const sim_costs *c, uint32_t stages, const char *split, 
     }
     first[0] = 0;
     for (uint32_t s = 1; s < stages; s++) {
-      first[s] = (uint32_t)g_array_index(cuts, int64_t, s - 1);
+      int64_t cut = g_array_index(cuts, int64_t, s - 1);
+      if (cut >= (int64_t)n) {
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                    "--split: layer %" G_GINT64_FORMAT " is past the model's last layer (%u)", cut,
+                    n - 1);
+        return FALSE;
+      }
+      first[s] = (uint32_t)cut;
       if (first[s] <= first[s - 1]) {
         g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                     "--split: boundaries must increase (layer %u after %u)", first[s], first[s - 1]);
@@ -272,4 +279,22 @@ const sim_strategy *sim_strategy_find(const char *name)
     if (strcmp((*s)->name, name) == 0)
       return *s;
   return NULL;
+}
+
+const void *sim_algorithm_resolve(const char *name, const char *where, GError **error)
+{
+  return comm_coll_algorithm_find(name, where, error);
+}
+
+const void *sim_strategy_resolve(const char *name, const char *where, GError **error)
+{
+  const sim_strategy *s = sim_strategy_find(name);
+  if (!s) {
+    g_autoptr(GString) known = g_string_new(NULL);
+    for (const sim_strategy *const *r = registry; *r; r++)
+      g_string_append_printf(known, "%s%s", known->len ? ", " : "", (*r)->name);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: unknown strategy '%s' (one of: %s)", where,
+                name, known->str);
+  }
+  return s;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "scenario.h"
 #include "taskgraph.h"
 
 typedef struct {
@@ -61,16 +62,17 @@ typedef struct {
   uint32_t devices_per_node;
   gboolean overlap;
   uint64_t bucket_bytes;
-  const char *allreduce;
+  const comm_coll_algorithm *allreduce;
   uint32_t iterations;
   uint32_t micro_batches;
   gboolean gpipe;                   /* TRUE: GPipe schedule; FALSE: 1F1B */
   uint32_t stages;                  /* pipeline stages per replica (0: all devices) */
-  const char *split;                /* user's stage boundaries: first layer of stages 2.. */
+  const GArray *split;              /* user's stage boundaries (int64_t): first layer of stages
+                                     * 2.., or NULL */
   gboolean symmetric;               /* dp: build one device; every collective spans all ranks */
   uint32_t ps_count;
-  const char *ps_placement;
-  const char *hybrid;
+  sim_hybrid_kind hybrid;
+  const sim_scenario *scenario;     /* everything else, for strategies with more options */
 } sim_plan_opts;
 
 /* What a unit of the graph stands for, so the communication adapter can find its endpoint. */
@@ -109,13 +111,18 @@ typedef struct {
 void sim_plan_free(sim_plan *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_plan, sim_plan_free)
 
-typedef struct {
+struct sim_strategy {
   const char *name;
   const char *description;
   sim_plan *(*build)(const sim_costs *costs, const sim_plan_opts *opts, GError **error);
-} sim_strategy;
+};
 
 const sim_strategy *sim_strategy_find(const char *name);
+/* sim_strategy_find() for the scenario's keys: NULL with an error naming `where` and the known
+ * strategies. */
+const void *sim_strategy_resolve(const char *name, const char *where, GError **error);
+/* comm_coll_algorithm_find() for the scenario's keys. */
+const void *sim_algorithm_resolve(const char *name, const char *where, GError **error);
 /* NULL-terminated registry, in display order. */
 const sim_strategy *const *sim_strategies(void);
 
@@ -125,8 +132,8 @@ sim_plan *sim__plan_new(void);
  * index of each stage after the first, comma-separated) or balanced so the slowest stage's
  * forward + backward time is as small as possible. first[s] is stage s's first layer;
  * first[stages] = number of layers. */
-gboolean sim__partition(const sim_costs *c, uint32_t stages, const char *split, uint32_t *first,
-                        GError **error);
+gboolean sim__partition(const sim_costs *c, uint32_t stages, const GArray *split,
+                        uint32_t *first, GError **error);
 /* Per-device memory of holding layers [a, b) with `in_flight` batches of saved activations. */
 uint64_t sim__stage_memory(const sim_costs *c, uint32_t a, uint32_t b, uint64_t in_flight);
 /* A data-parallel style device: its unit "gpuR (node N)" with a compute stream, a

@@ -1,6 +1,8 @@
 /* Measuring and printing the breakdown of an iteration (see report.h). */
 #include "report.h"
 
+#include "util.h"
+
 #include <string.h>
 
 /* Time in [lo, hi) during which a stream's tasks are running, as sorted disjoint intervals. */
@@ -114,10 +116,10 @@ void sim_report_measure(sim_report *r, const sim_plan *p, const sim_exec *x)
 
   g_autoptr(GArray) comp = busy_intervals(g, x, p->probe_compute, lo, hi);
   g_autoptr(GArray) comm = comm_intervals(g, x, p, lo, hi);
-  sim_time_ps comp_ps = length(comp), comm_ps = length(comm);
+  sim_time_ps comp_ps = length(comp), comm_total_ps = length(comm);
   sim_time_ps exposed_ps = uncovered(comm, comp);
   r->compute_time_s = sim_time_to_s(comp_ps);
-  r->comm_time_s = sim_time_to_s(comm_ps);
+  r->comm_time_s = sim_time_to_s(comm_total_ps);
   r->exposed_comm_time_s = sim_time_to_s(exposed_ps);
   r->idle_time_s = sim_time_to_s(window - comp_ps - exposed_ps);
 
@@ -145,8 +147,9 @@ void sim_report_measure(sim_report *r, const sim_plan *p, const sim_exec *x)
 
 static void json_double(GString *o, const char *key, double v)
 {
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  g_string_append_printf(o, "\"%s\":%s,", key, g_ascii_formatd(buf, sizeof buf, "%.12g", v));
+  g_string_append_printf(o, "\"%s\":", key);
+  dt_json_double(o, v);
+  g_string_append_c(o, ',');
 }
 
 void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_json)

@@ -1,198 +1,265 @@
-/* Scenario options and files (see scenario.h). One table describes every key: its name (the
- * same in INI files and on the command line), its type and range, and which commands take it.
- * Both the INI reader and the option parser go through the same validators. */
+/* Scenario keys, files and options (see scenario.h). The key tables live beside their
+ * consumers; this file collects them, gives every key its default, and parses text into typed
+ * fields through one validator per kind, for INI files and options alike. */
 #include "scenario.h"
 
+#include "plan.h"
 #include "util.h"
 
-#include <stddef.h>
 #include <string.h>
 
-typedef enum { K_STRING, K_INT, K_DOUBLE, K_ONOFF, K_FLAG, K_CHOICE } key_kind;
-
-typedef struct {
-  const char *name;        /* option --name and INI key name */
-  key_kind kind;
-  size_t offset;           /* into sim_scenario */
-  int64_t min, max;        /* K_INT; K_DOUBLE uses them as bounds too */
-  const char *choices;     /* K_CHOICE: '|'-separated */
-  sim_opts_set set;
-  const char *arg;         /* argument name in --help */
-  const char *help;
-} key_spec;
-
-#define OFF(f) offsetof(sim_scenario, f)
-#define ALL (SIM_OPTS_RUN | SIM_OPTS_SWEEP | SIM_OPTS_COLLECTIVE)
-#define RS (SIM_OPTS_RUN | SIM_OPTS_SWEEP)
-#define MAX_DEVICES 1000000
-
-static const key_spec keys[] = {
-    {"model", K_STRING, OFF(model), 0, 0, NULL, RS, "NAME|FILE", "zoo model or workload file"},
-    {"batch", K_INT, OFF(batch), 1, 1 << 24, NULL, RS, "N", "per-device mini-batch, samples"},
-    {"precision", K_CHOICE, OFF(precision), 0, 0, "fp32|tf32|fp16|bf16|amp", RS, "P",
-     "arithmetic precision of compute"},
-    {"system", K_STRING, OFF(system), 0, 0, NULL, ALL, "NAME|FILE", "catalog node preset"},
-    {"device", K_STRING, OFF(device), 0, 0, NULL, ALL, "NAME|FILE", "device kind, overriding the preset"},
-    {"nodes", K_INT, OFF(nodes), 1, MAX_DEVICES, NULL, ALL, "N", "number of nodes"},
-    {"devices-per-node", K_INT, OFF(devices_per_node), 1, 4096, NULL, ALL, "G",
-     "devices per node (default: the system's)"},
-    {"intra", K_STRING, OFF(intra), 0, 0, NULL, ALL, "NAME|FILE", "intra-node fabric"},
-    {"inter", K_STRING, OFF(inter), 0, 0, NULL, ALL, "NAME|FILE", "inter-node network"},
-    {"topology", K_STRING, OFF(topology), 0, 0, NULL, ALL, "NAME",
-     "switch, fat-tree[:OVERSUB], ring, torus2d, torus3d, dragonfly"},
-    {"strategy", K_CHOICE, OFF(strategy), 0, 0, "dp|ps|mp|pp|hybrid", SIM_OPTS_RUN, "S",
-     "dp, ps, mp, pp or hybrid"},
-    {"allreduce", K_STRING, OFF(allreduce), 0, 0, NULL, SIM_OPTS_RUN, "NAME",
-     "allreduce algorithm (see 'dtsim list algorithms')"},
-    {"ps-count", K_INT, OFF(ps_count), 1, MAX_DEVICES, NULL, RS, "K", "parameter servers"},
-    {"ps-placement", K_CHOICE, OFF(ps_placement), 0, 0, "cpu|gpu|colocated|dedicated", RS, "P",
-     "where parameter servers run"},
-    {"overlap", K_ONOFF, OFF(overlap), 0, 0, NULL, RS, "on|off",
-     "gradient buckets overlap backward compute"},
-    {"net-model", K_CHOICE, OFF(net_model), 0, 0, "analytic|flow", ALL, "M", "network fidelity"},
-    {"iterations", K_INT, OFF(iterations), 1, 100000, NULL, RS, "N", "iterations to simulate"},
-    {"threads", K_INT, OFF(threads), 1, 1 << 20, NULL, RS, "N",
-     "hardware threads used on a Xeon Phi or CPU device"},
-    {"calibration", K_STRING, OFF(calibration), 0, 0, NULL, RS, "FILE",
-     "overlay of fitted model parameters"},
-    {"optimizer", K_CHOICE, OFF(optimizer), 0, 0, "sgd|adam", RS, "O", "sgd (momentum) or adam"},
-    {"bucket-mib", K_DOUBLE, OFF(bucket_mib), 0, 1 << 20, NULL, RS, "MIB",
-     "gradient bucket size in MiB"},
-    {"micro-batches", K_INT, OFF(micro_batches), 1, 1 << 20, NULL, RS, "M",
-     "pipeline micro-batches per iteration"},
-    {"schedule", K_CHOICE, OFF(schedule), 0, 0, "gpipe|1f1b", RS, "S", "pipeline schedule"},
-    {"stages", K_INT, OFF(stages), 1, MAX_DEVICES, NULL, RS, "P", "pipeline stages per replica"},
-    {"split", K_STRING, OFF(split), 0, 0, NULL, RS, "L1,L2,...",
-     "mp/pp: first layer index of each stage after the first (default: balanced)"},
-    {"hybrid", K_CHOICE, OFF(hybrid), 0, 0, "dp-pp|owt", RS, "H",
-     "hybrid kind: dp over pipelines, or one-weird-trick"},
-    {"strict", K_FLAG, OFF(strict), 0, 0, NULL, RS, NULL,
-     "a configuration that does not fit in device memory is an error"},
-    {"synthetic", K_FLAG, OFF(synthetic), 0, 0, NULL, RS, NULL,
-     "synthetic input data: no host-to-device copy of batches"},
-    {"symmetry", K_ONOFF, OFF(symmetry), 0, 0, NULL, RS, "on|off",
-     "dp on the analytic network: simulate one device for all (exact)"},
-    {"json", K_FLAG, OFF(json), 0, 0, NULL, ALL, NULL, "print JSON instead of a table"},
-    {"trace", K_STRING, OFF(trace), 0, 0, NULL, ALL, "FILE", "write a Chrome trace"},
-    {"trace-limit", K_INT, OFF(trace_limit), 1, INT64_C(1) << 40, NULL, ALL, "N",
-     "most events written to the trace (about 150 bytes each)"},
-    {"trace-devices", K_INT, OFF(trace_procs), 1, 1000000, NULL, ALL, "N",
-     "trace only the first N devices (and N of each other process kind)"},
-    {"csv", K_STRING, OFF(csv), 0, 0, NULL, ALL, "FILE", "per-task or per-point rows"},
-    {"devices", K_STRING, OFF(devices_list), 0, 0, NULL, SIM_OPTS_SWEEP, "LIST",
-     "device counts, e.g. 1,2,4,8 or 1..64"},
-    {"nodes-list", K_STRING, OFF(nodes_list), 0, 0, NULL, SIM_OPTS_SWEEP, "LIST",
-     "node counts to sweep"},
-    {"strategies", K_STRING, OFF(strategy_list), 0, 0, NULL, SIM_OPTS_SWEEP, "LIST",
-     "strategies to sweep"},
-    {"allreduces", K_STRING, OFF(allreduce_list), 0, 0, NULL, SIM_OPTS_SWEEP, "LIST",
-     "allreduce algorithms to sweep"},
-    {"batches", K_STRING, OFF(batch_list), 0, 0, NULL, SIM_OPTS_SWEEP, "LIST",
-     "per-device batches to sweep"},
-    {"scaling", K_CHOICE, OFF(scaling), 0, 0, "weak|strong", SIM_OPTS_SWEEP, "S",
-     "weak: fixed per-device batch; strong: fixed global batch"},
-    {"plot", K_STRING, OFF(plot), 0, 0, NULL, SIM_OPTS_SWEEP, "FILE.svg",
-     "plot throughput and scaling efficiency"},
+/* Every group, in --help order. */
+static const sim_key_group *const groups[] = {
+    &sim_keys_model, &sim_keys_cluster, &sim_keys_run, &sim_keys_dp, &sim_keys_ps,
+    &sim_keys_pp,    &sim_keys_hybrid,  &sim_keys_3d,  &sim_keys_sweep, &sim_keys_collective,
+    &sim_keys_search, &sim_keys_output,
 };
 
-void sim_scenario_init(sim_scenario *s)
+static const sim_key *find_key(const char *name, const sim_key_group **group_out)
 {
-  memset(s, 0, sizeof *s);
-  s->model = g_strdup("resnet50");
-  s->batch = 64;
-  s->precision = g_strdup("fp32");
-  s->system = g_strdup("dgx1-v100");
-  s->nodes = 1;
-  s->strategy = g_strdup("dp");
-  s->allreduce = g_strdup("ring");
-  s->ps_count = 1;
-  s->ps_placement = g_strdup("cpu");
-  s->overlap = TRUE;
-  s->symmetry = TRUE;
-  s->net_model = g_strdup("flow");
-  s->iterations = 1;
-  s->optimizer = g_strdup("sgd");
-  s->bucket_mib = 25.0;
-  s->micro_batches = 4;
-  s->schedule = g_strdup("1f1b");
-  s->hybrid = g_strdup("dp-pp");
-  s->trace_limit = 1000000;
-  s->trace_procs = 64;
-  s->scaling = g_strdup("weak");
+  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++)
+    for (gsize i = 0; i < groups[g]->n_keys; i++)
+      if (strcmp(groups[g]->keys[i].name, name) == 0) {
+        if (group_out)
+          *group_out = groups[g];
+        return &groups[g]->keys[i];
+      }
+  return NULL;
+}
+
+#define FIELD(s, k) ((void *)((char *)(s) + (k)->offset))
+
+static void clear_field(sim_scenario *s, const sim_key *k)
+{
+  void *f = FIELD(s, k);
+  switch (k->kind) {
+  case SIM_KEY_STRING:
+    g_clear_pointer((char **)f, g_free);
+    break;
+  case SIM_KEY_INT_LIST:
+  case SIM_KEY_SIZE_LIST:
+    g_clear_pointer((GArray **)f, g_array_unref);
+    break;
+  case SIM_KEY_REF_LIST:
+    g_clear_pointer((GPtrArray **)f, g_ptr_array_unref);
+    break;
+  default:
+    break;
+  }
 }
 
 void sim_scenario_clear(sim_scenario *s)
 {
-  for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
-    if (keys[i].kind == K_STRING || keys[i].kind == K_CHOICE)
-      g_clear_pointer((char **)((char *)s + keys[i].offset), g_free);
+  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++)
+    for (gsize i = 0; i < groups[g]->n_keys; i++)
+      clear_field(s, &groups[g]->keys[i]);
+  g_clear_pointer(&s->origin, g_hash_table_unref);
+  g_clear_pointer(&s->given, g_hash_table_unref);
+}
+
+static gboolean set_value(sim_scenario *s, const sim_key *k, const char *value,
+                          const char *where, GError **error);
+
+void sim_scenario_init(sim_scenario *s)
+{
+  memset(s, 0, sizeof *s);
+  s->origin = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+  s->given = g_hash_table_new(g_str_hash, g_str_equal);
+  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++)
+    for (gsize i = 0; i < groups[g]->n_keys; i++) {
+      const sim_key *k = &groups[g]->keys[i];
+      g_hash_table_insert(s->origin, (gpointer)k->name, g_strconcat("--", k->name, NULL));
+      if (!k->def)
+        continue;
+      g_autoptr(GError) error = NULL;
+      if (!set_value(s, k, k->def, k->name, &error))
+        g_error("default of key %s: %s", k->name, error->message);
+    }
 }
 
 void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src)
 {
   *dst = *src;
-  for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
-    if (keys[i].kind == K_STRING || keys[i].kind == K_CHOICE) {
-      char **f = (char **)((char *)dst + keys[i].offset);
-      *f = g_strdup(*f);
+  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++)
+    for (gsize i = 0; i < groups[g]->n_keys; i++) {
+      const sim_key *k = &groups[g]->keys[i];
+      void *f = FIELD(dst, k);
+      switch (k->kind) {
+      case SIM_KEY_STRING:
+        *(char **)f = g_strdup(*(char **)f);
+        break;
+      case SIM_KEY_INT_LIST:
+      case SIM_KEY_SIZE_LIST:
+        if (*(GArray **)f)
+          *(GArray **)f = g_array_copy(*(GArray **)f);
+        break;
+      case SIM_KEY_REF_LIST:
+        if (*(GPtrArray **)f)
+          *(GPtrArray **)f = g_ptr_array_copy(*(GPtrArray **)f, NULL, NULL);
+        break;
+      default:
+        break;
+      }
     }
+  dst->given = g_hash_table_new(g_str_hash, g_str_equal);
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, src->given);
+  while (g_hash_table_iter_next(&it, &key, NULL))
+    g_hash_table_add(dst->given, key);
+  dst->origin = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+  g_hash_table_iter_init(&it, src->origin);
+  while (g_hash_table_iter_next(&it, &key, &value))
+    g_hash_table_insert(dst->origin, key, g_strdup(value));
 }
 
-void sim_scenario_set_string(char **field, const char *value)
+const char *sim_scenario_where(const sim_scenario *s, const char *key)
 {
-  g_free(*field);
-  *field = g_strdup(value);
+  const char *w = g_hash_table_lookup(s->origin, key);
+  g_return_val_if_fail(w != NULL, key);
+  return w;
+}
+
+gboolean sim_scenario_given(const sim_scenario *s, const char *key)
+{
+  return g_hash_table_contains(s->given, key);
+}
+
+/* A list of registry names resolved one by one. */
+static GPtrArray *parse_ref_list(const sim_key *k, const char *value, const char *where,
+                                 GError **error)
+{
+  g_auto(GStrv) names = dt_parse_name_list(value, where, error);
+  if (!names)
+    return NULL;
+  g_autoptr(GPtrArray) refs = g_ptr_array_new();
+  for (char **n = names; *n; n++) {
+    const void *r = k->resolve(*n, where, error);
+    if (!r)
+      return NULL;
+    g_ptr_array_add(refs, (gpointer)r);
+  }
+  return g_steal_pointer(&refs);
 }
 
 /* Validates one textual value and stores it. `where` prefixes messages ("--batch" or
  * "FILE:LINE: [scenario] batch"). */
-static gboolean set_value(sim_scenario *s, const key_spec *k, const char *value,
+static gboolean set_value(sim_scenario *s, const sim_key *k, const char *value,
                           const char *where, GError **error)
 {
-  void *field = (char *)s + k->offset;
+  void *f = FIELD(s, k);
   switch (k->kind) {
-  case K_STRING:
+  case SIM_KEY_STRING:
     if (*value == '\0') {
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: empty value", where);
       return FALSE;
     }
-    g_free(*(char **)field);
-    *(char **)field = g_strdup(value);
+    g_free(*(char **)f);
+    *(char **)f = g_strdup(value);
     return TRUE;
-  case K_INT:
-    return dt_parse_int64(value, where, k->min, k->max, field, error);
-  case K_DOUBLE:
-    return dt_parse_double(value, where, (double)k->min, (double)k->max, field, error);
-  case K_ONOFF:
-  case K_FLAG:
+  case SIM_KEY_INT:
+    return dt_parse_int64(value, where, k->min, k->max, f, error);
+  case SIM_KEY_SIZE: {
+    uint64_t v;
+    if (!dt_parse_size(value, where, &v, error))
+      return FALSE;
+    if (v < (uint64_t)k->min || v > (uint64_t)k->max) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s is not in [%" G_GINT64_FORMAT ", %"
+                  G_GINT64_FORMAT "] bytes", where, value, k->min, k->max);
+      return FALSE;
+    }
+    *(uint64_t *)f = v;
+    return TRUE;
+  }
+  case SIM_KEY_MIB: {
+    double mib;
+    if (!dt_parse_double(value, where, (double)k->min, (double)k->max, &mib, error))
+      return FALSE;
+    *(uint64_t *)f = (uint64_t)(mib * 1048576.0 + 0.5);
+    return TRUE;
+  }
+  case SIM_KEY_DOUBLE:
+    return dt_parse_double(value, where, (double)k->min, (double)k->max, f, error);
+  case SIM_KEY_ONOFF:
+  case SIM_KEY_FLAG:
     if (!strcmp(value, "on") || !strcmp(value, "true") || !strcmp(value, "yes") ||
         !strcmp(value, "1")) {
-      *(gboolean *)field = TRUE;
+      *(gboolean *)f = TRUE;
     } else if (!strcmp(value, "off") || !strcmp(value, "false") || !strcmp(value, "no") ||
                !strcmp(value, "0")) {
-      *(gboolean *)field = FALSE;
+      *(gboolean *)f = FALSE;
     } else {
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: '%s' is not on or off", where, value);
       return FALSE;
     }
     return TRUE;
-  case K_CHOICE: {
+  case SIM_KEY_CHOICE: {
     g_auto(GStrv) choices = g_strsplit(k->choices, "|", -1);
-    if (!g_strv_contains((const char *const *)choices, value)) {
-      g_autofree char *list = g_strjoinv(", ", choices);
-      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: unknown value '%s' (one of: %s)", where,
-                  value, list);
+    for (int i = 0; choices[i]; i++)
+      if (strcmp(choices[i], value) == 0) {
+        *(int *)f = i;
+        return TRUE;
+      }
+    g_autofree char *list = g_strjoinv(", ", choices);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: unknown value '%s' (one of: %s)", where,
+                value, list);
+    return FALSE;
+  }
+  case SIM_KEY_REF: {
+    const void *r = k->resolve(value, where, error);
+    if (!r)
       return FALSE;
-    }
-    g_free(*(char **)field);
-    *(char **)field = g_strdup(value);
+    *(const void **)f = r;
+    return TRUE;
+  }
+  case SIM_KEY_INT_LIST: {
+    GArray *list = dt_parse_int_list(value, where, k->min, k->max, error);
+    if (!list)
+      return FALSE;
+    clear_field(s, k);
+    *(GArray **)f = list;
+    return TRUE;
+  }
+  case SIM_KEY_SIZE_LIST: {
+    GArray *list = dt_parse_size_list(value, where, error);
+    if (!list)
+      return FALSE;
+    clear_field(s, k);
+    *(GArray **)f = list;
+    return TRUE;
+  }
+  case SIM_KEY_REF_LIST: {
+    GPtrArray *list = parse_ref_list(k, value, where, error);
+    if (!list)
+      return FALSE;
+    clear_field(s, k);
+    *(GPtrArray **)f = list;
     return TRUE;
   }
   }
   return FALSE;
 }
 
-gboolean sim_scenario_load(sim_scenario *s, const char *path, sim_opts_set set, GError **error)
+static gboolean set_given(sim_scenario *s, const sim_key *k, const char *value, const char *where,
+                          GError **error)
+{
+  if (!set_value(s, k, value, where, error))
+    return FALSE;
+  g_hash_table_insert(s->origin, (gpointer)k->name, g_strdup(where));
+  g_hash_table_add(s->given, (gpointer)k->name);
+  return TRUE;
+}
+
+gboolean sim_scenario_set(sim_scenario *s, const char *key, const char *value, const char *where,
+                          GError **error)
+{
+  const sim_key *k = find_key(key, NULL);
+  g_return_val_if_fail(k != NULL, FALSE);
+  g_autofree char *opt = where ? NULL : g_strconcat("--", key, NULL);
+  return set_given(s, k, value, where ? where : opt, error);
+}
+
+gboolean sim_scenario_load(sim_scenario *s, const char *path, unsigned set, GError **error)
 {
   g_autoptr(dt_ini) ini = dt_ini_load(path, error);
   if (!ini)
@@ -202,17 +269,14 @@ gboolean sim_scenario_load(sim_scenario *s, const char *path, sim_opts_set set, 
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: no [scenario] group", path);
     return FALSE;
   }
-  g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
-  for (char **gp = groups; *gp; gp++)
+  g_auto(GStrv) names = g_key_file_get_groups(kf, NULL);
+  for (char **gp = names; *gp; gp++)
     if (strcmp(*gp, "scenario") != 0)
       return dt_ini_error(ini, *gp, NULL, error, "unknown group (only [scenario] is read)");
-  g_auto(GStrv) names = g_key_file_get_keys(kf, "scenario", NULL, NULL);
-  for (char **kp = names; kp && *kp; kp++) {
-    const key_spec *k = NULL;
-    for (gsize i = 0; i < G_N_ELEMENTS(keys) && !k; i++)
-      if (strcmp(keys[i].name, *kp) == 0)
-        k = &keys[i];
-    if (!k || !(k->set & set))
+  g_auto(GStrv) keys = g_key_file_get_keys(kf, "scenario", NULL, NULL);
+  for (char **kp = keys; kp && *kp; kp++) {
+    const sim_key *k = find_key(*kp, NULL);
+    if (!k || !(k->commands & set))
       return dt_ini_error(ini, "scenario", *kp, error,
                           k ? "not used by this command" : "unknown key");
     g_autofree char *value = dt_ini_string(ini, "scenario", *kp, TRUE, error);
@@ -220,72 +284,88 @@ gboolean sim_scenario_load(sim_scenario *s, const char *path, sim_opts_set set, 
       return FALSE;
     int line = dt_ini_line(ini, "scenario", *kp);
     g_autofree char *where = g_strdup_printf("%s:%d: [scenario] %s", path, line, *kp);
-    if (!set_value(s, k, value, where, error))
+    if (!set_given(s, k, value, where, error))
       return FALSE;
   }
   return TRUE;
 }
 
+/* ---- Options ------------------------------------------------------------------------------- */
+
+typedef struct {
+  const sim_key *key;
+  char *value;            /* set by GOptionContext */
+  gboolean flag;          /* SIM_KEY_FLAG */
+} opt_slot;
+
 struct sim_scenario_opts {
-  GOptionEntry *entries;
-  char **values;           /* one per key, set by GOptionContext */
-  gboolean *flags;         /* K_FLAG keys */
-  sim_opts_set set;
-  GPtrArray *strings;      /* owned descriptions */
+  GArray *slots;          /* opt_slot */
+  GPtrArray *strings;     /* owned help texts */
+  GPtrArray *entries;     /* owned GOptionEntry arrays */
 };
 
-sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, sim_opts_set set)
+/* The default of a key for --help, or NULL when it has none worth printing. */
+static char *default_text(const sim_key *k)
+{
+  if (!k->def || k->kind == SIM_KEY_FLAG)
+    return NULL;
+  return g_strdup(k->def);
+}
+
+sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
 {
   sim_scenario_opts *o = g_new0(sim_scenario_opts, 1);
-  gsize n = G_N_ELEMENTS(keys);
-  o->entries = g_new0(GOptionEntry, n + 1);
-  o->values = g_new0(char *, n);
-  o->flags = g_new0(gboolean, n);
-  o->set = set;
+  o->slots = g_array_new(FALSE, TRUE, sizeof(opt_slot));
   o->strings = g_ptr_array_new_with_free_func(g_free);
-  gsize e = 0;
-  g_auto(sim_scenario) defaults;
-  sim_scenario_init(&defaults);
-  for (gsize i = 0; i < n; i++) {
-    if (!(keys[i].set & set))
-      continue;
-    GOptionEntry *en = &o->entries[e++];
-    en->long_name = keys[i].name;
-    /* The help line ends with the default, read from sim_scenario_init() itself. */
-    const void *field = (const char *)&defaults + keys[i].offset;
-    g_autofree char *def = NULL;
-    switch (keys[i].kind) {
-    case K_STRING:
-    case K_CHOICE:
-      def = g_strdup(*(char *const *)field);
-      break;
-    case K_INT:
-      def = *(const int64_t *)field ? g_strdup_printf("%" G_GINT64_FORMAT, *(const int64_t *)field)
-                                    : NULL;
-      break;
-    case K_DOUBLE:
-      def = g_strdup_printf("%g", *(const double *)field);
-      break;
-    case K_ONOFF:
-      def = g_strdup(*(const gboolean *)field ? "on" : "off");
-      break;
-    case K_FLAG:
-      break;
+  o->entries = g_ptr_array_new_with_free_func(g_free);
+  /* Slots first, so their addresses stay put while entries point into them. */
+  gsize total = 0;
+  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++)
+    total += groups[g]->n_keys;
+  g_array_set_size(o->slots, total);
+  gsize n = 0;
+  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++) {
+    const sim_key_group *grp = groups[g];
+    GOptionEntry *entries = g_new0(GOptionEntry, grp->n_keys + 1);
+    g_ptr_array_add(o->entries, entries);
+    gsize e = 0;
+    for (gsize i = 0; i < grp->n_keys; i++) {
+      const sim_key *k = &grp->keys[i];
+      if (!(k->commands & set))
+        continue;
+      opt_slot *slot = &g_array_index(o->slots, opt_slot, n++);
+      slot->key = k;
+      GOptionEntry *en = &entries[e++];
+      en->long_name = k->name;
+      g_autofree char *def = default_text(k);
+      char *help = def ? g_strdup_printf("%s (default %s)", k->help, def) : g_strdup(k->help);
+      g_ptr_array_add(o->strings, help);
+      en->description = help;
+      en->arg_description = k->kind == SIM_KEY_CHOICE ? k->choices : k->arg;
+      if (k->kind == SIM_KEY_FLAG) {
+        en->arg = G_OPTION_ARG_NONE;
+        en->arg_data = &slot->flag;
+      } else {
+        en->arg = G_OPTION_ARG_STRING;
+        en->arg_data = &slot->value;
+      }
     }
-    char *help = def ? g_strdup_printf("%s (default %s)", keys[i].help, def) : g_strdup(keys[i].help);
-    g_ptr_array_add(o->strings, help);
-    en->description = help;
-    en->arg_description = keys[i].kind == K_CHOICE ? keys[i].choices : keys[i].arg;
-    if (keys[i].kind == K_FLAG) {
-      en->arg = G_OPTION_ARG_NONE;
-      en->arg_data = &o->flags[i];
+    if (e == 0)
+      continue;
+    dt_option_entries_as_bytes(entries);   /* file names need not be text in the locale */
+    if (g == 0) {
+      g_option_context_add_main_entries(ctx, entries, NULL);
     } else {
-      en->arg = G_OPTION_ARG_STRING;
-      en->arg_data = &o->values[i];
+      g_autofree char *desc = grp->strategies
+                                  ? g_strdup_printf("Options of --strategy %s:", grp->strategies)
+                                  : g_strdup_printf("Options (%s):", grp->name);
+      g_autofree char *hdesc = g_strdup_printf("Show the %s options", grp->name);
+      GOptionGroup *og = g_option_group_new(grp->name, desc, hdesc, NULL, NULL);
+      g_option_group_add_entries(og, entries);
+      g_option_context_add_group(ctx, og);
     }
   }
-  dt_option_entries_as_bytes(o->entries);
-  g_option_context_add_main_entries(ctx, o->entries, NULL);
+  g_array_set_size(o->slots, n);
   return o;
 }
 
@@ -293,27 +373,119 @@ void sim_scenario_opts_free(sim_scenario_opts *o)
 {
   if (!o)
     return;
-  for (gsize i = 0; i < G_N_ELEMENTS(keys); i++)
-    g_free(o->values[i]);
-  g_free(o->values);
-  g_free(o->flags);
-  g_free(o->entries);
+  for (guint i = 0; i < o->slots->len; i++)
+    g_free(g_array_index(o->slots, opt_slot, i).value);
+  g_array_free(o->slots, TRUE);
   g_ptr_array_free(o->strings, TRUE);
+  g_ptr_array_free(o->entries, TRUE);
   g_free(o);
 }
 
 gboolean sim_scenario_apply_options(sim_scenario *s, const sim_scenario_opts *o, GError **error)
 {
-  for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) {
-    if (!(keys[i].set & o->set))
-      continue;
-    g_autofree char *where = g_strconcat("--", keys[i].name, NULL);
-    if (keys[i].kind == K_FLAG) {
-      if (o->flags[i])
-        *(gboolean *)((char *)s + keys[i].offset) = TRUE;
-    } else if (o->values[i] && !set_value(s, &keys[i], o->values[i], where, error)) {
+  for (guint i = 0; i < o->slots->len; i++) {
+    const opt_slot *slot = &g_array_index(o->slots, opt_slot, i);
+    g_autofree char *where = g_strconcat("--", slot->key->name, NULL);
+    if (slot->key->kind == SIM_KEY_FLAG) {
+      if (slot->flag && !set_given(s, slot->key, "on", where, error))
+        return FALSE;
+    } else if (slot->value && !set_given(s, slot->key, slot->value, where, error)) {
       return FALSE;
     }
   }
   return TRUE;
+}
+
+/* ---- Applicability ----------------------------------------------------------------------- */
+
+static gboolean in_list(const char *list, const char *name)
+{
+  g_auto(GStrv) items = g_strsplit(list, "|", -1);
+  return g_strv_contains((const char *const *)items, name);
+}
+
+const char *sim_scenario_strategy_name(const sim_scenario *s)
+{
+  return s->strategy ? s->strategy->name : "";
+}
+
+gboolean sim_scenario_check(const sim_scenario *s, GError **error)
+{
+  /* The strategies the scenario covers: the one chosen, or every swept one. */
+  g_autoptr(GPtrArray) covered = g_ptr_array_new();
+  if (s->strategy_list)
+    for (guint i = 0; i < s->strategy_list->len; i++)
+      g_ptr_array_add(covered, s->strategy_list->pdata[i]);
+  else if (s->strategy)
+    g_ptr_array_add(covered, (gpointer)s->strategy);
+  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++) {
+    const sim_key_group *grp = groups[g];
+    for (gsize i = 0; i < grp->n_keys; i++) {
+      const sim_key *k = &grp->keys[i];
+      if ((!k->strategies && !grp->strategies) || !sim_scenario_given(s, k->name))
+        continue;
+      const char *strategies = k->strategies ? k->strategies : grp->strategies;
+      gboolean applies = FALSE;
+      for (guint c = 0; c < covered->len && !applies; c++)
+        applies = in_list(strategies, ((const sim_strategy *)covered->pdata[c])->name);
+      if (!applies) {
+        g_autofree char *list = g_strdelimit(g_strdup(strategies), "|", ',');
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                    "%s: applies to --strategy %s, not %s", sim_scenario_where(s, k->name), list,
+                    s->strategy_list ? "the swept strategies" : sim_scenario_strategy_name(s));
+        return FALSE;
+      }
+    }
+  }
+  return TRUE;
+}
+
+/* ---- Command lines --------------------------------------------------------------------------- */
+
+/* `--nodes` is one number for `run`; a sweep also takes a list there ("1,2,4", "1..64"), which
+ * is the --nodes-list axis. Returns the arguments with such a --nodes rewritten. */
+GPtrArray *sim_scenario_sweep_args(int argc, char **argv)
+{
+  GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
+  for (int i = 0; i < argc; i++) {
+    const char *v = NULL;
+    gboolean separate = FALSE;
+    if (g_str_has_prefix(argv[i], "--nodes="))
+      v = argv[i] + strlen("--nodes=");
+    else if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
+      v = argv[i + 1], separate = TRUE;
+    if (v && (strchr(v, ',') || strstr(v, ".."))) {
+      g_ptr_array_add(args, g_strconcat("--nodes-list=", v, NULL));
+      i += separate;
+    } else {
+      g_ptr_array_add(args, g_strdup(argv[i]));
+    }
+  }
+  g_ptr_array_add(args, NULL);
+  return args;
+}
+
+gboolean sim_scenario_parse_args(sim_scenario *s, unsigned set, const char *summary, int argc,
+                                 char **argv, GError **error)
+{
+  g_autoptr(GPtrArray) args = (set & SIM_OPTS_SWEEP) ? sim_scenario_sweep_args(argc, argv) : NULL;
+  /* Option parsing rearranges the vector it is given: give it a view, keep ownership here. */
+  g_autofree char **view = g_memdup2(args ? (gconstpointer)args->pdata : (gconstpointer)argv,
+                                     (gsize)(args ? args->len : (guint)argc + 1) * sizeof(char *));
+  if (args)
+    argc = (int)args->len - 1;
+  g_autoptr(GOptionContext) ctx = g_option_context_new("[SCENARIO.ini]");
+  g_option_context_set_summary(ctx, summary);
+  g_autoptr(sim_scenario_opts) o = sim_scenario_opts_new(ctx, set);
+  char **v = view;
+  if (!g_option_context_parse(ctx, &argc, &v, error))
+    return FALSE;
+  int positional = argc - 1;
+  if (positional > 1) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "unexpected argument '%s'", v[2]);
+    return FALSE;
+  }
+  if (positional == 1 && !sim_scenario_load(s, v[1], set, error))
+    return FALSE;
+  return sim_scenario_apply_options(s, o, error) && sim_scenario_check(s, error);
 }

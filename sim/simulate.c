@@ -14,6 +14,56 @@
  * writes one: about 22 GB/s of gradient. An estimate from the datasheet, not a measurement. */
 #define SIM_HOST_REDUCE_BPS 22e9
 
+/* ---- Keys ---------------------------------------------------------------------------------- */
+
+static const sim_key cluster_keys[] = {
+    {"system", SIM_KEY_STRING, SIM_KEY_OFF(system), "dgx1-v100", .commands = SIM_OPTS_CLUSTER,
+     .arg = "NAME|FILE", .help = "node preset: devices, intra-node fabric, NICs, host CPUs"},
+    {"device", SIM_KEY_STRING, SIM_KEY_OFF(device), .commands = SIM_OPTS_CLUSTER,
+     .arg = "NAME|FILE", .help = "device kind, overriding the preset's"},
+    {"nodes", SIM_KEY_INT, SIM_KEY_OFF(nodes), "1", 1, SIM_MAX_DEVICES,
+     .commands = SIM_OPTS_CLUSTER, .arg = "N", .help = "nodes"},
+    {"devices-per-node", SIM_KEY_INT, SIM_KEY_OFF(devices_per_node), NULL, 1, 4096,
+     .commands = SIM_OPTS_CLUSTER, .arg = "G", .help = "devices per node (default: the preset's)"},
+    {"intra", SIM_KEY_STRING, SIM_KEY_OFF(intra), .commands = SIM_OPTS_CLUSTER,
+     .arg = "NAME|FILE", .help = "intra-node fabric (default: the preset's)"},
+    {"inter", SIM_KEY_STRING, SIM_KEY_OFF(inter), .commands = SIM_OPTS_CLUSTER,
+     .arg = "NAME|FILE", .help = "inter-node network (default: the preset's)"},
+    {"topology", SIM_KEY_STRING, SIM_KEY_OFF(topology), .commands = SIM_OPTS_CLUSTER,
+     .arg = "NAME", .help = "switch, fat-tree[:OVERSUB], ring, torus2d, torus3d, dragonfly"},
+    {"net-model", SIM_KEY_CHOICE, SIM_KEY_OFF(net_model), "flow", .choices = "flow|analytic",
+     .commands = SIM_OPTS_CLUSTER, .help = "network fidelity"},
+};
+const sim_key_group sim_keys_cluster = SIM_KEY_GROUP("cluster", NULL, cluster_keys);
+
+static const sim_key run_keys[] = {
+    {"strategy", SIM_KEY_REF, SIM_KEY_OFF(strategy), "dp", .resolve = sim_strategy_resolve,
+     .commands = SIM_OPTS_RUN, .arg = "S", .help = "dp, ps, mp, pp, hybrid, 3d or chaos"},
+    {"iterations", SIM_KEY_INT, SIM_KEY_OFF(iterations), "1", 1, 100000,
+     .commands = SIM_OPTS_RUN, .arg = "N", .help = "iterations to simulate"},
+    {"strict", SIM_KEY_FLAG, SIM_KEY_OFF(strict), .commands = SIM_OPTS_RUN,
+     .help = "a configuration that does not fit in device memory is an error"},
+};
+const sim_key_group sim_keys_run = SIM_KEY_GROUP("run", NULL, run_keys);
+
+static const sim_key output_keys[] = {
+    {"json", SIM_KEY_FLAG, SIM_KEY_OFF(json), .commands = SIM_OPTS_CLUSTER,
+     .help = "print JSON instead of a table"},
+    {"trace", SIM_KEY_STRING, SIM_KEY_OFF(trace), .commands = SIM_OPTS_RUN | SIM_OPTS_COLLECTIVE,
+     .arg = "FILE", .help = "write a Chrome trace"},
+    {"csv", SIM_KEY_STRING, SIM_KEY_OFF(csv), .commands = SIM_OPTS_CLUSTER, .arg = "FILE",
+     .help = "run: one row per task; sweep and search: one row per point"},
+    {"trace-limit", SIM_KEY_INT, SIM_KEY_OFF(trace_limit), "1000000", 1, INT64_C(1) << 40,
+     .commands = SIM_OPTS_RUN, .arg = "N",
+     .help = "most events written to the trace (about 150 bytes each)"},
+    {"trace-devices", SIM_KEY_INT, SIM_KEY_OFF(trace_procs), "64", 1, 1000000,
+     .commands = SIM_OPTS_RUN, .arg = "N",
+     .help = "trace only the first N devices (and N of each other process kind)"},
+};
+const sim_key_group sim_keys_output = SIM_KEY_GROUP("output", NULL, output_keys);
+
+/* ---- Simulation ------------------------------------------------------------------------------ */
+
 double sim_ps_server_reduce_Bps(comm_ps_placement placement, const sim_costs *costs)
 {
   return placement == COMM_PS_GPU ? (double)costs->reduce_Bps : SIM_HOST_REDUCE_BPS;
@@ -68,8 +118,7 @@ gboolean sim_check_clock(const sim_engine *engine, GError **error)
   return FALSE;
 }
 
-/* The cluster of a scenario. */
-static comm_topology *build_topology(const sim_scenario *s, GError **error)
+comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error)
 {
   comm_cluster_spec spec = {
       .system = s->system,
@@ -78,44 +127,43 @@ static comm_topology *build_topology(const sim_scenario *s, GError **error)
       .intra = s->intra,
       .inter = s->inter,
       .topology = s->topology,
-      .extra_nodes = strcmp(s->strategy, "ps") == 0 && strcmp(s->ps_placement, "dedicated") == 0
+      .extra_nodes = strcmp(sim_scenario_strategy_name(s), "ps") == 0 &&
+                             s->ps_placement == COMM_PS_DEDICATED
                          ? (uint32_t)s->ps_count : 0,
+      .system_where = sim_scenario_where(s, "system"),
+      .intra_where = sim_scenario_where(s, "intra"),
+      .inter_where = sim_scenario_where(s, "inter"),
   };
   return comm_topology_build(&spec, error);
 }
 
 /* One simulation of a scenario; trace and csv only when asked. */
 static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboolean outputs,
-                              sim_report *r, GError **error)
+                              sim_report *r, sim_outcome *keep, GError **error)
 {
   /* Every output can be written, or nothing is simulated. */
   if (outputs && ((s->trace && !dt_outfile_check(s->trace, "--trace", error)) ||
                   (s->csv && !dt_outfile_check(s->csv, "--csv", error))))
     return FALSE;
-  const sim_strategy *strategy = sim_strategy_find(s->strategy);
-  if (!strategy) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--strategy: '%s' is not available in this build",
-                s->strategy);
-    return FALSE;
-  }
-  comm_net_model net_model;
-  if (!comm_net_model_parse(s->net_model, "--net-model", &net_model, error))
-    return FALSE;
-  g_autoptr(comm_topology) topo = build_topology(s, error);
+  const sim_strategy *strategy = s->strategy;
+  comm_net_model net_model = s->net_model;
+  g_autoptr(comm_topology) topo = sim_scenario_topology(s, error);
   if (!topo)
     return FALSE;
   if (!sim_check_net_scale(comm_topology_devices(topo), net_model == COMM_NET_FLOW, error))
     return FALSE;
   const char *device = s->device ? s->device : comm_topology_device_kind(topo);
   /* Pipelines cost their passes per micro-batch; --batch is the pipeline's mini-batch. */
-  gboolean pipelined = strcmp(s->strategy, "pp") == 0 ||
-                       (strcmp(s->strategy, "hybrid") == 0 && strcmp(s->hybrid, "dp-pp") == 0);
+  const char *sname = strategy->name;
+  gboolean pipelined = strcmp(sname, "pp") == 0 ||
+                       (strcmp(sname, "hybrid") == 0 && s->hybrid == SIM_HYBRID_DP_PP);
   uint64_t cost_batch = (uint64_t)s->batch;
   if (pipelined) {
-    if (s->micro_batches > s->batch) {
+    if (s->batch % s->micro_batches != 0) {
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                  "--micro-batches: %" G_GINT64_FORMAT " micro-batches of a batch of %" G_GINT64_FORMAT
-                  " samples", s->micro_batches, s->batch);
+                  "%s: %" G_GINT64_FORMAT " micro-batches do not divide a batch of %"
+                  G_GINT64_FORMAT " samples", sim_scenario_where(s, "micro-batches"),
+                  s->micro_batches, s->batch);
       return FALSE;
     }
     cost_batch = (uint64_t)(s->batch / s->micro_batches);
@@ -127,24 +175,19 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       .nodes = comm_topology_nodes(topo),
       .devices_per_node = comm_topology_devices_per_node(topo),
       .overlap = s->overlap,
-      .bucket_bytes = (uint64_t)(s->bucket_mib * 1048576.0),
+      .bucket_bytes = s->bucket_bytes,
       .allreduce = s->allreduce,
       .iterations = (uint32_t)s->iterations,
       .micro_batches = (uint32_t)s->micro_batches,
-      .gpipe = strcmp(s->schedule, "gpipe") == 0,
+      .gpipe = s->schedule == SIM_SCHEDULE_GPIPE,
       .stages = (uint32_t)s->stages,
       .ps_count = (uint32_t)s->ps_count,
-      .ps_placement = s->ps_placement,
       .hybrid = s->hybrid,
       .split = s->split,
       .symmetric = s->symmetry && net_model == COMM_NET_ANALYTIC,
+      .scenario = s,
   };
-  comm_ps_placement placement;
-  if (!comm_ps_placement_parse(s->ps_placement, "--ps-placement", &placement, error))
-    return FALSE;
-  /* Check the algorithm before building anything large. */
-  if (!comm_coll_algorithm_find(s->allreduce, "--allreduce", error))
-    return FALSE;
+  comm_ps_placement placement = s->ps_placement;
   g_autoptr(sim_plan) plan = strategy->build(costs, &po, error);
   if (!plan)
     return FALSE;
@@ -164,10 +207,8 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(sim_exec) exec = sim_exec_new(engine, plan->graph);
   g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, (double)costs->reduce_Bps);
   sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
-  /* Colocated servers are one per worker node whatever the count says (0 tells comm_ps so); a
-   * count other than the default 1 that differs from the node count is still refused there. */
-  uint32_t servers = placement == COMM_PS_COLOCATED && s->ps_count == 1 ? 0 : (uint32_t)s->ps_count;
-  sim_net_adapter_set_ps(adapter, placement, servers, sim_ps_server_reduce_Bps(placement, costs));
+  sim_net_adapter_set_ps(adapter, placement, (uint32_t)s->ps_count,
+                         sim_ps_server_reduce_Bps(placement, costs));
   gboolean ran = sim_exec_run(exec, error);
   if (sim_net_adapter_error(adapter)) {
     g_clear_error(error);
@@ -194,7 +235,24 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   }
   if (outputs && s->csv && !write_csv(s->csv, plan, exec, error))
     return FALSE;
+  if (keep) {
+    keep->plan = g_steal_pointer(&plan);
+    keep->exec = g_steal_pointer(&exec);
+    keep->engine = g_steal_pointer(&engine);
+    keep->net = g_steal_pointer(&net);
+    keep->topology = g_steal_pointer(&topo);
+  }
   return TRUE;
+}
+
+void sim_outcome_clear(sim_outcome *o)
+{
+  /* The executor and network refer to the engine and the topology: free them first. */
+  g_clear_pointer(&o->exec, sim_exec_free);
+  g_clear_pointer(&o->net, comm_net_free);
+  g_clear_pointer(&o->engine, sim_engine_free);
+  g_clear_pointer(&o->plan, sim_plan_free);
+  g_clear_pointer(&o->topology, comm_topology_free);
 }
 
 void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s)
@@ -202,8 +260,12 @@ void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s)
   sim_scenario_copy(one, s);
   one->nodes = 1;
   one->devices_per_node = 1;
-  sim_scenario_set_string(&one->strategy, "dp");
-  g_clear_pointer(&one->split, g_free);
+  /* The same strategy on one device where it has a one-device form (dp, ps with its servers,
+   * chaos); pipelines and model parallelism become plain training on one device. */
+  const char *name = sim_scenario_strategy_name(s);
+  if (strcmp(name, "ps") != 0 && strcmp(name, "dp") != 0 && strcmp(name, "chaos") != 0)
+    one->strategy = sim_strategy_find("dp");
+  g_clear_pointer(&one->split, g_array_unref);
   one->stages = 0;
   g_clear_pointer(&one->trace, g_free);
   g_clear_pointer(&one->csv, g_free);
@@ -213,7 +275,7 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
                       GError **error)
 {
   gint64 t0 = g_get_monotonic_time();
-  if (!simulate_once(s, o, TRUE, out, error))
+  if (!simulate_once(s, o, TRUE, out, o ? o->keep : NULL, error))
     return FALSE;
   if (o && o->with_speedup) {
     if (out->devices == 1) {
@@ -222,7 +284,7 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
       g_auto(sim_scenario) one;
       sim_scenario_single_device(&one, s);
       sim_report single;
-      if (!simulate_once(&one, o, FALSE, &single, error))
+      if (!simulate_once(&one, o, FALSE, &single, NULL, error))
         return FALSE;
       out->speedup = single.throughput_samples_per_s > 0
                          ? out->throughput_samples_per_s / single.throughput_samples_per_s

@@ -8,10 +8,26 @@
 #include "report.h"
 #include "scenario.h"
 
+/* What a simulation built and ran, for callers that need more than the report (dtsim-mpi
+ * replay reads the plan and every task's simulated times). */
+typedef struct {
+  sim_plan *plan;
+  sim_exec *exec;             /* task start and end times */
+  sim_engine *engine;
+  comm_net *net;
+  comm_topology *topology;
+} sim_outcome;
+void sim_outcome_clear(sim_outcome *o);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(sim_outcome, sim_outcome_clear)
+
 typedef struct {
   gboolean with_speedup;      /* also simulate one device to report speedup and efficiency */
   const char *command_line;   /* recorded in the trace */
+  sim_outcome *keep;          /* if set, receives the plan and timeline of the run */
 } sim_run_opts;
+
+/* The cluster of a scenario; errors name the key where its value came from. */
+comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error);
 
 /* Simulates the scenario. Writes --trace and --csv if set. */
 gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *out,
@@ -27,14 +43,17 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint6
  * rate for servers on a device (--ps-placement gpu), host memory speed otherwise. */
 double sim_ps_server_reduce_Bps(comm_ps_placement placement, const sim_costs *costs);
 
-/* The one-device run speedups are measured against: the same model, device, batch and
- * precision trained on one device (plain data parallelism of one, no split or stages; a
- * pipeline's mini-batch `batch` becomes the device's batch). Clear it with sim_scenario_clear. */
+/* The one-device run speedups are measured against: the same model, device, batch, precision
+ * and strategy on one device (dp, ps and chaos keep their strategy; pipelines and model
+ * parallelism become plain training of the whole mini-batch on one device). Clear it with
+ * sim_scenario_clear. */
 void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s);
 
 /* Refuses simulations the chosen network model cannot do in reasonable time and memory (the
  * flow model beyond SIM_FLOW_MAX_DEVICES devices), naming the option to change. */
 #define SIM_FLOW_MAX_DEVICES 65536
+/* The most devices a scenario may name. */
+#define SIM_MAX_DEVICES 1000000
 gboolean sim_check_net_scale(uint64_t devices, gboolean flow, GError **error);
 /* FALSE with an error when the engine's clock saturated (see sim_engine_saturated()). */
 gboolean sim_check_clock(const sim_engine *engine, GError **error);

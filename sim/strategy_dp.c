@@ -150,5 +150,22 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   return g_steal_pointer(&p);
 }
 
+/* Gradient synchronisation, shared by every strategy with data-parallel replicas. */
+static const sim_key dp_keys[] = {
+    {"allreduce", SIM_KEY_REF, SIM_KEY_OFF(allreduce), "ring", .resolve = sim_algorithm_resolve,
+     .commands = SIM_OPTS_RUN, .strategies = "dp|pp|hybrid|3d", .arg = "NAME",
+     .help = "gradient allreduce algorithm (dtsim list algorithms)"},
+    {"overlap", SIM_KEY_ONOFF, SIM_KEY_OFF(overlap), "on", .commands = SIM_OPTS_RUN,
+     .strategies = "dp|hybrid|3d", .arg = "on|off",
+     .help = "gradient buckets overlap backward compute"},
+    {"bucket-mib", SIM_KEY_MIB, SIM_KEY_OFF(bucket_bytes), "25", 0, 1 << 20,
+     .commands = SIM_OPTS_RUN, .strategies = "dp|hybrid|3d", .arg = "MIB",
+     .help = "gradient bucket size, MiB"},
+    {"symmetry", SIM_KEY_ONOFF, SIM_KEY_OFF(symmetry), "on", .commands = SIM_OPTS_RUN,
+     .strategies = "dp", .arg = "on|off",
+     .help = "on the analytic network, simulate one device for all (exact)"},
+};
+const sim_key_group sim_keys_dp = SIM_KEY_GROUP("dp", "dp", dp_keys);
+
 const sim_strategy sim__strategy_dp = {
     "dp", "synchronous data parallel: bucketed gradient allreduce, optional overlap", dp_build};

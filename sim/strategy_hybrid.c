@@ -11,6 +11,8 @@
  *   compute per device equals their cost at one mini-batch (N x the samples, 1/N the outputs). */
 #include "plan.h"
 
+#include "coll.h"
+
 #include "util.h"
 
 #include <string.h>
@@ -23,6 +25,9 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
   uint64_t devices = (uint64_t)o->nodes * o->devices_per_node;
   if (!sim__check_devices(devices, "hybrid owt", error))
     return NULL;
+  /* The allreduce algorithm of the scenario is for the gradients; the dense layers'
+   * allgathers and reduce-scatters take what suits their sizes. */
+  const comm_coll_algorithm *any = comm_coll_algorithm_find("auto", "auto", NULL);
   guint n = sim_costs_n_layers(c), tail = n;
   for (guint i = 0; i < n; i++)
     if (sim_costs_layer(c, i)->dense) {
@@ -85,9 +90,7 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
     for (guint i = tail; i < n; i++) {
       const sim_layer_cost *in = sim_costs_layer(c, i - 1);
       g_autofree char *name = g_strdup_printf("allgather into %s", sim_costs_layer(c, i)->name);
-      /* The allreduce algorithm of the scenario is for the gradients; the dense layers'
-       * allgathers and reduce-scatters take what suits their sizes. */
-      sim_task_id ag = sim_graph_add_collective(g, comm, N, name, SIM_OP_ALLGATHER, "auto",
+      sim_task_id ag = sim_graph_add_collective(g, comm, N, name, SIM_OP_ALLGATHER, any,
                                                 in->output_bytes * N);
       for (uint32_t d = 0; d < N; d++)
         sim_graph_depend(g, ag, fwd[(gsize)d * n + i - 1]);
@@ -113,7 +116,7 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
         last[d] = sim_graph_add_compute(g, ds[d].compute, dn, "backward", l->backward_data_ps, 0, 0);
       }
       g_autofree char *name = g_strdup_printf("reduce-scatter from %s", l->name);
-      rs_prev = sim_graph_add_collective(g, comm, N, name, SIM_OP_REDUCE_SCATTER, "auto",
+      rs_prev = sim_graph_add_collective(g, comm, N, name, SIM_OP_REDUCE_SCATTER, any,
                                          sim_costs_layer(c, k - 1)->output_bytes * N);
       for (uint32_t d = 0; d < N; d++)
         sim_graph_depend(g, rs_prev, last[d]);
@@ -164,7 +167,7 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
 
 static sim_plan *hybrid_build(const sim_costs *c, const sim_plan_opts *o, GError **error)
 {
-  if (o->hybrid && strcmp(o->hybrid, "owt") == 0)
+  if (o->hybrid == SIM_HYBRID_OWT)
     return owt_build(c, o, error);
   uint64_t devices = (uint64_t)o->nodes * o->devices_per_node;
   uint32_t P = o->stages ? o->stages : o->devices_per_node;
@@ -175,6 +178,13 @@ static sim_plan *hybrid_build(const sim_costs *c, const sim_plan_opts *o, GError
   }
   return sim__pipeline_build(c, o, P, (uint32_t)(devices / P), o->micro_batches, error);
 }
+
+static const sim_key hybrid_keys[] = {
+    {"hybrid", SIM_KEY_CHOICE, SIM_KEY_OFF(hybrid), "dp-pp", .choices = "dp-pp|owt",
+     .commands = SIM_OPTS_RUN,
+     .help = "data parallel over pipelines, or one weird trick (conv dp, dense mp)"},
+};
+const sim_key_group sim_keys_hybrid = SIM_KEY_GROUP("hybrid", "hybrid", hybrid_keys);
 
 const sim_strategy sim__strategy_hybrid = {
     "hybrid", "dp-pp: data parallel over pipeline replicas; owt: conv layers data parallel, "

@@ -238,6 +238,22 @@ static sim_plan *mp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   return sim__pipeline_build(c, o, (uint32_t)devices, 1, 1, error);
 }
 
+static const sim_key pp_keys[] = {
+    {"micro-batches", SIM_KEY_INT, SIM_KEY_OFF(micro_batches), "4", 1, 1 << 20,
+     .commands = SIM_OPTS_RUN, .strategies = "pp|hybrid", .arg = "M",
+     .help = "micro-batches per iteration; they must divide --batch"},
+    {"schedule", SIM_KEY_CHOICE, SIM_KEY_OFF(schedule), "1f1b",
+     .choices = "gpipe|1f1b|interleaved", .commands = SIM_OPTS_RUN, .strategies = "pp|hybrid|3d",
+     .help = "pipeline schedule (interleaved: 3d only)"},
+    {"stages", SIM_KEY_INT, SIM_KEY_OFF(stages), NULL, 1, 1000000, .commands = SIM_OPTS_RUN,
+     .strategies = "pp|hybrid", .arg = "P",
+     .help = "pipeline stages per replica (default: pp all devices, hybrid a node's)"},
+    {"split", SIM_KEY_INT_LIST, SIM_KEY_OFF(split), NULL, 1, 1 << 24, .commands = SIM_OPTS_RUN,
+     .strategies = "mp|pp|hybrid", .arg = "L1,L2,...",
+     .help = "first layer index of each stage after the first (default: balanced)"},
+};
+const sim_key_group sim_keys_pp = SIM_KEY_GROUP("pp", "pp|hybrid", pp_keys);
+
 const sim_strategy sim__strategy_pp = {
     "pp", "pipeline: stages over devices, M micro-batches, GPipe or 1F1B schedule", pp_build};
 const sim_strategy sim__strategy_mp = {

@@ -107,6 +107,16 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   return g_steal_pointer(&p);
 }
 
+/* The parameter servers themselves are comm/coll's (comm_ps); these say how many and where. */
+static const sim_key ps_keys[] = {
+    {"ps-count", SIM_KEY_INT, SIM_KEY_OFF(ps_count), "1", 1, 1000000, .commands = SIM_OPTS_RUN,
+     .arg = "K", .help = "parameter servers (shards)"},
+    {"ps-placement", SIM_KEY_CHOICE, SIM_KEY_OFF(ps_placement), "cpu",
+     .choices = "cpu|gpu|colocated|dedicated", .commands = SIM_OPTS_RUN,
+     .help = "where servers run: host CPUs, devices, hosts of the first K nodes, extra nodes"},
+};
+const sim_key_group sim_keys_ps = SIM_KEY_GROUP("ps", "ps", ps_keys);
+
 const sim_strategy sim__strategy_ps = {
     "ps", "parameter servers: pushes as gradients appear, aggregation on the servers, pulls "
           "before each layer's next forward", ps_build};

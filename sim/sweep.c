@@ -10,6 +10,27 @@
 #include <string.h>
 #include <unistd.h>
 
+static const sim_key sweep_keys[] = {
+    {"devices", SIM_KEY_INT_LIST, SIM_KEY_OFF(devices_list), NULL, 1, SIM_MAX_DEVICES,
+     .commands = SIM_OPTS_SWEEP, .arg = "LIST", .help = "device counts, e.g. 1,2,4,8 or 1..64"},
+    {"nodes-list", SIM_KEY_INT_LIST, SIM_KEY_OFF(nodes_list), NULL, 1, SIM_MAX_DEVICES,
+     .commands = SIM_OPTS_SWEEP, .arg = "LIST",
+     .help = "node counts to sweep (also: --nodes with a list)"},
+    {"strategies", SIM_KEY_REF_LIST, SIM_KEY_OFF(strategy_list), .resolve = sim_strategy_resolve,
+     .commands = SIM_OPTS_SWEEP, .arg = "LIST", .help = "strategies to sweep"},
+    {"allreduces", SIM_KEY_REF_LIST, SIM_KEY_OFF(allreduce_list),
+     .resolve = sim_algorithm_resolve, .commands = SIM_OPTS_SWEEP, .arg = "LIST",
+     .help = "allreduce algorithms to sweep"},
+    {"batches", SIM_KEY_INT_LIST, SIM_KEY_OFF(batch_list), NULL, 1, 1 << 24,
+     .commands = SIM_OPTS_SWEEP, .arg = "LIST", .help = "per-device batches to sweep"},
+    {"scaling", SIM_KEY_CHOICE, SIM_KEY_OFF(scaling), "weak", .choices = "weak|strong",
+     .commands = SIM_OPTS_SWEEP,
+     .help = "weak: fixed per-device batch; strong: --batch is the global batch"},
+    {"plot", SIM_KEY_STRING, SIM_KEY_OFF(plot), .commands = SIM_OPTS_SWEEP | SIM_OPTS_SEARCH,
+     .arg = "FILE.svg", .help = "plot the points"},
+};
+const sim_key_group sim_keys_sweep = SIM_KEY_GROUP("sweep", NULL, sweep_keys);
+
 static void point_free(gpointer p)
 {
   sim_sweep_point *pt = p;
@@ -45,9 +66,7 @@ GPtrArray *sim_sweep_expand(const sim_scenario *base, GError **error)
     return NULL;
   }
   if (base->devices_list) {
-    g_autoptr(GArray) d = dt_parse_int_list(base->devices_list, "--devices", 1, 1000000, error);
-    if (!d)
-      return NULL;
+    const GArray *d = base->devices_list;
     for (guint i = 0; i < d->len; i++) {
       int64_t D = g_array_index(d, int64_t, i), shape[2];
       if (D <= dpn) {
@@ -65,9 +84,7 @@ GPtrArray *sim_sweep_expand(const sim_scenario *base, GError **error)
       g_array_append_vals(shapes, shape, 1);
     }
   } else if (base->nodes_list) {
-    g_autoptr(GArray) nl = dt_parse_int_list(base->nodes_list, "--nodes-list", 1, 1000000, error);
-    if (!nl)
-      return NULL;
+    const GArray *nl = base->nodes_list;
     for (guint i = 0; i < nl->len; i++) {
       int64_t shape[2] = {g_array_index(nl, int64_t, i), dpn};
       g_array_append_vals(shapes, shape, 1);
@@ -76,38 +93,29 @@ GPtrArray *sim_sweep_expand(const sim_scenario *base, GError **error)
     int64_t shape[2] = {base->nodes, dpn};
     g_array_append_vals(shapes, shape, 1);
   }
-  g_auto(GStrv) strategies = base->strategy_list
-                                 ? dt_parse_name_list(base->strategy_list, "--strategies", error)
-                                 : g_strsplit(base->strategy, ",", 1);
-  if (!strategies)
-    return NULL;
-  g_auto(GStrv) algorithms = base->allreduce_list
-                                 ? dt_parse_name_list(base->allreduce_list, "--allreduces", error)
-                                 : g_strsplit(base->allreduce, ",", 1);
-  if (!algorithms)
-    return NULL;
-  g_autoptr(GArray) batches = NULL;
-  if (base->batch_list) {
-    batches = dt_parse_int_list(base->batch_list, "--batches", 1, 1 << 24, error);
-    if (!batches)
-      return NULL;
-  } else {
-    batches = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  g_autoptr(GPtrArray) strategies = g_ptr_array_new();
+  if (base->strategy_list)
+    g_ptr_array_extend(strategies, base->strategy_list, NULL, NULL);
+  else
+    g_ptr_array_add(strategies, (gpointer)base->strategy);
+  g_autoptr(GPtrArray) algorithms = g_ptr_array_new();
+  if (base->allreduce_list)
+    g_ptr_array_extend(algorithms, base->allreduce_list, NULL, NULL);
+  else
+    g_ptr_array_add(algorithms, (gpointer)base->allreduce);
+  g_autoptr(GArray) batches = g_array_new(FALSE, FALSE, sizeof(int64_t));
+  if (base->batch_list)
+    g_array_append_vals(batches, base->batch_list->data, base->batch_list->len);
+  else
     g_array_append_val(batches, base->batch);
-  }
-  static const char *const known[] = {"dp", "ps", "mp", "pp", "hybrid", NULL};
-  for (char **st = strategies; *st; st++)
-    if (!g_strv_contains(known, *st)) {
-      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                  "--strategies: unknown strategy '%s' (one of: dp, ps, mp, pp, hybrid)", *st);
-      return NULL;
-    }
-  gboolean strong = strcmp(base->scaling, "strong") == 0;
-  guint n_st = g_strv_length(strategies), n_al = g_strv_length(algorithms);
-  for (char **st = strategies; *st; st++)
-    for (char **al = algorithms; *al; al++)
+  gboolean strong = base->scaling == SIM_SCALING_STRONG;
+  guint n_st = strategies->len, n_al = algorithms->len;
+  for (guint si = 0; si < n_st; si++)
+    for (guint ai = 0; ai < n_al; ai++)
       for (guint b = 0; b < batches->len; b++)
         for (guint k = 0; k < shapes->len; k++) {
+          const sim_strategy *st = strategies->pdata[si];
+          const comm_coll_algorithm *al = algorithms->pdata[ai];
           const int64_t *shape = &g_array_index(shapes, int64_t, 2 * k);
           int64_t batch = g_array_index(batches, int64_t, b);
           uint64_t devices = (uint64_t)(shape[0] * shape[1]);
@@ -116,8 +124,12 @@ GPtrArray *sim_sweep_expand(const sim_scenario *base, GError **error)
           sim_scenario *s = &pt->scenario;
           s->nodes = shape[0];
           s->devices_per_node = shape[1];
-          sim_scenario_set_string(&s->strategy, *st);
-          sim_scenario_set_string(&s->allreduce, *al);
+          s->strategy = st;
+          s->allreduce = al;
+          /* A point writes no per-task rows and no trace: the sweep's --csv is one row per
+           * point, written once by the caller. */
+          g_clear_pointer(&s->csv, g_free);
+          g_clear_pointer(&s->trace, g_free);
           s->batch = strong ? batch / (int64_t)devices : batch;
           if (s->batch < 1) {
             point_free(pt);
@@ -129,27 +141,21 @@ GPtrArray *sim_sweep_expand(const sim_scenario *base, GError **error)
           pt->devices = devices;
           g_autoptr(GString) v = g_string_new(NULL);
           if (n_st > 1)
-            g_string_append_printf(v, "%s%s", v->len ? ", " : "", *st);
+            g_string_append_printf(v, "%s%s", v->len ? ", " : "", st->name);
           if (n_al > 1)
-            g_string_append_printf(v, "%s%s", v->len ? ", " : "", *al);
+            g_string_append_printf(v, "%s%s", v->len ? ", " : "", comm_coll_algorithm_name(al));
           if (batches->len > 1)
             g_string_append_printf(v, "%s%s batch %" G_GINT64_FORMAT, v->len ? ", " : "",
                                    strong ? "global" : "", batch);
           if (v->len == 0)
-            g_string_append_printf(v, "%s %s", base->model, *st);
+            g_string_append_printf(v, "%s %s", base->model, st->name);
           pt->variant = g_string_free(g_steal_pointer(&v), FALSE);
-          /* A point writes no per-task CSV or trace: the sweep's --csv is its own table. */
-          g_clear_pointer(&s->csv, g_free);
-          g_clear_pointer(&s->trace, g_free);
           g_ptr_array_add(points, pt);
         }
   /* Refuse a point the network model cannot simulate before simulating any. */
-  comm_net_model nm;
-  if (!comm_net_model_parse(base->net_model, "--net-model", &nm, error))
-    return NULL;
   for (guint i = 0; i < points->len; i++)
     if (!sim_check_net_scale(((sim_sweep_point *)points->pdata[i])->devices,
-                             nm == COMM_NET_FLOW, error))
+                             base->net_model == COMM_NET_FLOW, error))
       return NULL;
   return g_steal_pointer(&points);
 }
@@ -163,8 +169,8 @@ gboolean sim_sweep_run_point(const sim_sweep_point *point, sim_report *out, GErr
 gboolean sim_sweep_add_speedups(GPtrArray *points, sim_report *reports, GError **error)
 {
   g_autoptr(GHashTable) base = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
-  gboolean strong = points->len && strcmp(((sim_sweep_point *)points->pdata[0])->scenario.scaling,
-                                          "strong") == 0;
+  gboolean strong = points->len &&
+                    ((sim_sweep_point *)points->pdata[0])->scenario.scaling == SIM_SCALING_STRONG;
   for (guint i = 0; i < points->len; i++) {
     sim_sweep_point *pt = points->pdata[i];
     double *one = g_hash_table_lookup(base, pt->variant);
@@ -212,13 +218,13 @@ static char *point_extra_json(const sim_sweep_point *pt)
   const sim_scenario *s = &pt->scenario;
   g_autoptr(GString) o = g_string_new(NULL);
   g_string_append(o, "\"variant\":");
-  trace__json_string(o, pt->variant);
+  dt_json_string(o, pt->variant);
   g_string_append(o, ",\"model\":");
-  trace__json_string(o, s->model);
+  dt_json_string(o, s->model);
   g_string_append(o, ",\"strategy\":");
-  trace__json_string(o, s->strategy);
+  dt_json_string(o, s->strategy->name);
   g_string_append(o, ",\"allreduce\":");
-  trace__json_string(o, s->allreduce);
+  dt_json_string(o, comm_coll_algorithm_name(s->allreduce));
   g_string_append_printf(o, ",\"nodes\":%" G_GINT64_FORMAT ",\"devices_per_node\":%" G_GINT64_FORMAT
                             ",\"batch\":%" G_GINT64_FORMAT, s->nodes, s->devices_per_node, s->batch);
   return g_string_free(g_steal_pointer(&o), FALSE);
@@ -248,7 +254,8 @@ gboolean sim_sweep_write_csv(const char *path, GPtrArray *points, const sim_repo
     fprintf(f, "\"%s\",%s,%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GUINT64_FORMAT
                ",%" G_GINT64_FORMAT ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%" G_GUINT64_FORMAT
                ",%" G_GUINT64_FORMAT ",%.6g\n",
-            pt->variant, s->model, s->strategy, s->allreduce, s->nodes, s->devices_per_node,
+            pt->variant, s->model, s->strategy->name, comm_coll_algorithm_name(s->allreduce),
+            s->nodes, s->devices_per_node,
             pt->devices, s->batch, r[i].iteration_time_s, r[i].throughput_samples_per_s,
             r[i].compute_time_s, r[i].comm_time_s, r[i].exposed_comm_time_s, r[i].idle_time_s,
             r[i].speedup, r[i].scaling_efficiency, r[i].memory_per_device_bytes, r[i].events,

@@ -19,7 +19,7 @@ typedef struct {
   uint32_t members_at;     /* index into graph->members (streams); compute: its one stream */
   const char *name;        /* in graph->strings */
   const char *category;    /* static */
-  const char *algorithm;   /* in graph->strings, or NULL */
+  const comm_coll_algorithm *algorithm; /* or NULL */
   sim_time_ps duration_ps;
   uint64_t bytes;
   uint64_t flops;
@@ -166,13 +166,14 @@ sim_task_id sim_graph_add_transfer(sim_graph *g, sim_stream_id src, sim_stream_i
 }
 
 sim_task_id sim_graph_add_collective(sim_graph *g, const sim_stream_id *members, uint32_t n,
-                                     const char *name, int op, const char *algorithm,
+                                     const char *name, int op,
+                                     const comm_coll_algorithm *algorithm,
                                      uint64_t bytes)
 {
   g_return_val_if_fail(n >= 1 && op >= INT8_MIN && op <= INT8_MAX, 0);
   task_rec t = {.kind = SIM_TASK_COLLECTIVE, .op = (int8_t)op,
                 .name = g_string_chunk_insert_const(g->strings, name), .category = "collective",
-                .algorithm = algorithm ? g_string_chunk_insert_const(g->strings, algorithm) : NULL,
+                .algorithm = algorithm,
                 .bytes = bytes};
   return add_task(g, &t, members, n);
 }
@@ -229,7 +230,7 @@ const char *sim_graph_task_category(const sim_graph *g, sim_task_id t)
 uint64_t sim_graph_task_bytes(const sim_graph *g, sim_task_id t) { return TASK(g, t)->bytes; }
 uint64_t sim_graph_task_flops(const sim_graph *g, sim_task_id t) { return TASK(g, t)->flops; }
 int sim_graph_task_op(const sim_graph *g, sim_task_id t) { return TASK(g, t)->op; }
-const char *sim_graph_task_algorithm(const sim_graph *g, sim_task_id t)
+const comm_coll_algorithm *sim_graph_task_algorithm(const sim_graph *g, sim_task_id t)
 {
   return TASK(g, t)->algorithm;
 }

@@ -18,6 +18,9 @@
 
 #include "engine.h"
 
+/* The collective algorithm a task runs with (comm/coll/coll.h); the graph only carries it. */
+typedef struct comm_coll_algorithm comm_coll_algorithm;
+
 typedef uint32_t sim_task_id;
 typedef uint32_t sim_stream_id;
 typedef uint32_t sim_unit_id;    /* a device, host CPU or server: one trace process */
@@ -55,7 +58,8 @@ sim_task_id sim_graph_add_transfer(sim_graph *g, sim_stream_id src, sim_stream_i
                                    const char *name, uint64_t bytes);
 /* `op` and `algorithm` are passed through to the communication model untouched. */
 sim_task_id sim_graph_add_collective(sim_graph *g, const sim_stream_id *members, uint32_t n,
-                                     const char *name, int op, const char *algorithm,
+                                     const char *name, int op,
+                                     const comm_coll_algorithm *algorithm,
                                      uint64_t bytes);
 sim_task_id sim_graph_add_custom(sim_graph *g, const sim_stream_id *members, uint32_t n,
                                  const char *name, const char *category, int op, uint64_t bytes);
@@ -79,7 +83,7 @@ const char *sim_graph_task_category(const sim_graph *g, sim_task_id t);
 uint64_t sim_graph_task_bytes(const sim_graph *g, sim_task_id t);
 uint64_t sim_graph_task_flops(const sim_graph *g, sim_task_id t);
 int sim_graph_task_op(const sim_graph *g, sim_task_id t);
-const char *sim_graph_task_algorithm(const sim_graph *g, sim_task_id t);
+const comm_coll_algorithm *sim_graph_task_algorithm(const sim_graph *g, sim_task_id t);
 uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_stream_id **members);
 const char *sim_graph_stream_name(const sim_graph *g, sim_stream_id s);
 /* The tasks of a stream, in the order they run. */

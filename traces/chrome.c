@@ -49,26 +49,6 @@ struct trace_chrome {
   sim_engine *engine;
 };
 
-void trace__json_string(GString *out, const char *s)
-{
-  g_string_append_c(out, '"');
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    switch (*p) {
-    case '"': g_string_append(out, "\\\""); break;
-    case '\\': g_string_append(out, "\\\\"); break;
-    case '\n': g_string_append(out, "\\n"); break;
-    case '\t': g_string_append(out, "\\t"); break;
-    case '\r': g_string_append(out, "\\r"); break;
-    default:
-      if (*p < 0x20)
-        g_string_append_printf(out, "\\u%04x", *p);
-      else
-        g_string_append_c(out, (char)*p);
-    }
-  }
-  g_string_append_c(out, '"');
-}
-
 void trace__us(GString *out, sim_time_ps ps)
 {
   if (ps < 0) {
@@ -217,9 +197,9 @@ static void on_span_end(void *user, const sim_span *s)
     return;
   GString *o = t->line;
   g_string_append(o, "{\"ph\":\"X\",\"name\":");
-  trace__json_string(o, s->name);
+  dt_json_string(o, s->name);
   g_string_append(o, ",\"cat\":");
-  trace__json_string(o, s->category);
+  dt_json_string(o, s->category);
   g_string_append(o, ",\"ts\":");
   trace__us(o, s->start_ps);
   g_string_append(o, ",\"dur\":");
@@ -262,7 +242,7 @@ static void on_link(void *user, uint64_t id, sim_track_id from, sim_time_ps from
       return;
     GString *o = t->line;
     g_string_append_printf(o, "{\"ph\":\"%s\",\"id\":%" PRIu64 ",\"name\":", end ? "f" : "s", id);
-    trace__json_string(o, name);
+    dt_json_string(o, name);
     g_string_append(o, ",\"cat\":\"link\",\"ts\":");
     trace__us(o, end ? to_ps : from_ps);
     g_string_append_printf(o, ",\"pid\":%u,\"tid\":%u%s}", (end ? b : a)->info.proc + 1,
@@ -280,7 +260,7 @@ static void on_counter(void *user, sim_proc_id proc, const char *name, sim_time_
     return;
   GString *o = t->line;
   g_string_append(o, "{\"ph\":\"C\",\"name\":");
-  trace__json_string(o, name);
+  dt_json_string(o, name);
   g_string_append(o, ",\"ts\":");
   trace__us(o, at);
   char num[G_ASCII_DTOSTR_BUF_SIZE];
@@ -313,7 +293,7 @@ static void write_metadata(trace_chrome *t, GString *o)
     const sim_proc_info *p = &g_array_index(t->procs, proc_rec, i).info;
     g_string_append_printf(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":",
                            p->id + 1);
-    trace__json_string(o, p->name);
+    dt_json_string(o, p->name);
     g_string_append(o, "}},\n");
     /* Devices first, then hosts, servers and links; within a kind, in creation order. */
     g_string_append_printf(o, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%u,"
@@ -329,10 +309,10 @@ static void write_metadata(trace_chrome *t, GString *o)
       g_string_append_printf(o, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,"
                              "\"args\":{\"name\":", tr->info.proc + 1, l->tid);
       if (k == 0) {
-        trace__json_string(o, tr->info.name);
+        dt_json_string(o, tr->info.name);
       } else {
         g_autofree char *name = g_strdup_printf("%s #%u", tr->info.name, k + 1);
-        trace__json_string(o, name);
+        dt_json_string(o, name);
       }
       g_string_append(o, "}},\n");
       g_string_append_printf(o, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%u,"
@@ -377,9 +357,9 @@ gboolean trace_chrome_close(trace_chrome *t, GError **error)
   }
   g_string_append(tail, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{");
   for (guint i = 0; i + 1 < t->info->len; i += 2) {
-    trace__json_string(tail, g_ptr_array_index(t->info, i));
+    dt_json_string(tail, g_ptr_array_index(t->info, i));
     g_string_append_c(tail, ':');
-    trace__json_string(tail, g_ptr_array_index(t->info, i + 1));
+    dt_json_string(tail, g_ptr_array_index(t->info, i + 1));
     g_string_append_c(tail, ',');
   }
   g_string_append_printf(tail, "\"events\":\"%" PRIu64 "\",\"truncated\":\"%s\","

@@ -40,8 +40,6 @@ gboolean trace_chrome_truncated(const trace_chrome *t);
 /* Writes the file and renames it into place. */
 gboolean trace_chrome_close(trace_chrome *t, GError **error);
 
-/* Appends `s` to `out` as a JSON string literal with quotes. */
-void trace__json_string(GString *out, const char *s);
 /* Appends picoseconds as microseconds with three decimals. */
 void trace__us(GString *out, sim_time_ps ps);
 

@@ -66,16 +66,16 @@ static int training(const char *dir, tally *all)
     gboolean fwdbwd = strcmp(f[8], "fwd+bwd") == 0;
     sim_scenario s;
     sim_scenario_init(&s);
-    sim_scenario_set_string(&s.model, f[0]);
-    sim_scenario_set_string(&s.precision, f[2]);
-    sim_scenario_set_string(&s.device, f[3]);
-    sim_scenario_set_string(&s.system, *f[4] ? f[4] : "workstation-1gpu");
+    g_assert_true(sim_scenario_set(&s, "model", f[0], NULL, NULL));
+    g_assert_true(sim_scenario_set(&s, "precision", f[2], NULL, NULL));
+    g_assert_true(sim_scenario_set(&s, "device", f[3], NULL, NULL));
+    g_assert_true(sim_scenario_set(&s, "system", *f[4] ? f[4] : "workstation-1gpu", NULL, NULL));
     s.nodes = g_ascii_strtoll(f[5], NULL, 10);
     s.devices_per_node = g_ascii_strtoll(f[6], NULL, 10);
     s.batch = g_ascii_strtoll(f[7], NULL, 10);
-    sim_scenario_set_string(&s.strategy, fwdbwd ? "dp" : f[8]);
+    g_assert_true(sim_scenario_set(&s, "strategy", fwdbwd ? "dp" : f[8], NULL, NULL));
     if (*f[9])
-      sim_scenario_set_string(&s.ps_placement, f[9]);
+      g_assert_true(sim_scenario_set(&s, "ps-placement", f[9], NULL, NULL));
     s.synthetic = TRUE;
     s.iterations = 3;
     double measured = g_ascii_strtod(f[10], NULL), predicted = 0;
@@ -119,11 +119,11 @@ static int scaling(const char *dir, tally *all)
     int64_t devices = g_ascii_strtoll(f[2], NULL, 10);
     sim_scenario s;
     sim_scenario_init(&s);
-    sim_scenario_set_string(&s.model, f[0]);
-    sim_scenario_set_string(&s.system, sys);
-    sim_scenario_set_string(&s.strategy, f[3]);
+    g_assert_true(sim_scenario_set(&s, "model", f[0], NULL, NULL));
+    g_assert_true(sim_scenario_set(&s, "system", sys, NULL, NULL));
+    g_assert_true(sim_scenario_set(&s, "strategy", f[3], NULL, NULL));
     if (*f[4])
-      sim_scenario_set_string(&s.allreduce, f[4]);
+      g_assert_true(sim_scenario_set(&s, "allreduce", f[4], NULL, NULL));
     g_autoptr(comm_system) cs = comm_system_load(sys, "system", &error);
     if (!cs) {
       fprintf(stderr, "dtsim-reference-run: %s\n", error->message);
@@ -139,7 +139,7 @@ static int scaling(const char *dir, tally *all)
     int64_t global = 1024;
     s.batch = strong ? global / (s.nodes * dpn) : 32;
     if (strcmp(f[3], "ps") == 0) {
-      sim_scenario_set_string(&s.ps_placement, "colocated");
+      g_assert_true(sim_scenario_set(&s, "ps-placement", "colocated", NULL, NULL));
       s.ps_count = s.nodes;
     }
     sim_report many, one;

@@ -30,9 +30,9 @@ static int run_child(int nodes, const char *net, int symmetry, result *out)
     close(fd[0]);
     sim_scenario s;
     sim_scenario_init(&s);
-    sim_scenario_set_string(&s.topology, "fat-tree");
-    sim_scenario_set_string(&s.inter, "ib-edr");
-    sim_scenario_set_string(&s.net_model, net);
+    g_assert_true(sim_scenario_set(&s, "topology", "fat-tree", NULL, NULL));
+    g_assert_true(sim_scenario_set(&s, "inter", "ib-edr", NULL, NULL));
+    g_assert_true(sim_scenario_set(&s, "net-model", net, NULL, NULL));
     s.nodes = nodes;
     s.symmetry = symmetry;
     sim_report r;

@@ -125,7 +125,7 @@ uint64_t comm_coll_bytes_received(const comm_coll *coll, uint32_t member);
 typedef enum {
   COMM_PS_CPU,         /* host CPU socket of a worker node */
   COMM_PS_GPU,         /* one device of a worker node */
-  COMM_PS_COLOCATED,   /* one server on the host of every worker node (K = nodes) */
+  COMM_PS_COLOCATED,   /* hosts of the first K worker nodes (K < N as TensorFlow jobs run) */
   COMM_PS_DEDICATED,   /* host of an extra node (comm_cluster_spec.extra_nodes > 0) */
 } comm_ps_placement;
 

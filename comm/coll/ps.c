@@ -112,7 +112,8 @@ static gboolean place(comm_ps *ps, GError **error)
       ps->server_ep[k] = comm_topology_device(topo, (k % nodes) * per + (k / nodes) % per);
       break;
     case COMM_PS_COLOCATED:
-      ps->server_ep[k] = comm_topology_host(topo, k, 0);
+      /* The first K worker nodes' hosts, as TensorFlow jobs with K < N servers run them. */
+      ps->server_ep[k] = comm_topology_host(topo, k % nodes, (k / nodes) % sockets);
       break;
     case COMM_PS_DEDICATED:
       ps->server_ep[k] = comm_topology_host(topo, nodes + k % extra, (k / extra) % sockets);
@@ -131,17 +132,23 @@ comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_
   g_return_val_if_fail(net != NULL && group != NULL && config != NULL, NULL);
   const comm_topology *topo = group->topo;
   uint32_t servers = config->servers;
-  if (config->placement == COMM_PS_COLOCATED) {
-    if (servers != 0 && servers != comm_topology_nodes(topo)) {
-      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                  "--ps-count: colocated servers are one per worker node (%u), not %u",
-                  comm_topology_nodes(topo), servers);
-      return NULL;
-    }
-    servers = comm_topology_nodes(topo);
-  }
   if (servers == 0) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--ps-count: needs at least one server");
+    return NULL;
+  }
+  /* Every placement takes any count its hosts can hold: one server per host socket (cpu,
+   * colocated, dedicated) or per device (gpu). */
+  uint64_t places = config->placement == COMM_PS_GPU
+                        ? comm_topology_devices(topo)
+                        : (uint64_t)(config->placement == COMM_PS_DEDICATED
+                                         ? comm_topology_extra_nodes(topo)
+                                         : comm_topology_nodes(topo)) *
+                              MAX(comm_topology_sockets(topo), 1);
+  if (places > 0 && servers > places) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "--ps-count: %u servers but --ps-placement %s has room for %" G_GUINT64_FORMAT
+                " (one per %s)", servers, comm_ps_placement_name(config->placement), places,
+                config->placement == COMM_PS_GPU ? "device" : "host socket");
     return NULL;
   }
   uint32_t extra = comm_topology_extra_nodes(topo);

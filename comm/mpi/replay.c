@@ -241,8 +241,7 @@ static void mproc_clear(gpointer p)
 /* Strategies other than dp and ps are refused before anything is measured: the scenario is
  * simulated as given (its own system, the launch's shape) and the first task of device 0 that
  * the replay has no counterpart for is named. Never returns. */
-G_GNUC_NORETURN static void refuse(const comm_mpi_ctx *ctx, const sim_scenario *s,
-                                   const char *tmpdir)
+G_GNUC_NORETURN static void refuse(const comm_mpi_ctx *ctx, const sim_scenario *s)
 {
   g_autoptr(GError) error = NULL;
   g_auto(sim_scenario) probe;
@@ -250,14 +249,15 @@ G_GNUC_NORETURN static void refuse(const comm_mpi_ctx *ctx, const sim_scenario *
   probe.nodes = ctx->nodes;
   probe.devices_per_node = ctx->ranks_per_node;
   g_clear_pointer(&probe.trace, g_free);
-  g_free(probe.csv);
-  probe.csv = g_build_filename(tmpdir, "probe.csv", NULL);
+  g_clear_pointer(&probe.csv, g_free);
   sim_report rep;
-  sim_run_opts ro = {.with_speedup = FALSE, .command_line = NULL};
+  g_auto(sim_outcome) out = {0};
+  sim_run_opts ro = {.with_speedup = FALSE, .keep = &out};
   if (sim_simulate(&probe, &ro, &rep, &error)) {
     replay_timeline tl;
     replay__timeline_init(&tl);
-    gboolean ok = replay__read_timeline(probe.csv, probe.strategy, &tl, &error);
+    g_autoptr(GArray) rows = replay__rows_from_plan(out.plan, out.exec);
+    gboolean ok = replay__read_timeline(rows, sim_scenario_strategy_name(&probe), &tl, &error);
     replay__timeline_clear(&tl);
     g_assert(!ok);
   }
@@ -302,7 +302,7 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
       g_option_context_new("[SCENARIO.ini] - replay a dp or ps iteration for real");
   dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(octx, entries, NULL);
-  g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, SIM_OPTS_RUN);
+  g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, SIM_CMD_RUN);
   g_autoptr(GError) error = NULL;
   /* One positional argument is allowed here: the scenario file. */
   g_option_context_set_help_enabled(octx, FALSE);
@@ -317,8 +317,8 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
     return 0;
   g_auto(sim_scenario) s;
   sim_scenario_init(&s);
-  if ((scenario_file && !sim_scenario_load(&s, scenario_file, SIM_OPTS_RUN, &error)) ||
-      !sim_scenario_apply_options(&s, so, &error))
+  if ((scenario_file && !sim_scenario_load(&s, scenario_file, SIM_CMD_RUN, &error)) ||
+      !sim_scenario_apply_options(&s, so, &error) || !sim_scenario_check(&s, &error))
     comm_mpi__fail_all(ctx, error);
 
   /* The compute device stays the scenario's; the network becomes the measured one. */
@@ -330,16 +330,15 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
       comm_mpi__fail_all(ctx, error);
     s.device = g_strdup(comm_topology_device_kind(topo));
   }
+  const char *strategy = sim_scenario_strategy_name(&s);
+  gboolean is_ps = strcmp(strategy, "ps") == 0;
+  if (strcmp(strategy, "dp") != 0 && !is_ps)
+    refuse(ctx, &s);
   const char *tmpdir = comm_mpi__scratch(&error);
   comm_mpi__agree(ctx, tmpdir != NULL, error);
-  gboolean is_ps = strcmp(s.strategy, "ps") == 0;
-  if (strcmp(s.strategy, "dp") != 0 && !is_ps)
-    refuse(ctx, &s, tmpdir);
 
   /* Workers are every rank, except that dedicated parameter servers are the last ranks. */
-  comm_ps_placement placement = COMM_PS_CPU;
-  if (is_ps && !comm_ps_placement_parse(s.ps_placement, "--ps-placement", &placement, &error))
-    comm_mpi__fail_all(ctx, error);
+  comm_ps_placement placement = is_ps ? s.ps_placement : COMM_PS_CPU;
   int workers = ctx->size;
   if (is_ps && placement == COMM_PS_DEDICATED) {
     if (s.ps_count >= ctx->size) {
@@ -379,29 +378,22 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
   s.nodes = wctx.nodes;
   s.devices_per_node = wctx.ranks_per_node;
 
-  /* Every rank simulates (the same deterministic run) and reads its own copy of the per-task
-   * CSV; only rank 0 writes the user's trace and CSV. */
-  g_autofree char *user_csv = s.csv;
-  g_autofree char *user_trace = s.trace;
-  g_autofree char *csv = g_build_filename(tmpdir, "tasks.csv", NULL);
-  s.csv = g_strdup(csv);
-  s.trace = ctx->rank == 0 && user_trace ? g_strdup(user_trace) : NULL;
+  /* Every rank simulates (the same deterministic run) and reads the plan and timeline it built;
+   * only rank 0 writes the user's trace and CSV. */
+  if (ctx->rank != 0) {
+    g_clear_pointer(&s.csv, g_free);
+    g_clear_pointer(&s.trace, g_free);
+  }
   sim_report rep;
-  sim_run_opts ro = {.with_speedup = FALSE, .command_line = "dtsim-mpi replay (simulated)"};
+  g_auto(sim_outcome) out = {0};
+  sim_run_opts ro = {.with_speedup = FALSE, .command_line = "dtsim-mpi replay (simulated)",
+                     .keep = &out};
   gboolean ok = sim_simulate(&s, &ro, &rep, &error);
   comm_mpi__agree(ctx, ok, error);
-  if (ctx->rank == 0 && user_csv) {
-    g_autofree char *rows = NULL;
-    gsize len = 0;
-    g_autoptr(dt_outfile) out = NULL;
-    if (!g_file_get_contents(csv, &rows, &len, &error) ||
-        (out = dt_outfile_open(user_csv, &error)) == NULL ||
-        fwrite(rows, 1, len, dt_outfile_stream(out)) != len || !dt_outfile_commit(out, &error))
-      comm_mpi__fail_here(ctx, error);
-  }
   replay_timeline tl;
   replay__timeline_init(&tl);
-  ok = replay__read_timeline(csv, s.strategy, &tl, &error);
+  g_autoptr(GArray) rows = replay__rows_from_plan(out.plan, out.exec);
+  ok = replay__read_timeline(rows, strategy, &tl, &error);
   comm_mpi__scratch_remove();
   comm_mpi__agree(ctx, ok, error);
   GArray *compute = tl.compute, *comms = tl.comms;
@@ -426,7 +418,7 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
     comm_mpi__agree(ctx, ps != NULL, error);
   } else {
     /* The algorithm the scenario simulated, forced in Open MPI when both have it. */
-    algo = comm_mpi_algorithm_find(COMM_MPI_ALLREDUCE, s.allreduce, NULL);
+    algo = comm_mpi_algorithm_find(COMM_MPI_ALLREDUCE, comm_coll_algorithm_name(s.allreduce), NULL);
     comm_mpi__force(ctx, algo, TRUE);
     MPI_Comm_dup(MPI_COMM_WORLD, &dt.comm);
     uint64_t maxb = 0;
@@ -526,7 +518,7 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
                (double)shard_bytes[k] * 1e-6, server_Bps * 1e-9);
     } else {
       printf("replay of dp %s (batch %" G_GINT64_FORMAT ", %s, allreduce %s%s) on %d ranks, %d "
-             "node(s)\n", s.model, s.batch, s.device, s.allreduce,
+             "node(s)\n", s.model, s.batch, s.device, comm_coll_algorithm_name(s.allreduce),
              algo ? " forced in Open MPI" : ": Open MPI's own choice", ctx->size, ctx->nodes);
       printf("%u compute tasks (%.3f ms per iteration) %s, %u collectives per iteration, %u "
              "iteration(s)\n", compute->len, busy_s / iterations * 1e3,
@@ -545,8 +537,8 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
     printf("last iteration: measured %.3f ms, simulated %.3f ms (dtsim run reports %.3f ms), "
            "error %+.1f%%\n", last_meas * 1e3, last_sim * 1e3, rep.iteration_time_s * 1e3,
            100 * comm_mpi_rel_error(last_sim, last_meas));
-    if (user_trace)
-      printf("simulated timeline: %s\n", user_trace);
+    if (s.trace)
+      printf("simulated timeline: %s\n", s.trace);
     if (measured_trace) {
       /* One process per worker rank (compute and comm tracks), one per server shard. */
       g_autoptr(GArray) procs = g_array_new(FALSE, TRUE, sizeof(mproc));

@@ -5,6 +5,7 @@
 #ifndef DTSIM_COMM_MPI_REPLAY_INTERNAL_H
 #define DTSIM_COMM_MPI_REPLAY_INTERNAL_H
 
+#include "plan.h"
 #include "comm_mpi_run.h"
 
 typedef enum { REPLAY_COMPUTE, REPLAY_COLLECTIVE, REPLAY_PS } replay_kind;
@@ -38,9 +39,22 @@ typedef struct {
 void replay__timeline_init(replay_timeline *tl);
 void replay__timeline_clear(replay_timeline *tl);
 
-/* Reads device 0's tasks from the per-task CSV of `dtsim run --csv` (columns task,name,kind,
- * category,unit,stream,start_s,end_s,duration_s,bytes,flops; rows in the task graph's order)
- * into an initialised timeline. Device 0 is the unit of the first compute-stream row; its host
+/* One task of a simulated iteration as the replay reads it (the columns of `dtsim run --csv`):
+ * its graph index, name, kind ("compute", "delay", "transfer", "collective", "custom"),
+ * category, unit and stream names ("" for a task on no stream), simulated times and bytes. */
+typedef struct {
+  uint32_t id;
+  const char *name, *kind, *category, *unit, *stream;
+  double start_s, end_s;
+  uint64_t bytes;
+} replay_row;
+
+/* The rows of a simulation's plan and timeline, in the task graph's order. The strings belong
+ * to the graph. */
+GArray *replay__rows_from_plan(const sim_plan *plan, const sim_exec *exec);
+
+/* Reads device 0's tasks from the rows of a simulated run (in the task graph's order) into an
+ * initialised timeline. Device 0 is the unit of the first compute-stream row; its host
  * thread is "framework for" the unit's first word (sim/plan.c names them so). Tasks on no
  * stream (ps pushes, iteration ends) belong to the device of the row before them: the
  * strategies add them right after the task they follow. Input copies are left out. dp: the
@@ -49,7 +63,7 @@ void replay__timeline_clear(replay_timeline *tl);
  * a forward waits for its layer's push/pull of the iteration before, tensors are numbered in
  * layer order; an iteration ends with its "iteration end" task. Any other communication of
  * device 0, and any other strategy, is refused (DT_ERROR_INPUT) naming the task. */
-gboolean replay__read_timeline(const char *path, const char *strategy, replay_timeline *tl,
+gboolean replay__read_timeline(const GArray *rows, const char *strategy, replay_timeline *tl,
                                GError **error);
 
 /* The hand-over: the compute thread queues communication tasks as their inputs become ready

@@ -1,5 +1,5 @@
-/* dtsim-mpi replay, the part that needs no MPI: reading device 0's timeline from the per-task
- * CSV of a simulation (the tasks, their dependencies and iterations), and where parameter
+/* dtsim-mpi replay, the part that needs no MPI: reading device 0's timeline from the plan and
+ * timeline of a simulation (the tasks, their dependencies and iterations), and where parameter
  * servers are played. Kept apart so that the unit tests reach it without a launch. */
 #include "replay_internal.h"
 #include "util.h"
@@ -43,23 +43,29 @@ void replay__timeline_clear(replay_timeline *tl)
   g_array_free(tl->tensor_bytes, TRUE);
 }
 
-/* Splits one CSV line: fields separated by commas, a field in double quotes may hold commas. */
-static GPtrArray *csv_fields(const char *line)
+GArray *replay__rows_from_plan(const sim_plan *plan, const sim_exec *x)
 {
-  GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
-  GString *cur = g_string_new(NULL);
-  gboolean quoted = FALSE;
-  for (const char *p = line; *p && *p != '\n' && *p != '\r'; p++) {
-    if (*p == '"')
-      quoted = !quoted;
-    else if (*p == ',' && !quoted) {
-      g_ptr_array_add(f, g_string_free(cur, FALSE));
-      cur = g_string_new(NULL);
-    } else
-      g_string_append_c(cur, *p);
+  static const char *const kinds[] = {"compute", "delay", "transfer", "collective", "custom"};
+  const sim_graph *g = plan->graph;
+  GArray *rows = g_array_sized_new(FALSE, FALSE, sizeof(replay_row), sim_graph_n_tasks(g));
+  for (sim_task_id t = 0; t < sim_graph_n_tasks(g); t++) {
+    const sim_stream_id *m;
+    uint32_t nm = sim_graph_task_members(g, t, &m);
+    sim_time_ps a = sim_exec_task_start(x, t), b = sim_exec_task_end(x, t);
+    replay_row r = {
+        .id = t,
+        .name = sim_graph_task_name(g, t),
+        .kind = kinds[sim_graph_task_kind(g, t)],
+        .category = sim_graph_task_category(g, t),
+        .unit = nm ? sim_graph_unit_name(g, sim_graph_stream_unit(g, m[0])) : "",
+        .stream = nm ? sim_graph_stream_name(g, m[0]) : "",
+        .start_s = sim_time_to_s(a),
+        .end_s = sim_time_to_s(b),
+        .bytes = sim_graph_task_bytes(g, t),
+    };
+    g_array_append_val(rows, r);
   }
-  g_ptr_array_add(f, g_string_free(cur, FALSE));
-  return f;
+  return rows;
 }
 
 /* Simulated start, then the graph's order: a chain's zero-length tasks keep their order. */
@@ -75,7 +81,7 @@ static int by_start(gconstpointer a, gconstpointer b)
 
 /* Finds the tensors of a ps timeline: the layers with a push, numbered in layer order (the
  * order of their forward tasks in the first iteration) as sim/strategy_ps.c numbers them. */
-static gboolean number_tensors(const char *path, replay_timeline *tl, GError **error)
+static gboolean number_tensors(replay_timeline *tl, GError **error)
 {
   g_autoptr(GHashTable) tensor_of = g_hash_table_new(g_str_hash, g_str_equal);
   g_autoptr(GHashTable) pushed = g_hash_table_new(g_str_hash, g_str_equal);
@@ -101,8 +107,8 @@ static gboolean number_tensors(const char *path, replay_timeline *tl, GError **e
     guint v = GPOINTER_TO_UINT(g_hash_table_lookup(tensor_of, t->name + strlen(PS_PREFIX)));
     if (v == 0 || first_pushes != tl->tensor_names->len) {
       g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL,
-                  "%s: task '%s' matches no forward task of the first iteration (or layer "
-                  "names repeat)", path, t->name);
+                  "task '%s' matches no forward task of the first iteration (or layer "
+                  "names repeat)", t->name);
       return FALSE;
     }
     t->tensor = v - 1;
@@ -111,22 +117,18 @@ static gboolean number_tensors(const char *path, replay_timeline *tl, GError **e
   return TRUE;
 }
 
-gboolean replay__read_timeline(const char *path, const char *strategy, replay_timeline *tl,
+gboolean replay__read_timeline(const GArray *rows, const char *strategy, replay_timeline *tl,
                                GError **error)
 {
   gboolean dp = strcmp(strategy, "dp") == 0, ps = strcmp(strategy, "ps") == 0;
-  g_autofree char *text = NULL;
-  if (!g_file_get_contents(path, &text, NULL, error))
-    return FALSE;
-  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
   g_autofree char *unit0 = NULL, *host0 = NULL;
-  for (char **l = lines + 1; *l && **l && unit0 == NULL; l++) {
-    g_autoptr(GPtrArray) f = csv_fields(*l);
-    if (f->len >= 11 && strcmp(f->pdata[5], "compute") == 0)
-      unit0 = g_strdup(f->pdata[4]);
+  for (guint i = 0; i < rows->len && unit0 == NULL; i++) {
+    const replay_row *r = &g_array_index(rows, replay_row, i);
+    if (strcmp(r->stream, "compute") == 0)
+      unit0 = g_strdup(r->unit);
   }
   if (unit0 == NULL) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s: no compute task", path);
+    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "the simulated iteration has no compute task");
     return FALSE;
   }
   g_auto(GStrv) words = g_strsplit(unit0, " ", 2);
@@ -136,25 +138,21 @@ gboolean replay__read_timeline(const char *path, const char *strategy, replay_ti
   g_autoptr(GHashTable) last_push = g_hash_table_new(g_str_hash, g_str_equal);
   uint32_t it = 0, prev_id = 0;
   gboolean prev_dev0 = FALSE;
-  for (char **l = lines + 1; *l && **l; l++) {
-    g_autoptr(GPtrArray) f = csv_fields(*l);
-    if (f->len < 11) {
-      g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s: malformed row '%s'", path, *l);
-      return FALSE;
-    }
-    const char *name = f->pdata[1], *kind = f->pdata[2], *cat = f->pdata[3], *unit = f->pdata[4];
-    const char *stream = f->pdata[5];
+  for (guint i = 0; i < rows->len; i++) {
+    const replay_row *r = &g_array_index(rows, replay_row, i);
+    const char *name = r->name, *kind = r->kind, *cat = r->category, *unit = r->unit;
+    const char *stream = r->stream;
     gboolean on_stream = stream[0] != '\0';
     gboolean host = strcmp(stream, host0) == 0;
     gboolean dev0 = on_stream ? strcmp(unit, unit0) == 0 || host : prev_dev0;
     prev_dev0 = dev0;
     if (!dev0)
       continue;
-    replay_task t = {.id = (uint32_t)g_ascii_strtoull(f->pdata[0], NULL, 10),
+    replay_task t = {.id = r->id,
                      .iteration = it,
-                     .sim_start_s = g_ascii_strtod(f->pdata[6], NULL),
-                     .sim_end_s = g_ascii_strtod(f->pdata[7], NULL),
-                     .bytes = g_ascii_strtoull(f->pdata[9], NULL, 10),
+                     .sim_start_s = r->start_s,
+                     .sim_end_s = r->end_s,
+                     .bytes = r->bytes,
                      .after = -1, .wait_for = -1};
     uint32_t before = prev_id;
     prev_id = t.id;
@@ -218,7 +216,7 @@ gboolean replay__read_timeline(const char *path, const char *strategy, replay_ti
   }
   if (tl->sim_ends->len == 0) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                "%s: device 0 has no end of iteration: no iteration to replay", path);
+                "device 0 has no end of iteration: no iteration to replay");
     return FALSE;
   }
   g_array_sort(tl->compute, by_start);
@@ -245,12 +243,12 @@ gboolean replay__read_timeline(const char *path, const char *strategy, replay_ti
     guint k = GPOINTER_TO_UINT(g_hash_table_lookup(index_of, GUINT_TO_POINTER(ct->after_id)));
     if (k == 0 || (c > 0 && (int)k - 1 < g_array_index(tl->comms, replay_task, c - 1).after)) {
       g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL,
-                  "%s: task '%s' does not follow a compute task of device 0", path, ct->name);
+                  "task '%s' does not follow a compute task of device 0", ct->name);
       return FALSE;
     }
     ct->after = (int)k - 1;
   }
-  return number_tensors(path, tl, error);
+  return number_tensors(tl, error);
 }
 
 double replay__now_s(void)

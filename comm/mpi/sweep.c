@@ -16,7 +16,13 @@ int comm_mpi__cmd_sweep(comm_mpi_ctx *ctx, int argc, char **argv)
   g_autoptr(GOptionContext) octx = g_option_context_new("[SCENARIO.ini] - a sweep spread over the ranks");
   dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(octx, entries, NULL);
-  g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, SIM_OPTS_SWEEP | SIM_OPTS_RUN);
+  g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, SIM_CMD_SWEEP);
+  /* As `dtsim sweep`: --nodes takes a list. Option parsing rearranges the vector it is given:
+   * give it a view, keep ownership here. */
+  g_autoptr(GPtrArray) args = sim_scenario_sweep_args(argc, argv);
+  g_autofree char **view = g_memdup2(args->pdata, args->len * sizeof(char *));
+  argc = (int)args->len - 1;
+  argv = view;
   char *scenario_file = NULL;
   if (argc >= 2 && argv[1][0] != '-') {
     scenario_file = argv[1];
@@ -30,8 +36,8 @@ int comm_mpi__cmd_sweep(comm_mpi_ctx *ctx, int argc, char **argv)
   g_auto(sim_scenario) s;
   sim_scenario_init(&s);
   if ((scenario_file &&
-       !sim_scenario_load(&s, scenario_file, SIM_OPTS_SWEEP | SIM_OPTS_RUN, &error)) ||
-      !sim_scenario_apply_options(&s, so, &error))
+       !sim_scenario_load(&s, scenario_file, SIM_CMD_SWEEP, &error)) ||
+      !sim_scenario_apply_options(&s, so, &error) || !sim_scenario_check(&s, &error))
     comm_mpi__fail_all(ctx, error);
   if (s.trace) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
@@ -85,7 +91,8 @@ int comm_mpi__cmd_sweep(comm_mpi_ctx *ctx, int argc, char **argv)
       (s.csv && !sim_sweep_write_csv(s.csv, points, reports, &error)))
     comm_mpi__fail_here(ctx, error);
   if (s.plot) {
-    g_autofree char *title = g_strdup_printf("%s, %s, %s scaling", s.model, s.system, s.scaling);
+    g_autofree char *title = g_strdup_printf("%s, %s, %s scaling", s.model, s.system,
+                                             s.scaling == SIM_SCALING_STRONG ? "strong" : "weak");
     if (!sim_sweep_write_svg(s.plot, title, points, reports, &error))
       comm_mpi__fail_here(ctx, error);
   }

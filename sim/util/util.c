@@ -198,44 +198,39 @@ GArray *dt_parse_int_list(const char *text, const char *what, int64_t min, int64
   return g_steal_pointer(&list);
 }
 
-GArray *dt_parse_size_list(const char *text, const char *what, uint64_t min_bytes,
-                           GError **error)
+GArray *dt_parse_size_list(const char *text, const char *what, GError **error)
 {
   g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
   g_auto(GStrv) items = g_strsplit(text ? text : "", ",", -1);
   for (char **it = items; *it; it++) {
     g_autofree char *item = g_strstrip(g_strdup(*it));
     char *dots = strstr(item, "..");
-    uint64_t lo, hi;
     if (dots == NULL) {
-      if (!dt_parse_size(item, what, &lo, error))
+      uint64_t b;
+      if (!dt_parse_size(item, what, &b, error))
         return NULL;
-      hi = lo;
-    } else {
-      *dots = '\0';
-      if (!dt_parse_size(item, what, &lo, error) || !dt_parse_size(dots + 2, what, &hi, error))
-        return NULL;
-      if (lo == 0 || hi < lo) {
-        g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                    "%s: range '%s..%s' must go from a positive size up to a larger one", what,
-                    item, dots + 2);
-        return NULL;
-      }
+      g_array_append_val(sizes, b);
+      continue;
     }
-    if (lo < min_bytes) {
-      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %" G_GUINT64_FORMAT " bytes is too "
-                  "small (at least %" G_GUINT64_FORMAT ")", what, lo, min_bytes);
+    *dots = '\0';
+    uint64_t lo, hi;
+    if (!dt_parse_size(item, what, &lo, error) || !dt_parse_size(dots + 2, what, &hi, error))
+      return NULL;
+    if (lo == 0 || hi < lo) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "%s: range '%s..%s' must go from a positive size up to a larger one", what,
+                  item, dots + 2);
       return NULL;
     }
-    /* Stops before the next size would pass hi, so 2 * b never overflows. */
+    /* Stops before the next size would pass hi, so b * 2 never overflows. */
     for (uint64_t b = lo;; b *= 2) {
       g_array_append_val(sizes, b);
-      if (b >= hi || b > hi / 2)
+      if (b > hi / 2)
         break;
     }
   }
   if (sizes->len == 0) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: no size given", what);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: no sizes given", what);
     return NULL;
   }
   return g_steal_pointer(&sizes);
@@ -375,4 +370,36 @@ void dt_option_entries_as_bytes(GOptionEntry *entries)
     else if (e->arg == G_OPTION_ARG_STRING_ARRAY)
       e->arg = G_OPTION_ARG_FILENAME_ARRAY;
   }
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+void dt_json_string(GString *out, const char *s)
+{
+  g_string_append_c(out, '"');
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    switch (*p) {
+    case '"': g_string_append(out, "\\\""); break;
+    case '\\': g_string_append(out, "\\\\"); break;
+    case '\n': g_string_append(out, "\\n"); break;
+    case '\t': g_string_append(out, "\\t"); break;
+    case '\r': g_string_append(out, "\\r"); break;
+    default:
+      if (*p < 0x20 || *p == 0x7f)
+        g_string_append_printf(out, "\\u%04x", *p);
+      else
+        g_string_append_c(out, (char)*p);
+    }
+  }
+  g_string_append_c(out, '"');
+}
+
+void dt_json_double(GString *out, double v)
+{
+  if (!isfinite(v)) {
+    g_string_append(out, "null");
+    return;
+  }
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  g_string_append(out, g_ascii_formatd(buf, sizeof buf, "%.12g", v));
 }

@@ -77,11 +77,9 @@ gboolean dt_parse_double(const char *text, const char *what, double min, double 
  * (doubling) allowed. Returns a GArray of int64_t, or NULL with an error. */
 GArray *dt_parse_int_list(const char *text, const char *what, int64_t min, int64_t max,
                           GError **error);
-/* A comma-separated list of sizes (dt_parse_size syntax) in the order given; an item "A..B"
- * means A, 2A, 4A, ... up to B. Sizes below min_bytes are refused (1 where an empty message
- * means nothing). Returns a GArray of uint64_t (bytes), or NULL with an error naming `what`. */
-GArray *dt_parse_size_list(const char *text, const char *what, uint64_t min_bytes,
-                           GError **error);
+/* A comma-separated list of sizes (dt_parse_size) and doubling ranges "LO..HI", in the order
+ * given. Returns a GArray of uint64_t bytes, or NULL with an error naming `what`. */
+GArray *dt_parse_size_list(const char *text, const char *what, GError **error);
 /* A comma-separated list of non-empty names. Returns a NULL-terminated vector. */
 char **dt_parse_name_list(const char *text, const char *what, GError **error);
 
@@ -157,5 +155,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(dt_outfile, dt_outfile_free)
  * known beforehand: the folder exists and can be written, the target is of a kind written
  * above. Commands call it for every output before simulating. Errors name `what` (the option). */
 gboolean dt_outfile_check(const char *path, const char *what, GError **error);
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+/* The one JSON writer of every --json output and trace: a string with its quotes, escaped
+ * (quotes, backslashes, control characters); a number with 12 significant digits in the C
+ * locale, or null when it is not finite (NaN and infinities are not JSON). */
+void dt_json_string(GString *out, const char *s);
+void dt_json_double(GString *out, double v);
 
 #endif

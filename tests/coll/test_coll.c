@@ -351,13 +351,21 @@ static void test_ps_sharding(void **state)
   assert_int_equal(comm_ps_shard_bytes(ps, 2), 9);
   /* gpu placement: shard k on device (k % nodes) of node k. */
   assert_int_equal(comm_ps_server_endpoint(ps, 2), 2);
-  /* Colocated needs one server per node; dedicated needs extra nodes. */
+  /* Colocated: K servers on the hosts of the first K nodes, K < N allowed (TensorFlow jobs run
+   * them so); more servers than the 4 hosts hold is refused. Dedicated needs extra nodes. */
+  comm_ps_config three = {COMM_PS_COLOCATED, 3, bytes, 6, 0};
+  g_autoptr(comm_ps) co = comm_ps_new(net, g, &three, NULL);
+  assert_non_null(co);
+  assert_int_equal(comm_ps_servers(co), 3);
+  for (uint32_t k = 0; k < 3; k++)
+    assert_int_equal(comm_ps_server_endpoint(co, k), comm_topology_host(t, k, 0));
   g_autoptr(GError) e = NULL;
-  comm_ps_config bad = {COMM_PS_COLOCATED, 3, bytes, 6, 0};
+  comm_ps_config bad = {COMM_PS_COLOCATED, 5, bytes, 6, 0};
   assert_null(comm_ps_new(net, g, &bad, &e));
   assert_true(g_error_matches(e, DT_ERROR, DT_ERROR_INPUT));
   g_clear_error(&e);
   bad.placement = COMM_PS_DEDICATED;
+  bad.servers = 1;
   assert_null(comm_ps_new(net, g, &bad, &e));
 }
 

@@ -27,10 +27,6 @@ static void check_string(const char *name, const char *value, const char *const 
 
 static void check_scenario(const sim_scenario *s)
 {
-  static const char *const precisions[] = {"fp32", "tf32", "fp16", "bf16", "amp", NULL};
-  static const char *const strategies[] = {"dp", "ps", "mp", "pp", "hybrid", NULL};
-  static const char *const placements[] = {"cpu", "gpu", "colocated", "dedicated", NULL};
-  static const char *const nets[] = {"analytic", "flow", NULL};
   FUZZ_CHECK(s->batch >= 1 && s->batch <= (1 << 24), "batch %lld", (long long)s->batch);
   FUZZ_CHECK(s->nodes >= 1 && s->nodes <= 1000000, "nodes %lld", (long long)s->nodes);
   FUZZ_CHECK(s->devices_per_node >= 0 && s->devices_per_node <= 4096, "devices-per-node %lld",
@@ -42,18 +38,22 @@ static void check_scenario(const sim_scenario *s)
   FUZZ_CHECK(s->micro_batches >= 1 && s->micro_batches <= (1 << 20), "micro-batches");
   FUZZ_CHECK(s->stages >= 0 && s->stages <= 1000000, "stages");
   FUZZ_CHECK(s->trace_limit >= 1, "trace-limit");
-  FUZZ_CHECK(isfinite(s->bucket_mib) && s->bucket_mib >= 0 && s->bucket_mib <= (1 << 20),
-             "bucket-mib %g", s->bucket_mib);
+  FUZZ_CHECK(s->bucket_bytes <= (UINT64_C(1) << 40), "bucket %" G_GUINT64_FORMAT,
+             s->bucket_bytes);
+  /* Enums and registry entries are typed once parsed: every value is one of the known ones. */
+  FUZZ_CHECK((unsigned)s->precision < WL_PREC_COUNT, "precision %d", (int)s->precision);
+  FUZZ_CHECK(s->strategy != NULL && s->allreduce != NULL, "strategy or allreduce unset");
+  FUZZ_CHECK((unsigned)s->ps_placement <= COMM_PS_DEDICATED, "ps-placement");
+  FUZZ_CHECK(s->net_model == COMM_NET_FLOW || s->net_model == COMM_NET_ANALYTIC, "net-model");
   check_string("model", s->model, NULL);
   check_string("system", s->system, NULL);
-  check_string("precision", s->precision, precisions);
-  check_string("strategy", s->strategy, strategies);
-  check_string("ps-placement", s->ps_placement, placements);
-  check_string("net-model", s->net_model, nets);
   const char *const optional[] = {s->device, s->intra, s->inter, s->topology, s->calibration,
-                                  s->split, s->trace, s->csv, s->devices_list, s->plot};
+                                  s->trace, s->csv, s->plot};
   for (gsize i = 0; i < G_N_ELEMENTS(optional); i++)
     FUZZ_CHECK(optional[i] == NULL || *optional[i] != '\0', "an optional string is empty");
+  const GArray *lists[] = {s->split, s->devices_list, s->nodes_list, s->batch_list};
+  for (gsize i = 0; i < G_N_ELEMENTS(lists); i++)
+    FUZZ_CHECK(lists[i] == NULL || lists[i]->len > 0, "an empty list");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   g_auto(sim_scenario) s;
   sim_scenario_init(&s);
   g_autoptr(GError) error = NULL;
-  if (!sim_scenario_load(&s, path, SIM_OPTS_RUN | SIM_OPTS_SWEEP | SIM_OPTS_COLLECTIVE,
+  if (!sim_scenario_load(&s, path, SIM_CMD_SWEEP | SIM_CMD_COLLECTIVE | SIM_CMD_SEARCH,
                          &error)) {
     fuzz_check_error(error, path);
     return 0;

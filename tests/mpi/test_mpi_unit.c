@@ -201,6 +201,10 @@ static void test_sizes(void **state)
   assert_non_null(strstr(e1->message, "--sizes"));
   assert_null(comm_mpi_parse_sizes("1K,banana", "--sizes", &e2));
   assert_non_null(strstr(e2->message, "banana"));
+  /* An empty message has no bandwidth: 0 is refused (validate printed "nan%"). */
+  g_autoptr(GError) e3 = NULL;
+  assert_null(comm_mpi_parse_sizes("0", "--sizes", &e3));
+  assert_non_null(strstr(e3->message, "--sizes: 0 bytes"));
 }
 
 static void test_hash(void **state)
@@ -445,24 +449,47 @@ static void test_ps_server_rank(void **state)
 }
 
 /* Writes `text` to a temporary file; the caller unlinks it. */
-static char *write_tmp(const char *text)
-{
-  g_autoptr(GError) error = NULL;
-  char *path = NULL;
-  int fd = g_file_open_tmp("replay-XXXXXX.csv", &path, &error);
-  assert_true(fd >= 0);
-  close(fd);
-  assert_true(g_file_set_contents(path, text, -1, &error));
-  return path;
-}
-
 #define CSV_HEAD "task,name,kind,category,unit,stream,start_s,end_s,duration_s,bytes,flops\n"
+
+/* The rows of a hand-written per-task table (the columns of `dtsim run --csv`; fields in
+ * double quotes may hold commas). The strings live in `keep`. */
+static GArray *rows_of(const char *csv, GPtrArray *keep)
+{
+  GArray *rows = g_array_new(FALSE, TRUE, sizeof(replay_row));
+  g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
+  for (char **l = lines + 1; *l && **l; l++) {
+    GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(keep, f);
+    GString *cur = g_string_new(NULL);
+    gboolean quoted = FALSE;
+    for (const char *c = *l; *c; c++) {
+      if (*c == '"')
+        quoted = !quoted;
+      else if (*c == ',' && !quoted) {
+        g_ptr_array_add(f, g_string_free(cur, FALSE));
+        cur = g_string_new(NULL);
+      } else
+        g_string_append_c(cur, *c);
+    }
+    g_ptr_array_add(f, g_string_free(cur, FALSE));
+    assert_int_equal(f->len, 11);
+    replay_row r = {.id = (uint32_t)g_ascii_strtoull(f->pdata[0], NULL, 10),
+                    .name = f->pdata[1], .kind = f->pdata[2], .category = f->pdata[3],
+                    .unit = f->pdata[4], .stream = f->pdata[5],
+                    .start_s = g_ascii_strtod(f->pdata[6], NULL),
+                    .end_s = g_ascii_strtod(f->pdata[7], NULL),
+                    .bytes = g_ascii_strtoull(f->pdata[9], NULL, 10)};
+    g_array_append_val(rows, r);
+  }
+  return rows;
+}
 
 static void test_read_timeline_ps(void **state)
 {
   /* Two iterations of a two-layer model (a, b, both with parameters) on gpu0, with gpu1's
    * first tasks between them (its push must not be taken for gpu0's). Times in seconds. */
-  g_autofree char *path = write_tmp(
+  g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  g_autoptr(GArray) rows = rows_of(
       CSV_HEAD
       "0,\"step\",compute,host,\"host (node 0)\",framework for gpu0,0,1,1,0,0\n"
       "1,\"input copy\",compute,copy,\"gpu0 (node 0)\",h2d,0,0.5,0.5,100,0\n"
@@ -485,11 +512,11 @@ static void test_read_timeline_ps(void **state)
       "18,\"b dX\",compute,backward,\"gpu0 (node 0)\",compute,10,11,1,0,0\n"
       "19,\"a dW\",compute,backward,\"gpu0 (node 0)\",compute,11,12,1,0,0\n"
       "20,\"push/pull a\",custom,ps,\"\",,12,13,1,400,0\n"
-      "21,\"iteration end\",delay,wait,\"\",,13,13,0,0,0\n");
+      "21,\"iteration end\",delay,wait,\"\",,13,13,0,0,0\n", keep);
   replay_timeline tl;
   replay__timeline_init(&tl);
   g_autoptr(GError) error = NULL;
-  if (!replay__read_timeline(path, "ps", &tl, &error))
+  if (!replay__read_timeline(rows, "ps", &tl, &error))
     fail_msg("%s", error->message);
   /* gpu0's chain: rows 0, 2, 3, 4, 6, 7 and 13, 14, 15, 16, 18, 19 (the copy left out). */
   const uint32_t ids[] = {0, 2, 3, 4, 6, 7, 13, 14, 15, 16, 18, 19};
@@ -523,25 +550,25 @@ static void test_read_timeline_ps(void **state)
   assert_true(g_array_index(tl.sim_ends, double, 0) == 7);
   assert_true(g_array_index(tl.sim_ends, double, 1) == 13);
   replay__timeline_clear(&tl);
-  g_unlink(path);
 }
 
 static void test_read_timeline_dp(void **state)
 {
   /* One iteration: a 4 s backward, one allreduce starting at 3 s (after the task that ended
    * at 3 s, chain position 2), the update ending the iteration at 9 s. */
-  g_autofree char *path = write_tmp(
+  g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  g_autoptr(GArray) rows = rows_of(
       CSV_HEAD
       "0,\"step\",compute,host,\"host (node 0)\",framework for gpu0,0,1,1,0,0\n"
       "1,\"a\",compute,forward,\"gpu0 (node 0)\",compute,1,2,1,0,0\n"
       "2,\"a dW\",compute,backward,\"gpu0 (node 0)\",compute,2,3,1,0,0\n"
       "3,\"b dW\",compute,backward,\"gpu0 (node 0)\",compute,3,6,3,0,0\n"
       "4,\"allreduce bucket 0 (1.0 MiB)\",collective,allreduce,\"gpu0 (node 0)\",comm,3,8,5,1048576,0\n"
-      "5,\"update\",compute,update,\"gpu0 (node 0)\",compute,8,9,1,0,0\n");
+      "5,\"update\",compute,update,\"gpu0 (node 0)\",compute,8,9,1,0,0\n", keep);
   replay_timeline tl;
   replay__timeline_init(&tl);
   g_autoptr(GError) error = NULL;
-  if (!replay__read_timeline(path, "dp", &tl, &error))
+  if (!replay__read_timeline(rows, "dp", &tl, &error))
     fail_msg("%s", error->message);
   assert_int_equal(tl.compute->len, 5);
   assert_int_equal(tl.comms->len, 1);
@@ -552,26 +579,25 @@ static void test_read_timeline_dp(void **state)
   assert_int_equal(tl.sim_ends->len, 1);
   assert_true(g_array_index(tl.sim_ends, double, 0) == 9);
   replay__timeline_clear(&tl);
-  g_unlink(path);
 }
 
 static void test_read_timeline_refused(void **state)
 {
   /* A pipeline's first stage: its activation transfer is named in the refusal. */
-  g_autofree char *path = write_tmp(
+  g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+  g_autoptr(GArray) rows = rows_of(
       CSV_HEAD
       "0,\"step\",compute,host,\"host (node 0)\",framework for gpu0,0,1,1,0,0\n"
       "1,\"forward mb0\",compute,forward,\"gpu0 (stage 0)\",compute,1,2,1,0,0\n"
-      "2,\"activations mb0\",transfer,p2p,\"gpu0 (stage 0)\",send activations,2,3,1,64,0\n");
+      "2,\"activations mb0\",transfer,p2p,\"gpu0 (stage 0)\",send activations,2,3,1,64,0\n", keep);
   replay_timeline tl;
   replay__timeline_init(&tl);
   g_autoptr(GError) error = NULL;
-  assert_false(replay__read_timeline(path, "pp", &tl, &error));
+  assert_false(replay__read_timeline(rows, "pp", &tl, &error));
   assert_int_equal(error->code, DT_ERROR_INPUT);
   assert_non_null(strstr(error->message, "--strategy pp: task 'activations mb0'"));
   assert_non_null(strstr(error->message, "cannot be replayed"));
   replay__timeline_clear(&tl);
-  g_unlink(path);
 }
 
 int main(void)

@@ -7,6 +7,8 @@
 #include <cmocka.h>
 
 #include "plan.h"
+#include "coll.h"
+#include "util.h"
 #include "report.h"
 
 /* n identical layers: forward f ms, backward (data + weights) b ms, `param_bytes` each. */
@@ -34,8 +36,9 @@ static sim_costs *uniform(guint n, double f_ms, double bd_ms, double bw_ms, uint
 static sim_plan_opts opts(uint32_t devices)
 {
   sim_plan_opts o = {.nodes = 1, .devices_per_node = devices, .overlap = TRUE,
-                     .bucket_bytes = 25u << 20, .allreduce = "ring", .iterations = 1,
-                     .micro_batches = 1, .ps_count = 1, .ps_placement = "cpu", .hybrid = "dp-pp"};
+                     .bucket_bytes = 25u << 20,
+                     .allreduce = comm_coll_algorithm_find("ring", "ring", NULL), .iterations = 1,
+                     .micro_batches = 1, .ps_count = 1, .hybrid = SIM_HYBRID_DP_PP};
   return o;
 }
 
@@ -157,11 +160,17 @@ static void test_partition(void **state)
   for (int i = 0; i <= 5; i++)
     assert_int_equal(five[i], i);
   /* A user split, and bad ones. */
-  assert_true(sim__partition(c, 2, "2", first, &err));
+  g_autoptr(GArray) two = dt_parse_int_list("2", "--split", 1, 100, NULL);
+  g_autoptr(GArray) down = dt_parse_int_list("3,2", "--split", 1, 100, NULL);
+  g_autoptr(GArray) extra = dt_parse_int_list("1,2", "--split", 1, 100, NULL);
+  g_autoptr(GArray) past = dt_parse_int_list("9", "--split", 1, 100, NULL);
+  assert_true(sim__partition(c, 2, two, first, &err));
   assert_int_equal(first[1], 2);
-  assert_false(sim__partition(c, 3, "3,2", first, &err));
+  assert_false(sim__partition(c, 3, down, first, &err));
   g_clear_error(&err);
-  assert_false(sim__partition(c, 2, "1,2", first, &err));
+  assert_false(sim__partition(c, 2, past, first, &err));
+  g_clear_error(&err);
+  assert_false(sim__partition(c, 2, extra, first, &err));
   g_clear_error(&err);
   assert_false(sim__partition(c, 6, NULL, first, &err));
 }

@@ -73,8 +73,8 @@ static void test_data_parallel_overlap(void **state)
     bwd2[d] = sim_graph_add_compute(g, comp[d], "bwd2", "compute", SIM_US(40), 0, 0);
     bwd1[d] = sim_graph_add_compute(g, comp[d], "bwd1", "compute", SIM_US(60), 0, 0);
   }
-  sim_task_id ar2 = sim_graph_add_collective(g, comm, 2, "ar2", 0, "ring", 8000000);
-  sim_task_id ar1 = sim_graph_add_collective(g, comm, 2, "ar1", 0, "ring", 2000000);
+  sim_task_id ar2 = sim_graph_add_collective(g, comm, 2, "ar2", 0, NULL, 8000000);
+  sim_task_id ar1 = sim_graph_add_collective(g, comm, 2, "ar1", 0, NULL, 2000000);
   for (int d = 0; d < 2; d++) {
     sim_graph_depend(g, ar2, bwd2[d]);
     sim_graph_depend(g, ar1, bwd1[d]);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "chrome.h"
+#include "util.h"
 #include "taskgraph.h"
 
 typedef struct {
@@ -260,7 +261,7 @@ static void test_format_us(void **state)
   trace__us(s, 999);
   assert_string_equal(s->str, "0.000");
   g_string_truncate(s, 0);
-  trace__json_string(s, "a\"b\\c\n");
+  dt_json_string(s, "a\"b\\c\n");
   assert_string_equal(s->str, "\"a\\\"b\\\\c\\n\"");
 }
 

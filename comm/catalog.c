@@ -8,7 +8,7 @@
 static const char *const fabric_keys[] = {
     "description", "scope", "bandwidth_GBps", "latency_ns", "efficiency", "links_per_device",
     "switch_radix", "nic_bandwidth_GBps", "small_message_bytes", "small_message_latency_ns",
-    NULL};
+    "nvls_efficiency", NULL};
 
 static const char *const system_keys[] = {
     "description", "device", "devices_per_node", "layout", "intra", "inter", "pcie",
@@ -79,7 +79,8 @@ comm_fabric *comm__fabric_from_group(const dt_ini *ini, const char *group, const
       !dt_ini_double(ini, group, "latency_ns", TRUE, 0.0, 1e9, &f->latency_ns, error) ||
       !dt_ini_double(ini, group, "efficiency", FALSE, 1e-3, 1.0, &f->efficiency, error) ||
       !get_u32(ini, group, "links_per_device", FALSE, 1, 64, &f->links_per_device, error) ||
-      !get_u32(ini, group, "switch_radix", FALSE, 2, 100000, &f->switch_radix, error))
+      !get_u32(ini, group, "switch_radix", FALSE, 2, 100000, &f->switch_radix, error) ||
+      !dt_ini_double(ini, group, "nvls_efficiency", FALSE, 0.0, 1.0, &f->nvls_efficiency, error))
     return NULL;
   f->nic_bandwidth_GBps = f->bandwidth_GBps;
   if (!dt_ini_double(ini, group, "nic_bandwidth_GBps", FALSE, 1e-3, 1e5, &f->nic_bandwidth_GBps,

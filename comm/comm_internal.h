@@ -8,17 +8,6 @@
 
 #include <math.h>
 
-/* Time to move `bytes` at `Bps` bytes/s, rounded up to a whole picosecond, in double
- * precision (exact to well under a picosecond below 1000 s); saturates at SIM_TIME_MAX. Both
- * network models use it, so they agree to the picosecond on uncontended transfers. */
-static inline sim_time_ps comm__time_for(double bytes, double Bps)
-{
-  if (!(bytes > 0.0))
-    return 0;
-  double ps = ceil(bytes * 1e12 / Bps);
-  return ps < 9.2e18 ? (sim_time_ps)ps : SIM_TIME_MAX;
-}
-
 /* Links come in a few classes (NVLink pair, PCIe, NIC, network); a directed link's bandwidth
  * and latency are those of its class. */
 typedef struct {

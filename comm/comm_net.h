@@ -39,6 +39,8 @@ typedef struct {
   uint64_t small_message_bytes;    /* messages of fewer bytes pay small_message_latency_ns */
   double small_message_latency_ns; /* per link, <= latency_ns (eager protocols); 0 bytes: none */
   uint32_t switch_radix;      /* ports per switch (inter networks) */
+  double nvls_efficiency;     /* NVLink SHARP (switch multicast and reduction): its throughput
+                               * as a fraction of the ports' line rate; 0: the switch has none */
 } comm_fabric;
 
 /* Loads fabric `name` (catalog name or INI path); `what` names the option or key in errors. */
@@ -124,6 +126,11 @@ uint32_t comm_topology_extra_nodes(const comm_topology *topo);
 const comm_system *comm_topology_system(const comm_topology *topo);
 /* The inter-node topology in use, as given ("fat-tree:2") or the preset's default. */
 const char *comm_topology_kind(const comm_topology *topo);
+/* The NVSwitch of worker node `node` as an endpoint (flows to and from it model NVLink SHARP's
+ * multicast and in-switch reduction), or UINT32_MAX when the layout has no switch. */
+comm_ep comm_topology_nvswitch(const comm_topology *topo, uint32_t node);
+/* NVLink ports joining local devices a and b of a node (0: none, or a switch layout). */
+uint32_t comm_topology_nvlinks(const comm_topology *topo, uint32_t a, uint32_t b);
 /* Directed links in the whole cluster (for memory figures). */
 uint64_t comm_topology_links(const comm_topology *topo);
 

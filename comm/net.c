@@ -304,7 +304,7 @@ static flow *class_pop(fclass *c)
  * of the completion event and, when it fires, which flows are done. */
 static inline sim_time_ps class_first_end(const fclass *c)
 {
-  return sim_time_add_sat(c->last_ps, comm__time_for(c->heap[0]->target - c->served, c->rate));
+  return sim_time_add_sat(c->last_ps, sim_time_for_work(c->heap[0]->target - c->served, c->rate));
 }
 
 /* ---- Observers ---------------------------------------------------------------------------- */

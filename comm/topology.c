@@ -56,6 +56,7 @@ struct comm_topology {
   uint32_t route_max;
 
   char **names;            /* lazily filled endpoint names, per node vertex */
+  uint8_t *nvl;            /* G x G NVLink ports between local devices (point-to-point wiring) */
 };
 
 /* ---- Link classes ------------------------------------------------------------------------ */
@@ -114,6 +115,15 @@ static gboolean system_error(const comm_system *s, const char *key, GError **err
   return FALSE;
 }
 
+/* Counts NVLink ports between local devices a and b (both directions). */
+static void add_nvl(comm_topology *t, uint32_t a, uint32_t b, uint32_t n)
+{
+  if (!t->nvl)
+    t->nvl = g_new0(uint8_t, (gsize)t->G * t->G);
+  uint32_t sum = MIN(t->nvl[a * t->G + b] + n, 255u);
+  t->nvl[a * t->G + b] = t->nvl[b * t->G + a] = (uint8_t)sum;
+}
+
 static gboolean add_nvlink_pairs(comm_topology *t, GError **error)
 {
   const comm_system *s = t->sys;
@@ -133,6 +143,7 @@ static gboolean add_nvlink_pairs(comm_topology *t, GError **error)
                             t->G);
       add_local_link(t, a, b, add_class(t, f->bandwidth_GBps * n, f->efficiency, f->latency_ns,
                                         f, "nvlink"));
+      add_nvl(t, a, b, n);
     }
     return TRUE;
   }
@@ -145,6 +156,7 @@ static gboolean add_nvlink_pairs(comm_topology *t, GError **error)
     uint32_t n = f->links_per_device >= 6 ? hybrid_cube[i].links_v100 : 1;
     add_local_link(t, hybrid_cube[i].a, hybrid_cube[i].b,
                    add_class(t, f->bandwidth_GBps * n, f->efficiency, f->latency_ns, f, "nvlink"));
+    add_nvl(t, hybrid_cube[i].a, hybrid_cube[i].b, n);
   }
   return TRUE;
 }
@@ -639,6 +651,7 @@ void comm_topology_free(comm_topology *t)
   g_free(t->path_off);
   g_free(t->path_len);
   g_free(t->nic_of);
+  g_free(t->nvl);
   g_free(t);
 }
 
@@ -677,6 +690,18 @@ comm_ep comm_topology_host(const comm_topology *t, uint32_t node, uint32_t socke
 }
 
 uint32_t comm__ep_node(const comm_topology *t, comm_ep ep) { return ep / t->V; }
+
+comm_ep comm_topology_nvswitch(const comm_topology *t, uint32_t node)
+{
+  g_return_val_if_fail(node < t->nodes, UINT32_MAX);
+  return t->nvs == NO_VERTEX ? UINT32_MAX : node * t->V + t->nvs;
+}
+
+uint32_t comm_topology_nvlinks(const comm_topology *t, uint32_t a, uint32_t b)
+{
+  g_return_val_if_fail(a < t->G && b < t->G, 0);
+  return t->nvl && !t->host_layout ? t->nvl[a * t->G + b] : 0;
+}
 
 uint32_t comm__ep_nic(const comm_topology *t, comm_ep ep) { return t->nic_of[ep % t->V]; }
 
@@ -906,7 +931,7 @@ sim_time_ps comm__p2p_time_buf(const comm_topology *t, comm_ep src, comm_ep dst,
   sim_time_ps lat;
   double bw;
   route_figures(t, buf, comm__route(t, src, dst, buf), bytes, &lat, &bw);
-  return sim_time_add_sat(lat, comm__time_for((double)bytes, bw));
+  return sim_time_add_sat(lat, sim_time_for_work((double)bytes, bw));
 }
 
 sim_time_ps comm_topology_p2p_time(const comm_topology *t, comm_ep src, comm_ep dst,

@@ -12,7 +12,7 @@ $DTSIM sweep $COMMON --devices 1,2,4,8,16,32,64 --allreduces ring,hierarchical \
   --csv demo.csv --plot demo.svg
 echo
 echo "== One iteration on 16 GPUs (2 nodes), hierarchical allreduce =="
-$DTSIM run $COMMON --nodes 2 --allreduce hierarchical --iterations 2 --trace demo-trace.json
+$DTSIM run $COMMON --nodes 2 --allreduce hierarchical --trace demo-trace.json
 echo
 echo "Wrote demo.csv (one row per point), demo.svg (throughput and scaling efficiency; open it"
 echo "in a browser) and demo-trace.json (open it in Perfetto or chrome://tracing)."

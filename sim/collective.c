@@ -11,7 +11,7 @@
 
 static const sim_key collective_keys[] = {
     {"op", SIM_KEY_CHOICE, SIM_KEY_OFF(coll_op), "allreduce",
-     .choices = "allreduce|allgather|reduce-scatter|broadcast|reduce",
+     .choices = "allreduce|allgather|reduce-scatter|broadcast|reduce|alltoall",
      .commands = SIM_OPTS_COLLECTIVE, .help = "the collective operation"},
     {"bytes", SIM_KEY_SIZE_LIST, SIM_KEY_OFF(coll_bytes), .commands = SIM_OPTS_COLLECTIVE,
      .arg = "SIZES", .help = "size (nccl-tests meaning), a list a,b,c or a doubling range 1K..1G"},
@@ -130,7 +130,8 @@ gboolean sim_collective_run(const sim_scenario *s, const sim_collective *c, uint
   g_autoptr(comm_coll) coll = comm_coll_new(net, c->group, s->coll_algorithm, &args, error);
   if (!coll)
     return FALSE;
-  const char *used = comm_coll_algorithm_name(comm_coll_algorithm_used(coll));
+  /* What ran: the algorithm, and for nccl its protocol and channels ("nccl:ring/LL128/16"). */
+  const char *used = g_intern_string(comm_coll_label(coll));
   uint64_t span = 0;
   g_autofree char *span_name = g_strdup_printf("%s %s", comm_coll_op_name(args.op), used);
   if (trace) {

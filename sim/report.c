@@ -209,8 +209,8 @@ void sim_report_print_table(FILE *out, const sim_report *r, const char *title)
   }
   fputc('\n', out);
   if (r->speedup > 0)
-    fprintf(out, "  %-28s %12.2fx on %u devices (scaling efficiency %.1f%%)\n", "speedup",
-            r->speedup, r->devices, 100.0 * r->scaling_efficiency);
+    fprintf(out, "  %-28s %12.2fx on %u devices (scaling efficiency %.1f%%)\n",
+            "speedup over one device", r->speedup, r->devices, 100.0 * r->scaling_efficiency);
   fprintf(out, "  %-28s %12" G_GUINT64_FORMAT " in %.3f s (%.3g events/s)\n", "simulated events",
           r->events, r->sim_wall_s, r->sim_wall_s > 0 ? (double)r->events / r->sim_wall_s : 0.0);
 }

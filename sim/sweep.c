@@ -197,6 +197,8 @@ gboolean sim_sweep_add_speedups(GPtrArray *points, sim_report *reports, GError *
 
 void sim_sweep_print_table(FILE *out, GPtrArray *points, const sim_report *r)
 {
+  fputs("# speedup and eff_%: against the same strategy on one device (mp, pp and hybrid: "
+        "plain training of the same batch on one device)\n", out);
   fprintf(out, "%-24s %7s %5s %6s %12s %14s %8s %7s %9s %9s\n", "variant", "devices", "nodes",
           "batch", "iteration_ms", "samples_per_s", "speedup", "eff_%", "exposed_%", "mem_GiB");
   for (guint i = 0; i < points->len; i++) {

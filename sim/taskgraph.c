@@ -406,6 +406,10 @@ static void stream_advance(sim_exec *x, sim_stream_id sid)
   try_start(x, next);
 }
 
+/* Arrows drawn per collective in a trace: enough to follow a node's ring, few enough that a
+ * collective over thousands of devices stays readable. */
+#define SIM_TRACE_COLLECTIVE_ARROWS 16
+
 void sim_exec_task_done(sim_exec *x, sim_task_id t)
 {
   task_state *s = &x->ts[t];
@@ -429,6 +433,12 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
     }
     if (r->kind == SIM_TASK_TRANSFER)
       sim_engine_link(x->engine, x->track[m[0]], s->start_ps, x->track[m[1]], s->end_ps, r->name);
+    /* A collective: an arrow from each member to the next in group order (the ring a viewer
+     * can follow), at most SIM_TRACE_COLLECTIVE_ARROWS of them. */
+    if (r->kind == SIM_TASK_COLLECTIVE && r->n_members > 1)
+      for (uint32_t i = 0; i < MIN(r->n_members, SIM_TRACE_COLLECTIVE_ARROWS); i++)
+        sim_engine_link(x->engine, x->track[m[i]], s->start_ps,
+                        x->track[m[(i + 1) % r->n_members]], s->end_ps, r->name);
   }
   /* Free the streams first, then release successors: both orders are deterministic, this one
    * lets a successor on the same stream start at once. */
@@ -513,12 +523,12 @@ static void simple_start(void *user, sim_exec *x, sim_task_id t)
   const task_rec *r = TASK(x->g, t);
   sim_time_ps d = 0;
   if (r->kind == SIM_TASK_TRANSFER) {
-    d = sim_time_add_sat(c->latency_ps, sim_time_for_bytes(r->bytes, c->bandwidth_Bps));
+    d = sim_time_add_sat(c->latency_ps, sim_time_for_work((double)r->bytes, (double)c->bandwidth_Bps));
   } else if (r->n_members > 1) {
     /* Ring allreduce: 2(n-1) steps, each latency + (bytes/n)/bw. */
     uint64_t n = r->n_members;
     sim_time_ps step = sim_time_add_sat(c->latency_ps,
-                                        sim_time_for_bytes(r->bytes, c->bandwidth_Bps * n));
+                                        sim_time_for_work((double)r->bytes, (double)c->bandwidth_Bps * n));
     if (!sim_time_mul(step, (int64_t)(2 * (n - 1)), &d))
       d = SIM_TIME_MAX;
   }

@@ -218,15 +218,27 @@ static void on_span_end(void *user, const sim_span *s)
 }
 
 /* The lane of `track` whose latest span covers `at`, so an arrow binds to that slice. */
-static uint32_t lane_at(trace_chrome *t, sim_track_id track, sim_time_ps at)
+static const lane *lane_at(trace_chrome *t, sim_track_id track, sim_time_ps at)
 {
   track_rec *tr = &g_array_index(t->tracks, track_rec, track);
   for (guint k = 0; k < tr->lanes->len; k++) {
-    lane *l = &g_array_index(tr->lanes, lane, k);
+    const lane *l = &g_array_index(tr->lanes, lane, k);
     if (l->start_ps <= at && at <= l->end_ps)
-      return l->tid;
+      return l;
   }
-  return g_array_index(tr->lanes, lane, 0).tid;
+  return &g_array_index(tr->lanes, lane, 0);
+}
+
+/* Where `at` falls on a slice as written: a slice's start and duration are each cut to whole
+ * nanoseconds (trace__us), so its written end can be up to 2 ns before its true end. A flow
+ * event is placed at the same written time, clamped into the written slice, so viewers bind
+ * it to that slice. */
+static sim_time_ps on_written_slice(const lane *l, sim_time_ps at)
+{
+  sim_time_ps a = l->start_ps / 1000 * 1000;
+  sim_time_ps b = a + (l->end_ps - l->start_ps) / 1000 * 1000;
+  sim_time_ps w = at / 1000 * 1000;
+  return w < a ? a : w > b ? b : w;
 }
 
 static void on_link(void *user, uint64_t id, sim_track_id from, sim_time_ps from_ps,
@@ -244,10 +256,11 @@ static void on_link(void *user, uint64_t id, sim_track_id from, sim_time_ps from
     g_string_append_printf(o, "{\"ph\":\"%s\",\"id\":%" PRIu64 ",\"name\":", end ? "f" : "s", id);
     dt_json_string(o, name);
     g_string_append(o, ",\"cat\":\"link\",\"ts\":");
-    trace__us(o, end ? to_ps : from_ps);
+    sim_time_ps at = end ? to_ps : from_ps;
+    const lane *l = lane_at(t, end ? to : from, at);
+    trace__us(o, on_written_slice(l, at));
     g_string_append_printf(o, ",\"pid\":%u,\"tid\":%u%s}", (end ? b : a)->info.proc + 1,
-                           lane_at(t, end ? to : from, end ? to_ps : from_ps),
-                           end ? ",\"bp\":\"e\"" : "");
+                           l->tid, end ? ",\"bp\":\"e\"" : "");
     end_event(t);
   }
 }

@@ -1,33 +1,67 @@
 #!/bin/sh
-# Runs every row of the published collective measurements (reference/collectives.csv: NCCL
-# allreduce on one DGX A100, bus bandwidth by size) through `dtsim collective` and prints
-# measured, predicted, error per row and the mean absolute percentage error (MAPE).
+# Runs every row of the published collective measurements through `dtsim collective
+# --algorithm nccl` and prints measured, predicted, error per row and the mean absolute
+# percentage error (MAPE) of each file:
+#   reference/collectives.csv          NCCL allreduce on one DGX A100, bus bandwidth by size
+#   reference/collectives-systems.csv  DGX H100 and Azure NDm A100 v4 (1 and 2 nodes), bus
+#                                      bandwidth (busbw_GBps) or time (time_us)
+#   bench/collective/published.csv     further published rows (DGX-1V, p2.8xlarge, ...),
+#                                      reported separately
+# The prediction uses the catalog as it is: no parameter is fitted to these rows. The model
+# (channels, protocols, NCCL's tuning constants) is described in docs/nccl.md.
 #
-# The prediction uses the catalog as it is (no fitting): the system and node count of the row,
-# the ring algorithm NCCL runs inside an NVSwitch node, the flow network model, and no
-# separate reduction cost (NCCL reduces inside its copy kernel, at HBM speed, hidden behind the
-# NVLink transfer). NCCL's software costs are the ones its own tuning model publishes for the
-# ring with the Simple protocol (nccl src/graph/tuning.cc: baseLat 8.4 us per collective,
-# hwLat 3.4 us per step over NVLink), passed as --launch-us and --step-us.
-#
-# Usage: bench/collective/reference.sh [DTSIM] [COLLECTIVES.csv]
+# Usage: bench/collective/reference.sh [DTSIM] [REFERENCE_DIR]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dtsim=${1:-$here/../../build/dtsim}
-csv=${2:-$here/../../../shared/reference/collectives.csv}
+ref=${2:-$here/../../../shared/reference}
 [ -x "$dtsim" ] || { echo "reference.sh: no dtsim binary at $dtsim (build first)" >&2; exit 2; }
-[ -r "$csv" ] || { echo "reference.sh: cannot read $csv" >&2; exit 2; }
 export DTSIM_DATA_DIR=${DTSIM_DATA_DIR:-$here/../..}
 
-printf '%-10s %-16s %-9s %5s %12s %12s %12s %8s\n' op device system ranks bytes \
-  measured_GBps predicted_GBps error_%
-tail -n +2 "$csv" | while IFS=, read -r op library device system nodes dpn bytes busbw source; do
-  json=$("$dtsim" collective --op "$op" --bytes "$bytes" --system "$system" --nodes "$nodes" \
-    --devices-per-node "$dpn" --algorithm ring --reduce-GBps 0 --launch-us 8.4 --step-us 3.4 --json)
-  pred=$(printf '%s\n' "$json" | sed -n 's/.*"busbw_Bps":\([0-9.eE+-]*\).*/\1/p')
-  awk -v op="$op" -v dev="$device" -v sys="$system" -v r=$((nodes * dpn)) -v b="$bytes" \
-      -v m="$busbw" -v p="$pred" 'BEGIN {
-    p = p / 1e9; e = 100 * (p - m) / m;
-    printf "%-10s %-16s %-9s %5d %12s %12.2f %12.2f %8.1f\n", op, dev, sys, r, b, m, p, e }'
-done | awk '{ print; s += ($8 < 0 ? -$8 : $8); n++ }
-  END { if (n) printf "MAPE %.1f%% over %d rows\n", s / n, n }'
+# predict OP BYTES SYSTEM NODES DPN UNIT -> busbw in GB/s or time in us
+predict() {
+  json=$("$dtsim" collective --op "$1" --bytes "$2" --system "$3" --nodes "$4" \
+    --devices-per-node "$5" --algorithm nccl --json)
+  if [ "$6" = time_us ]; then
+    printf '%s\n' "$json" | sed -n 's/.*"time_s":\([0-9.eE+-]*\).*/\1/p' | awk '{ print $1 * 1e6 }'
+  else
+    printf '%s\n' "$json" | sed -n 's/.*"busbw_Bps":\([0-9.eE+-]*\).*/\1/p' | awk '{ print $1 / 1e9 }'
+  fi
+  printf '%s\n' "$json" | sed -n 's/.*"algorithm":"\([^"]*\)".*/\1/p'
+}
+
+header() {
+  printf '\n== %s\n' "$1"
+  printf '%-5s %-10s %-14s %5s %12s %-11s %10s %10s %8s  %s\n' id op system ranks bytes unit \
+    measured predicted error_% choice
+}
+
+row() {   # id op bytes system nodes dpn measured unit
+  out=$(predict "$2" "$3" "$4" "$5" "$6" "$8")
+  p=$(printf '%s\n' "$out" | sed -n 1p)
+  c=$(printf '%s\n' "$out" | sed -n 2p)
+  awk -v id="$1" -v op="$2" -v b="$3" -v sys="$4" -v r=$(($5 * $6)) -v m="$7" -v u="$8" \
+      -v p="$p" -v c="$c" 'BEGIN {
+    e = 100 * (p - m) / m;
+    printf "%-5s %-10s %-14s %5d %12s %-11s %10.2f %10.2f %8.1f  %s\n", id, op, sys, r, b, u, m, p, e, c }'
+}
+
+mape() { awk '{ print; if ($9 != "") { s += ($9 < 0 ? -$9 : $9); n++ } }
+  END { if (n) printf "MAPE %.1f%% over %d rows\n", s / n, n }'; }
+
+header "reference/collectives.csv"
+tail -n +2 "$ref/collectives.csv" | while IFS=, read -r op library device system nodes dpn bytes busbw source; do
+  row "-" "$op" "$bytes" "$system" "$nodes" "$dpn" "$busbw" busbw_GBps
+done | mape
+
+header "reference/collectives-systems.csv"
+tail -n +2 "$ref/collectives-systems.csv" | while IFS=, read -r id op bytes system nodes dpn algo measured unit source; do
+  row "$id" "$op" "$bytes" "$system" "$nodes" "$dpn" "$measured" "$unit"
+done | mape
+
+if [ -r "$here/published.csv" ]; then
+  header "bench/collective/published.csv (not in reference/)"
+  grep -v '^#' "$here/published.csv" | tail -n +2 | while IFS=, read -r id op bytes system nodes dpn measured unit source; do
+    row "$id" "$op" "$bytes" "$system" "$nodes" "$dpn" "$measured" "$unit"
+  done | mape
+fi

@@ -227,6 +227,13 @@ static gboolean onetoall_reduce(coll__plan *plan, const comm_coll_group *g,
   return TRUE;
 }
 
+static gboolean direct_alltoall(coll__plan *plan, const comm_coll_group *g,
+                                const comm_coll_args *a, GError **error)
+{
+  add_phase(plan, &coll__alltoall, g, a->bytes);
+  return TRUE;
+}
+
 /* Intra-node ring reduce-scatter, one inter-node ring allreduce per local index on the
  * segment that index owns, intra-node ring allgather. */
 static gboolean hier_allreduce(coll__plan *plan, const comm_coll_group *g,
@@ -267,7 +274,8 @@ static gboolean hier_allreduce(coll__plan *plan, const comm_coll_group *g,
 /* ---- "auto" ------------------------------------------------------------------------------ */
 
 extern const comm_coll_algorithm coll__algorithms[];
-enum { ALG_RING, ALG_DTREE, ALG_TREE, ALG_RD, ALG_HD, ALG_ONETOALL, ALG_HIER, ALG_AUTO, ALG_N };
+enum { ALG_RING, ALG_DTREE, ALG_TREE, ALG_RD, ALG_HD, ALG_ONETOALL, ALG_HIER, ALG_DIRECT, ALG_AUTO,
+       ALG_NCCL, ALG_N };
 
 /* Open MPI's tuned decision rules (coll_tuned_decision_fixed.c) for small messages, NCCL's
  * choices (rings inside a node, the double tree across nodes while latency dominates: a ring's
@@ -308,6 +316,8 @@ static const comm_coll_algorithm *auto_pick(const comm_coll_group *g, const comm
     if (a->bytes < AUTO_BCAST_SMALL_BYTES)
       return &coll__algorithms[ALG_TREE];
     return &coll__algorithms[ALG_RING];
+  case COMM_COLL_ALLTOALL:
+    return &coll__algorithms[ALG_DIRECT];
   case COMM_COLL_N_OPS:
     break;
   }
@@ -343,9 +353,14 @@ const comm_coll_algorithm coll__algorithms[ALG_N] = {
     [ALG_HIER] = {"hierarchical", "intra-node ring reduce-scatter, inter-node ring allreduce "
                                   "per local rank, intra-node ring allgather",
                   OPS(hier_allreduce, NULL, NULL, NULL, NULL), NULL},
+    [ALG_DIRECT] = {"direct", "alltoall: every rank sends each other rank its block at once",
+                    {[COMM_COLL_ALLTOALL] = direct_alltoall}, NULL},
     [ALG_AUTO] = {"auto", "picks by size and topology as Open MPI's tuned rules and NCCL do "
                           "(see docs/collectives.md)",
                   OPS(NULL, NULL, NULL, NULL, NULL), auto_pick},
+    [ALG_NCCL] = {"nccl", "what NCCL would run: rings, trees or NVLink SHARP over its channels, "
+                          "protocol LL, LL128 or Simple, by its cost model (docs/nccl.md)",
+                  OPS(NULL, NULL, NULL, NULL, NULL), NULL, TRUE},
 };
 
 size_t comm_coll_algorithm_count(void)
@@ -386,7 +401,7 @@ const char *comm_coll_algorithm_description(const comm_coll_algorithm *algo)
 gboolean comm_coll_algorithm_supports(const comm_coll_algorithm *algo, comm_coll_op op)
 {
   g_return_val_if_fail(op < COMM_COLL_N_OPS, FALSE);
-  return algo->pick != NULL || algo->plan[op] != NULL;
+  return algo->pick != NULL || algo->nccl || algo->plan[op] != NULL;
 }
 
 const comm_coll_algorithm *comm_coll_resolve(const comm_coll_algorithm *algo,
@@ -402,7 +417,7 @@ gboolean coll__plan_build(coll__plan *plan, const comm_coll_group *group,
 {
   *plan = (coll__plan){0};
   algo = comm_coll_resolve(algo, group, args);
-  if (args->op >= COMM_COLL_N_OPS || algo->plan[args->op] == NULL) {
+  if (args->op >= COMM_COLL_N_OPS || algo->nccl || algo->plan[args->op] == NULL) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "algorithm '%s' does not implement %s",
                 algo->name, comm_coll_op_name(args->op));
     return FALSE;
@@ -436,4 +451,12 @@ uint32_t coll__plan_steps(const coll__plan *plan)
   for (uint32_t i = 0; i < plan->nphases; i++)
     steps += plan->phases[i].kind->steps(&plan->phases[i]);
   return steps;
+}
+
+const comm_coll_algorithm *coll__algorithm_builtin(const char *name)
+{
+  for (size_t i = 0; i < ALG_N; i++)
+    if (strcmp(name, coll__algorithms[i].name) == 0)
+      return &coll__algorithms[i];
+  g_assert_not_reached();
 }

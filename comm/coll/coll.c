@@ -18,7 +18,7 @@
 static const char *const op_names[COMM_COLL_N_OPS] = {
     [COMM_COLL_ALLREDUCE] = "allreduce",         [COMM_COLL_ALLGATHER] = "allgather",
     [COMM_COLL_REDUCE_SCATTER] = "reduce-scatter", [COMM_COLL_BROADCAST] = "broadcast",
-    [COMM_COLL_REDUCE] = "reduce",
+    [COMM_COLL_REDUCE] = "reduce",               [COMM_COLL_ALLTOALL] = "alltoall",
 };
 
 const char *comm_coll_op_name(comm_coll_op op)
@@ -37,7 +37,7 @@ gboolean comm_coll_op_parse(const char *text, const char *what, comm_coll_op *ou
   }
   g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
               "%s: unknown operation '%s' (allreduce, allgather, reduce-scatter, broadcast, "
-              "reduce)", what, text ? text : "");
+              "reduce, alltoall)", what, text ? text : "");
   return FALSE;
 }
 
@@ -50,6 +50,7 @@ double comm_coll_busbw_factor(comm_coll_op op, uint32_t n)
     return 2.0 * (n - 1) / n;
   case COMM_COLL_ALLGATHER:
   case COMM_COLL_REDUCE_SCATTER:
+  case COMM_COLL_ALLTOALL:
     return (double)(n - 1) / n;
   default:
     return 1.0;
@@ -73,8 +74,10 @@ comm_coll_group *comm_coll_group_new(const comm_topology *topo, const uint32_t *
   g->n = n;
   g->eps = g_new(comm_ep, n);
   g->node = g_new(uint32_t, n);
+  g->rank = g_new(uint32_t, n);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t rank = ranks ? ranks[i] : i;
+    g->rank[i] = rank;
     g->eps[i] = comm_topology_device(topo, rank);
     g->node[i] = comm_topology_node_of(topo, rank);
   }
@@ -106,6 +109,7 @@ void comm_coll_group_free(comm_coll_group *g)
     return;
   g_free(g->eps);
   g_free(g->node);
+  g_free(g->rank);
   g_free(g);
 }
 
@@ -141,6 +145,13 @@ gboolean comm_coll_analytic_time(const comm_topology *topo, const comm_coll_grou
                                  sim_time_ps *out_ps, GError **error)
 {
   g_return_val_if_fail(group->topo == topo, FALSE);
+  if (algo->nccl) {
+    g_autoptr(coll__nccl) x = coll__nccl_plan(group, args, -1, -1, error);
+    if (!x)
+      return FALSE;
+    *out_ps = coll__nccl_chosen(x)->time_ps;
+    return TRUE;
+  }
   coll__plan plan;
   if (!coll__plan_build(&plan, group, algo, args, error))
     return FALSE;
@@ -175,6 +186,7 @@ struct comm_coll {
   uint64_t flows;
   uint32_t ranks_done;
 
+  coll__nccl *nccl;       /* "nccl": the channels run the collective */
   gboolean started, finished;
   sim_time_ps t0, t1;
   comm_done_fn done;
@@ -200,6 +212,14 @@ comm_coll *comm_coll_new(comm_net *net, const comm_coll_group *group,
   c->args = *args;
   c->cost = (coll__cost){args->reduce_Bps, args->step_ps};
   c->algo = comm_coll_resolve(algo, group, args);
+  if (algo->nccl) {
+    c->nccl = coll__nccl_plan(group, args, -1, -1, error);
+    if (!c->nccl || !coll__nccl_prepare(c->nccl, net, error))
+      return NULL;
+    c->ranks = g_new0(coll_rank, group->n);
+    c->recv_bytes = g_new0(uint64_t, group->n);
+    return g_steal_pointer(&c);
+  }
   if (!coll__plan_build(&c->plan, group, algo, args, error))
     return NULL;
   for (uint32_t i = 0; i < c->plan.nphases; i++) {
@@ -219,6 +239,7 @@ void comm_coll_free(comm_coll *c)
   if (c == NULL)
     return;
   coll__plan_clear(&c->plan);
+  coll__nccl_free(c->nccl);
   g_free(c->ranks);
   g_free(c->recv_bytes);
   g_free(c->scratch);
@@ -239,6 +260,11 @@ static void coll_finish(comm_coll *c)
   c->t1 = sim_engine_now(c->engine);
   if (c->done)
     c->done(c->engine, c->user);
+}
+
+static void on_nccl_done(void *user)
+{
+  coll_finish(user);
 }
 
 static void on_analytic_done(sim_engine *engine, void *data, uint64_t arg)
@@ -367,6 +393,10 @@ void comm_coll_start(comm_coll *c, comm_done_fn done, void *user)
   c->done = done;
   c->user = user;
   c->t0 = sim_engine_now(c->engine);
+  if (c->nccl) {
+    coll__nccl_start(c->nccl, on_nccl_done, c);
+    return;
+  }
   if (comm_net_get_model(c->net) == COMM_NET_ANALYTIC) {
     sim_time_ps t = plan_analytic(&c->plan, &c->args);
     sim_engine_schedule_in(c->engine, t, on_analytic_done, c, 0);
@@ -403,8 +433,15 @@ sim_time_ps comm_coll_end_time(const comm_coll *c)
   return c->t1;
 }
 
+const char *comm_coll_label(const comm_coll *c)
+{
+  return c->nccl ? coll__nccl_label(c->nccl) : c->algo->name;
+}
+
 uint64_t comm_coll_flows(const comm_coll *c)
 {
+  if (c->nccl)
+    return coll__nccl_flows(c->nccl);
   return c->flows;
 }
 

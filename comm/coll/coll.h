@@ -29,16 +29,17 @@ typedef enum {
   COMM_COLL_REDUCE_SCATTER,
   COMM_COLL_BROADCAST,
   COMM_COLL_REDUCE,
+  COMM_COLL_ALLTOALL,      /* each rank sends bytes/n to every rank (nccl-tests alltoall_perf) */
   COMM_COLL_N_OPS,
 } comm_coll_op;
 
 const char *comm_coll_op_name(comm_coll_op op);
-/* Parses "allreduce", "allgather", "reduce-scatter", "broadcast", "reduce"; `what` names the
+/* Parses "allreduce", "allgather", "reduce-scatter", "broadcast", "reduce", "alltoall"; `what` names the
  * option in the message. */
 gboolean comm_coll_op_parse(const char *text, const char *what, comm_coll_op *out,
                             GError **error);
 /* nccl-tests bus-bandwidth factor: 2(n-1)/n for allreduce, (n-1)/n for allgather and
- * reduce-scatter, 1 for broadcast and reduce. */
+ * reduce-scatter and alltoall, 1 for broadcast and reduce. */
 double comm_coll_busbw_factor(comm_coll_op op, uint32_t n);
 
 /* ---- Groups ------------------------------------------------------------------------------ */
@@ -114,6 +115,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(comm_coll, comm_coll_free)
 void comm_coll_start(comm_coll *coll, comm_done_fn done, void *user);
 gboolean comm_coll_finished(const comm_coll *coll);
 const comm_coll_algorithm *comm_coll_algorithm_used(const comm_coll *coll);
+/* What ran: the algorithm's name, or for "nccl" "nccl:ALGO/PROTOCOL/CHANNELS" (e.g.
+ * "nccl:ring/LL128/16"). Owned by the collective. */
+const char *comm_coll_label(const comm_coll *coll);
 /* Start and end times (valid once finished), flows sent, and bytes each member received. */
 sim_time_ps comm_coll_start_time(const comm_coll *coll);
 sim_time_ps comm_coll_end_time(const comm_coll *coll);

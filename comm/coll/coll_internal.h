@@ -12,6 +12,7 @@ struct comm_coll_group {
   uint32_t n;
   comm_ep *eps;          /* endpoint of each member */
   uint32_t *node;        /* node of each member */
+  uint32_t *rank;        /* global rank of each member */
   uint32_t nodes;        /* distinct nodes */
   uint32_t per_node;     /* members per node when uniform and node-major, else 0 */
 };
@@ -99,7 +100,11 @@ struct comm_coll_algorithm {
   const char *description;
   coll__plan_fn plan[COMM_COLL_N_OPS];   /* NULL: operation not supported */
   coll__pick_fn pick;                    /* non-NULL only for "auto" */
+  gboolean nccl;                         /* "nccl": channels and protocols (nccl.c) */
 };
+
+/* A registry entry by name (programming error if absent). */
+const comm_coll_algorithm *coll__algorithm_builtin(const char *name);
 
 /* Segment i of `bytes` split `parts` ways (sizes differ by at most one byte). */
 uint64_t coll__seg(uint64_t bytes, uint64_t parts, uint64_t i);
@@ -115,7 +120,7 @@ void coll__plan_clear(coll__plan *plan);
 extern const coll__phase_kind coll__ring_rs, coll__ring_ag, coll__binomial_reduce,
     coll__binomial_bcast, coll__rd_fold, coll__rd_exchange, coll__rd_unfold, coll__halving,
     coll__doubling, coll__gather_root, coll__scatter_root, coll__chain_bcast, coll__chain_reduce,
-    coll__double_tree, coll__rd_allgather;
+    coll__double_tree, coll__rd_allgather, coll__alltoall;
 
 /* The subgroup helpers phase kinds share. */
 uint32_t coll__pos(const coll__phase *ph, uint32_t rank);
@@ -127,5 +132,37 @@ sim_time_ps coll__latency(const comm_coll_group *g, uint32_t a, uint32_t b);
 sim_time_ps coll__reduce_time(uint64_t bytes, double reduce_Bps);
 /* Delay after a rank's step: folded latency, software overhead, reduction. */
 sim_time_ps coll__step_delay(const coll__step *st, const coll__cost *cost);
+
+/* ---- The "nccl" algorithm (nccl.c) -------------------------------------------------------- */
+
+enum { COLL__NCCL_RING, COLL__NCCL_TREE, COLL__NCCL_NVLS, COLL__NCCL_P2P, COLL__NCCL_NALGO };
+enum { COLL__LL, COLL__LL128, COLL__SIMPLE, COLL__NPROTO };
+
+/* What NCCL's cost model picks, and its closed form on an idle network. */
+typedef struct {
+  int algo, proto;
+  uint32_t channels;
+  double wire;             /* bytes on the wire per payload byte (protocol efficiency) */
+  sim_time_ps launch_ps;   /* base latency */
+  sim_time_ps step_ps;     /* per hop, beyond the links' own latency */
+  sim_time_ps time_ps;     /* closed form */
+} coll__nccl_choice;
+
+typedef struct coll__nccl coll__nccl;
+
+/* The channels' rings: returns their count C and C x n group indices (g_free them). */
+uint32_t coll__nccl_rings(const comm_coll_group *group, uint32_t **orders);
+/* Chooses as NCCL would; algo / proto >= 0 restrict the choice (tests). */
+coll__nccl *coll__nccl_plan(const comm_coll_group *group, const comm_coll_args *args, int algo,
+                            int proto, GError **error);
+void coll__nccl_free(coll__nccl *x);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(coll__nccl, coll__nccl_free)
+const coll__nccl_choice *coll__nccl_chosen(const coll__nccl *x);
+const char *coll__nccl_label(const coll__nccl *x);
+const uint32_t *coll__nccl_orders(const coll__nccl *x, uint32_t *channels);
+/* Builds the channels' sub-collectives on `net`; then start once. */
+gboolean coll__nccl_prepare(coll__nccl *x, comm_net *net, GError **error);
+void coll__nccl_start(coll__nccl *x, void (*finished)(void *user), void *user);
+uint64_t coll__nccl_flows(const coll__nccl *x);
 
 #endif

@@ -694,3 +694,26 @@ static sim_time_ps dtree_analytic(const coll__phase *ph, const coll__cost *cost)
 
 const coll__phase_kind coll__double_tree = {"double-binary-tree", dtree_steps, dtree_step,
                                             dtree_analytic};
+
+/* ---- All-to-all ------------------------------------------------------------------------------ */
+
+/* One step: every rank sends block j (bytes / m) of its buffer to member j and waits for the
+ * m - 1 blocks addressed to it; NCCL posts all these sends and receives at once. */
+static void alltoall_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step *out)
+{
+  uint32_t m = ph->m, p = coll__pos(ph, r);
+  uint64_t b = coll__phase_bytes(ph, r);
+  for (uint32_t k = 1; k < m; k++) {
+    uint32_t q = (p + k) % m;
+    add_send(out, coll__member(ph, r, q), coll__seg(b, m, q));
+  }
+  out->nrecv = m - 1;
+}
+
+static uint32_t alltoall_steps(const coll__phase *ph)
+{
+  return ph->m > 1 ? 1 : 0;
+}
+
+const coll__phase_kind coll__alltoall = {"alltoall", alltoall_steps, alltoall_step,
+                                         generic_analytic};

@@ -1,8 +1,10 @@
 /* The engine: future-event list, dispatch loop, and the observer bus.
  *
  * The future-event list is a 4-ary heap stored in an array of (time, sequence, event) entries,
- * so comparisons never touch the event itself; each event remembers its heap index, which makes
- * cancel and reschedule O(log n). Events come from a pool of slabs unless the build turns the
+ * so comparisons never touch the event itself. Cancel and reschedule are lazy: the event keeps
+ * the sequence number of its live entry, a rescheduled event gets a new entry, and entries whose
+ * sequence no longer matches (stale) are dropped when they reach the top, so both are
+ * O(log n) without the heap tracking where an event sits. Events come from a pool of slabs unless the build turns the
  * pool off (SIM_EVENT_POOL undefined), in which case every event is its own allocation so
  * AddressSanitizer and valgrind see each one. */
 #include "engine.h"

@@ -40,17 +40,6 @@ sim_time_ps sim_time_from_s(double seconds)
 double sim_time_to_s(sim_time_ps t) { return (double)t * 1e-12; }
 double sim_time_to_us(sim_time_ps t) { return (double)t * 1e-6; }
 
-sim_time_ps sim_time_for_bytes(uint64_t bytes, uint64_t bytes_per_s)
-{
-  if (bytes == 0)
-    return 0;
-  if (bytes_per_s == 0)
-    return SIM_TIME_MAX;
-  unsigned __int128 num = (unsigned __int128)bytes * 1000000000000ULL;
-  unsigned __int128 q = (num + bytes_per_s - 1) / bytes_per_s;
-  return q > (unsigned __int128)SIM_TIME_MAX ? SIM_TIME_MAX : (sim_time_ps)q;
-}
-
 sim_time_ps sim_time_for_work(double work, double per_s)
 {
   if (!(work > 0.0))

@@ -30,11 +30,11 @@ sim_time_ps sim_time_from_s(double seconds);
 double sim_time_to_s(sim_time_ps t);
 double sim_time_to_us(sim_time_ps t);
 
-/* Time to move `bytes` at `bytes_per_s` (> 0), rounded up to a whole picosecond:
- * ceil(bytes * 1e12 / bytes_per_s) computed in 128-bit integers. Saturates at SIM_TIME_MAX. */
-sim_time_ps sim_time_for_bytes(uint64_t bytes, uint64_t bytes_per_s);
-/* The same for a rate given as a double (FLOP/s, bytes/s with fractions): one rounding up in
- * long double; saturates at SIM_TIME_MAX; a rate <= 0 or NaN gives SIM_TIME_MAX. */
+/* The one conversion of an amount of work (bytes, FLOPs) at a rate (bytes/s, FLOP/s) into
+ * time: ceil(work * 1e12 / per_s) picoseconds, one rounding up in long double (exact for
+ * integers below 2^64 / 1e12 and rates that divide them). Every model uses it, so the flow and
+ * analytic networks agree to the picosecond on idle links. Saturates at SIM_TIME_MAX; a rate
+ * <= 0 or NaN gives SIM_TIME_MAX; no work gives 0. */
 sim_time_ps sim_time_for_work(double work, double per_s);
 
 #endif

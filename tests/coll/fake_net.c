@@ -1,5 +1,6 @@
 /* The test double of comm_net.h described in fake_net.h. */
 #include "fake_net.h"
+#include "comm_internal.h"
 
 struct comm_topology {
   fake_topology_spec s;
@@ -73,7 +74,7 @@ sim_time_ps comm_topology_p2p_time(const comm_topology *t, comm_ep src, comm_ep 
     return 0;
   gboolean intra = ep_node(t, src) == ep_node(t, dst);
   sim_time_ps lat = intra ? t->s.intra_latency_ps : t->s.inter_latency_ps;
-  return lat + sim_time_for_bytes(bytes, intra ? t->s.intra_Bps : t->s.inter_Bps);
+  return lat + sim_time_for_work((double)bytes, (double)(intra ? t->s.intra_Bps : t->s.inter_Bps));
 }
 
 comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_model model)
@@ -139,3 +140,29 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   }
   sim_engine_schedule_at(net->engine, at, on_arrive, m, 0);
 }
+
+/* What the "nccl" algorithm asks of the topology: the fake has no links of its own, so every
+ * route is one link of the fake's intra- or inter-node figures, and no NVLink or switch. */
+static const comm__link_class fake_intra = {1e11, 500000, "nvswitch", 0, 0};
+static const comm__link_class fake_inter = {1.25e10, 2000000, "net", 0, 0};
+uint32_t comm__route_max(const comm_topology *t) { return 1; }
+uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t *out)
+{
+  if (src == dst)
+    return 0;
+  out[0] = ep_node(t, src) == ep_node(t, dst) ? 2 * src : 2 * src + 1;
+  return 1;
+}
+const comm__link_class *comm__link_class_of(const comm_topology *t, uint32_t dlink)
+{
+  return (dlink & 1) ? &fake_inter : &fake_intra;
+}
+uint32_t comm__ep_nic(const comm_topology *t, comm_ep ep) { return 0; }
+uint32_t comm__nics_per_node(const comm_topology *t) { return 1; }
+uint32_t comm_topology_nvlinks(const comm_topology *t, uint32_t a, uint32_t b) { return 0; }
+comm_ep comm_topology_nvswitch(const comm_topology *t, uint32_t node) { return UINT32_MAX; }
+sim_time_ps comm_topology_route_latency(const comm_topology *t, comm_ep src, comm_ep dst)
+{
+  return comm_topology_p2p_time(t, src, dst, 0);
+}
+const comm_system *comm_topology_system(const comm_topology *t) { return NULL; }

@@ -145,11 +145,11 @@ static void test_time_arithmetic(void **state)
   assert_false(sim_time_mul(SIM_S(1000000), 1000, &out));
   assert_int_equal(sim_time_add_sat(SIM_TIME_MAX, 5), SIM_TIME_MAX);
   /* 1 byte at 3 B/s is 333333333333.33 ps, rounded up to ...334. */
-  assert_int_equal(sim_time_for_bytes(1, 3), 333333333334LL);
+  assert_int_equal(sim_time_for_work(1, 3), 333333333334LL);
   /* 1 GiB at 10 GB/s: 1073741824 / 1e10 s = 107374182.4 us = 107374182400 ps exactly. */
-  assert_int_equal(sim_time_for_bytes(1073741824ULL, 10000000000ULL), 107374182400LL);
+  assert_int_equal(sim_time_for_work(1073741824.0, 1e10), 107374182400LL);
   /* 16 EiB at 1 B/s does not fit: saturates instead of wrapping. */
-  assert_int_equal(sim_time_for_bytes(UINT64_MAX, 1), SIM_TIME_MAX);
+  assert_int_equal(sim_time_for_work(18446744073709551615.0, 1), SIM_TIME_MAX);
   assert_int_equal(sim_time_for_work(1e12, 1e12), SIM_S(1));
   assert_int_equal(sim_time_for_work(1.0, 0.0), SIM_TIME_MAX);
   assert_int_equal(sim_time_from_s(2.5e-9), 2500);

@@ -1,0 +1,736 @@
+/* The "nccl" algorithm: what NCCL would run for a collective on this topology.
+ *
+ * NCCL splits a collective over channels. Each channel is a ring (or a tree) laid over its own
+ * links: on an NVLink mesh each ring follows NVLinks only (a Hamiltonian cycle of the wiring, in
+ * both directions), on an NVSwitch or PCIe node every ring crosses the same switch, and across
+ * nodes every ring leaves a node through the NIC of the GPU where it leaves (rail alignment), the
+ * channels spread over the NICs. A protocol moves the bytes: LL (8-byte lines of 4 data bytes
+ * and a flag), LL128 (128-byte lines with 8 flag bytes) or Simple (bulk copies behind a memory
+ * fence). Each (algorithm, protocol) has a base latency, a latency per hop by the kind of hop
+ * (NVLink, PCIe, network) and a bandwidth efficiency, with per-architecture caps; NCCL picks the
+ * pair whose cost latency + bytes / bandwidth is least. On an NVSwitch with in-switch reduction
+ * and multicast (NVLink SHARP, third-generation NVSwitch) NVLS is one more algorithm: every GPU
+ * sends its buffer up once and receives the result down once.
+ *
+ * Here every candidate's cost is the closed form of its channels on an idle network: each
+ * channel's transfers are the flows the executor would start, each sharing every link of its
+ * route equally with the other channels' flows on that link (the first level of max-min
+ * sharing, exact for the bottleneck flows of symmetric channels). The choice runs the cheapest
+ * as flows: one sub-collective per channel (ring, double tree, chain or all-to-all from the
+ * registry, on the channel's rank order), or NVLS's flows to and from the switch. Protocol
+ * efficiency shows as wire bytes (payload / efficiency); per-hop latencies as the step cost.
+ * docs/nccl.md gives the source of every constant. */
+#include "coll_internal.h"
+#include "comm_internal.h"
+#include "util.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- NCCL's published tuning constants (src/graph/tuning.cc, src/tuning/nvls.cc) --------- */
+
+enum { HW_NVLINK, HW_PCI, HW_NET, HW_N };
+enum { A_TREE, A_RING, A_N };
+enum { ARCH_VOLTA, ARCH_AMPERE, ARCH_HOPPER, ARCH_BLACKWELL, ARCH_N };
+
+static const char *const proto_names[COLL__NPROTO] = {"LL", "LL128", "Simple"};
+static const char *const algo_names[COLL__NCCL_NALGO] = {"ring", "tree", "nvls", "p2p"};
+
+/* Base latency of a collective, microseconds: [algorithm][protocol]. */
+static const double base_lat_us[A_N][COLL__NPROTO] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
+/* Latency per hop, microseconds: [hop kind][algorithm][protocol]. */
+static const double hw_lat_us[HW_N][A_N][COLL__NPROTO] = {
+    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}},
+    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}},
+    {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}},
+};
+/* NVLS (Simple only): latency of one NVLink SHARP pass, microseconds. */
+#define NVLS_LAT_US 25.0
+/* LL's bus bandwidth cap, 1e9 bytes/s: [architecture][1 node, 2 nodes, more]. */
+static const double ll_max_GBps[ARCH_N][3] = {
+    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {141.0, 45.0, 35.0}};
+/* LL128 per-channel bus bandwidth caps, 1e9 bytes/s: rings and trees. */
+static const double ll128_ring_ch_GBps[ARCH_N] = {20.0, 20.0, 36.7, 40.0};
+static const double tree_ch_GBps[ARCH_N][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {38.7, 41.4, 36.0}};
+
+/* The GPU generation behind the per-architecture caps, from the device's catalog name. Kepler,
+ * Maxwell and Pascal parts take Volta's (the oldest NCCL still tunes for). */
+static int arch_of(const comm_topology *topo)
+{
+  const char *d = comm_topology_device_kind(topo);
+  if (g_str_has_prefix(d, "a100") || g_str_has_prefix(d, "a10") || g_str_has_prefix(d, "a30"))
+    return ARCH_AMPERE;
+  if (g_str_has_prefix(d, "h100") || g_str_has_prefix(d, "h200") || g_str_has_prefix(d, "h800"))
+    return ARCH_HOPPER;
+  if (g_str_has_prefix(d, "b200") || g_str_has_prefix(d, "b100") || g_str_has_prefix(d, "gb200"))
+    return ARCH_BLACKWELL;
+  return ARCH_VOLTA;
+}
+
+static sim_time_ps us_ps(double us)
+{
+  return (sim_time_ps)llround(us * 1e6);
+}
+
+/* ---- Channels: ring orders ---------------------------------------------------------------- */
+
+static uint32_t member_local(const comm_coll_group *g, uint32_t i)
+{
+  return g->rank[i] % comm_topology_devices_per_node(g->topo);
+}
+
+/* Every Hamiltonian cycle of positions 0..m-1 over edges with NVLink ports (cap, m x m,
+ * symmetric), each once (path[1] < path[m-1]), appended to `all`; at most `limit`. */
+static uint32_t min_degree(uint32_t m, const uint32_t *cap)
+{
+  uint32_t best = UINT32_MAX;
+  for (uint32_t a = 0; a < m; a++) {
+    uint32_t d = 0;
+    for (uint32_t b = 0; b < m; b++)
+      d += cap[a * m + b];
+    best = MIN(best, d);
+  }
+  return best;
+}
+
+static void ham_all(uint32_t m, const uint32_t *cap, uint32_t *path, uint32_t depth,
+                    gboolean *used, GArray *all, uint32_t limit)
+{
+  if (all->len / m >= limit)
+    return;
+  uint32_t u = path[depth - 1];
+  if (depth == m) {
+    if (cap[u * m + path[0]] > 0 && path[1] < path[m - 1])
+      g_array_append_vals(all, path, m);
+    return;
+  }
+  for (uint32_t v = 0; v < m; v++) {
+    if (used[v] || cap[u * m + v] == 0)
+      continue;
+    used[v] = TRUE;
+    path[depth] = v;
+    ham_all(m, cap, path, depth + 1, used, all, limit);
+    used[v] = FALSE;
+  }
+}
+
+/* The largest set of cycles (indices into `all`, non-decreasing, repeats allowed) whose edges
+ * fit the ports in `cap` (consumed and restored); at most 8 cycles. */
+static void decompose(uint32_t m, uint32_t *cap, const uint32_t *all, uint32_t ncand,
+                      uint32_t from, uint32_t *pick, uint32_t npick, uint32_t *best,
+                      uint32_t *nbest)
+{
+  if (npick > *nbest) {
+    *nbest = npick;
+    memcpy(best, pick, npick * sizeof *pick);
+  }
+  if (npick == 8)
+    return;
+  for (uint32_t k = from; k < ncand; k++) {
+    const uint32_t *cy = all + (gsize)k * m;
+    gboolean fits = TRUE;
+    for (uint32_t i = 0; i < m && fits; i++)
+      fits = cap[cy[i] * m + cy[(i + 1) % m]] > 0;
+    if (!fits)
+      continue;
+    for (uint32_t i = 0; i < m; i++) {
+      uint32_t a = cy[i], b = cy[(i + 1) % m];
+      cap[a * m + b]--;
+      cap[b * m + a]--;
+    }
+    pick[npick] = k;
+    decompose(m, cap, all, ncand, k, pick, npick + 1, best, nbest);
+    for (uint32_t i = 0; i < m; i++) {
+      uint32_t a = cy[i], b = cy[(i + 1) % m];
+      cap[a * m + b]++;
+      cap[b * m + a]++;
+    }
+    /* Enough: every port of the device with the fewest is in use. */
+    if (*nbest * 2 >= min_degree(m, cap))
+      return;
+  }
+}
+
+/* Rings inside one node over the positions 0..per-1 of node 0's members. On point-to-point
+ * NVLink wiring: edge-disjoint Hamiltonian cycles (each takes one port of every pair it
+ * crosses), each used in both directions, as NCCL's ring search finds them; otherwise (switch,
+ * PCIe, or no NVLink cycle) one ring in position order. Returns the cycles (count x per). */
+static GArray *intra_cycles(const comm_coll_group *g, uint32_t per, gboolean *nvlink_mesh)
+{
+  GArray *cyc = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  *nvlink_mesh = FALSE;
+  g_autofree uint32_t *cap = g_new0(uint32_t, (gsize)per * per);
+  uint32_t ports = 0;
+  for (uint32_t a = 0; a < per; a++)
+    for (uint32_t b = 0; b < per; b++)
+      if (a != b) {
+        cap[a * per + b] = comm_topology_nvlinks(g->topo, member_local(g, a), member_local(g, b));
+        ports += cap[a * per + b];
+      }
+  if (per == 2 && cap[1] > 0) {
+    /* Two devices: every port is a ring of its own (there and back over the same pair). */
+    for (uint32_t k = 0; k < cap[1]; k++) {
+      uint32_t pair[2] = {0, 1};
+      g_array_append_vals(cyc, pair, 2);
+    }
+  } else if (per >= 3 && per <= 12 && ports > 0) {
+    /* Every Hamiltonian cycle (starting at position 0, second position below the last), then
+     * the largest set of them that the ports can carry at once, searched exhaustively. */
+    g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    g_autofree uint32_t *path = g_new(uint32_t, per);
+    g_autofree gboolean *used = g_new0(gboolean, per);
+    path[0] = 0;
+    used[0] = TRUE;
+    ham_all(per, cap, path, 1, used, all, 4096);
+    uint32_t ncand = all->len / per;
+    g_autofree uint32_t *pick = g_new(uint32_t, 16), *best = g_new(uint32_t, 16);
+    uint32_t nbest = 0;
+    decompose(per, cap, (const uint32_t *)all->data, ncand, 0, pick, 0, best, &nbest);
+    for (uint32_t k = 0; k < nbest; k++) {
+      const uint32_t *cy = (const uint32_t *)all->data + (gsize)best[k] * per;
+      g_array_append_vals(cyc, cy, per);
+      /* The reverse direction of the same cycle uses the other direction of the same ports. */
+      for (uint32_t i = 0; i < per; i++)
+        g_array_append_val(cyc, cy[(per - i) % per]);
+    }
+  }
+  if (cyc->len > 0) {
+    *nvlink_mesh = TRUE;
+    return cyc;
+  }
+  for (uint32_t i = 0; i < per; i++)
+    g_array_append_val(cyc, i);
+  return cyc;
+}
+
+uint32_t coll__nccl_rings(const comm_coll_group *g, uint32_t **orders_out)
+{
+  const comm_topology *topo = g->topo;
+  uint32_t n = g->n, per = g->per_node, nodes = g->nodes;
+  if (per == 0 || n < 2) {
+    /* Ranks spread unevenly over nodes: one ring in group order, two channels. */
+    uint32_t *o = g_new(uint32_t, 2 * (gsize)n);
+    for (uint32_t c = 0; c < 2; c++)
+      for (uint32_t i = 0; i < n; i++)
+        o[c * n + i] = i;
+    *orders_out = o;
+    return 2;
+  }
+  gboolean mesh;
+  g_autoptr(GArray) cyc = intra_cycles(g, per, &mesh);
+  uint32_t ncyc = cyc->len / per;
+  const uint32_t *cy = (const uint32_t *)cyc->data;
+  /* Channels: one per ring of an NVLink mesh; two per GPU of a switch node (NCCL's NVSwitch
+   * search duplicates its rings); across nodes at least two per NIC, so that every NIC carries
+   * as many channels. */
+  uint32_t nics = MAX(comm__nics_per_node(topo), 1);
+  gboolean sw = comm_topology_nvswitch(topo, 0) != UINT32_MAX;
+  uint32_t C = mesh ? ncyc : sw ? 2 * per : 2;
+  if (nodes > 1)
+    while (C % nics != 0 || C < 2 * nics)
+      C += mesh ? ncyc : 1;
+  uint32_t *o = g_new(uint32_t, (gsize)C * n);
+  g_autofree uint32_t *exit_load = g_new0(uint32_t, nics);
+  g_autofree uint32_t *entry_load = g_new0(uint32_t, nics);
+  for (uint32_t c = 0; c < C; c++) {
+    const uint32_t *cycle = cy + (c % ncyc) * per;
+    /* Across nodes the ring leaves at position cycle[k-1] and enters the next node at
+     * cycle[k]: pick the cut whose exit and entry NICs carry the fewest channels so far. */
+    uint32_t cut = 0;
+    if (nodes > 1) {
+      uint32_t best = UINT32_MAX;
+      for (uint32_t k0 = 0; k0 < per; k0++) {
+        uint32_t k = (k0 + c / ncyc) % per;
+        uint32_t e = cycle[(k + per - 1) % per], a = cycle[k];
+        uint32_t ne = comm__ep_nic(topo, g->eps[e]) % nics, na = comm__ep_nic(topo, g->eps[a]) % nics;
+        uint32_t load = exit_load[ne] + entry_load[na];
+        if (load < best) {
+          best = load;
+          cut = k;
+        }
+      }
+      uint32_t e = cycle[(cut + per - 1) % per], a = cycle[cut];
+      exit_load[comm__ep_nic(topo, g->eps[e]) % nics]++;
+      entry_load[comm__ep_nic(topo, g->eps[a]) % nics]++;
+    }
+    for (uint32_t j = 0; j < nodes; j++)
+      for (uint32_t i = 0; i < per; i++)
+        o[(gsize)c * n + j * per + i] = j * per + cycle[(cut + i) % per];
+  }
+  *orders_out = o;
+  return C;
+}
+
+/* ---- Closed forms with shared links ------------------------------------------------------- */
+
+typedef struct {
+  uint32_t src, dst;  /* group indices */
+  uint64_t bytes;
+} nflow;
+
+/* Per flow: the share of its route it gets when every link's capacity is split equally among
+ * the flows crossing it (bytes/s), and its latency for its size. */
+static void flow_shares(const comm_coll_group *g, const nflow *f, uint32_t nf, double *share,
+                        sim_time_ps *lat)
+{
+  const comm_topology *topo = g->topo;
+  g_autofree uint32_t *buf = g_new(uint32_t, comm__route_max(topo));
+  g_autoptr(GHashTable) load = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (uint32_t i = 0; i < nf; i++) {
+    uint32_t len = comm__route(topo, g->eps[f[i].src], g->eps[f[i].dst], buf);
+    for (uint32_t k = 0; k < len; k++) {
+      gpointer key = GUINT_TO_POINTER(buf[k] + 1);
+      g_hash_table_insert(load, key,
+                          GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(load, key)) + 1));
+    }
+  }
+  for (uint32_t i = 0; i < nf; i++) {
+    uint32_t len = comm__route(topo, g->eps[f[i].src], g->eps[f[i].dst], buf);
+    double s = INFINITY;
+    sim_time_ps l = 0;
+    for (uint32_t k = 0; k < len; k++) {
+      const comm__link_class *c = comm__link_class_of(topo, buf[k]);
+      uint32_t n = GPOINTER_TO_UINT(g_hash_table_lookup(load, GUINT_TO_POINTER(buf[k] + 1)));
+      s = MIN(s, c->Bps / n);
+      l = sim_time_add_sat(l, comm__link_latency(c, f[i].bytes));
+    }
+    share[i] = s;
+    lat[i] = l;
+  }
+}
+
+/* The kind of hop from member a to member b: network, NVLink (every link NVLink or NVSwitch)
+ * or PCIe (anything else inside a node). */
+static int hop_kind(const comm_coll_group *g, uint32_t a, uint32_t b)
+{
+  if (g->node[a] != g->node[b])
+    return HW_NET;
+  const comm_topology *topo = g->topo;
+  g_autofree uint32_t *buf = g_new(uint32_t, comm__route_max(topo));
+  uint32_t len = comm__route(topo, g->eps[a], g->eps[b], buf);
+  for (uint32_t k = 0; k < len; k++)
+    if (comm__link_class_of(topo, buf[k])->kind[0] != 'n')
+      return HW_PCI;
+  return HW_NVLINK;
+}
+
+/* ---- Candidates --------------------------------------------------------------------------- */
+
+struct coll__nccl {
+  const comm_coll_group *g;
+  comm_coll_args args;          /* the caller's */
+  coll__nccl_choice choice;
+  uint32_t C;                   /* rings built */
+  uint32_t *orders;             /* C x n group indices */
+  comm_coll_args child;         /* what each channel runs (bytes: the whole wire buffer) */
+  const comm_coll_algorithm *child_algo;
+  char label[64];
+  /* Running. */
+  comm_net *net;
+  GPtrArray *groups, *colls;
+  uint32_t left;
+  uint64_t flows;
+  void (*finished)(void *user);
+  void *user;
+};
+
+typedef struct {
+  coll__nccl *x;
+  int algo, proto;
+  int arch, nb;            /* architecture, node bucket of the caps */
+  gboolean nvlink_intra;   /* every intra-node ring hop is NVLink */
+  double ring_busbw;       /* Simple ring bus bandwidth of the channels, bytes/s */
+  double ring_share;       /* slowest channel share, bytes/s */
+} cand_ctx;
+
+/* Ring channels' closed form: per phase, each rank's pipelined flow (share of its route) plus
+ * the folded latency and per-step cost, as the ring executor runs it. */
+static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_bytes,
+                              uint32_t phases, sim_time_ps launch, sim_time_ps step,
+                              double *min_share)
+{
+  const comm_coll_group *g = x->g;
+  uint32_t n = g->n, nf = C * n;
+  g_autofree nflow *f = g_new(nflow, nf);
+  for (uint32_t c = 0; c < C; c++) {
+    uint64_t b = coll__seg(wire_bytes, C, c);
+    const uint32_t *o = x->orders + (gsize)c * n;
+    for (uint32_t i = 0; i < n; i++)
+      f[c * n + i] = (nflow){o[i], o[(i + 1) % n], b - coll__seg(b, n, 0)};
+  }
+  g_autofree double *share = g_new(double, nf);
+  g_autofree sim_time_ps *lat = g_new(sim_time_ps, nf);
+  flow_shares(g, f, nf, share, lat);
+  sim_time_ps phase = 0;
+  double ms = INFINITY;
+  for (uint32_t c = 0; c < C; c++)
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t me = c * n + i, prev = c * n + (i + n - 1) % n;
+      ms = MIN(ms, share[me]);
+      sim_time_ps t_send = sim_time_add_sat(lat[me], sim_time_for_work((double)f[me].bytes,
+                                                                    share[me]));
+      sim_time_ps t_recv = sim_time_add_sat(lat[prev], sim_time_for_work((double)f[prev].bytes,
+                                                                      share[prev]));
+      sim_time_ps l_big = MAX(comm_topology_route_latency(g->topo, g->eps[f[me].src],
+                                                          g->eps[f[me].dst]),
+                              comm_topology_route_latency(g->topo, g->eps[f[prev].src],
+                                                          g->eps[f[prev].dst]));
+      sim_time_ps t = MAX(t_send, t_recv) + l_big * (sim_time_ps)(n - 2) +
+                      step * (sim_time_ps)(n - 1);
+      phase = MAX(phase, t);
+    }
+  if (min_share)
+    *min_share = ms;
+  return launch + phase * (sim_time_ps)phases;
+}
+
+/* Closed form of every flow at once (alltoall, NVLS): the slowest flow. */
+static sim_time_ps flows_time(const comm_coll_group *g, const nflow *f, uint32_t nf)
+{
+  g_autofree double *share = g_new(double, nf);
+  g_autofree sim_time_ps *lat = g_new(sim_time_ps, nf);
+  flow_shares(g, f, nf, share, lat);
+  sim_time_ps t = 0;
+  for (uint32_t i = 0; i < nf; i++)
+    t = MAX(t, sim_time_add_sat(lat[i], sim_time_for_work((double)f[i].bytes, share[i])));
+  return t;
+}
+
+/* Average per-step cost of a ring or tree over its hops, less the links' own latency (which
+ * the network model already charges), so that the total latency is NCCL's. */
+static sim_time_ps step_cost(const coll__nccl *x, int a, int p)
+{
+  const comm_coll_group *g = x->g;
+  uint32_t n = g->n;
+  const uint32_t *o = x->orders;
+  double sum_us = 0, link_ps = 0;
+  uint32_t hops = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    int hw = hop_kind(g, o[i], o[(i + 1) % n]);
+    double l = hw_lat_us[hw][a][p];
+    if (hw != HW_NET && g->nodes > 1 && p == COLL__LL)
+      l *= 1.8;   /* NCCL: LL's intra-node hops cost more once a network is involved */
+    sum_us += l;
+    link_ps += (double)comm_topology_route_latency(g->topo, g->eps[o[i]], g->eps[o[(i + 1) % n]]);
+    hops++;
+  }
+  double s = us_ps(sum_us / hops) - link_ps / hops;
+  return s > 0 ? (sim_time_ps)llround(s) : 0;
+}
+
+static gboolean nvls_ok(const coll__nccl *x)
+{
+  const comm_system *sys = comm_topology_system(x->g->topo);
+  return x->g->nodes == 1 && x->args.op == COMM_COLL_ALLREDUCE && sys && sys->intra &&
+         sys->intra->nvls_efficiency > 0 && comm_topology_nvswitch(x->g->topo, 0) != UINT32_MAX;
+}
+
+/* NVLS closed form: every GPU sends its buffer up (and its share of the stores, 1/n) and gets
+ * as much back, at the switch's NVLS efficiency, after one NVLS latency. */
+static sim_time_ps nvls_time(const coll__nccl *x, uint64_t wire)
+{
+  const comm_coll_group *g = x->g;
+  comm_ep sw = comm_topology_nvswitch(g->topo, 0);
+  const comm_topology *topo = g->topo;
+  g_autofree uint32_t *buf = g_new(uint32_t, comm__route_max(topo));
+  /* Every member's up and down link carries one flow: no sharing between members. */
+  sim_time_ps t = 0;
+  for (uint32_t i = 0; i < g->n; i++) {
+    t = MAX(t, comm_topology_p2p_time(topo, g->eps[i], sw, wire));
+    t = MAX(t, comm_topology_p2p_time(topo, sw, g->eps[i], wire));
+  }
+  return us_ps(NVLS_LAT_US) + t;
+}
+
+static uint64_t scale_bytes(uint64_t bytes, double factor)
+{
+  double w = ceil((double)bytes * factor);
+  return w < 1.8e19 ? (uint64_t)w : UINT64_MAX;
+}
+
+/* Evaluates one candidate: fills choice (time, wire factor, costs). FALSE when NCCL would not
+ * run it here. */
+static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
+{
+  coll__nccl *x = cx->x;
+  const comm_coll_group *g = x->g;
+  comm_coll_op op = x->args.op;
+  int a = cx->algo, p = cx->proto;
+  uint32_t n = g->n, C = x->C;
+  *out = (coll__nccl_choice){.algo = a, .proto = p, .channels = C};
+  gboolean allreduce = op == COMM_COLL_ALLREDUCE;
+  if (a == COLL__NCCL_NVLS) {
+    if (p != COLL__SIMPLE || !nvls_ok(x))
+      return FALSE;
+    double eff = comm_topology_system(g->topo)->intra->nvls_efficiency;
+    out->wire = (1.0 + 1.0 / n) / eff;
+    out->launch_ps = 0;
+    out->step_ps = us_ps(NVLS_LAT_US);
+    out->time_ps = nvls_time(x, scale_bytes(x->args.bytes, out->wire));
+    out->channels = 1;
+    return TRUE;
+  }
+  if (a == COLL__NCCL_P2P) {
+    if (op != COMM_COLL_ALLTOALL || p != COLL__SIMPLE)
+      return FALSE;
+    int hw = g->nodes > 1 ? HW_NET : hop_kind(g, 0, 1);
+    out->wire = 1.0;
+    out->launch_ps = us_ps(base_lat_us[A_RING][p]);
+    out->step_ps = us_ps(hw_lat_us[hw][A_RING][p]);
+    g_autofree nflow *f = g_new(nflow, (gsize)n * (n - 1));
+    uint32_t nf = 0;
+    for (uint32_t i = 0; i < n; i++)
+      for (uint32_t j = 0; j < n; j++)
+        if (i != j)
+          f[nf++] = (nflow){i, j, coll__seg(x->args.bytes, n, j)};
+    out->time_ps = out->launch_ps + out->step_ps + flows_time(g, f, nf);
+    out->channels = 1;
+    return TRUE;
+  }
+  if (op == COMM_COLL_ALLTOALL)
+    return FALSE;
+  if (a == COLL__NCCL_TREE && (!allreduce || g->nodes < 2 || g->per_node == 0))
+    return FALSE;
+  if (p == COLL__LL128 && (!cx->nvlink_intra || cx->arch > ARCH_HOPPER))
+    return FALSE;   /* NCCL enables LL128 by default only over NVLink on Volta to Hopper */
+  int aa = a == COLL__NCCL_TREE ? A_TREE : A_RING;
+  /* Protocol efficiency and caps on the bus bandwidth (NCCL's refinements of its model). */
+  double bw = cx->ring_busbw, eff;
+  double ppn = (double)n / g->nodes;
+  if (aa == A_RING) {
+    if (p == COLL__LL)
+      eff = MIN(bw * ((g->nodes > 1 || allreduce || op == COMM_COLL_REDUCE) ? 0.25 : 1.0 / 3.0),
+                ll_max_GBps[cx->arch][cx->nb] * 1e9) / bw;
+    else if (p == COLL__LL128)
+      eff = MIN(bw * (ppn < 2 ? 0.7 : 0.92), ll128_ring_ch_GBps[cx->arch] * 1e9 * C) / bw;
+    else
+      eff = 1.0;
+  } else {
+    double tbw = MIN(bw * 0.92, tree_ch_GBps[cx->arch][cx->nb] * 1e9 * C);
+    if (p == COLL__LL)
+      tbw = MIN(tbw / 3.8, ll_max_GBps[cx->arch][cx->nb] * 1e9);
+    else if (p == COLL__LL128)
+      tbw = MIN(tbw * 0.915, ll128_ring_ch_GBps[cx->arch] * 1e9 * C * 7.0 / 9.0);
+    eff = tbw / bw;
+  }
+  out->wire = 1.0 / eff;
+  out->launch_ps = us_ps(base_lat_us[aa][p]);
+  out->step_ps = step_cost(x, aa, p);
+  uint64_t wire = scale_bytes(x->args.bytes, out->wire);
+  if (aa == A_RING && (op == COMM_COLL_ALLREDUCE || op == COMM_COLL_ALLGATHER ||
+                       op == COMM_COLL_REDUCE_SCATTER)) {
+    out->time_ps = rings_time(x, C, wire, allreduce ? 2 : 1, out->launch_ps, out->step_ps, NULL);
+    return TRUE;
+  }
+  /* Trees, chains (broadcast, reduce): the channels share the same links, so one channel
+   * carrying the whole buffer has their closed form. */
+  comm_coll_args ca = x->args;
+  ca.bytes = wire;
+  ca.launch_ps = out->launch_ps;
+  ca.step_ps = out->step_ps;
+  ca.reduce_Bps = 0;
+  ca.chunk_bytes = 0;
+  const comm_coll_algorithm *algo =
+      coll__algorithm_builtin(aa == A_TREE ? "double-tree" : "ring");
+  return comm_coll_analytic_time(g->topo, g, algo, &ca, &out->time_ps, NULL);
+}
+
+static gboolean choose(coll__nccl *x, int force_algo, int force_proto, GError **error)
+{
+  const comm_coll_group *g = x->g;
+  cand_ctx cx = {.x = x, .arch = arch_of(g->topo),
+                 .nb = g->nodes <= 1 ? 0 : g->nodes == 2 ? 1 : 2};
+  cx.nvlink_intra = TRUE;
+  for (uint32_t i = 0; i + 1 < MIN(g->n, 64); i++)
+    if (g->node[i] == g->node[i + 1] && hop_kind(g, x->orders[i], x->orders[i + 1]) != HW_NVLINK)
+      cx.nvlink_intra = FALSE;
+  if (g->n >= 2) {
+    double ms;
+    rings_time(x, x->C, (uint64_t)x->C * g->n * 1024, 1, 0, 0, &ms);
+    cx.ring_share = ms;
+    cx.ring_busbw = ms * x->C;
+  }
+  gboolean found = FALSE;
+  for (int a = 0; a < COLL__NCCL_NALGO; a++)
+    for (int p = 0; p < COLL__NPROTO; p++) {
+      if ((force_algo >= 0 && a != force_algo) || (force_proto >= 0 && p != force_proto))
+        continue;
+      cx.algo = a;
+      cx.proto = p;
+      coll__nccl_choice c;
+      if (!candidate(&cx, &c))
+        continue;
+      if (!found || c.time_ps < x->choice.time_ps)
+        x->choice = c;
+      found = TRUE;
+    }
+  if (!found) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "nccl: no algorithm and protocol for %s here",
+                comm_coll_op_name(x->args.op));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+coll__nccl *coll__nccl_plan(const comm_coll_group *g, const comm_coll_args *args, int algo,
+                            int proto, GError **error)
+{
+  g_autoptr(coll__nccl) x = g_new0(coll__nccl, 1);
+  x->g = g;
+  x->args = *args;
+  if ((args->op == COMM_COLL_BROADCAST || args->op == COMM_COLL_REDUCE) && args->root >= g->n) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "root %u is not in a group of %u ranks",
+                args->root, g->n);
+    return NULL;
+  }
+  x->C = coll__nccl_rings(g, &x->orders);
+  if (g->n < 2) {
+    x->choice = (coll__nccl_choice){.algo = COLL__NCCL_RING, .proto = COLL__SIMPLE,
+                                    .channels = 0, .wire = 1.0};
+  } else if (!choose(x, algo, proto, error)) {
+    return NULL;
+  }
+  g_snprintf(x->label, sizeof x->label, "nccl:%s/%s/%u", algo_names[x->choice.algo],
+             proto_names[x->choice.proto], x->choice.channels);
+  return g_steal_pointer(&x);
+}
+
+const coll__nccl_choice *coll__nccl_chosen(const coll__nccl *x)
+{
+  return &x->choice;
+}
+
+const char *coll__nccl_label(const coll__nccl *x)
+{
+  return x->label;
+}
+
+const uint32_t *coll__nccl_orders(const coll__nccl *x, uint32_t *channels)
+{
+  *channels = x->C;
+  return x->orders;
+}
+
+void coll__nccl_free(coll__nccl *x)
+{
+  if (!x)
+    return;
+  if (x->colls)
+    g_ptr_array_free(x->colls, TRUE);
+  if (x->groups)
+    g_ptr_array_free(x->groups, TRUE);
+  g_free(x->orders);
+  g_free(x);
+}
+
+/* ---- Running ------------------------------------------------------------------------------ */
+
+static void part_done(sim_engine *engine, void *user)
+{
+  coll__nccl *x = user;
+  g_assert(x->left > 0);
+  if (--x->left == 0)
+    x->finished(x->user);
+}
+
+static void on_nvls_tail(sim_engine *engine, void *data, uint64_t arg)
+{
+  coll__nccl *x = data;
+  x->finished(x->user);
+}
+
+static void nvls_flow_done(sim_engine *engine, void *user)
+{
+  coll__nccl *x = user;
+  if (--x->left == 0)
+    sim_engine_schedule_in(engine, x->choice.step_ps, on_nvls_tail, x, 0);
+}
+
+static void on_analytic(sim_engine *engine, void *data, uint64_t arg)
+{
+  coll__nccl *x = data;
+  x->finished(x->user);
+}
+
+static void on_launched(sim_engine *engine, void *data, uint64_t arg)
+{
+  coll__nccl *x = data;
+  const comm_coll_group *g = x->g;
+  const coll__nccl_choice *ch = &x->choice;
+  uint64_t wire = scale_bytes(x->args.bytes, ch->wire);
+  if (ch->algo == COLL__NCCL_NVLS) {
+    comm_ep sw = comm_topology_nvswitch(g->topo, 0);
+    x->left = 2 * g->n;
+    for (uint32_t i = 0; i < g->n; i++) {
+      comm_net_send(x->net, g->eps[i], sw, wire, nvls_flow_done, x);
+      comm_net_send(x->net, sw, g->eps[i], wire, nvls_flow_done, x);
+    }
+    x->flows += 2 * g->n;
+    return;
+  }
+  x->left = x->colls->len;
+  for (guint i = 0; i < x->colls->len; i++)
+    comm_coll_start(g_ptr_array_index(x->colls, i), part_done, x);
+}
+
+gboolean coll__nccl_prepare(coll__nccl *x, comm_net *net, GError **error)
+{
+  x->net = net;
+  const coll__nccl_choice *ch = &x->choice;
+  x->groups = g_ptr_array_new_with_free_func((GDestroyNotify)comm_coll_group_free);
+  x->colls = g_ptr_array_new_with_free_func((GDestroyNotify)comm_coll_free);
+  if (x->g->n < 2 || ch->algo == COLL__NCCL_NVLS)
+    return TRUE;
+  const comm_coll_group *g = x->g;
+  uint32_t n = g->n;
+  uint32_t C = ch->algo == COLL__NCCL_RING ? x->C : ch->algo == COLL__NCCL_P2P ? 1 : x->C;
+  const char *name = ch->algo == COLL__NCCL_TREE ? "double-tree"
+                     : ch->algo == COLL__NCCL_P2P ? "direct" : "ring";
+  const comm_coll_algorithm *algo = coll__algorithm_builtin(name);
+  uint64_t wire = scale_bytes(x->args.bytes, ch->wire);
+  g_autofree uint32_t *ranks = g_new(uint32_t, n);
+  for (uint32_t c = 0; c < C; c++) {
+    const uint32_t *o = x->orders + (gsize)c * n;
+    comm_coll_args a = x->args;
+    a.bytes = coll__seg(wire, C, c);
+    a.launch_ps = 0;
+    a.step_ps = ch->step_ps;
+    a.reduce_Bps = 0;
+    a.chunk_bytes = 0;
+    gboolean ordered = ch->algo == COLL__NCCL_RING;
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t m = ordered ? o[i] : i;
+      ranks[i] = g->rank[m];
+      if (m == x->args.root)
+        a.root = i;
+    }
+    comm_coll_group *cg = comm_coll_group_new(g->topo, ranks, n);
+    g_ptr_array_add(x->groups, cg);
+    comm_coll *cc = comm_coll_new(net, cg, algo, &a, error);
+    if (!cc)
+      return FALSE;
+    g_ptr_array_add(x->colls, cc);
+  }
+  return TRUE;
+}
+
+void coll__nccl_start(coll__nccl *x, void (*finished)(void *user), void *user)
+{
+  x->finished = finished;
+  x->user = user;
+  sim_engine *engine = comm_net_engine(x->net);
+  if (comm_net_get_model(x->net) == COMM_NET_ANALYTIC || x->g->n < 2) {
+    sim_engine_schedule_in(engine, x->g->n < 2 ? 0 : x->choice.time_ps, on_analytic, x, 0);
+    return;
+  }
+  sim_engine_schedule_in(engine, x->choice.launch_ps, on_launched, x, 0);
+}
+
+uint64_t coll__nccl_flows(const coll__nccl *x)
+{
+  uint64_t f = x->flows;
+  for (guint i = 0; x->colls && i < x->colls->len; i++)
+    f += comm_coll_flows(g_ptr_array_index(x->colls, i));
+  return f;
+}

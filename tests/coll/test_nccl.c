@@ -1,0 +1,210 @@
+/* Tests of the "nccl" algorithm (comm/coll/nccl.c) on the real catalog: the channels NCCL
+ * builds on DGX-1 (P100, V100), DGX A100, DGX H100 and p4d; the closed forms against the flow
+ * model on idle links; the NVLS closed form against a hand calculation; and a test that loads
+ * every system and fabric of comm/catalog. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "coll_internal.h"
+#include "comm_internal.h"
+#include "util.h"
+
+static comm_topology *build(const char *system, uint32_t nodes)
+{
+  comm_cluster_spec spec = {.system = system, .nodes = nodes};
+  g_autoptr(GError) e = NULL;
+  comm_topology *t = comm_topology_build(&spec, &e);
+  if (t == NULL)
+    fail_msg("%s", e->message);
+  return t;
+}
+
+/* Every channel is a permutation of the group; inside a node every hop of an NVLink mesh is a
+ * wired pair, and no directed pair carries more rings than it has NVLink ports. */
+static uint32_t check_rings(const comm_topology *t, const comm_coll_group *g, gboolean mesh)
+{
+  g_autofree uint32_t *o = NULL;
+  uint32_t C = coll__nccl_rings(g, &o);
+  uint32_t n = g->n, G = comm_topology_devices_per_node(t);
+  g_autofree uint32_t *use = g_new0(uint32_t, (gsize)G * G);
+  for (uint32_t c = 0; c < C; c++) {
+    g_autofree gboolean *seen = g_new0(gboolean, n);
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t a = o[c * n + i], b = o[c * n + (i + 1) % n];
+      assert_true(a < n);
+      assert_false(seen[a]);
+      seen[a] = TRUE;
+      if (mesh && g->node[a] == g->node[b]) {
+        uint32_t la = g->rank[a] % G, lb = g->rank[b] % G;
+        assert_true(comm_topology_nvlinks(t, la, lb) > 0);
+        if (g->node[a] == 0)
+          use[la * G + lb]++;
+      }
+    }
+  }
+  for (uint32_t a = 0; mesh && a < G; a++)
+    for (uint32_t b = 0; b < G; b++)
+      assert_true(use[a * G + b] <= comm_topology_nvlinks(t, a, b));
+  return C;
+}
+
+/* NCCL's documented rings: four on a DGX-1 with P100 (4 NVLinks per GPU), six on a DGX-1 with
+ * V100 (6 NVLinks per GPU: each ring takes one port of every GPU in each direction). */
+static void test_dgx1_rings(void **state)
+{
+  g_autoptr(comm_topology) v = build("dgx1-v100", 1);
+  g_autoptr(comm_coll_group) gv = comm_coll_group_new(v, NULL, 0);
+  assert_int_equal(check_rings(v, gv, TRUE), 6);
+  g_autoptr(comm_topology) p = build("dgx1-p100", 1);
+  g_autoptr(comm_coll_group) gp = comm_coll_group_new(p, NULL, 0);
+  assert_int_equal(check_rings(p, gp, TRUE), 4);
+}
+
+/* Across nodes every NIC carries as many channels out of its node as every other: 16 channels
+ * over 8 NICs (DGX A100, DGX H100) or over 4 (p4d). */
+static void nic_balance(const char *system, uint32_t want_channels, uint32_t nics)
+{
+  g_autoptr(comm_topology) t = build(system, 2);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  uint32_t C = check_rings(t, g, FALSE);
+  assert_int_equal(C, want_channels);
+  g_autofree uint32_t *o = NULL;
+  coll__nccl_rings(g, &o);
+  g_autofree uint32_t *exits = g_new0(uint32_t, nics);
+  for (uint32_t c = 0; c < C; c++)
+    for (uint32_t i = 0; i < g->n; i++) {
+      uint32_t a = o[c * g->n + i], b = o[c * g->n + (i + 1) % g->n];
+      if (g->node[a] == 0 && g->node[b] == 1)
+        exits[comm__ep_nic(t, g->eps[a])]++;
+    }
+  for (uint32_t k = 0; k < nics; k++)
+    assert_int_equal(exits[k], C / nics);
+}
+
+static void test_switch_channels(void **state)
+{
+  nic_balance("dgx-a100", 16, 8);
+  nic_balance("dgx-h100", 16, 8);
+  nic_balance("p4d.24xlarge", 16, 4);
+  g_autoptr(comm_topology) t = build("dgx-a100", 1);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  assert_int_equal(check_rings(t, g, FALSE), 16);
+}
+
+static void count_done(void *user)
+{
+  (*(int *)user)++;
+}
+
+static sim_time_ps run_flow(const comm_topology *t, const comm_coll_group *g, coll__nccl *x)
+{
+  g_autoptr(sim_engine) engine = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(engine, t, COMM_NET_FLOW);
+  assert_true(coll__nccl_prepare(x, net, NULL));
+  int done = 0;
+  coll__nccl_start(x, count_done, &done);
+  sim_engine_run(engine);
+  assert_int_equal(done, 1);
+  return sim_engine_now(engine);
+}
+
+static void flow_vs_closed(const char *system, uint32_t nodes, comm_coll_op op, int algo,
+                           int proto, uint64_t bytes, double tol)
+{
+  g_autoptr(comm_topology) t = build(system, nodes);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  comm_coll_args a = {.op = op, .bytes = bytes};
+  g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, algo, proto, NULL);
+  assert_non_null(x);
+  double closed = (double)coll__nccl_chosen(x)->time_ps;
+  double flow = (double)run_flow(t, g, x);
+  if (fabs(flow - closed) / closed > tol)
+    fail_msg("%s x%u %s: flow %.6g ps, closed form %.6g ps", system, nodes, coll__nccl_label(x),
+             flow, closed);
+}
+
+/* Closed forms per protocol agree with the flow model on idle links. */
+static void test_closed_vs_flow(void **state)
+{
+  for (int p = 0; p < COLL__NPROTO; p++) {
+    flow_vs_closed("dgx1-v100", 1, COMM_COLL_ALLREDUCE, COLL__NCCL_RING, p, 64 << 20, 0.005);
+    flow_vs_closed("dgx-a100", 1, COMM_COLL_ALLREDUCE, COLL__NCCL_RING, p, 64 << 20, 0.005);
+    flow_vs_closed("dgx-a100", 2, COMM_COLL_ALLREDUCE, COLL__NCCL_RING, p, 64 << 20, 0.005);
+    flow_vs_closed("dgx-a100", 1, COMM_COLL_ALLGATHER, COLL__NCCL_RING, p, 64 << 20, 0.005);
+  }
+  flow_vs_closed("dgx-h100", 1, COMM_COLL_ALLREDUCE, COLL__NCCL_NVLS, COLL__SIMPLE, 1 << 30,
+                 0.005);
+  flow_vs_closed("dgx-a100", 1, COMM_COLL_ALLTOALL, COLL__NCCL_P2P, COLL__SIMPLE, 1 << 30,
+                 0.005);
+}
+
+/* NVLS on a DGX H100, 1 GiB, by hand: each GPU sends S (1 + 1/8) up and receives as much down
+ * at 18 x 25e9 x 0.8 (nvswitch-h100 line rate and efficiency) x 0.85 (NVLS efficiency) bytes/s,
+ * after 25 us and the two NVSwitch hops of 350 ns: bus bandwidth 2 x 7/8 x S / t. */
+static void test_nvls_by_hand(void **state)
+{
+  g_autoptr(comm_topology) t = build("dgx-h100", 1);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 1 << 30};
+  g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, -1, -1, NULL);
+  assert_int_equal(coll__nccl_chosen(x)->algo, COLL__NCCL_NVLS);
+  double S = 1073741824.0, bw = 18 * 25e9 * 0.8 * 0.85;
+  double t_s = 25e-6 + 350e-9 + S * 1.125 / bw;
+  double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
+  if (fabs(got - t_s) / t_s > 1e-4)
+    fail_msg("NVLS 1 GiB: %.9g s, by hand %.9g s", got, t_s);
+}
+
+/* Every system and fabric of the catalog loads, and every system builds a two-node cluster on
+ * which nccl plans an allreduce. */
+static void test_catalog_loads(void **state)
+{
+  const char *root = g_getenv("DTSIM_DATA_DIR");
+  assert_non_null(root);
+  const char *kinds[2] = {"fabrics", "systems"};
+  uint32_t count[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    g_autofree char *dir = g_build_filename(root, "comm", "catalog", kinds[k], NULL);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    assert_non_null(d);
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL) {
+      if (!g_str_has_suffix(name, ".ini"))
+        continue;
+      g_autofree char *base = g_strndup(name, strlen(name) - 4);
+      g_autoptr(GError) e = NULL;
+      if (k == 0) {
+        g_autoptr(comm_fabric) f = comm_fabric_load(base, "test", &e);
+        if (!f)
+          fail_msg("%s", e->message);
+      } else {
+        g_autoptr(comm_system) s = comm_system_load(base, "test", &e);
+        if (!s)
+          fail_msg("%s", e->message);
+        uint32_t nodes = strcmp(s->layout, "host") == 0 || s->nics_per_node == 0 ? 1 : 2;
+        g_autoptr(comm_topology) t = build(base, nodes);
+        g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+        comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 1 << 20};
+        g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, -1, -1, &e);
+        if (!x)
+          fail_msg("%s: %s", base, e->message);
+      }
+      count[k]++;
+    }
+  }
+  assert_true(count[0] >= 18 && count[1] >= 23);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_dgx1_rings),     cmocka_unit_test(test_switch_channels),
+      cmocka_unit_test(test_closed_vs_flow), cmocka_unit_test(test_nvls_by_hand),
+      cmocka_unit_test(test_catalog_loads),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

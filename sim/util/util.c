@@ -378,6 +378,19 @@ void dt_json_string(GString *out, const char *s)
 {
   g_string_append_c(out, '"');
   for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    /* Option values are bytes (a file name in Latin-1): JSON text is UTF-8, so a byte that does
+     * not start a valid UTF-8 sequence becomes U+FFFD. Valid sequences are copied whole. */
+    if (*p >= 0x80) {
+      gunichar u = g_utf8_get_char_validated((const char *)p, -1);
+      if (u == (gunichar)-1 || u == (gunichar)-2) {
+        g_string_append(out, "\\ufffd");
+        continue;
+      }
+      const char *next = g_utf8_next_char((const char *)p);
+      g_string_append_len(out, (const char *)p, next - (const char *)p);
+      p = (const unsigned char *)next - 1;
+      continue;
+    }
     switch (*p) {
     case '"': g_string_append(out, "\\\""); break;
     case '\\': g_string_append(out, "\\\\"); break;

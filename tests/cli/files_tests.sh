@@ -86,8 +86,10 @@ for lang in unset C C.UTF-8; do
 done
 latin=$(printf '%s/lat\351.json' "$L")
 cp "$L/josé.json" "$latin"
-env -u LC_ALL LANG=C.UTF-8 "$DTSIM" run --model "$latin" --json >/dev/null 2>"$TMP/err" &&
+env -u LC_ALL LANG=C.UTF-8 "$DTSIM" run --model "$latin" --json >"$TMP/out" 2>"$TMP/err" &&
   ok "a name that is not UTF-8 is read as bytes" || bad "Latin-1 name: $(cat "$TMP/err")"
+grep -q '"model":"[^"]*lat\\ufffd.json"' "$TMP/out" && ok "and shown in JSON as U+FFFD (JSON stays UTF-8)" ||
+  bad "JSON model: $(grep -o '"model":"[^"]*"' "$TMP/out")"
 expect_error "a missing non-UTF-8 name is escaped" 2 run --model "$(printf '%s/x\351.json' "$L")"
 grep -q 'x\\xe9.json' "$TMP/err" && ok "byte shown as \\xe9" || bad "escape: $(cat "$TMP/err")"
 

@@ -364,6 +364,10 @@ static void test_escape(void **state)
   escaped_is("lat\xe9.json", "lat\\xe9.json");                  /* Latin-1 byte */
   escaped_is("\xc2\x85next\xe2\x80\xa8line", "\\u0085next\\u2028line");
   escaped_is("cut\xe2\x80", "cut\\xe2\\x80");                   /* truncated sequence */
+  /* JSON output stays UTF-8: a Latin-1 byte becomes U+FFFD, UTF-8 is copied. */
+  g_autoptr(GString) j = g_string_new(NULL);
+  dt_json_string(j, "lat\xe9/jos\xc3\xa9\n");
+  assert_string_equal(j->str, "\"lat\\ufffd/jos\xc3\xa9\\n\"");
 }
 
 /* Option values are bytes: a Latin-1 file name and a UTF-8 one pass GOption in the C locale. */

@@ -321,6 +321,11 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
       !sim_scenario_apply_options(&s, so, &error) || !sim_scenario_check(&s, &error))
     comm_mpi__fail_all(ctx, error);
 
+  /* Every output can be written, or nothing is measured (calibration takes minutes). */
+  if ((measured_trace && !dt_outfile_check(measured_trace, "--measured-trace", &error)) ||
+      (s.trace && !dt_outfile_check(s.trace, "--trace", &error)) ||
+      (s.csv && !dt_outfile_check(s.csv, "--csv", &error)))
+    comm_mpi__fail_all(ctx, error);
   /* The compute device stays the scenario's; the network becomes the measured one. */
   comm_mpi__locate(ctx);
   if (s.device == NULL) {

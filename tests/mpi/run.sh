@@ -213,17 +213,20 @@ case "$case_" in
     grep -q "calibrating" "$out.stdout" && fail "--net-model x was refused after calibrating"
     status=0; launch "$n" validate --report "$WORKDIR/no/such/dir/r.md" || status=$?
     expect_one_message "$status" "--report: cannot write"
+    status=0; launch "$n" calibrate -o "$WORKDIR/no/such/dir/s.ini" || status=$?
+    expect_one_message "$status" "--output: cannot write"
+    [ -s "$out.stdout" ] && fail "calibrate printed measurements before refusing -o"
     # A failing replay removes every rank's scratch folder.
     scratch=$out.tmp
     rm -rf "$scratch"; mkdir -p "$scratch"
     status=0; TMPDIR=$scratch launch "$n" replay --model resnet18 --strategy pp || status=$?
     expect_one_message "$status" "cannot be replayed"
     [ -z "$(ls "$scratch")" ] || fail "scratch folders left: $(ls "$scratch")"
-    # ... and one that fails after the scratch folder is made, in the simulation.
+    # ... and one that fails after the scratch folder is made (too few ranks for the servers).
     status=0
-    TMPDIR=$scratch launch "$n" replay --model resnet18 --strategy dp --iterations 1 \
-      --trace "$WORKDIR/no/such/dir/t.json" || status=$?
-    expect_one_message "$status" "--trace: cannot write"
+    TMPDIR=$scratch launch "$n" replay --model resnet18 --strategy ps --ps-placement dedicated \
+      --ps-count "$n" || status=$?
+    expect_one_message "$status" "launch W + $n ranks"
     [ -z "$(ls "$scratch")" ] || fail "scratch folders left: $(ls "$scratch")"
     echo "ok: no scratch folder left"
     # COMMAND --help works without mpirun.

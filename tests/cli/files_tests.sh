@@ -154,6 +154,10 @@ grep -q -- "--trace" "$TMP/err" && ok "names --trace" || bad "$(cat "$TMP/err")"
 expect_error "newline in --model" 2 run --model "$(printf 'a\nb.json')"
 printf '{"format":"dtsim-workload","version":1,"input":[1,4,4],"layers":[{"name":"x\\ny\\u001b","type":"warp","parents":["input"]}]}' >"$TMP/nl.json"
 expect_error "newline and escape in a layer name" 2 describe "$TMP/nl.json"
+printf '{"name":"p","layers":{"da\\nta":{"type":"Input","parents":[],"tensor":[1,8,8,3]},"x":{"type":"Warp\\n","parents":["da\\nta"]}}}' >"$TMP/paleo-nl.json"
+expect_error "newline in a Paleo layer and type" 2 describe "$TMP/paleo-nl.json"
+printf '[scenario]\nmodel = a\\nb\033\n' >"$TMP/nl.ini"
+expect_error "escaped newline and ESC in a scenario value" 2 run "$TMP/nl.ini"
 
 # --- 11. signals (the temporary file written at the end: tests/util's test_outfile_signals) ----
 S=$TMP/sig

@@ -73,29 +73,34 @@ static gboolean ctx_error(const ctx *c, const char *key, GError **error, const c
 static GHashTable *layer_name_lines(const char *text)
 {
   GHashTable *lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  /* A plain scan, not strstr(): under AddressSanitizer every strstr() call measures the rest
+   * of the text, which made this pass quadratic again in the sanitizer builds. */
+  static const char key[] = "\"name\"";
+  const gsize klen = sizeof key - 1;
   const char *from = strstr(text, "\"layers\"");
-  const char *p = from ? from : text, *counted = text;
   int line = 1;
-  while ((p = strstr(p, "\"name\"")) != NULL) {
-    const char *q = p + strlen("\"name\"");
-    while (g_ascii_isspace(*q))
-      q++;
-    if (*q != ':') {
-      p = q;
+  for (const char *p = text; p < (from ? from : text); p++)
+    line += *p == '\n';
+  for (const char *p = from ? from : text; *p; p++) {
+    if (*p == '\n') {
+      line++;
       continue;
     }
+    if (*p != '"' || strncmp(p, key, klen) != 0)
+      continue;
+    const char *q = p + klen;
+    while (*q == ' ' || *q == '\t' || *q == '\r')
+      q++;
+    if (*q != ':')
+      continue;
     q++;
-    while (g_ascii_isspace(*q))
+    while (*q == ' ' || *q == '\t' || *q == '\r')
       q++;
-    if (*q != '"') {
-      p = q;
+    if (*q != '"')
       continue;
-    }
     const char *v = q + 1, *e = v;
-    while (*e && *e != '"' && *e != '\\')
+    while (*e && *e != '"' && *e != '\\' && *e != '\n')
       e++;
-    for (; counted < p; counted++)
-      line += *counted == '\n';
     if (*e == '"') {
       char *name = g_strndup(v, (gsize)(e - v));
       if (g_hash_table_contains(lines, name))
@@ -103,7 +108,9 @@ static GHashTable *layer_name_lines(const char *text)
       else
         g_hash_table_insert(lines, name, GINT_TO_POINTER(line));
     }
-    p = *e ? e + 1 : e;
+    /* Continue after the value; the newlines skipped over (none in a plain value) are counted
+     * by the loop from q on. */
+    p = q;
   }
   return lines;
 }

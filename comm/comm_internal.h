@@ -53,4 +53,19 @@ uint32_t comm__ep_nic(const comm_topology *topo, comm_ep ep);
  * (see comm/net.c); for tests. */
 uint64_t comm__net_full_fills(const comm_net *net);
 
+/* Routes that share no directed link, for schedules computed without flows (see
+ * comm/coll/unshared.h). While the flow network carries nothing else, a flow alone on every
+ * link of its route takes exactly comm__lone_time: its route's latency, then its bytes at the
+ * route's bottleneck rate, rounded as the flow model rounds. Only one set exists per network at
+ * a time. */
+typedef struct comm__lone comm__lone;
+/* NULL unless the network is the flow model, carries no flow and has no observers. */
+comm__lone *comm__lone_new(comm_net *net);
+void comm__lone_free(comm__lone *lone);
+/* The id of route src -> dst in the set (added if new), or UINT32_MAX if it shares a directed
+ * link with another route of the set. src != dst. */
+uint32_t comm__lone_route(comm__lone *lone, comm_ep src, comm_ep dst);
+/* Time from a lone flow's start to the arrival of its last byte; bytes > 0. */
+sim_time_ps comm__lone_time(comm__lone *lone, uint32_t route, uint64_t bytes);
+
 #endif

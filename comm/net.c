@@ -163,6 +163,10 @@ struct comm_net {
   uint32_t touch_mark;
   flowvec finished;      /* scratch of a completion event */
 
+  /* Routes of the lone set (comm__lone_new): per link, the id + 1 of the route holding it. */
+  uint32_t *lone_owner;
+  gboolean lone_open;
+
   /* Observers: one SIM_PROC_LINK process per node, a track per NIC and one intra track. */
   gboolean tracks_made;
   sim_proc_id *node_proc;
@@ -957,6 +961,7 @@ void comm_net_free(comm_net *net)
     g_strfreev(net->nic_counter_names);
   g_free(net->node_proc);
   g_free(net->node_tracks);
+  g_free(net->lone_owner);
   g_free(net);
 }
 
@@ -1028,6 +1033,93 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   f->cls = c;
   class_push(c, f);
   c->ev = sim_engine_schedule_at(e, class_first_end(c), class_cb, c, EV_COMPLETE);
+}
+
+/* ---- Lone routes ----------------------------------------------------------------------------- */
+
+typedef struct {
+  uint32_t first, nhops;  /* links at hops[first .. first + nhops) */
+  double Bps;             /* bottleneck: the rate of a flow alone on the route */
+  uint64_t memo_bytes;    /* the last size asked, and its time */
+  sim_time_ps memo_ps;
+} lone_route;
+
+struct comm__lone {
+  comm_net *net;
+  GHashTable *ids;        /* src << 32 | dst -> route id + 1 */
+  GArray *routes;         /* lone_route */
+  GArray *hops;           /* uint32_t link ids */
+};
+
+comm__lone *comm__lone_new(comm_net *net)
+{
+  if (net->model != COMM_NET_FLOW || net->active > 0 || sim_engine_has_observers(net->engine))
+    return NULL;
+  g_return_val_if_fail(!net->lone_open, NULL);
+  if (!net->lone_owner)
+    net->lone_owner = g_new0(uint32_t, net->nlinks);
+  net->lone_open = TRUE;
+  comm__lone *l = g_new0(comm__lone, 1);
+  l->net = net;
+  l->ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+  l->routes = g_array_new(FALSE, FALSE, sizeof(lone_route));
+  l->hops = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  return l;
+}
+
+void comm__lone_free(comm__lone *l)
+{
+  if (!l)
+    return;
+  /* Give the links back: only those of the set's routes were marked. */
+  const uint32_t *h = (const uint32_t *)l->hops->data;
+  for (guint i = 0; i < l->hops->len; i++)
+    l->net->lone_owner[h[i]] = 0;
+  l->net->lone_open = FALSE;
+  g_hash_table_destroy(l->ids);
+  g_array_free(l->routes, TRUE);
+  g_array_free(l->hops, TRUE);
+  g_free(l);
+}
+
+uint32_t comm__lone_route(comm__lone *l, comm_ep src, comm_ep dst)
+{
+  comm_net *net = l->net;
+  uint64_t key = (uint64_t)src << 32 | dst;
+  gpointer id = g_hash_table_lookup(l->ids, &key);
+  if (id)
+    return GPOINTER_TO_UINT(id) - 1;
+  g_return_val_if_fail(src != dst, UINT32_MAX);
+  uint32_t n = comm__route(net->topo, src, dst, net->route_buf);
+  uint32_t rid = l->routes->len;
+  for (uint32_t i = 0; i < n; i++)
+    if (net->lone_owner[net->route_buf[i]] != 0)
+      return UINT32_MAX;
+  lone_route r = {l->hops->len, n, INFINITY, 0, 0};
+  for (uint32_t i = 0; i < n; i++) {
+    net->lone_owner[net->route_buf[i]] = rid + 1;
+    r.Bps = MIN(r.Bps, link_capacity(net, net->route_buf[i]));
+  }
+  g_array_append_vals(l->hops, net->route_buf, n);
+  g_array_append_val(l->routes, r);
+  g_hash_table_insert(l->ids, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(rid + 1));
+  return rid;
+}
+
+/* The same sums and rounding as a flow that finds its route free in comm_net_send (latency
+ * first, then sim_time_for_work of all its bytes at the bottleneck; see class_first_end). */
+sim_time_ps comm__lone_time(comm__lone *l, uint32_t route, uint64_t bytes)
+{
+  lone_route *r = &g_array_index(l->routes, lone_route, route);
+  if (bytes == r->memo_bytes && bytes > 0)
+    return r->memo_ps;
+  const uint32_t *h = &g_array_index(l->hops, uint32_t, r->first);
+  sim_time_ps lat = 0;
+  for (uint32_t i = 0; i < r->nhops; i++)
+    lat = sim_time_add_sat(lat, comm__link_latency(comm__link_class_of(l->net->topo, h[i]), bytes));
+  r->memo_bytes = bytes;
+  r->memo_ps = sim_time_add_sat(lat, sim_time_for_work((double)bytes - 0.0, r->Bps));
+  return r->memo_ps;
 }
 
 gboolean comm_net_model_parse(const char *text, const char *what, comm_net_model *out,

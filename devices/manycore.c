@@ -30,6 +30,12 @@
 #include <string.h>
 #include <unistd.h>
 
+double dev_issue_capacity(const dev_device *dev, unsigned threads)
+{
+  g_return_val_if_fail(dev != NULL, 0);
+  return dev__issue_capacity(dev, threads);
+}
+
 double dev__issue_capacity(const dev_device *dev, unsigned threads)
 {
   unsigned cores = dev->units;
@@ -106,6 +112,66 @@ static double measured_op_seconds(const dev_device *dev, const wl_op_cost *op, u
   double bytes = (double)op->bytes_read + (double)op->bytes_written;
   double tm = bytes * dev__contention_ps_per_byte(dev, threads) * 1e-12 / threads;
   return tc + tm + sync_s(dev, threads) + dev->launch_s;
+}
+
+/* ---- Thread-parallel training (CHAOS) --------------------------------------------------------- */
+
+static gboolean is_manycore(const dev_device *dev)
+{
+  return dev->model == &dev__model_phi_spec || dev->model == &dev__model_phi_measured ||
+         dev->model == &dev__model_cpu;
+}
+
+static unsigned clamp_to_hw(const dev_device *dev, unsigned threads)
+{
+  if (threads == 0 || threads > dev->hw_threads)
+    return dev->hw_threads;
+  return threads;
+}
+
+double dev_thread_op_s(const dev_device *dev, const wl_op_cost *op, unsigned threads)
+{
+  g_return_val_if_fail(dev != NULL && op != NULL, 0);
+  if (!is_manycore(dev) || op->flops == 0)
+    return 0;
+  threads = clamp_to_hw(dev, threads);
+  /* One thread alone reaches issue[1] of its core; the `threads` threads together reach the
+   * issue capacity, so each gets capacity / threads. */
+  double one_thread_flops_per_s =
+      dev->model == &dev__model_phi_measured
+          ? dev->single_thread_gflops[op->kind] * 1e9 * dev->prm.chaos_efficiency
+          : core_flops(dev) * dev->issue[1] * kind_efficiency(dev, op->kind) *
+                dev->prm.chaos_efficiency;
+  double slowdown = threads * dev->issue[1] / dev__issue_capacity(dev, threads);
+  return (double)op->flops / one_thread_flops_per_s * slowdown;
+}
+
+/* Bytes of one cache line: 64 on every Xeon Phi and Xeon. */
+#define DEV_LINE_BYTES 64.0
+
+double dev_shared_weights_s(const dev_device *dev, uint64_t bytes, unsigned threads)
+{
+  g_return_val_if_fail(dev != NULL, 0);
+  if (!is_manycore(dev) || bytes == 0)
+    return 0;
+  threads = clamp_to_hw(dev, threads);
+  unsigned busy = threads < dev->units ? threads : dev->units;
+  if (busy <= 1)
+    return 0;
+  /* The last writer of a line is one of the busy cores, each about equally likely. */
+  double foreign = 1.0 - 1.0 / busy;
+  /* A forward read and an update's ownership request per line and sample. */
+  double transfers_bytes = 2.0 * (double)bytes * foreign;
+  if (dev->model == &dev__model_phi_measured) {
+    /* The measured transfer cost per byte, or the streaming contention with this many threads
+     * running when that is higher. */
+    double ps = dev->prm.shared_ps_per_byte;
+    double stream_ps = dev__contention_ps_per_byte(dev, threads);
+    return transfers_bytes * (ps > stream_ps ? ps : stream_ps) * 1e-12;
+  }
+  double latency_s = dev->prm.coherence_latency_ns * 1e-9;
+  double share_s = threads * DEV_LINE_BYTES / dev->stream_Bps;
+  return transfers_bytes / DEV_LINE_BYTES * (latency_s > share_s ? latency_s : share_s);
 }
 
 /* What the spec, measured and CPU models share once cores and threads are known. */

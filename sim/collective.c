@@ -71,11 +71,9 @@ gboolean sim_collective_prepare(const sim_scenario *s, sim_collective *c, GError
                            error))
     return FALSE;
   const char *device = s->device ? s->device : comm_topology_device_kind(c->topology);
-  g_autoptr(dev_device) dev = dev_device_load(device, NULL, error);
-  if (!dev) {
-    g_prefix_error(error, "%s: ", sim_scenario_where(s, s->device ? "device" : "system"));
+  g_autoptr(dev_device) dev = sim_scenario_device(s, device, NULL, error);
+  if (!dev)
     return FALSE;
-  }
   if (!dev_check_precision(dev, s->precision, sim_scenario_where(s, "precision"), error))
     return FALSE;
   c->args = (comm_coll_args){

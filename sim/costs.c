@@ -15,7 +15,7 @@ static const sim_key model_keys[] = {
     {"batch", SIM_KEY_INT, SIM_KEY_OFF(batch), "64", 1, 1 << 24, .commands = SIM_OPTS_RUN,
      .arg = "N", .help = "per-device mini-batch, samples"},
     {"precision", SIM_KEY_CHOICE, SIM_KEY_OFF(precision), "fp32",
-     .choices = "fp32|tf32|fp16|bf16|amp", .commands = SIM_OPTS_RUN | SIM_OPTS_CLUSTER,
+     .choices = "fp32|tf32|fp16|bf16|amp|fp8", .commands = SIM_OPTS_RUN | SIM_OPTS_CLUSTER,
      .help = "arithmetic precision of compute (the device must have it)"},
     {"optimizer", SIM_KEY_CHOICE, SIM_KEY_OFF(optimizer), "momentum",
      .choices = "sgd|momentum|adam", .commands = SIM_OPTS_RUN,
@@ -31,6 +31,21 @@ static const sim_key model_keys[] = {
 };
 const sim_key_group sim_keys_model = SIM_KEY_GROUP("model", NULL, model_keys);
 
+dev_device *sim_scenario_device(const sim_scenario *s, const char *device_name,
+                                const char *calibration, GError **error)
+{
+  /* Messages name the key that chose the device (--device, or the system preset); messages
+   * from inside the device file add its own FILE:LINE. */
+  const char *where = sim_scenario_where(s, s->device ? "device" : "system");
+  g_autofree char *path = dt_catalog_path("devices/catalog", device_name, where, error);
+  if (!path)
+    return NULL;
+  dev_device *dev = dev_device_load(path, calibration, error);
+  if (!dev)
+    g_prefix_error(error, "%s: ", where);
+  return dev;
+}
+
 sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint64_t batch,
                            GError **error)
 {
@@ -43,12 +58,9 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint6
   g_autoptr(wl_net) net = wl_net_new(model, (uint32_t)batch, prec, error);
   if (!net)
     return NULL;
-  g_autoptr(dev_device) dev = dev_device_load(device_name, s->calibration, error);
-  if (!dev) {
-    /* Messages from the device file name its line; say which key chose it. */
-    g_prefix_error(error, "%s: ", sim_scenario_where(s, s->device ? "device" : "system"));
+  g_autoptr(dev_device) dev = sim_scenario_device(s, device_name, s->calibration, error);
+  if (!dev)
     return NULL;
-  }
   if (!dev_check_precision(dev, prec, sim_scenario_where(s, "precision"), error))
     return NULL;
   if (s->threads) {

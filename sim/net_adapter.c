@@ -1,6 +1,7 @@
 /* Communication tasks on the modeled network (see net_adapter.h). */
 #include "net_adapter.h"
 
+#include "unshared.h"
 #include "util.h"
 
 #include <string.h>
@@ -17,7 +18,20 @@ typedef struct {
   comm_coll_group *group;
 } group_rec;
 
+/* The outcome of a collective computed without flows, kept for the next collective of the same
+ * algorithm, operation, size and group: on the idle network of a symmetric plan the same inputs
+ * always give the same duration (every term is relative to the start). */
+typedef struct {
+  const comm_coll_algorithm *algo;
+  const comm_coll_group *group;
+  int op;
+  uint64_t bytes;
+  comm_coll_unshared_result result;
+  sim_time_ps duration_ps;
+} unshared_memo;
+
 struct sim_net_adapter {
+  GArray *unshared;         /* unshared_memo */
   comm_net *net;
   const sim_plan *plan;
   double reduce_Bps;
@@ -54,6 +68,7 @@ sim_net_adapter *sim_net_adapter_new(comm_net *net, const sim_plan *plan, double
   sim_net_adapter *a = g_new0(sim_net_adapter, 1);
   a->net = net;
   a->plan = plan;
+  a->unshared = g_array_new(FALSE, FALSE, sizeof(unshared_memo));
   a->reduce_Bps = reduce_Bps;
   a->groups = g_ptr_array_new_with_free_func(group_rec_free);
   a->colls = g_ptr_array_new_with_free_func(coll_free);
@@ -64,6 +79,7 @@ void sim_net_adapter_free(sim_net_adapter *a)
 {
   if (!a)
     return;
+  g_array_free(a->unshared, TRUE);
   g_ptr_array_free(a->colls, TRUE);
   g_ptr_array_free(a->groups, TRUE);
   g_clear_error(&a->error);
@@ -109,6 +125,11 @@ static void task_finished(sim_engine *engine, void *user)
   sim_task_id t = p->task;
   g_free(p);
   sim_exec_task_done(x, t);
+}
+
+static void task_finished_ev(sim_engine *engine, void *data, uint64_t arg)
+{
+  task_finished(engine, data);
 }
 
 /* The group of the devices behind a collective's member streams; groups are reused. */
@@ -273,6 +294,39 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
     GError *error = NULL;
     comm_coll_args args = {.op = op_of[op], .bytes = sim_graph_task_bytes(g, t),
                            .reduce_Bps = a->reduce_Bps, .form = COMM_COLL_FORM_PIPELINED};
+    if (a->plan->symmetric) {
+      /* A symmetric plan's collectives run one at a time on device 0's one communication
+       * stream, and nothing else moves: when no two of a collective's transfers can share a
+       * link, its time follows without flows (exact; comm/coll/unshared.h). */
+      const comm_coll_group *group = group_for(a, g, t);
+      unshared_memo *memo = NULL;
+      for (guint i = 0; i < a->unshared->len && !memo; i++) {
+        unshared_memo *u = &g_array_index(a->unshared, unshared_memo, i);
+        if (u->algo == algo && u->group == group && u->op == op && u->bytes == args.bytes)
+          memo = u;
+      }
+      if (!memo) {
+        unshared_memo u = {algo, group, op, args.bytes, 0, 0};
+        uint64_t flows;
+        u.result = comm_coll_unshared_time(a->net, group, algo, &args, &u.duration_ps, &flows,
+                                           &error);
+        if (u.result == COMM_COLL_UNSHARED_ERROR) {
+          g_free(p);
+          fail(a, x, error);
+          return;
+        }
+        g_array_append_val(a->unshared, u);
+        memo = &g_array_index(a->unshared, unshared_memo, a->unshared->len - 1);
+      }
+      switch (memo->result) {
+      case COMM_COLL_UNSHARED_DONE:
+        sim_engine_schedule_in(sim_exec_engine(x), memo->duration_ps, task_finished_ev, p, 0);
+        return;
+      case COMM_COLL_UNSHARED_ERROR:   /* never kept */
+      case COMM_COLL_UNSHARED_SHARED:
+        break;
+      }
+    }
     comm_coll *coll = comm_coll_new(a->net, group_for(a, g, t), algo, &args, &error);
     if (!coll) {
       g_free(p);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "workloads.h"
+#include "wl_transformer.h"
 #include "comm_net.h"
 #include "coll.h"
 
@@ -68,7 +69,7 @@ typedef struct {
   const comm_coll_algorithm *allreduce;
   gboolean overlap;
   uint64_t bucket_bytes;        /* gradient bucket size, bytes */
-  gboolean symmetry;            /* one device stands for all (analytic network) */
+  gboolean symmetry;            /* dp: one device stands for all (exact on both networks) */
   /* ps (strategy_ps.c). */
   int64_t ps_count;
   comm_ps_placement ps_placement;
@@ -84,6 +85,8 @@ typedef struct {
   int64_t micro_batch;          /* samples per micro-batch (0: 1) */
   int64_t interleave;           /* model chunks per device (interleaved schedule) */
   gboolean sequence_parallel;
+  gboolean tp_overlap;          /* tensor-parallel collectives beside the GEMMs */
+  wl_attention attention;       /* flash or unfused */
   sim_recompute recompute;
   int64_t zero;                 /* ZeRO stage 0..3 */
   /* Outputs (simulate.c). */

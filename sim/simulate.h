@@ -5,6 +5,7 @@
 #define DTSIM_SIMULATE_H
 
 #include "coll.h"
+#include "devices.h"
 #include "report.h"
 #include "scenario.h"
 
@@ -39,6 +40,15 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
 sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint64_t batch,
                            GError **error);
 
+/* The device `device_name` (catalog name or INI file) of a scenario, with a calibration overlay
+ * or NULL; errors name the key that chose it (--device or the system preset). */
+dev_device *sim_scenario_device(const sim_scenario *s, const char *device_name,
+                                const char *calibration, GError **error);
+
+/* The cost table of --strategy chaos (sim/strategy_chaos.c): one sample's passes on one of
+ * --threads concurrent threads of the device, and each layer's shared-weights cost. */
+sim_costs *sim_chaos_costs_build(const sim_scenario *s, const char *device_name, GError **error);
+
 /* Aggregation rate of a parameter server, bytes of gradient per second: the device's reduction
  * rate for servers on a device (--ps-placement gpu), host memory speed otherwise. */
 double sim_ps_server_reduce_Bps(comm_ps_placement placement, const sim_costs *costs);
@@ -51,7 +61,7 @@ void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s);
 
 /* Refuses simulations the chosen network model cannot do in reasonable time and memory (the
  * flow model beyond SIM_FLOW_MAX_DEVICES devices), naming the option to change. */
-#define SIM_FLOW_MAX_DEVICES 65536
+#define SIM_FLOW_MAX_DEVICES 1000000
 /* The most devices a scenario may name. */
 #define SIM_MAX_DEVICES 1000000
 gboolean sim_check_net_scale(uint64_t devices, gboolean flow, GError **error);

@@ -163,7 +163,7 @@ static const sim_key dp_keys[] = {
      .help = "gradient bucket size, MiB"},
     {"symmetry", SIM_KEY_ONOFF, SIM_KEY_OFF(symmetry), "on", .commands = SIM_OPTS_RUN,
      .strategies = "dp", .arg = "on|off",
-     .help = "on the analytic network, simulate one device for all (exact)"},
+     .help = "simulate one device for all (exact)"},
 };
 const sim_key_group sim_keys_dp = SIM_KEY_GROUP("dp", "dp", dp_keys);
 

@@ -14,7 +14,8 @@
 typedef struct {
   uint8_t kind;
   int8_t op;
-  uint16_t shown;          /* on no stream, shown on the stream at members_at (sim_graph_show_on) */
+  uint8_t shown;           /* on no stream, shown on the stream at members_at (sim_graph_show_on) */
+  uint8_t dups;            /* a stream appears more than once among the members */
   uint32_t n_members;
   uint32_t members_at;     /* index into graph->members (streams); compute: its one stream */
   const char *name;        /* in graph->strings */
@@ -46,6 +47,8 @@ struct sim_graph {
   GArray *streams;         /* stream_rec */
   GArray *units;           /* unit_rec */
   GStringChunk *strings;
+  GArray *stream_mark;     /* uint32_t per stream: mark_stamp when met in the task being added */
+  uint32_t mark_stamp;
 };
 
 sim_graph *sim_graph_new(void)
@@ -57,6 +60,7 @@ sim_graph *sim_graph_new(void)
   g->streams = g_array_new(FALSE, FALSE, sizeof(stream_rec));
   g->units = g_array_new(FALSE, FALSE, sizeof(unit_rec));
   g->strings = g_string_chunk_new(4096);
+  g->stream_mark = g_array_new(FALSE, TRUE, sizeof(uint32_t));
   return g;
 }
 
@@ -72,6 +76,7 @@ void sim_graph_free(sim_graph *g)
   g_array_free(g->streams, TRUE);
   g_array_free(g->units, TRUE);
   g_string_chunk_free(g->strings);
+  g_array_free(g->stream_mark, TRUE);
   g_free(g);
 }
 
@@ -88,6 +93,7 @@ sim_stream_id sim_graph_add_stream(sim_graph *g, sim_unit_id unit, const char *n
   stream_rec s = {unit, g_string_chunk_insert_const(g->strings, name),
                   g_array_new(FALSE, FALSE, sizeof(sim_task_id))};
   g_array_append_val(g->streams, s);
+  g_array_set_size(g->stream_mark, g->streams->len);
   g_array_index(g->units, unit_rec, unit).n_streams++;
   return g->streams->len - 1;
 }
@@ -123,16 +129,23 @@ static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *memb
   sim_task_id id = g->tasks->len;
   t->members_at = g->members->len;
   t->n_members = n;
+  /* A stream that appears twice in one task (a device sending to itself) holds it once. Marks
+   * find repeats in O(n) (collectives span up to a million streams). */
+  if (++g->mark_stamp == 0) {
+    memset(g->stream_mark->data, 0, g->stream_mark->len * sizeof(uint32_t));
+    g->mark_stamp = 1;
+  }
+  uint32_t *mark = (uint32_t *)g->stream_mark->data;
   for (uint32_t i = 0; i < n; i++) {
     g_return_val_if_fail(members[i] < g->streams->len, id);
     g_array_append_val(g->members, members[i]);
     stream_rec *s = &g_array_index(g->streams, stream_rec, members[i]);
-    /* A stream that appears twice in one task (a device sending to itself) holds it once. */
-    gboolean dup = FALSE;
-    for (uint32_t j = 0; j < i; j++)
-      dup |= members[j] == members[i];
-    if (!dup)
-      g_array_append_val(s->tasks, id);
+    if (mark[members[i]] == g->mark_stamp) {
+      t->dups = 1;
+      continue;
+    }
+    mark[members[i]] = g->mark_stamp;
+    g_array_append_val(s->tasks, id);
   }
   g_array_append_val(g->tasks, *t);
   return id;
@@ -293,13 +306,13 @@ sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
     x->succ[fill[e[2 * i]]++] = e[2 * i + 1];
   for (uint32_t t = 0; t < n; t++) {
     const task_rec *r = TASK(g, t);
-    uint32_t distinct = 0;
+    uint32_t distinct = r->n_members;
     const sim_stream_id *m = &g_array_index(g->members, sim_stream_id, r->members_at);
-    for (uint32_t i = 0; i < r->n_members; i++) {
+    for (uint32_t i = 0; r->dups && i < r->n_members; i++) {
       gboolean dup = FALSE;
       for (uint32_t j = 0; j < i; j++)
         dup |= m[j] == m[i];
-      distinct += !dup;
+      distinct -= dup;
     }
     x->ts[t].streams_needed = distinct;
   }
@@ -444,7 +457,7 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
    * lets a successor on the same stream start at once. */
   for (uint32_t i = 0; i < r->n_members; i++) {
     gboolean dup = FALSE;
-    for (uint32_t j = 0; j < i; j++)
+    for (uint32_t j = 0; r->dups && j < i; j++)
       dup |= m[j] == m[i];
     if (dup)
       continue;

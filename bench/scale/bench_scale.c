@@ -1,10 +1,15 @@
 /* Simulator speed and memory at scale: ResNet-50 data parallel on dgx1-v100 nodes (fat tree,
  * InfiniBand EDR), one iteration, for growing device counts, with the flow network and with the
- * analytic one. Each point runs in its own child process so its peak RSS is its own; wall time
- * is the median of 3 runs.
- * Targets: 1024 GPUs with the flow network under 2 s; 16384 GPUs with the analytic network
- * under 2 s; memory growing at most linearly.
- * Usage: bench_scale [MAX_DEVICES]   (default 16384) */
+ * analytic one, folded (symmetry on: one device built for all, collectives without flows when
+ * exact) and unfolded (every device built, every transfer a flow). Each point runs in its own
+ * child process so its peak RSS is its own; wall time (sim_wall_s) and CPU time (user +
+ * system of the child, the figure to compare on a shared machine) are medians of 3 runs. Each
+ * row ends
+ * with the dtsim command that simulates the same point (its sim_wall_s and the peak RSS of
+ * /usr/bin/time -v are the same figures).
+ * Targets (issue 16): flow, folded: 16384 GPUs in at most 1 s and 200 MB, 65536 GPUs in at
+ * most 4 s and 1 GB, 1000000 GPUs accepted; at most 10 KB per device.
+ * Usage: bench_scale [MAX_DEVICES [MAX_UNFOLDED]]   (defaults 1000000 and 4096) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -15,6 +20,7 @@
 
 typedef struct {
   double wall_s;
+  double cpu_s;           /* user + system CPU time of the whole child */
   long maxrss_kb;
   uint64_t events;
   double iteration_s;
@@ -46,6 +52,8 @@ static int run_child(int nodes, const char *net, int symmetry, result *out)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     res.wall_s = r.sim_wall_s;
+    res.cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+                (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
     res.maxrss_kb = ru.ru_maxrss;
     res.events = r.events;
     res.iteration_s = r.iteration_time_s;
@@ -69,29 +77,42 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-  int max_devices = argc > 1 ? atoi(argv[1]) : 16384;
-  printf("%-9s %-8s %-9s %12s %10s %12s %14s\n", "network", "devices", "symmetry", "wall_s",
-         "peak_MB", "events", "iteration_ms");
+  int max_devices = argc > 1 ? atoi(argv[1]) : 1000000;
+  int max_unfolded = argc > 2 ? atoi(argv[2]) : 4096;
+  printf("# %s %d %d\n", argv[0], max_devices, max_unfolded);
+  printf("%-9s %-8s %-9s %10s %10s %10s %8s %12s %14s  %s\n", "network", "devices", "symmetry",
+         "wall_s", "cpu_s", "peak_MB", "KB/dev", "events", "iteration_ms", "command");
   const struct {
     const char *net;
     int symmetry;
     int max;
-  } modes[] = {{"flow", 0, 4096}, {"analytic", 1, 1 << 30}, {"analytic", 0, 4096}};
+  } modes[] = {{"flow", 1, 1 << 30},
+               {"flow", 0, max_unfolded},
+               {"analytic", 1, 1 << 30},
+               {"analytic", 0, max_unfolded}};
+  const int counts[] = {64, 256, 1024, 4096, 16384, 65536, 262144, 1000000};
   for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
-    for (int devices = 64; devices <= max_devices && devices <= modes[m].max; devices *= 4) {
-      double walls[3];
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+      int devices = counts[k];
+      if (devices > max_devices || devices > modes[m].max)
+        break;
+      double walls[3], cpus[3];
       result r = {0};
-      for (int k = 0; k < 3; k++) {
+      for (int rep = 0; rep < 3; rep++) {
         if (run_child(devices / 8, modes[m].net, modes[m].symmetry, &r) != 0) {
           fprintf(stderr, "bench_scale: %d devices failed\n", devices);
           return 1;
         }
-        walls[k] = r.wall_s;
+        walls[rep] = r.wall_s;
+        cpus[rep] = r.cpu_s;
       }
       qsort(walls, 3, sizeof walls[0], cmp);
-      printf("%-9s %-8d %-9s %12.4f %10.1f %12llu %14.3f\n", modes[m].net, devices,
-             modes[m].symmetry ? "on" : "off", walls[1], r.maxrss_kb / 1024.0,
-             (unsigned long long)r.events, r.iteration_s * 1e3);
+      qsort(cpus, 3, sizeof cpus[0], cmp);
+      printf("%-9s %-8d %-9s %10.4f %10.4f %10.1f %8.2f %12llu %14.3f  dtsim run --nodes %d "
+             "--topology fat-tree --inter ib-edr --net-model %s --symmetry %s --json\n",
+             modes[m].net, devices, modes[m].symmetry ? "on" : "off", walls[1], cpus[1],
+             r.maxrss_kb / 1024.0, r.maxrss_kb * 1.024 / devices, (unsigned long long)r.events,
+             r.iteration_s * 1e3, devices / 8, modes[m].net, modes[m].symmetry ? "on" : "off");
       fflush(stdout);
     }
   return 0;

@@ -23,11 +23,12 @@ struct sim_event {
 };
 
 #define SEQ_DEAD UINT64_MAX
+#define FREE_END UINT32_MAX
 
-/* 16 bytes, so the four children of a node fill one 64-byte cache line. `tag` holds the low
- * 32 bits of the entry's sequence number (high half) and the event's pool index (low half).
- * Sequence numbers compare by serial-number arithmetic on 32 bits: FIFO order among equal
- * times holds for events scheduled within 2^31 schedule calls of each other. */
+/* 16 bytes, so the four children of a node fill one 64-byte cache line. `tag` holds the
+ * entry's sequence number (high half) and the event's pool index (low half). Sequence numbers
+ * stay below 2^32: before they would pass it, the pending events are renumbered from 0 in
+ * their order (renumber()), so FIFO order among equal times always holds. */
 typedef struct {
   sim_time_ps time;
   uint64_t tag;
@@ -74,7 +75,8 @@ struct sim_engine {
 
   sim_event **slabs;      /* event index -> slabs[index >> SLAB_SHIFT][index & mask] */
   size_t n_slabs, slabs_cap;
-  GArray *free_index;     /* uint32_t indices of free events */
+  uint32_t free_head;     /* pool: first free event (its `arg` holds the next), or FREE_END */
+  GArray *free_index;     /* no pool: uint32_t indices of free events */
 
   gboolean stopped;
   uint64_t events;
@@ -102,9 +104,10 @@ static inline sim_event *event_at(const sim_engine *e, uint32_t index)
   return &e->slabs[index >> SLAB_SHIFT][index & (SLAB_EVENTS - 1)];
 }
 
+#ifdef SIM_EVENT_POOL
 static sim_event *event_alloc(sim_engine *e)
 {
-  if (e->free_index->len == 0) {
+  if (e->free_head == FREE_END) {
     g_assert(e->n_slabs < ((size_t)UINT32_MAX >> SLAB_SHIFT));
     if (e->n_slabs == e->slabs_cap) {
       e->slabs_cap = e->slabs_cap ? 2 * e->slabs_cap : 64;
@@ -113,17 +116,40 @@ static sim_event *event_alloc(sim_engine *e)
     sim_event *slab = g_new(sim_event, SLAB_EVENTS);
     uint32_t base = (uint32_t)(e->n_slabs << SLAB_SHIFT);
     e->slabs[e->n_slabs++] = slab;
+    /* Free events form a list through their `arg`, lowest index first. */
     for (uint32_t i = SLAB_EVENTS; i-- > 0;) {
-      uint32_t index = base + i;
-      g_array_append_val(e->free_index, index);
+      slab[i].arg = e->free_head;
+      slab[i].index = base + i;
+      e->free_head = base + i;
     }
+  }
+  sim_event *ev = event_at(e, e->free_head);
+  e->free_head = (uint32_t)ev->arg;
+  return ev;
+}
+
+static inline void event_release(sim_engine *e, sim_event *ev)
+{
+  ev->arg = e->free_head;
+  e->free_head = ev->index;
+}
+#else
+static sim_event *event_alloc(sim_engine *e)
+{
+  if (e->free_index->len == 0) {
+    g_assert(e->n_slabs < UINT32_MAX);
+    if (e->n_slabs == e->slabs_cap) {
+      e->slabs_cap = e->slabs_cap ? 2 * e->slabs_cap : 64;
+      e->slabs = g_renew(sim_event *, e->slabs, e->slabs_cap);
+    }
+    uint32_t index = (uint32_t)e->n_slabs;
+    e->slabs[e->n_slabs++] = NULL;
+    g_array_append_val(e->free_index, index);
   }
   uint32_t index = g_array_index(e->free_index, uint32_t, e->free_index->len - 1);
   g_array_set_size(e->free_index, e->free_index->len - 1);
-#ifndef SIM_EVENT_POOL
   if (e->slabs[index] == NULL)
     e->slabs[index] = g_new(sim_event, 1);
-#endif
   sim_event *ev = event_at(e, index);
   ev->index = index;
   return ev;
@@ -132,20 +158,24 @@ static sim_event *event_alloc(sim_engine *e)
 static void event_release(sim_engine *e, sim_event *ev)
 {
   uint32_t index = ev->index;
-#ifndef SIM_EVENT_POOL
   /* Free the memory so AddressSanitizer catches any use of a fired event's handle. */
   g_free(ev);
   e->slabs[index] = NULL;
-#endif
   g_array_append_val(e->free_index, index);
 }
+#endif
 
 /* ---- Heap -------------------------------------------------------------------------------- */
 
+/* (time, tag) as one 128-bit number: time first, then the sequence number in the tag's high
+ * half (the pool index below it never decides, sequence numbers being unique). Times are never
+ * negative. One wide comparison, without branches: the order of random event times is
+ * unpredictable, and mispredicted branches were most of the cost of the descent. */
 static inline gboolean entry_less(const heap_entry *a, const heap_entry *b)
 {
-  return a->time < b->time ||
-         (a->time == b->time && (int32_t)(TAG_SEQ(a->tag) - TAG_SEQ(b->tag)) < 0);
+  unsigned __int128 ka = (unsigned __int128)(uint64_t)a->time << 64 | a->tag;
+  unsigned __int128 kb = (unsigned __int128)(uint64_t)b->time << 64 | b->tag;
+  return ka < kb;
 }
 
 static inline void heap_place(sim_engine *e, size_t i, heap_entry entry)
@@ -213,14 +243,48 @@ static void heap_push(sim_engine *e, heap_entry entry)
   heap_sift_up(e, e->heap_len - 1);
 }
 
-/* Removes the top entry. */
+/* Removes the top entry. The hole left at the root goes down along the smallest children to
+ * the bottom level, and the last entry fills it from there, rising as far as it must (Floyd's
+ * variant): the last entry usually belongs near the bottom, so this saves the comparison with
+ * it at every level. Children are picked without branches. */
 static void heap_pop(sim_engine *e)
 {
-  e->heap_len--;
-  if (e->heap_len == 0)
+  size_t n = --e->heap_len;
+  if (n == 0)
     return;
-  e->heap[0] = e->heap[e->heap_len];
-  heap_sift_down(e, 0);
+  heap_entry last = e->heap[n];
+  heap_entry *h = e->heap;
+  size_t i = 0;
+  for (;;) {
+    size_t first = HEAP_ARITY * i + 1;
+    if (first + HEAP_ARITY <= n) {
+      size_t grand = HEAP_ARITY * first + 1;
+      if (grand < n)
+        __builtin_prefetch(&h[grand]);
+      size_t a = first + entry_less(&h[first + 1], &h[first]);
+      size_t b = first + 2 + entry_less(&h[first + 3], &h[first + 2]);
+      size_t best = entry_less(&h[b], &h[a]) ? b : a;
+      h[i] = h[best];
+      i = best;
+      continue;
+    }
+    if (first < n) {
+      size_t best = first;
+      for (size_t c = first + 1; c < n; c++)
+        best = entry_less(&h[c], &h[best]) ? c : best;
+      h[i] = h[best];
+      i = best;
+    }
+    break;
+  }
+  while (i > 0) {
+    size_t parent = (i - 1) / HEAP_ARITY;
+    if (!entry_less(&last, &h[parent]))
+      break;
+    h[i] = h[parent];
+    i = parent;
+  }
+  h[i] = last;
 }
 
 static inline gboolean entry_live(const heap_entry *en, const sim_event *ev)
@@ -262,6 +326,53 @@ static void note_stale(sim_engine *e)
     heap_compact(e);
 }
 
+/* Sequence numbers at which the pending events are renumbered (the tag holds 32 bits). */
+#define SEQ_LIMIT ((uint64_t)UINT32_MAX)
+
+typedef struct {
+  uint64_t seq;
+  size_t pos;
+} seq_pos;
+
+static int seq_pos_cmp(const void *a, const void *b)
+{
+  uint64_t x = ((const seq_pos *)a)->seq, y = ((const seq_pos *)b)->seq;
+  return (x > y) - (x < y);
+}
+
+/* Gives the pending events the sequence numbers 0, 1, ... in the order of their current ones;
+ * every comparison between entries keeps its outcome, so the heap stays a heap. */
+static void renumber(sim_engine *e)
+{
+  heap_compact(e);
+  size_t n = e->heap_len;
+  seq_pos *order = g_new(seq_pos, n ? n : 1);
+  for (size_t i = 0; i < n; i++)
+    order[i] = (seq_pos){event_at(e, TAG_INDEX(e->heap[i].tag))->seq, i};
+  qsort(order, n, sizeof *order, seq_pos_cmp);
+  for (size_t k = 0; k < n; k++) {
+    heap_entry *en = &e->heap[order[k].pos];
+    sim_event *ev = event_at(e, TAG_INDEX(en->tag));
+    ev->seq = k;
+    en->tag = TAG(k, TAG_INDEX(en->tag));
+  }
+  g_free(order);
+  e->next_seq = n;
+}
+
+static inline uint64_t take_seq(sim_engine *e)
+{
+  if (G_UNLIKELY(e->next_seq >= SEQ_LIMIT))
+    renumber(e);
+  return e->next_seq++;
+}
+
+void sim__engine_set_next_seq(sim_engine *e, uint64_t seq)
+{
+  g_return_if_fail(seq >= e->next_seq && seq <= SEQ_LIMIT);
+  e->next_seq = seq;
+}
+
 /* ---- Lifecycle ------------------------------------------------------------------------------ */
 
 static void span_free(gpointer p) { g_free(p); }
@@ -270,6 +381,7 @@ sim_engine *sim_engine_new(void)
 {
   sim_engine *e = g_new0(sim_engine, 1);
   e->free_index = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  e->free_head = FREE_END;
   e->observers = g_array_new(FALSE, FALSE, sizeof(observer));
   e->procs = g_array_new(FALSE, FALSE, sizeof(proc_rec));
   e->tracks = g_array_new(FALSE, FALSE, sizeof(track_rec));
@@ -325,7 +437,7 @@ sim_event *sim_engine_schedule_at(sim_engine *e, sim_time_ps at_ps, sim_event_fn
   ev->data = data;
   ev->arg = arg;
   ev->time = at_ps;
-  ev->seq = e->next_seq++;
+  ev->seq = take_seq(e);
   ev->refs = 1;
   heap_push(e, (heap_entry){at_ps, TAG(ev->seq, ev->index)});
   e->live++;
@@ -361,8 +473,9 @@ gboolean sim_engine_reschedule(sim_engine *e, sim_event *ev, sim_time_ps at_ps)
     return TRUE;  /* keeps its place among equal times */
   if (at_ps == SIM_TIME_MAX)
     e->saturated++;
+  uint64_t seq = take_seq(e);   /* may renumber the old entry, which then goes stale */
   ev->time = at_ps;
-  ev->seq = e->next_seq++;
+  ev->seq = seq;
   ev->refs++;
   heap_push(e, (heap_entry){at_ps, TAG(ev->seq, ev->index)});
   note_stale(e);

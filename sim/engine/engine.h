@@ -68,6 +68,10 @@ double sim_engine_events_per_s(const sim_engine *engine);
  * runs mean the same events happened in the same order. */
 uint64_t sim_engine_trace_hash(const sim_engine *engine);
 
+/* Internal, for tests: makes `seq` the next sequence number (at most 2^32 - 1, where the
+ * pending events are renumbered), to reach the renumbering without 4e9 schedule calls. */
+void sim__engine_set_next_seq(sim_engine *engine, uint64_t seq);
+
 /* ---- Tracks and observers -------------------------------------------------------------- */
 
 /* What a process of the trace stands for; trace writers use it to order and colour. */

@@ -416,3 +416,38 @@ void dt_json_double(GString *out, double v)
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
   g_string_append(out, g_ascii_formatd(buf, sizeof buf, "%.12g", v));
 }
+
+void dt_json_int(GString *out, int64_t v)
+{
+  g_string_append_printf(out, "%" G_GINT64_FORMAT, v);
+}
+
+void dt_json_next(GString *out)
+{
+  char last = out->len > 0 ? out->str[out->len - 1] : '{';
+  if (last != '{' && last != '[' && last != ':')
+    g_string_append_c(out, ',');
+}
+
+void dt_json_key(GString *out, const char *key)
+{
+  dt_json_next(out);
+  dt_json_string(out, key);
+  g_string_append_c(out, ':');
+}
+
+void dt_csv_field(GString *out, const char *s)
+{
+  s = s ? s : "";
+  if (strpbrk(s, ",\"\r\n") == NULL) {
+    g_string_append(out, s);
+    return;
+  }
+  g_string_append_c(out, '"');
+  for (const char *p = s; *p; p++) {
+    if (*p == '"')
+      g_string_append_c(out, '"');
+    g_string_append_c(out, *p);
+  }
+  g_string_append_c(out, '"');
+}

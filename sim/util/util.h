@@ -163,5 +163,16 @@ gboolean dt_outfile_check(const char *path, const char *what, GError **error);
  * locale, or null when it is not finite (NaN and infinities are not JSON). */
 void dt_json_string(GString *out, const char *s);
 void dt_json_double(GString *out, double v);
+void dt_json_int(GString *out, int64_t v);
+/* For objects and arrays: dt_json_next writes the comma before a member or element (none at the
+ * start, after '{' or '[', or after a key's ':'); dt_json_key writes it and then "key":. */
+void dt_json_next(GString *out);
+void dt_json_key(GString *out, const char *key);
+
+/* ---- CSV ------------------------------------------------------------------------------------- */
+
+/* One CSV field (RFC 4180): as it is, or quoted with its quotes doubled when it holds a comma,
+ * a quote, a carriage return or a newline. */
+void dt_csv_field(GString *out, const char *s);
 
 #endif

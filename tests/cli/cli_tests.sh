@@ -76,7 +76,7 @@ d=$("$DTSIM" run "$TMP/s.ini" --devices-per-node 4 --json | json_num devices)
 
 # --- limits: refused with one line, or simulated correctly -----------------------------------
 expect_error "over a million devices" 2 run --nodes 125001 --net-model analytic
-expect_error "flow model beyond its size" 2 run --nodes 8193 --net-model flow
+expect_error "flow model beyond its size" 2 run --nodes 125001 --net-model flow
 expect_error "collective size over 16 EiB" 2 collective --bytes 17E
 expect_error "collective time overflowing the clock" 2 collective --bytes 15E --nodes 2
 expect_error "NaN bucket" 2 run --bucket-mib nan
@@ -90,6 +90,10 @@ expect_error "more threads than a Xeon Phi 7250 has (272)" 2 run --system stampe
 expect_error "threads on a GPU" 2 run --threads 4
 t=$("$DTSIM" run --system stampede2-knl --model chaos-large --batch 272 --threads 272 --json 2>"$TMP/err" | json_num iteration_time_s)
 awk -v t="$t" 'BEGIN { exit !(t > 0) }' && ok "272 threads on a Xeon Phi 7250 ($t s)" || bad "phi threads: '$t' $(cat "$TMP/err")"
+expect_error "chaos on a GPU" 2 run --strategy chaos --device v100-sxm2-16gb --model chaos-small
+expect_error "chaos with a batch" 2 run --strategy chaos --device xeon-phi-7120p --model chaos-small --batch 8
+expect_error "chaos beyond 244 threads of a 7120P" 2 run --strategy chaos --device xeon-phi-7120p --model chaos-small --threads 245
+expect_value "chaos on one thread is its own baseline" speedup 1 1e-9 run --strategy chaos --device xeon-phi-7120p --model chaos-small --threads 1
 # A million devices with the analytic network is simulated (one device stands for all).
 t=$("$DTSIM" run --nodes 125000 --net-model analytic --json 2>"$TMP/err" | json_num devices)
 [ "$t" = "1000000" ] && ok "a million devices simulate" || bad "a million devices: '$t' $(cat "$TMP/err")"

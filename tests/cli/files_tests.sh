@@ -98,7 +98,9 @@ grep -q 'x\\xe9.json' "$TMP/err" && ok "byte shown as \\xe9" || bad "escape: $(c
 [ "$(wc -l <"$TMP/sweep.csv")" -eq 4 ] && head -n 1 "$TMP/sweep.csv" | grep -q '^variant,' &&
   ok "sweep --csv: a header and 3 point rows" || bad "sweep csv: $(wc -l <"$TMP/sweep.csv") lines"
 printf 'keep me\n' >"$TMP/old.csv"
-expect_error "sweep refused before simulating" 2 sweep --model lenet5 --devices 1..1000000 --csv "$TMP/old.csv"
+# The last point (12 devices: more than a node of 8 and not a multiple of it) is refused before
+# the first is simulated, and the old file stays.
+expect_error "sweep refused before simulating" 2 sweep --model lenet5 --devices 1,2,12 --csv "$TMP/old.csv"
 [ "$(cat "$TMP/old.csv")" = "keep me" ] && ok "refused sweep leaves the old --csv" || bad "old csv replaced"
 
 # --- 4. input limits -----------------------------------------------------------------------------

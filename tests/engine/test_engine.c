@@ -70,6 +70,52 @@ static void schedule_past(sim_engine *e, void *data, uint64_t arg)
 
 static void noop(sim_engine *e, void *data, uint64_t arg) {}
 
+/* Sequence numbers reach 2^32 - 1: the pending events are renumbered, and the order (time,
+ * then scheduling order) is still that of a stable sort, across the renumbering, with
+ * cancelled and rescheduled events among them. */
+static void test_sequence_renumbering(void **state)
+{
+  const size_t n = 3000;
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autofree ref_event *want = g_new(ref_event, n);
+  g_autofree sim_event **evs = g_new(sim_event *, n);
+  recorder rec = {g_new(ref_event, n), 0};
+  size_t k = 0;
+  uint64_t rng = 12345;
+  for (size_t i = 0; i < n; i++) {
+    if (i == n / 3)
+      sim__engine_set_next_seq(e, UINT32_MAX - 7);  /* renumbering 7 schedules later */
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    sim_time_ps t = (sim_time_ps)((rng >> 33) % 16);   /* many equal times */
+    evs[i] = sim_engine_schedule_at(e, t, record, &rec, i);
+    want[k++] = (ref_event){t, i};
+  }
+  /* Cancel every 10th event; move every 7th (not cancelled) to time 20 + i % 5: it takes the
+   * order of a new schedule call. */
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i % 10 == 0) {
+      sim_engine_cancel(e, evs[i]);
+      continue;
+    }
+    if (i % 7 == 0) {
+      sim_time_ps t = 20 + (sim_time_ps)(i % 5);
+      assert_true(sim_engine_reschedule(e, evs[i], t));
+      want[m++] = (ref_event){t, n + i};
+      continue;
+    }
+    want[m++] = want[i];
+  }
+  assert_int_equal(sim_engine_run(e), m);
+  qsort(want, m, sizeof *want, cmp_ref);
+  for (size_t i = 0; i < m; i++) {
+    assert_int_equal(rec.seen[i].t, want[i].t);
+    /* Rescheduled events carry their original index as arg. */
+    assert_int_equal(rec.seen[i].order, want[i].order >= n ? want[i].order - n : want[i].order);
+  }
+  g_free(rec.seen);
+}
+
 static void test_refuses_past(void **state)
 {
   g_autoptr(sim_engine) e = sim_engine_new();
@@ -233,7 +279,7 @@ int main(void)
       cmocka_unit_test(test_heap_order_fifo_1e6), cmocka_unit_test(test_refuses_past),
       cmocka_unit_test(test_cancel_reschedule),   cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_time_arithmetic),     cmocka_unit_test(test_observers),
-      cmocka_unit_test(test_watchdog),
+      cmocka_unit_test(test_watchdog),           cmocka_unit_test(test_sequence_renumbering),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,6 +117,21 @@ case "$case_" in
     cmp -s "$out.a" "$out.b" || { diff "$out.a" "$out.b" | head -5; fail "differs from dtsim sweep"; }
     echo "ok: 10 points in order, the same as dtsim sweep"
     ;;
+  sweep-nodes)
+    # A list of node counts, as `dtsim sweep --nodes 1,2` takes it (issue 12: dtsim-mpi once
+    # refused it): the same points, in the same order.
+    launch "$n" sweep --model lenet5 --system dgx1-v100 --nodes 1,2 --json \
+      || { cat "$out.stderr" >&2; fail "sweep --nodes 1,2 failed"; }
+    "$DTSIM" sweep --model lenet5 --system dgx1-v100 --nodes 1,2 --json >"$out.ref" 2>/dev/null \
+      || fail "dtsim sweep --nodes 1,2 failed"
+    [ "$(wc -l <"$out.stdout")" -eq 2 ] || { cat "$out.stdout"; fail "expected 2 points"; }
+    grep -q '"nodes":2' "$out.stdout" || fail "no 2-node point"
+    strip() { sed 's/"sim_wall_s":[0-9.e+-]*,\{0,1\}//' "$1"; }
+    strip "$out.stdout" >"$out.a"
+    strip "$out.ref" >"$out.b"
+    cmp -s "$out.a" "$out.b" || { diff "$out.a" "$out.b" | head -5; fail "differs from dtsim sweep"; }
+    echo "ok: 2 points (1 and 2 nodes), the same as dtsim sweep"
+    ;;
   replay)
     launch "$n" replay --model resnet18 --batch 16 --system dgx1-v100 --iterations 2 \
       --bucket-mib 10 --sleep --trace "$out.sim.json" --measured-trace "$out.meas.json" \

@@ -87,7 +87,7 @@ int main(int argc, char **argv)
     return fail(path, "no traceEvents array", -1);
   JsonArray *events = json_node_get_array(evn);
   guint n = json_array_get_length(events);
-  g_autoptr(GHashTable) named = g_hash_table_new(g_int64_hash, g_int64_equal);
+  g_autoptr(GHashTable) named = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
   g_autoptr(GHashTable) slices = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
                                                        (GDestroyNotify)g_array_unref);
   g_autoptr(GHashTable) flows = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);

@@ -412,6 +412,31 @@ static void test_size_list(void **state)
   assert_int_equal(x->len, 64);
 }
 
+/* JSON members and elements: commas between, none after an opening brace, bracket or key;
+ * CSV fields quoted (quotes doubled) only when they hold a comma, quote or line break. */
+static void test_json_csv_writers(void **state)
+{
+  g_autoptr(GString) o = g_string_new("{");
+  dt_json_key(o, "a");
+  dt_json_int(o, -3);
+  dt_json_key(o, "b\"");
+  g_string_append_c(o, '[');
+  dt_json_next(o);
+  dt_json_int(o, INT64_MAX);
+  dt_json_next(o);
+  dt_json_string(o, "x");
+  g_string_append(o, "]}");
+  assert_string_equal(o->str, "{\"a\":-3,\"b\\\"\":[9223372036854775807,\"x\"]}");
+  static const char *const in[] = {"plain", "a,b", "say \"hi\"", "two\nlines", "", NULL};
+  static const char *const out[] = {"plain", "\"a,b\"", "\"say \"\"hi\"\"\"", "\"two\nlines\"",
+                                    "", ""};
+  for (int i = 0; i < 6; i++) {
+    g_autoptr(GString) f = g_string_new(NULL);
+    dt_csv_field(f, in[i]);
+    assert_string_equal(f->str, out[i]);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -420,6 +445,7 @@ int main(void)
       cmocka_unit_test(test_outfile_targets), cmocka_unit_test(test_outfile_signals),
       cmocka_unit_test(test_read_file), cmocka_unit_test(test_escape),
       cmocka_unit_test(test_option_bytes), cmocka_unit_test(test_size_list),
+      cmocka_unit_test(test_json_csv_writers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

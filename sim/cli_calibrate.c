@@ -120,6 +120,7 @@ int dtsim_cmd_calibrate(int argc, char **argv)
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("MEASURED.csv");
   g_option_context_set_summary(ctx, "Fit device-model efficiencies to measured step times.");
+  dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(ctx, entries, NULL);
   int status = 0;
   if (!dtsim_cli_parse(ctx, "calibrate", &argc, &argv, &status))

@@ -171,6 +171,7 @@ int dtsim_cmd_describe(int argc, char **argv)
        "also write the model in dtsim's JSON workload format", "FILE"},
       {NULL}};
   g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - describe a model layer by layer");
+  dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(ctx, entries, NULL);
   int status;
   if (!dtsim_cli_parse(ctx, "describe", &argc, &argv, &status))

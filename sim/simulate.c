@@ -148,6 +148,10 @@ comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error)
 static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboolean outputs,
                               sim_report *r, sim_outcome *keep, GError **error)
 {
+  /* Every output can be written, or nothing is simulated. */
+  if (outputs && ((s->trace && !dt_outfile_check(s->trace, "--trace", error)) ||
+                  (s->csv && !dt_outfile_check(s->csv, "--csv", error))))
+    return FALSE;
   const sim_strategy *strategy = s->strategy;
   comm_net_model net_model = s->net_model;
   g_autoptr(comm_topology) topo = sim_scenario_topology(s, error);

@@ -152,6 +152,11 @@ GPtrArray *sim_sweep_expand(const sim_scenario *base, GError **error)
           pt->variant = g_string_free(g_steal_pointer(&v), FALSE);
           g_ptr_array_add(points, pt);
         }
+  /* Refuse a point the network model cannot simulate before simulating any. */
+  for (guint i = 0; i < points->len; i++)
+    if (!sim_check_net_scale(((sim_sweep_point *)points->pdata[i])->devices,
+                             base->net_model == COMM_NET_FLOW, error))
+      return NULL;
   return g_steal_pointer(&points);
 }
 

@@ -236,6 +236,39 @@ case "$case_" in
     status=0; launch "$n" calibrate --sizes 1K,banana || status=$?
     expect_one_message "$status" "banana"
     ;;
+  files)
+    # Options refused before anything is measured (the calibration takes minutes).
+    status=0; launch "$n" validate --sizes 0 || status=$?
+    expect_one_message "$status" "--sizes: 0 bytes is too small"
+    [ "$status" -ne 2 ] && fail "validate --sizes 0: status $status, expected 2"
+    status=0; launch "$n" validate --net-model x || status=$?
+    expect_one_message "$status" "--net-model: 'x' is not flow or analytic"
+    grep -q "calibrating" "$out.stdout" && fail "--net-model x was refused after calibrating"
+    status=0; launch "$n" validate --report "$WORKDIR/no/such/dir/r.md" || status=$?
+    expect_one_message "$status" "--report: cannot write"
+    status=0; launch "$n" calibrate -o "$WORKDIR/no/such/dir/s.ini" || status=$?
+    expect_one_message "$status" "--output: cannot write"
+    [ -s "$out.stdout" ] && fail "calibrate printed measurements before refusing -o"
+    # A failing replay removes every rank's scratch folder.
+    scratch=$out.tmp
+    rm -rf "$scratch"; mkdir -p "$scratch"
+    status=0; TMPDIR=$scratch launch "$n" replay --model resnet18 --strategy pp || status=$?
+    expect_one_message "$status" "cannot be replayed"
+    [ -z "$(ls "$scratch")" ] || fail "scratch folders left: $(ls "$scratch")"
+    # ... and one that fails after the scratch folder is made (too few ranks for the servers).
+    status=0
+    TMPDIR=$scratch launch "$n" replay --model resnet18 --strategy ps --ps-placement dedicated \
+      --ps-count "$n" || status=$?
+    expect_one_message "$status" "launch W + $n ranks"
+    [ -z "$(ls "$scratch")" ] || fail "scratch folders left: $(ls "$scratch")"
+    echo "ok: no scratch folder left"
+    # COMMAND --help works without mpirun.
+    for c in calibrate validate replay sweep; do
+      timeout "$LIMIT" "$DTSIM_MPI" $c --help >"$out.stdout" 2>"$out.stderr" || fail "$c --help: status $?"
+      grep -q "^Usage:" "$out.stdout" || fail "$c --help printed no usage"
+    done
+    echo "ok: COMMAND --help without mpirun"
+    ;;
   *)
     fail "unknown case $case_"
     ;;

@@ -427,14 +427,21 @@ static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_byt
     for (uint32_t i = 0; i < n; i++) {
       uint32_t me = c * n + i, prev = c * n + (i + n - 1) % n;
       ms = MIN(ms, share[me]);
-      sim_time_ps t = MAX(t_flow[me], t_flow[prev]) +
-                      MAX(l_route[me], l_route[prev]) * (sim_time_ps)(n - 2) +
-                      step * (sim_time_ps)(n - 1);
+      /* Saturating: a huge buffer must report a clock overflow, not wrap. */
+      sim_time_ps hops, steps, t = MAX(t_flow[me], t_flow[prev]);
+      if (!sim_time_mul(MAX(l_route[me], l_route[prev]), (int64_t)n - 2, &hops))
+        hops = SIM_TIME_MAX;
+      if (!sim_time_mul(step, (int64_t)n - 1, &steps))
+        steps = SIM_TIME_MAX;
+      t = sim_time_add_sat(sim_time_add_sat(t, hops), steps);
       phase = MAX(phase, t);
     }
   if (min_share)
     *min_share = ms;
-  return launch + phase * (sim_time_ps)phases;
+  sim_time_ps all;
+  if (!sim_time_mul(phase, (int64_t)phases, &all))
+    all = SIM_TIME_MAX;
+  return sim_time_add_sat(launch, all);
 }
 
 /* Closed form of every flow at once (alltoall, NVLS): the slowest flow. */
@@ -587,8 +594,8 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     uint32_t stages = (allreduce ? 2 : 1) * (n - 1);
     double f = fill_s(stages, (double)wire / ((double)C * n), slice_max_bytes(),
                       cx->ring_share * 1.0);
-    out->fill_ps = (sim_time_ps)llround(f * 1e12);
-    out->launch_ps += out->fill_ps;
+    out->fill_ps = sim_time_from_s(f);
+    out->launch_ps = sim_time_add_sat(out->launch_ps, out->fill_ps);
   }
   if (aa == A_RING && (op == COMM_COLL_ALLREDUCE || op == COMM_COLL_ALLGATHER ||
                        op == COMM_COLL_REDUCE_SCATTER)) {

@@ -109,8 +109,11 @@ gboolean dev_calib_add_row(dev_calib *c, const char *label, const char *device,
                            gboolean host_overhead, uint64_t input_bytes, uint64_t link_bytes,
                            double measured_s, GError **error)
 {
-  if (!(measured_s > 0) || !isfinite(measured_s)) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: measured time must be positive", label);
+  /* 1 ns is below any kernel launch and 1e6 s (11.6 days) above any training step or kernel
+   * measured; outside them the relative errors would overflow to infinity. */
+  if (!(measured_s >= 1e-9 && measured_s <= 1e6)) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: measured time %g s is outside 1 ns to 1e6 s", label, measured_s);
     return FALSE;
   }
   gint d = device_index(c, device, error);
@@ -328,6 +331,13 @@ gboolean dev_calib_fit(dev_calib *c, gboolean leave_one_out, GError **error)
     }
     c->loo_mape = mape_of(c, G_STRUCT_OFFSET(row, pred_loo_s));
     apply(c, c->theta);
+  }
+  /* No infinity or NaN reaches a table, JSON or an overlay. */
+  if (!isfinite(c->default_mape) || !isfinite(c->fit_mape) ||
+      (leave_one_out && c->rows->len > 1 && !isfinite(c->loo_mape))) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "the fit's error is not a finite number: a "
+                "measured time is out of scale with every prediction");
+    return FALSE;
   }
   return TRUE;
 }
@@ -600,11 +610,9 @@ gboolean dev_calib_load_csv(dev_calib *c, const char *path, const char *only_dev
                             GError **error)
 {
   g_autofree char *data = NULL;
-  g_autoptr(GError) local = NULL;
-  if (!g_file_get_contents(path, &data, NULL, &local)) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: cannot read: %s", path, local->message);
+  gsize len = 0;
+  if (!dt_read_file(path, NULL, DT_INPUT_MAX_BYTES, &data, &len, error))
     return FALSE;
-  }
   g_auto(GStrv) lines = g_strsplit(data, "\n", -1);
   if (lines[0] == NULL || *g_strstrip(lines[0]) == '\0') {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: empty file", path);

@@ -40,6 +40,7 @@ typedef struct {
   double peak_tflops_fp16_tensor;  /* tensor cores fp16 (dense); 0: none */
   double peak_tflops_bf16_tensor;  /* tensor cores bf16 (dense); 0: none */
   double peak_tflops_tf32_tensor;  /* tensor cores tf32 (dense); 0: none */
+  double peak_tflops_fp8_tensor;   /* tensor cores fp8 inputs (dense); 0: none */
   double memory_bandwidth_GBps;    /* peak DRAM/HBM bandwidth, 1e9 bytes/s */
   double sms;                      /* GPU streaming multiprocessors */
   double cores;                    /* Phi cores */
@@ -51,6 +52,8 @@ typedef struct {
   double fma_units;                /* Phi/CPU vector FMA units per core */
   double per_core_bandwidth_GBps;  /* Phi/CPU bandwidth one core can draw */
   double fp32_issue_fraction;      /* GPU: fp32 throughput an SM sustains without dual issue */
+  double coherence_latency_ns;     /* Phi/CPU: a core's read or ownership request of a cache
+                                    * line another core modified, nanoseconds */
   /* [efficiency] fractions of peak; fitted by calibration */
   double eff_conv;       /* implicit-GEMM / direct convolution main loop, fraction of peak */
   double eff_gemm;       /* dense GEMM (fully connected) main loop */
@@ -58,11 +61,20 @@ typedef struct {
   double eff_other;      /* compute-side efficiency of non-GEMM kernels */
   double eff_memory;     /* streaming bandwidth, fraction of peak */
   double k_overhead;     /* GEMM k-loop prologue/epilogue cost, in units of k elements */
+  double eff_attention_fwd;  /* fused attention forward, fraction of tensor peak */
+  double eff_attention_bwd;  /* fused attention backward (its five products), same */
+  double sustained_clock;    /* fraction of the boost clock a GPU holds through a long run
+                              * of dense tensor-core work at its power limit; 0: unset (1, or
+                              * [device] sustained_clock_mhz) */
   /* [software] the stack that runs on the device */
   double kernel_launch_us;     /* per kernel (op) launch and framework dispatch */
   double framework_step_us;    /* per-iteration framework overhead (session run, sync) */
   double winograd_traffic;     /* non-fused Winograd: transform traffic / op bytes */
   double sync_us;              /* Phi/CPU fork-join barrier per op at 2 threads */
+  double chaos_efficiency;     /* Phi/CPU: rate CHAOS's own loops reach, fraction of the
+                                * [efficiency] rates (those of tuned libraries) */
+  /* [measured] */
+  double shared_ps_per_byte;   /* a thread's time per byte of a line another core modified */
   /* [host_link] */
   double link_bandwidth_GBps;  /* usable host<->device bandwidth, 1e9 bytes/s */
   double link_latency_us;

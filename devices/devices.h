@@ -87,7 +87,8 @@ double dev_memory_Bps(const dev_device *dev);
  * reduction in a collective runs at. */
 double dev_stream_Bps(const dev_device *dev);
 /* FALSE with an error "WHERE: DEVICE has no PRECISION: why" when the device cannot compute at
- * this precision (tf32 and bf16 on GPUs before Ampere, and on CPUs and Xeon Phi). */
+ * this precision (tf32 and bf16 on GPUs before Ampere, and on CPUs and Xeon Phi; fp8 without fp8 tensor
+ * cores, Hopper and later). */
 gboolean dev_check_precision(const dev_device *dev, wl_precision precision, const char *where,
                              GError **error);
 /* Peak FLOP/s for ops at this precision (tensor cores where the device has them). */
@@ -107,6 +108,29 @@ double dev_clock_mhz(const dev_device *dev);
  * With dynamic scheduling of work over threads (as CHAOS does) this is non-decreasing in
  * compute throughput and shows sync and memory-contention saturation. */
 double dev_thread_speedup(const dev_device *dev, const wl_op_cost *op, unsigned threads);
+
+/* Thread-parallel training where every thread trains its own sample and writes its updates to
+ * shared weights without locks (CHAOS, Hogwild). `threads` are spread evenly over the cores.
+ *
+ * Issue capacity of `threads` threads, in cores' worth of full issue: the sum over cores of the
+ * issue fraction each core reaches with the threads placed on it (Knights Corner: 0.5 with one
+ * thread, 1.0 with two or more). */
+double dev_issue_capacity(const dev_device *dev, unsigned threads);
+/* Seconds one of `threads` concurrent threads takes for `op` on its own sample: the op's
+ * arithmetic at one thread's rate (the [efficiency] rates times software.chaos_efficiency, or
+ * the measured single-thread rates), slowed by the share of its core's issue the thread gets
+ * (threads / issue capacity, relative to one thread alone). A sample's own tensors stay in its
+ * core's cache; only the shared weights travel (dev_shared_weights_s). Xeon Phi and CPU
+ * models; 0 on a GPU. */
+double dev_thread_op_s(const dev_device *dev, const wl_op_cost *op, unsigned threads);
+/* Seconds one of `threads` threads spends on `bytes` of shared weights per sample: its forward
+ * reads every line and its update takes ownership of every line, and each time another core
+ * has most likely written the line since (probability 1 - 1/busy cores). A transfer costs the
+ * coherence latency, or the thread's share of the coherent bandwidth (the streaming bandwidth
+ * over all threads) when that is longer. The measured model uses [measured] shared_ps_per_byte
+ * (a measured transfer, per byte) or its contention table at `threads` (ps per byte with that
+ * many threads streaming), whichever is higher. 0 for one thread or one core. */
+double dev_shared_weights_s(const dev_device *dev, uint64_t bytes, unsigned threads);
 
 /* ---- Calibration ---------------------------------------------------------------------------- */
 

@@ -89,6 +89,7 @@ static void gemm_path(const dev_device *dev, const wl_op_cost *op, double *peak,
   case WL_PREC_FP16: tensor_peak = dev->prm.peak_tflops_fp16_tensor * 1e12; break;
   case WL_PREC_BF16: tensor_peak = dev->prm.peak_tflops_bf16_tensor * 1e12; break;
   case WL_PREC_TF32: tensor_peak = dev->prm.peak_tflops_tf32_tensor * 1e12; align = 4; break;
+  case WL_PREC_FP8: tensor_peak = dev->prm.peak_tflops_fp8_tensor * 1e12; align = 16; break;
   default: break;
   }
   gboolean aligned = (op->gemm_n % align == 0) && (op->gemm_k % align == 0);
@@ -137,10 +138,31 @@ static double winograd_s(const dev_device *dev, const wl_op_cost *op, double pea
   return tc + tm * dev->prm.winograd_traffic;
 }
 
+/* Fused (flash) attention: its matrix products on the tensor cores at a measured fraction of
+ * the peak (FlashAttention-2/3, cuDNN), or its memory traffic, whichever is longer. fp8
+ * attention runs at the bf16 rate: training recipes keep attention in bf16. */
+static double attention_s(const dev_device *dev, const wl_op_cost *op)
+{
+  wl_precision p = op->precision == WL_PREC_FP8 || op->precision == WL_PREC_AMP
+                       ? WL_PREC_BF16 : op->precision;
+  if (op->precision == WL_PREC_AMP || (p == WL_PREC_BF16 && dev->prm.peak_tflops_bf16_tensor <= 0))
+    p = WL_PREC_FP16;
+  double eff = op->pass == WL_PASS_FORWARD ? dev->prm.eff_attention_fwd
+                                           : dev->prm.eff_attention_bwd;
+  gboolean tensor = (p == WL_PREC_FP16 && dev->prm.peak_tflops_fp16_tensor > 0) ||
+                    (p == WL_PREC_BF16 && dev->prm.peak_tflops_bf16_tensor > 0) ||
+                    (p == WL_PREC_TF32 && dev->prm.peak_tflops_tf32_tensor > 0);
+  double rate = tensor ? dev->peak_flops[p] * dev->clock_scale * eff
+                       : dev->vector_flops[p] * dev->prm.eff_gemm;
+  return dev__roofline_s((double)op->flops, rate, bytes_of(op), dev->stream_Bps);
+}
+
 static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsigned threads)
 {
   double bytes = bytes_of(op);
   double t;
+  if (op->kind == WL_OP_ATTENTION)
+    return attention_s(dev, op) + dev->launch_s;
   gboolean gemm_like = (op->kind == WL_OP_CONV || op->kind == WL_OP_GEMM) && op->gemm_m &&
                        op->gemm_n && op->gemm_k;
   if (gemm_like) {
@@ -173,7 +195,8 @@ static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsign
     }
   } else {
     /* Non-GEMM kernels stream their tensors; their arithmetic runs on the vector units. */
-    wl_precision p = op->precision == WL_PREC_AMP ? WL_PREC_FP32 : op->precision;
+    wl_precision p = op->precision == WL_PREC_AMP ? WL_PREC_FP32
+                     : op->precision == WL_PREC_FP8 ? WL_PREC_BF16 : op->precision;
     t = dev__roofline_s((double)op->flops, dev->vector_flops[p] * dev->prm.eff_other, bytes,
                         dev->stream_Bps);
   }
@@ -206,7 +229,9 @@ static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *o
   /* The datasheet rates are at the boost clock; under sustained load a power- or
    * thermal-limited board holds a lower clock, and every arithmetic rate scales with it.
    * Memory bandwidth does not: the memory clock is fixed. */
-  dev->clock_scale = p->sustained_clock_mhz > 0 ? p->sustained_clock_mhz / p->clock_mhz : 1.0;
+  dev->clock_scale = p->sustained_clock_mhz > 0 ? p->sustained_clock_mhz / p->clock_mhz
+                     : p->sustained_clock > 0   ? p->sustained_clock
+                                                : 1.0;
   dev->units = (unsigned)p->sms;
   dev->hw_threads = dev->units;
   dev->stream_Bps = p->memory_bandwidth_GBps * 1e9 * p->eff_memory;
@@ -223,6 +248,7 @@ static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *o
   dev->vector_flops[WL_PREC_FP16] = sustained16;
   dev->vector_flops[WL_PREC_BF16] = sustained32;
   dev->vector_flops[WL_PREC_AMP] = sustained16;
+  dev->vector_flops[WL_PREC_FP8] = sustained32;
   dev->peak_flops[WL_PREC_FP32] = fp32;
   dev->peak_flops[WL_PREC_TF32] =
       p->peak_tflops_tf32_tensor > 0 ? p->peak_tflops_tf32_tensor * 1e12 : fp32;
@@ -231,6 +257,8 @@ static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *o
   dev->peak_flops[WL_PREC_BF16] =
       p->peak_tflops_bf16_tensor > 0 ? p->peak_tflops_bf16_tensor * 1e12 : fp32;
   dev->peak_flops[WL_PREC_AMP] = dev->peak_flops[WL_PREC_FP16];
+  dev->peak_flops[WL_PREC_FP8] =
+      p->peak_tflops_fp8_tensor > 0 ? p->peak_tflops_fp8_tensor * 1e12 : dev->peak_flops[WL_PREC_BF16];
   return TRUE;
 }
 

@@ -30,6 +30,12 @@
 #include <string.h>
 #include <unistd.h>
 
+double dev_issue_capacity(const dev_device *dev, unsigned threads)
+{
+  g_return_val_if_fail(dev != NULL, 0);
+  return dev__issue_capacity(dev, threads);
+}
+
 double dev__issue_capacity(const dev_device *dev, unsigned threads)
 {
   unsigned cores = dev->units;
@@ -108,6 +114,66 @@ static double measured_op_seconds(const dev_device *dev, const wl_op_cost *op, u
   return tc + tm + sync_s(dev, threads) + dev->launch_s;
 }
 
+/* ---- Thread-parallel training (CHAOS) --------------------------------------------------------- */
+
+static gboolean is_manycore(const dev_device *dev)
+{
+  return dev->model == &dev__model_phi_spec || dev->model == &dev__model_phi_measured ||
+         dev->model == &dev__model_cpu;
+}
+
+static unsigned clamp_to_hw(const dev_device *dev, unsigned threads)
+{
+  if (threads == 0 || threads > dev->hw_threads)
+    return dev->hw_threads;
+  return threads;
+}
+
+double dev_thread_op_s(const dev_device *dev, const wl_op_cost *op, unsigned threads)
+{
+  g_return_val_if_fail(dev != NULL && op != NULL, 0);
+  if (!is_manycore(dev) || op->flops == 0)
+    return 0;
+  threads = clamp_to_hw(dev, threads);
+  /* One thread alone reaches issue[1] of its core; the `threads` threads together reach the
+   * issue capacity, so each gets capacity / threads. */
+  double one_thread_flops_per_s =
+      dev->model == &dev__model_phi_measured
+          ? dev->single_thread_gflops[op->kind] * 1e9 * dev->prm.chaos_efficiency
+          : core_flops(dev) * dev->issue[1] * kind_efficiency(dev, op->kind) *
+                dev->prm.chaos_efficiency;
+  double slowdown = threads * dev->issue[1] / dev__issue_capacity(dev, threads);
+  return (double)op->flops / one_thread_flops_per_s * slowdown;
+}
+
+/* Bytes of one cache line: 64 on every Xeon Phi and Xeon. */
+#define DEV_LINE_BYTES 64.0
+
+double dev_shared_weights_s(const dev_device *dev, uint64_t bytes, unsigned threads)
+{
+  g_return_val_if_fail(dev != NULL, 0);
+  if (!is_manycore(dev) || bytes == 0)
+    return 0;
+  threads = clamp_to_hw(dev, threads);
+  unsigned busy = threads < dev->units ? threads : dev->units;
+  if (busy <= 1)
+    return 0;
+  /* The last writer of a line is one of the busy cores, each about equally likely. */
+  double foreign = 1.0 - 1.0 / busy;
+  /* A forward read and an update's ownership request per line and sample. */
+  double transfers_bytes = 2.0 * (double)bytes * foreign;
+  if (dev->model == &dev__model_phi_measured) {
+    /* The measured transfer cost per byte, or the streaming contention with this many threads
+     * running when that is higher. */
+    double ps = dev->prm.shared_ps_per_byte;
+    double stream_ps = dev__contention_ps_per_byte(dev, threads);
+    return transfers_bytes * (ps > stream_ps ? ps : stream_ps) * 1e-12;
+  }
+  double latency_s = dev->prm.coherence_latency_ns * 1e-9;
+  double share_s = threads * DEV_LINE_BYTES / dev->stream_Bps;
+  return transfers_bytes / DEV_LINE_BYTES * (latency_s > share_s ? latency_s : share_s);
+}
+
 /* What the spec, measured and CPU models share once cores and threads are known. */
 static gboolean finish_manycore(dev_device *dev, const dt_ini *base, GError **error)
 {
@@ -156,6 +222,31 @@ static gboolean phi_measured_prepare(dev_device *dev, const dt_ini *base, const 
   return TRUE;
 }
 
+/* The most hardware threads a synthetic topology may describe: above the largest single
+ * machines sold (8 sockets of 60 cores, 2 threads each, is 960), and what hwloc builds in about
+ * half a second; 262 144 (pack:64 core:64 pu:64) took over a minute and a gigabyte. */
+#define MAX_SYNTHETIC_PUS 4096
+
+/* Hardware threads of an hwloc synthetic description: the product of the arities of its levels
+ * ("pack:2 core:8 pu:2" is 32), saturated; attached memory ("[numa]") counts nothing. Tokens
+ * it cannot read are left to hwloc to refuse. */
+static uint64_t synthetic_pus(const char *desc)
+{
+  uint64_t pus = 1;
+  g_auto(GStrv) tokens = g_strsplit_set(desc, " \t", -1);
+  for (char **t = tokens; *t; t++) {
+    if (**t == '\0' || **t == '[')
+      continue;
+    const char *colon = strchr(*t, ':'), *paren = strchr(*t, '(');
+    const char *num = colon && (!paren || colon < paren) ? colon + 1 : *t;
+    if (!g_ascii_isdigit(*num))
+      continue;
+    uint64_t arity = g_ascii_strtoull(num, NULL, 10);
+    pus = arity && pus > UINT64_MAX / arity ? UINT64_MAX : pus * arity;
+  }
+  return pus;
+}
+
 /* Reads sockets, cores and hardware threads (and, for this machine, the memory size) from an
  * hwloc topology: "host" is this machine, a name ending in .xml an exported hwloc XML topology
  * (lstopo file.xml), anything else an hwloc synthetic description. */
@@ -163,6 +254,21 @@ static gboolean read_topology(dev_device *dev, const dt_ini *base, GError **erro
 {
   if (dev->topology == NULL)
     return dev__require(dev, base, "device", "topology", 0, error);
+  gboolean host = strcmp(dev->topology, "host") == 0;
+  gboolean xml = g_str_has_suffix(dev->topology, ".xml");
+  if (!host && !xml && synthetic_pus(dev->topology) > MAX_SYNTHETIC_PUS) {
+    if (base)
+      return dt_ini_error(base, "device", "topology", error, "'%s' has more than %d hardware "
+                          "threads", dev->topology, MAX_SYNTHETIC_PUS);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: topology '%s' has more than %d hardware "
+                "threads", dev->path, dev->topology, MAX_SYNTHETIC_PUS);
+    return FALSE;
+  }
+  /* An XML topology is an input file like any other: read under the size limit. */
+  g_autofree char *xml_text = NULL;
+  gsize xml_len = 0;
+  if (xml && !dt_read_file(dev->topology, NULL, DT_INPUT_MAX_BYTES, &xml_text, &xml_len, error))
+    return FALSE;
   hwloc_topology_t topo;
   /* Without /sys (containers, chroots) hwloc falls back to what the kernel tells every
    * process; its warning about that is noise to a user, so keep it quiet. */
@@ -171,10 +277,8 @@ static gboolean read_topology(dev_device *dev, const dt_ini *base, GError **erro
     g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "hwloc: cannot initialize a topology");
     return FALSE;
   }
-  gboolean host = strcmp(dev->topology, "host") == 0;
-  gboolean xml = g_str_has_suffix(dev->topology, ".xml");
   int rc = host  ? 0
-           : xml ? hwloc_topology_set_xml(topo, dev->topology)
+           : xml ? hwloc_topology_set_xmlbuffer(topo, xml_text, (int)MIN(xml_len + 1, G_MAXINT))
                  : hwloc_topology_set_synthetic(topo, dev->topology);
   if (rc != 0) {
     hwloc_topology_destroy(topo);

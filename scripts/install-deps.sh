@@ -21,6 +21,8 @@ need_pkg libcmocka-dev    'pkg-config --exists cmocka'
 need_pkg libopenmpi-dev   'pkg-config --exists ompi-c || test -x /usr/bin/mpicc'
 need_pkg openmpi-bin      'command -v mpirun'
 need_pkg valgrind         'command -v valgrind'
+# The MPI tests (tests/mpi/run.sh) check the Chrome traces they write with python3's json.
+need_pkg python3          'command -v python3'
 # ip netns and tc, for the one-machine cluster of scripts/netns-cluster.sh.
 need_pkg iproute2         'command -v ip && command -v tc'
 if [ "${DTSIM_FUZZ_DEPS:-0}" = 1 ]; then

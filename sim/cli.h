@@ -16,6 +16,7 @@ int dtsim_cmd_collective(int argc, char **argv);
 int dtsim_cmd_describe(int argc, char **argv);
 int dtsim_cmd_list(int argc, char **argv);
 int dtsim_cmd_calibrate(int argc, char **argv);
+int dtsim_cmd_search(int argc, char **argv);
 
 /* Listers behind `dtsim list KIND`: print a table (or JSON lines with json) to out; 0 on
  * success or an exit status. */

@@ -7,7 +7,6 @@
 #include "devices.h"
 #include "util.h"
 
-#include <json-glib/json-glib.h>
 #include <math.h>
 
 static const char default_params[] =
@@ -45,57 +44,53 @@ static void print_table(const dev_calib *c, gboolean loo)
 
 static void print_json(const dev_calib *c, gboolean loo)
 {
-  g_autoptr(JsonBuilder) b = json_builder_new();
-  json_builder_begin_object(b);
-  json_builder_set_member_name(b, "rows");
-  json_builder_begin_array(b);
+  g_autoptr(GString) o = g_string_new("{");
+  dt_json_key(o, "rows");
+  g_string_append_c(o, '[');
   for (guint i = 0; i < dev_calib_n_rows(c); i++) {
     const char *label, *device;
     double m, d, f, l;
     dev_calib_row(c, i, &label, &device, &m, &d, &f, &l);
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "row");
-    json_builder_add_string_value(b, label);
-    json_builder_set_member_name(b, "device");
-    json_builder_add_string_value(b, device);
-    json_builder_set_member_name(b, "measured_s");
-    json_builder_add_double_value(b, m);
-    json_builder_set_member_name(b, "default_s");
-    json_builder_add_double_value(b, d);
-    json_builder_set_member_name(b, "fit_s");
-    json_builder_add_double_value(b, f);
+    dt_json_next(o);
+    g_string_append_c(o, '{');
+    dt_json_key(o, "row");
+    dt_json_string(o, label);
+    dt_json_key(o, "device");
+    dt_json_string(o, device);
+    dt_json_key(o, "measured_s");
+    dt_json_double(o, m);
+    dt_json_key(o, "default_s");
+    dt_json_double(o, d);
+    dt_json_key(o, "fit_s");
+    dt_json_double(o, f);
     if (loo) {
-      json_builder_set_member_name(b, "loo_s");
-      json_builder_add_double_value(b, l);
+      dt_json_key(o, "loo_s");
+      dt_json_double(o, l);
     }
-    json_builder_end_object(b);
+    g_string_append_c(o, '}');
   }
-  json_builder_end_array(b);
-  json_builder_set_member_name(b, "default_mape_percent");
-  json_builder_add_double_value(b, dev_calib_default_mape(c));
-  json_builder_set_member_name(b, "fit_mape_percent");
-  json_builder_add_double_value(b, dev_calib_fit_mape(c));
+  g_string_append_c(o, ']');
+  dt_json_key(o, "default_mape_percent");
+  dt_json_double(o, dev_calib_default_mape(c));
+  dt_json_key(o, "fit_mape_percent");
+  dt_json_double(o, dev_calib_fit_mape(c));
   if (loo) {
-    json_builder_set_member_name(b, "loo_mape_percent");
-    json_builder_add_double_value(b, dev_calib_loo_mape(c));
+    dt_json_key(o, "loo_mape_percent");
+    dt_json_double(o, dev_calib_loo_mape(c));
   }
-  json_builder_set_member_name(b, "params");
-  json_builder_begin_object(b);
+  dt_json_key(o, "params");
+  g_string_append_c(o, '{');
   for (unsigned j = 0; j < dev_calib_n_params(c); j++) {
     const char *g, *k;
     double a, v;
     dev_calib_param(c, j, &g, &k, &a, &v);
     g_autofree char *name = g_strdup_printf("%s.%s", g, k);
-    json_builder_set_member_name(b, name);
-    json_builder_add_double_value(b, v);
+    dt_json_key(o, name);
+    dt_json_double(o, v);
   }
-  json_builder_end_object(b);
-  json_builder_end_object(b);
-  g_autoptr(JsonGenerator) gen = json_generator_new();
-  g_autoptr(JsonNode) root = json_builder_get_root(b);
-  json_generator_set_root(gen, root);
-  g_autofree char *text = json_generator_to_data(gen, NULL);
-  printf("%s\n", text);
+  g_string_append_c(o, '}');
+  g_string_append_c(o, '}');
+  printf("%s\n", o->str);
 }
 
 int dtsim_cmd_calibrate(int argc, char **argv)
@@ -125,6 +120,7 @@ int dtsim_cmd_calibrate(int argc, char **argv)
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("MEASURED.csv");
   g_option_context_set_summary(ctx, "Fit device-model efficiencies to measured step times.");
+  dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(ctx, entries, NULL);
   int status = 0;
   if (!dtsim_cli_parse(ctx, "calibrate", &argc, &argv, &status))

@@ -9,7 +9,6 @@
 #include "devices.h"
 #include "util.h"
 
-#include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
 
@@ -30,22 +29,21 @@ int dtsim_list_algorithms(FILE *out, gboolean json)
               comm_coll_algorithm_description(a));
       continue;
     }
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "name");
-    json_builder_add_string_value(b, comm_coll_algorithm_name(a));
-    json_builder_set_member_name(b, "operations");
-    json_builder_begin_array(b);
+    g_autoptr(GString) o = g_string_new("{");
+    dt_json_key(o, "name");
+    dt_json_string(o, comm_coll_algorithm_name(a));
+    dt_json_key(o, "operations");
+    g_string_append_c(o, '[');
     for (int op = 0; op < COMM_COLL_N_OPS; op++)
-      if (comm_coll_algorithm_supports(a, (comm_coll_op)op))
-        json_builder_add_string_value(b, comm_coll_op_name(op));
-    json_builder_end_array(b);
-    json_builder_set_member_name(b, "description");
-    json_builder_add_string_value(b, comm_coll_algorithm_description(a));
-    json_builder_end_object(b);
-    g_autoptr(JsonNode) root = json_builder_get_root(b);
-    g_autofree char *text = json_to_string(root, FALSE);
-    fprintf(out, "%s\n", text);
+      if (comm_coll_algorithm_supports(a, (comm_coll_op)op)) {
+        dt_json_next(o);
+        dt_json_string(o, comm_coll_op_name(op));
+      }
+    g_string_append_c(o, ']');
+    dt_json_key(o, "description");
+    dt_json_string(o, comm_coll_algorithm_description(a));
+    g_string_append_c(o, '}');
+    fprintf(out, "%s\n", o->str);
   }
   return 0;
 }

@@ -5,15 +5,6 @@
 #include "comm_net.h"
 #include "util.h"
 
-#include <json-glib/json-glib.h>
-
-static void print_json(FILE *out, JsonBuilder *b)
-{
-  g_autoptr(JsonNode) root = json_builder_get_root(b);
-  g_autofree char *text = json_to_string(root, FALSE);
-  fprintf(out, "%s\n", text);
-}
-
 int dtsim_list_networks(FILE *out, gboolean json)
 {
   g_auto(GStrv) names = dt_catalog_names("comm/catalog/fabrics");
@@ -35,24 +26,23 @@ int dtsim_list_networks(FILE *out, gboolean json)
               f->bandwidth_GBps, f->links_per_device, f->latency_ns, f->description);
       continue;
     }
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "name");
-    json_builder_add_string_value(b, f->name);
-    json_builder_set_member_name(b, "scope");
-    json_builder_add_string_value(b, f->inter ? "inter" : "intra");
-    json_builder_set_member_name(b, "bandwidth_GBps");
-    json_builder_add_double_value(b, f->bandwidth_GBps);
-    json_builder_set_member_name(b, "efficiency");
-    json_builder_add_double_value(b, f->efficiency);
-    json_builder_set_member_name(b, "latency_ns");
-    json_builder_add_double_value(b, f->latency_ns);
-    json_builder_set_member_name(b, "links_per_device");
-    json_builder_add_int_value(b, f->links_per_device);
-    json_builder_set_member_name(b, "description");
-    json_builder_add_string_value(b, f->description);
-    json_builder_end_object(b);
-    print_json(out, b);
+    g_autoptr(GString) o = g_string_new("{");
+    dt_json_key(o, "name");
+    dt_json_string(o, f->name);
+    dt_json_key(o, "scope");
+    dt_json_string(o, f->inter ? "inter" : "intra");
+    dt_json_key(o, "bandwidth_GBps");
+    dt_json_double(o, f->bandwidth_GBps);
+    dt_json_key(o, "efficiency");
+    dt_json_double(o, f->efficiency);
+    dt_json_key(o, "latency_ns");
+    dt_json_double(o, f->latency_ns);
+    dt_json_key(o, "links_per_device");
+    dt_json_int(o, f->links_per_device);
+    dt_json_key(o, "description");
+    dt_json_string(o, f->description);
+    g_string_append_c(o, '}');
+    fprintf(out, "%s\n", o->str);
   }
   return 0;
 }
@@ -80,35 +70,34 @@ int dtsim_list_systems(FILE *out, gboolean json)
               s->description);
       continue;
     }
-    g_autoptr(JsonBuilder) b = json_builder_new();
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "name");
-    json_builder_add_string_value(b, s->name);
-    json_builder_set_member_name(b, "device");
-    json_builder_add_string_value(b, s->device);
-    json_builder_set_member_name(b, "devices_per_node");
-    json_builder_add_int_value(b, s->devices_per_node);
-    json_builder_set_member_name(b, "layout");
-    json_builder_add_string_value(b, s->layout);
-    json_builder_set_member_name(b, "intra");
+    g_autoptr(GString) o = g_string_new("{");
+    dt_json_key(o, "name");
+    dt_json_string(o, s->name);
+    dt_json_key(o, "device");
+    dt_json_string(o, s->device);
+    dt_json_key(o, "devices_per_node");
+    dt_json_int(o, s->devices_per_node);
+    dt_json_key(o, "layout");
+    dt_json_string(o, s->layout);
+    dt_json_key(o, "intra");
     if (s->intra)
-      json_builder_add_string_value(b, s->intra->name);
+      dt_json_string(o, s->intra->name);
     else
-      json_builder_add_null_value(b);
-    json_builder_set_member_name(b, "inter");
-    json_builder_add_string_value(b, s->inter->name);
-    json_builder_set_member_name(b, "pcie");
-    json_builder_add_string_value(b, s->pcie->name);
-    json_builder_set_member_name(b, "nics_per_node");
-    json_builder_add_int_value(b, s->nics_per_node);
-    json_builder_set_member_name(b, "sockets");
-    json_builder_add_int_value(b, s->sockets);
-    json_builder_set_member_name(b, "topology");
-    json_builder_add_string_value(b, s->topology);
-    json_builder_set_member_name(b, "description");
-    json_builder_add_string_value(b, s->description);
-    json_builder_end_object(b);
-    print_json(out, b);
+      g_string_append(o, "null");
+    dt_json_key(o, "inter");
+    dt_json_string(o, s->inter->name);
+    dt_json_key(o, "pcie");
+    dt_json_string(o, s->pcie->name);
+    dt_json_key(o, "nics_per_node");
+    dt_json_int(o, s->nics_per_node);
+    dt_json_key(o, "sockets");
+    dt_json_int(o, s->sockets);
+    dt_json_key(o, "topology");
+    dt_json_string(o, s->topology);
+    dt_json_key(o, "description");
+    dt_json_string(o, s->description);
+    g_string_append_c(o, '}');
+    fprintf(out, "%s\n", o->str);
   }
   return 0;
 }

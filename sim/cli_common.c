@@ -6,7 +6,8 @@
 
 int dtsim_cli_fail(const char *cmd, const GError *error)
 {
-  fprintf(stderr, "dtsim %s: %s\n", cmd, error ? error->message : "failed");
+  g_autofree char *msg = dt_escape(error ? error->message : "failed");
+  fprintf(stderr, "dtsim %s: %s\n", cmd, msg);
   return dt_error_exit_status(error);
 }
 

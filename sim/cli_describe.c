@@ -4,9 +4,9 @@
 #include "cli.h"
 #include "util.h"
 #include "workloads.h"
+#include "strategy_3d.h"
 
 #include <inttypes.h>
-#include <json-glib/json-glib.h>
 
 /* A byte count with a decimal unit (B, kB, MB, GB, TB) for the human table. */
 static const char *human_bytes(char buf[32], uint64_t bytes)
@@ -67,86 +67,80 @@ static void print_table(FILE *out, const wl_net *net, wl_optimizer opt)
           human_bytes(b6, mem.total_bytes));
 }
 
-static void member_u64(JsonBuilder *b, const char *key, uint64_t v)
+static void member_u64(GString *o, const char *key, uint64_t v)
 {
-  json_builder_set_member_name(b, key);
-  json_builder_add_int_value(b, (gint64)v);
+  dt_json_key(o, key);
+  dt_json_int(o, (int64_t)v);
+}
+
+static void member_string(GString *o, const char *key, const char *v)
+{
+  dt_json_key(o, key);
+  dt_json_string(o, v);
 }
 
 static char *describe_json(const wl_net *net, wl_optimizer opt)
 {
   const wl_model *m = wl_net_model(net);
-  g_autoptr(JsonBuilder) b = json_builder_new();
-  json_builder_begin_object(b);
-  json_builder_set_member_name(b, "model");
-  json_builder_add_string_value(b, wl_model_name(m));
-  member_u64(b, "batch", wl_net_batch(net));
-  json_builder_set_member_name(b, "precision");
-  json_builder_add_string_value(b, wl_precision_name(wl_net_precision(net)));
-  json_builder_set_member_name(b, "layers");
-  json_builder_begin_array(b);
+  GString *o = g_string_new("{");
+  member_string(o, "model", wl_model_name(m));
+  member_u64(o, "batch", wl_net_batch(net));
+  member_string(o, "precision", wl_precision_name(wl_net_precision(net)));
+  dt_json_key(o, "layers");
+  g_string_append_c(o, '[');
   for (size_t i = 0; i < wl_net_n_layers(net); i++) {
     const wl_layer *L = wl_net_layer(net, i);
     const wl_op_cost *k = L->cost;
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "name");
-    json_builder_add_string_value(b, L->name);
-    json_builder_set_member_name(b, "type");
-    json_builder_add_string_value(b, wl_layer_kind_name(L->kind));
-    json_builder_set_member_name(b, "parents");
-    json_builder_begin_array(b);
-    for (int j = 0; j < L->n_parents; j++)
-      json_builder_add_string_value(
-          b, L->parents[j] < 0 ? "input" : wl_net_layer(net, (size_t)L->parents[j])->name);
-    json_builder_end_array(b);
-    json_builder_set_member_name(b, "output");
-    json_builder_begin_array(b);
-    json_builder_add_int_value(b, L->out_c);
-    json_builder_add_int_value(b, L->out_h);
-    json_builder_add_int_value(b, L->out_w);
-    json_builder_end_array(b);
-    member_u64(b, "params", L->params);
-    member_u64(b, "forward_flops", k[WL_PASS_FORWARD].flops);
-    member_u64(b, "backward_data_flops", k[WL_PASS_BACKWARD_DATA].flops);
-    member_u64(b, "backward_weights_flops", k[WL_PASS_BACKWARD_WEIGHTS].flops);
-    member_u64(b, "backward_flops",
+    dt_json_next(o);
+    g_string_append_c(o, '{');
+    member_string(o, "name", L->name);
+    member_string(o, "type", wl_layer_kind_name(L->kind));
+    dt_json_key(o, "parents");
+    g_string_append_c(o, '[');
+    for (int j = 0; j < L->n_parents; j++) {
+      dt_json_next(o);
+      dt_json_string(o, L->parents[j] < 0 ? "input" : wl_net_layer(net, (size_t)L->parents[j])->name);
+    }
+    g_string_append_c(o, ']');
+    dt_json_key(o, "output");
+    g_string_append_printf(o, "[%u,%u,%u]", L->out_c, L->out_h, L->out_w);
+    member_u64(o, "params", L->params);
+    member_u64(o, "forward_flops", k[WL_PASS_FORWARD].flops);
+    member_u64(o, "backward_data_flops", k[WL_PASS_BACKWARD_DATA].flops);
+    member_u64(o, "backward_weights_flops", k[WL_PASS_BACKWARD_WEIGHTS].flops);
+    member_u64(o, "backward_flops",
                k[WL_PASS_BACKWARD_DATA].flops + k[WL_PASS_BACKWARD_WEIGHTS].flops);
-    member_u64(b, "forward_bytes", k[WL_PASS_FORWARD].bytes_read + k[WL_PASS_FORWARD].bytes_written);
-    member_u64(b, "backward_bytes",
+    member_u64(o, "forward_bytes", k[WL_PASS_FORWARD].bytes_read + k[WL_PASS_FORWARD].bytes_written);
+    member_u64(o, "backward_bytes",
                k[WL_PASS_BACKWARD_DATA].bytes_read + k[WL_PASS_BACKWARD_DATA].bytes_written +
                    k[WL_PASS_BACKWARD_WEIGHTS].bytes_read +
                    k[WL_PASS_BACKWARD_WEIGHTS].bytes_written);
-    member_u64(b, "activation_bytes", L->saved_bytes);
-    json_builder_end_object(b);
+    member_u64(o, "activation_bytes", L->saved_bytes);
+    g_string_append_c(o, '}');
   }
-  json_builder_end_array(b);
+  g_string_append_c(o, ']');
   wl_totals t;
   wl_net_totals(net, &t);
   wl_memory mem;
   wl_net_memory(net, opt, &mem);
-  member_u64(b, "total_params", t.params);
-  member_u64(b, "total_forward_macs", t.macs);
-  member_u64(b, "total_forward_flops", t.forward_flops);
-  member_u64(b, "total_backward_flops", t.backward_flops);
-  member_u64(b, "total_forward_bytes", t.forward_bytes);
-  member_u64(b, "total_backward_bytes", t.backward_bytes);
-  member_u64(b, "total_activation_bytes", t.saved_bytes);
-  json_builder_set_member_name(b, "memory");
-  json_builder_begin_object(b);
-  json_builder_set_member_name(b, "optimizer");
-  json_builder_add_string_value(b, wl_optimizer_name(opt));
-  member_u64(b, "weights_bytes", mem.weights_bytes);
-  member_u64(b, "gradients_bytes", mem.gradients_bytes);
-  member_u64(b, "optimizer_bytes", mem.optimizer_bytes);
-  member_u64(b, "activations_bytes", mem.activations_bytes);
-  member_u64(b, "workspace_bytes", mem.workspace_bytes);
-  member_u64(b, "total_bytes", mem.total_bytes);
-  json_builder_end_object(b);
-  json_builder_end_object(b);
-  g_autoptr(JsonGenerator) gen = json_generator_new();
-  g_autoptr(JsonNode) root = json_builder_get_root(b);
-  json_generator_set_root(gen, root);
-  return json_generator_to_data(gen, NULL);
+  member_u64(o, "total_params", t.params);
+  member_u64(o, "total_forward_macs", t.macs);
+  member_u64(o, "total_forward_flops", t.forward_flops);
+  member_u64(o, "total_backward_flops", t.backward_flops);
+  member_u64(o, "total_forward_bytes", t.forward_bytes);
+  member_u64(o, "total_backward_bytes", t.backward_bytes);
+  member_u64(o, "total_activation_bytes", t.saved_bytes);
+  dt_json_key(o, "memory");
+  g_string_append_c(o, '{');
+  member_string(o, "optimizer", wl_optimizer_name(opt));
+  member_u64(o, "weights_bytes", mem.weights_bytes);
+  member_u64(o, "gradients_bytes", mem.gradients_bytes);
+  member_u64(o, "optimizer_bytes", mem.optimizer_bytes);
+  member_u64(o, "activations_bytes", mem.activations_bytes);
+  member_u64(o, "workspace_bytes", mem.workspace_bytes);
+  member_u64(o, "total_bytes", mem.total_bytes);
+  g_string_append(o, "}}");
+  return g_string_free(o, FALSE);
 }
 
 static gboolean export_model(const wl_model *m, const char *path, GError **error)
@@ -161,20 +155,23 @@ static gboolean export_model(const wl_model *m, const char *path, GError **error
 
 int dtsim_cmd_describe(int argc, char **argv)
 {
-  gint64 batch = 1;
+  gint64 batch = 1, seq_len = 0;
   g_autofree char *precision = NULL, *optimizer = NULL, *export_path = NULL;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
       {"batch", 'b', 0, G_OPTION_ARG_INT64, &batch, "per-device mini-batch (default 1)", "N"},
       {"precision", 'p', 0, G_OPTION_ARG_STRING, &precision,
-       "fp32, tf32, fp16, bf16 or amp (default fp32)", "P"},
+       "fp32, tf32, fp16, bf16, amp or fp8 (default fp32)", "P"},
       {"optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer,
        "sgd, momentum or adam, for the memory footprint (default momentum)", "NAME"},
+      {"seq-len", 0, 0, G_OPTION_ARG_INT64, &seq_len,
+       "sequence length of a transformer, tokens (default: the model's)", "S"},
       {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
       {"export", 0, 0, G_OPTION_ARG_FILENAME, &export_path,
        "also write the model in dtsim's JSON workload format", "FILE"},
       {NULL}};
   g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - describe a model layer by layer");
+  dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(ctx, entries, NULL);
   int status;
   if (!dtsim_cli_parse(ctx, "describe", &argc, &argv, &status))
@@ -193,7 +190,7 @@ int dtsim_cmd_describe(int argc, char **argv)
   int prec = precision ? wl_precision_parse(precision) : WL_PREC_FP32;
   if (prec < 0) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
-                "--precision: unknown precision '%s' (fp32, tf32, fp16, bf16, amp)", precision);
+                "--precision: unknown precision '%s' (fp32, tf32, fp16, bf16, amp, fp8)", precision);
     return dtsim_cli_fail("describe", error);
   }
   int opt = optimizer ? wl_optimizer_parse(optimizer) : WL_OPT_SGD_MOMENTUM;
@@ -201,6 +198,22 @@ int dtsim_cmd_describe(int argc, char **argv)
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                 "--optimizer: unknown optimizer '%s' (sgd, momentum, adam)", optimizer);
     return dtsim_cli_fail("describe", error);
+  }
+  if (seq_len < 0 || seq_len > (1 << 24)) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--seq-len: %" G_GINT64_FORMAT
+                " is not a sequence length of 1 to 16777216 tokens", seq_len);
+    return dtsim_cli_fail("describe", error);
+  }
+  /* Transformers: parameters and FLOPs per block, from the hyper-parameters. */
+  if (wl_tf_is_transformer(argv[1])) {
+    if (export_path) {
+      g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
+                  "--export: transformers are described by their spec, not a layer file");
+      return dtsim_cli_fail("describe", error);
+    }
+    int st = sim_3d_describe(stdout, argv[1], (uint32_t)batch, (uint32_t)seq_len,
+                             (wl_precision)prec, json, &error);
+    return st ? dtsim_cli_fail("describe", error) : 0;
   }
   g_autoptr(wl_model) m = wl_model_load(argv[1], &error);
   if (m == NULL)
@@ -233,16 +246,40 @@ int dtsim_list_models(FILE *out, gboolean json)
     uint32_t c, h, w;
     wl_model_input_shape(m, &c, &h, &w);
     if (json) {
-      g_autofree char *desc = g_strescape(zoo[i].description, NULL);
-      fprintf(out,
-              "{\"name\": \"%s\", \"input\": [%u, %u, %u], \"params\": %" PRIu64
-              ", \"description\": \"%s\"}\n",
-              zoo[i].name, c, h, w, t.params, desc);
+      g_autoptr(GString) o = g_string_new("{");
+      member_string(o, "name", zoo[i].name);
+      dt_json_key(o, "input");
+      g_string_append_printf(o, "[%u,%u,%u]", c, h, w);
+      member_u64(o, "params", t.params);
+      member_string(o, "description", zoo[i].description);
+      g_string_append(o, "}\n");
+      fputs(o->str, out);
     } else {
       char shape[32];
       g_snprintf(shape, sizeof(shape), "%ux%ux%u", c, h, w);
       fprintf(out, "%-14s %-12s %14" PRIu64 "  %s\n", zoo[i].name, shape, t.params,
               zoo[i].description);
+    }
+  }
+  const wl_tf_zoo_entry *tz = wl_tf_zoo(&n);
+  for (size_t i = 0; i < n; i++) {
+    wl_tf tf;
+    if (!wl_tf_parse(tz[i].name, &tf, NULL))
+      continue;
+    if (json) {
+      g_autoptr(GString) o = g_string_new("{");
+      member_string(o, "name", tz[i].name);
+      dt_json_key(o, "input");
+      g_string_append_printf(o, "[%u]", tf.seq);
+      member_u64(o, "params", wl_tf_params(&tf));
+      member_string(o, "description", tz[i].description);
+      g_string_append(o, "}\n");
+      fputs(o->str, out);
+    } else {
+      char shape[32];
+      g_snprintf(shape, sizeof(shape), "%u tokens", tf.seq);
+      fprintf(out, "%-14s %-12s %14" PRIu64 "  %s\n", tz[i].name, shape, wl_tf_params(&tf),
+              tz[i].description);
     }
   }
   return 0;

@@ -5,7 +5,6 @@
 #include "devices.h"
 #include "util.h"
 
-#include <json-glib/json-glib.h>
 
 int dtsim_list_devices(FILE *out, gboolean json)
 {
@@ -21,36 +20,31 @@ int dtsim_list_devices(FILE *out, gboolean json)
   if (json) {
     for (guint i = 0; i < devs->len; i++) {
       const dev_device *d = devs->pdata[i];
-      g_autoptr(JsonBuilder) b = json_builder_new();
-      json_builder_begin_object(b);
-      json_builder_set_member_name(b, "kind");
-      json_builder_add_string_value(b, "device");
-      json_builder_set_member_name(b, "name");
-      json_builder_add_string_value(b, dev_device_name(d));
-      json_builder_set_member_name(b, "title");
-      json_builder_add_string_value(b, dev_device_title(d));
-      json_builder_set_member_name(b, "model");
-      json_builder_add_string_value(b, dev_model_name(dev_device_model(d)));
-      json_builder_set_member_name(b, "peak_flops_fp32");
-      json_builder_add_double_value(b, dev_peak_flops(d, WL_PREC_FP32));
-      json_builder_set_member_name(b, "peak_flops_fp16");
-      json_builder_add_double_value(b, dev_peak_flops(d, WL_PREC_FP16));
-      json_builder_set_member_name(b, "memory_Bps");
-      json_builder_add_double_value(b, dev_memory_Bps(d));
-      json_builder_set_member_name(b, "memory_bytes");
-      json_builder_add_int_value(b, (gint64)dev_memory_bytes(d));
-      json_builder_set_member_name(b, "compute_units");
-      json_builder_add_int_value(b, dev_compute_units(d));
-      json_builder_set_member_name(b, "hw_threads");
-      json_builder_add_int_value(b, dev_hw_threads(d));
-      json_builder_set_member_name(b, "host_link");
-      json_builder_add_string_value(b, dev_host_link_text(d));
-      json_builder_end_object(b);
-      g_autoptr(JsonGenerator) gen = json_generator_new();
-      g_autoptr(JsonNode) root = json_builder_get_root(b);
-      json_generator_set_root(gen, root);
-      g_autofree char *text = json_generator_to_data(gen, NULL);
-      fprintf(out, "%s\n", text);
+      g_autoptr(GString) o = g_string_new("{");
+      dt_json_key(o, "kind");
+      dt_json_string(o, "device");
+      dt_json_key(o, "name");
+      dt_json_string(o, dev_device_name(d));
+      dt_json_key(o, "title");
+      dt_json_string(o, dev_device_title(d));
+      dt_json_key(o, "model");
+      dt_json_string(o, dev_model_name(dev_device_model(d)));
+      dt_json_key(o, "peak_flops_fp32");
+      dt_json_double(o, dev_peak_flops(d, WL_PREC_FP32));
+      dt_json_key(o, "peak_flops_fp16");
+      dt_json_double(o, dev_peak_flops(d, WL_PREC_FP16));
+      dt_json_key(o, "memory_Bps");
+      dt_json_double(o, dev_memory_Bps(d));
+      dt_json_key(o, "memory_bytes");
+      dt_json_int(o, (int64_t)dev_memory_bytes(d));
+      dt_json_key(o, "compute_units");
+      dt_json_int(o, dev_compute_units(d));
+      dt_json_key(o, "hw_threads");
+      dt_json_int(o, dev_hw_threads(d));
+      dt_json_key(o, "host_link");
+      dt_json_string(o, dev_host_link_text(d));
+      g_string_append_c(o, '}');
+      fprintf(out, "%s\n", o->str);
     }
     return 0;
   }

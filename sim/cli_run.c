@@ -3,6 +3,8 @@
 #include "simulate.h"
 #include "util.h"
 
+#include <string.h>
+
 int dtsim_cmd_run(int argc, char **argv)
 {
   g_auto(sim_scenario) s;
@@ -39,6 +41,20 @@ int dtsim_cmd_run(int argc, char **argv)
         "%s, %s, batch %" G_GINT64_FORMAT " per %s, %s, %u devices (%" G_GINT64_FORMAT
         " node%s of %s)", s.model, strategy, s.batch, pipeline ? "pipeline" : "device",
         wl_precision_name(s.precision), r.devices, s.nodes, s.nodes == 1 ? "" : "s", s.system);
+    if (strcmp(strategy, "3d") == 0) {
+      g_free(title);
+      title = g_strdup_printf("%s, 3d (tp %" G_GINT64_FORMAT ", pp %" G_GINT64_FORMAT
+                              "), %" G_GUINT64_FORMAT " samples per iteration, %s, %u devices (%"
+                              G_GINT64_FORMAT " node%s of %s)", s.model, s.tp, s.pp,
+                              r.samples_per_iteration, wl_precision_name(s.precision), r.devices,
+                              s.nodes, s.nodes == 1 ? "" : "s", s.system);
+    }
+    if (r.threads > 0) {
+      g_free(title);
+      title = g_strdup_printf("%s, chaos, one sample per thread, %s, %u threads of %s, one "
+                              "iteration = one epoch", s.model, wl_precision_name(s.precision),
+                              r.threads, s.device);
+    }
     sim_report_print_table(stdout, &r, title);
   }
   return 0;

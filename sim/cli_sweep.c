@@ -34,7 +34,8 @@ int dtsim_cmd_sweep(int argc, char **argv)
     return dtsim_cli_fail("sweep", error);
   }
   g_autoptr(GPtrArray) points = sim_sweep_expand(&s, &error);
-  if (!points)
+  if (!points || (s.csv && !dt_outfile_check(s.csv, "--csv", &error)) ||
+      (s.plot && !dt_outfile_check(s.plot, "--plot", &error)))
     return dtsim_cli_fail("sweep", error);
   g_autofree sim_report *reports = g_new0(sim_report, points->len);
   gboolean tty = isatty(STDERR_FILENO);

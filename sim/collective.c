@@ -57,6 +57,8 @@ gboolean sim_collective_prepare(const sim_scenario *s, sim_collective *c, GError
                 comm_coll_op_name(s->coll_op));
     return FALSE;
   }
+  if (s->trace && !dt_outfile_check(s->trace, sim_scenario_where(s, "trace"), error))
+    return FALSE;
   if (s->trace && s->coll_bytes->len > 1) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: needs a single --bytes value",
                 sim_scenario_where(s, "trace"));
@@ -87,6 +89,13 @@ gboolean sim_collective_prepare(const sim_scenario *s, sim_collective *c, GError
   };
   c->group = comm_coll_group_new(c->topology, NULL, 0);
   uint32_t n = comm_coll_group_size(c->group);
+  /* One rank holds all the data already: there is no time or bandwidth to report. */
+  if (n < 2) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s, %s: a collective over 1 rank moves "
+                "nothing; give 2 or more devices", sim_scenario_where(s, "nodes"),
+                sim_scenario_where(s, "devices-per-node"));
+    return FALSE;
+  }
   if (c->args.root >= n) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %u is not below the %u ranks",
                 sim_scenario_where(s, "root"), c->args.root, n);

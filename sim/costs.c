@@ -15,7 +15,7 @@ static const sim_key model_keys[] = {
     {"batch", SIM_KEY_INT, SIM_KEY_OFF(batch), "64", 1, 1 << 24, .commands = SIM_OPTS_RUN,
      .arg = "N", .help = "per-device mini-batch, samples"},
     {"precision", SIM_KEY_CHOICE, SIM_KEY_OFF(precision), "fp32",
-     .choices = "fp32|tf32|fp16|bf16|amp", .commands = SIM_OPTS_RUN | SIM_OPTS_CLUSTER,
+     .choices = "fp32|tf32|fp16|bf16|amp|fp8", .commands = SIM_OPTS_RUN | SIM_OPTS_CLUSTER,
      .help = "arithmetic precision of compute (the device must have it)"},
     {"optimizer", SIM_KEY_CHOICE, SIM_KEY_OFF(optimizer), "momentum",
      .choices = "sgd|momentum|adam", .commands = SIM_OPTS_RUN,
@@ -44,6 +44,50 @@ dev_device *sim_scenario_device(const sim_scenario *s, const char *device_name,
   if (!dev)
     g_prefix_error(error, "%s: ", where);
   return dev;
+}
+
+void sim__costs_add_layers(sim_costs *c, const wl_net *net, wl_optimizer opt,
+                           sim__pass_time_fn time, void *user)
+{
+  unsigned elem_bytes = wl_precision_bytes(wl_net_precision(net));
+  gboolean dense = FALSE;
+  for (size_t i = 0; i < wl_net_n_layers(net); i++) {
+    const wl_layer *l = wl_net_layer(net, i);
+    dense |= l->kind == WL_LAYER_FC;
+    sim_layer_cost lc = {.name = (char *)l->name, .params = l->params,
+                         .saved_bytes = l->saved_bytes, .dense = dense};
+    if (l->has_pass[WL_PASS_FORWARD])
+      lc.forward_ps = time(user, l, &l->cost[WL_PASS_FORWARD], FALSE);
+    if (l->has_pass[WL_PASS_BACKWARD_DATA])
+      lc.backward_data_ps = time(user, l, &l->cost[WL_PASS_BACKWARD_DATA], FALSE);
+    if (l->has_pass[WL_PASS_BACKWARD_WEIGHTS])
+      lc.backward_weights_ps = time(user, l, &l->cost[WL_PASS_BACKWARD_WEIGHTS], FALSE);
+    if (l->has_pass[WL_PASS_UPDATE]) {
+      wl_op_cost upd;
+      wl_net_update_cost(net, i, opt, &upd);
+      lc.update_ps = time(user, l, &upd, TRUE);
+    }
+    lc.forward_flops = l->cost[WL_PASS_FORWARD].flops;
+    lc.backward_flops = l->cost[WL_PASS_BACKWARD_DATA].flops + l->cost[WL_PASS_BACKWARD_WEIGHTS].flops;
+    lc.param_bytes = l->grad_bytes;
+    lc.output_bytes = l->out_elems * elem_bytes;
+    sim_costs_add_layer(c, &lc);
+  }
+}
+
+/* The pass times of `dev_op_time_ps` on one device with `threads` hardware threads. */
+typedef struct {
+  const dev_device *dev;
+  unsigned threads;
+} device_pass;
+
+static sim_time_ps device_pass_time(void *user, const wl_layer *layer, const wl_op_cost *op,
+                                    gboolean update)
+{
+  (void)layer;
+  (void)update;
+  const device_pass *d = user;
+  return dev_op_time_ps(d->dev, op, d->threads);
 }
 
 sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint64_t batch,
@@ -80,32 +124,10 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint6
   }
   wl_optimizer opt = s->optimizer;
   unsigned threads = (unsigned)s->threads;
-  unsigned elem_bytes = wl_precision_bytes(prec);
 
   sim_costs *c = sim_costs_new();
-  gboolean dense = FALSE;
-  for (size_t i = 0; i < wl_net_n_layers(net); i++) {
-    const wl_layer *l = wl_net_layer(net, i);
-    dense |= l->kind == WL_LAYER_FC;
-    sim_layer_cost lc = {.name = (char *)l->name, .params = l->params,
-                         .saved_bytes = l->saved_bytes, .dense = dense};
-    if (l->has_pass[WL_PASS_FORWARD])
-      lc.forward_ps = dev_op_time_ps(dev, &l->cost[WL_PASS_FORWARD], threads);
-    if (l->has_pass[WL_PASS_BACKWARD_DATA])
-      lc.backward_data_ps = dev_op_time_ps(dev, &l->cost[WL_PASS_BACKWARD_DATA], threads);
-    if (l->has_pass[WL_PASS_BACKWARD_WEIGHTS])
-      lc.backward_weights_ps = dev_op_time_ps(dev, &l->cost[WL_PASS_BACKWARD_WEIGHTS], threads);
-    if (l->has_pass[WL_PASS_UPDATE]) {
-      wl_op_cost upd;
-      wl_net_update_cost(net, i, opt, &upd);
-      lc.update_ps = dev_op_time_ps(dev, &upd, threads);
-    }
-    lc.forward_flops = l->cost[WL_PASS_FORWARD].flops;
-    lc.backward_flops = l->cost[WL_PASS_BACKWARD_DATA].flops + l->cost[WL_PASS_BACKWARD_WEIGHTS].flops;
-    lc.param_bytes = l->grad_bytes;
-    lc.output_bytes = l->out_elems * elem_bytes;
-    sim_costs_add_layer(c, &lc);
-  }
+  device_pass dp = {dev, threads};
+  sim__costs_add_layers(c, net, opt, device_pass_time, &dp);
   c->batch = batch;
   c->input_bytes = wl_net_input_bytes_per_sample(net) * batch;
   /* The device model's host overhead includes the input copy; split it so the copy can run on

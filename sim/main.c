@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "util.h"
 
+#include <locale.h>
 #include <string.h>
 
 typedef struct {
@@ -18,6 +19,7 @@ static const command commands[] = {
      dtsim_cmd_describe},
     {"list", "list models, devices, networks, systems or algorithms", dtsim_cmd_list},
     {"calibrate", "fit model parameters to measurements", dtsim_cmd_calibrate},
+    {"search", "rank every parallel configuration of a job on a cluster", dtsim_cmd_search},
 };
 
 static void usage(FILE *out)
@@ -31,6 +33,9 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+  /* The user's locale, for GLib's messages and character set. Option values are taken as bytes
+   * (dt_option_entries_as_bytes), so a file name need not be text in that set. */
+  setlocale(LC_ALL, "");
   if (argc < 2) {
     fprintf(stderr, "dtsim: missing command (run 'dtsim --help')\n");
     return 2;

@@ -265,11 +265,12 @@ uint64_t sim__stage_memory(const sim_costs *c, uint32_t a, uint32_t b, uint64_t 
 }
 
 extern const sim_strategy sim__strategy_dp, sim__strategy_ps, sim__strategy_mp, sim__strategy_pp,
-    sim__strategy_hybrid;
+    sim__strategy_hybrid, sim__strategy_chaos, sim__strategy_3d;
 
-static const sim_strategy *const registry[] = {&sim__strategy_dp, &sim__strategy_ps,
-                                               &sim__strategy_mp, &sim__strategy_pp,
-                                               &sim__strategy_hybrid, NULL};
+static const sim_strategy *const registry[] = {&sim__strategy_dp,     &sim__strategy_ps,
+                                               &sim__strategy_mp,     &sim__strategy_pp,
+                                               &sim__strategy_hybrid, &sim__strategy_chaos,
+                                               &sim__strategy_3d,     NULL};
 
 const sim_strategy *const *sim_strategies(void) { return registry; }
 

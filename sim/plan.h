@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "workloads.h"
 #include "scenario.h"
 #include "taskgraph.h"
 
@@ -37,6 +38,11 @@ typedef struct {
   uint64_t workspace_bytes;         /* largest transient buffers of one pass */
   uint64_t memory_capacity_bytes;   /* of the device, 0 if unknown */
   uint64_t reduce_Bps;              /* device's rate of summing gradients, bytes/s */
+  /* Strategy chaos (sim/strategy_chaos.c): the layer times above are one sample's on one of
+   * `threads` concurrent threads, update_ps a thread's cost of the layer's shared weights. */
+  uint32_t threads;                 /* hardware threads training at once (0: not chaos) */
+  uint64_t train_samples, validation_samples, test_samples;   /* per epoch */
+  sim_time_ps prepare_ps;           /* sequential preparation of the data set, once */
 } sim_costs;
 
 sim_costs *sim_costs_new(void);
@@ -127,6 +133,13 @@ const void *sim_algorithm_resolve(const char *name, const char *where, GError **
 const sim_strategy *const *sim_strategies(void);
 
 /* Internal: helpers shared by the strategy builders. */
+/* Times one pass of a layer (`update`: the optimizer step of its parameters), picoseconds. */
+typedef sim_time_ps (*sim__pass_time_fn)(void *user, const wl_layer *layer, const wl_op_cost *op,
+                                         gboolean update);
+/* Adds a cost row per layer of `net`: each pass timed by `time`; gradient bytes, FLOPs,
+ * activations as the workload counts them. */
+void sim__costs_add_layers(sim_costs *c, const wl_net *net, wl_optimizer opt,
+                           sim__pass_time_fn time, void *user);
 sim_plan *sim__plan_new(void);
 /* Splits layers into `stages` contiguous groups: at the user's boundaries (`split`, first layer
  * index of each stage after the first, comma-separated) or balanced so the slowest stage's

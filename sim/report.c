@@ -175,6 +175,19 @@ void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_jso
                          r->memory_capacity_bytes);
   json_double(o, "speedup", r->speedup);
   json_double(o, "scaling_efficiency", r->scaling_efficiency);
+  if (r->threads > 0)
+    g_string_append_printf(o, "\"threads\":%u,", r->threads);
+  if (r->transformer) {
+    json_double(o, "tokens_per_s", r->tokens_per_s);
+    json_double(o, "model_tflops_per_device", r->model_tflops_per_device);
+    json_double(o, "mfu", r->mfu);
+    g_string_append_printf(o, "\"memory_breakdown_bytes\":{\"weights\":%" G_GUINT64_FORMAT
+                           ",\"gradients\":%" G_GUINT64_FORMAT ",\"optimizer\":%" G_GUINT64_FORMAT
+                           ",\"activations\":%" G_GUINT64_FORMAT ",\"other\":%" G_GUINT64_FORMAT "},",
+                           r->memory_weights_bytes, r->memory_gradients_bytes,
+                           r->memory_optimizer_bytes, r->memory_activations_bytes,
+                           r->memory_other_bytes);
+  }
   if (extra_json && *extra_json)
     g_string_append_printf(o, "%s,", extra_json);
   g_string_truncate(o, o->len - 1);
@@ -208,7 +221,20 @@ void sim_report_print_table(FILE *out, const sim_report *r, const char *title)
             r->memory_per_device_bytes > r->memory_capacity_bytes ? "  ** DOES NOT FIT **" : "");
   }
   fputc('\n', out);
-  if (r->speedup > 0)
+  if (r->transformer) {
+    fprintf(out, "  %-28s %12.4g tokens/s, %.1f model TFLOP/s per device, MFU %.1f%%\n",
+            "throughput (tokens)", r->tokens_per_s, r->model_tflops_per_device, 100.0 * r->mfu);
+    fprintf(out, "  %-28s weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f, "
+            "other %.2f GiB\n", "memory breakdown", (double)r->memory_weights_bytes / (1 << 30),
+            (double)r->memory_gradients_bytes / (1 << 30),
+            (double)r->memory_optimizer_bytes / (1 << 30),
+            (double)r->memory_activations_bytes / (1 << 30),
+            (double)r->memory_other_bytes / (1 << 30));
+  }
+  if (r->speedup > 0 && r->threads > 0)
+    fprintf(out, "  %-28s %12.2fx on %u threads (efficiency %.1f%%)\n",
+            "speedup over one thread", r->speedup, r->threads, 100.0 * r->scaling_efficiency);
+  else if (r->speedup > 0)
     fprintf(out, "  %-28s %12.2fx on %u devices (scaling efficiency %.1f%%)\n",
             "speedup over one device", r->speedup, r->devices, 100.0 * r->scaling_efficiency);
   fprintf(out, "  %-28s %12" G_GUINT64_FORMAT " in %.3f s (%.3g events/s)\n", "simulated events",

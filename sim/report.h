@@ -24,7 +24,14 @@ typedef struct {
   uint64_t events;
   double sim_wall_s;
   double speedup;               /* against one device at the same per-device batch; 0 if unknown */
-  double scaling_efficiency;    /* speedup / devices */
+  double scaling_efficiency;    /* speedup / devices (chaos: / threads) */
+  uint32_t threads;             /* chaos: threads training at once; speedup is over one thread */
+  /* Sequence models (strategy 3d): tokens per second, model FLOPs (no recomputation) per second
+   * per device in 1e12, that over the dense peak, and the memory of the fullest device. */
+  gboolean transformer;
+  double tokens_per_s, model_tflops_per_device, mfu;
+  uint64_t memory_weights_bytes, memory_gradients_bytes, memory_optimizer_bytes;
+  uint64_t memory_activations_bytes, memory_other_bytes;
 } sim_report;
 
 /* Fills r from a finished execution of p. */

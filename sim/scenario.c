@@ -352,6 +352,7 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
     }
     if (e == 0)
       continue;
+    dt_option_entries_as_bytes(entries);   /* file names need not be text in the locale */
     if (g == 0) {
       g_option_context_add_main_entries(ctx, entries, NULL);
     } else {

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "workloads.h"
+#include "wl_transformer.h"
 #include "comm_net.h"
 #include "coll.h"
 
@@ -84,6 +85,8 @@ typedef struct {
   int64_t micro_batch;          /* samples per micro-batch (0: 1) */
   int64_t interleave;           /* model chunks per device (interleaved schedule) */
   gboolean sequence_parallel;
+  gboolean tp_overlap;          /* tensor-parallel collectives beside the GEMMs */
+  wl_attention attention;       /* flash or unfused */
   sim_recompute recompute;
   int64_t zero;                 /* ZeRO stage 0..3 */
   /* Outputs (simulate.c). */
@@ -110,6 +113,7 @@ typedef struct {
   gboolean steps;               /* rings step by step */
   /* Search (search.c). */
   int64_t top;                  /* rows printed */
+  int64_t jobs;                 /* threads simulating candidates (0: one per processor) */
   /* Where each key's value came from: key name -> "--key" or "FILE:LINE: [scenario] key";
    * and the set of keys the user gave (the others are at their defaults). */
   GHashTable *origin, *given;

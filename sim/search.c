@@ -1,10 +1,1220 @@
-/* dtsim search: every feasible parallel configuration of a job on a cluster, ranked. */
-#include "scenario.h"
+/* dtsim search: every feasible parallel configuration of a job on a cluster, ranked (see
+ * search.h). */
+#include "search.h"
 
+#include "devices.h"
+#include "plan.h"
+#include "simulate.h"
+#include "sweep.h"
 #include "util.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__has_include)
+#if __has_include("wl_transformer.h")
+#include "wl_transformer.h"
+#define SEARCH_HAVE_TRANSFORMERS 1
+#endif
+#endif
 
 static const sim_key search_keys[] = {
     {"top", SIM_KEY_INT, SIM_KEY_OFF(top), "10", 1, 1 << 20, .commands = SIM_OPTS_SEARCH,
      .arg = "K", .help = "rows printed, best first; the best K are simulated again on the flow network"},
+    {"jobs", SIM_KEY_INT, SIM_KEY_OFF(jobs), "0", 0, 1024, .commands = SIM_OPTS_SEARCH,
+     .arg = "N", .help = "threads simulating candidates (default 0: one per processor)"},
 };
 const sim_key_group sim_keys_search = SIM_KEY_GROUP("search", NULL, search_keys);
+
+/* ---- The space --------------------------------------------------------------------------------
+ *
+ * What the axes' values depend on: the cluster and the job. */
+typedef struct {
+  uint64_t devices, nodes, devices_per_node;
+  uint64_t global_batch;      /* samples per iteration over the whole job */
+  uint32_t layers, heads;     /* transformer blocks and attention heads (0: not a transformer) */
+  uint64_t capacity_bytes;    /* memory of one device (0: unknown) */
+#ifdef SEARCH_HAVE_TRANSFORMERS
+  wl_tf tf;                   /* the transformer, for memory bounds */
+#endif
+} search_ctx;
+
+/* An axis: the scenario keys it sets ('|'-separated; the user giving one fixes the axis) and
+ * its values on this cluster, each a setting "key=value[ key=value...]" appended to `out`. */
+typedef struct {
+  const char *keys;
+  void (*values)(const search_ctx *c, GPtrArray *out);
+} search_axis;
+
+/* A family: a strategy and its axes, tried for transformers (3d) or for the other models. Its
+ * check runs on each combination: it derives the keys that follow from the others (appending
+ * "key=value" to `derived`, which it also sets) or returns why the combination cannot divide. */
+typedef struct {
+  const char *strategy;
+  gboolean transformer;
+  const char *fixed;          /* settings of every candidate of the family, or NULL */
+  const search_axis *axes;
+  size_t n_axes;
+  const char *(*check)(sim_scenario *s, const search_ctx *c, GString *derived, GError **error);
+} search_family;
+
+/* Gradient bucket sizes tried, MiB: PyTorch DDP's default bucket_cap_mb is 25 (docs of
+ * torch.nn.parallel.DistributedDataParallel); Horovod fuses up to 64 MiB by default
+ * (HOROVOD_FUSION_THRESHOLD); 1 and 5 stand for fine-grained overlap. */
+static const int bucket_mib[] = {1, 5, 25, 64};
+/* Pipeline micro-batches per iteration tried (CNN pipelines): powers of two up to 64. */
+#define SEARCH_MAX_MICRO_BATCHES 64
+/* Micro-batch sizes tried for transformers: powers of two up to 8 samples, a bound that keeps
+ * the space small (a larger micro-batch raises activation memory in proportion and only
+ * shortens the pipeline bubble, which more micro-batches already do). */
+#define SEARCH_MAX_MICRO_BATCH 8
+/* Model chunks per device tried with the interleaved schedule: 2 to 8 (those dividing the
+ * layers of a stage are kept). */
+#define SEARCH_MAX_INTERLEAVE 8
+
+static void add_value(GPtrArray *out, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void add_value(GPtrArray *out, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_ptr_array_add(out, g_strdup_vprintf(fmt, ap));
+  va_end(ap);
+}
+
+static void allreduce_values(const search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  for (size_t i = 0; i < comm_coll_algorithm_count(); i++) {
+    const comm_coll_algorithm *a = comm_coll_algorithm_at(i);
+    if (comm_coll_algorithm_supports(a, COMM_COLL_ALLREDUCE))
+      add_value(out, "allreduce=%s", comm_coll_algorithm_name(a));
+  }
+}
+
+static void bucket_values(const search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  for (size_t i = 0; i < G_N_ELEMENTS(bucket_mib); i++)
+    add_value(out, "bucket-mib=%d", bucket_mib[i]);
+}
+
+/* Servers: one, two, one per node, one per device (each count once, ascending). */
+static void ps_count_values(const search_ctx *c, GPtrArray *out)
+{
+  const uint64_t k[] = {1, 2, c->nodes, c->devices};
+  /* Ascending, each once: count up through the distinct values. */
+  uint64_t last = 0;
+  for (;;) {
+    uint64_t next = UINT64_MAX;
+    for (size_t i = 0; i < G_N_ELEMENTS(k); i++)
+      if (k[i] > last && k[i] <= c->devices)
+        next = MIN(next, k[i]);
+    if (next == UINT64_MAX)
+      return;
+    add_value(out, "ps-count=%" G_GUINT64_FORMAT, next);
+    last = next;
+  }
+}
+
+static void ps_placement_values(const search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  for (comm_ps_placement p = COMM_PS_CPU; p <= COMM_PS_DEDICATED; p++)
+    add_value(out, "ps-placement=%s", comm_ps_placement_name(p));
+}
+
+static void micro_batches_values(const search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  for (int m = 1; m <= SEARCH_MAX_MICRO_BATCHES; m *= 2)
+    add_value(out, "micro-batches=%d", m);
+}
+
+static void schedule_values(const search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  add_value(out, "schedule=gpipe");
+  add_value(out, "schedule=1f1b");
+}
+
+/* Stages of each pipeline replica of hybrid dp-pp: the divisors of the devices strictly between
+ * 1 (that is dp) and all of them (that is pp). */
+static void stages_values(const search_ctx *c, GPtrArray *out)
+{
+  for (uint64_t p = 2; p < c->devices; p++)
+    if (c->devices % p == 0)
+      add_value(out, "stages=%" G_GUINT64_FORMAT, p);
+}
+
+/* 3d: tensor-parallel degrees are the divisors of the devices of a node (one NVLink domain). */
+static void tp_values(const search_ctx *c, GPtrArray *out)
+{
+  for (uint64_t t = 1; t <= c->devices_per_node; t++)
+    if (c->devices_per_node % t == 0)
+      add_value(out, "tp=%" G_GUINT64_FORMAT, t);
+}
+
+/* Pipeline degrees: the divisors of the layers, up to the devices. */
+static void pp_values(const search_ctx *c, GPtrArray *out)
+{
+  for (uint64_t p = 1; p <= c->layers && p <= c->devices; p++)
+    if (c->layers % p == 0)
+      add_value(out, "pp=%" G_GUINT64_FORMAT, p);
+}
+
+/* Micro-batch sizes: the divisors of the global batch up to the bound (those that do not
+ * divide a replica's share are dropped by the check). */
+static void micro_batch_values(const search_ctx *c, GPtrArray *out)
+{
+  for (uint64_t m = 1; m <= SEARCH_MAX_MICRO_BATCH && m <= c->global_batch; m++)
+    if (c->global_batch % m == 0)
+      add_value(out, "micro-batch=%" G_GUINT64_FORMAT, m);
+}
+
+static void schedule_3d_values(const search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  add_value(out, "schedule=1f1b interleave=1");
+  for (int v = 2; v <= SEARCH_MAX_INTERLEAVE; v++)
+    add_value(out, "schedule=interleaved interleave=%d", v);
+}
+
+static void recompute_values(const search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  add_value(out, "recompute=none");
+  add_value(out, "recompute=selective");
+  add_value(out, "recompute=full");
+}
+
+static void zero_values(const search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  for (int z = 0; z <= 3; z++)
+    add_value(out, "zero=%d", z);
+}
+
+/* Sets a derived key and records it in the candidate's label. */
+static gboolean derive(sim_scenario *s, GString *derived, const char *key, uint64_t value,
+                       GError **error)
+{
+  char text[32];
+  g_snprintf(text, sizeof text, "%" G_GUINT64_FORMAT, value);
+  g_string_append_printf(derived, " %s=%s", key, text);
+  return sim_scenario_set(s, key, text, NULL, error);
+}
+
+/* The reasons a combination is dropped before it is simulated. */
+#define DROP_NOT_MULTIPLE_DEVICES "global batch not a multiple of the devices"
+#define DROP_NOT_MULTIPLE_REPLICAS "global batch not a multiple of the data-parallel replicas"
+#define DROP_MICRO_BATCHES "micro-batches do not divide the batch of a replica"
+#define DROP_TP_HEADS "tensor-parallel degree does not divide the attention heads"
+#define DROP_TP_PP "tp x pp does not divide the devices"
+#define DROP_INTERLEAVE_PP "interleaved schedule needs pp > 1 and chunks dividing layers / pp"
+#define DROP_INTERLEAVE_M "interleaved schedule needs micro-batches a multiple of pp"
+#define DROP_DP_GIVEN "tp x pp x the --dp given is not the devices"
+#define DROP_MEMORY_BOUND "does not fit in device memory (bound before simulating)"
+
+/* dp, ps and owt: every device trains global batch / devices samples. */
+static const char *check_per_device(sim_scenario *s, const search_ctx *c, GString *derived,
+                                    GError **error)
+{
+  if (c->global_batch % c->devices != 0)
+    return DROP_NOT_MULTIPLE_DEVICES;
+  return derive(s, derived, "batch", c->global_batch / c->devices, error) ? NULL : "";
+}
+
+/* pp: one pipeline over all devices trains the global batch in micro-batches. */
+static const char *check_pp(sim_scenario *s, const search_ctx *c, GString *derived,
+                            GError **error)
+{
+  if (c->global_batch % (uint64_t)s->micro_batches != 0)
+    return DROP_MICRO_BATCHES;
+  return derive(s, derived, "batch", c->global_batch, error) ? NULL : "";
+}
+
+/* hybrid dp-pp: devices / stages replicas of a pipeline, each global batch / replicas samples. */
+static const char *check_dp_pp(sim_scenario *s, const search_ctx *c, GString *derived,
+                               GError **error)
+{
+  uint64_t replicas = c->devices / (uint64_t)s->stages;
+  if (c->global_batch % replicas != 0)
+    return DROP_NOT_MULTIPLE_REPLICAS;
+  uint64_t batch = c->global_batch / replicas;
+  if (batch % (uint64_t)s->micro_batches != 0)
+    return DROP_MICRO_BATCHES;
+  return derive(s, derived, "batch", batch, error) ? NULL : "";
+}
+
+#ifdef SEARCH_HAVE_TRANSFORMERS
+/* A lower bound of the memory of the first pipeline stage, which the simulation's memory per
+ * device (the largest stage's) cannot be below, from the workloads' closed forms: the model
+ * state of its blocks (at least layers / pp of them, without the embedding) sharded by ZeRO,
+ * and the activations of the micro-batches it holds at its peak, counted as selective
+ * recomputation counts them when there is none (what flash attention keeps; never more than
+ * without it) and without the extra block of full recomputation. Bytes. */
+static uint64_t first_stage_bytes(const sim_scenario *s, const search_ctx *c, uint64_t dp,
+                                  uint64_t per_replica)
+{
+  uint64_t tp = (uint64_t)s->tp, pp = (uint64_t)s->pp, V = (uint64_t)s->interleave;
+  uint64_t blocks = c->layers / pp;
+  wl_tf_state_bytes st;
+  wl_tf_state_memory(wl_tf_layer_params(&c->tf) * blocks / tp, (uint32_t)dp, (unsigned)s->zero,
+                     s->precision, &st);
+  wl_recompute rc = s->recompute == SIM_RECOMPUTE_FULL ? WL_RECOMPUTE_FULL : WL_RECOMPUTE_SELECTIVE;
+  wl_schedule sched = s->schedule == SIM_SCHEDULE_GPIPE    ? WL_SCHED_GPIPE
+                      : s->schedule == SIM_SCHEDULE_1F1B   ? WL_SCHED_1F1B
+                                                           : WL_SCHED_INTERLEAVED;
+  uint64_t per_layer = wl_tf_layer_activation_bytes(&c->tf, c->tf.seq, (uint64_t)s->micro_batch,
+                                                    (uint32_t)tp, s->sequence_parallel, rc,
+                                                    s->precision);
+  uint64_t chunks = wl_tf_inflight_chunks(sched, (uint32_t)pp, (uint32_t)V,
+                                          per_replica / (uint64_t)s->micro_batch, 0);
+  return st.weights + st.gradients + st.optimizer + per_layer * (blocks / V) * chunks;
+}
+#endif
+
+/* 3d: dp = devices / (tp pp); each replica trains global batch / dp samples in micro-batches. */
+static const char *check_3d(sim_scenario *s, const search_ctx *c, GString *derived,
+                            GError **error)
+{
+  uint64_t tp = (uint64_t)s->tp, pp = (uint64_t)s->pp;
+  if (c->heads % tp != 0)
+    return DROP_TP_HEADS;
+  if (c->devices % (tp * pp) != 0)
+    return DROP_TP_PP;
+  uint64_t dp = c->devices / (tp * pp);
+  if (sim_scenario_given(s, "dp") && (uint64_t)s->dp != dp)
+    return DROP_DP_GIVEN;
+  if (c->global_batch % dp != 0)
+    return DROP_NOT_MULTIPLE_REPLICAS;
+  uint64_t per_replica = c->global_batch / dp;
+  if (per_replica % (uint64_t)s->micro_batch != 0)
+    return DROP_MICRO_BATCHES;
+  if (s->schedule == SIM_SCHEDULE_INTERLEAVED) {
+    if (pp < 2 || (c->layers / pp) % (uint64_t)s->interleave != 0)
+      return DROP_INTERLEAVE_PP;
+    if ((per_replica / (uint64_t)s->micro_batch) % pp != 0)
+      return DROP_INTERLEAVE_M;
+  }
+#ifdef SEARCH_HAVE_TRANSFORMERS
+  if (c->capacity_bytes && first_stage_bytes(s, c, dp, per_replica) > c->capacity_bytes)
+    return DROP_MEMORY_BOUND;
+#endif
+  if (!derive(s, derived, "dp", dp, error) || !derive(s, derived, "global-batch", c->global_batch, error))
+    return "";
+  return NULL;
+}
+
+static const search_axis dp_axes[] = {{"allreduce", allreduce_values},
+                                      {"bucket-mib", bucket_values}};
+static const search_axis ps_axes[] = {{"ps-count", ps_count_values},
+                                      {"ps-placement", ps_placement_values}};
+static const search_axis pp_axes[] = {{"micro-batches", micro_batches_values},
+                                      {"schedule", schedule_values}};
+static const search_axis dp_pp_axes[] = {{"stages", stages_values},
+                                         {"micro-batches", micro_batches_values},
+                                         {"schedule", schedule_values}};
+static const search_axis axes_3d[] = {{"tp", tp_values},
+                                      {"pp", pp_values},
+                                      {"micro-batch", micro_batch_values},
+                                      {"schedule|interleave", schedule_3d_values},
+                                      {"recompute", recompute_values},
+                                      {"zero", zero_values}};
+
+#define FAMILY(name, tf, fixed_settings, axes, fn) \
+  {name, tf, fixed_settings, axes, G_N_ELEMENTS(axes), fn}
+static const search_family families[] = {
+    FAMILY("dp", FALSE, NULL, dp_axes, check_per_device),
+    FAMILY("ps", FALSE, NULL, ps_axes, check_per_device),
+    FAMILY("pp", FALSE, NULL, pp_axes, check_pp),
+    FAMILY("hybrid", FALSE, "hybrid=dp-pp", dp_pp_axes, check_dp_pp),
+    {"hybrid", FALSE, "hybrid=owt", NULL, 0, check_per_device},
+    FAMILY("3d", TRUE, NULL, axes_3d, check_3d),
+};
+
+/* ---- The search ----------------------------------------------------------------------------- */
+
+typedef struct {
+  sim_scenario scenario;      /* on the analytic network */
+  char *label;                /* "dp allreduce=ring bucket-mib=25 batch=64" */
+  char *settings_json;        /* "strategy":"dp","allreduce":"ring",... */
+} candidate;
+
+struct sim_search {
+  sim_scenario base;
+  search_ctx ctx;
+  char *title;                /* "resnet50, 2 x dgx1-v100 (16 devices), global batch 1024" */
+  guint jobs;
+  GPtrArray *candidates;      /* candidate * */
+  uint64_t combinations;      /* enumerated, before the checks */
+  GPtrArray *drop_reasons;    /* char *, in the order first met */
+  GArray *drop_counts;        /* guint per reason */
+  double flops_per_sample;    /* model FLOPs of one sample's forward and backward (0: unknown) */
+  double peak_flops;          /* of one device at the precision, FLOP/s (0: unknown) */
+  uint64_t seq;               /* tokens per sample of a transformer (0: not one) */
+  sim_search_result *analytic;
+  GArray *ranked;             /* guint candidate indices, feasible, best first (analytic) */
+  char *flow_skipped;         /* why the flow phase does not run, or NULL */
+  GArray *finalists;          /* guint: the best K of `ranked` */
+  sim_search_result *flow;    /* one per finalist */
+  GArray *final;              /* guint positions in `finalists`, best first (flow) */
+  double tau;                 /* Kendall tau of the analytic and flow orders of the finalists */
+};
+
+static void candidate_free(gpointer p)
+{
+  candidate *c = p;
+  sim_scenario_clear(&c->scenario);
+  g_free(c->label);
+  g_free(c->settings_json);
+  g_free(c);
+}
+
+void sim_search_free(sim_search *S)
+{
+  if (!S)
+    return;
+  sim_scenario_clear(&S->base);
+  g_free(S->title);
+  g_clear_pointer(&S->candidates, g_ptr_array_unref);
+  g_clear_pointer(&S->drop_reasons, g_ptr_array_unref);
+  g_clear_pointer(&S->drop_counts, g_array_unref);
+  g_free(S->analytic);
+  g_clear_pointer(&S->ranked, g_array_unref);
+  g_free(S->flow_skipped);
+  g_clear_pointer(&S->finalists, g_array_unref);
+  g_free(S->flow);
+  g_clear_pointer(&S->final, g_array_unref);
+  g_free(S);
+}
+
+static void count_drop(sim_search *S, const char *reason)
+{
+  for (guint i = 0; i < S->drop_reasons->len; i++)
+    if (strcmp(S->drop_reasons->pdata[i], reason) == 0) {
+      g_array_index(S->drop_counts, guint, i)++;
+      return;
+    }
+  g_ptr_array_add(S->drop_reasons, g_strdup(reason));
+  guint one = 1;
+  g_array_append_val(S->drop_counts, one);
+}
+
+/* Applies "key=value key=value" to s, appending each pair to the label and the JSON. */
+static gboolean apply_settings(sim_scenario *s, const char *settings, GString *label,
+                               GString *json, GError **error)
+{
+  g_auto(GStrv) pairs = g_strsplit(settings, " ", -1);
+  for (char **p = pairs; *p; p++) {
+    if (!**p)
+      continue;
+    g_auto(GStrv) kv = g_strsplit(*p, "=", 2);
+    g_assert(kv[0] && kv[1]);
+    if (!sim_scenario_set(s, kv[0], kv[1], NULL, error))
+      return FALSE;
+    g_string_append_printf(label, " %s", *p);
+    g_string_append_c(json, ',');
+    dt_json_string(json, kv[0]);
+    g_string_append_c(json, ':');
+    dt_json_string(json, kv[1]);
+  }
+  return TRUE;
+}
+
+/* TRUE when the user gave one of the '|'-separated keys. */
+static gboolean any_given(const sim_scenario *s, const char *keys)
+{
+  g_auto(GStrv) names = g_strsplit(keys, "|", -1);
+  for (char **k = names; *k; k++)
+    if (sim_scenario_given(s, *k))
+      return TRUE;
+  return FALSE;
+}
+
+static void values_free(gpointer p) { g_ptr_array_unref(p); }
+
+/* Every combination of a family's axes, in table order (the last axis varies fastest). */
+static gboolean enumerate_family(sim_search *S, const search_family *f, GError **error)
+{
+  const sim_scenario *base = &S->base;
+  guint n = (guint)f->n_axes;
+  g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func(values_free);
+  for (guint a = 0; a < n; a++) {
+    GPtrArray *v = g_ptr_array_new_with_free_func(g_free);
+    if (any_given(base, f->axes[a].keys))
+      g_ptr_array_add(v, g_strdup(""));   /* fixed by the user: the base's value */
+    else
+      f->axes[a].values(&S->ctx, v);
+    g_ptr_array_add(values, v);
+    if (v->len == 0)
+      return TRUE;
+  }
+  g_autofree guint *at = g_new0(guint, MAX(n, 1));
+  for (;;) {
+    S->combinations++;
+    candidate *c = g_new0(candidate, 1);
+    sim_scenario_copy(&c->scenario, base);
+    sim_scenario *s = &c->scenario;
+    s->net_model = COMM_NET_ANALYTIC;
+    g_autoptr(GString) label = g_string_new(f->strategy);
+    g_autoptr(GString) json = g_string_new("\"strategy\":");
+    dt_json_string(json, f->strategy);
+    g_autoptr(GString) derived = g_string_new(NULL);
+    gboolean ok = sim_scenario_set(s, "strategy", f->strategy, NULL, error) &&
+                  (!f->fixed || apply_settings(s, f->fixed, label, json, error));
+    for (guint a = 0; ok && a < n; a++)
+      ok = apply_settings(s, ((GPtrArray *)values->pdata[a])->pdata[at[a]], label, json, error);
+    if (!ok) {
+      candidate_free(c);
+      return FALSE;
+    }
+    const char *drop = f->check(s, &S->ctx, derived, error);
+    if (drop && !*drop) {
+      candidate_free(c);
+      return FALSE;
+    }
+    if (drop) {
+      count_drop(S, drop);
+      candidate_free(c);
+    } else {
+      /* Derived keys go in the label; the JSON has them in the run object's keys already. */
+      g_string_append(label, derived->str);
+      c->label = g_string_free(g_steal_pointer(&label), FALSE);
+      c->settings_json = g_string_free(g_steal_pointer(&json), FALSE);
+      g_ptr_array_add(S->candidates, c);
+    }
+    /* Next combination. */
+    guint a = n;
+    while (a > 0) {
+      a--;
+      if (++at[a] < ((GPtrArray *)values->pdata[a])->len)
+        break;
+      at[a] = 0;
+      if (a == 0)
+        return TRUE;
+    }
+    if (n == 0)
+      return TRUE;
+  }
+}
+
+/* Transformer shape, sequence length and model FLOPs per sequence (forward and backward, no
+ * recomputation: Megatron's convention), when the workloads know transformers. */
+static gboolean transformer_shape(const sim_scenario *s, search_ctx *c, uint64_t *seq,
+                                  double *flops_per_sample)
+{
+#ifdef SEARCH_HAVE_TRANSFORMERS
+  if (!wl_tf_is_transformer(s->model))
+    return FALSE;
+  wl_tf tf;
+  if (!wl_tf_parse(s->model, &tf, NULL))
+    return FALSE;
+  if (s->seq_len)
+    wl_tf_set_seq(&tf, (uint32_t)s->seq_len);
+  c->layers = tf.layers;
+  c->heads = tf.heads;
+  c->tf = tf;
+  *seq = tf.seq;
+  *flops_per_sample = wl_tf_iteration_flops(&tf, 1, tf.seq, WL_RECOMPUTE_NONE);
+  return TRUE;
+#else
+  (void)s;
+  (void)c;
+  (void)seq;
+  (void)flops_per_sample;
+  return FALSE;
+#endif
+}
+
+/* Model FLOPs per sample of a CNN (forward and backward, from the workload's layers). Building
+ * the cost table once also checks the model, the device and the precision, which every
+ * candidate shares: a bad one is the search's error, not a refusal of each candidate. */
+static gboolean cnn_flops_per_sample(const sim_scenario *s, const char *device, double *out,
+                                     GError **error)
+{
+  g_autoptr(sim_costs) costs = sim_costs_build(s, device, 1, error);
+  if (!costs)
+    return FALSE;
+  double flops = 0;
+  for (guint i = 0; i < sim_costs_n_layers(costs); i++) {
+    const sim_layer_cost *l = sim_costs_layer(costs, i);
+    flops += (double)l->forward_flops + (double)l->backward_flops;
+  }
+  *out = flops;
+  return TRUE;
+}
+
+/* The device's dense peak at the precision, FLOP/s, and its memory, bytes; a device that does
+ * not load or lacks the precision is the search's error. */
+static gboolean device_limits(const sim_scenario *s, const char *device, double *peak_flops,
+                              uint64_t *capacity_bytes, GError **error)
+{
+  g_autoptr(dev_device) dev = sim_scenario_device(s, device, s->calibration, error);
+  if (!dev)
+    return FALSE;
+  if (!dev_check_precision(dev, s->precision, sim_scenario_where(s, "precision"), error))
+    return FALSE;
+  *peak_flops = dev_peak_flops(dev, s->precision);
+  *capacity_bytes = dev_memory_bytes(dev);
+  return TRUE;
+}
+
+/* The strategies a search covers: the one given, or every family's. */
+static GPtrArray *covered_strategies(const sim_scenario *s)
+{
+  GPtrArray *out = g_ptr_array_new();
+  if (sim_scenario_given(s, "strategy")) {
+    g_ptr_array_add(out, (gpointer)s->strategy);
+    return out;
+  }
+  for (size_t i = 0; i < G_N_ELEMENTS(families); i++) {
+    const sim_strategy *st = sim_strategy_find(families[i].strategy);
+    if (st && (out->len == 0 || out->pdata[out->len - 1] != st))
+      g_ptr_array_add(out, (gpointer)st);
+  }
+  return out;
+}
+
+gboolean sim_search_check(sim_scenario *s, GError **error)
+{
+  /* Strategy keys are accepted when the search covers a strategy they apply to; the global
+   * batch is the job's, for every family. */
+  g_autoptr(GPtrArray) covered = covered_strategies(s);
+  GPtrArray *saved = s->strategy_list;
+  s->strategy_list = covered;
+  gboolean had_global = g_hash_table_remove(s->given, "global-batch");
+  gboolean ok = sim_scenario_check(s, error);
+  if (had_global)
+    g_hash_table_add(s->given, (gpointer) "global-batch");
+  s->strategy_list = saved;
+  if (ok && s->trace) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: a search writes no trace; run the configuration you want with 'dtsim run'",
+                sim_scenario_where(s, "trace"));
+    return FALSE;
+  }
+  return ok;
+}
+
+gboolean sim_search_parse_args(sim_scenario *s, int argc, char **argv, GError **error)
+{
+  g_autofree char **view = g_memdup2(argv, (gsize)(argc + 1) * sizeof(char *));
+  g_autoptr(GOptionContext) ctx = g_option_context_new("[SCENARIO.ini]");
+  g_option_context_set_summary(
+      ctx, "Rank every parallel configuration of a job on a cluster: each simulated on the "
+           "analytic network, the best --top K again on the flow network.");
+  g_autoptr(sim_scenario_opts) o = sim_scenario_opts_new(ctx, SIM_CMD_SEARCH);
+  char **v = view;
+  if (!g_option_context_parse(ctx, &argc, &v, error))
+    return FALSE;
+  if (argc > 2) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "unexpected argument '%s'", v[2]);
+    return FALSE;
+  }
+  if (argc == 2 && !sim_scenario_load(s, v[1], SIM_CMD_SEARCH, error))
+    return FALSE;
+  return sim_scenario_apply_options(s, o, error) && sim_search_check(s, error);
+}
+
+sim_search *sim_search_new(const sim_scenario *base, GError **error)
+{
+  g_autoptr(sim_search) S = g_new0(sim_search, 1);
+  sim_scenario_copy(&S->base, base);
+  g_clear_pointer(&S->base.csv, g_free);
+  g_clear_pointer(&S->base.plot, g_free);
+  S->candidates = g_ptr_array_new_with_free_func(candidate_free);
+  S->drop_reasons = g_ptr_array_new_with_free_func(g_free);
+  S->drop_counts = g_array_new(FALSE, FALSE, sizeof(guint));
+  S->jobs = base->jobs > 0 ? (guint)base->jobs : MAX(1, (guint)g_get_num_processors());
+  g_autoptr(comm_topology) topo = sim_scenario_topology(base, error);
+  if (!topo)
+    return NULL;
+  search_ctx *c = &S->ctx;
+  c->nodes = comm_topology_nodes(topo);
+  c->devices_per_node = comm_topology_devices_per_node(topo);
+  c->devices = comm_topology_devices(topo);
+  c->global_batch = sim_scenario_given(base, "global-batch") ? (uint64_t)base->global_batch
+                                                              : (uint64_t)base->batch * c->devices;
+  gboolean transformer = transformer_shape(base, c, &S->seq, &S->flops_per_sample);
+  const char *device = base->device ? base->device : comm_topology_device_kind(topo);
+  if (!device_limits(base, device, &S->peak_flops, &c->capacity_bytes, error) ||
+      (!transformer && !cnn_flops_per_sample(base, device, &S->flops_per_sample, error)))
+    return NULL;
+  S->title = g_strdup_printf("%s, %" G_GUINT64_FORMAT " x %s (%" G_GUINT64_FORMAT
+                             " devices), global batch %" G_GUINT64_FORMAT,
+                             base->model, c->nodes, base->system, c->devices, c->global_batch);
+  gboolean any = FALSE;
+  for (size_t i = 0; i < G_N_ELEMENTS(families); i++) {
+    const search_family *f = &families[i];
+    const sim_strategy *st = sim_strategy_find(f->strategy);
+    if (!st || f->transformer != transformer ||
+        (sim_scenario_given(base, "strategy") && base->strategy != st))
+      continue;
+    /* A family whose fixed settings the user contradicts (--hybrid owt) is not searched. */
+    if (f->fixed && strstr(f->fixed, "hybrid=") && sim_scenario_given(base, "hybrid") &&
+        (base->hybrid == SIM_HYBRID_OWT) != (strstr(f->fixed, "owt") != NULL))
+      continue;
+    any = TRUE;
+    if (!enumerate_family(S, f, error))
+      return NULL;
+  }
+  if (!any) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: no strategy the search knows applies to %s model '%s'",
+                sim_scenario_where(base, "strategy"), transformer ? "the transformer" : "the",
+                base->model);
+    return NULL;
+  }
+  S->analytic = g_new0(sim_search_result, MAX(S->candidates->len, 1));
+  return g_steal_pointer(&S);
+}
+
+guint sim_search_n_candidates(const sim_search *S) { return S->candidates->len; }
+
+const char *sim_search_label(const sim_search *S, guint i)
+{
+  return ((const candidate *)S->candidates->pdata[i])->label;
+}
+
+guint sim_search_jobs(const sim_search *S) { return S->jobs; }
+
+/* ---- Evaluation ------------------------------------------------------------------------------ */
+
+/* One candidate on one network. Refusals (bad combinations the checks above did not foresee)
+ * are results; other errors are returned. */
+static gboolean evaluate_one(const sim_scenario *cand, gboolean flow, sim_search_result *r,
+                             GError **error)
+{
+  g_auto(sim_scenario) s;
+  sim_scenario_copy(&s, cand);
+  s.net_model = flow ? COMM_NET_FLOW : COMM_NET_ANALYTIC;
+  memset(r, 0, sizeof *r);
+  g_autoptr(GError) err = NULL;
+  sim_run_opts o = {.with_speedup = FALSE};
+  if (!sim_simulate(&s, &o, &r->report, &err)) {
+    if (!g_error_matches(err, DT_ERROR, DT_ERROR_INPUT)) {
+      g_propagate_error(error, g_steal_pointer(&err));
+      return FALSE;
+    }
+    r->status = SIM_SEARCH_REFUSED;
+    g_strlcpy(r->reason, err->message, sizeof r->reason);
+    return TRUE;
+  }
+  r->report.sim_wall_s = 0;
+  r->status = r->report.memory_capacity_bytes &&
+                      r->report.memory_per_device_bytes > r->report.memory_capacity_bytes
+                  ? SIM_SEARCH_NO_FIT : SIM_SEARCH_OK;
+  return TRUE;
+}
+
+typedef struct {
+  const sim_search *S;
+  gboolean flow;
+  const guint *which;
+  sim_search_result *out;
+  GError **errors;            /* per listed candidate */
+  GMutex lock;                /* guards done; its release publishes the finished results */
+  GCond finished;
+  guint done;
+} eval_job;
+
+static void eval_worker(gpointer item, gpointer data)
+{
+  eval_job *job = data;
+  guint j = GPOINTER_TO_UINT(item) - 1;
+  guint i = job->which ? job->which[j] : j;
+  const candidate *c = job->S->candidates->pdata[i];
+  evaluate_one(&c->scenario, job->flow, &job->out[j], &job->errors[j]);
+  g_mutex_lock(&job->lock);
+  job->done++;
+  g_cond_signal(&job->finished);
+  g_mutex_unlock(&job->lock);
+}
+
+gboolean sim_search_evaluate(const sim_search *S, gboolean flow, const guint *which, guint n,
+                             guint first, guint stride, guint jobs, sim_search_progress_fn progress,
+                             gpointer data, sim_search_result *out, GError **error)
+{
+  g_return_val_if_fail(stride > 0, FALSE);
+  guint mine = n > first ? (n - first + stride - 1) / stride : 0;
+  g_autofree GError **errors = g_new0(GError *, MAX(n, 1));
+  eval_job job = {.S = S, .flow = flow, .which = which, .out = out, .errors = errors};
+  g_mutex_init(&job.lock);
+  g_cond_init(&job.finished);
+  if (jobs <= 1 || mine <= 1) {
+    guint k = 0;
+    for (guint j = first; j < n; j += stride) {
+      eval_worker(GUINT_TO_POINTER(j + 1), &job);
+      if (progress)
+        progress(++k, mine, data);
+    }
+  } else {
+    g_autoptr(GError) perr = NULL;
+    GThreadPool *pool = g_thread_pool_new(eval_worker, &job, (gint)MIN(jobs, mine), FALSE, &perr);
+    if (!pool) {
+      g_mutex_clear(&job.lock);
+      g_cond_clear(&job.finished);
+      g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "thread pool: %s", perr->message);
+      return FALSE;
+    }
+    for (guint j = first; j < n; j += stride)
+      g_thread_pool_push(pool, GUINT_TO_POINTER(j + 1), NULL);
+    /* Wait for every evaluation, reporting progress at most every 50 ms. */
+    g_mutex_lock(&job.lock);
+    while (job.done < mine) {
+      guint d = job.done;
+      g_mutex_unlock(&job.lock);
+      if (progress)
+        progress(d, mine, data);
+      g_mutex_lock(&job.lock);
+      gint64 until = g_get_monotonic_time() + 50 * G_TIME_SPAN_MILLISECOND;
+      while (job.done == d && g_cond_wait_until(&job.finished, &job.lock, until))
+        ;
+    }
+    g_mutex_unlock(&job.lock);
+    g_thread_pool_free(pool, FALSE, TRUE);
+    if (progress)
+      progress(mine, mine, data);
+  }
+  g_mutex_clear(&job.lock);
+  g_cond_clear(&job.finished);
+  gboolean ok = TRUE;
+  for (guint j = 0; j < n; j++) {
+    if (errors[j] && ok) {
+      guint i = which ? which[j] : j;
+      g_propagate_prefixed_error(error, errors[j], "%s: ", sim_search_label(S, i));
+      errors[j] = NULL;
+      ok = FALSE;
+    }
+    g_clear_error(&errors[j]);
+  }
+  return ok;
+}
+
+/* ---- Ranking --------------------------------------------------------------------------------- */
+
+static gint by_throughput(gconstpointer a, gconstpointer b, gpointer data)
+{
+  const sim_search_result *r = data;
+  guint i = *(const guint *)a, j = *(const guint *)b;
+  double x = r[i].report.throughput_samples_per_s, y = r[j].report.throughput_samples_per_s;
+  if (x != y)
+    return x > y ? -1 : 1;
+  return i < j ? -1 : i > j;
+}
+
+sim_search_result *sim_search_analytic(sim_search *S) { return S->analytic; }
+
+void sim_search_rank(sim_search *S)
+{
+  g_clear_pointer(&S->ranked, g_array_unref);
+  S->ranked = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint i = 0; i < S->candidates->len; i++)
+    if (S->analytic[i].status == SIM_SEARCH_OK)
+      g_array_append_val(S->ranked, i);
+  g_array_sort_with_data(S->ranked, by_throughput, S->analytic);
+  g_clear_pointer(&S->finalists, g_array_unref);
+  S->finalists = g_array_new(FALSE, FALSE, sizeof(guint));
+  guint K = MIN((guint)S->base.top, S->ranked->len);
+  g_clear_pointer(&S->flow_skipped, g_free);
+  if (sim_scenario_given(&S->base, "net-model") && S->base.net_model == COMM_NET_ANALYTIC)
+    S->flow_skipped = g_strdup_printf("%s: ranked on the analytic network only",
+                                      sim_scenario_where(&S->base, "net-model"));
+  else if (S->ctx.devices > SIM_FLOW_MAX_DEVICES)
+    S->flow_skipped = g_strdup_printf("%" G_GUINT64_FORMAT " devices: more than the flow network "
+                                      "simulates (%d); ranked on the analytic network only",
+                                      S->ctx.devices, SIM_FLOW_MAX_DEVICES);
+  else
+    g_array_append_vals(S->finalists, S->ranked->data, K);
+  g_free(S->flow);
+  S->flow = g_new0(sim_search_result, MAX(S->finalists->len, 1));
+}
+
+const guint *sim_search_finalists(const sim_search *S, guint *n)
+{
+  *n = S->finalists->len;
+  return *n ? (const guint *)(gpointer)S->finalists->data : NULL;
+}
+
+sim_search_result *sim_search_flow(sim_search *S) { return S->flow; }
+
+double sim_search_kendall_tau(const double *a, const double *b, guint n)
+{
+  /* Concordant minus discordant pairs over the pairs not tied in a and not tied in b
+   * (tau-b), so configurations the two networks both find equal do not count as disagreement. */
+  double cd = 0, untied_a = 0, untied_b = 0;
+  for (guint i = 0; i < n; i++)
+    for (guint j = i + 1; j < n; j++) {
+      double x = a[i] - a[j], y = b[i] - b[j];
+      untied_a += x != 0;
+      untied_b += y != 0;
+      cd += (x * y > 0) - (x * y < 0);
+    }
+  return untied_a > 0 && untied_b > 0 ? cd / sqrt(untied_a * untied_b) : 1;
+}
+
+static gint by_flow(gconstpointer a, gconstpointer b, gpointer data)
+{
+  const sim_search_result *r = data;
+  guint i = *(const guint *)a, j = *(const guint *)b;
+  /* Simulated finalists first, by flow throughput; then in analytic order. */
+  gboolean oi = r[i].status != SIM_SEARCH_REFUSED, oj = r[j].status != SIM_SEARCH_REFUSED;
+  if (oi != oj)
+    return oi ? -1 : 1;
+  double x = r[i].report.throughput_samples_per_s, y = r[j].report.throughput_samples_per_s;
+  if (oi && x != y)
+    return x > y ? -1 : 1;
+  return i < j ? -1 : i > j;
+}
+
+void sim_search_finish(sim_search *S)
+{
+  g_clear_pointer(&S->final, g_array_unref);
+  S->final = g_array_new(FALSE, FALSE, sizeof(guint));
+  guint K = S->finalists->len;
+  for (guint j = 0; j < K; j++)
+    g_array_append_val(S->final, j);
+  g_array_sort_with_data(S->final, by_flow, S->flow);
+  /* Agreement: the analytic rank against the flow throughput of each finalist. */
+  g_autofree double *a = g_new(double, MAX(K, 1));
+  g_autofree double *b = g_new(double, MAX(K, 1));
+  for (guint j = 0; j < K; j++) {
+    a[j] = S->analytic[g_array_index(S->finalists, guint, j)].report.throughput_samples_per_s;
+    b[j] = S->flow[j].report.throughput_samples_per_s;
+  }
+  S->tau = sim_search_kendall_tau(a, b, K);
+}
+
+gboolean sim_search_run(sim_search *S, sim_search_progress_fn progress, gpointer data,
+                        GError **error)
+{
+  guint n = S->candidates->len;
+  if (!sim_search_evaluate(S, FALSE, NULL, n, 0, 1, S->jobs, progress, data, S->analytic, error))
+    return FALSE;
+  sim_search_rank(S);
+  guint K;
+  const guint *which = sim_search_finalists(S, &K);
+  if (K && !sim_search_evaluate(S, TRUE, which, K, 0, 1, S->jobs, progress, data, S->flow, error))
+    return FALSE;
+  sim_search_finish(S);
+  return TRUE;
+}
+
+/* ---- Outputs --------------------------------------------------------------------------------- */
+
+/* A row of the final table: the candidate, its result on the ranking network and where it
+ * stood on the analytic one. */
+typedef struct {
+  guint candidate;
+  const sim_search_result *result;
+  guint analytic_rank;        /* 1-based */
+  const sim_search_result *analytic;
+} row;
+
+/* The rows printed: the finalists in flow order, or the analytic best K. */
+static GArray *rows(const sim_search *S)
+{
+  GArray *out = g_array_new(FALSE, FALSE, sizeof(row));
+  if (S->finalists->len) {
+    for (guint k = 0; k < S->final->len; k++) {
+      guint j = g_array_index(S->final, guint, k);
+      guint i = g_array_index(S->finalists, guint, j);
+      row r = {i, &S->flow[j], j + 1, &S->analytic[i]};
+      g_array_append_val(out, r);
+    }
+  } else {
+    guint K = MIN((guint)S->base.top, S->ranked->len);
+    for (guint k = 0; k < K; k++) {
+      guint i = g_array_index(S->ranked, guint, k);
+      row r = {i, &S->analytic[i], k + 1, &S->analytic[i]};
+      g_array_append_val(out, r);
+    }
+  }
+  return out;
+}
+
+guint sim_search_n_rows(const sim_search *S)
+{
+  g_autoptr(GArray) rs = rows(S);
+  return rs->len;
+}
+
+guint sim_search_row(const sim_search *S, guint k, const sim_search_result **result)
+{
+  g_autoptr(GArray) rs = rows(S);
+  g_return_val_if_fail(k < rs->len, 0);
+  *result = g_array_index(rs, row, k).result;
+  return g_array_index(rs, row, k).candidate;
+}
+
+uint64_t sim_search_n_combinations(const sim_search *S) { return S->combinations; }
+
+const char *sim_search_drop(const sim_search *S, guint k, guint *count)
+{
+  if (k >= S->drop_reasons->len)
+    return NULL;
+  *count = g_array_index(S->drop_counts, guint, k);
+  return S->drop_reasons->pdata[k];
+}
+
+/* Model FLOP utilization of a result, or a negative number when unknown. */
+static double mfu(const sim_search *S, const sim_report *r)
+{
+  if (!(S->flops_per_sample > 0) || !(S->peak_flops > 0) || r->devices == 0)
+    return -1;
+  return r->throughput_samples_per_s * S->flops_per_sample / (S->peak_flops * r->devices);
+}
+
+static const char *network(const sim_search *S)
+{
+  return S->finalists->len ? "flow" : "analytic";
+}
+
+static void print_summary(const sim_search *S, FILE *f)
+{
+  guint n = S->candidates->len, fit = 0, refused = 0;
+  for (guint i = 0; i < n; i++) {
+    fit += S->analytic[i].status == SIM_SEARCH_NO_FIT;
+    refused += S->analytic[i].status == SIM_SEARCH_REFUSED;
+  }
+  guint dropped = (guint)(S->combinations - n) + fit + refused;
+  fprintf(f, "search: %s\n", S->title);
+  fprintf(f, "  %" G_GUINT64_FORMAT " configurations: %u ranked, %u dropped\n", S->combinations,
+          S->ranked->len, dropped);
+  for (guint k = 0; k < S->drop_reasons->len; k++)
+    fprintf(f, "    %6u  %s\n", g_array_index(S->drop_counts, guint, k),
+            (const char *)S->drop_reasons->pdata[k]);
+  if (fit)
+    fprintf(f, "    %6u  does not fit in device memory\n", fit);
+  /* Refusals grouped by the option their message names. */
+  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GArray) counts = g_array_new(FALSE, TRUE, sizeof(guint));
+  for (guint i = 0; i < n; i++) {
+    if (S->analytic[i].status != SIM_SEARCH_REFUSED)
+      continue;
+    const char *m = S->analytic[i].reason;
+    const char *colon = strchr(m, ':');
+    g_autofree char *key = colon ? g_strndup(m, (gsize)(colon - m)) : g_strdup(m);
+    guint k = 0;
+    while (k < keys->len && strcmp(keys->pdata[k], key) != 0)
+      k++;
+    if (k == keys->len) {
+      g_ptr_array_add(keys, g_steal_pointer(&key));
+      g_array_set_size(counts, k + 1);
+    }
+    g_array_index(counts, guint, k)++;
+  }
+  for (guint k = 0; k < keys->len; k++)
+    fprintf(f, "    %6u  refused by the strategy (%s)\n", g_array_index(counts, guint, k),
+            (const char *)keys->pdata[k]);
+  guint K = S->finalists->len;
+  if (S->flow_skipped) {
+    fprintf(f, "  %s\n", S->flow_skipped);
+  } else if (K) {
+    guint best = g_array_index(S->final, guint, 0);
+    fprintf(f, "  best %u simulated again on the flow network: Kendall tau %.3f against the "
+               "analytic order; %s; top-1 %s\n", K, S->tau, S->tau >= 1 - 1e-12 ? "same order" : "order differs",
+            best == 0 ? "same" : "differs");
+  }
+}
+
+void sim_search_print(const sim_search *S, FILE *out, FILE *summary)
+{
+  g_autoptr(GArray) rs = rows(S);
+  if (S->base.json) {
+    for (guint k = 0; k < rs->len; k++) {
+      const row *r = &g_array_index(rs, row, k);
+      const candidate *c = S->candidates->pdata[r->candidate];
+      g_autoptr(GString) extra = g_string_new(NULL);
+      g_string_append_printf(extra, "\"rank\":%u,\"configuration\":", k + 1);
+      dt_json_string(extra, c->label);
+      g_string_append_printf(extra, ",%s,\"model\":", c->settings_json);
+      dt_json_string(extra, c->scenario.model);
+      /* A per-device batch for the CNN families; a transformer's is the global batch. */
+      if (!S->seq)
+        g_string_append_printf(extra, ",\"batch\":%" G_GINT64_FORMAT, c->scenario.batch);
+      g_string_append_printf(extra, ",\"global_batch\":%" G_GUINT64_FORMAT ",\"net_model\":\"%s\"",
+                             S->ctx.global_batch, network(S));
+      double u = mfu(S, &r->result->report);
+      if (u >= 0 && !S->seq) {
+        g_string_append(extra, ",\"mfu\":");
+        dt_json_double(extra, u);
+      }
+      g_string_append_printf(extra, ",\"analytic_rank\":%u,\"analytic_iteration_time_s\":",
+                             r->analytic_rank);
+      dt_json_double(extra, r->analytic->report.iteration_time_s);
+      if (r->result->status == SIM_SEARCH_REFUSED) {
+        g_string_append(extra, ",\"refused\":");
+        dt_json_string(extra, r->result->reason);
+      }
+      sim_report_print_json(out, &r->result->report, extra->str);
+    }
+    print_summary(S, summary);
+    return;
+  }
+  int w = (int)strlen("configuration");
+  for (guint k = 0; k < rs->len; k++)
+    w = MAX(w, (int)strlen(sim_search_label(S, g_array_index(rs, row, k).candidate)));
+  fprintf(out, "%4s  %-*s %12s %14s %6s %8s %9s %8s %12s\n", "rank", w, "configuration",
+          "iteration_ms", S->seq ? "tokens_per_s" : "samples_per_s", "mfu_%", "mem_GiB",
+          "exposed_%", "analytic", "analytic_ms");
+  for (guint k = 0; k < rs->len; k++) {
+    const row *r = &g_array_index(rs, row, k);
+    const sim_report *m = &r->result->report;
+    double it = m->iteration_time_s, u = mfu(S, m);
+    char mfu_text[16] = "-";
+    if (u >= 0)
+      g_snprintf(mfu_text, sizeof mfu_text, "%.1f", 100 * u);
+    if (r->result->status == SIM_SEARCH_REFUSED) {
+      fprintf(out, "%4u  %-*s refused on the flow network: %s\n", k + 1, w,
+              sim_search_label(S, r->candidate), r->result->reason);
+      continue;
+    }
+    fprintf(out, "%4u  %-*s %12.3f %14.1f %6s %8.2f %9.1f %8u %12.3f\n", k + 1, w,
+            sim_search_label(S, r->candidate), it * 1e3,
+            m->throughput_samples_per_s * (double)(S->seq ? S->seq : 1), mfu_text,
+            (double)m->memory_per_device_bytes / (1 << 30),
+            it > 0 ? 100 * m->exposed_comm_time_s / it : 0, r->analytic_rank,
+            r->analytic->report.iteration_time_s * 1e3);
+  }
+  print_summary(S, summary);
+}
+
+static const char *status_name(int32_t status)
+{
+  static const char *const names[] = {"ok", "does not fit", "refused", "not run"};
+  return names[status];
+}
+
+gboolean sim_search_write_csv(const sim_search *S, const char *path, GError **error)
+{
+  g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
+  if (!out)
+    return FALSE;
+  FILE *f = dt_outfile_stream(out);
+  /* Rank columns are empty where a candidate was not ranked. */
+  g_autofree guint *arank = g_new0(guint, MAX(S->candidates->len, 1));
+  g_autofree guint *frank = g_new0(guint, MAX(S->candidates->len, 1));
+  g_autofree int *fpos = g_new(int, MAX(S->candidates->len, 1));
+  for (guint i = 0; i < S->candidates->len; i++)
+    fpos[i] = -1;
+  for (guint k = 0; k < S->ranked->len; k++)
+    arank[g_array_index(S->ranked, guint, k)] = k + 1;
+  for (guint k = 0; S->final && k < S->final->len; k++) {
+    guint j = g_array_index(S->final, guint, k);
+    guint i = g_array_index(S->finalists, guint, j);
+    frank[i] = k + 1;
+    fpos[i] = (int)j;
+  }
+  fputs("configuration,strategy,global_batch,status,reason,analytic_rank,iteration_time_s,"
+        "throughput_samples_per_s,memory_per_device_bytes,exposed_comm_time_s,flow_rank,"
+        "flow_iteration_time_s,flow_throughput_samples_per_s,flow_exposed_comm_time_s\n", f);
+  for (guint i = 0; i < S->candidates->len; i++) {
+    const candidate *c = S->candidates->pdata[i];
+    const sim_search_result *a = &S->analytic[i];
+    g_autoptr(GString) label = g_string_new(NULL), reason = g_string_new(NULL);
+    dt_csv_field(label, c->label);
+    dt_csv_field(reason, a->reason);
+    fprintf(f, "%s,%s,%" G_GUINT64_FORMAT ",%s,%s,", label->str, c->scenario.strategy->name,
+            S->ctx.global_batch, status_name(a->status), reason->str);
+    if (arank[i])
+      fprintf(f, "%u", arank[i]);
+    if (a->status == SIM_SEARCH_REFUSED)
+      fputs(",,,,", f);
+    else
+      fprintf(f, ",%.9g,%.9g,%" G_GUINT64_FORMAT ",%.9g", a->report.iteration_time_s,
+              a->report.throughput_samples_per_s, a->report.memory_per_device_bytes,
+              a->report.exposed_comm_time_s);
+    if (fpos[i] >= 0 && S->flow[fpos[i]].status != SIM_SEARCH_REFUSED) {
+      const sim_report *r = &S->flow[fpos[i]].report;
+      fprintf(f, ",%u,%.9g,%.9g,%.9g\n", frank[i], r->iteration_time_s,
+              r->throughput_samples_per_s, r->exposed_comm_time_s);
+    } else {
+      fputs(",,,,\n", f);
+    }
+  }
+  return dt_outfile_commit(out, error);
+}
+
+gboolean sim_search_write_svg(const sim_search *S, const char *path, GError **error)
+{
+  g_autoptr(GArray) rs = rows(S);
+  /* Throughput in tokens for transformers, samples otherwise. */
+  double per = S->seq ? (double)S->seq : 1;
+  double xmax = 0, ymax = 0;
+  for (guint k = 0; k < S->ranked->len; k++) {
+    const sim_report *r = &S->analytic[g_array_index(S->ranked, guint, k)].report;
+    xmax = MAX(xmax, (double)r->memory_per_device_bytes / (1 << 30));
+    ymax = MAX(ymax, r->throughput_samples_per_s * per);
+  }
+  for (guint k = 0; k < rs->len; k++) {
+    const sim_report *r = &g_array_index(rs, row, k).result->report;
+    xmax = MAX(xmax, (double)r->memory_per_device_bytes / (1 << 30));
+    ymax = MAX(ymax, r->throughput_samples_per_s * per);
+  }
+  xmax = sim_sweep_nice_ceiling(xmax * 1.05);
+  ymax = sim_sweep_nice_ceiling(ymax * 1.05);
+  const double W = 760, H = 520, ox = 90, oy = 50, w = 620, h = 380;
+  g_autoptr(GString) o = g_string_new(NULL);
+  g_string_append_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                            "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n"
+                            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H, W, H);
+  g_autofree char *title = g_markup_escape_text(S->title, -1);
+  g_string_append_printf(o, "<text x=\"%.0f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">%s</text>\n",
+                         W / 2, title);
+  g_string_append_printf(o, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#444\"/>\n",
+                         ox, oy, w, h);
+#define X(v) (ox + (v) / xmax * w)
+#define Y(v) (oy + h - (v) / ymax * h)
+  for (int k = 0; k <= 5; k++) {
+    double xv = xmax * k / 5, yv = ymax * k / 5;
+    g_string_append_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n"
+                              "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\">%g</text>\n",
+                           X(xv), oy, X(xv), oy + h, X(xv), oy + h + 14, xv);
+    g_string_append_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n"
+                              "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%g</text>\n",
+                           ox, Y(yv), ox + w, Y(yv), ox - 4, Y(yv) + 4, yv);
+  }
+  g_string_append_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">memory per device (GiB)</text>\n",
+                         ox + w / 2, oy + h + 34);
+  g_string_append_printf(o, "<text transform=\"translate(%.1f,%.1f) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">throughput (%s/s)</text>\n",
+                         ox - 60, oy + h / 2, S->seq ? "tokens" : "samples");
+  /* Every ranked configuration on the analytic network, grey; the finalists on the ranking
+   * network, blue; the best, red and labelled. */
+  for (guint k = 0; k < S->ranked->len; k++) {
+    guint i = g_array_index(S->ranked, guint, k);
+    const sim_report *r = &S->analytic[i].report;
+    g_autofree char *label = g_markup_escape_text(sim_search_label(S, i), -1);
+    g_string_append_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#999\"><title>%s</title></circle>\n",
+                           X((double)r->memory_per_device_bytes / (1 << 30)),
+                           Y(r->throughput_samples_per_s * per), label);
+  }
+  for (guint k = 0; k < rs->len; k++) {
+    const row *r = &g_array_index(rs, row, k);
+    if (r->result->status == SIM_SEARCH_REFUSED)
+      continue;
+    const sim_report *m = &r->result->report;
+    g_autofree char *label = g_markup_escape_text(sim_search_label(S, r->candidate), -1);
+    double x = X((double)m->memory_per_device_bytes / (1 << 30)),
+           y = Y(m->throughput_samples_per_s * per);
+    g_string_append_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"><title>%u. %s</title></circle>\n",
+                           x, y, k == 0 ? "6" : "4", k == 0 ? "#d62728" : "#1f77b4", k + 1, label);
+    if (k == 0)
+      g_string_append_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#d62728\">best: %s</text>\n",
+                             MIN(x + 8, ox + w - 300), MAX(y - 8, oy + 12), label);
+  }
+#undef X
+#undef Y
+  g_string_append_printf(o, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\"><tspan fill=\"#999\">&#9679; %u configurations "
+                            "(analytic network)</tspan>  <tspan fill=\"#1f77b4\">&#9679; best %u (%s network)</tspan>  "
+                            "<tspan fill=\"#d62728\">&#9679; best</tspan></text>\n",
+                         ox, H - 20, S->ranked->len, rs->len, network(S));
+  g_string_append(o, "</svg>\n");
+  g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
+  if (!out)
+    return FALSE;
+  fputs(o->str, dt_outfile_stream(out));
+  return dt_outfile_commit(out, error);
+}

@@ -3,6 +3,7 @@
 
 #include "chrome.h"
 #include "net_adapter.h"
+#include "strategy_3d.h"
 #include "util.h"
 
 #include <string.h>
@@ -84,11 +85,17 @@ static gboolean write_csv(const char *path, const sim_plan *p, const sim_exec *x
     const char *unit = nm ? sim_graph_unit_name(g, sim_graph_stream_unit(g, m[0])) : "";
     const char *stream = nm ? sim_graph_stream_name(g, m[0]) : "";
     sim_time_ps a = sim_exec_task_start(x, t), b = sim_exec_task_end(x, t);
-    /* Names may contain commas: quote them. */
-    g_autofree char *name = g_strdup(sim_graph_task_name(g, t));
-    g_strdelimit(name, "\"", '\'');
-    fprintf(f, "%u,\"%s\",%s,%s,\"%s\",%s,%.12f,%.12f,%.12f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
-            t, name, kinds[sim_graph_task_kind(g, t)], sim_graph_task_category(g, t), unit, stream,
+    /* Names may hold commas ("gpu2 (replica 1, stage 0)") or quotes: RFC 4180 fields. */
+    g_autoptr(GString) row = g_string_new(NULL);
+    g_string_append_printf(row, "%u,", t);
+    dt_csv_field(row, sim_graph_task_name(g, t));
+    g_string_append_printf(row, ",%s,", kinds[sim_graph_task_kind(g, t)]);
+    dt_csv_field(row, sim_graph_task_category(g, t));
+    g_string_append_c(row, ',');
+    dt_csv_field(row, unit);
+    g_string_append_c(row, ',');
+    dt_csv_field(row, stream);
+    fprintf(f, "%s,%.12f,%.12f,%.12f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n", row->str,
             sim_time_to_s(a), sim_time_to_s(b), sim_time_to_s(b - a), sim_graph_task_bytes(g, t),
             sim_graph_task_flops(g, t));
   }
@@ -141,6 +148,10 @@ comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error)
 static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboolean outputs,
                               sim_report *r, sim_outcome *keep, GError **error)
 {
+  /* Every output can be written, or nothing is simulated. */
+  if (outputs && ((s->trace && !dt_outfile_check(s->trace, "--trace", error)) ||
+                  (s->csv && !dt_outfile_check(s->csv, "--csv", error))))
+    return FALSE;
   const sim_strategy *strategy = s->strategy;
   comm_net_model net_model = s->net_model;
   g_autoptr(comm_topology) topo = sim_scenario_topology(s, error);
@@ -149,44 +160,63 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (!sim_check_net_scale(comm_topology_devices(topo), net_model == COMM_NET_FLOW, error))
     return FALSE;
   const char *device = s->device ? s->device : comm_topology_device_kind(topo);
-  /* Pipelines cost their passes per micro-batch; --batch is the pipeline's mini-batch. */
   const char *sname = strategy->name;
-  gboolean pipelined = strcmp(sname, "pp") == 0 ||
-                       (strcmp(sname, "hybrid") == 0 && s->hybrid == SIM_HYBRID_DP_PP);
-  uint64_t cost_batch = (uint64_t)s->batch;
-  if (pipelined) {
-    if (s->batch % s->micro_batches != 0) {
-      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                  "%s: %" G_GINT64_FORMAT " micro-batches do not divide a batch of %"
-                  G_GINT64_FORMAT " samples", sim_scenario_where(s, "micro-batches"),
-                  s->micro_batches, s->batch);
-      return FALSE;
-    }
-    cost_batch = (uint64_t)(s->batch / s->micro_batches);
-  }
-  g_autoptr(sim_costs) costs = sim_costs_build(s, device, cost_batch, error);
-  if (!costs)
-    return FALSE;
-  sim_plan_opts po = {
-      .nodes = comm_topology_nodes(topo),
-      .devices_per_node = comm_topology_devices_per_node(topo),
-      .overlap = s->overlap,
-      .bucket_bytes = s->bucket_bytes,
-      .allreduce = s->allreduce,
-      .iterations = (uint32_t)s->iterations,
-      .micro_batches = (uint32_t)s->micro_batches,
-      .gpipe = s->schedule == SIM_SCHEDULE_GPIPE,
-      .stages = (uint32_t)s->stages,
-      .ps_count = (uint32_t)s->ps_count,
-      .hybrid = s->hybrid,
-      .split = s->split,
-      .symmetric = s->symmetry,
-      .scenario = s,
-  };
+  /* Transformers train with strategy 3d (dp is its special case of one tensor and one
+   * pipeline rank): its plan comes from the model's hyper-parameters, not a cost table. */
+  gboolean three_d = strcmp(sname, "3d") == 0 || wl_tf_is_transformer(s->model);
+  g_autoptr(sim_costs) costs = NULL;
+  g_autoptr(sim_plan) plan = NULL;
   comm_ps_placement placement = s->ps_placement;
-  g_autoptr(sim_plan) plan = strategy->build(costs, &po, error);
-  if (!plan)
-    return FALSE;
+  double reduce_Bps = 0;
+  sim_3d_opts o3;
+  sim_3d_metrics m3;
+  if (three_d) {
+    if (!sim_3d_opts_from_scenario(s, &o3, error))
+      return FALSE;
+    plan = sim_3d_build(&o3, topo, net_model, device, s->calibration, &reduce_Bps, &m3, error);
+    if (!plan)
+      return FALSE;
+  } else {
+    /* Pipelines cost their passes per micro-batch; --batch is the pipeline's mini-batch. */
+    gboolean pipelined = strcmp(sname, "pp") == 0 ||
+                         (strcmp(sname, "hybrid") == 0 && s->hybrid == SIM_HYBRID_DP_PP);
+    uint64_t cost_batch = (uint64_t)s->batch;
+    if (pipelined) {
+      if (s->batch % s->micro_batches != 0) {
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                    "%s: %" G_GINT64_FORMAT " micro-batches do not divide a batch of %"
+                    G_GINT64_FORMAT " samples", sim_scenario_where(s, "micro-batches"),
+                    s->micro_batches, s->batch);
+        return FALSE;
+      }
+      cost_batch = (uint64_t)(s->batch / s->micro_batches);
+    }
+    gboolean chaos = strcmp(sname, "chaos") == 0;
+    costs = chaos ? sim_chaos_costs_build(s, device, error)
+                  : sim_costs_build(s, device, cost_batch, error);
+    if (!costs)
+      return FALSE;
+    sim_plan_opts po = {
+        .nodes = comm_topology_nodes(topo),
+        .devices_per_node = comm_topology_devices_per_node(topo),
+        .overlap = s->overlap,
+        .bucket_bytes = s->bucket_bytes,
+        .allreduce = s->allreduce,
+        .iterations = (uint32_t)s->iterations,
+        .micro_batches = (uint32_t)s->micro_batches,
+        .gpipe = s->schedule == SIM_SCHEDULE_GPIPE,
+        .stages = (uint32_t)s->stages,
+        .ps_count = (uint32_t)s->ps_count,
+        .hybrid = s->hybrid,
+        .split = s->split,
+        .symmetric = s->symmetry,
+        .scenario = s,
+    };
+    plan = strategy->build(costs, &po, error);
+    if (!plan)
+      return FALSE;
+    reduce_Bps = (double)costs->reduce_Bps;
+  }
   g_autoptr(sim_engine) engine = sim_engine_new();
   g_autoptr(trace_chrome) trace = NULL;
   if (outputs && s->trace) {
@@ -201,10 +231,11 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   }
   g_autoptr(comm_net) net = comm_net_new(engine, topo, net_model);
   g_autoptr(sim_exec) exec = sim_exec_new(engine, plan->graph);
-  g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, (double)costs->reduce_Bps);
+  g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, reduce_Bps);
   sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
-  sim_net_adapter_set_ps(adapter, placement, (uint32_t)s->ps_count,
-                         sim_ps_server_reduce_Bps(placement, costs));
+  if (!three_d)
+    sim_net_adapter_set_ps(adapter, placement, (uint32_t)s->ps_count,
+                           sim_ps_server_reduce_Bps(placement, costs));
   gboolean ran = sim_exec_run(exec, error);
   if (sim_net_adapter_error(adapter)) {
     g_clear_error(error);
@@ -217,7 +248,10 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   sim_report_measure(r, plan, exec);
   r->events = sim_engine_events(engine);
   r->sim_wall_s = sim_engine_wall_s(engine);
-  r->memory_capacity_bytes = costs->memory_capacity_bytes;
+  r->memory_capacity_bytes = three_d ? m3.capacity_bytes : costs->memory_capacity_bytes;
+  r->threads = three_d ? 0 : costs->threads;
+  if (three_d)
+    sim_3d_report(&m3, r);
   if (trace) {
     if (!trace_chrome_close(trace, error))
       return FALSE;
@@ -273,7 +307,20 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
   gint64 t0 = g_get_monotonic_time();
   if (!simulate_once(s, o, TRUE, out, o ? o->keep : NULL, error))
     return FALSE;
-  if (o && o->with_speedup) {
+  if (o && o->with_speedup && strcmp(sim_scenario_strategy_name(s), "chaos") == 0) {
+    /* CHAOS: the speedup over one thread of the same device. */
+    g_auto(sim_scenario) one;
+    sim_scenario_copy(&one, s);
+    one.threads = 1;
+    g_clear_pointer(&one.trace, g_free);
+    g_clear_pointer(&one.csv, g_free);
+    sim_report single;
+    if (!simulate_once(&one, o, FALSE, &single, NULL, error))
+      return FALSE;
+    out->speedup = out->iteration_time_s > 0 ? single.iteration_time_s / out->iteration_time_s : 0;
+    out->scaling_efficiency = out->threads ? out->speedup / out->threads : 0;
+  } else if (o && o->with_speedup && strcmp(sim_scenario_strategy_name(s), "3d") != 0 &&
+             !wl_tf_is_transformer(s->model)) {
     if (out->devices == 1) {
       out->speedup = 1.0;
     } else {

@@ -45,6 +45,10 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint6
 dev_device *sim_scenario_device(const sim_scenario *s, const char *device_name,
                                 const char *calibration, GError **error);
 
+/* The cost table of --strategy chaos (sim/strategy_chaos.c): one sample's passes on one of
+ * --threads concurrent threads of the device, and each layer's shared-weights cost. */
+sim_costs *sim_chaos_costs_build(const sim_scenario *s, const char *device_name, GError **error);
+
 /* Aggregation rate of a parameter server, bytes of gradient per second: the device's reduction
  * rate for servers on a device (--ps-placement gpu), host memory speed otherwise. */
 double sim_ps_server_reduce_Bps(comm_ps_placement placement, const sim_costs *costs);

@@ -152,7 +152,7 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
 
 /* Gradient synchronisation, shared by every strategy with data-parallel replicas. */
 static const sim_key dp_keys[] = {
-    {"allreduce", SIM_KEY_REF, SIM_KEY_OFF(allreduce), "ring", .resolve = sim_algorithm_resolve,
+    {"allreduce", SIM_KEY_REF, SIM_KEY_OFF(allreduce), "auto", .resolve = sim_algorithm_resolve,
      .commands = SIM_OPTS_RUN, .strategies = "dp|pp|hybrid|3d", .arg = "NAME",
      .help = "gradient allreduce algorithm (dtsim list algorithms)"},
     {"overlap", SIM_KEY_ONOFF, SIM_KEY_OFF(overlap), "on", .commands = SIM_OPTS_RUN,

@@ -152,6 +152,11 @@ GPtrArray *sim_sweep_expand(const sim_scenario *base, GError **error)
           pt->variant = g_string_free(g_steal_pointer(&v), FALSE);
           g_ptr_array_add(points, pt);
         }
+  /* Refuse a point the network model cannot simulate before simulating any. */
+  for (guint i = 0; i < points->len; i++)
+    if (!sim_check_net_scale(((sim_sweep_point *)points->pdata[i])->devices,
+                             base->net_model == COMM_NET_FLOW, error))
+      return NULL;
   return g_steal_pointer(&points);
 }
 
@@ -248,10 +253,14 @@ gboolean sim_sweep_write_csv(const char *path, GPtrArray *points, const sim_repo
   for (guint i = 0; i < points->len; i++) {
     const sim_sweep_point *pt = points->pdata[i];
     const sim_scenario *s = &pt->scenario;
-    fprintf(f, "\"%s\",%s,%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GUINT64_FORMAT
+    g_autoptr(GString) row = g_string_new(NULL);
+    dt_csv_field(row, pt->variant);
+    g_string_append_c(row, ',');
+    dt_csv_field(row, s->model);
+    fprintf(f, "%s,%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GUINT64_FORMAT
                ",%" G_GINT64_FORMAT ",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.6g,%.6g,%" G_GUINT64_FORMAT
                ",%" G_GUINT64_FORMAT ",%.6g\n",
-            pt->variant, s->model, s->strategy->name, comm_coll_algorithm_name(s->allreduce),
+            row->str, s->strategy->name, comm_coll_algorithm_name(s->allreduce),
             s->nodes, s->devices_per_node,
             pt->devices, s->batch, r[i].iteration_time_s, r[i].throughput_samples_per_s,
             r[i].compute_time_s, r[i].comm_time_s, r[i].exposed_comm_time_s, r[i].idle_time_s,
@@ -399,4 +408,9 @@ gboolean sim_sweep_write_svg(const char *path, const char *title, GPtrArray *poi
     return FALSE;
   fputs(o->str, dt_outfile_stream(out));
   return dt_outfile_commit(out, error);
+}
+
+double sim_sweep_nice_ceiling(double v)
+{
+  return nice_ceiling(v);
 }

@@ -61,9 +61,9 @@ void trace__us(GString *out, sim_time_ps ps)
 
 trace_chrome *trace_chrome_new(const char *path, GError **error)
 {
-  /* Fail early, before simulating, if the destination cannot be written. */
-  g_autoptr(dt_outfile) probe = dt_outfile_open(path, error);
-  if (!probe)
+  /* Fail early, before simulating, if the destination cannot be written. Only checked: opening
+   * a FIFO here would end its reader's input before the trace is written. */
+  if (!dt_outfile_check(path, "--trace", error))
     return NULL;
   FILE *body = tmpfile();
   if (!body) {

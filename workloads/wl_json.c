@@ -67,6 +67,54 @@ static gboolean ctx_error(const ctx *c, const char *key, GError **error, const c
   return FALSE;
 }
 
+/* The line of each layer's "name": "VALUE", found in one pass over the text from its "layers"
+ * key: searching the whole text once per layer made reading quadratic in the layers. Names
+ * written with escapes are left out (their layer's messages name no line). */
+static GHashTable *layer_name_lines(const char *text)
+{
+  GHashTable *lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  /* A plain scan, not strstr(): under AddressSanitizer every strstr() call measures the rest
+   * of the text, which made this pass quadratic again in the sanitizer builds. */
+  static const char key[] = "\"name\"";
+  const gsize klen = sizeof key - 1;
+  const char *from = strstr(text, "\"layers\"");
+  int line = 1;
+  for (const char *p = text; p < (from ? from : text); p++)
+    line += *p == '\n';
+  for (const char *p = from ? from : text; *p; p++) {
+    if (*p == '\n') {
+      line++;
+      continue;
+    }
+    if (*p != '"' || strncmp(p, key, klen) != 0)
+      continue;
+    const char *q = p + klen;
+    while (*q == ' ' || *q == '\t' || *q == '\r')
+      q++;
+    if (*q != ':')
+      continue;
+    q++;
+    while (*q == ' ' || *q == '\t' || *q == '\r')
+      q++;
+    if (*q != '"')
+      continue;
+    const char *v = q + 1, *e = v;
+    while (*e && *e != '"' && *e != '\\' && *e != '\n')
+      e++;
+    if (*e == '"') {
+      char *name = g_strndup(v, (gsize)(e - v));
+      if (g_hash_table_contains(lines, name))
+        g_free(name);
+      else
+        g_hash_table_insert(lines, name, GINT_TO_POINTER(line));
+    }
+    /* Continue after the value; the newlines skipped over (none in a plain value) are counted
+     * by the loop from q on. */
+    p = q;
+  }
+  return lines;
+}
+
 static gboolean node_u32(const ctx *c, const char *key, JsonNode *n, uint32_t min, uint32_t *out,
                          GError **error)
 {
@@ -281,6 +329,7 @@ wl_model *wl__load_json(const char *source, JsonNode *root, const char *text, GE
   JsonArray *layers = json_node_get_array(ln);
   guint nl = json_array_get_length(layers);
   g_autoptr(GHashTable) index = g_hash_table_new(g_str_hash, g_str_equal);
+  g_autoptr(GHashTable) name_lines = layer_name_lines(text);
   for (guint i = 0; i < nl; i++) {
     JsonNode *lnode = json_array_get_element(layers, i);
     c.layer = NULL;
@@ -308,7 +357,8 @@ wl_model *wl__load_json(const char *source, JsonNode *root, const char *text, GE
       return NULL;
     }
     int idx = wl_model_add(m, lname, (wl_layer_kind)kind, &hp, NULL, 0);
-    g_array_index(m->specs, wl_spec, idx).line = wl__find_line(text, lname);
+    g_array_index(m->specs, wl_spec, idx).line =
+        GPOINTER_TO_INT(g_hash_table_lookup(name_lines, lname));
     /* The hash table borrows the name held by the spec. */
     g_hash_table_insert(index, g_array_index(m->specs, wl_spec, idx).name, GINT_TO_POINTER(idx));
   }
@@ -376,14 +426,12 @@ wl_model *wl_model_load(const char *name_or_path, GError **error)
 {
   g_return_val_if_fail(name_or_path != NULL, NULL);
   gboolean looks_like_file = strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".json");
-  if (g_file_test(name_or_path, G_FILE_TEST_IS_REGULAR)) {
+  /* Anything at the path is read (a FIFO, /dev/stdin), under the input size limit. */
+  if (g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
     g_autofree char *text = NULL;
     gsize len = 0;
-    g_autoptr(GError) ferr = NULL;
-    if (!g_file_get_contents(name_or_path, &text, &len, &ferr)) {
-      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s", ferr->message);
+    if (!dt_read_file(name_or_path, NULL, DT_INPUT_MAX_BYTES, &text, &len, error))
       return NULL;
-    }
     return wl_model_load_data(name_or_path, text, len, error);
   }
   if (looks_like_file) {

@@ -14,6 +14,7 @@ typedef enum {
   WL_PREC_FP16,   /* fp16 storage and math, fp32 master weights */
   WL_PREC_BF16,
   WL_PREC_AMP,    /* automatic mixed precision: fp16 convolutions/GEMMs, fp32 elsewhere */
+  WL_PREC_FP8,    /* fp8 GEMM inputs on tensor cores (Transformer Engine), bf16 elsewhere */
   WL_PREC_COUNT
 } wl_precision;
 
@@ -36,6 +37,8 @@ typedef enum {
   WL_OP_CONCAT,      /* a copy */
   WL_OP_SOFTMAX,     /* softmax with cross-entropy loss */
   WL_OP_UPDATE,      /* optimizer: streaming over parameters */
+  WL_OP_ATTENTION,   /* fused (flash) attention: scores, softmax and the product with V on
+                      * chip; FLOPs are the matrix products it runs */
   WL_OP_KIND_COUNT
 } wl_op_kind;
 
@@ -62,9 +65,10 @@ typedef struct {
 const char *wl_precision_name(wl_precision p);
 const char *wl_pass_name(wl_pass p);
 const char *wl_op_kind_name(wl_op_kind k);
-/* Parses "fp32", "tf32", "fp16", "bf16", "amp"; -1 if unknown. */
+/* Parses "fp32", "tf32", "fp16", "bf16", "amp", "fp8"; -1 if unknown. */
 int wl_precision_parse(const char *name);
-/* Bytes per element of activations/gradients stored at this precision. */
+/* Bytes per element of activations/gradients stored at this precision (fp8 keeps activations
+ * in bf16: only GEMM inputs are cast to fp8). */
 unsigned wl_precision_bytes(wl_precision p);
 
 #endif

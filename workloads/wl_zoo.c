@@ -514,10 +514,12 @@ static wl_model *build_resnet152(void)
 /* The three MNIST CNNs of Viebke, Memeti, Pllana and Abraham, "CHAOS: a parallelization scheme
  * for training convolutional neural networks on Intel Xeon Phi" (J. Supercomputing 2017), also
  * used in Viebke et al., "Performance modelling of deep learning on Intel many integrated core
- * architectures" (HPCS 2019). The papers give the layer table (29x29 input, maps, map sizes,
- * kernel sizes, neurons of the fully connected layer, 10 outputs). Reconstructed: full
- * connection between maps, a bias per map, tanh activations (the implementation derives from
- * Ciresan et al.'s MNIST code, which uses scaled tanh) and non-overlapping max pooling. */
+ * architectures" (HPCS 2019). The papers give a layer table (29x29 input, maps, map sizes,
+ * kernel sizes, neurons of the fully connected layer, 10 outputs); the numbers here are as
+ * recalled from it, not checked against it (docs/workloads.md lists what is uncertain).
+ * Chosen here: full connection between maps, a bias per map, tanh activations (the
+ * implementation derives from Ciresan et al.'s MNIST code, which uses scaled tanh) and
+ * non-overlapping max pooling. */
 static wl_model *build_chaos(const char *name, const uint32_t *maps, const uint32_t *kernels,
                              const uint32_t *pools, int n_conv, uint32_t fc_neurons)
 {

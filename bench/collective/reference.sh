@@ -7,7 +7,7 @@
 #                                      bandwidth (busbw_GBps) or time (time_us)
 #   bench/collective/published.csv     further published rows (DGX-1V, p2.8xlarge, ...),
 #                                      reported separately
-# The prediction uses the catalog as it is: no parameter is fitted to these rows. The model
+# The prediction uses the catalog as it is and the one fitted slice (bench/collective/fit.sh). The model
 # (channels, protocols, NCCL's tuning constants) is described in docs/nccl.md.
 #
 # Usage: bench/collective/reference.sh [DTSIM] [REFERENCE_DIR]

@@ -15,7 +15,7 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-harnesses=${*:-workload scenario device fabric system options calibration}
+harnesses=${*:-workload scenario device fabric system options calibration args transformer}
 build=$top/build-fuzz
 jobs=${JOBS:-2}
 

@@ -7,8 +7,9 @@
  * --device NAME` does) and prints the fitted and leave-one-out predictions, so one can see how
  * much a fit helps and whether it generalizes. No row has parameters of its own.
  *
- * Last, the thread-scaling curves of the two Xeon Phi models for the CHAOS networks (one MNIST
- * image per thread per step, 60,000 images per epoch), for comparison with Viebke et al.
+ * Last, the thread-scaling curves of the two Xeon Phi models for the CHAOS networks as a batch
+ * of one image per thread whose ops the threads share (60,000 images per epoch): the op-level
+ * model, not CHAOS's own scheme, whose speedups bench/phi/chaos.sh compares with Viebke et al.
  *
  * Usage: dtsim-reference [REFERENCE_DIR] [--no-calibration] */
 #include "devices.h"
@@ -185,7 +186,8 @@ static int chaos_curves(void)
   }
   close(fd);
   g_file_set_contents(overlay, "[device]\nmodel = xeon-phi-measured\n", -1, NULL);
-  printf("== CHAOS thread scaling: epoch of 60,000 MNIST images, one image per thread per step\n");
+  printf("== CHAOS networks, a batch of one image per thread shared by the threads (op-level "
+         "scaling; CHAOS's own scheme: bench/phi/chaos.sh)\n");
   for (gsize d = 0; d < G_N_ELEMENTS(phis); d++)
     for (int measured = 0; measured < 2; measured++) {
       g_autoptr(dev_device) dev = dev_device_load(phis[d], measured ? overlay : NULL, &error);

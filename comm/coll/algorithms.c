@@ -277,51 +277,43 @@ extern const comm_coll_algorithm coll__algorithms[];
 enum { ALG_RING, ALG_DTREE, ALG_TREE, ALG_RD, ALG_HD, ALG_ONETOALL, ALG_HIER, ALG_DIRECT, ALG_AUTO,
        ALG_NCCL, ALG_N };
 
-/* Open MPI's tuned decision rules (coll_tuned_decision_fixed.c) for small messages, NCCL's
- * choices (rings inside a node, the double tree across nodes while latency dominates: a ring's
- * latency grows with the node count, a tree's with its logarithm, so the switch-over size grows
- * with the nodes) above them. The thresholds are stated in docs/collectives.md. */
-#define AUTO_SMALL_BYTES UINT64_C(10000)                    /* Open MPI: intermediate_message */
-#define AUTO_TREE_BYTES_PER_NODE (UINT64_C(64) << 10)      /* tree below nodes x this */
-#define AUTO_BCAST_SMALL_BYTES UINT64_C(12288)              /* Open MPI: bcast binomial below */
-#define AUTO_ALLGATHER_SMALL_BYTES UINT64_C(81920)          /* Open MPI: allgather RD below */
-#define AUTO_RS_SMALL_BYTES (UINT64_C(512) << 10)           /* halving below, ring above */
+/* "auto" on accelerators (a system whose layout is not "host": GPUs on NVLink, NVSwitch or
+ * PCIe) is "nccl", which picks among its own rings, trees and protocols by their closed forms.
+ * Elsewhere it is the candidate of this registry with the least closed form for the operation,
+ * the size and the group (an MPI library's tuned choice at its best); "onetoall" is no MPI
+ * library's algorithm and is left out. */
+static gboolean on_accelerators(const comm_coll_group *g)
+{
+  const comm_system *sys = comm_topology_system(g->topo);
+  return sys != NULL && sys->layout != NULL && strcmp(sys->layout, "host") != 0;
+}
+
+/* Beyond this many ranks evaluating the candidates' closed forms (the nccl channels' flows over
+ * their routes, every algorithm's plan) costs seconds per size, and auto is the ring, the
+ * bandwidth-optimal algorithm of large groups. */
+#define AUTO_MAX_RANKS 32768u
 
 static const comm_coll_algorithm *auto_pick(const comm_coll_group *g, const comm_coll_args *a)
 {
-  gboolean multi = g->nodes > 1;
-  switch (a->op) {
-  case COMM_COLL_ALLREDUCE:
-    if (g->n <= 2)
-      return &coll__algorithms[ALG_RING];
-    if (a->bytes < AUTO_SMALL_BYTES)
-      return &coll__algorithms[ALG_RD];
-    if (!multi)
-      return &coll__algorithms[ALG_RING];
-    if (a->bytes < AUTO_TREE_BYTES_PER_NODE * g->nodes)
-      return &coll__algorithms[ALG_DTREE];
-    if (g->per_node > 1)
-      return &coll__algorithms[ALG_HIER];
-    return &coll__algorithms[ALG_RING];
-  case COMM_COLL_ALLGATHER:
-    if (a->bytes < AUTO_ALLGATHER_SMALL_BYTES && is_pow2(g->n))
-      return &coll__algorithms[ALG_RD];
-    return &coll__algorithms[ALG_RING];
-  case COMM_COLL_REDUCE_SCATTER:
-    if (a->bytes < AUTO_RS_SMALL_BYTES && is_pow2(g->n))
-      return &coll__algorithms[ALG_HD];
-    return &coll__algorithms[ALG_RING];
-  case COMM_COLL_BROADCAST:
-  case COMM_COLL_REDUCE:
-    if (a->bytes < AUTO_BCAST_SMALL_BYTES)
-      return &coll__algorithms[ALG_TREE];
-    return &coll__algorithms[ALG_RING];
-  case COMM_COLL_ALLTOALL:
-    return &coll__algorithms[ALG_DIRECT];
-  case COMM_COLL_N_OPS:
-    break;
+  if (g->n > AUTO_MAX_RANKS)
+    return &coll__algorithms[a->op == COMM_COLL_ALLTOALL ? ALG_DIRECT : ALG_RING];
+  if (on_accelerators(g))
+    return &coll__algorithms[ALG_NCCL];
+  const comm_coll_algorithm *best = NULL;
+  sim_time_ps best_ps = 0;
+  for (int i = 0; i < ALG_N; i++) {
+    const comm_coll_algorithm *c = &coll__algorithms[i];
+    if (i == ALG_AUTO || i == ALG_NCCL || i == ALG_ONETOALL || c->plan[a->op] == NULL)
+      continue;
+    sim_time_ps t;
+    if (!comm_coll_analytic_time(g->topo, g, c, a, &t, NULL))
+      continue;   /* not for this group (hierarchical on uneven nodes) */
+    if (best == NULL || t < best_ps) {
+      best = c;
+      best_ps = t;
+    }
   }
-  g_assert_not_reached();
+  return best != NULL ? best : &coll__algorithms[ALG_RING];
 }
 
 /* ---- The registry ------------------------------------------------------------------------ */
@@ -355,8 +347,8 @@ const comm_coll_algorithm coll__algorithms[ALG_N] = {
                   OPS(hier_allreduce, NULL, NULL, NULL, NULL), NULL},
     [ALG_DIRECT] = {"direct", "alltoall: every rank sends each other rank its block at once",
                     {[COMM_COLL_ALLTOALL] = direct_alltoall}, NULL},
-    [ALG_AUTO] = {"auto", "picks by size and topology as Open MPI's tuned rules and NCCL do "
-                          "(see docs/collectives.md)",
+    [ALG_AUTO] = {"auto", "nccl on accelerators; elsewhere the algorithm with the least closed "
+                          "form for the size and group (see docs/collectives.md)",
                   OPS(NULL, NULL, NULL, NULL, NULL), auto_pick},
     [ALG_NCCL] = {"nccl", "what NCCL would run: rings, trees or NVLink SHARP over its channels, "
                           "protocol LL, LL128 or Simple, by its cost model (docs/nccl.md)",

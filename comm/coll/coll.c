@@ -145,6 +145,7 @@ gboolean comm_coll_analytic_time(const comm_topology *topo, const comm_coll_grou
                                  sim_time_ps *out_ps, GError **error)
 {
   g_return_val_if_fail(group->topo == topo, FALSE);
+  algo = comm_coll_resolve(algo, group, args);
   if (algo->nccl) {
     g_autoptr(coll__nccl) x = coll__nccl_plan(group, args, -1, -1, error);
     if (!x)
@@ -212,7 +213,7 @@ comm_coll *comm_coll_new(comm_net *net, const comm_coll_group *group,
   c->args = *args;
   c->cost = (coll__cost){args->reduce_Bps, args->step_ps};
   c->algo = comm_coll_resolve(algo, group, args);
-  if (algo->nccl) {
+  if (c->algo->nccl) {
     c->nccl = coll__nccl_plan(group, args, -1, -1, error);
     if (!c->nccl || !coll__nccl_prepare(c->nccl, net, error))
       return NULL;

@@ -143,7 +143,8 @@ typedef struct {
   int algo, proto;
   uint32_t channels;
   double wire;             /* bytes on the wire per payload byte (protocol efficiency) */
-  sim_time_ps launch_ps;   /* base latency */
+  sim_time_ps launch_ps;   /* base latency plus the pipeline's fill (fill_ps) */
+  sim_time_ps fill_ps;     /* slices forwarded hop by hop before the pipeline is full */
   sim_time_ps step_ps;     /* per hop, beyond the links' own latency */
   sim_time_ps time_ps;     /* closed form */
 } coll__nccl_choice;

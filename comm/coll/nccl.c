@@ -46,6 +46,10 @@ static const double hw_lat_us[HW_N][A_N][COLL__NPROTO] = {
 };
 /* NVLS (Simple only): latency of one NVLink SHARP pass, microseconds. */
 #define NVLS_LAT_US 25.0
+/* NVLS channels on one Hopper node (NCCL_NVLS_NCHANNELS, 16 by default) and the data movements
+ * of each chunk in turn (copy in, reduce through the switch, multicast store, copy out). */
+#define NVLS_CHANNELS 16
+#define NVLS_STAGES 4
 /* LL's bus bandwidth cap, 1e9 bytes/s: [architecture][1 node, 2 nodes, more]. */
 static const double ll_max_GBps[ARCH_N][3] = {
     {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {141.0, 45.0, 35.0}};
@@ -66,6 +70,44 @@ static int arch_of(const comm_topology *topo)
   if (g_str_has_prefix(d, "b200") || g_str_has_prefix(d, "b100") || g_str_has_prefix(d, "gb200"))
     return ARCH_BLACKWELL;
   return ARCH_VOLTA;
+}
+
+/* Fill of a pipeline of `stages` store-and-forward stages: each forwards a slice only once it
+ * has it whole, so the first slice crosses every stage before the last stage streams. The slice
+ * is the data of one rank on one channel, at most `slice_max` bytes; `Bps` the channel's share of
+ * its links. */
+static double fill_s(uint32_t stages, double per_rank_channel_bytes, double slice_max, double Bps)
+{
+  if (stages == 0 || Bps <= 0)
+    return 0;
+  return stages * MIN(per_rank_channel_bytes, slice_max) / Bps;
+}
+
+/* The largest slice, bytes, that a channel forwards whole before the next stage may start:
+ * below it every stage waits for the whole of a rank's share of the channel, above it slices
+ * of this size pipeline. The model's one fitted parameter (bench/collective/fit.sh, over every
+ * row of reference/collectives.csv and collectives-systems.csv; docs/nccl.md "Pipeline fill");
+ * DTSIM_NCCL_SLICE_BYTES overrides it for that fit. */
+#define NCCL_SLICE_BYTES 196608.0
+
+static double slice_max_bytes(void)
+{
+  const char *v = g_getenv("DTSIM_NCCL_SLICE_BYTES");
+  double b = v ? g_ascii_strtod(v, NULL) : 0;
+  return b > 0 ? b : NCCL_SLICE_BYTES;
+}
+
+/* Kepler, Maxwell and Pascal GPUs (compute capability below 7.0): NCCL enables LL128 only from
+ * Volta on. */
+static gboolean before_volta(const comm_topology *topo)
+{
+  static const char *const old[] = {"k20", "k40", "k80", "m40", "m60", "p100", "p40", "p4",
+                                    "gtx", "titanx"};
+  const char *d = comm_topology_device_kind(topo);
+  for (gsize i = 0; i < G_N_ELEMENTS(old); i++)
+    if (g_str_has_prefix(d, old[i]))
+      return TRUE;
+  return FALSE;
 }
 
 static sim_time_ps us_ps(double us)
@@ -225,10 +267,20 @@ uint32_t coll__nccl_rings(const comm_coll_group *g, uint32_t **orders_out)
    * search duplicates its rings); across nodes at least two per NIC, so that every NIC carries
    * as many channels. */
   uint32_t nics = MAX(comm__nics_per_node(topo), 1);
+  /* The NICs the members of one node reach (one GPU per node uses its own NIC only). */
+  uint32_t nics_used = 0;
+  {
+    g_autofree gboolean *seen = g_new0(gboolean, nics);
+    for (uint32_t i = 0; i < per; i++) {
+      uint32_t k = comm__ep_nic(topo, g->eps[i]) % nics;
+      nics_used += !seen[k];
+      seen[k] = TRUE;
+    }
+  }
   gboolean sw = comm_topology_nvswitch(topo, 0) != UINT32_MAX;
   uint32_t C = mesh ? ncyc : sw ? 2 * per : 2;
   if (nodes > 1)
-    while (C % nics != 0 || C < 2 * nics)
+    while (C % nics_used != 0 || C < 2 * nics_used)
       C += mesh ? ncyc : 1;
   uint32_t *o = g_new(uint32_t, (gsize)C * n);
   g_autofree uint32_t *exit_load = g_new0(uint32_t, nics);
@@ -362,21 +414,21 @@ static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_byt
   g_autofree double *share = g_new(double, nf);
   g_autofree sim_time_ps *lat = g_new(sim_time_ps, nf);
   flow_shares(g, f, nf, share, lat);
+  /* Per flow once: its time alone at its share, and its route's latency. */
+  g_autofree sim_time_ps *t_flow = g_new(sim_time_ps, nf);
+  g_autofree sim_time_ps *l_route = g_new(sim_time_ps, nf);
+  for (uint32_t i = 0; i < nf; i++) {
+    t_flow[i] = sim_time_add_sat(lat[i], sim_time_for_work((double)f[i].bytes, share[i]));
+    l_route[i] = comm_topology_route_latency(g->topo, g->eps[f[i].src], g->eps[f[i].dst]);
+  }
   sim_time_ps phase = 0;
   double ms = INFINITY;
   for (uint32_t c = 0; c < C; c++)
     for (uint32_t i = 0; i < n; i++) {
       uint32_t me = c * n + i, prev = c * n + (i + n - 1) % n;
       ms = MIN(ms, share[me]);
-      sim_time_ps t_send = sim_time_add_sat(lat[me], sim_time_for_work((double)f[me].bytes,
-                                                                    share[me]));
-      sim_time_ps t_recv = sim_time_add_sat(lat[prev], sim_time_for_work((double)f[prev].bytes,
-                                                                      share[prev]));
-      sim_time_ps l_big = MAX(comm_topology_route_latency(g->topo, g->eps[f[me].src],
-                                                          g->eps[f[me].dst]),
-                              comm_topology_route_latency(g->topo, g->eps[f[prev].src],
-                                                          g->eps[f[prev].dst]));
-      sim_time_ps t = MAX(t_send, t_recv) + l_big * (sim_time_ps)(n - 2) +
+      sim_time_ps t = MAX(t_flow[me], t_flow[prev]) +
+                      MAX(l_route[me], l_route[prev]) * (sim_time_ps)(n - 2) +
                       step * (sim_time_ps)(n - 1);
       phase = MAX(phase, t);
     }
@@ -467,8 +519,18 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     out->wire = (1.0 + 1.0 / n) / eff;
     out->launch_ps = 0;
     out->step_ps = us_ps(NVLS_LAT_US);
-    out->time_ps = nvls_time(x, scale_bytes(x->args.bytes, out->wire));
-    out->channels = 1;
+    /* Fill: a chunk of each channel's share moves four times in turn (copied into the NVLS
+     * buffer, read and reduced through the switch, stored by multicast, copied out). */
+    comm_ep sw = comm_topology_nvswitch(g->topo, 0);
+    double slice = MIN((double)x->args.bytes / ((double)n * NVLS_CHANNELS),
+                       slice_max_bytes()) * out->wire;
+    sim_time_ps one = comm_topology_p2p_time(g->topo, g->eps[0], sw,
+                                             scale_bytes((uint64_t)ceil(slice), NVLS_CHANNELS));
+    sim_time_ps none = comm_topology_p2p_time(g->topo, g->eps[0], sw, 0);
+    out->fill_ps = NVLS_STAGES * (one - none);
+    out->launch_ps = out->fill_ps;
+    out->time_ps = out->fill_ps + nvls_time(x, scale_bytes(x->args.bytes, out->wire));
+    out->channels = NVLS_CHANNELS;
     return TRUE;
   }
   if (a == COLL__NCCL_P2P) {
@@ -492,7 +554,8 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     return FALSE;
   if (a == COLL__NCCL_TREE && (!allreduce || g->nodes < 2 || g->per_node == 0))
     return FALSE;
-  if (p == COLL__LL128 && (!cx->nvlink_intra || cx->arch > ARCH_HOPPER))
+  if (p == COLL__LL128 && (!cx->nvlink_intra || cx->arch > ARCH_HOPPER ||
+                           before_volta(g->topo)))
     return FALSE;   /* NCCL enables LL128 by default only over NVLink on Volta to Hopper */
   int aa = a == COLL__NCCL_TREE ? A_TREE : A_RING;
   /* Protocol efficiency and caps on the bus bandwidth (NCCL's refinements of its model). */
@@ -518,6 +581,15 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
   out->launch_ps = us_ps(base_lat_us[aa][p]);
   out->step_ps = step_cost(x, aa, p);
   uint64_t wire = scale_bytes(x->args.bytes, out->wire);
+  if (aa == A_RING &&
+      (op == COMM_COLL_ALLREDUCE || op == COMM_COLL_ALLGATHER ||
+       op == COMM_COLL_REDUCE_SCATTER)) {
+    uint32_t stages = (allreduce ? 2 : 1) * (n - 1);
+    double f = fill_s(stages, (double)wire / ((double)C * n), slice_max_bytes(),
+                      cx->ring_share * 1.0);
+    out->fill_ps = (sim_time_ps)llround(f * 1e12);
+    out->launch_ps += out->fill_ps;
+  }
   if (aa == A_RING && (op == COMM_COLL_ALLREDUCE || op == COMM_COLL_ALLGATHER ||
                        op == COMM_COLL_REDUCE_SCATTER)) {
     out->time_ps = rings_time(x, C, wire, allreduce ? 2 : 1, out->launch_ps, out->step_ps, NULL);

@@ -337,6 +337,7 @@ int comm_mpi__cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv)
       {NULL},
   };
   g_autoptr(GOptionContext) octx = g_option_context_new("- fit latency and bandwidth per locality class");
+  dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(octx, entries, NULL);
   if (!comm_mpi__parse(ctx, octx, &argc, &argv))
     return 0;
@@ -355,6 +356,10 @@ int comm_mpi__cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv)
                 "--reps must be in 1..100000 and --warmup in 0..100000");
     comm_mpi__fail_all(ctx, error);
   }
+  /* The outputs can be written, or nothing is measured. */
+  if ((output && !dt_outfile_check(output, "--output", &error)) ||
+      (csv && !dt_outfile_check(csv, "--csv", &error)))
+    comm_mpi__fail_all(ctx, error);
   comm_mpi_system sys = {0};
   calibrate(ctx, sizes, reps, warmup, TRUE, csv, &sys);
   char host[256] = {0};

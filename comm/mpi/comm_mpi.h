@@ -85,8 +85,9 @@ double comm_mpi_geomean_error(const double *predicted_s, const double *measured_
 
 /* ---- Option values (options.c) ------------------------------------------------------------ */
 
-/* A comma-separated list of sizes (dt_parse_size syntax); an item "A..B" means A, 2A, 4A, ...
- * up to B (A > 0). Returns a GArray of uint64_t bytes, sorted and without duplicates. */
+/* A comma-separated list of sizes, each at least 1 byte (dt_parse_size_list: an item "A..B"
+ * means A, 2A, 4A, ... up to B). Returns a GArray of uint64_t bytes, sorted and without
+ * duplicates. */
 GArray *comm_mpi_parse_sizes(const char *text, const char *what, GError **error);
 /* 64-bit FNV-1a hash of the argument vector (each argument and its terminating NUL). */
 uint64_t comm_mpi_hash_argv(int argc, char *const *argv);

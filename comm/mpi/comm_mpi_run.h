@@ -26,6 +26,13 @@ G_GNUC_NORETURN void comm_mpi__fail_here(const comm_mpi_ctx *ctx, const GError *
  * the job ends; otherwise returns. Every rank must call it. */
 void comm_mpi__agree(const comm_mpi_ctx *ctx, gboolean ok, const GError *error);
 
+/* This rank's scratch folder, /tmp/dtsim-mpi-XXXXXX (or under $TMPDIR), made on first call and
+ * kept until comm_mpi__scratch_remove(); NULL with an error if it cannot be made. The failure
+ * paths above (fail_all, fail_here, a failed agree) remove it and its files before the job
+ * ends, so a failing command leaves no folder behind. */
+const char *comm_mpi__scratch(GError **error);
+void comm_mpi__scratch_remove(void);
+
 /* Parses the subcommand's options on every rank (the argument vectors are identical, checked at
  * start-up); a bad option ends the job with one message. Handles --help on rank 0. Returns
  * FALSE when --help was printed and the command should return 0. */
@@ -54,6 +61,7 @@ int comm_mpi__cmd_calibrate(comm_mpi_ctx *ctx, int argc, char **argv);
 int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv);
 int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv);
 int comm_mpi__cmd_sweep(comm_mpi_ctx *ctx, int argc, char **argv);
+int comm_mpi__cmd_search(comm_mpi_ctx *ctx, int argc, char **argv);
 
 /* Host-side rates for a row of `bytes` (host.c), collective: MPI_SUM over floats with
  * MPI_Reduce_local (input bytes per second) and memcpy, both from `in` into `inout` on every

@@ -4,6 +4,7 @@
 #include "comm_mpi_run.h"
 #include "util.h"
 
+#include <locale.h>
 #include <string.h>
 
 typedef int (*command_fn)(comm_mpi_ctx *ctx, int argc, char **argv);
@@ -23,6 +24,8 @@ static const command commands[] = {
      comm_mpi__cmd_replay},
     {"sweep", "spread the points of a dtsim sweep over the ranks, gather one table",
      comm_mpi__cmd_sweep},
+    {"search", "spread the simulations of a dtsim search over the ranks, gather one ranking",
+     comm_mpi__cmd_search},
 };
 
 static void usage(FILE *out)
@@ -37,6 +40,8 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+  /* The user's locale (see sim/main.c); option values are bytes. */
+  setlocale(LC_ALL, "");
   /* The tuned component obeys coll_tuned_<op>_algorithm only with dynamic rules on; it is read
    * at MPI_Init, so it is set here unless the user chose otherwise. */
   g_setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", FALSE);
@@ -69,7 +74,11 @@ int main(int argc, char **argv)
     g_set_prgname(prg);
   }
 
-  if (ctx.size < 2) {
+  /* `dtsim-mpi COMMAND --help` works without mpirun: the command prints its options. */
+  gboolean help = FALSE;
+  for (int i = 2; cmd && i < argc; i++)
+    help |= strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+  if (ctx.size < 2 && !help) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                 "needs at least 2 ranks, got 1: run it as 'mpirun -np N dtsim-mpi COMMAND' "
                 "with N >= 2");
@@ -92,10 +101,10 @@ int main(int argc, char **argv)
   if (cmd == NULL) {
     if (argc < 2)
       g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
-                  "no command given (calibrate, validate, replay, sweep; see --help)");
+                  "no command given (calibrate, validate, replay, sweep, search; see --help)");
     else
       g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
-                  "unknown command '%s' (calibrate, validate, replay, sweep; see --help)",
+                  "unknown command '%s' (calibrate, validate, replay, sweep, search; see --help)",
                   argv[1]);
     comm_mpi__fail_all(&ctx, error);
   }

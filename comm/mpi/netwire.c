@@ -151,6 +151,7 @@ int main(int argc, char **argv)
   g_autoptr(GOptionContext) ctx = g_option_context_new("NAMESPACE...");
   g_option_context_set_summary(ctx, "Carries IPv4 between the tun devices of network "
                                     "namespaces with a link rate and a delay.");
+  dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_autoptr(GError) error = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &error))

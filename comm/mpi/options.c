@@ -16,6 +16,13 @@ GArray *comm_mpi_parse_sizes(const char *text, const char *what, GError **error)
   g_autoptr(GArray) sizes = dt_parse_size_list(text, what, error);
   if (!sizes)
     return NULL;
+  /* An empty message has no bandwidth to compare (validate printed "nan%"). */
+  for (guint i = 0; i < sizes->len; i++)
+    if (g_array_index(sizes, uint64_t, i) == 0) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: 0 bytes is too small (at least 1)",
+                  what);
+      return NULL;
+    }
   g_array_sort(sizes, cmp_u64);
   guint w = 1;
   for (guint r = 1; r < sizes->len; r++)

@@ -300,6 +300,7 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
   };
   g_autoptr(GOptionContext) octx =
       g_option_context_new("[SCENARIO.ini] - replay a dp or ps iteration for real");
+  dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(octx, entries, NULL);
   g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, SIM_CMD_RUN);
   g_autoptr(GError) error = NULL;
@@ -320,6 +321,11 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
       !sim_scenario_apply_options(&s, so, &error) || !sim_scenario_check(&s, &error))
     comm_mpi__fail_all(ctx, error);
 
+  /* Every output can be written, or nothing is measured (calibration takes minutes). */
+  if ((measured_trace && !dt_outfile_check(measured_trace, "--measured-trace", &error)) ||
+      (s.trace && !dt_outfile_check(s.trace, "--trace", &error)) ||
+      (s.csv && !dt_outfile_check(s.csv, "--csv", &error)))
+    comm_mpi__fail_all(ctx, error);
   /* The compute device stays the scenario's; the network becomes the measured one. */
   comm_mpi__locate(ctx);
   if (s.device == NULL) {
@@ -333,7 +339,7 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
   gboolean is_ps = strcmp(strategy, "ps") == 0;
   if (strcmp(strategy, "dp") != 0 && !is_ps)
     refuse(ctx, &s);
-  g_autofree char *tmpdir = g_dir_make_tmp("dtsim-mpi-XXXXXX", &error);
+  const char *tmpdir = comm_mpi__scratch(&error);
   comm_mpi__agree(ctx, tmpdir != NULL, error);
 
   /* Workers are every rank, except that dedicated parameter servers are the last ranks. */
@@ -393,8 +399,7 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
   replay__timeline_init(&tl);
   g_autoptr(GArray) rows = replay__rows_from_plan(out.plan, out.exec);
   ok = replay__read_timeline(rows, strategy, &tl, &error);
-  g_unlink(sysfile);
-  g_rmdir(tmpdir);
+  comm_mpi__scratch_remove();
   comm_mpi__agree(ctx, ok, error);
   GArray *compute = tl.compute, *comms = tl.comms;
   guint iterations = tl.sim_ends->len;

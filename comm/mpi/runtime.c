@@ -2,6 +2,7 @@
 #include "comm_mpi_run.h"
 #include "util.h"
 
+#include <glib/gstdio.h>
 #include <hwloc.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,13 +10,41 @@
 
 static void print_error(const comm_mpi_ctx *ctx, const GError *error)
 {
+  g_autofree char *msg = dt_escape(error ? error->message : "failed");
   fprintf(stderr, "dtsim-mpi%s%s: %s\n", ctx->command ? " " : "",
-          ctx->command ? ctx->command : "", error ? error->message : "failed");
+          ctx->command ? ctx->command : "", msg);
   fflush(stderr);
+}
+
+static char *scratch_dir;
+
+const char *comm_mpi__scratch(GError **error)
+{
+  if (scratch_dir == NULL)
+    scratch_dir = g_dir_make_tmp("dtsim-mpi-XXXXXX", error);
+  return scratch_dir;
+}
+
+void comm_mpi__scratch_remove(void)
+{
+  if (scratch_dir == NULL)
+    return;
+  GDir *dir = g_dir_open(scratch_dir, 0, NULL);
+  if (dir) {
+    const char *name;
+    while ((name = g_dir_read_name(dir)) != NULL) {
+      g_autofree char *path = g_build_filename(scratch_dir, name, NULL);
+      g_unlink(path);
+    }
+    g_dir_close(dir);
+  }
+  g_rmdir(scratch_dir);
+  g_clear_pointer(&scratch_dir, g_free);
 }
 
 void comm_mpi__fail_all(const comm_mpi_ctx *ctx, const GError *error)
 {
+  comm_mpi__scratch_remove();
   if (ctx->rank == 0) {
     print_error(ctx, error);
     MPI_Abort(MPI_COMM_WORLD, dt_error_exit_status(error));
@@ -27,6 +56,7 @@ void comm_mpi__fail_all(const comm_mpi_ctx *ctx, const GError *error)
 
 void comm_mpi__fail_here(const comm_mpi_ctx *ctx, const GError *error)
 {
+  comm_mpi__scratch_remove();
   print_error(ctx, error);
   MPI_Abort(MPI_COMM_WORLD, dt_error_exit_status(error));
   abort();
@@ -38,6 +68,7 @@ void comm_mpi__agree(const comm_mpi_ctx *ctx, gboolean ok, const GError *error)
   MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (first == ctx->size)
     return;
+  comm_mpi__scratch_remove();
   if (first == ctx->rank)
     comm_mpi__fail_here(ctx, error);
   for (;;)

@@ -14,6 +14,7 @@ int comm_mpi__cmd_sweep(comm_mpi_ctx *ctx, int argc, char **argv)
 {
   GOptionEntry entries[] = {{NULL}};
   g_autoptr(GOptionContext) octx = g_option_context_new("[SCENARIO.ini] - a sweep spread over the ranks");
+  dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(octx, entries, NULL);
   g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, SIM_CMD_SWEEP);
   /* As `dtsim sweep`: --nodes takes a list. Option parsing rearranges the vector it is given:

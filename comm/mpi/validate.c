@@ -317,6 +317,7 @@ int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
       {NULL},
   };
   g_autoptr(GOptionContext) octx = g_option_context_new("- compare forced Open MPI collectives with the model");
+  dt_option_entries_as_bytes(entries);
   g_option_context_add_main_entries(octx, entries, NULL);
   if (!comm_mpi__parse(ctx, octx, &argc, &argv))
     return 0;
@@ -328,6 +329,18 @@ int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
     comm_mpi__fail_all(ctx, error);
   if (g_array_index(sizes, uint64_t, sizes->len - 1) > (uint64_t)INT32_MAX) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--sizes: at most 2 GiB - 1 per row");
+    comm_mpi__fail_all(ctx, error);
+  }
+  /* Every option is checked before the calibration, which takes minutes. */
+  if ((csv && !dt_outfile_check(csv, "--csv", &error)) ||
+      (report && !dt_outfile_check(report, "--report", &error)))
+    comm_mpi__fail_all(ctx, error);
+  gboolean flow = TRUE;
+  if (net_model && g_strcmp0(net_model, "analytic") == 0)
+    flow = FALSE;
+  else if (net_model && g_strcmp0(net_model, "flow") != 0) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--net-model: '%s' is not flow or analytic",
+                net_model);
     comm_mpi__fail_all(ctx, error);
   }
   if (reps < 1 || reps > 100000 || warmup < 0 || warmup > 100000) {
@@ -373,14 +386,15 @@ int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   /* The fitted system: the file given, or one measured now and written to a temporary file,
    * so both paths go through the loader dtsim uses. */
   comm_mpi__locate(ctx);
-  g_autofree char *tmpdir = NULL, *tmpfile = NULL;
+  g_autofree char *tmpfile = NULL;
   if (system == NULL) {
     if (ctx->rank == 0)
       printf("no --system given: calibrating first\n");
     comm_mpi_system fitted = {0};
     comm_mpi__calibrate_run(ctx, NULL, 10, 2, ctx->rank == 0, &fitted);
     fitted.description = g_strdup("calibrated by dtsim-mpi validate");
-    gboolean ok = (tmpdir = g_dir_make_tmp("dtsim-mpi-XXXXXX", &error)) != NULL;
+    const char *tmpdir = comm_mpi__scratch(&error);
+    gboolean ok = tmpdir != NULL;
     if (ok) {
       tmpfile = g_build_filename(tmpdir, "system.ini", NULL);
       ok = comm_mpi_system_write(&fitted, NULL, tmpfile, &error);
@@ -392,14 +406,6 @@ int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   g_autofree uint32_t *dtsim_rank = g_new(uint32_t, ctx->size);
   if (!comm_mpi__dtsim_ranks(ctx, dtsim_rank, &error))
     comm_mpi__fail_all(ctx, error);
-  gboolean flow = TRUE;
-  if (net_model && g_strcmp0(net_model, "analytic") == 0)
-    flow = FALSE;
-  else if (net_model && g_strcmp0(net_model, "flow") != 0) {
-    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--net-model: '%s' is not flow or analytic",
-                net_model);
-    comm_mpi__fail_all(ctx, error);
-  }
   g_autoptr(comm_mpi_model) model =
       comm_mpi_model_new(system_path, (uint32_t)ctx->nodes, (uint32_t)ctx->ranks_per_node,
                          dtsim_rank, flow, 0, &error);
@@ -504,10 +510,7 @@ int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
                                  sizes->len, touch_s, rv, rows->len, reps, report, &error)))
       comm_mpi__fail_here(ctx, error);
   }
-  if (tmpfile) {
-    g_unlink(tmpfile);
-    g_rmdir(tmpdir);
-  }
+  comm_mpi__scratch_remove();
   if (mismatched > 0) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INTERNAL,
                 "%d row(s) ran another algorithm than the one forced (column ran)", mismatched);

@@ -65,13 +65,12 @@ dt_ini *dt_ini_load(const char *path, GError **error)
 {
   g_autofree char *data = NULL;
   gsize len = 0;
-  g_autoptr(GError) local = NULL;
-  if (!g_file_get_contents(path, &data, &len, &local)) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: cannot read: %s", path, local->message);
+  if (!dt_read_file(path, NULL, DT_INPUT_MAX_BYTES, &data, &len, error))
     return NULL;
-  }
   if (memchr(data, '\0', len) != NULL) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: not a text file (contains a NUL byte)", path);
+    g_autofree char *shown = dt_escape(path);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: not a text file (contains a NUL byte)",
+                shown);
     return NULL;
   }
   return dt_ini_load_data(path, data, len, error);

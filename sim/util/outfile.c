@@ -1,64 +1,279 @@
-/* Atomic output files: write to "PATH.tmp-XXXXXX" beside PATH, rename on commit. */
+/* Output files (see util.h for what each kind of target means): a regular file is written to
+ * "PATH.tmp-XXXXXX" beside it and renamed on commit; a FIFO or a character device is written in
+ * place; a symbolic link is followed. Temporary files still open are removed on SIGINT, SIGTERM
+ * and SIGHUP. */
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct dt_outfile {
-  char *path;
-  char *tmp_path;
+  char *path;       /* what the user named, for messages */
+  char *target;     /* the file written: path with its symbolic links resolved */
+  char *tmp_path;   /* NULL when written in place (FIFO, character device) or once committed */
+  int slot;         /* index in `pending`, or -1 */
   FILE *stream;
 };
 
+/* ---- Removal of temporary files on a signal -------------------------------------------------- */
+
+/* Temporary names of the outputs open now. The handler only reads these pointers and calls
+ * unlink(), which is async-signal-safe; slots change with the signals blocked. More outputs
+ * than slots are still written, only not cleaned up on a signal. */
+#define PENDING_SLOTS 64
+static char *volatile pending[PENDING_SLOTS];
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void on_signal(int sig)
+{
+  for (int i = 0; i < PENDING_SLOTS; i++)
+    if (pending[i])
+      unlink(pending[i]);
+  /* Die of the signal as if there were no handler, so the parent sees why. */
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void install_handlers(void)
+{
+  static gboolean installed;
+  if (installed)
+    return;
+  installed = TRUE;
+  for (gsize i = 0; i < G_N_ELEMENTS(cleanup_signals); i++) {
+    struct sigaction old;
+    /* A signal the caller ignores (nohup) stays ignored; one with a handler keeps it. */
+    if (sigaction(cleanup_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+        (old.sa_flags & SA_SIGINFO))
+      continue;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(cleanup_signals[i], &sa, NULL);
+  }
+}
+
+/* Stores `path` in a free slot (or clears slot `slot` when path is NULL), signals blocked. */
+static int set_pending(int slot, char *path)
+{
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (gsize i = 0; i < G_N_ELEMENTS(cleanup_signals); i++)
+    sigaddset(&block, cleanup_signals[i]);
+  sigprocmask(SIG_BLOCK, &block, &old);
+  if (path) {
+    slot = -1;
+    for (int i = 0; i < PENDING_SLOTS && slot < 0; i++)
+      if (pending[i] == NULL) {
+        pending[i] = path;
+        slot = i;
+      }
+  } else if (slot >= 0) {
+    pending[slot] = NULL;
+    slot = -1;
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return slot;
+}
+
+/* ---- What is at the path --------------------------------------------------------------------- */
+
+typedef enum { TARGET_NEW, TARGET_REGULAR, TARGET_IN_PLACE } target_kind;
+
+/* Resolves symbolic links and classifies the target. *target is the file to write (the path
+ * itself unless it is a symbolic link); *st its status for TARGET_REGULAR and TARGET_IN_PLACE. */
+static gboolean classify(const char *path, const char *what, char **target, target_kind *kind,
+                         struct stat *st, GError **error)
+{
+  g_autofree char *shown = dt_escape(path);
+  const char *prefix = what ? what : "";
+  const char *sep = what ? ": " : "";
+  if (*path == '\0') {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s%sempty file name", prefix, sep);
+    return FALSE;
+  }
+  struct stat lst;
+  if (lstat(path, &lst) != 0) {
+    if (errno != ENOENT) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s%s%s: %s", prefix, sep, shown,
+                  g_strerror(errno));
+      return FALSE;
+    }
+    *target = g_strdup(path);
+    *kind = TARGET_NEW;
+    return TRUE;
+  }
+  if (S_ISLNK(lst.st_mode)) {
+    char *resolved = realpath(path, NULL);
+    if (resolved == NULL) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "%s%s%s: a symbolic link to a file that cannot be reached (%s)", prefix, sep,
+                  shown, g_strerror(errno));
+      return FALSE;
+    }
+    *target = g_strdup(resolved);
+    free(resolved);
+    if (stat(*target, st) != 0) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s%s%s: %s", prefix, sep, shown,
+                  g_strerror(errno));
+      g_clear_pointer(target, g_free);
+      return FALSE;
+    }
+  } else {
+    *target = g_strdup(path);
+    *st = lst;
+  }
+  if (S_ISREG(st->st_mode)) {
+    *kind = TARGET_REGULAR;
+    return TRUE;
+  }
+  if (S_ISFIFO(st->st_mode) || S_ISCHR(st->st_mode)) {
+    *kind = TARGET_IN_PLACE;
+    return TRUE;
+  }
+  const char *is = S_ISDIR(st->st_mode)    ? "a folder"
+                   : S_ISSOCK(st->st_mode) ? "a socket"
+                   : S_ISBLK(st->st_mode)  ? "a block device"
+                                           : "not a file that can be written";
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s%s%s is %s; give a file name", prefix, sep,
+              shown, is);
+  g_clear_pointer(target, g_free);
+  return FALSE;
+}
+
+gboolean dt_outfile_check(const char *path, const char *what, GError **error)
+{
+  g_autofree char *target = NULL;
+  target_kind kind;
+  struct stat st;
+  if (!classify(path, what, &target, &kind, &st, error))
+    return FALSE;
+  g_autofree char *shown = dt_escape(path);
+  if (kind == TARGET_IN_PLACE) {
+    if (S_ISCHR(st.st_mode) && access(target, W_OK) != 0) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: cannot write %s: %s", what, shown,
+                  g_strerror(errno));
+      return FALSE;
+    }
+    return TRUE;
+  }
+  /* The temporary file is made in the target's folder, then renamed: that folder must exist
+   * and be writable. */
+  g_autofree char *dir = g_path_get_dirname(target);
+  struct stat dst;
+  if (stat(dir, &dst) != 0 || !S_ISDIR(dst.st_mode)) {
+    g_autofree char *shown_dir = dt_escape(dir);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: cannot write %s: no folder %s", what,
+                shown, shown_dir);
+    return FALSE;
+  }
+  if (access(dir, W_OK | X_OK) != 0) {
+    g_autofree char *shown_dir = dt_escape(dir);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: cannot write %s: folder %s: %s", what,
+                shown, shown_dir, g_strerror(errno));
+    return FALSE;
+  }
+  return TRUE;
+}
+
 dt_outfile *dt_outfile_open(const char *path, GError **error)
 {
-  g_autofree char *tmpl = g_strconcat(path, ".tmp-XXXXXX", NULL);
-  int fd = g_mkstemp(tmpl);
-  if (fd < 0) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: cannot create: %s", path, g_strerror(errno));
+  g_autofree char *target = NULL;
+  target_kind kind;
+  struct stat st;
+  if (!classify(path, NULL, &target, &kind, &st, error))
     return NULL;
-  }
-  FILE *f = fdopen(fd, "w");
-  if (!f) {
-    close(fd);
-    g_unlink(tmpl);
-    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s: fdopen: %s", path, g_strerror(errno));
-    return NULL;
-  }
-  /* Output files are ordinary user files: mkstemp's 0600 would surprise. */
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
+  g_autofree char *shown = dt_escape(path);
   dt_outfile *out = g_new0(dt_outfile, 1);
+  out->slot = -1;
+  int fd;
+  if (kind == TARGET_IN_PLACE) {
+    /* Without O_NONBLOCK, opening a FIFO nobody reads would wait forever. */
+    fd = open(target, O_WRONLY | O_NOCTTY | O_CLOEXEC | (S_ISFIFO(st.st_mode) ? O_NONBLOCK : 0));
+    if (fd < 0) {
+      int e = errno;
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: cannot write: %s", shown,
+                  e == ENXIO ? "a FIFO that no process reads" : g_strerror(e));
+      g_free(out);
+      return NULL;
+    }
+    /* Writes may block for the reader from now on, as any writer to a pipe does. */
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0)
+      fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  } else {
+    g_autofree char *tmpl = g_strconcat(target, ".tmp-XXXXXX", NULL);
+    install_handlers();
+    fd = g_mkstemp(tmpl);
+    if (fd < 0) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: cannot create: %s", shown,
+                  g_strerror(errno));
+      g_free(out);
+      return NULL;
+    }
+    /* Output files are ordinary user files: mkstemp's 0600 would surprise. A replaced file
+     * keeps its own permission bits. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, kind == TARGET_REGULAR ? (st.st_mode & 07777) : (0666 & ~mask));
+    out->tmp_path = g_steal_pointer(&tmpl);
+    out->slot = set_pending(-1, out->tmp_path);
+  }
+  out->stream = fdopen(fd, "w");
+  if (!out->stream) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s: fdopen: %s", shown, g_strerror(errno));
+    close(fd);
+    dt_outfile_free(out);
+    return NULL;
+  }
   out->path = g_strdup(path);
-  out->tmp_path = g_steal_pointer(&tmpl);
-  out->stream = f;
+  out->target = g_steal_pointer(&target);
   return out;
 }
 
 FILE *dt_outfile_stream(dt_outfile *out) { return out->stream; }
 
+/* Removes the temporary file, if any, and forgets it. */
+static void drop_tmp(dt_outfile *out)
+{
+  if (!out->tmp_path)
+    return;
+  out->slot = set_pending(out->slot, NULL);
+  g_unlink(out->tmp_path);
+  g_clear_pointer(&out->tmp_path, g_free);
+}
+
 gboolean dt_outfile_commit(dt_outfile *out, GError **error)
 {
   g_return_val_if_fail(out && out->stream, FALSE);
+  g_autofree char *shown = dt_escape(out->path);
   int failed = ferror(out->stream);
   failed |= fclose(out->stream) != 0;
   out->stream = NULL;
   if (failed) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s: write failed: %s", out->path,
+    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s: write failed: %s", shown,
                 g_strerror(errno));
-    g_unlink(out->tmp_path);
+    drop_tmp(out);
     return FALSE;
   }
-  if (g_rename(out->tmp_path, out->path) != 0) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s: rename failed: %s", out->path,
+  if (!out->tmp_path)
+    return TRUE;   /* written in place */
+  if (g_rename(out->tmp_path, out->target) != 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s: rename failed: %s", shown,
                 g_strerror(errno));
-    g_unlink(out->tmp_path);
+    drop_tmp(out);
     return FALSE;
   }
+  out->slot = set_pending(out->slot, NULL);
   g_clear_pointer(&out->tmp_path, g_free);
   return TRUE;
 }
@@ -69,9 +284,8 @@ void dt_outfile_free(dt_outfile *out)
     return;
   if (out->stream)
     fclose(out->stream);
-  if (out->tmp_path)
-    g_unlink(out->tmp_path);
-  g_free(out->tmp_path);
+  drop_tmp(out);
+  g_free(out->target);
   g_free(out->path);
   g_free(out);
 }

@@ -281,7 +281,8 @@ char *dt_catalog_path(const char *subdir, const char *name, const char *what, GE
     return NULL;
   }
   if (strchr(name, '/') || g_str_has_suffix(name, ".ini")) {
-    if (!g_file_test(name, G_FILE_TEST_IS_REGULAR)) {
+    /* Whatever is there (a FIFO, /dev/zero) is left to the reader to refuse or read. */
+    if (!g_file_test(name, G_FILE_TEST_EXISTS)) {
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: no such file '%s'", what, name);
       return NULL;
     }
@@ -320,12 +321,76 @@ char **dt_catalog_names(const char *subdir)
   return (char **)g_ptr_array_free(names, FALSE);
 }
 
+char *dt_escape(const char *text)
+{
+  if (text == NULL)
+    return g_strdup("(null)");
+  GString *out = g_string_sized_new(strlen(text) + 8);
+  const char *p = text;
+  while (*p) {
+    unsigned char c = (unsigned char)*p;
+    if (c < 0x80) {
+      switch (c) {
+      case '\n': g_string_append(out, "\\n"); break;
+      case '\t': g_string_append(out, "\\t"); break;
+      case '\r': g_string_append(out, "\\r"); break;
+      default:
+        if (c < 0x20 || c == 0x7f)
+          g_string_append_printf(out, "\\x%02x", c);
+        else
+          g_string_append_c(out, (char)c);
+      }
+      p++;
+      continue;
+    }
+    /* A multi-byte character: kept if it is valid UTF-8 and not a control or line separator. */
+    const char *end = NULL;
+    gsize avail = strlen(p);
+    gunichar u = g_utf8_get_char_validated(p, (gssize)MIN(avail, 6));
+    if (u == (gunichar)-1 || u == (gunichar)-2) {
+      g_string_append_printf(out, "\\x%02x", c);
+      p++;
+      continue;
+    }
+    end = g_utf8_next_char(p);
+    if ((u >= 0x80 && u < 0xa0) || u == 0x2028 || u == 0x2029)
+      g_string_append_printf(out, "\\u%04x", u);
+    else
+      g_string_append_len(out, p, end - p);
+    p = end;
+  }
+  return g_string_free(out, FALSE);
+}
+
+void dt_option_entries_as_bytes(GOptionEntry *entries)
+{
+  for (GOptionEntry *e = entries; e && e->long_name; e++) {
+    if (e->arg == G_OPTION_ARG_STRING)
+      e->arg = G_OPTION_ARG_FILENAME;
+    else if (e->arg == G_OPTION_ARG_STRING_ARRAY)
+      e->arg = G_OPTION_ARG_FILENAME_ARRAY;
+  }
+}
+
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
 void dt_json_string(GString *out, const char *s)
 {
   g_string_append_c(out, '"');
   for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    /* Option values are bytes (a file name in Latin-1): JSON text is UTF-8, so a byte that does
+     * not start a valid UTF-8 sequence becomes U+FFFD. Valid sequences are copied whole. */
+    if (*p >= 0x80) {
+      gunichar u = g_utf8_get_char_validated((const char *)p, -1);
+      if (u == (gunichar)-1 || u == (gunichar)-2) {
+        g_string_append(out, "\\ufffd");
+        continue;
+      }
+      const char *next = g_utf8_next_char((const char *)p);
+      g_string_append_len(out, (const char *)p, next - (const char *)p);
+      p = (const unsigned char *)next - 1;
+      continue;
+    }
     switch (*p) {
     case '"': g_string_append(out, "\\\""); break;
     case '\\': g_string_append(out, "\\\\"); break;
@@ -350,4 +415,39 @@ void dt_json_double(GString *out, double v)
   }
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
   g_string_append(out, g_ascii_formatd(buf, sizeof buf, "%.12g", v));
+}
+
+void dt_json_int(GString *out, int64_t v)
+{
+  g_string_append_printf(out, "%" G_GINT64_FORMAT, v);
+}
+
+void dt_json_next(GString *out)
+{
+  char last = out->len > 0 ? out->str[out->len - 1] : '{';
+  if (last != '{' && last != '[' && last != ':')
+    g_string_append_c(out, ',');
+}
+
+void dt_json_key(GString *out, const char *key)
+{
+  dt_json_next(out);
+  dt_json_string(out, key);
+  g_string_append_c(out, ':');
+}
+
+void dt_csv_field(GString *out, const char *s)
+{
+  s = s ? s : "";
+  if (strpbrk(s, ",\"\r\n") == NULL) {
+    g_string_append(out, s);
+    return;
+  }
+  g_string_append_c(out, '"');
+  for (const char *p = s; *p; p++) {
+    if (*p == '"')
+      g_string_append_c(out, '"');
+    g_string_append_c(out, *p);
+  }
+  g_string_append_c(out, '"');
 }

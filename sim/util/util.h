@@ -1,6 +1,7 @@
 /* Leaf utilities every module may use: reading INI files with line numbers for error messages,
  * parsing sizes and lists given on the command line, finding the data folders (catalogs), and
- * writing output files atomically. Depends on GLib only.
+ * reading input files under a size limit, and writing output files atomically. Depends on GLib
+ * only.
  *
  * Error messages follow one shape so users always learn where the problem is:
  *   FILE:LINE: [group] key: what is wrong
@@ -94,10 +95,53 @@ char *dt_catalog_path(const char *subdir, const char *name, const char *what, GE
 /* Sorted names (without .ini) of the entries of DATA_DIR/subdir. */
 char **dt_catalog_names(const char *subdir);
 
+/* ---- Input files ------------------------------------------------------------------------- */
+
+/* The most any input file (INI, workload JSON, CSV, calibration overlay) may hold, in bytes. A
+ * 100 000-layer workload is about 15 MB; no catalog file comes near a megabyte. */
+#define DT_INPUT_MAX_BYTES (64ull << 20)
+
+/* Reads a whole input file of at most max_bytes bytes into a NUL-terminated buffer (*len
+ * excludes the NUL). A regular file over the limit is refused before it is read. Other files
+ * are read up to the limit and refused past it: a pipe or FIFO (opened without blocking, so a
+ * FIFO that no writer holds open reads as empty instead of waiting forever), a character device
+ * (/dev/zero, /dev/urandom). Folders, sockets and block devices are refused. Every refusal is a
+ * DT_ERROR_INPUT naming `what` (the option or role, e.g. "--model") and the file. */
+gboolean dt_read_file(const char *path, const char *what, uint64_t max_bytes, char **data,
+                      gsize *len, GError **error);
+
+/* ---- Messages ---------------------------------------------------------------------------- */
+
+/* A copy of `text` that prints on one line: control characters (newline, tab, escape, C1
+ * controls, U+2028/U+2029) become \n, \t, \r or \xHH / \uHHHH, and bytes that are not
+ * UTF-8 become \xHH; valid UTF-8 (josé) is kept. Used by every path that prints a message
+ * (dtsim_cli_fail, dtsim-mpi), so a value echoed in a message never breaks it in two. */
+char *dt_escape(const char *text);
+
+/* ---- Option values as bytes ---------------------------------------------------------------- */
+
+/* GOption converts G_OPTION_ARG_STRING values from the locale's character set to UTF-8, which
+ * fails on any non-ASCII byte in the C locale (a file name like josé.json) and on names that
+ * are not text in the locale's set. This turns every STRING (STRING_ARRAY) entry of a
+ * NULL-terminated table into FILENAME (FILENAME_ARRAY): values arrive as the bytes given, and
+ * every message that echoes them goes through dt_escape. Call before adding the entries. */
+void dt_option_entries_as_bytes(GOptionEntry *entries);
+
 /* ---- Output files ------------------------------------------------------------------------ */
 
-/* A file written to a temporary name beside its destination and renamed into place on commit,
- * so an interrupted or failed run never leaves a partial file. */
+/* Output files (--trace, --csv, --plot, calibration overlays, ...). What is at the path decides
+ * how it is written:
+ *  - nothing, or a regular file: written to "PATH.tmp-XXXXXX" in the same folder and renamed
+ *    over PATH on commit, so a failed or interrupted run leaves the old file (or none). A
+ *    replaced file keeps its permission bits.
+ *  - a symbolic link: followed (all the way), and its target written as above: the temporary
+ *    name is made beside the target, the link itself stays. A link to a missing file is refused.
+ *  - a FIFO or a character device (/dev/null, a terminal): written in place, never replaced; a
+ *    FIFO that no reader holds open is refused rather than waited on. A failed run may have
+ *    written part of its output there.
+ *  - a folder, a socket, a block device: refused.
+ * Refusals are DT_ERROR_INPUT (exit status 2). SIGINT, SIGTERM and SIGHUP remove the temporary
+ * files of every output still open before the process dies of the signal. */
 typedef struct dt_outfile dt_outfile;
 dt_outfile *dt_outfile_open(const char *path, GError **error);
 FILE *dt_outfile_stream(dt_outfile *out);
@@ -107,6 +151,11 @@ gboolean dt_outfile_commit(dt_outfile *out, GError **error);
 void dt_outfile_free(dt_outfile *out);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(dt_outfile, dt_outfile_free)
 
+/* Checks, without creating anything, that dt_outfile_open(path) would succeed as far as can be
+ * known beforehand: the folder exists and can be written, the target is of a kind written
+ * above. Commands call it for every output before simulating. Errors name `what` (the option). */
+gboolean dt_outfile_check(const char *path, const char *what, GError **error);
+
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
 /* The one JSON writer of every --json output and trace: a string with its quotes, escaped
@@ -114,5 +163,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(dt_outfile, dt_outfile_free)
  * locale, or null when it is not finite (NaN and infinities are not JSON). */
 void dt_json_string(GString *out, const char *s);
 void dt_json_double(GString *out, double v);
+void dt_json_int(GString *out, int64_t v);
+/* For objects and arrays: dt_json_next writes the comma before a member or element (none at the
+ * start, after '{' or '[', or after a key's ':'); dt_json_key writes it and then "key":. */
+void dt_json_next(GString *out);
+void dt_json_key(GString *out, const char *key);
+
+/* ---- CSV ------------------------------------------------------------------------------------- */
+
+/* One CSV field (RFC 4180): as it is, or quoted with its quotes doubled when it holds a comma,
+ * a quote, a carriage return or a newline. */
+void dt_csv_field(GString *out, const char *s);
 
 #endif

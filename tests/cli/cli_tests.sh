@@ -90,6 +90,10 @@ expect_error "more threads than a Xeon Phi 7250 has (272)" 2 run --system stampe
 expect_error "threads on a GPU" 2 run --threads 4
 t=$("$DTSIM" run --system stampede2-knl --model chaos-large --batch 272 --threads 272 --json 2>"$TMP/err" | json_num iteration_time_s)
 awk -v t="$t" 'BEGIN { exit !(t > 0) }' && ok "272 threads on a Xeon Phi 7250 ($t s)" || bad "phi threads: '$t' $(cat "$TMP/err")"
+expect_error "chaos on a GPU" 2 run --strategy chaos --device v100-sxm2-16gb --model chaos-small
+expect_error "chaos with a batch" 2 run --strategy chaos --device xeon-phi-7120p --model chaos-small --batch 8
+expect_error "chaos beyond 244 threads of a 7120P" 2 run --strategy chaos --device xeon-phi-7120p --model chaos-small --threads 245
+expect_value "chaos on one thread is its own baseline" speedup 1 1e-9 run --strategy chaos --device xeon-phi-7120p --model chaos-small --threads 1
 # A million devices with the analytic network is simulated (one device stands for all).
 t=$("$DTSIM" run --nodes 125000 --net-model analytic --json 2>"$TMP/err" | json_num devices)
 [ "$t" = "1000000" ] && ok "a million devices simulate" || bad "a million devices: '$t' $(cat "$TMP/err")"
@@ -115,8 +119,8 @@ expect_value "demo 1 device throughput" throughput_samples_per_s 1841.79 1e-4 ru
 # Allreduce: 8964.83904 us after the backward pass; iteration 6.1 + 10.1 + 8.96483904 +
 # 1.17440512 = 26.33924416 ms.
 PAIR="$(dirname "$0")/data/pair.ini"
-expect_value "demo 2 devices no overlap" iteration_time_s 0.02633924416 1e-9 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model analytic
-expect_value "demo 2 devices exposed comm" exposed_comm_time_s 0.00896483904 1e-9 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model analytic
+expect_value "demo 2 devices no overlap" iteration_time_s 0.02633924416 1e-9 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model analytic --allreduce ring
+expect_value "demo 2 devices exposed comm" exposed_comm_time_s 0.00896483904 1e-9 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model analytic --allreduce ring
 expect_value "flow model agrees with analytic" iteration_time_s 0.02633924416 0.005 run --model demo --batch 32 --system "$PAIR" --overlap off --bucket-mib 1000 --net-model flow
 # Overlap never makes an iteration slower.
 t_off=$("$DTSIM" run --model demo --devices-per-node 8 --overlap off --json | json_num iteration_time_s)

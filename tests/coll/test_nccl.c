@@ -144,7 +144,9 @@ static void test_closed_vs_flow(void **state)
 
 /* NVLS on a DGX H100, 1 GiB, by hand: each GPU sends S (1 + 1/8) up and receives as much down
  * at 18 x 25e9 x 0.8 (nvswitch-h100 line rate and efficiency) x 0.85 (NVLS efficiency) bytes/s,
- * after 25 us and the two NVSwitch hops of 350 ns: bus bandwidth 2 x 7/8 x S / t. */
+ * after 25 us and the two NVSwitch hops of 350 ns: bus bandwidth 2 x 7/8 x S / t. Before that,
+ * the pipeline's fill: 4 stages each moving one 192 KiB slice (the fitted slice; S / (8 x 16)
+ * is larger) on each of the 16 NVLS channels at the same rate. */
 static void test_nvls_by_hand(void **state)
 {
   g_autoptr(comm_topology) t = build("dgx-h100", 1);
@@ -153,10 +155,68 @@ static void test_nvls_by_hand(void **state)
   g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, -1, -1, NULL);
   assert_int_equal(coll__nccl_chosen(x)->algo, COLL__NCCL_NVLS);
   double S = 1073741824.0, bw = 18 * 25e9 * 0.8 * 0.85;
-  double t_s = 25e-6 + 350e-9 + S * 1.125 / bw;
+  double t_s = 25e-6 + 350e-9 + S * 1.125 / bw + 4 * 16 * 196608.0 * 1.125 / bw;
   double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
   if (fabs(got - t_s) / t_s > 1e-4)
     fail_msg("NVLS 1 GiB: %.9g s, by hand %.9g s", got, t_s);
+}
+
+/* Simple ring allreduce on one DGX A100, by hand: 16 channels share each GPU's 12 x 25e9 x 0.8
+ * bytes/s NVSwitch port, 15e9 each. Each channel's ring moves 2 x 7/8 of its S / 16 bytes in
+ * 2 x 7 steps of 3.4 us (NCCL's Simple ring hop over NVLink, the switch's two 350 ns hops
+ * included), after the base latency 8.4 us and the fill: 14 stages each forwarding one slice,
+ * the rank's share S / (16 x 8) or at most the fitted 192 KiB, at 15e9 bytes/s. */
+static void ring_by_hand(uint64_t bytes)
+{
+  g_autoptr(comm_topology) t = build("dgx-a100", 1);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = bytes};
+  g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, COLL__NCCL_RING, COLL__SIMPLE, NULL);
+  assert_non_null(x);
+  assert_int_equal(coll__nccl_chosen(x)->channels, 16);
+  double S = (double)bytes, ch = 12 * 25e9 * 0.8 / 16;
+  double t_s = 8.4e-6 + 14 * MIN(S / 128, 196608.0) / ch + 2 * (S / 16 * 7 / 8 / ch + 7 * 3.4e-6);
+  double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
+  if (fabs(got - t_s) / t_s > 1e-3)
+    fail_msg("ring %" G_GUINT64_FORMAT " B: %.9g s, by hand %.9g s", bytes, got, t_s);
+}
+
+static void test_ring_fill_by_hand(void **state)
+{
+  ring_by_hand(4 << 20);    /* slice = the rank's share, 32 KiB */
+  ring_by_hand(64 << 20);   /* 512 KiB shares: slices of 192 KiB */
+}
+
+/* The pipelined and the step forms of a plain ring agree within 0.5% under the flow model on
+ * 384 ranks (48 DGX-1V) at 1 MiB. */
+static void coll_done(sim_engine *engine, void *user)
+{
+  (*(int *)user)++;
+}
+
+static sim_time_ps ring_form(const comm_topology *t, const comm_coll_group *g, comm_coll_form form)
+{
+  g_autoptr(sim_engine) engine = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(engine, t, COMM_NET_FLOW);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 1 << 20, .form = form};
+  g_autoptr(comm_coll) c =
+      comm_coll_new(net, g, comm_coll_algorithm_find("ring", "test", NULL), &a, NULL);
+  assert_non_null(c);
+  int done = 0;
+  comm_coll_start(c, coll_done, &done);
+  sim_engine_run(engine);
+  assert_int_equal(done, 1);
+  return comm_coll_end_time(c) - comm_coll_start_time(c);
+}
+
+static void test_ring_forms_agree(void **state)
+{
+  g_autoptr(comm_topology) t = build("dgx1-v100", 48);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  double pipe = (double)ring_form(t, g, COMM_COLL_FORM_PIPELINED);
+  double steps = (double)ring_form(t, g, COMM_COLL_FORM_STEPS);
+  if (fabs(pipe - steps) / steps > 0.005)
+    fail_msg("ring on 384 ranks, 1 MiB: pipelined %.6g ps, steps %.6g ps", pipe, steps);
 }
 
 /* Every system and fabric of the catalog loads, and every system builds a two-node cluster on
@@ -204,6 +264,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dgx1_rings),     cmocka_unit_test(test_switch_channels),
       cmocka_unit_test(test_closed_vs_flow), cmocka_unit_test(test_nvls_by_hand),
+      cmocka_unit_test(test_ring_fill_by_hand), cmocka_unit_test(test_ring_forms_agree),
       cmocka_unit_test(test_catalog_loads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -429,6 +429,84 @@ static void test_phi_spec_hand(void **state)
   assert_true(fabs(dev_peak_flops(d, WL_PREC_FP32) - 61 * 39.616e9) < 1e3);
 }
 
+/* A small Knights-Corner-like device: 4 cores of 4 threads at 1 GHz, 512-bit vectors, one FMA
+ * unit: 1e9 x 16 x 2 = 32 GFLOP/s per core at full issue. */
+#define KNC_LIKE                                                                                 \
+  "cores = 4\nthreads_per_core = 4\nclock_mhz = 1000\nvector_bits = 512\nfma_units = 1\n"     \
+  "issue_fraction = 0.5; 1.0; 1.0; 1.0\nmemory_bandwidth_GBps = 64\nmemory_bytes = 1G\n"       \
+  "coherence_latency_ns = 100\n[efficiency]\nconv = 0.5\nmemory = 0.5\n"                       \
+  "[software]\nchaos_efficiency = 0.1\n[host_link]\nkind = none\n"
+
+static void test_chaos_issue_rules(void **state)
+{
+  g_autoptr(dev_device) d = load_text("[device]\nmodel = xeon-phi-spec\n" KNC_LIKE);
+  /* Issue capacity in cores' worth: one thread per core reaches half a core (no issue from one
+   * thread in consecutive cycles), two or more fill it. 5 threads: three cores with one, one
+   * with two: 1.5 + 1. */
+  static const struct { unsigned threads; double capacity; } cap[] = {
+      {1, 0.5}, {2, 1.0}, {4, 2.0}, {5, 2.5}, {8, 4.0}, {12, 4.0}, {16, 4.0}, {100, 4.0}};
+  for (gsize i = 0; i < G_N_ELEMENTS(cap); i++)
+    assert_float_equal(dev_issue_capacity(d, cap[i].threads), cap[i].capacity, 1e-12);
+  /* One thread alone: 32 GFLOP/s x 0.5 issue x 0.5 conv efficiency x 0.1 CHAOS code = 0.8
+   * GFLOP/s, so 8e8 FLOPs take 1 s. Per thread with 1, 2, 3, 4 threads on every core: slowed
+   * by threads x 0.5 / capacity = 1, 1, 1.5, 2; throughput per core relative to one thread
+   * 1, 2, 2, 2. */
+  wl_op_cost op = {.kind = WL_OP_CONV, .flops = 800000000};
+  static const struct { unsigned threads; double seconds; } t[] = {
+      {1, 1.0}, {4, 1.0}, {8, 1.0}, {12, 1.5}, {16, 2.0}};
+  for (gsize i = 0; i < G_N_ELEMENTS(t); i++)
+    assert_float_equal(dev_thread_op_s(d, &op, t[i].threads), t[i].seconds, 1e-12);
+  /* Shared weights, 6400 B = 100 lines: with 4 busy cores the last writer of a line is another
+   * core 3/4 of the time, and a sample reads and then writes every line: 150 transfers. Each
+   * costs the 100 ns latency, as the thread's share of the coherent bandwidth (64 GB/s x 0.5)
+   * is shorter: 16 threads x 64 B / 32 GB/s = 32 ns. 150 x 100 ns = 15 us. */
+  assert_float_equal(dev_shared_weights_s(d, 6400, 1), 0, 0);
+  assert_float_equal(dev_shared_weights_s(d, 6400, 4), 15e-6, 1e-15);
+  assert_float_equal(dev_shared_weights_s(d, 6400, 16), 15e-6, 1e-15);
+  /* Two threads on two cores: a line is foreign half the time: 100 transfers, 10 us. */
+  assert_float_equal(dev_shared_weights_s(d, 6400, 2), 10e-6, 1e-15);
+  /* With a 10 ns latency, bandwidth decides at 16 threads: 150 x 32 ns = 4.8 us. */
+  g_auto(GStrv) parts = g_strsplit("[device]\nmodel = xeon-phi-spec\n" KNC_LIKE,
+                                   "coherence_latency_ns = 100", 2);
+  g_autofree char *fast_text = g_strjoinv("coherence_latency_ns = 10", parts);
+  g_autoptr(dev_device) fast = load_text(fast_text);
+  assert_float_equal(dev_shared_weights_s(fast, 6400, 16), 150 * 32e-9, 1e-15);
+  assert_float_equal(dev_shared_weights_s(fast, 6400, 4), 150 * 10e-9, 1e-15);
+}
+
+/* The measured model: one thread's rate is measured (2 GFLOP/s on convolutions, times the
+ * CHAOS code's 0.1: 0.2 GFLOP/s), and the shared weights cost what the contention table says
+ * per byte with that many threads running. */
+static void test_chaos_measured(void **state)
+{
+  g_autoptr(dev_device) d = load_text(
+      "[device]\nmodel = xeon-phi-measured\n" KNC_LIKE
+      "[measured]\nsingle_thread_gflops_conv = 2\nsingle_thread_gflops_gemm = 2\n"
+      "single_thread_gflops_other = 1\ncontention_threads = 1; 16\n"
+      "contention_ps_per_byte = 100; 1600\n");
+  wl_op_cost op = {.kind = WL_OP_CONV, .flops = 200000000};
+  assert_float_equal(dev_thread_op_s(d, &op, 1), 1.0, 1e-12);
+  assert_float_equal(dev_thread_op_s(d, &op, 16), 2.0, 1e-12);
+  /* 16 threads: 2 x 6400 B x 3/4 foreign = 9600 B at 1600 ps/B = 15.36 us. */
+  assert_float_equal(dev_shared_weights_s(d, 6400, 16), 15.36e-6, 1e-15);
+  /* A measured transfer of 2000 ps per byte is higher than the 1600 of streaming contention:
+   * 9600 B x 2000 ps = 19.2 us; at 2 threads (two cores, half the lines foreign: 6400 B) it is
+   * higher than the table's 200 ps (100 + 1500 x 1/15): 12.8 us. */
+  g_autoptr(dev_device) m = load_text(
+      "[device]\nmodel = xeon-phi-measured\n" KNC_LIKE
+      "[measured]\nsingle_thread_gflops_conv = 2\nsingle_thread_gflops_gemm = 2\n"
+      "single_thread_gflops_other = 1\ncontention_threads = 1; 16\n"
+      "contention_ps_per_byte = 100; 1600\nshared_ps_per_byte = 2000\n");
+  assert_float_equal(dev_shared_weights_s(m, 6400, 16), 19.2e-6, 1e-15);
+  assert_float_equal(dev_shared_weights_s(m, 6400, 2), 12.8e-6, 1e-15);
+  /* A GPU has no CHAOS threads. */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(dev_device) gpu = dev_device_load("v100-sxm2-16gb", NULL, &error);
+  assert_non_null(gpu);
+  assert_float_equal(dev_thread_op_s(gpu, &op, 4), 0, 0);
+  assert_float_equal(dev_shared_weights_s(gpu, 6400, 4), 0, 0);
+}
+
 static void test_cpu_synthetic_topology(void **state)
 {
   static const char text[] =
@@ -713,9 +791,111 @@ static void test_cli_calibrate(void **state)
   g_unlink(csv);
 }
 
+/* ---- Transformer-era GPUs ------------------------------------------------------------------ */
+
+/* A device refuses a precision it has no arithmetic for, naming the option and the device. */
+static void test_precision_refusal(void **state)
+{
+  (void)state;
+  static const struct {
+    const char *dev;
+    wl_precision p;
+    gboolean ok;
+  } cases[] = {
+      {"v100-sxm2-16gb", WL_PREC_TF32, FALSE}, {"v100-sxm2-16gb", WL_PREC_BF16, FALSE},
+      {"v100-sxm2-16gb", WL_PREC_FP16, TRUE},  {"a100-sxm4-80gb", WL_PREC_FP8, FALSE},
+      {"a100-sxm4-80gb", WL_PREC_BF16, TRUE},  {"h100-sxm5-80gb", WL_PREC_FP8, TRUE},
+      {"h200-sxm-141gb", WL_PREC_FP8, TRUE},   {"b200-sxm-180gb", WL_PREC_FP8, TRUE},
+      {"xeon-phi-7250", WL_PREC_FP8, FALSE},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(dev_device) d = dev_device_load(cases[i].dev, NULL, &error);
+    assert_non_null(d);
+    gboolean ok = dev_check_precision(d, cases[i].p, "--precision", &error);
+    assert_int_equal(ok, cases[i].ok);
+    if (!ok) {
+      assert_int_equal(error->code, DT_ERROR_INPUT);
+      assert_non_null(strstr(error->message, "--precision"));
+      assert_non_null(strstr(error->message, cases[i].dev));
+    }
+  }
+}
+
+/* The catalog reproduces the measured maximum achievable matmul rates (bf16, mamf-finder,
+ * S. Bekman's ml-engineering table) at the shapes they were measured on, within 3%: A100 SXM
+ * 267.9 TFLOP/s at 6912x16384x2048, H100 SXM 792.1 at 6144x17920x2816. Those short runs hold
+ * the boost clock: the devices are loaded with sustained_clock = 1. */
+static void test_catalog_matmul_rates(void **state)
+{
+  (void)state;
+  static const struct {
+    const char *dev;
+    uint64_t m, n, k;
+    double tflops;
+  } rows[] = {
+      {"a100-sxm4-80gb", 6912, 16384, 2048, 267.9},
+      {"h100-sxm5-80gb", 6144, 17920, 2816, 792.1},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+    g_autoptr(GError) error = NULL;
+    g_autofree char *overlay = NULL;
+    int fd = g_file_open_tmp("dtsim-boost-XXXXXX.ini", &overlay, &error);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_true(g_file_set_contents(overlay, "[efficiency]\nsustained_clock = 1\n", -1, NULL));
+    g_autoptr(dev_device) d = dev_device_load(rows[i].dev, overlay, &error);
+    g_unlink(overlay);
+    assert_non_null(d);
+    wl_op_cost op = gemm_op(rows[i].m, rows[i].n, rows[i].k, WL_PREC_BF16);
+    op.bytes_read = (rows[i].m * rows[i].k + rows[i].k * rows[i].n) * 2;
+    op.bytes_written = rows[i].m * rows[i].n * 2;
+    double t = (double)dev_op_time_ps(d, &op, 0) * 1e-12;
+    double got = (double)op.flops / t / 1e12;
+    if (fabs(got / rows[i].tflops - 1) > 0.03)
+      fail_msg("%s: %.1f TFLOP/s, measured %.1f", rows[i].dev, got, rows[i].tflops);
+  }
+  /* fp8 on H100 runs the same GEMM at twice the bf16 tensor rate (1979 vs 989.4 TFLOP/s). */
+  g_autoptr(dev_device) h = dev_device_load("h100-sxm5-80gb", NULL, NULL);
+  wl_op_cost b = gemm_op(8192, 8192, 8192, WL_PREC_BF16), f = b;
+  f.precision = WL_PREC_FP8;
+  double tb = (double)dev_op_time_ps(h, &b, 0), tf = (double)dev_op_time_ps(h, &f, 0);
+  assert_true(fabs(tb / tf - 1979.0 / 989.4) < 0.02);
+}
+
+/* Fused attention: compute-bound at the tensor peak times the attention efficiency; the round
+ * GPU has 100 TFLOP/s fp16 tensor, forward efficiency 0.5 (set below), no launch cost. A
+ * 1e12-FLOP forward takes 1e12 / 5e13 = 20 ms; its memory (1 MB at 500 GB/s, 2 us) is hidden. */
+static void test_attention_kernel(void **state)
+{
+  (void)state;
+  g_autofree char *text = g_strdup_printf("%s[efficiency]\nattention_forward = 0.5\n"
+                                          "attention_backward = 0.25\n", round_gpu);
+  /* The round GPU's [efficiency] group comes first; a second group of the same name merges. */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(dev_device) d = dev_device_load_data("t.ini", text, strlen(text), NULL, &error);
+  if (!d)
+    fail_msg("%s", error->message);
+  wl_op_cost op = {0};
+  op.kind = WL_OP_ATTENTION;
+  op.pass = WL_PASS_FORWARD;
+  op.precision = WL_PREC_FP16;
+  op.flops = 1000000000000ULL;
+  op.bytes_read = 1000000;
+  assert_int_equal(dev_op_time_ps(d, &op, 0), 20000000000LL);
+  op.pass = WL_PASS_BACKWARD_DATA;
+  assert_int_equal(dev_op_time_ps(d, &op, 0), 40000000000LL);
+  /* Memory-bound when the traffic dominates: 1e11 bytes at 500 GB/s is 200 ms. */
+  op.bytes_read = 100000000000ULL;
+  assert_int_equal(dev_op_time_ps(d, &op, 0), 200000000000LL);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_precision_refusal),
+      cmocka_unit_test(test_catalog_matmul_rates),
+      cmocka_unit_test(test_attention_kernel),
       cmocka_unit_test(test_roofline_memory_bound),
       cmocka_unit_test(test_roofline_compute_bound),
       cmocka_unit_test(test_wave_quantization),
@@ -731,6 +911,8 @@ int main(void)
       cmocka_unit_test(test_cpu_synthetic_topology),
       cmocka_unit_test(test_host_device),
       cmocka_unit_test(test_catalog_complete),
+      cmocka_unit_test(test_chaos_issue_rules),
+      cmocka_unit_test(test_chaos_measured),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_calibration_recovers),
       cmocka_unit_test(test_calibration_csv_errors),

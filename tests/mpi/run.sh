@@ -117,6 +117,39 @@ case "$case_" in
     cmp -s "$out.a" "$out.b" || { diff "$out.a" "$out.b" | head -5; fail "differs from dtsim sweep"; }
     echo "ok: 10 points in order, the same as dtsim sweep"
     ;;
+  search)
+    # The candidates spread over the ranks come back in order: the same ranking, JSON rows and
+    # CSV, byte for byte, as `dtsim search` on two threads.
+    args="--model resnet50 --system dgx1-v100 --nodes 2 --top 6 --json"
+    launch "$n" search $args --csv "$out.csv" || { cat "$out.stderr" >&2; fail "search failed"; }
+    "$DTSIM" search $args --jobs 2 --csv "$out.ref.csv" >"$out.ref" 2>/dev/null || fail "dtsim search failed"
+    [ "$(wc -l <"$out.stdout")" -eq 6 ] || { cat "$out.stdout"; fail "expected 6 rows"; }
+    cmp -s "$out.stdout" "$out.ref" || { diff "$out.stdout" "$out.ref" | head -5; fail "ranking differs from dtsim search"; }
+    cmp -s "$out.csv" "$out.ref.csv" || { diff "$out.csv" "$out.ref.csv" | head -5; fail "csv differs from dtsim search"; }
+    echo "ok: 6 rows and $(($(wc -l <"$out.csv") - 1)) csv rows, the same as dtsim search"
+    # A transformer: the 3d candidates spread alike.
+    args="--model gpt3-1.7b --system dgx-a100 --nodes 2 --global-batch 32 --precision bf16 --top 4 --json"
+    launch "$n" search $args || { cat "$out.stderr" >&2; fail "3d search failed"; }
+    "$DTSIM" search $args >"$out.ref" 2>/dev/null || fail "dtsim search (3d) failed"
+    [ "$(wc -l <"$out.stdout")" -eq 4 ] || { cat "$out.stdout"; fail "expected 4 rows of the 3d search"; }
+    cmp -s "$out.stdout" "$out.ref" || { diff "$out.stdout" "$out.ref" | head -5; fail "3d ranking differs from dtsim search"; }
+    echo "ok: 4 rows of a 3d search, the same as dtsim search"
+    ;;
+  sweep-nodes)
+    # A list of node counts, as `dtsim sweep --nodes 1,2` takes it (issue 12: dtsim-mpi once
+    # refused it): the same points, in the same order.
+    launch "$n" sweep --model lenet5 --system dgx1-v100 --nodes 1,2 --json \
+      || { cat "$out.stderr" >&2; fail "sweep --nodes 1,2 failed"; }
+    "$DTSIM" sweep --model lenet5 --system dgx1-v100 --nodes 1,2 --json >"$out.ref" 2>/dev/null \
+      || fail "dtsim sweep --nodes 1,2 failed"
+    [ "$(wc -l <"$out.stdout")" -eq 2 ] || { cat "$out.stdout"; fail "expected 2 points"; }
+    grep -q '"nodes":2' "$out.stdout" || fail "no 2-node point"
+    strip() { sed 's/"sim_wall_s":[0-9.e+-]*,\{0,1\}//' "$1"; }
+    strip "$out.stdout" >"$out.a"
+    strip "$out.ref" >"$out.b"
+    cmp -s "$out.a" "$out.b" || { diff "$out.a" "$out.b" | head -5; fail "differs from dtsim sweep"; }
+    echo "ok: 2 points (1 and 2 nodes), the same as dtsim sweep"
+    ;;
   replay)
     launch "$n" replay --model resnet18 --batch 16 --system dgx1-v100 --iterations 2 \
       --bucket-mib 10 --sleep --trace "$out.sim.json" --measured-trace "$out.meas.json" \
@@ -202,6 +235,39 @@ case "$case_" in
   bad-option)
     status=0; launch "$n" calibrate --sizes 1K,banana || status=$?
     expect_one_message "$status" "banana"
+    ;;
+  files)
+    # Options refused before anything is measured (the calibration takes minutes).
+    status=0; launch "$n" validate --sizes 0 || status=$?
+    expect_one_message "$status" "--sizes: 0 bytes is too small"
+    [ "$status" -ne 2 ] && fail "validate --sizes 0: status $status, expected 2"
+    status=0; launch "$n" validate --net-model x || status=$?
+    expect_one_message "$status" "--net-model: 'x' is not flow or analytic"
+    grep -q "calibrating" "$out.stdout" && fail "--net-model x was refused after calibrating"
+    status=0; launch "$n" validate --report "$WORKDIR/no/such/dir/r.md" || status=$?
+    expect_one_message "$status" "--report: cannot write"
+    status=0; launch "$n" calibrate -o "$WORKDIR/no/such/dir/s.ini" || status=$?
+    expect_one_message "$status" "--output: cannot write"
+    [ -s "$out.stdout" ] && fail "calibrate printed measurements before refusing -o"
+    # A failing replay removes every rank's scratch folder.
+    scratch=$out.tmp
+    rm -rf "$scratch"; mkdir -p "$scratch"
+    status=0; TMPDIR=$scratch launch "$n" replay --model resnet18 --strategy pp || status=$?
+    expect_one_message "$status" "cannot be replayed"
+    [ -z "$(ls "$scratch")" ] || fail "scratch folders left: $(ls "$scratch")"
+    # ... and one that fails after the scratch folder is made (too few ranks for the servers).
+    status=0
+    TMPDIR=$scratch launch "$n" replay --model resnet18 --strategy ps --ps-placement dedicated \
+      --ps-count "$n" || status=$?
+    expect_one_message "$status" "launch W + $n ranks"
+    [ -z "$(ls "$scratch")" ] || fail "scratch folders left: $(ls "$scratch")"
+    echo "ok: no scratch folder left"
+    # COMMAND --help works without mpirun.
+    for c in calibrate validate replay sweep; do
+      timeout "$LIMIT" "$DTSIM_MPI" $c --help >"$out.stdout" 2>"$out.stderr" || fail "$c --help: status $?"
+      grep -q "^Usage:" "$out.stdout" || fail "$c --help printed no usage"
+    done
+    echo "ok: COMMAND --help without mpirun"
     ;;
   *)
     fail "unknown case $case_"

@@ -201,6 +201,10 @@ static void test_sizes(void **state)
   assert_non_null(strstr(e1->message, "--sizes"));
   assert_null(comm_mpi_parse_sizes("1K,banana", "--sizes", &e2));
   assert_non_null(strstr(e2->message, "banana"));
+  /* An empty message has no bandwidth: 0 is refused (validate printed "nan%"). */
+  g_autoptr(GError) e3 = NULL;
+  assert_null(comm_mpi_parse_sizes("0", "--sizes", &e3));
+  assert_non_null(strstr(e3->message, "--sizes: 0 bytes"));
 }
 
 static void test_hash(void **state)

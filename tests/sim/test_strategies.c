@@ -10,6 +10,14 @@
 #include "coll.h"
 #include "util.h"
 #include "report.h"
+#include "devices.h"
+#include "strategy_3d.h"
+#include "simulate.h"
+
+#include <glib/gstdio.h>
+#include <unistd.h>
+#include <math.h>
+#include <string.h>
 
 /* n identical layers: forward f ms, backward (data + weights) b ms, `param_bytes` each. */
 static sim_costs *uniform(guint n, double f_ms, double bd_ms, double bw_ms, uint64_t param_bytes,
@@ -190,12 +198,332 @@ static void test_mp_chain(void **state)
   assert_float_equal(r.iteration_time_s, 0.007, 1e-12);
 }
 
+/* Hybrid dp-pp: 2 nodes of 2 devices, so P = 2 stages (a node's devices) and R = 2 replicas.
+ * Two layers (one per stage), forward 1 ms, backward data 1 ms and weights 1 ms (stage 0 has no
+ * data gradient: 1 ms; stage 1: 2 ms), 4 MB of parameters and 1 MB of output each; GPipe with
+ * M = 2 micro-batches. Simple network: 10 us + bytes / 10 GB/s, so an activation or gradient
+ * transfer takes 10 + 100 = 110 us and the 2-member ring allreduce of a stage's 4 MB takes
+ * 2 x (10 us + 2 MB / 10 GB/s) = 420 us. Times in ms, every replica alike:
+ *   stage 0: F0 [0, 1], F1 [1, 2]; activations arrive at 1.11 and 2.11;
+ *   stage 1: F0 [1.11, 2.11], F1 [2.11, 3.11], B1 [3.11, 5.11], B0 [5.11, 7.11];
+ *   gradients back at 5.22 (mb1) and 7.22 (mb0);
+ *   stage 0: B1 [5.22, 6.22], B0 [7.22, 8.22]; allreduce of stage 0 [8.22, 8.64], then its
+ *   update (0 ms): device 0's iteration ends at 8.64 ms. Samples: R x M x batch = 2 x 2 x 8. */
+static void test_hybrid_dp_pp_closed_form(void **state)
+{
+  g_autoptr(sim_costs) c = uniform(2, 1.0, 1.0, 1.0, 4000000, 0);
+  for (guint i = 0; i < 2; i++)
+    g_array_index(c->layers, sim_layer_cost, i).output_bytes = 1000000;
+  sim_plan_opts o = opts(2);
+  o.nodes = 2;
+  o.micro_batches = 2;
+  o.gpipe = TRUE;
+  o.hybrid = SIM_HYBRID_DP_PP;
+  sim_simple_comm net = {SIM_US(10), 10000000000ULL};
+  sim_report r;
+  run(sim_strategy_find("hybrid"), c, &o, &net, &r);
+  assert_float_equal(r.iteration_time_s, 0.00864, 1e-12);
+  assert_int_equal(r.samples_per_iteration, 32);
+  /* One replica (R = 1) has no allreduce: 8.22 ms. */
+  o.nodes = 1;
+  run(sim_strategy_find("hybrid"), c, &o, &net, &r);
+  assert_float_equal(r.iteration_time_s, 0.00822, 1e-12);
+}
+
+/* Hybrid owt on N = 2 devices: l0 convolutional, l1 and l2 dense (the tail); each layer forward
+ * 1 ms, backward data 1 ms, weights 1 ms, 4 MB (1e6 parameters); outputs l0 1 MB, l1 0.5 MB.
+ * Simple network, 10 us + bytes / 10 GB/s; every collective of 2 members costs the ring's
+ * 2 x (10 us + B / 2 / 10 GB/s) = 20 us + B / 10 GB/s. Times in ms:
+ *   l0 forward [0, 1]; allgather of N x 1 MB = 2 MB: 220 us [1, 1.22]; l1 forward [1.22, 2.22];
+ *   allgather of N x 0.5 MB: 120 us [2.22, 2.34]; l2 forward [2.34, 3.34];
+ *   l2 dW [3.34, 4.34], l2 dX [4.34, 5.34], reduce-scatter of N x l1's output (1 MB): 120 us
+ *   [5.34, 5.46]; l1 dW (after it) [5.46, 6.46], l1 dX [6.46, 7.46], reduce-scatter of 2 MB:
+ *   220 us [7.46, 7.68]; l0 dW [7.68, 8.68] (the first layer has no dX); the one 4 MB gradient
+ *   bucket: 20 us + 400 us [8.68, 9.10]; update 0 ms. Iteration 9.10 ms.
+ * Memory: the 2e6 dense parameters at 12 B each are split 2 ways: 1e8 - 2e6 x 12 / 2 = 88e6 B. */
+static void test_hybrid_owt_closed_form(void **state)
+{
+  g_autoptr(sim_costs) c = uniform(3, 1.0, 1.0, 1.0, 4000000, 0);
+  g_array_index(c->layers, sim_layer_cost, 0).output_bytes = 1000000;
+  g_array_index(c->layers, sim_layer_cost, 1).output_bytes = 500000;
+  g_array_index(c->layers, sim_layer_cost, 1).dense = TRUE;
+  g_array_index(c->layers, sim_layer_cost, 2).dense = TRUE;
+  c->memory_bytes = 100000000;
+  sim_plan_opts o = opts(2);
+  o.hybrid = SIM_HYBRID_OWT;
+  sim_simple_comm net = {SIM_US(10), 10000000000ULL};
+  sim_report r;
+  run(sim_strategy_find("hybrid"), c, &o, &net, &r);
+  assert_float_equal(r.iteration_time_s, 0.00910, 1e-12);
+  assert_int_equal(r.memory_per_device_bytes, 88000000);
+  assert_int_equal(r.samples_per_iteration, 16);
+}
+
+/* CHAOS on 4 threads, 10 training, 3 validation and 2 test samples, 1 ms of preparation.
+ * Layer 0: forward 1 ms, weight gradient 2 ms, shared update 0.5 ms (no data gradient: first
+ * layer); layer 1: forward 3 ms, data gradient 1 ms, weight gradient 1 ms, shared update
+ * 0.25 ms. A training sample: 1 + 3 + (1 + 0.25 + 1) + (2 + 0.5) = 8.75 ms; threads take 3, 3,
+ * 2 and 2 samples: 26.25 ms. Validation: 1, 1, 1, 0 samples of 4 ms forward: 4 ms; test: 1, 1:
+ * 4 ms. First epoch 1 + 26.25 + 4 + 4 = 35.25 ms; later epochs 34.25 ms. Thread 0's training
+ * forward: 3 x 4 = 12 ms, backward 3 x 4 = 12 ms, update 3 x 0.75 = 2.25 ms. */
+static void test_chaos_closed_form(void **state)
+{
+  g_autoptr(sim_costs) c = sim_costs_new();
+  sim_layer_cost l0 = {.name = "l0", .forward_ps = SIM_MS(1), .backward_weights_ps = SIM_MS(2),
+                       .update_ps = SIM_US(500), .param_bytes = 400, .params = 100};
+  sim_layer_cost l1 = {.name = "l1", .forward_ps = SIM_MS(3), .backward_data_ps = SIM_MS(1),
+                       .backward_weights_ps = SIM_MS(1), .update_ps = SIM_US(250),
+                       .param_bytes = 40, .params = 10};
+  sim_costs_add_layer(c, &l0);
+  sim_costs_add_layer(c, &l1);
+  c->batch = 1;
+  c->threads = 4;
+  c->train_samples = 10;
+  c->validation_samples = 3;
+  c->test_samples = 2;
+  c->prepare_ps = SIM_MS(1);
+  sim_plan_opts o = opts(1);
+  sim_report r;
+  run(sim_strategy_find("chaos"), c, &o, &instant, &r);
+  assert_float_equal(r.iteration_time_s, 0.03525, 1e-12);
+  assert_int_equal(r.samples_per_iteration, 10);
+  assert_float_equal(r.forward_time_s, 0.012, 1e-12);
+  assert_float_equal(r.backward_time_s, 0.012, 1e-12);
+  assert_float_equal(r.update_time_s, 0.00225, 1e-12);
+  o.iterations = 2;
+  run(sim_strategy_find("chaos"), c, &o, &instant, &r);
+  assert_float_equal(r.iteration_time_s, 0.03425, 1e-12);
+  /* A cost table not built for threads is refused. */
+  c->threads = 0;
+  g_autoptr(GError) err = NULL;
+  assert_null(sim_strategy_find("chaos")->build(c, &o, &err));
+  assert_non_null(err);
+}
+
+/* The cost table of chaos on a small Knights-Corner-like device (4 cores of 4 threads at
+ * 1 GHz, 512-bit vectors, one FMA unit: 32 GFLOP/s per core; issue 0.5 with one thread;
+ * CHAOS's code at 0.1 of the tuned rates). The sequential preparation of 80,000 images of
+ * 29 x 29 = 841 elements, 2 FLOPs each, at one thread's elementwise rate 32e9 x 0.5 x 0.3 x 0.1
+ * = 0.48 GFLOP/s: 80,000 x 1682 / 0.48e9 = 0.280333 s. conv1 of chaos-small (5 maps of 26 x 26
+ * from 4 x 4 kernels: 2 x 5 x 676 x 16 = 108,160 FLOPs plus 3,380 bias adds = 111,540) at one
+ * thread's conv rate 32e9 x 0.5 x 0.72 x 0.1 = 1.152 GFLOP/s: 96.823 us alone, and with 16
+ * threads (four per core, issue 1.0: slowed by 16 x 0.5 / 4 = 2) 193.646 us. */
+static void test_chaos_costs(void **state)
+{
+  g_autofree char *ini = NULL;
+  int fd = g_file_open_tmp("dtsim-knc-XXXXXX.ini", &ini, NULL);
+  assert_true(fd >= 0);
+  close(fd);
+  static const char text[] =
+      "[device]\nmodel = xeon-phi-spec\ncores = 4\nthreads_per_core = 4\nclock_mhz = 1000\n"
+      "vector_bits = 512\nfma_units = 1\nissue_fraction = 0.5; 1.0; 1.0; 1.0\n"
+      "memory_bandwidth_GBps = 64\nmemory_bytes = 1G\ncoherence_latency_ns = 100\n"
+      "[software]\nchaos_efficiency = 0.1\n[host_link]\nkind = none\n";
+  assert_true(g_file_set_contents(ini, text, -1, NULL));
+  for (int threads = 1; threads <= 16; threads += 15) {
+    g_auto(sim_scenario) s;
+    sim_scenario_init(&s);
+    g_autofree char *t = g_strdup_printf("%d", threads);
+    assert_true(sim_scenario_set(&s, "model", "chaos-small", NULL, NULL));
+    assert_true(sim_scenario_set(&s, "threads", t, NULL, NULL));
+    g_autoptr(GError) err = NULL;
+    g_autoptr(sim_costs) c = sim_chaos_costs_build(&s, ini, &err);
+    if (!c)
+      fail_msg("%s", err->message);
+    assert_int_equal(c->threads, threads);
+    assert_int_equal(c->train_samples, 60000);
+    assert_int_equal(c->validation_samples + c->test_samples, 20000);
+    assert_float_equal(sim_time_to_s(c->prepare_ps), 80000 * 1682 / 0.48e9, 1e-9);
+    const sim_layer_cost *conv1 = sim_costs_layer(c, 0);
+    assert_float_equal(sim_time_to_s(conv1->forward_ps), 111540 / 1.152e9 * (threads == 1 ? 1 : 2),
+                       1e-11);
+    /* The first layer has no data gradient. */
+    assert_int_equal(conv1->backward_data_ps, 0);
+  }
+  g_unlink(ini);
+}
+
+/* ---- Strategy 3d ---------------------------------------------------------------------------- */
+
+static comm_topology *cluster(const char *system, uint32_t nodes, uint32_t per_node)
+{
+  comm_cluster_spec spec = {.system = system, .nodes = nodes, .devices_per_node = per_node};
+  g_autoptr(GError) error = NULL;
+  comm_topology *t = comm_topology_build(&spec, &error);
+  if (!t)
+    fail_msg("%s", error->message);
+  return t;
+}
+
+/* Runs a 3d plan with transfers of 1 ns per byte-free hop (the simple model at 1e15 B/s). */
+static double run_3d(const sim_3d_opts *o, const comm_topology *topo, sim_3d_metrics *m)
+{
+  g_autoptr(GError) error = NULL;
+  double reduce;
+  g_autoptr(sim_plan) plan = sim_3d_build(o, topo, COMM_NET_ANALYTIC, "a100-sxm4-80gb", NULL,
+                                          &reduce, m, &error);
+  if (!plan)
+    fail_msg("%s", error->message);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, plan->graph);
+  sim_simple_comm comm = {.latency_ps = 0, .bandwidth_Bps = UINT64_C(1000000000000000)};
+  sim_exec_set_comm(x, &sim_simple_comm_ops, &comm);
+  assert_true(sim_exec_run(x, &error));
+  return sim_time_to_s(sim_exec_makespan(x));
+}
+
+/* One chunk of `layers` blocks through the device: forward and backward seconds, summed from
+ * the kernels independently of the strategy. */
+static void block_times(const char *model, uint32_t mb, uint32_t layers, double *f, double *b)
+{
+  wl_tf tf;
+  assert_true(wl_tf_parse(model, &tf, NULL));
+  g_autoptr(dev_device) d = dev_device_load("a100-sxm4-80gb", NULL, NULL);
+  wl_tf_shard sh = {.micro_batch = mb, .seq = tf.seq, .tp = 1, .precision = WL_PREC_BF16};
+  wl_tf_kernel k[WL_TF_MAX_KERNELS];
+  size_t n = wl_tf_layer_kernels(&tf, &sh, k);
+  *f = *b = 0;
+  for (size_t i = 0; i < n; i++)
+    for (int p = 0; p < 3; p++)
+      if (k[i].has[p])
+        *(p ? b : f) += sim_time_to_s(dev_op_time_ps(d, &k[i].pass[p], 0)) * layers;
+}
+
+/* Pipeline schedules against their closed forms, with negligible transfers, an embedding and
+ * LM head of a 8-word vocabulary, and sequences long enough (4096) that the optimizer step
+ * (about 1.7 ms) is under 1% of the iteration: GPipe and 1F1B take (m + P - 1)(F + B) for m
+ * micro-batches over P stages of forward F and backward B; interleaving V chunks per device
+ * shrinks the bubble to (P - 1)/V: (m + (P - 1)/V)(F + B). */
+static void test_3d_schedules(void **state)
+{
+  (void)state;
+  const char *model = "transformer:layers=32,hidden=1024,heads=16,seq=4096,vocab=8";
+  g_autoptr(comm_topology) topo = cluster("dgx-a100", 1, 4);
+  double F, B;
+  block_times(model, 1, 8, &F, &B);
+  sim_3d_opts o;
+  sim_3d_opts_init(&o);
+  o.model = model;
+  o.pp = 4;
+  o.global_batch = 8;
+  o.micro_batch = 1;
+  sim_3d_metrics m;
+  static const wl_schedule scheds[] = {WL_SCHED_GPIPE, WL_SCHED_1F1B};
+  for (size_t i = 0; i < G_N_ELEMENTS(scheds); i++) {
+    o.schedule = scheds[i];
+    double t = run_3d(&o, topo, &m);
+    double expect = (8 + 3) * (F + B);
+    if (fabs(t / expect - 1) > 0.02)
+      fail_msg("%s: %.6f s, closed form %.6f s", wl_schedule_name(scheds[i]), t, expect);
+  }
+  o.schedule = WL_SCHED_INTERLEAVED;
+  o.interleave = 2;
+  double t = run_3d(&o, topo, &m);
+  double expect = (8 + 3.0 / 2) * (F + B);
+  if (fabs(t / expect - 1) > 0.02)
+    fail_msg("interleaved: %.6f s, closed form %.6f s", t, expect);
+}
+
+/* Memory of the first stage of GPT-3 175B on TP 8 x PP 8 x DP 16, ZeRO 1, full recomputation,
+ * 1F1B, micro-batch 1 (worked by hand): 12 blocks of 12h^2 + 13h = 1,812,099,072 parameters and
+ * the embedding (51200 + 2048) x 12288 = 654,311,424, over 8 tensor ranks: 2,799,937,536.
+ * Weights 2 bytes each, the 12 bytes of Adam state over 16 data-parallel ranks; activations:
+ * 8 micro-batches in flight x 12 blocks x 2 s b h (s b h = 2048 x 12288 = 25,165,824) plus one
+ * block recomputed in full, s b h (10 + 24/8) with flash attention. */
+static void test_3d_memory(void **state)
+{
+  (void)state;
+  g_autoptr(comm_topology) topo = cluster("dgx-a100", 128, 8);
+  sim_3d_opts o;
+  sim_3d_opts_init(&o);
+  o.model = "gpt3-175b";
+  o.precision = WL_PREC_FP16;
+  o.tp = 8, o.pp = 8, o.dp = 16;
+  o.global_batch = 1536;
+  o.micro_batch = 1;
+  o.zero = 1;
+  o.recompute = WL_RECOMPUTE_FULL;
+  g_autoptr(GError) error = NULL;
+  double reduce;
+  sim_3d_metrics m;
+  g_autoptr(sim_plan) plan = sim_3d_build(&o, topo, COMM_NET_ANALYTIC, "a100-sxm4-80gb", NULL,
+                                          &reduce, &m, &error);
+  if (!plan)
+    fail_msg("%s", error->message);
+  uint64_t params = 2799937536ULL, sbh = 25165824ULL;
+  assert_int_equal(m.weights_bytes, 2 * params);
+  assert_int_equal(m.gradients_bytes, 2 * params);
+  assert_int_equal(m.optimizer_bytes, 12 * params / 16);
+  assert_int_equal(m.activations_bytes, 8 * 12 * 2 * sbh + 13 * sbh);
+  /* The trace's tracks: tensor-parallel, data-parallel and pipeline traffic apart. */
+  gboolean tp = FALSE, dp = FALSE, pp = FALSE;
+  for (sim_stream_id s = 0; s < sim_graph_n_streams(plan->graph); s++) {
+    const char *n = sim_graph_stream_name(plan->graph, s);
+    tp |= strcmp(n, "tp") == 0;
+    dp |= strcmp(n, "dp") == 0;
+    pp |= g_str_has_prefix(n, "pp ");
+  }
+  assert_true(tp && dp && pp);
+}
+
+static void expect_3d_error(const sim_3d_opts *o, const comm_topology *topo, const char *device,
+                            const char *const *words)
+{
+  g_autoptr(GError) error = NULL;
+  double reduce;
+  sim_3d_metrics m;
+  g_autoptr(sim_plan) plan = sim_3d_build(o, topo, COMM_NET_ANALYTIC, device, NULL, &reduce, &m,
+                                          &error);
+  assert_null(plan);
+  assert_int_equal(error->code, DT_ERROR_INPUT);
+  assert_null(strchr(error->message, '\n'));
+  for (; *words; words++)
+    if (!strstr(error->message, *words))
+      fail_msg("'%s' does not name %s", error->message, *words);
+}
+
+static void test_3d_bad_input(void **state)
+{
+  (void)state;
+  g_autoptr(comm_topology) topo = cluster("dgx-a100", 2, 8);
+  sim_3d_opts o;
+  sim_3d_opts_init(&o);
+  o.model = "transformer:layers=12,hidden=1024,heads=16,seq=512,vocab=1000";
+  o.global_batch = 64;
+  o.tp = 4, o.pp = 2, o.dp = 3;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--tp", "--pp", "--dp", NULL});
+  o.tp = 3, o.pp = 1, o.dp = 0;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--tp", NULL});
+  o.tp = 8, o.pp = 2;
+  o.model = "transformer:layers=12,hidden=1024,heads=8,seq=512,vocab=1000";
+  o.tp = 16, o.pp = 1;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--tp", "heads", NULL});
+  o.tp = 2, o.pp = 8, o.dp = 1;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--pp", "--interleave", NULL});
+  o.tp = 2, o.pp = 2, o.dp = 4;
+  o.schedule = WL_SCHED_INTERLEAVED;
+  o.interleave = 2;
+  o.global_batch = 60;
+  o.micro_batch = 4;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb",
+                  (const char *[]){"--global-batch", "--dp", "--micro-batch", NULL});
+  o.global_batch = 64;
+  o.interleave = 1;
+  o.precision = WL_PREC_FP8;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--precision", "fp8", NULL});
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_3d_schedules), cmocka_unit_test(test_3d_memory),
+      cmocka_unit_test(test_3d_bad_input),
       cmocka_unit_test(test_gpipe_bubble),  cmocka_unit_test(test_1f1b),
       cmocka_unit_test(test_dp_closed_form), cmocka_unit_test(test_overlap_never_slower),
       cmocka_unit_test(test_partition),     cmocka_unit_test(test_mp_chain),
+      cmocka_unit_test(test_hybrid_dp_pp_closed_form),
+      cmocka_unit_test(test_hybrid_owt_closed_form),
+      cmocka_unit_test(test_chaos_closed_form), cmocka_unit_test(test_chaos_costs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,8 @@ run gpipe run --model vgg16 --batch 32 --strategy pp --schedule gpipe --micro-ba
 run 1f1b run --model vgg16 --batch 32 --strategy pp --schedule 1f1b --micro-batches 8 --devices-per-node 4
 run hybrid run --model vgg16 --batch 32 --strategy hybrid --stages 4 --nodes 2 --micro-batches 4
 run owt run --model alexnet_owt --batch 128 --strategy hybrid --hybrid owt
+run chaos run --strategy chaos --device xeon-phi-7120p --threads 16 --model chaos-small --iterations 2
+run 3d run --strategy 3d --model transformer:layers=8,hidden=1024,heads=16,seq=1024,vocab=1000 --system dgx-a100 --nodes 2 --tp 2 --pp 2 --schedule interleaved --interleave 2 --global-batch 32 --zero 3 --sequence-parallel on --tp-overlap on
 run collective collective --bytes 64M --nodes 2
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,12 +1,21 @@
-/* Leaf utilities: size and list parsing, INI errors with line numbers, atomic output files. */
+/* Leaf utilities: size and list parsing, INI errors with line numbers, output files by kind of
+ * target and their removal on signals, bounded input files, one-line messages. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -142,11 +151,301 @@ static void test_exit_status(void **state)
   assert_int_equal(dt_error_exit_status(NULL), 1);
 }
 
+
+/* Files in `dir`, as a count. */
+static int entries(const char *dir)
+{
+  int n = 0;
+  GDir *d = g_dir_open(dir, 0, NULL);
+  while (d && g_dir_read_name(d))
+    n++;
+  if (d)
+    g_dir_close(d);
+  return n;
+}
+
+static char *slurp(const char *path)
+{
+  char *text = NULL;
+  assert_true(g_file_get_contents(path, &text, NULL, NULL));
+  return text;
+}
+
+static gboolean write_out(const char *path, const char *text, GError **e)
+{
+  dt_outfile *o = dt_outfile_open(path, e);
+  if (!o)
+    return FALSE;
+  fputs(text, dt_outfile_stream(o));
+  gboolean ok = dt_outfile_commit(o, e);
+  dt_outfile_free(o);
+  return ok;
+}
+
+/* What each kind of target becomes (util.h): regular files replaced keeping their mode, links
+ * followed, FIFOs written in place, folders and sockets refused. */
+static void test_outfile_targets(void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp("dtsim-targets-XXXXXX", NULL);
+  g_autofree char *reg = g_build_filename(dir, "reg.csv", NULL);
+  g_autofree char *link = g_build_filename(dir, "link.csv", NULL);
+  g_autofree char *dangling = g_build_filename(dir, "dangling.csv", NULL);
+  g_autofree char *fifo = g_build_filename(dir, "fifo", NULL);
+  g_autofree char *sock = g_build_filename(dir, "sock", NULL);
+  g_autofree char *sub = g_build_filename(dir, "sub", NULL);
+
+  /* A regular file: replaced, its permission bits (0640, not the umask's) kept. */
+  assert_true(g_file_set_contents(reg, "old\n", -1, NULL));
+  assert_int_equal(chmod(reg, 0640), 0);
+  g_autoptr(GError) e = NULL;
+  assert_true(write_out(reg, "new\n", &e));
+  g_autofree char *t1 = slurp(reg);
+  assert_string_equal(t1, "new\n");
+  struct stat st;
+  assert_int_equal(stat(reg, &st), 0);
+  assert_int_equal(st.st_mode & 07777, 0640);
+
+  /* A symbolic link: its target is written, the link stays a link. */
+  assert_int_equal(symlink("reg.csv", link), 0);
+  assert_true(write_out(link, "via link\n", &e));
+  assert_int_equal(lstat(link, &st), 0);
+  assert_true(S_ISLNK(st.st_mode));
+  g_autofree char *t2 = slurp(reg);
+  assert_string_equal(t2, "via link\n");
+  /* A link to a missing file is refused, and nothing is created. */
+  assert_int_equal(symlink("missing/x.csv", dangling), 0);
+  assert_false(write_out(dangling, "x", &e));
+  assert_int_equal(e->code, DT_ERROR_INPUT);
+  g_clear_error(&e);
+  assert_false(dt_outfile_check(dangling, "--csv", &e));
+  assert_non_null(strstr(e->message, "--csv"));
+  g_clear_error(&e);
+
+  /* A FIFO that nobody reads: refused at once (no wait), and still a FIFO. */
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  assert_true(dt_outfile_check(fifo, "--trace", &e));
+  assert_false(write_out(fifo, "x", &e));
+  assert_int_equal(e->code, DT_ERROR_INPUT);
+  assert_non_null(strstr(e->message, "no process reads"));
+  g_clear_error(&e);
+  /* With a reader: written in place. */
+  int rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+  assert_true(rfd >= 0);
+  assert_true(write_out(fifo, "through the fifo\n", &e));
+  char buf[64] = {0};
+  assert_int_equal(read(rfd, buf, sizeof buf - 1), (int)strlen("through the fifo\n"));
+  assert_string_equal(buf, "through the fifo\n");
+  close(rfd);
+  assert_int_equal(lstat(fifo, &st), 0);
+  assert_true(S_ISFIFO(st.st_mode));
+
+  /* A socket and a folder are refused, by the check and by the open. */
+  int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  g_strlcpy(addr.sun_path, sock, sizeof addr.sun_path);
+  assert_int_equal(bind(sfd, (struct sockaddr *)&addr, sizeof addr), 0);
+  assert_false(dt_outfile_check(sock, "--csv", &e));
+  assert_non_null(strstr(e->message, "a socket"));
+  g_clear_error(&e);
+  assert_false(write_out(sock, "x", &e));
+  g_clear_error(&e);
+  close(sfd);
+  assert_int_equal(g_mkdir(sub, 0700), 0);
+  assert_false(dt_outfile_check(sub, "--plot", &e));
+  assert_non_null(strstr(e->message, "a folder"));
+  g_clear_error(&e);
+  /* A file in a folder that does not exist. */
+  g_autofree char *nowhere = g_build_filename(dir, "no", "such", "t.json", NULL);
+  assert_false(dt_outfile_check(nowhere, "--trace", &e));
+  assert_int_equal(e->code, DT_ERROR_INPUT);
+  assert_non_null(strstr(e->message, "--trace"));
+  g_clear_error(&e);
+
+  /* No temporary file was left by any of it: reg, link, dangling, fifo, sock, sub. */
+  assert_int_equal(entries(dir), 6);
+  g_rmdir(sub);
+  g_unlink(sock);
+  g_unlink(fifo);
+  g_unlink(dangling);
+  g_unlink(link);
+  g_unlink(reg);
+  g_rmdir(dir);
+}
+
+/* A process killed by SIGINT or SIGTERM while an output is open leaves no temporary file. */
+static void test_outfile_signals(void **state)
+{
+  const int sigs[] = {SIGINT, SIGTERM};
+  for (gsize i = 0; i < G_N_ELEMENTS(sigs); i++) {
+    g_autofree char *dir = g_dir_make_tmp("dtsim-sig-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "out.json", NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      /* The handlers were installed at the first output opened (before the fork, or here). */
+      dt_outfile *o = dt_outfile_open(path, NULL);
+      if (!o || entries(dir) != 1)
+        _exit(3);   /* the temporary file must exist before the signal */
+      fputs("partial", dt_outfile_stream(o));
+      raise(sigs[i]);
+      _exit(4);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), sigs[i]);
+    assert_int_equal(entries(dir), 0);
+    g_rmdir(dir);
+  }
+}
+
+/* Inputs: the size limit before reading a regular file, a bound on endless ones, and a FIFO
+ * without a writer read as nothing instead of waited on. */
+static void test_read_file(void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp("dtsim-in-XXXXXX", NULL);
+  g_autofree char *small = g_build_filename(dir, "small.ini", NULL);
+  g_autofree char *big = g_build_filename(dir, "big.json", NULL);
+  g_autofree char *fifo = g_build_filename(dir, "fifo", NULL);
+  char *data = NULL;
+  gsize len = 0;
+  g_autoptr(GError) e = NULL;
+  assert_true(g_file_set_contents(small, "0123456789", -1, NULL));
+  assert_true(dt_read_file(small, "--x", 10, &data, &len, &e));
+  assert_int_equal(len, 10);
+  assert_string_equal(data, "0123456789");
+  g_free(data);
+  assert_false(dt_read_file(small, "--x", 9, &data, &len, &e));
+  assert_null(data);
+  assert_non_null(strstr(e->message, "10 bytes is more than the 9 bytes"));
+  g_clear_error(&e);
+  /* A sparse regular file of 64 MiB + 1 byte: refused by its size, nothing read. */
+  int fd = open(big, O_WRONLY | O_CREAT, 0600);
+  assert_int_equal(ftruncate(fd, (off_t)DT_INPUT_MAX_BYTES + 1), 0);
+  close(fd);
+  assert_false(dt_read_file(big, "--model", DT_INPUT_MAX_BYTES, &data, &len, &e));
+  assert_int_equal(e->code, DT_ERROR_INPUT);
+  assert_non_null(strstr(e->message, "--model"));
+  g_clear_error(&e);
+  /* /dev/zero never ends: read up to the bound (1 MiB here), then refused. Only read. */
+  assert_false(dt_read_file("/dev/zero", "--calibration", 1 << 20, &data, &len, &e));
+  assert_non_null(strstr(e->message, "more than the 1 MiB"));
+  g_clear_error(&e);
+  /* A FIFO nobody writes: an immediate refusal, not a hang. */
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  assert_false(dt_read_file(fifo, "--model", 1 << 20, &data, &len, &e));
+  assert_non_null(strstr(e->message, "FIFO"));
+  g_clear_error(&e);
+  /* A folder and a missing file. */
+  assert_false(dt_read_file(dir, "--model", 1 << 20, &data, &len, &e));
+  assert_non_null(strstr(e->message, "a folder"));
+  g_clear_error(&e);
+  g_autofree char *none = g_build_filename(dir, "none", NULL);
+  assert_false(dt_read_file(none, "--model", 1 << 20, &data, &len, &e));
+  assert_non_null(strstr(e->message, "no such file"));
+  g_unlink(fifo);
+  g_unlink(big);
+  g_unlink(small);
+  g_rmdir(dir);
+}
+
+static void escaped_is(const char *in, const char *want)
+{
+  g_autofree char *got = dt_escape(in);
+  assert_string_equal(got, want);
+}
+
+static void test_escape(void **state)
+{
+  escaped_is("plain/net.json", "plain/net.json");
+  escaped_is("a\nb\tc\rd", "a\\nb\\tc\\rd");
+  escaped_is("\x1b[31mred", "\\x1b[31mred");
+  escaped_is("jos\xc3\xa9.json", "jos\xc3\xa9.json");          /* UTF-8 kept */
+  escaped_is("lat\xe9.json", "lat\\xe9.json");                  /* Latin-1 byte */
+  escaped_is("\xc2\x85next\xe2\x80\xa8line", "\\u0085next\\u2028line");
+  escaped_is("cut\xe2\x80", "cut\\xe2\\x80");                   /* truncated sequence */
+  /* JSON output stays UTF-8: a Latin-1 byte becomes U+FFFD, UTF-8 is copied. */
+  g_autoptr(GString) j = g_string_new(NULL);
+  dt_json_string(j, "lat\xe9/jos\xc3\xa9\n");
+  assert_string_equal(j->str, "\"lat\\ufffd/jos\xc3\xa9\\n\"");
+}
+
+/* Option values are bytes: a Latin-1 file name and a UTF-8 one pass GOption in the C locale. */
+static void test_option_bytes(void **state)
+{
+  char *model = NULL;
+  GOptionEntry entries[] = {
+      {"model", 0, 0, G_OPTION_ARG_STRING, &model, "model", "FILE"},
+      {NULL},
+  };
+  dt_option_entries_as_bytes(entries);
+  assert_int_equal(entries[0].arg, G_OPTION_ARG_FILENAME);
+  const char *names[] = {"--model=/tmp/lat\xe9.json", "--model=/tmp/jos\xc3\xa9.json"};
+  for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+    g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    char *argv_[] = {"dtsim", (char *)names[i], NULL};
+    char **argv = argv_;
+    int argc = 2;
+    g_autoptr(GError) e = NULL;
+    assert_true(g_option_context_parse(ctx, &argc, &argv, &e));
+    assert_string_equal(model, names[i] + strlen("--model="));
+    g_clear_pointer(&model, g_free);
+  }
+}
+
+static void test_size_list(void **state)
+{
+  g_autoptr(GError) e = NULL;
+  g_autoptr(GArray) a = dt_parse_size_list("1K..8K, 3", "--sizes", &e);
+  assert_non_null(a);
+  assert_int_equal(a->len, 5);
+  assert_int_equal(g_array_index(a, uint64_t, 0), 1024);
+  assert_int_equal(g_array_index(a, uint64_t, 3), 8192);
+  assert_int_equal(g_array_index(a, uint64_t, 4), 3);
+  /* 16E is over UINT64_MAX; a doubling range to 8 EiB is 2^0 .. 2^63, 64 sizes, no overflow. */
+  assert_null(dt_parse_size_list("1..16E", "--bytes", &e));
+  assert_non_null(strstr(e->message, "--bytes"));
+  g_clear_error(&e);
+  g_autoptr(GArray) x = dt_parse_size_list("1..8E", "--bytes", &e);
+  assert_non_null(x);
+  assert_int_equal(x->len, 64);
+}
+
+/* JSON members and elements: commas between, none after an opening brace, bracket or key;
+ * CSV fields quoted (quotes doubled) only when they hold a comma, quote or line break. */
+static void test_json_csv_writers(void **state)
+{
+  g_autoptr(GString) o = g_string_new("{");
+  dt_json_key(o, "a");
+  dt_json_int(o, -3);
+  dt_json_key(o, "b\"");
+  g_string_append_c(o, '[');
+  dt_json_next(o);
+  dt_json_int(o, INT64_MAX);
+  dt_json_next(o);
+  dt_json_string(o, "x");
+  g_string_append(o, "]}");
+  assert_string_equal(o->str, "{\"a\":-3,\"b\\\"\":[9223372036854775807,\"x\"]}");
+  static const char *const in[] = {"plain", "a,b", "say \"hi\"", "two\nlines", "", NULL};
+  static const char *const out[] = {"plain", "\"a,b\"", "\"say \"\"hi\"\"\"", "\"two\nlines\"",
+                                    "", ""};
+  for (int i = 0; i < 6; i++) {
+    g_autoptr(GString) f = g_string_new(NULL);
+    dt_csv_field(f, in[i]);
+    assert_string_equal(f->str, out[i]);
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sizes), cmocka_unit_test(test_lists), cmocka_unit_test(test_ini),
       cmocka_unit_test(test_outfile), cmocka_unit_test(test_exit_status),
+      cmocka_unit_test(test_outfile_targets), cmocka_unit_test(test_outfile_signals),
+      cmocka_unit_test(test_read_file), cmocka_unit_test(test_escape),
+      cmocka_unit_test(test_option_bytes), cmocka_unit_test(test_size_list),
+      cmocka_unit_test(test_json_csv_writers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,9 @@
 #include "util.h"
 #include "wl_internal.h"
 #include "workloads.h"
+#include "wl_transformer.h"
+
+#include <math.h>
 
 static const char *data_path(const char *name)
 {
@@ -605,9 +608,197 @@ static void test_bad_graph_in_code(void **state)
   assert_non_null(strstr(e->message, "groups"));
 }
 
+/* ---- Transformers ------------------------------------------------------------------------ */
+
+static wl_tf tf_of(const char *name)
+{
+  g_autoptr(GError) error = NULL;
+  wl_tf tf;
+  if (!wl_tf_parse(name, &tf, &error))
+    fail_msg("%s", error->message);
+  return tf;
+}
+
+/* Published parameter counts: GPT-3 175B with vocabulary 51200 174.6 B (Narayanan et al.
+ * SC'21 Table 1 lists 175B; 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h)) with l 96, h 12288,
+ * s 2048 gives 174,615,846,912); the Hugging Face configs of Llama 2 7B (6,738,415,616),
+ * Llama 3 8B (8,030,261,248), and BERT-large (335,141,888 with the pooler, decoder tied); the
+ * Llama 3 paper's 70.6 B and 405.8 B (Meta model cards: 70,553,706,496 and 405,853,388,800). */
+static void test_tf_param_counts(void **state)
+{
+  (void)state;
+  wl_tf g = tf_of("gpt3-175b");
+  assert_int_equal(wl_tf_params(&g), 174615846912ULL);
+  /* Per block 12 h^2 + 13 h. */
+  assert_int_equal(wl_tf_layer_params(&g), 12ULL * 12288 * 12288 + 13ULL * 12288);
+  wl_tf l7 = tf_of("llama2-7b");
+  assert_int_equal(wl_tf_params(&l7), 6738415616ULL);
+  wl_tf l8 = tf_of("llama3-8b");
+  assert_int_equal(wl_tf_params(&l8), 8030261248ULL);
+  wl_tf l70 = tf_of("llama3-70b");
+  assert_int_equal(wl_tf_params(&l70), 70553706496ULL);
+  wl_tf l405 = tf_of("llama3-405b");
+  assert_int_equal(wl_tf_params(&l405), 405853388800ULL);
+  wl_tf bert = tf_of("bert-large");
+  assert_int_equal(wl_tf_params(&bert), 335141888ULL);
+  /* Rounded as published. */
+  assert_int_equal((wl_tf_params(&g) + 50000000) / 100000000, 1746);
+  assert_int_equal((wl_tf_params(&l7) + 5000000) / 10000000, 674);
+  assert_int_equal((wl_tf_params(&bert) + 500000) / 1000000, 335);
+  /* The inline spec of the same GPT-3 is the same model. */
+  wl_tf spec = tf_of("transformer:layers=96,hidden=12288,heads=96,seq=2048,vocab=51200");
+  assert_int_equal(wl_tf_params(&spec), wl_tf_params(&g));
+}
+
+/* Narayanan et al. SC'21 eq. 3: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) with full
+ * recomputation; without it 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) (Megatron-LM's count). */
+static void test_tf_flops_eq3(void **state)
+{
+  (void)state;
+  static const char *const specs[] = {
+      "transformer:layers=96,hidden=16384,heads=128,seq=2048,vocab=51200",
+      "transformer:layers=24,hidden=2304,heads=24,seq=2048,vocab=51200",
+      "transformer:layers=128,hidden=25600,heads=160,seq=2048,vocab=51200",
+  };
+  static const double B[] = {2160, 512, 3072};
+  for (size_t i = 0; i < G_N_ELEMENTS(specs); i++) {
+    wl_tf tf = tf_of(specs[i]);
+    double s = tf.seq, l = tf.layers, h = tf.hidden, V = tf.vocab;
+    double eq3 = 96 * B[i] * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+    double got = wl_tf_iteration_flops(&tf, (uint64_t)B[i], tf.seq, WL_RECOMPUTE_FULL);
+    assert_true(fabs(got / eq3 - 1) < 1e-12);
+    double mlm = 72 * B[i] * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    got = wl_tf_iteration_flops(&tf, (uint64_t)B[i], tf.seq, WL_RECOMPUTE_NONE);
+    assert_true(fabs(got / mlm - 1) < 1e-12);
+  }
+}
+
+/* The kernels of one block on a tensor-parallel rank add up, over the t ranks, to the block's
+ * 24 b s h^2 + 4 b s^2 h forward FLOPs (non-causal: the whole score matrix runs). */
+static void test_tf_kernels(void **state)
+{
+  (void)state;
+  wl_tf tf = tf_of("transformer:layers=4,hidden=1024,heads=16,seq=512,vocab=1000,causal=0");
+  wl_tf_shard sh = {.micro_batch = 2, .seq = 512, .tp = 4, .precision = WL_PREC_FP16};
+  wl_tf_kernel k[WL_TF_MAX_KERNELS];
+  size_t n = wl_tf_layer_kernels(&tf, &sh, k);
+  uint64_t matmul = 0;
+  for (size_t i = 0; i < n; i++)
+    if (k[i].pass[0].kind == WL_OP_GEMM || k[i].pass[0].kind == WL_OP_ATTENTION)
+      matmul += k[i].pass[0].flops;
+  uint64_t b = 2, s = 512, h = 1024;
+  assert_int_equal(matmul * 4, 24 * b * s * h * h + 4 * b * s * s * h);
+  /* QKV on one rank: m = b s = 1024, n = 3h/t = 768, k = h. */
+  assert_string_equal(k[1].name, "qkv");
+  assert_int_equal(k[1].pass[0].gemm_m, 1024);
+  assert_int_equal(k[1].pass[0].gemm_n, 768);
+  assert_int_equal(k[1].pass[0].gemm_k, 1024);
+  /* Backward-weights: dW[k x n] = x^T dy, reducing over the tokens. */
+  assert_int_equal(k[1].pass[2].gemm_m, 1024);
+  assert_int_equal(k[1].pass[2].gemm_k, 1024);
+  /* Causal flash attention runs half the score matrix; its backward 2.5x the forward. */
+  wl_tf causal = tf_of("transformer:layers=4,hidden=1024,heads=16,seq=512,vocab=1000");
+  wl_tf_kernel kc[WL_TF_MAX_KERNELS];
+  wl_tf_layer_kernels(&causal, &sh, kc);
+  assert_int_equal(kc[2].pass[0].flops, 4 * b * s * s * h / 4 / 2);
+  assert_int_equal(kc[2].pass[1].flops, kc[2].pass[0].flops * 5 / 2);
+}
+
+static void expect_spec_error(const char *spec, const char *key)
+{
+  g_autoptr(GError) error = NULL;
+  wl_tf tf;
+  assert_false(wl_tf_parse(spec, &tf, &error));
+  assert_non_null(error);
+  assert_int_equal(error->code, DT_ERROR_INPUT);
+  if (!strstr(error->message, key))
+    fail_msg("'%s' does not name %s", error->message, key);
+  assert_null(strchr(error->message, '\n'));
+}
+
+static void test_tf_spec(void **state)
+{
+  (void)state;
+  wl_tf tf = tf_of("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=100,ffn=1000,"
+                   "kv-heads=2,mlp=swiglu,norm=rmsnorm,causal=0");
+  assert_int_equal(tf.ffn, 1000);
+  assert_int_equal(tf.kv_heads, 2);
+  assert_int_equal(tf.mlp, WL_MLP_SWIGLU);
+  assert_false(tf.causal);
+  /* Attention: Q and output 2 h^2, K and V 2 h (kv-heads x 64) = 2 x 512 x 128, plus biases
+   * (h + 2 x 128 + h); swiglu MLP 3 h f plus biases 2f + h. */
+  assert_int_equal(wl_tf_attention_params(&tf), 2 * 512 * 512 + 2 * 512 * 128 + 512 + 256 + 512);
+  assert_int_equal(wl_tf_mlp_params(&tf), 3 * 512 * 1000 + 2000 + 512);
+  wl_tf d = tf_of("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=100");
+  assert_int_equal(d.ffn, 2048);
+  assert_int_equal(d.kv_heads, 8);
+  assert_true(d.causal);
+  assert_true(wl_tf_is_transformer("llama3-8b"));
+  assert_false(wl_tf_is_transformer("resnet50"));
+  expect_spec_error("transformer:layers=2,hidden=512,heads=8,seq=128", "vocab");
+  expect_spec_error("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=1,color=red", "color");
+  expect_spec_error("transformer:layers=x,hidden=512,heads=8,seq=128,vocab=1", "layers");
+  expect_spec_error("transformer:layers=2,hidden=512,heads=7,seq=128,vocab=1", "heads");
+  expect_spec_error("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=1,kv-heads=3",
+                    "kv-heads");
+  expect_spec_error("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=1,mlp=relu", "mlp");
+  expect_spec_error("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=1,causal=2",
+                    "causal");
+}
+
+/* Memory per device, worked out by hand. */
+static void test_tf_memory(void **state)
+{
+  (void)state;
+  wl_tf_state_bytes m;
+  /* 1e9 parameters in fp16 with Adam: 2 + 2 + 12 = 16 bytes each. */
+  wl_tf_state_memory(1000000000, 8, 0, WL_PREC_FP16, &m);
+  assert_int_equal(m.weights + m.gradients + m.optimizer, 16000000000ULL);
+  assert_int_equal(m.optimizer, 12000000000ULL);
+  wl_tf_state_memory(1000000000, 8, 1, WL_PREC_FP16, &m);
+  assert_int_equal(m.optimizer, 1500000000ULL);
+  assert_int_equal(m.gradients, 2000000000ULL);
+  wl_tf_state_memory(1000000000, 8, 2, WL_PREC_FP16, &m);
+  assert_int_equal(m.gradients, 250000000ULL);
+  assert_int_equal(m.weights, 2000000000ULL);
+  wl_tf_state_memory(1000000000, 8, 3, WL_PREC_FP16, &m);
+  assert_int_equal(m.weights, 250000000ULL);
+  /* Korthikanti et al. for GPT-3 175B (s 2048, b 1, h 12288, a 96) at t = 8: s b h = 25165824,
+   * 5 a s / (h t) = 10. */
+  wl_tf g = tf_of("gpt3-175b");
+  uint64_t sbh = 2048ULL * 12288;
+  assert_int_equal(wl_tf_layer_activation_bytes(&g, 2048, 1, 8, FALSE, WL_RECOMPUTE_NONE,
+                                                WL_PREC_FP16), sbh * (10 + 3 + 10));
+  /* Sequence parallel: s b h / t (34 + 5 a s / h) = sbh x 114 / 8. */
+  assert_int_equal(wl_tf_layer_activation_bytes(&g, 2048, 1, 8, TRUE, WL_RECOMPUTE_NONE,
+                                                WL_PREC_FP16), sbh * 114 / 8);
+  /* Selective: s b h (10 + 24/t); with sequence parallelism 34 s b h / t. */
+  assert_int_equal(wl_tf_layer_activation_bytes(&g, 2048, 1, 8, FALSE, WL_RECOMPUTE_SELECTIVE,
+                                                WL_PREC_FP16), sbh * 13);
+  assert_int_equal(wl_tf_layer_activation_bytes(&g, 2048, 1, 8, TRUE, WL_RECOMPUTE_SELECTIVE,
+                                                WL_PREC_FP16), sbh * 34 / 8);
+  /* No parallelism: s b h (34 + 5 a s / h) = sbh x 114. */
+  assert_int_equal(wl_tf_layer_activation_bytes(&g, 2048, 1, 1, FALSE, WL_RECOMPUTE_NONE,
+                                                WL_PREC_FP16), sbh * 114);
+  /* Full recomputation keeps the block's input: 2 s b h. */
+  assert_int_equal(wl_tf_layer_activation_bytes(&g, 2048, 1, 8, FALSE, WL_RECOMPUTE_FULL,
+                                                WL_PREC_FP16), 2 * sbh);
+  /* In flight: 1F1B holds P - rank micro-batches (at most m); GPipe all m; interleaved first
+   * stage of P = 8, V = 3: 7 x 2 + 2 x 8 + 1 = 31 chunks = P (1 + (P-1)/(P V)) x V. */
+  assert_int_equal(wl_tf_inflight_chunks(WL_SCHED_1F1B, 8, 1, 64, 0), 8);
+  assert_int_equal(wl_tf_inflight_chunks(WL_SCHED_1F1B, 8, 1, 64, 7), 1);
+  assert_int_equal(wl_tf_inflight_chunks(WL_SCHED_1F1B, 8, 1, 4, 0), 4);
+  assert_int_equal(wl_tf_inflight_chunks(WL_SCHED_GPIPE, 8, 1, 64, 3), 64);
+  assert_int_equal(wl_tf_inflight_chunks(WL_SCHED_INTERLEAVED, 8, 3, 64, 0), 31);
+  assert_int_equal(wl_tf_inflight_chunks(WL_SCHED_INTERLEAVED, 8, 3, 64, 7), 17);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_tf_param_counts), cmocka_unit_test(test_tf_flops_eq3),
+      cmocka_unit_test(test_tf_kernels),       cmocka_unit_test(test_tf_spec),
+      cmocka_unit_test(test_tf_memory),
       cmocka_unit_test(test_param_counts),     cmocka_unit_test(test_chaos_counts),
       cmocka_unit_test(test_forward_macs),     cmocka_unit_test(test_zoo_rules),
       cmocka_unit_test(test_valid_taps),       cmocka_unit_test(test_conv_costs),

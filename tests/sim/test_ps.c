@@ -1,0 +1,122 @@
+/* Parameter-server iteration times on the test double of the network (tests/coll/fake_net.c,
+ * linked ahead of dtsim_comm), so every expected time is a closed form worked out in the
+ * comments: the ps strategy's plan, the network adapter's synchronous steps and comm/coll's
+ * servers (shards, one aggregation at a time per server, pushes and pulls as transfers). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "comm_internal.h"
+#include "fake_net.h"
+#include "net_adapter.h"
+#include "plan.h"
+#include "report.h"
+#include "util.h"
+
+/* The test double has no routes of its own: no collective is computed without flows
+ * (comm_internal.h lets comm__lone_new give NULL), so comm/coll/unshared.c links and stays
+ * unused. */
+comm__lone *comm__lone_new(comm_net *net) { return NULL; }
+void comm__lone_free(comm__lone *lone) {}
+uint32_t comm__lone_route(comm__lone *lone, comm_ep src, comm_ep dst) { return UINT32_MAX; }
+sim_time_ps comm__lone_time(comm__lone *lone, uint32_t route, uint64_t bytes) { return 0; }
+
+/* n identical layers: forward, backward data and backward weights of `ms` each, `param_bytes`
+ * of parameters each, batch 8. */
+static sim_costs *uniform(guint n, double ms, uint64_t param_bytes)
+{
+  sim_costs *c = sim_costs_new();
+  for (guint i = 0; i < n; i++) {
+    char name[16];
+    g_snprintf(name, sizeof name, "l%u", i);
+    sim_layer_cost l = {.name = name,
+                        .forward_ps = sim_time_from_s(ms * 1e-3),
+                        .backward_data_ps = sim_time_from_s(ms * 1e-3),
+                        .backward_weights_ps = sim_time_from_s(ms * 1e-3),
+                        .param_bytes = param_bytes,
+                        .params = param_bytes / 4};
+    sim_costs_add_layer(c, &l);
+  }
+  c->batch = 8;
+  c->state_bytes_per_param = 12;
+  return c;
+}
+
+/* Parameter servers on the test network of tests/coll/fake_net.c: `nodes` nodes of `per_node`
+ * devices, a pair inside a node 0.5 us + bytes / 100 GB/s, across nodes 2 us + bytes /
+ * 12.5 GB/s, no contention. `servers` servers with `placement`, aggregating at `reduce_Bps`. */
+static void run_ps(const sim_costs *c, uint32_t nodes, uint32_t per_node, uint32_t extra_nodes,
+                   comm_ps_placement placement, uint32_t servers, double reduce_Bps,
+                   uint32_t iterations, sim_report *r)
+{
+  fake_topology_spec spec = {nodes, per_node, extra_nodes, SIM_NS(500), 100000000000ULL, SIM_US(2),
+                             12500000000ULL};
+  g_autoptr(comm_topology) topo = fake_topology_new(&spec);
+  sim_plan_opts o = {.devices_per_node = per_node, .overlap = TRUE, .iterations = 1,
+                     .micro_batches = 1};
+  o.nodes = nodes;
+  o.ps_count = servers;
+  o.iterations = iterations;
+  g_autoptr(GError) err = NULL;
+  g_autoptr(sim_plan) p = sim_strategy_find("ps")->build(c, &o, &err);
+  assert_non_null(p);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, topo, COMM_NET_FLOW);
+  g_autoptr(sim_net_adapter) a = sim_net_adapter_new(net, p, 1e12);
+  sim_net_adapter_set_ps(a, placement, servers, reduce_Bps);
+  g_autoptr(sim_exec) x = sim_exec_new(e, p->graph);
+  sim_exec_set_comm(x, &sim_net_adapter_ops, a);
+  assert_true(sim_exec_run(x, &err));
+  assert_null(sim_net_adapter_error(a));
+  sim_report_measure(r, p, x);
+  r->memory_per_device_bytes = p->memory_per_device_bytes;
+}
+
+/* Two workers, two layers: forward 1 ms, backward data 1 ms and weights 1 ms, 1.25 MB of
+ * parameters each (tensor t = layer t). A worker: F0 [0, 1], F1 [1, 2], l1 dW [2, 3] (push of
+ * tensor 1 at 3), l1 dX [3, 4], l0 dW [4, 5] (push of tensor 0 at 5; layer 0 has no dX).
+ * A push or pull across nodes: 2 us + 1.25e6 B / 12.5 GB/s = 102 us; inside a node 0.5 us +
+ * 1.25e6 / 100 GB/s = 13 us. The server aggregates 2 x 1.25e6 B per tensor. One iteration
+ * is measured up to its last event (the last pull of any worker).
+ *
+ * (a) one dedicated server (extra node), aggregation at 10 GB/s = 250 us: tensor 0's pushes
+ *     arrive at 5.102, aggregate [5.102, 5.352], pulled by 5.454 ms: iteration 5.454 ms.
+ * (b) aggregation at 1 GB/s = 2.5 ms, so the server's one aggregation unit queues: tensor 1
+ *     [3.102, 5.602], tensor 0 arrives at 5.102 but waits: [5.602, 8.102], pulled by 8.204 ms.
+ * (c) as (b) with two dedicated servers on two extra nodes: equal tensors shard in index
+ *     order (tensor 0 on server 0, tensor 1 on server 1), no queue: [5.102, 7.602], pulled by
+ *     7.704 ms.
+ * (d) both workers in one node, one colocated server on its host at 10 GB/s: every push and
+ *     pull takes 13 us. Tensor 0 complete at 5.013, aggregated at 5.263, pulled by 5.276 ms.
+ *     The default placement, cpu, puts server 0 on the same host: the same 5.276 ms.
+ * (e) two iterations of (a): the next forward of layer 0 waits for its pull (5.454), the
+ *     whole iteration shifts by 5.454 ms: the steady-state window is 5.454 ms again. */
+static void test_ps_closed_form(void **state)
+{
+  g_autoptr(sim_costs) c = uniform(2, 1.0, 1250000);
+  c->memory_bytes = 1000;
+  sim_report r;
+  run_ps(c, 2, 1, 1, COMM_PS_DEDICATED, 1, 1e10, 1, &r);
+  assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(5454000));
+  assert_int_equal(r.samples_per_iteration, 16);
+  /* Workers keep no optimizer state: the costs' footprint as it is. */
+  assert_int_equal(r.memory_per_device_bytes, 1000);
+  run_ps(c, 2, 1, 1, COMM_PS_DEDICATED, 1, 1e9, 1, &r);
+  assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(8204000));
+  run_ps(c, 2, 1, 2, COMM_PS_DEDICATED, 2, 1e9, 1, &r);
+  assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(7704000));
+  run_ps(c, 1, 2, 0, COMM_PS_COLOCATED, 1, 1e10, 1, &r);
+  assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(5276000));
+  run_ps(c, 1, 2, 0, COMM_PS_CPU, 1, 1e10, 1, &r);
+  assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(5276000));
+  run_ps(c, 2, 1, 1, COMM_PS_DEDICATED, 1, 1e10, 2, &r);
+  assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(5454000));
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_ps_closed_form)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,241 @@
+/* Tests of sim/search.c: the space enumerated (counted by hand), the best configuration of a
+ * small case (worked out by hand), Kendall's tau, and the same output on one and two threads. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "coll.h"
+#include "plan.h"
+#include "search.h"
+#include "util.h"
+
+/* Two devices behind one switch, 10 GB/s and 2.5 us per hop (see the file). */
+#define PAIR DTSIM_TEST_DIR "/../cli/data/pair.ini"
+
+static void set(sim_scenario *s, const char *key, const char *value)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean ok = sim_scenario_set(s, key, value, NULL, &error);
+  if (!ok)
+    fail_msg("%s=%s: %s", key, value, error->message);
+}
+
+/* A search of the demo workload on the pair, with extra key=value settings. */
+static sim_search *demo_search(const char *const *settings, int jobs)
+{
+  g_auto(sim_scenario) s;
+  sim_scenario_init(&s);
+  set(&s, "model", "demo");
+  set(&s, "system", PAIR);
+  for (const char *const *kv = settings; *kv; kv += 2)
+    set(&s, kv[0], kv[1]);
+  char text[16];
+  g_snprintf(text, sizeof text, "%d", jobs);
+  set(&s, "jobs", text);
+  g_autoptr(GError) error = NULL;
+  if (!sim_search_check(&s, &error))
+    fail_msg("check: %s", error->message);
+  sim_search *S = sim_search_new(&s, &error);
+  if (!S)
+    fail_msg("new: %s", error->message);
+  if (!sim_search_run(S, NULL, NULL, &error))
+    fail_msg("run: %s", error->message);
+  return S;
+}
+
+static guint allreduce_algorithms(void)
+{
+  guint n = 0;
+  for (size_t i = 0; i < comm_coll_algorithm_count(); i++)
+    n += comm_coll_algorithm_supports(comm_coll_algorithm_at(i), COMM_COLL_ALLREDUCE);
+  return n;
+}
+
+/* Data parallel, ring, overlap off, batch 32 per device on the pair: only the bucket size
+ * varies (1, 5, 25, 64 MiB). The demo's gradients in backward order are fc 64 MiB, conv2
+ * 16 MiB, conv1 4 MiB, and a bucket closes when it reaches the size: 1 and 5 MiB make three
+ * buckets, 25 and 64 MiB make two (64; 16 + 4 = 20). A ring allreduce of b bytes over two
+ * devices: two steps, each 5 us (two hops of 2.5 us) + (b/2) / 10 GB/s, and one sum of b/2
+ * at the demo's 300 GB/s. Over the buckets the bytes add up to 84 MiB whatever the split, so
+ * each bucket adds 2 x 5 us: fc 6.83273451 ms + conv 2.14210453 ms = 8.97483904 ms with two
+ * buckets, 8.98483904 ms with three. Iteration = forward 6.1 + backward 10.1 + allreduce +
+ * update (84 MiB x 4 / 300 GB/s = 1.17440512 ms): 26.34924416 ms with two buckets,
+ * 26.35924416 ms with three. Best: 25 MiB (64 MiB ties and comes after it in the table). */
+static void test_best_by_hand(void **state)
+{
+  (void)state;
+  const char *settings[] = {"strategy", "dp", "allreduce", "ring", "overlap", "off",
+                            "batch", "32", NULL};
+  g_autoptr(sim_search) S = demo_search(settings, 1);
+  assert_int_equal(sim_search_n_combinations(S), 4);
+  assert_int_equal(sim_search_n_rows(S), 4);
+  const double want[] = {26.34924416e-3, 26.34924416e-3, 26.35924416e-3, 26.35924416e-3};
+  const char *labels[] = {"dp bucket-mib=25 batch=32", "dp bucket-mib=64 batch=32",
+                          "dp bucket-mib=1 batch=32", "dp bucket-mib=5 batch=32"};
+  for (guint k = 0; k < 4; k++) {
+    const sim_search_result *r;
+    guint i = sim_search_row(S, k, &r);
+    assert_int_equal(r->status, SIM_SEARCH_OK);
+    /* The rows are ranked on the flow network, which agrees with the analytic closed form
+     * here to 0.5 % (tests/cli: "flow model agrees with analytic"). */
+    assert_true(fabs(r->report.iteration_time_s - want[k]) <= 0.005 * want[k]);
+    assert_string_equal(sim_search_label(S, i), labels[k]);
+  }
+  /* The analytic results are the closed forms to the picosecond. */
+  const sim_search_result *a = sim_search_analytic(S);
+  for (guint i = 0; i < 4; i++) {
+    const char *l = sim_search_label(S, i);
+    double w = strstr(l, "=25 ") || strstr(l, "=64 ") ? 26.34924416e-3 : 26.35924416e-3;
+    assert_true(fabs(a[i].report.iteration_time_s - w) <= 1e-9 * w);
+  }
+}
+
+/* The whole space of the demo on the pair at a global batch of 48: dp is A algorithms x 4
+ * buckets; ps is 2 counts (1 and 2: one node, two devices) x 4 placements; pp is 7 micro-batch
+ * counts (1..64) x 2 schedules, of which 32 and 64 do not divide 48 (4 dropped); hybrid dp-pp
+ * needs a stage count strictly between 1 and 2 devices (none); owt is one configuration, which
+ * the strategy refuses (the demo has no fully connected tail). */
+static void test_space_by_hand(void **state)
+{
+  (void)state;
+  const char *settings[] = {"global-batch", "48", "top", "3", NULL};
+  g_autoptr(sim_search) S = demo_search(settings, 2);
+  guint A = allreduce_algorithms();
+  assert_int_equal(sim_search_n_combinations(S), 4 * A + 8 + 14 + 1);
+  assert_int_equal(sim_search_n_candidates(S), 4 * A + 8 + 10 + 1);
+  guint count = 0;
+  const char *reason = sim_search_drop(S, 0, &count);
+  assert_non_null(reason);
+  assert_non_null(strstr(reason, "micro-batches"));
+  assert_int_equal(count, 4);
+  assert_null(sim_search_drop(S, 1, &count));
+  /* Every dp and ps candidate trains 24 samples per device, every pp one 48 per pipeline. */
+  const sim_search_result *a = sim_search_analytic(S);
+  guint refused_owt = 0;
+  for (guint i = 0; i < sim_search_n_candidates(S); i++) {
+    const char *l = sim_search_label(S, i);
+    if (g_str_has_prefix(l, "hybrid hybrid=owt")) {
+      refused_owt += a[i].status == SIM_SEARCH_REFUSED;
+      continue;
+    }
+    if (a[i].status == SIM_SEARCH_OK)
+      assert_int_equal(a[i].report.samples_per_iteration, 48);
+  }
+  assert_int_equal(refused_owt, 1);
+  assert_int_equal(sim_search_n_rows(S), 3);
+}
+
+static guint drops(const sim_search *S, const char *words)
+{
+  guint count = 0;
+  const char *reason;
+  for (guint k = 0; (reason = sim_search_drop(S, k, &count)) != NULL; k++)
+    if (strstr(reason, words))
+      return count;
+  return 0;
+}
+
+/* The 3d space of a small transformer (4 layers, 4 heads) on 8 devices, 4 per node, global
+ * batch 16, counted by hand. Axes: tp in {1, 2, 4} (divisors of 4 devices per node), pp in
+ * {1, 2, 4} (divisors of 4 layers), micro-batch in {1, 2, 4, 8} (divisors of 16 up to 8),
+ * schedule 1f1b or interleaved with V = 2..8 (8 values), 3 recompute modes, 4 ZeRO stages:
+ * 3 x 3 x 4 x 8 x 3 x 4 = 3456 combinations; each (tp, pp, micro-batch, schedule) stands for
+ * 12 of them (recompute x ZeRO).
+ * - tp x pp must divide 8: only (4, 4) fails: 4 x 8 x 12 = 384.
+ * - dp = 8 / (tp pp) leaves 16 / dp = 2 tp pp samples per replica, which the micro-batch must
+ *   divide: (1, 1) fails for 4 and 8, (1, 2) and (2, 1) for 8: 4 x 8 x 12 = 384.
+ * - Of the 28 (tp, pp, micro-batch) left, 9 have pp = 1, 11 pp = 2, 8 pp = 4. Interleaving
+ *   needs pp > 1 and V dividing layers / pp (2 for pp = 2, only V = 2; 1 for pp = 4):
+ *   (9 x 7 + 11 x 6 + 8 x 7) x 12 = 2220.
+ * - Interleaving also needs micro-batches (samples per replica / micro-batch) a multiple of
+ *   pp = 2: (1, 2) with micro-batch 4 and (2, 2) with 8 leave one: 2 x 12 = 24.
+ * Left: 28 x 12 (1f1b) + 9 x 12 (interleaved, V = 2) = 444 candidates. */
+static void test_3d_space_by_hand(void **state)
+{
+  (void)state;
+  if (!sim_strategy_find("3d"))
+    skip();
+  g_auto(sim_scenario) s;
+  sim_scenario_init(&s);
+  set(&s, "model", "transformer:layers=4,hidden=64,heads=4,seq=32,vocab=128");
+  set(&s, "system", "dgx-a100");
+  set(&s, "nodes", "2");
+  set(&s, "devices-per-node", "4");
+  set(&s, "global-batch", "16");
+  set(&s, "precision", "bf16");
+  set(&s, "net-model", "analytic");
+  set(&s, "top", "3");
+  g_autoptr(GError) error = NULL;
+  if (!sim_search_check(&s, &error))
+    fail_msg("check: %s", error->message);
+  g_autoptr(sim_search) S = sim_search_new(&s, &error);
+  if (!S)
+    fail_msg("new: %s", error->message);
+  assert_int_equal(sim_search_n_combinations(S), 3456);
+  assert_int_equal(drops(S, "tp x pp"), 384);
+  assert_int_equal(drops(S, "micro-batches do not divide"), 384);
+  assert_int_equal(drops(S, "pp > 1"), 2220);
+  assert_int_equal(drops(S, "multiple of pp"), 24);
+  assert_int_equal(drops(S, "memory"), 0);
+  assert_int_equal(sim_search_n_candidates(S), 444);
+}
+
+static void test_kendall_tau(void **state)
+{
+  (void)state;
+  const double a[] = {4, 3, 2, 1};
+  const double rev[] = {1, 2, 3, 4};
+  /* One swap among three: pairs (1,2) (1,3) concordant, (2,3) discordant: 1/3. */
+  const double x[] = {3, 2, 1}, y[] = {3, 1, 2};
+  assert_true(fabs(sim_search_kendall_tau(a, a, 4) - 1) < 1e-12);
+  assert_true(fabs(sim_search_kendall_tau(a, rev, 4) + 1) < 1e-12);
+  assert_true(fabs(sim_search_kendall_tau(x, y, 3) - 1.0 / 3) < 1e-12);
+  /* Ties in both scores do not count against agreement (tau-b): 4 concordant of 4 untied. */
+  const double t[] = {3, 2, 2, 1};
+  assert_true(fabs(sim_search_kendall_tau(t, t, 4) - 1) < 1e-12);
+  /* Tied in one score only: 2 concordant, 0 discordant over sqrt(3 x 2) untied pairs. */
+  const double u[] = {2, 1, 1}, v[] = {3, 2, 1};
+  assert_true(fabs(sim_search_kendall_tau(u, v, 3) - 2 / sqrt(6)) < 1e-12);
+}
+
+static char *printed(const sim_search *S)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  sim_search_print(S, f, f);
+  fclose(f);
+  return buf;
+}
+
+/* The same search on one and on two threads prints the same bytes. */
+static void test_threads_same_output(void **state)
+{
+  (void)state;
+  const char *settings[] = {"global-batch", "64", "top", "8", NULL};
+  g_autoptr(sim_search) one = demo_search(settings, 1);
+  g_autoptr(sim_search) two = demo_search(settings, 2);
+  g_autofree char *a = printed(one);
+  g_autofree char *b = printed(two);
+  assert_string_equal(a, b);
+  assert_non_null(strstr(a, "rank"));
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_best_by_hand),
+      cmocka_unit_test(test_space_by_hand),
+      cmocka_unit_test(test_3d_space_by_hand),
+      cmocka_unit_test(test_kendall_tau),
+      cmocka_unit_test(test_threads_same_output),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

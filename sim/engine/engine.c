@@ -78,6 +78,7 @@ typedef struct {
 #define RADIX_LEVELS 8
 #define RADIX_BUCKETS (1 + 256 * RADIX_LEVELS)
 #define RADIX_WORDS (256 * RADIX_LEVELS / 64)
+#define RADIX_KEEP 64   /* entries an empty bucket's array may keep */
 typedef struct {
   heap_entry *items;
   uint32_t len, cap;
@@ -485,6 +486,13 @@ static void radix_refill(sim_engine *e)
     e->last = min;
     for (uint32_t i = 0; i < n; i++)
       radix_append(e, radix_bucket_of(e, k->items[i].time), k->items[i]);
+  }
+  /* An emptied bucket keeps a small array only: with 2049 buckets, arrays kept at the size of
+   * their fullest moment would hold many times the pending entries. */
+  if (k->cap > RADIX_KEEP) {
+    g_free(k->items);
+    k->items = NULL;
+    k->cap = 0;
   }
   zero->head = 0;
 }

@@ -47,9 +47,27 @@ struct sim_graph {
   GArray *streams;         /* stream_rec */
   GArray *units;           /* unit_rec */
   GStringChunk *strings;
+  const char **recent;     /* NAME_CACHE interned names, by a hash of their text */
   GArray *stream_mark;     /* uint32_t per stream: mark_stamp when met in the task being added */
   uint32_t mark_stamp;
 };
+
+/* Task names repeat (the same layer on every device, every iteration): a direct-mapped cache
+ * of interned names in front of the string chunk's own table saves its hashing and lookup for
+ * most of them. A hit returns the pointer the chunk would return. */
+#define NAME_CACHE 4096
+
+static const char *intern(sim_graph *g, const char *name)
+{
+  uint32_t h = 2166136261u;   /* FNV-1a */
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+    h = (h ^ *c) * 16777619u;
+  const char **slot = &g->recent[h & (NAME_CACHE - 1)];
+  if (*slot && strcmp(*slot, name) == 0)
+    return *slot;
+  *slot = g_string_chunk_insert_const(g->strings, name);
+  return *slot;
+}
 
 sim_graph *sim_graph_new(void)
 {
@@ -60,6 +78,7 @@ sim_graph *sim_graph_new(void)
   g->streams = g_array_new(FALSE, FALSE, sizeof(stream_rec));
   g->units = g_array_new(FALSE, FALSE, sizeof(unit_rec));
   g->strings = g_string_chunk_new(4096);
+  g->recent = g_new0(const char *, NAME_CACHE);
   g->stream_mark = g_array_new(FALSE, TRUE, sizeof(uint32_t));
   return g;
 }
@@ -76,13 +95,14 @@ void sim_graph_free(sim_graph *g)
   g_array_free(g->streams, TRUE);
   g_array_free(g->units, TRUE);
   g_string_chunk_free(g->strings);
+  g_free(g->recent);
   g_array_free(g->stream_mark, TRUE);
   g_free(g);
 }
 
 sim_unit_id sim_graph_add_unit(sim_graph *g, sim_proc_kind kind, const char *name)
 {
-  unit_rec u = {kind, g_string_chunk_insert_const(g->strings, name), 0, 0};
+  unit_rec u = {kind, intern(g, name), 0, 0};
   g_array_append_val(g->units, u);
   return g->units->len - 1;
 }
@@ -90,7 +110,7 @@ sim_unit_id sim_graph_add_unit(sim_graph *g, sim_proc_kind kind, const char *nam
 sim_stream_id sim_graph_add_stream(sim_graph *g, sim_unit_id unit, const char *name)
 {
   g_return_val_if_fail(unit < g->units->len, 0);
-  stream_rec s = {unit, g_string_chunk_insert_const(g->strings, name),
+  stream_rec s = {unit, intern(g, name),
                   g_array_new(FALSE, FALSE, sizeof(sim_task_id))};
   g_array_append_val(g->streams, s);
   g_array_set_size(g->stream_mark, g->streams->len);
@@ -156,7 +176,7 @@ sim_task_id sim_graph_add_compute(sim_graph *g, sim_stream_id stream, const char
                                   uint64_t flops, uint64_t bytes)
 {
   g_return_val_if_fail(duration_ps >= 0, 0);
-  task_rec t = {.kind = SIM_TASK_COMPUTE, .name = g_string_chunk_insert_const(g->strings, name),
+  task_rec t = {.kind = SIM_TASK_COMPUTE, .name = intern(g, name),
                 .category = category, .duration_ps = duration_ps, .flops = flops, .bytes = bytes};
   return add_task(g, &t, &stream, 1);
 }
@@ -164,7 +184,7 @@ sim_task_id sim_graph_add_compute(sim_graph *g, sim_stream_id stream, const char
 sim_task_id sim_graph_add_delay(sim_graph *g, const char *name, sim_time_ps duration_ps)
 {
   g_return_val_if_fail(duration_ps >= 0, 0);
-  task_rec t = {.kind = SIM_TASK_DELAY, .name = g_string_chunk_insert_const(g->strings, name),
+  task_rec t = {.kind = SIM_TASK_DELAY, .name = intern(g, name),
                 .category = "wait", .duration_ps = duration_ps};
   return add_task(g, &t, NULL, 0);
 }
@@ -172,7 +192,7 @@ sim_task_id sim_graph_add_delay(sim_graph *g, const char *name, sim_time_ps dura
 sim_task_id sim_graph_add_transfer(sim_graph *g, sim_stream_id src, sim_stream_id dst,
                                    const char *name, uint64_t bytes)
 {
-  task_rec t = {.kind = SIM_TASK_TRANSFER, .name = g_string_chunk_insert_const(g->strings, name),
+  task_rec t = {.kind = SIM_TASK_TRANSFER, .name = intern(g, name),
                 .category = "p2p", .bytes = bytes};
   sim_stream_id m[2] = {src, dst};
   return add_task(g, &t, m, 2);
@@ -185,7 +205,7 @@ sim_task_id sim_graph_add_collective(sim_graph *g, const sim_stream_id *members,
 {
   g_return_val_if_fail(n >= 1 && op >= INT8_MIN && op <= INT8_MAX, 0);
   task_rec t = {.kind = SIM_TASK_COLLECTIVE, .op = (int8_t)op,
-                .name = g_string_chunk_insert_const(g->strings, name), .category = "collective",
+                .name = intern(g, name), .category = "collective",
                 .algorithm = algorithm,
                 .bytes = bytes};
   return add_task(g, &t, members, n);
@@ -196,7 +216,7 @@ sim_task_id sim_graph_add_custom(sim_graph *g, const sim_stream_id *members, uin
 {
   g_return_val_if_fail(op >= INT8_MIN && op <= INT8_MAX, 0);
   task_rec t = {.kind = SIM_TASK_CUSTOM, .op = (int8_t)op,
-                .name = g_string_chunk_insert_const(g->strings, name), .category = category,
+                .name = intern(g, name), .category = category,
                 .bytes = bytes};
   return add_task(g, &t, members, n);
 }

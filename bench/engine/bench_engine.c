@@ -4,10 +4,11 @@
  * time and of the process's CPU time (the figure to compare on a shared machine, where wall
  * time also counts the time other processes hold the core).
  * Target (issue 16): 2e7 events/s at 1000 pending events.
- * Usage: bench_engine [N ...]   (default: 1000 1000000) */
+ * Usage: bench_engine [--dispatches D] [N ...]   (default: D 10000000; N 1000 1000000) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "engine.h"
@@ -79,19 +80,22 @@ static double one_run(uint64_t n, uint64_t dispatches, double *per_cpu_s)
 int main(int argc, char **argv)
 {
   uint64_t sizes[16] = {1000, 1000000};
-  int n_sizes = 2;
-  if (argc > 1) {
-    n_sizes = 0;
-    for (int i = 1; i < argc && n_sizes < 16; i++)
+  int n_sizes = 0;
+  uint64_t dispatches = 10000000;
+  for (int i = 1; i < argc && n_sizes < 16; i++) {
+    if (strcmp(argv[i], "--dispatches") == 0 && i + 1 < argc)
+      dispatches = strtoull(argv[++i], NULL, 10);
+    else
       sizes[n_sizes++] = strtoull(argv[i], NULL, 10);
   }
+  if (n_sizes == 0)
+    n_sizes = 2;
   printf("#");
   for (int i = 0; i < argc; i++)
     printf(" %s", argv[i]);
   printf("\n%-10s %-12s %-38s %s\n", "pending", "dispatched", "events_per_s (median of 5; min..max)",
          "events_per_cpu_s (median of 5)");
   for (int s = 0; s < n_sizes; s++) {
-    uint64_t dispatches = 10000000;
     double rates[5], cpu_rates[5];
     for (int r = 0; r < 5; r++)
       rates[r] = one_run(sizes[s], dispatches, &cpu_rates[r]);

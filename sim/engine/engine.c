@@ -1,11 +1,13 @@
 /* The engine: future-event list, dispatch loop, and the observer bus.
  *
- * The future-event list is a 4-ary heap stored in an array of (time, sequence, event) entries,
- * so comparisons never touch the event itself. Cancel and reschedule are lazy: the event keeps
- * the sequence number of its live entry, a rescheduled event gets a new entry, and entries whose
- * sequence no longer matches (stale) are dropped when they reach the top, so both are
- * O(log n) without the heap tracking where an event sits. Events come from a pool of slabs unless the build turns the
- * pool off (SIM_EVENT_POOL undefined), in which case every event is its own allocation so
+ * The future-event list holds (time, sequence, event) entries, so ordering never touches the
+ * event itself. It is a radix queue keyed by the integer picosecond time (below), or, built with
+ * -DDTSIM_EVENT_QUEUE=heap (SIM_QUEUE_HEAP), a 4-ary heap; both give the same order: time,
+ * then sequence number (FIFO). Cancel and reschedule are lazy: the event keeps the sequence
+ * number of its live entry, a rescheduled event gets a new entry, and entries whose sequence no
+ * longer matches (stale) are dropped when they reach the front, so neither needs to know where
+ * an entry sits. Events come from a pool of slabs unless the build turns the pool off
+ * (SIM_EVENT_POOL undefined), in which case every event is its own allocation so
  * AddressSanitizer and valgrind see each one. */
 #include "engine.h"
 
@@ -64,12 +66,39 @@ typedef struct {
  * lines, which matters once the queue outgrows the caches (10^6 pending events). */
 #define HEAP_ARITY 4
 
+/* The radix queue (the default). Entries are kept relative to `last`, a time no later than any
+ * queued entry (the time of the event dispatched last, or more): bucket 0 holds the entries at
+ * `last`, in sequence order (a FIFO read from `head`); any other entry goes by the highest byte
+ * L (0..7) in which its time differs from `last` and the value d of its time's byte L, to
+ * bucket 1 + 256 L + d. Every time in a lower bucket is smaller than every time in a higher one,
+ * so the next entries are in the lowest non-empty bucket, found through a bitmap and its
+ * one-word summary. When bucket 0 is empty, `last` moves up to the smallest time in that bucket
+ * and its entries go to bucket 0 or to lower levels: an entry moves at most once per level, 8
+ * in all, and in practice once or twice (a delay of a few microseconds spans 3 bytes). */
+#define RADIX_LEVELS 8
+#define RADIX_BUCKETS (1 + 256 * RADIX_LEVELS)
+#define RADIX_WORDS (256 * RADIX_LEVELS / 64)
+#define RADIX_KEEP 64   /* entries an empty bucket's array may keep */
+typedef struct {
+  heap_entry *items;
+  uint32_t len, cap;
+  uint32_t head;          /* bucket 0 only: first entry not yet taken */
+} radix_bucket;
+
 struct sim_engine {
   sim_time_ps now;
   uint64_t next_seq;
+#ifdef SIM_QUEUE_HEAP
   heap_entry *heap_mem;   /* 64-byte aligned allocation */
   heap_entry *heap;       /* heap_mem + HEAP_PAD */
-  size_t heap_len, heap_cap;
+  size_t heap_cap;
+#else
+  radix_bucket bucket[RADIX_BUCKETS];
+  uint64_t full[RADIX_WORDS]; /* bit b - 1 set when bucket b (>= 1) holds entries */
+  uint32_t full_words;    /* bit w set when full[w] is not zero */
+  sim_time_ps last;       /* no queued time is smaller; bucket 0 holds the entries at it */
+#endif
+  size_t heap_len;        /* entries in the queue, stale ones included */
   size_t live;            /* pending events (heap entries that are not stale) */
   size_t stale;           /* stale heap entries */
 
@@ -165,7 +194,24 @@ static void event_release(sim_engine *e, sim_event *ev)
 }
 #endif
 
-/* ---- Heap -------------------------------------------------------------------------------- */
+/* ---- Future-event list ----------------------------------------------------------------- */
+
+static inline gboolean entry_live(const heap_entry *en, const sim_event *ev)
+{
+  return ev->seq != SEQ_DEAD && TAG_SEQ(en->tag) == (uint32_t)ev->seq && en->time == ev->time;
+}
+
+/* Drops an entry's reference to its event; frees the event when nothing points to it and it
+ * is no longer live. */
+static inline void entry_drop(sim_engine *e, sim_event *ev)
+{
+  if (--ev->refs == 0 && ev->seq == SEQ_DEAD)
+    event_release(e, ev);
+}
+
+#ifdef SIM_QUEUE_HEAP
+
+/* ---- Queue: 4-ary heap (-DDTSIM_EVENT_QUEUE=heap) -------------------------------------------------------------------------------- */
 
 /* (time, tag) as one 128-bit number: time first, then the sequence number in the tag's high
  * half (the pool index below it never decides, sequence numbers being unique). Times are never
@@ -177,6 +223,7 @@ static inline gboolean entry_less(const heap_entry *a, const heap_entry *b)
   unsigned __int128 kb = (unsigned __int128)(uint64_t)b->time << 64 | b->tag;
   return ka < kb;
 }
+
 
 static inline void heap_place(sim_engine *e, size_t i, heap_entry entry)
 {
@@ -233,7 +280,12 @@ static void heap_push(sim_engine *e, heap_entry entry)
       g_error("engine: out of memory for %zu pending events", cap);
     if (e->heap_len)
       memcpy((heap_entry *)mem + HEAP_PAD, e->heap, e->heap_len * sizeof(heap_entry));
-    free(e->heap_mem);
+  #ifdef SIM_QUEUE_HEAP
+  free(e->heap_mem);
+#else
+  for (int b = 0; b < RADIX_BUCKETS; b++)
+    g_free(e->bucket[b].items);
+#endif
     e->heap_mem = mem;
     e->heap = (heap_entry *)mem + HEAP_PAD;
     e->heap_cap = cap;
@@ -287,21 +339,12 @@ static void heap_pop(sim_engine *e)
   h[i] = last;
 }
 
-static inline gboolean entry_live(const heap_entry *en, const sim_event *ev)
-{
-  return ev->seq != SEQ_DEAD && TAG_SEQ(en->tag) == (uint32_t)ev->seq && en->time == ev->time;
-}
-
-/* Drops an entry's reference to its event; frees the event when nothing points to it and it
- * is no longer live. */
-static inline void entry_drop(sim_engine *e, sim_event *ev)
-{
-  if (--ev->refs == 0 && ev->seq == SEQ_DEAD)
-    event_release(e, ev);
-}
+static inline void q_push(sim_engine *e, heap_entry entry) { heap_push(e, entry); }
+static inline heap_entry *q_top(sim_engine *e) { return e->heap_len ? &e->heap[0] : NULL; }
+static inline void q_pop(sim_engine *e) { heap_pop(e); }
 
 /* Rebuilds the heap without stale entries (Floyd's bottom-up construction, O(n)). */
-static void heap_compact(sim_engine *e)
+static void q_compact(sim_engine *e)
 {
   size_t kept = 0;
   for (size_t i = 0; i < e->heap_len; i++) {
@@ -319,11 +362,184 @@ static void heap_compact(sim_engine *e)
   e->stale = 0;
 }
 
+
+#else /* radix queue */
+
+static inline void radix_mark(sim_engine *e, int b)
+{
+  if (b == 0)
+    return;
+  e->full[(b - 1) >> 6] |= (uint64_t)1 << ((b - 1) & 63);
+  e->full_words |= 1u << ((b - 1) >> 6);
+}
+
+static inline void radix_unmark(sim_engine *e, int b)
+{
+  if (b == 0)
+    return;
+  uint64_t w = e->full[(b - 1) >> 6] &= ~((uint64_t)1 << ((b - 1) & 63));
+  if (w == 0)
+    e->full_words &= ~(1u << ((b - 1) >> 6));
+}
+
+/* Calls fn on every queued entry (bucket 0 from its head); fn returns FALSE to drop it. The
+ * order within each bucket is kept. */
+static void radix_filter(sim_engine *e, gboolean (*fn)(sim_engine *, heap_entry *, void *),
+                         void *user)
+{
+  size_t total = 0;
+  for (int b = 0; b < RADIX_BUCKETS; b++) {
+    radix_bucket *k = &e->bucket[b];
+    uint32_t kept = 0;
+    for (uint32_t i = b == 0 ? k->head : 0; i < k->len; i++)
+      if (fn(e, &k->items[i], user))
+        k->items[kept++] = k->items[i];
+    k->len = kept;
+    k->head = 0;
+    total += kept;
+    if (kept == 0)
+      radix_unmark(e, b);
+  }
+  e->heap_len = total;
+}
+
+static gboolean keep_live(sim_engine *e, heap_entry *en, void *user)
+{
+  sim_event *ev = event_at(e, TAG_INDEX(en->tag));
+  if (entry_live(en, ev))
+    return TRUE;
+  entry_drop(e, ev);
+  return FALSE;
+}
+
+/* Drops the stale entries. */
+static void q_compact(sim_engine *e)
+{
+  radix_filter(e, keep_live, NULL);
+  e->stale = 0;
+}
+
+static inline int radix_bucket_of(const sim_engine *e, sim_time_ps t)
+{
+  uint64_t x = (uint64_t)t ^ (uint64_t)e->last;
+  if (x == 0)
+    return 0;
+  int level = (63 - __builtin_clzll(x)) >> 3;
+  return 1 + (level << 8) + (int)(((uint64_t)t >> (level << 3)) & 255);
+}
+
+static inline void radix_append(sim_engine *e, int b, heap_entry entry)
+{
+  radix_bucket *k = &e->bucket[b];
+  if (G_UNLIKELY(k->len == k->cap)) {
+    g_assert(k->cap < UINT32_MAX / 2);
+    k->cap = k->cap ? 2 * k->cap : 16;
+    k->items = g_renew(heap_entry, k->items, k->cap);
+  }
+  k->items[k->len++] = entry;
+  if (k->len == 1)
+    radix_mark(e, b);
+}
+
+static void radix_rebase(sim_engine *e, sim_time_ps last);
+
+static inline void q_push(sim_engine *e, heap_entry entry)
+{
+  if (G_UNLIKELY(entry.time < e->last))
+    radix_rebase(e, entry.time);
+  radix_append(e, radix_bucket_of(e, entry.time), entry);
+  e->heap_len++;
+}
+
+/* Bucket 0 is empty (and the queue is not): `last` moves up to the smallest time of the lowest
+ * non-empty bucket (the buckets of the other entries stay as they are: the new `last` agrees
+ * with the old one in every byte above that bucket's level, and has its digit), and that
+ * bucket's entries go, in their order, to bucket 0 or to lower levels (all empty). Entries of
+ * one time are therefore always in one bucket, in sequence order: a new entry has the largest
+ * sequence number yet, and a bucket only ever receives new entries or, while it is empty, the
+ * entries of a higher bucket in their order. FIFO among equal times costs nothing. */
+static void radix_refill(sim_engine *e)
+{
+  radix_bucket *zero = &e->bucket[0];
+  int w = __builtin_ctz(e->full_words);
+  int b = 1 + (w << 6) + __builtin_ctzll(e->full[w]);
+  radix_bucket *k = &e->bucket[b];
+  uint32_t n = k->len;
+  radix_unmark(e, b);
+  k->len = 0;
+  if (b <= 256 || n == 1) {
+    /* Every entry of a level-0 bucket has one time; so has a lone entry: the bucket becomes
+     * bucket 0 (their arrays swap). */
+    heap_entry *items = zero->items;
+    uint32_t cap = zero->cap;
+    e->last = k->items[0].time;
+    zero->items = k->items;
+    zero->cap = k->cap;
+    zero->len = n;
+    k->items = items;
+    k->cap = cap;
+  } else {
+    zero->len = 0;
+    sim_time_ps min = k->items[0].time;
+    for (uint32_t i = 1; i < n; i++)
+      min = k->items[i].time < min ? k->items[i].time : min;
+    e->last = min;
+    for (uint32_t i = 0; i < n; i++)
+      radix_append(e, radix_bucket_of(e, k->items[i].time), k->items[i]);
+  }
+  /* An emptied bucket keeps a small array only: with 2049 buckets, arrays kept at the size of
+   * their fullest moment would hold many times the pending entries. */
+  if (k->cap > RADIX_KEEP) {
+    g_free(k->items);
+    k->items = NULL;
+    k->cap = 0;
+  }
+  zero->head = 0;
+}
+
+static inline heap_entry *q_top(sim_engine *e)
+{
+  if (e->heap_len == 0)
+    return NULL;
+  radix_bucket *zero = &e->bucket[0];
+  if (zero->head == zero->len)
+    radix_refill(e);
+  return &zero->items[zero->head];
+}
+
+static inline void q_pop(sim_engine *e)
+{
+  e->bucket[0].head++;
+  e->heap_len--;
+}
+
+/* A time below `last` is scheduled (possible after sim_engine_run_until() looked at an event
+ * past its limit): every entry is placed again relative to the new, lower `last`. */
+static void radix_rebase(sim_engine *e, sim_time_ps last)
+{
+  size_t n = e->heap_len, m = 0;
+  heap_entry *all = g_new(heap_entry, n ? n : 1);
+  for (int b = 0; b < RADIX_BUCKETS; b++) {
+    radix_bucket *k = &e->bucket[b];
+    for (uint32_t i = b == 0 ? k->head : 0; i < k->len; i++)
+      all[m++] = k->items[i];
+    k->len = k->head = 0;
+  }
+  memset(e->full, 0, sizeof e->full);
+  e->full_words = 0;
+  e->last = last;
+  for (size_t i = 0; i < m; i++)
+    radix_append(e, radix_bucket_of(e, all[i].time), all[i]);
+  g_free(all);
+}
+
+#endif
+
 static void note_stale(sim_engine *e)
 {
   e->stale++;
   if (e->stale > 1024 && e->stale > e->heap_len / 2)
-    heap_compact(e);
+    q_compact(e);
 }
 
 /* Sequence numbers at which the pending events are renumbered (the tag holds 32 bits). */
@@ -344,19 +560,30 @@ static int seq_pos_cmp(const void *a, const void *b)
  * every comparison between entries keeps its outcome, so the heap stays a heap. */
 static void renumber(sim_engine *e)
 {
-  heap_compact(e);
+  q_compact(e);
   size_t n = e->heap_len;
+  heap_entry **entries = g_new(heap_entry *, n ? n : 1);
+#ifdef SIM_QUEUE_HEAP
+  for (size_t i = 0; i < n; i++)
+    entries[i] = &e->heap[i];
+#else
+  size_t m = 0;
+  for (int b = 0; b < RADIX_BUCKETS; b++)
+    for (uint32_t i = b == 0 ? e->bucket[b].head : 0; i < e->bucket[b].len; i++)
+      entries[m++] = &e->bucket[b].items[i];
+#endif
   seq_pos *order = g_new(seq_pos, n ? n : 1);
   for (size_t i = 0; i < n; i++)
-    order[i] = (seq_pos){event_at(e, TAG_INDEX(e->heap[i].tag))->seq, i};
+    order[i] = (seq_pos){event_at(e, TAG_INDEX(entries[i]->tag))->seq, i};
   qsort(order, n, sizeof *order, seq_pos_cmp);
   for (size_t k = 0; k < n; k++) {
-    heap_entry *en = &e->heap[order[k].pos];
+    heap_entry *en = entries[order[k].pos];
     sim_event *ev = event_at(e, TAG_INDEX(en->tag));
     ev->seq = k;
     en->tag = TAG(k, TAG_INDEX(en->tag));
   }
   g_free(order);
+  g_free(entries);
   e->next_seq = n;
 }
 
@@ -406,7 +633,12 @@ void sim_engine_free(sim_engine *e)
 #endif
   g_free(e->slabs);
   g_array_free(e->free_index, TRUE);
+#ifdef SIM_QUEUE_HEAP
   free(e->heap_mem);
+#else
+  for (int b = 0; b < RADIX_BUCKETS; b++)
+    g_free(e->bucket[b].items);
+#endif
   for (guint i = 0; i < e->procs->len; i++)
     g_free((char *)g_array_index(e->procs, proc_rec, i).info.name);
   for (guint i = 0; i < e->tracks->len; i++)
@@ -439,7 +671,7 @@ sim_event *sim_engine_schedule_at(sim_engine *e, sim_time_ps at_ps, sim_event_fn
   ev->time = at_ps;
   ev->seq = take_seq(e);
   ev->refs = 1;
-  heap_push(e, (heap_entry){at_ps, TAG(ev->seq, ev->index)});
+  q_push(e, (heap_entry){at_ps, TAG(ev->seq, ev->index)});
   e->live++;
   return ev;
 }
@@ -477,7 +709,7 @@ gboolean sim_engine_reschedule(sim_engine *e, sim_event *ev, sim_time_ps at_ps)
   ev->time = at_ps;
   ev->seq = seq;
   ev->refs++;
-  heap_push(e, (heap_entry){at_ps, TAG(ev->seq, ev->index)});
+  q_push(e, (heap_entry){at_ps, TAG(ev->seq, ev->index)});
   note_stale(e);
   return TRUE;
 }
@@ -502,18 +734,19 @@ uint64_t sim_engine_run_until(sim_engine *e, sim_time_ps limit_ps)
   uint64_t start_events = e->events;
   gint64 t0 = g_get_monotonic_time();
   e->stopped = FALSE;
-  while (!e->stopped && e->heap_len > 0) {
-    heap_entry top = e->heap[0];
+  heap_entry *topp;
+  while (!e->stopped && (topp = q_top(e)) != NULL) {
+    heap_entry top = *topp;
     sim_event *ev = event_at(e, TAG_INDEX(top.tag));
     if (!entry_live(&top, ev)) {   /* stale: cancelled or rescheduled */
-      heap_pop(e);
+      q_pop(e);
       e->stale--;
       entry_drop(e, ev);
       continue;
     }
     if (top.time > limit_ps)
       break;
-    heap_pop(e);
+    q_pop(e);
     e->live--;
     if (top.time == e->now) {
       if (++e->same_time > e->stall_limit && e->stall_limit) {
@@ -533,8 +766,13 @@ uint64_t sim_engine_run_until(sim_engine *e, sim_time_ps limit_ps)
     ev->seq = SEQ_DEAD;
     entry_drop(e, ev);
     /* The next event is now at the top: start fetching it while this one runs. */
+#ifdef SIM_QUEUE_HEAP
     if (e->heap_len > 0)
       __builtin_prefetch(event_at(e, TAG_INDEX(e->heap[0].tag)));
+#else
+    if (e->bucket[0].head < e->bucket[0].len)
+      __builtin_prefetch(event_at(e, TAG_INDEX(e->bucket[0].items[e->bucket[0].head].tag)));
+#endif
     fn(e, data, arg);
   }
   e->wall_us += g_get_monotonic_time() - t0;

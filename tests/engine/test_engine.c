@@ -1,4 +1,5 @@
-/* Engine tests: heap order and FIFO ties against a sorted reference, refusal of past events,
+/* Engine tests: queue order and FIFO ties against a sorted reference and a reference list
+ * under random cancels and reschedules, refusal of past events,
  * cancel and reschedule, determinism of the dispatch order, checked time arithmetic. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -273,6 +274,140 @@ static void test_watchdog(void **state)
   assert_false(sim_engine_stalled(f));
 }
 
+
+/* ---- The queue against a reference ------------------------------------------------------- */
+
+/* The reference: a plain list of pending events, the next one found by scanning for the
+ * smallest (time, order), where order is the count of schedule calls (a reschedule to a new
+ * time counts as one; to the same time it keeps its place), which is what FIFO ties mean. */
+#define REF_MAX 512
+
+typedef struct {
+  sim_event *ev;
+  sim_time_ps t;
+  uint64_t order;
+  gboolean live;
+} ref_slot;
+
+typedef struct {
+  ref_slot slot[REF_MAX];
+  uint64_t next_order;
+  uint64_t rng;
+  uint64_t dispatched, limit;
+  gboolean wrong;   /* the engine dispatched another event than the reference's next */
+} ref_model;
+
+static uint64_t ref_rand(ref_model *m, uint64_t n)
+{
+  m->rng = m->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (m->rng >> 33) % n;
+}
+
+/* Delays from 0 (ties with now) to 2^40 ps, spread over every byte of the time. */
+static sim_time_ps ref_delay(ref_model *m)
+{
+  switch (ref_rand(m, 4)) {
+  case 0: return 0;
+  case 1: return (sim_time_ps)ref_rand(m, 4);                       /* many equal times */
+  case 2: return (sim_time_ps)ref_rand(m, 70000);
+  default: return (sim_time_ps)ref_rand(m, (uint64_t)1 << (ref_rand(m, 40) + 1));
+  }
+}
+
+static void ref_fire(sim_engine *e, void *data, uint64_t arg);
+
+static void ref_schedule(sim_engine *e, ref_model *m, sim_time_ps at)
+{
+  for (size_t i = 0; i < REF_MAX; i++)
+    if (!m->slot[i].live) {
+      m->slot[i] = (ref_slot){sim_engine_schedule_at(e, at, ref_fire, m, i), at,
+                              m->next_order++, TRUE};
+      assert_non_null(m->slot[i].ev);
+      return;
+    }
+}
+
+/* Random cancels, reschedules (earlier, later, to the same time) and schedules. */
+static void ref_stir(sim_engine *e, ref_model *m)
+{
+  sim_time_ps now = sim_engine_now(e);
+  for (int k = (int)ref_rand(m, 4); k > 0; k--) {
+    ref_slot *s = &m->slot[ref_rand(m, REF_MAX)];
+    if (!s->live)
+      continue;
+    switch (ref_rand(m, 4)) {
+    case 0:
+      sim_engine_cancel(e, s->ev);
+      s->live = FALSE;
+      break;
+    case 1: {
+      sim_time_ps t = now + (s->t > now ? (sim_time_ps)ref_rand(m, (uint64_t)(s->t - now)) : 0);
+      assert_true(sim_engine_reschedule(e, s->ev, t));
+      if (t != s->t)
+        s->order = m->next_order++;
+      s->t = t;
+      break;
+    }
+    case 2:
+      assert_true(sim_engine_reschedule(e, s->ev, s->t));   /* keeps its place */
+      break;
+    default: {
+      sim_time_ps t = s->t + ref_delay(m);
+      assert_true(sim_engine_reschedule(e, s->ev, t));
+      if (t != s->t)
+        s->order = m->next_order++;
+      s->t = t;
+    }
+    }
+  }
+  if (m->dispatched < m->limit)
+    for (int k = (int)ref_rand(m, 3); k > 0; k--)
+      ref_schedule(e, m, now + ref_delay(m));
+}
+
+static void ref_fire(sim_engine *e, void *data, uint64_t arg)
+{
+  ref_model *m = data;
+  size_t best = REF_MAX;
+  for (size_t i = 0; i < REF_MAX; i++) {
+    const ref_slot *s = &m->slot[i];
+    if (s->live && (best == REF_MAX || s->t < m->slot[best].t ||
+                    (s->t == m->slot[best].t && s->order < m->slot[best].order)))
+      best = i;
+  }
+  if (best != arg || m->slot[arg].t != sim_engine_now(e))
+    m->wrong = TRUE;
+  m->slot[arg].live = FALSE;
+  m->dispatched++;
+  ref_stir(e, m);
+}
+
+/* 150000 events with ties, cancels and reschedules dispatch in the reference's order, also when
+ * the run is cut by sim_engine_run_until() and events are scheduled from outside between the
+ * pieces (before the time of the next pending event: the queue must take times below the one
+ * it looked at last). */
+static void test_queue_matches_reference(void **state)
+{
+  g_autoptr(sim_engine) e = sim_engine_new();
+  ref_model *m = g_new0(ref_model, 1);
+  m->rng = 2026;
+  m->limit = 150000;
+  for (int i = 0; i < 300; i++)
+    ref_schedule(e, m, ref_delay(m));
+  sim_time_ps limit = 0;
+  while (m->dispatched < m->limit && !m->wrong) {
+    limit += (sim_time_ps)ref_rand(m, (uint64_t)1 << 30);
+    sim_engine_run_until(e, limit);
+    ref_stir(e, m);
+    ref_schedule(e, m, sim_engine_now(e) + (sim_time_ps)ref_rand(m, 3));
+  }
+  sim_engine_run(e);
+  assert_false(m->wrong);
+  assert_true(m->dispatched > m->limit);
+  assert_int_equal(sim_engine_events(e), m->dispatched);
+  g_free(m);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -280,6 +415,7 @@ int main(void)
       cmocka_unit_test(test_cancel_reschedule),   cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_time_arithmetic),     cmocka_unit_test(test_observers),
       cmocka_unit_test(test_watchdog),           cmocka_unit_test(test_sequence_renumbering),
+      cmocka_unit_test(test_queue_matches_reference),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

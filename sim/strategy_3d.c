@@ -882,7 +882,12 @@ gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError
   o->recompute = (wl_recompute)s->recompute;
   o->zero = (unsigned)s->zero;
   o->overlap = s->overlap;
-  o->allreduce = comm_coll_algorithm_name(s->allreduce);
+  /* The collectives of a 3d plan are timed once each, every group of a kind at once on the
+   * network. The default on GPUs, nccl, runs its channels as flows on every rank, which costs
+   * seconds per plan at 1024 GPUs (the ring's collectives take milliseconds), so 3d uses the
+   * ring unless --allreduce names an algorithm. bench/llm's accuracy figures are the ring's. */
+  o->allreduce = sim_scenario_given(s, "allreduce") ? comm_coll_algorithm_name(s->allreduce)
+                                                    : "ring";
   o->iterations = (uint32_t)s->iterations;
   return TRUE;
 }

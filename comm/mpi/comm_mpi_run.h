@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include "comm_mpi.h"
+#include "scenario.h"
 
 typedef struct {
   int rank, size;
@@ -37,6 +38,18 @@ void comm_mpi__scratch_remove(void);
  * start-up); a bad option ends the job with one message. Handles --help on rank 0. Returns
  * FALSE when --help was printed and the command should return 0. */
 gboolean comm_mpi__parse(const comm_mpi_ctx *ctx, GOptionContext *octx, int *argc, char ***argv);
+
+/* The scenario of a command that simulates (replay, sweep, search): an optional positional
+ * SCENARIO.ini, then the shared scenario options of the commands in `set` beside the command's
+ * own `entries` (NULL-terminated, or NULL), parsed with comm_mpi__parse(); with SIM_OPTS_SWEEP a
+ * --nodes list is the --nodes-list axis; `check` at the end (NULL: sim_scenario_check; search
+ * passes sim_search_check, which checks against every strategy it covers). `s` is initialised by
+ * the caller. Bad input ends the job with one message; FALSE when --help was printed. The
+ * strings set through `entries` stay valid after return. */
+typedef gboolean (*comm_mpi_scenario_check)(sim_scenario *s, GError **error);
+gboolean comm_mpi__scenario(const comm_mpi_ctx *ctx, const char *summary, GOptionEntry *entries,
+                            unsigned set, comm_mpi_scenario_check check, int argc, char **argv,
+                            sim_scenario *s);
 
 /* Fills node_of, socket_of, nodes and ranks_per_node (collective). Nodes are told apart by host
  * name and network namespace, so ranks in different namespaces of one machine count as

@@ -298,28 +298,12 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
        "FILE"},
       {NULL},
   };
-  g_autoptr(GOptionContext) octx =
-      g_option_context_new("[SCENARIO.ini] - replay a dp or ps iteration for real");
-  dt_option_entries_as_bytes(entries);
-  g_option_context_add_main_entries(octx, entries, NULL);
-  g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, SIM_CMD_RUN);
-  g_autoptr(GError) error = NULL;
-  /* One positional argument is allowed here: the scenario file. */
-  g_option_context_set_help_enabled(octx, FALSE);
-  char *scenario_file = NULL;
-  if (argc >= 2 && argv[1][0] != '-') {
-    scenario_file = argv[1];
-    argv[1] = argv[0];
-    argv++;
-    argc--;
-  }
-  if (!comm_mpi__parse(ctx, octx, &argc, &argv))
-    return 0;
   g_auto(sim_scenario) s;
   sim_scenario_init(&s);
-  if ((scenario_file && !sim_scenario_load(&s, scenario_file, SIM_CMD_RUN, &error)) ||
-      !sim_scenario_apply_options(&s, so, &error) || !sim_scenario_check(&s, &error))
-    comm_mpi__fail_all(ctx, error);
+  if (!comm_mpi__scenario(ctx, "[SCENARIO.ini] - replay a dp or ps iteration for real", entries,
+                          SIM_CMD_RUN, NULL, argc, argv, &s))
+    return 0;
+  g_autoptr(GError) error = NULL;
 
   /* Every output can be written, or nothing is measured (calibration takes minutes). */
   if ((measured_trace && !dt_outfile_check(measured_trace, "--measured-trace", &error)) ||

@@ -46,26 +46,12 @@ static void spread(comm_mpi_ctx *ctx, const sim_search *S, gboolean flow, const 
 
 int comm_mpi__cmd_search(comm_mpi_ctx *ctx, int argc, char **argv)
 {
-  GOptionEntry entries[] = {{NULL}};
-  g_autoptr(GOptionContext) octx =
-      g_option_context_new("[SCENARIO.ini] - a search spread over the ranks");
-  g_option_context_add_main_entries(octx, entries, NULL);
-  g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, SIM_CMD_SEARCH);
-  char *scenario_file = NULL;
-  if (argc >= 2 && argv[1][0] != '-') {
-    scenario_file = argv[1];
-    argv[1] = argv[0];
-    argv++;
-    argc--;
-  }
-  if (!comm_mpi__parse(ctx, octx, &argc, &argv))
-    return 0;
-  g_autoptr(GError) error = NULL;
   g_auto(sim_scenario) s;
   sim_scenario_init(&s);
-  if ((scenario_file && !sim_scenario_load(&s, scenario_file, SIM_CMD_SEARCH, &error)) ||
-      !sim_scenario_apply_options(&s, so, &error) || !sim_search_check(&s, &error))
-    comm_mpi__fail_all(ctx, error);
+  if (!comm_mpi__scenario(ctx, "[SCENARIO.ini] - a search spread over the ranks", NULL,
+                          SIM_CMD_SEARCH, sim_search_check, argc, argv, &s))
+    return 0;
+  g_autoptr(GError) error = NULL;
   /* Ranks on one machine share its cores: one thread each unless --jobs says otherwise. */
   if (!sim_scenario_given(&s, "jobs"))
     s.jobs = 1;

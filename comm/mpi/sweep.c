@@ -12,33 +12,12 @@
 
 int comm_mpi__cmd_sweep(comm_mpi_ctx *ctx, int argc, char **argv)
 {
-  GOptionEntry entries[] = {{NULL}};
-  g_autoptr(GOptionContext) octx = g_option_context_new("[SCENARIO.ini] - a sweep spread over the ranks");
-  dt_option_entries_as_bytes(entries);
-  g_option_context_add_main_entries(octx, entries, NULL);
-  g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, SIM_CMD_SWEEP);
-  /* As `dtsim sweep`: --nodes takes a list. Option parsing rearranges the vector it is given:
-   * give it a view, keep ownership here. */
-  g_autoptr(GPtrArray) args = sim_scenario_sweep_args(argc, argv);
-  g_autofree char **view = g_memdup2(args->pdata, args->len * sizeof(char *));
-  argc = (int)args->len - 1;
-  argv = view;
-  char *scenario_file = NULL;
-  if (argc >= 2 && argv[1][0] != '-') {
-    scenario_file = argv[1];
-    argv[1] = argv[0];
-    argv++;
-    argc--;
-  }
-  if (!comm_mpi__parse(ctx, octx, &argc, &argv))
-    return 0;
-  g_autoptr(GError) error = NULL;
   g_auto(sim_scenario) s;
   sim_scenario_init(&s);
-  if ((scenario_file &&
-       !sim_scenario_load(&s, scenario_file, SIM_CMD_SWEEP, &error)) ||
-      !sim_scenario_apply_options(&s, so, &error) || !sim_scenario_check(&s, &error))
-    comm_mpi__fail_all(ctx, error);
+  if (!comm_mpi__scenario(ctx, "[SCENARIO.ini] - a sweep spread over the ranks", NULL,
+                          SIM_CMD_SWEEP, NULL, argc, argv, &s))
+    return 0;
+  g_autoptr(GError) error = NULL;
   if (s.trace) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                 "--trace: a sweep writes no trace; run the point you want with 'dtsim run'");

@@ -61,8 +61,13 @@ attempt() {
     for k in 1 2 3; do
       for d in 100us 200us 0; do
         sh "$SCRIPTS/netns-cluster.sh" shape 2 1gbit $d 2>/dev/null
-        timeout 100 "$MPIEXEC" $DTSIM_MPIRUN_ARGS -np 2 "$DTSIM_MPI" calibrate \
-          --sizes 8,64,512,4K --reps 21 -o "$OUT.lat-$d.$k.ini" >/dev/null
+        # Small messages on a loaded machine can time out of order (calibrate then refuses
+        # to fit a bandwidth): measure again, up to three times.
+        for try in 1 2 3; do
+          timeout 100 "$MPIEXEC" $DTSIM_MPIRUN_ARGS -np 2 "$DTSIM_MPI" calibrate \
+            --sizes 8,64,512,4K --reps 21 -o "$OUT.lat-$d.$k.ini" >/dev/null 2>"$OUT.err" && break
+          [ "$try" -lt 3 ] || { cat "$OUT.err" >&2; exit 1; }
+        done
       done
     done
     sh "$SCRIPTS/netns-cluster.sh" shape 2 1gbit 100us 2>/dev/null
@@ -71,7 +76,7 @@ attempt() {
     timeout 200 "$MPIEXEC" $DTSIM_MPIRUN_ARGS -np 2 "$DTSIM_MPI" validate --system "$OUT.ini" \
       --ops allreduce --algorithms ring --sizes 256K..8M --reps 5 --csv "$OUT.csv"
   ' || status=$?
-  [ "$status" -eq 0 ] || { echo "FAIL: the namespace cluster run failed ($status)"; exit 1; }
+  [ "$status" -eq 0 ] || { echo "the namespace cluster run failed ($status)"; return 1; }
   read -r shaper applied <"$out.shaper"
   "$SYSLOAD" "$out.ini" 1 || { echo "FAIL: the calibration file does not load"; exit 1; }
   grep -q "other-node" "$out.points.csv" || { echo "FAIL: the ranks were not on different nodes"; exit 1; }
@@ -135,9 +140,12 @@ accuracy() {
   return "$ok"
 }
 
+runs_failed=0
 for a in 1 2 3; do
   echo "attempt $a"
-  attempt
+  # A run that fails outright (a calibration that cannot fit on a loaded machine) counts as
+  # a failed attempt; one that fails three times fails the test.
+  if ! attempt; then runs_failed=$((runs_failed + 1)); continue; fi
   echo "shaped by $shaper"
   if accuracy; then echo "ok"; exit 0; fi
   # A token bucket is no alpha-beta link: its burst lets messages of some 100 KiB through
@@ -147,6 +155,9 @@ for a in 1 2 3; do
     echo "ok"; exit 0
   fi
 done
+if [ "$runs_failed" -eq 3 ]; then
+  echo "FAIL: the namespace cluster run failed in 3 attempts"; exit 1
+fi
 if [ "${DTSIM_NETNS_STRICT:-1}" = 0 ]; then
   echo "warning: accuracy not reached in 3 attempts (not enforced: DTSIM_NETNS_STRICT=0)"
   echo "ok"; exit 0

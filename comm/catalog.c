@@ -13,7 +13,8 @@ static const char *const fabric_keys[] = {
 static const char *const system_keys[] = {
     "description", "device", "devices_per_node", "layout", "intra", "inter", "pcie",
     "nics_per_node", "sockets", "pcie_switches_per_socket", "socket_link_GBps",
-    "socket_link_latency_ns", "topology", "nvlink_pairs", "switch_bandwidth_GBps", NULL};
+    "socket_link_latency_ns", "topology", "nvlink_pairs", "switch_bandwidth_GBps", "p2p_level",
+    "gpudirect_rdma", "host_memory_GBps", NULL};
 
 static const char *const layouts[] = {"nvlink-hybrid-cube", "nvswitch", "pcie-tree", "single",
                                       "host", NULL};
@@ -226,6 +227,40 @@ comm_system *comm_system_load(const char *name, const char *what, GError **error
     dt_ini_error(ini, "system", "switch_bandwidth_GBps", error,
                  "only the nvswitch layout has a switch (layout here: %s)", s->layout);
     return NULL;
+  }
+  s->p2p_level = COMM_PATH_PXB;   /* NCCL's default: no peer-to-peer through a CPU */
+  s->gpudirect_rdma = TRUE;
+  if (!dt_ini_double(ini, "system", "host_memory_GBps", FALSE, 1e-3, 1e6, &s->host_memory_GBps,
+                     error))
+    return NULL;
+  if (dt_ini_has(ini, "system", "p2p_level")) {
+    static const char *const levels[] = {"NVL", "PIX", "PXB", "PHB", "SYS", NULL};
+    g_autofree char *lv = dt_ini_string(ini, "system", "p2p_level", TRUE, error);
+    if (!lv)
+      return NULL;
+    int found = -1;
+    for (int i = 0; levels[i]; i++)
+      if (g_ascii_strcasecmp(lv, levels[i]) == 0)
+        found = i;
+    if (found < 0) {
+      dt_ini_error(ini, "system", "p2p_level", error,
+                   "'%s' is not a path class (NVL, PIX, PXB, PHB, SYS)", lv);
+      return NULL;
+    }
+    s->p2p_level = (uint8_t)(COMM_PATH_NVL + found);
+  }
+  if (dt_ini_has(ini, "system", "gpudirect_rdma")) {
+    g_autofree char *v = dt_ini_string(ini, "system", "gpudirect_rdma", TRUE, error);
+    if (!v)
+      return NULL;
+    if (g_ascii_strcasecmp(v, "yes") == 0 || g_ascii_strcasecmp(v, "true") == 0)
+      s->gpudirect_rdma = TRUE;
+    else if (g_ascii_strcasecmp(v, "no") == 0 || g_ascii_strcasecmp(v, "false") == 0)
+      s->gpudirect_rdma = FALSE;
+    else {
+      dt_ini_error(ini, "system", "gpudirect_rdma", error, "'%s' is not yes or no", v);
+      return NULL;
+    }
   }
   s->topology = dt_ini_string(ini, "system", "topology", FALSE, NULL);
   if (s->topology && *s->topology == '\0') {

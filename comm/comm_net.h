@@ -66,10 +66,31 @@ typedef struct {
   double switch_GBps;         /* nvswitch layout: what the switch carries in total, all flows
                                * through it in both directions together (1e9 bytes/s); 0:
                                * non-blocking */
+  /* Peer-to-peer as the hardware allows it (docs/nccl.md, "Peer-to-peer paths"). */
+  uint8_t p2p_level;          /* comm_path_class up to which GPUs use PCIe peer-to-peer (NCCL's
+                               * P2P level; default PXB); beyond it a bounce through host memory */
+  gboolean gpudirect_rdma;    /* the NICs read and write GPU memory (up to PXB, NCCL's default
+                               * GDR level); otherwise network traffic is staged in host memory */
+  double host_memory_GBps;    /* per socket, 1e9 bytes/s; 0: not a constraint */
   comm_fabric *intra;         /* NULL when the layout has no device-to-device fabric */
   comm_fabric *inter;
   comm_fabric *pcie;
 } comm_system;
+
+/* NCCL's classes of a path inside a node (its PATH_* types), best first: NVLink only; one PCIe
+ * switch; several PCIe switches; through a CPU's root complex; across the socket link. COMM_PATH_NET:
+ * between nodes. */
+typedef enum {
+  COMM_PATH_LOC,
+  COMM_PATH_NVL,
+  COMM_PATH_PIX,
+  COMM_PATH_PXB,
+  COMM_PATH_PHB,
+  COMM_PATH_SYS,
+  COMM_PATH_NET,
+} comm_path_class;
+
+const char *comm_path_class_name(comm_path_class c);
 
 comm_system *comm_system_load(const char *name, const char *what, GError **error);
 void comm_system_free(comm_system *system);
@@ -131,6 +152,11 @@ const char *comm_topology_kind(const comm_topology *topo);
 comm_ep comm_topology_nvswitch(const comm_topology *topo, uint32_t node);
 /* NVLink ports joining local devices a and b of a node (0: none, or a switch layout). */
 uint32_t comm_topology_nvlinks(const comm_topology *topo, uint32_t a, uint32_t b);
+/* The class of the path between two endpoints as the hardware has it (before any bounce through
+ * host memory), and whether traffic between them goes through host memory: GPU pairs beyond the
+ * system's p2p_level (NCCL's SHM transport), GPU-NIC pairs without GPUDirect RDMA. */
+comm_path_class comm_topology_path_class(const comm_topology *topo, comm_ep a, comm_ep b);
+gboolean comm_topology_bounces(const comm_topology *topo, comm_ep a, comm_ep b);
 /* Directed links in the whole cluster (for memory figures). */
 uint64_t comm_topology_links(const comm_topology *topo);
 

@@ -33,6 +33,9 @@ struct comm_topology {
   /* Node-local undirected links. */
   uint32_t LL;
   uint32_t switch_link;    /* the NVSwitch's own capacity (a loop on its vertex), or NO_VERTEX */
+  uint32_t mem_link;       /* socket 0's host memory (a loop on its vertex; socket k's is
+                            * mem_link + k), or NO_VERTEX */
+  uint32_t *dev_socket;    /* per local device: the socket its PCIe tree hangs off */
   GArray *la, *lb;         /* of uint32_t: endpoints */
   GArray *lclass;          /* of uint8_t: class index */
 
@@ -43,6 +46,8 @@ struct comm_topology {
   GArray *path_pool;       /* of uint32_t */
   uint32_t local_max;
   uint32_t *nic_of;        /* per local vertex: local NIC index used to leave the node */
+  uint8_t *pclass;         /* V x V: comm_path_class of the hardware path (devices and NICs) */
+  uint8_t *bounce;         /* V x V: the route goes through host memory */
 
   GArray *classes;         /* of comm__link_class */
   uint8_t nic_class, net_class;
@@ -203,13 +208,20 @@ static gboolean build_node(comm_topology *t, GError **error)
   uint8_t pc = add_class(t, pcie->bandwidth_GBps, pcie->efficiency, pcie->latency_ns, pcie,
                          "pcie");
   /* Devices and NICs spread evenly and contiguously over the PCIe switches, or over the
-   * sockets when there are none. */
-  if (!t->host_layout)
+   * sockets when there are none. Devices sit in the preset's slots: with fewer devices than the
+   * preset has (--devices-per-node), the node's first devices, so that two K80 dies stay on
+   * their board's switch. */
+  uint32_t slots = MAX(t->G, s->devices_per_node);
+  if (!t->host_layout) {
+    t->dev_socket = g_new(uint32_t, t->G);
     for (uint32_t d = 0; d < t->G; d++) {
-      uint32_t up = t->P ? t->sw_base + (uint32_t)((uint64_t)d * t->P / t->G)
-                         : t->sock_base + (uint32_t)((uint64_t)d * t->S / t->G);
+      uint32_t w = (uint32_t)((uint64_t)d * t->P / slots);
+      uint32_t up = t->P ? t->sw_base + w
+                         : t->sock_base + (uint32_t)((uint64_t)d * t->S / slots);
+      t->dev_socket[d] = t->P ? w / s->pcie_switches_per_socket : up - t->sock_base;
       add_local_link(t, d, up, pc);
     }
+  }
   for (uint32_t w = 0; w < t->P; w++)
     add_local_link(t, t->sw_base + w, t->sock_base + w / s->pcie_switches_per_socket, pc);
   uint8_t sc = add_class(t, s->socket_link_GBps, 1.0, s->socket_link_latency_ns, NULL, "socket");
@@ -220,6 +232,17 @@ static gboolean build_node(comm_topology *t, GError **error)
     uint32_t up = t->P ? t->sw_base + (uint32_t)((uint64_t)k * t->P / t->N)
                        : t->sock_base + (uint32_t)((uint64_t)k * t->S / t->N);
     add_local_link(t, t->nic_base + k, up, pc);
+  }
+  /* Host memory, crossed by bounces through it (NCCL's SHM transport, network traffic staged
+   * without GPUDirect RDMA): a loop on each socket's vertex, like the NVSwitch's. A bounce
+   * writes every byte into memory and reads it out again, so the loop carries half the memory
+   * bandwidth. */
+  t->mem_link = NO_VERTEX;
+  if (s->host_memory_GBps > 0) {
+    t->mem_link = t->LL;
+    uint8_t mc = add_class(t, s->host_memory_GBps / 2.0, 1.0, 0, NULL, "memory");
+    for (uint32_t a = 0; a < t->S; a++)
+      add_local_link(t, t->sock_base + a, t->sock_base + a, mc);
   }
   return TRUE;
 }
@@ -378,6 +401,112 @@ static gboolean build_paths(comm_topology *t, GError **error)
             break;
           }
       }
+    }
+  }
+  return TRUE;
+}
+
+/* The vertex a directed local link leads to. */
+static inline uint32_t link_head(const comm_topology *t, uint32_t dl)
+{
+  uint32_t l = dl / 2;
+  return (dl & 1) ? g_array_index(t->la, uint32_t, l) : g_array_index(t->lb, uint32_t, l);
+}
+
+/* NCCL's class of the stored path u -> v: SYS when it crosses the socket link, PHB when it
+ * passes through a socket, PXB through several PCIe switches, PIX through one, NVL over NVLink
+ * and NVSwitch only. */
+static comm_path_class path_class_of(const comm_topology *t, uint32_t u, uint32_t v)
+{
+  if (u == v)
+    return COMM_PATH_LOC;
+  size_t idx = (size_t)u * t->V + v;
+  if (t->path_off[idx] == UINT32_MAX)
+    return COMM_PATH_SYS;
+  const uint32_t *p = &g_array_index(t->path_pool, uint32_t, t->path_off[idx]);
+  uint32_t n = t->path_len[idx], switches = 0;
+  gboolean host = FALSE, nvlink_only = TRUE;
+  for (uint32_t i = 0; i < n; i++) {
+    const char *kind = g_array_index(t->classes, comm__link_class,
+                                     g_array_index(t->lclass, uint8_t, p[i] / 2)).kind;
+    if (kind[0] == 's')
+      return COMM_PATH_SYS;
+    if (kind[0] != 'n')
+      nvlink_only = FALSE;
+    uint32_t w = link_head(t, p[i]);
+    if (i + 1 < n && w >= t->sock_base && w < t->sw_base)
+      host = TRUE;
+    if (i + 1 < n && w >= t->sw_base && w < t->sw_base + t->P)
+      switches++;
+  }
+  if (nvlink_only)
+    return COMM_PATH_NVL;
+  return host ? COMM_PATH_PHB : switches > 1 ? COMM_PATH_PXB : COMM_PATH_PIX;
+}
+
+/* Appends the stored path a -> b to the pool; returns its length. */
+static uint32_t append_path(comm_topology *t, uint32_t a, uint32_t b)
+{
+  size_t idx = (size_t)a * t->V + b;
+  uint32_t n = t->path_len[idx];
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t dl = g_array_index(t->path_pool, uint32_t, t->path_off[idx] + i);
+    g_array_append_val(t->path_pool, dl);
+  }
+  return n;
+}
+
+/* Replaces the path u -> v by a bounce through the host memory of socket `sock`: u to the
+ * socket, into and out of its memory, the socket to v. */
+static gboolean set_bounce(comm_topology *t, uint32_t u, uint32_t v, uint32_t sock, GError **error)
+{
+  uint32_t sv = t->sock_base + sock;
+  size_t idx = (size_t)u * t->V + v;
+  uint32_t off = t->path_pool->len;
+  uint32_t len = append_path(t, u, sv);
+  if (t->mem_link != NO_VERTEX) {
+    uint32_t through = 2 * (t->mem_link + sock);
+    g_array_append_val(t->path_pool, through);
+    len++;
+  }
+  len += append_path(t, sv, v);
+  if (len > 255)
+    return system_error(t->sys, "layout", error, "node graph too deep");
+  t->path_off[idx] = off;
+  t->path_len[idx] = (uint8_t)len;
+  t->bounce[idx] = 1;
+  t->local_max = MAX(t->local_max, len);
+  return TRUE;
+}
+
+/* Path classes of every pair of devices and NICs, then the bounces through host memory: GPUs
+ * farther apart than the system's p2p_level (NCCL's SHM transport, through the memory of the
+ * receiver's socket), and GPU-NIC traffic without GPUDirect RDMA or farther than PXB (NCCL's
+ * default GDR level; staged in the memory of the GPU's socket). */
+static gboolean build_bounces(comm_topology *t, GError **error)
+{
+  uint32_t V = t->V;
+  t->pclass = g_new0(uint8_t, (size_t)V * V);
+  t->bounce = g_new0(uint8_t, (size_t)V * V);
+  for (uint32_t u = 0; u < V; u++)
+    for (uint32_t v = 0; v < V; v++)
+      t->pclass[(size_t)u * V + v] = (uint8_t)path_class_of(t, u, v);
+  if (t->host_layout)
+    return TRUE;
+  const comm_system *s = t->sys;
+  for (uint32_t u = 0; u < t->G; u++) {
+    for (uint32_t v = 0; v < t->G; v++) {
+      comm_path_class c = t->pclass[(size_t)u * V + v];
+      if (u != v && c > COMM_PATH_NVL && c > s->p2p_level &&
+          !set_bounce(t, u, v, t->dev_socket[v], error))
+        return FALSE;
+    }
+    for (uint32_t k = 0; k < t->N; k++) {
+      uint32_t nic = t->nic_base + k;
+      gboolean stage = !s->gpudirect_rdma || t->pclass[(size_t)u * V + nic] > COMM_PATH_PXB;
+      if (stage && (!set_bounce(t, u, nic, t->dev_socket[u], error) ||
+                    !set_bounce(t, nic, u, t->dev_socket[u], error)))
+        return FALSE;
     }
   }
   return TRUE;
@@ -627,6 +756,7 @@ comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error
   }
   t->kind_text = g_strdup(spec->topology && *spec->topology ? spec->topology : s->topology);
   if (!build_node(t, error) || !build_paths(t, error) || !check_connected(t, error) ||
+      !build_bounces(t, error) ||
       !build_network(t, error))
     return NULL;
   return g_steal_pointer(&t);
@@ -651,6 +781,9 @@ void comm_topology_free(comm_topology *t)
   g_free(t->path_off);
   g_free(t->path_len);
   g_free(t->nic_of);
+  g_free(t->pclass);
+  g_free(t->bounce);
+  g_free(t->dev_socket);
   g_free(t->nvl);
   g_free(t);
 }
@@ -701,6 +834,27 @@ uint32_t comm_topology_nvlinks(const comm_topology *t, uint32_t a, uint32_t b)
 {
   g_return_val_if_fail(a < t->G && b < t->G, 0);
   return t->nvl && !t->host_layout ? t->nvl[a * t->G + b] : 0;
+}
+
+const char *comm_path_class_name(comm_path_class c)
+{
+  static const char *const names[] = {"LOC", "NVL", "PIX", "PXB", "PHB", "SYS", "NET"};
+  return (unsigned)c < G_N_ELEMENTS(names) ? names[c] : "?";
+}
+
+comm_path_class comm_topology_path_class(const comm_topology *t, comm_ep a, comm_ep b)
+{
+  if (a / t->V != b / t->V)
+    return COMM_PATH_NET;
+  return (comm_path_class)t->pclass[(size_t)(a % t->V) * t->V + b % t->V];
+}
+
+gboolean comm_topology_bounces(const comm_topology *t, comm_ep a, comm_ep b)
+{
+  if (a / t->V != b / t->V)
+    return t->bounce[(size_t)(a % t->V) * t->V + t->nic_base + t->nic_of[a % t->V]] ||
+           t->bounce[(size_t)(t->nic_base + t->nic_of[b % t->V]) * t->V + b % t->V];
+  return t->bounce[(size_t)(a % t->V) * t->V + b % t->V] != 0;
 }
 
 uint32_t comm__ep_nic(const comm_topology *t, comm_ep ep) { return t->nic_of[ep % t->V]; }

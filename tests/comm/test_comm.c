@@ -332,13 +332,15 @@ static void test_routes_intra(void **state)
   assert_int_equal(comm_topology_hops(dgx, d0, comm_topology_host(dgx, 0, 0)), 2);
   assert_int_equal(comm_topology_hops(dgx, d0, comm_topology_host(dgx, 0, 1)), 3);
 
-  /* pcie-8gpu: 2 sockets x 2 switches x 2 GPUs. Same switch: GPU-sw-GPU (2). Other switch of
-   * the socket: GPU-sw-socket-sw-GPU (4). Other socket: GPU-sw-socket-socket-sw-GPU (5). */
+  /* pcie-8gpu: 2 sockets x 2 switches x 2 GPUs. Same switch: GPU-sw-GPU (2, peer-to-peer).
+   * Other switch of the socket: beyond NCCL's default P2P level, so a bounce through host
+   * memory: GPU-sw-socket-memory-sw-GPU (5). Other socket: through the receiver's socket and
+   * its memory, GPU-sw-socket-socket-memory-sw-GPU (6). */
   g_autoptr(comm_topology) pc = build("pcie-8gpu", 1, NULL, NULL);
   assert_int_equal(hops_dev(pc, 0, 1), 2);
-  assert_int_equal(hops_dev(pc, 0, 2), 4);
-  assert_int_equal(hops_dev(pc, 0, 4), 5);
-  assert_int_equal(hops_dev(pc, 7, 0), 5);
+  assert_int_equal(hops_dev(pc, 0, 2), 5);
+  assert_int_equal(hops_dev(pc, 0, 4), 6);
+  assert_int_equal(hops_dev(pc, 7, 0), 6);
 
   /* DGX-1 P100: four NVLink 1.0 ports, so every cube edge is one link: 20 GB/s * 0.9. */
   g_autoptr(comm_topology) p100 = build("dgx1-p100", 1, NULL, NULL);
@@ -358,6 +360,112 @@ static void test_routes_intra(void **state)
   /* 12 NVLink3 links * 25 GB/s * 0.8 efficiency = 240 GB/s. */
   assert_float_equal(comm_topology_route_Bps(a100, comm_topology_device(a100, 0),
                                              comm_topology_device(a100, 7)), 240e9, 1e3);
+}
+
+/* NCCL's path classes and the bounces through host memory, from the catalog's wiring. */
+static void test_path_classes(void **state)
+{
+  /* pcie-8gpu: GPUs 0,1 under switch 0, 2,3 under switch 1 (socket 0), 4-7 on socket 1; the
+   * EDR NIC under switch 0. */
+  g_autoptr(comm_topology) pc = build("pcie-8gpu", 1, NULL, NULL);
+  comm_ep d[8];
+  for (uint32_t i = 0; i < 8; i++)
+    d[i] = comm_topology_device(pc, i);
+  assert_int_equal(comm_topology_path_class(pc, d[0], d[1]), COMM_PATH_PIX);
+  assert_int_equal(comm_topology_path_class(pc, d[0], d[2]), COMM_PATH_PHB);
+  assert_int_equal(comm_topology_path_class(pc, d[0], d[4]), COMM_PATH_SYS);
+  assert_int_equal(comm_topology_path_class(pc, d[0], d[0]), COMM_PATH_LOC);
+  assert_false(comm_topology_bounces(pc, d[0], d[1]));
+  assert_true(comm_topology_bounces(pc, d[0], d[2]));
+  assert_true(comm_topology_bounces(pc, d[5], d[1]));
+  /* Peer-to-peer under one switch: the PCIe 3.0 x16 links, 15.75 GB/s * 0.8. A bounce across
+   * the sockets: the socket link, NCCL's 6 GB/s for Broadwell. */
+  assert_float_equal(comm_topology_route_Bps(pc, d[0], d[1]), 12.6e9, 1e3);
+  assert_float_equal(comm_topology_route_Bps(pc, d[0], d[4]), 6e9, 1e3);
+  /* Under the socket: the memory loop carries half of 76.8 GB/s, the PCIe links bind. */
+  assert_float_equal(comm_topology_route_Bps(pc, d[0], d[2]), 12.6e9, 1e3);
+
+  /* DGX-1V: every pair NVL (direct or forwarded over two NVLinks), never a bounce. */
+  g_autoptr(comm_topology) dgx = build("dgx1-v100", 1, NULL, NULL);
+  for (uint32_t b = 1; b < 8; b++) {
+    assert_int_equal(comm_topology_path_class(dgx, comm_topology_device(dgx, 0),
+                                              comm_topology_device(dgx, b)), COMM_PATH_NVL);
+    assert_false(comm_topology_bounces(dgx, comm_topology_device(dgx, 0),
+                                       comm_topology_device(dgx, b)));
+  }
+  /* Two DGX-1V: GPU 0 reaches its EDR port through their shared switch (PIX) with GPUDirect
+   * RDMA, so no bounce; between nodes the class is NET. */
+  g_autoptr(comm_topology) dgx2 = build("dgx1-v100", 2, NULL, NULL);
+  comm_ep a = comm_topology_device(dgx2, 0), b = comm_topology_device(dgx2, 8);
+  assert_int_equal(comm_topology_path_class(dgx2, a, b), COMM_PATH_NET);
+  assert_false(comm_topology_bounces(dgx2, a, b));
+
+  /* p2.8xlarge with four dies: the node's first two K80 boards, so dies 0 and 1 share board 0's
+   * PCIe switch (PIX, peer-to-peer) and dies 1 and 2 are on two boards under socket 0 (PHB:
+   * a bounce through host memory). */
+  comm_cluster_spec spec = {.system = "p2.8xlarge", .nodes = 2, .devices_per_node = 4};
+  g_autoptr(GError) error = NULL;
+  g_autoptr(comm_topology) k80 = comm_topology_build(&spec, &error);
+  assert_non_null(k80);
+  comm_ep k[4];
+  for (uint32_t i = 0; i < 4; i++)
+    k[i] = comm_topology_device(k80, i);
+  assert_int_equal(comm_topology_path_class(k80, k[0], k[1]), COMM_PATH_PIX);
+  assert_int_equal(comm_topology_path_class(k80, k[1], k[2]), COMM_PATH_PHB);
+  assert_false(comm_topology_bounces(k80, k[0], k[1]));
+  assert_true(comm_topology_bounces(k80, k[1], k[2]));
+  /* die - switch - die: 2 hops; die - switch - socket - memory - switch - die: 5. */
+  assert_int_equal(comm_topology_hops(k80, k[0], k[1]), 2);
+  assert_int_equal(comm_topology_hops(k80, k[1], k[2]), 5);
+  /* No GPUDirect RDMA (TCP): to the other node the traffic is staged in host memory. */
+  assert_true(comm_topology_bounces(k80, k[0], comm_topology_device(k80, 4)));
+}
+
+/* GPUDirect RDMA or staging in host memory, on a small node written here: one socket whose
+ * memory gives 10 GB/s, one PCIe 3.0 switch with a GPU and a 100 Gb/s EDR NIC. */
+static void test_gpudirect_staging(void **state)
+{
+  const char *base = "[system]\ndescription = x\ndevice = v100-pcie-16gb\ndevices_per_node = 1\n"
+                     "layout = pcie-tree\ninter = ib-edr\npcie = pcie3-x16\nsockets = 1\n"
+                     "pcie_switches_per_socket = 1\nhost_memory_GBps = 10\n";
+  g_autofree char *gdr_text = g_strconcat(base, "gpudirect_rdma = yes\n", NULL);
+  g_autofree char *host_text = g_strconcat(base, "gpudirect_rdma = no\n", NULL);
+  g_autofree char *gdr = write_file("gdr.ini", gdr_text);
+  g_autofree char *host = write_file("host.ini", host_text);
+  g_autoptr(GError) error = NULL;
+  comm_cluster_spec spec = {.system = gdr, .nodes = 2};
+  g_autoptr(comm_topology) tg = comm_topology_build(&spec, &error);
+  assert_non_null(tg);
+  spec.system = host;
+  g_autoptr(comm_topology) th = comm_topology_build(&spec, &error);
+  assert_non_null(th);
+  comm_ep ga = comm_topology_device(tg, 0), gb = comm_topology_device(tg, 1);
+  comm_ep ha = comm_topology_device(th, 0), hb = comm_topology_device(th, 1);
+  /* GPUDirect: GPU - switch - NIC - (network) - NIC - switch - GPU, 6 links, at the bottleneck
+   * of the EDR links (12.5 GB/s line rate times the fabric's efficiency) or PCIe's 12.6. */
+  assert_int_equal(comm_topology_hops(tg, ga, gb), 6);
+  assert_false(comm_topology_bounces(tg, ga, gb));
+  double edr = comm_topology_route_Bps(tg, ga, gb);
+  assert_true(edr > 10e9 && edr <= 12.6e9);
+  /* Staged: GPU - switch - socket, the memory loop, socket - switch - NIC: 5 links between GPU
+   * and NIC instead of 2 on each side, so 6 + 3 + 3 = 12; the memory loop carries every byte in
+   * and out, 10 / 2 = 5 GB/s. */
+  assert_true(comm_topology_bounces(th, ha, hb));
+  assert_int_equal(comm_topology_hops(th, ha, hb), 12);
+  assert_float_equal(comm_topology_route_Bps(th, ha, hb), 5e9, 1e3);
+
+  /* Bad values are named with their file, line and key. */
+  g_autofree char *bad_text = g_strconcat(base, "p2p_level = CPU\n", NULL);
+  g_autofree char *bad = write_file("badp2p.ini", bad_text);
+  GError *e = NULL;
+  assert_null(comm_system_load(bad, "--system", &e));
+  assert_contains(e->message, ":11: [system] p2p_level");
+  g_clear_error(&e);
+  g_autofree char *bad2_text = g_strconcat(base, "gpudirect_rdma = maybe\n", NULL);
+  g_autofree char *bad2 = write_file("badgdr.ini", bad2_text);
+  assert_null(comm_system_load(bad2, "--system", &e));
+  assert_contains(e->message, ":11: [system] gpudirect_rdma");
+  g_clear_error(&e);
 }
 
 static void test_nvlink_pairs(void **state)
@@ -1126,6 +1234,8 @@ int main(void)
       cmocka_unit_test(test_catalog_errors),
       cmocka_unit_test(test_topology_errors),
       cmocka_unit_test(test_routes_intra),
+      cmocka_unit_test(test_path_classes),
+      cmocka_unit_test(test_gpudirect_staging),
       cmocka_unit_test(test_nvlink_pairs),
       cmocka_unit_test(test_routes_inter),
       cmocka_unit_test(test_p2p_time_by_hand),

@@ -187,6 +187,50 @@ static void test_ring_fill_by_hand(void **state)
   ring_by_hand(64 << 20);   /* 512 KiB shares: slices of 192 KiB */
 }
 
+/* Rings over the PCIe paths of the catalog, by hand (docs/nccl.md, "Peer-to-peer paths").
+ *
+ * Four K80 dies of a p2.8xlarge (the node's first two boards): one ring 0-1-2-3 on 2 channels.
+ * Dies 0-1 and 2-3 talk peer-to-peer through their board's switch; 1-2 and 3-0 bounce through
+ * socket 0's memory (76.8 / 2 GB/s for the four bounce flows, 9.6 each). Every die's PCIe 3.0
+ * x16 link and every board's uplink carries one flow per channel each way: 15.75e9 x 0.8 / 2 =
+ * 6.3e9 bytes/s per channel flow. Simple ring allreduce of S: base 8.4 us, fill 6 stages x 192
+ * KiB at 6.3e9, then 2 x (S / 2 x 3/4 at 6.3e9 + 3 PCIe hops of 5.7 us).
+ *
+ * Two DGX-1V: 12 channels, 3 on each EDR port (GPU and port under one PCIe switch, GPUDirect
+ * RDMA): 12.5e9 x 0.97 / 3 per channel. Each 16-rank ring has 14 NVLink hops (3.4 us) and 2
+ * network hops (14 us): base 8.4 us, fill 30 stages x 192 KiB, then 2 x (S / 12 x 15/16 + 15
+ * average hops). */
+static void pcie_ring_by_hand(const char *system, uint32_t nodes, uint32_t per, double share,
+                              uint32_t want_C, double hop_us)
+{
+  comm_cluster_spec spec = {.system = system, .nodes = nodes, .devices_per_node = per};
+  g_autoptr(GError) e = NULL;
+  g_autoptr(comm_topology) t = comm_topology_build(&spec, &e);
+  assert_non_null(t);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 1 << 30};
+  g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, COLL__NCCL_RING, COLL__SIMPLE, NULL);
+  assert_non_null(x);
+  uint32_t C = coll__nccl_chosen(x)->channels, n = nodes * per;
+  assert_int_equal(C, want_C);
+  double S = 1073741824.0;
+  double t_s = 8.4e-6 + 2.0 * (n - 1) * 196608.0 / share +
+               2 * (S / C * (n - 1) / n / share + (n - 1) * hop_us * 1e-6);
+  double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
+  if (fabs(got - t_s) / t_s > 0.005)
+    fail_msg("%s x%u: %.9g s, by hand %.9g s", system, nodes, got, t_s);
+  /* The same through the flow model. */
+  double flow = (double)run_flow(t, g, x) * 1e-12;
+  if (fabs(flow - t_s) / t_s > 0.005)
+    fail_msg("%s x%u flows: %.9g s, by hand %.9g s", system, nodes, flow, t_s);
+}
+
+static void test_pcie_rings_by_hand(void **state)
+{
+  pcie_ring_by_hand("p2.8xlarge", 1, 4, 15.75e9 * 0.8 / 2, 2, 5.7);
+  pcie_ring_by_hand("dgx1-v100", 2, 8, 12.5e9 * 0.97 / 3, 12, (14 * 3.4 + 2 * 14.0) / 16);
+}
+
 /* The pipelined and the step forms of a plain ring agree within 0.5% under the flow model on
  * 384 ranks (48 DGX-1V) at 1 MiB. */
 static void coll_done(sim_engine *engine, void *user)
@@ -265,6 +309,7 @@ int main(void)
       cmocka_unit_test(test_dgx1_rings),     cmocka_unit_test(test_switch_channels),
       cmocka_unit_test(test_closed_vs_flow), cmocka_unit_test(test_nvls_by_hand),
       cmocka_unit_test(test_ring_fill_by_hand), cmocka_unit_test(test_ring_forms_agree),
+      cmocka_unit_test(test_pcie_rings_by_hand),
       cmocka_unit_test(test_catalog_loads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

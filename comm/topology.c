@@ -36,6 +36,7 @@ struct comm_topology {
   uint32_t mem_link;       /* socket 0's host memory (a loop on its vertex; socket k's is
                             * mem_link + k), or NO_VERTEX */
   uint32_t *dev_socket;    /* per local device: the socket its PCIe tree hangs off */
+  uint32_t *nic_socket;    /* per local NIC: likewise */
   GArray *la, *lb;         /* of uint32_t: endpoints */
   GArray *lclass;          /* of uint8_t: class index */
 
@@ -228,9 +229,11 @@ static gboolean build_node(comm_topology *t, GError **error)
   for (uint32_t a = 0; a < t->S; a++)
     for (uint32_t b = a + 1; b < t->S; b++)
       add_local_link(t, t->sock_base + a, t->sock_base + b, sc);
+  t->nic_socket = g_new(uint32_t, MAX(t->N, 1));
   for (uint32_t k = 0; k < t->N; k++) {
-    uint32_t up = t->P ? t->sw_base + (uint32_t)((uint64_t)k * t->P / t->N)
-                       : t->sock_base + (uint32_t)((uint64_t)k * t->S / t->N);
+    uint32_t w = (uint32_t)((uint64_t)k * t->P / t->N);
+    uint32_t up = t->P ? t->sw_base + w : t->sock_base + (uint32_t)((uint64_t)k * t->S / t->N);
+    t->nic_socket[k] = t->P ? w / s->pcie_switches_per_socket : up - t->sock_base;
     add_local_link(t, t->nic_base + k, up, pc);
   }
   /* Host memory, crossed by bounces through it (NCCL's SHM transport, network traffic staged
@@ -784,6 +787,7 @@ void comm_topology_free(comm_topology *t)
   g_free(t->pclass);
   g_free(t->bounce);
   g_free(t->dev_socket);
+  g_free(t->nic_socket);
   g_free(t->nvl);
   g_free(t);
 }
@@ -1030,6 +1034,16 @@ uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t 
   if (ns == nd)
     return src == dst ? 0 : local_path(t, ns, us, ud, out);
   uint32_t ks = t->nic_of[us], kd = t->nic_of[ud];
+  /* A host process (a parameter server) talking to a device uses the NIC of the device's rail
+   * when that NIC hangs off the host's socket, as NCCL's rings keep every channel on one rail:
+   * a server's traffic spreads over its socket's NICs instead of crowding the nearest one. */
+  if (t->N > 1 && !t->host_layout) {
+    gboolean hs = us >= t->sock_base && us < t->sw_base, hd = ud >= t->sock_base && ud < t->sw_base;
+    if (hs && is_device_vertex(t, ud) && t->nic_socket[kd] == us - t->sock_base)
+      ks = kd;
+    else if (hd && is_device_vertex(t, us) && t->nic_socket[ks] == ud - t->sock_base)
+      kd = ks;
+  }
   uint32_t n = local_path(t, ns, us, t->nic_base + ks, out);
   uint32_t x = ns * t->N + ks, y = nd * t->N + kd;
   out[n++] = dir(t->base_nic + x, TRUE);

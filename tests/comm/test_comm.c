@@ -468,6 +468,38 @@ static void test_gpudirect_staging(void **state)
   g_clear_error(&e);
 }
 
+/* A parameter server on a host takes its workers' traffic on their rails: four GPUs of one DGX
+ * A100 (0-3, each with its own HDR NIC) push 1e9 bytes at once to a server on socket 0 of a
+ * second DGX A100. Each push enters through the NIC of its rail (0-3, all on socket 0's two
+ * PCIe 4.0 switches, two per switch), so the bottleneck is each switch's uplink to the socket,
+ * 31.5e9 x 0.8 shared by two pushes: 12.6e9 bytes/s each (through one NIC it would be the
+ * NIC's 25e9 x 0.97 shared four ways, 6.06e9). */
+static void test_server_uses_rails(void **state)
+{
+  g_autoptr(comm_topology) t = build("dgx-a100", 2, NULL, NULL);
+  comm_ep server = comm_topology_host(t, 1, 0);
+  for (uint32_t k = 0; k < 4; k++)
+    assert_float_equal(comm_topology_route_Bps(t, comm_topology_device(t, k), server), 24.25e9,
+                       1e3);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  done_log log = {0};
+  done_arg args[4];
+  for (int k = 0; k < 4; k++) {
+    args[k] = (done_arg){&log, k};
+    comm_net_send(net, comm_topology_device(t, (uint32_t)k), server, 1000000000, on_done,
+                  &args[k]);
+  }
+  sim_engine_run(e);
+  assert_int_equal(log.count, 4);
+  double want_s = 1e9 / 12.6e9;
+  for (int k = 0; k < 4; k++) {
+    double got = (double)log.at[k] * 1e-12;
+    if (fabs(got - want_s) / want_s > 1e-3)
+      fail_msg("push %d: %.9g s, by hand %.9g s", k, got, want_s);
+  }
+}
+
 static void test_nvlink_pairs(void **state)
 {
   /* Four GPUs in a chain 0-1-2-3 with a triple link 1-2: 0 to 3 is three NVLink hops, and
@@ -1236,6 +1268,7 @@ int main(void)
       cmocka_unit_test(test_routes_intra),
       cmocka_unit_test(test_path_classes),
       cmocka_unit_test(test_gpudirect_staging),
+      cmocka_unit_test(test_server_uses_rails),
       cmocka_unit_test(test_nvlink_pairs),
       cmocka_unit_test(test_routes_inter),
       cmocka_unit_test(test_p2p_time_by_hand),

@@ -467,7 +467,10 @@ static sim_time_ps step_cost(const coll__nccl *x, int a, int p)
   uint32_t hops = 0;
   for (uint32_t i = 0; i < n; i++) {
     int hw = hop_kind(g, o[i], o[(i + 1) % n]);
-    double l = hw_lat_us[hw][a][p];
+    /* NCCL: with one rank per node nothing hides a ring's network hops behind intra-node ones,
+     * so they take the tree's (longer) network latency. */
+    int la = hw == HW_NET && g->per_node == 1 ? A_TREE : a;
+    double l = hw_lat_us[hw][la][p];
     if (hw != HW_NET && g->nodes > 1 && p == COLL__LL)
       l *= 1.8;   /* NCCL: LL's intra-node hops cost more once a network is involved */
     sum_us += l;

@@ -231,6 +231,26 @@ static void test_pcie_rings_by_hand(void **state)
   pcie_ring_by_hand("dgx1-v100", 2, 8, 12.5e9 * 0.97 / 3, 12, (14 * 3.4 + 2 * 14.0) / 16);
 }
 
+/* One GPU per node: NCCL gives a ring's network hops the tree's network latency (nothing hides
+ * them). Two NDm A100 v4 nodes, one GPU each, an 8-byte allreduce on LL rings: LL's ring base
+ * latency 6.6 us plus two steps (reduce-scatter, all-gather) of one network hop each at LL's
+ * tree network latency, 5.0 us (the ring's own would be 2.7 us); the bytes take nanoseconds. */
+static void test_one_gpu_per_node_latency(void **state)
+{
+  comm_cluster_spec spec = {.system = "nd-a100-v4", .nodes = 2, .devices_per_node = 1};
+  g_autoptr(GError) e = NULL;
+  g_autoptr(comm_topology) t = comm_topology_build(&spec, &e);
+  assert_non_null(t);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 8};
+  g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, COLL__NCCL_RING, COLL__LL, NULL);
+  assert_non_null(x);
+  double t_s = 6.6e-6 + 2 * 5.0e-6;
+  double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
+  if (fabs(got - t_s) / t_s > 0.01)
+    fail_msg("8 B on 2 x 1 GPU: %.9g s, by hand %.9g s", got, t_s);
+}
+
 /* The pipelined and the step forms of a plain ring agree within 0.5% under the flow model on
  * 384 ranks (48 DGX-1V) at 1 MiB. */
 static void coll_done(sim_engine *engine, void *user)
@@ -310,6 +330,7 @@ int main(void)
       cmocka_unit_test(test_closed_vs_flow), cmocka_unit_test(test_nvls_by_hand),
       cmocka_unit_test(test_ring_fill_by_hand), cmocka_unit_test(test_ring_forms_agree),
       cmocka_unit_test(test_pcie_rings_by_hand),
+      cmocka_unit_test(test_one_gpu_per_node_latency),
       cmocka_unit_test(test_catalog_loads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,7 +8,7 @@
 static const char *const fabric_keys[] = {
     "description", "scope", "bandwidth_GBps", "latency_ns", "efficiency", "links_per_device",
     "switch_radix", "nic_bandwidth_GBps", "small_message_bytes", "small_message_latency_ns",
-    "nvls_efficiency", NULL};
+    "nvls_efficiency", "collnet_sharp", NULL};
 
 static const char *const system_keys[] = {
     "description", "device", "devices_per_node", "layout", "intra", "inter", "pcie",
@@ -36,6 +36,24 @@ static gboolean get_u32(const dt_ini *ini, const char *group, const char *key, g
   if (!dt_ini_int64(ini, group, key, required, min, max, &v, error))
     return FALSE;
   *out = (uint32_t)v;
+  return TRUE;
+}
+
+/* An optional yes/no key (also true/false); `out` keeps its value when the key is absent. */
+static gboolean get_bool(const dt_ini *ini, const char *group, const char *key, gboolean *out,
+                         GError **error)
+{
+  if (!dt_ini_has(ini, group, key))
+    return TRUE;
+  g_autofree char *v = dt_ini_string(ini, group, key, TRUE, error);
+  if (!v)
+    return FALSE;
+  if (g_ascii_strcasecmp(v, "yes") == 0 || g_ascii_strcasecmp(v, "true") == 0)
+    *out = TRUE;
+  else if (g_ascii_strcasecmp(v, "no") == 0 || g_ascii_strcasecmp(v, "false") == 0)
+    *out = FALSE;
+  else
+    return dt_ini_error(ini, group, key, error, "'%s' is not yes or no", v);
   return TRUE;
 }
 
@@ -81,7 +99,8 @@ comm_fabric *comm__fabric_from_group(const dt_ini *ini, const char *group, const
       !dt_ini_double(ini, group, "efficiency", FALSE, 1e-3, 1.0, &f->efficiency, error) ||
       !get_u32(ini, group, "links_per_device", FALSE, 1, 64, &f->links_per_device, error) ||
       !get_u32(ini, group, "switch_radix", FALSE, 2, 100000, &f->switch_radix, error) ||
-      !dt_ini_double(ini, group, "nvls_efficiency", FALSE, 0.0, 1.0, &f->nvls_efficiency, error))
+      !dt_ini_double(ini, group, "nvls_efficiency", FALSE, 0.0, 1.0, &f->nvls_efficiency, error) ||
+      !get_bool(ini, group, "collnet_sharp", &f->collnet_sharp, error))
     return NULL;
   f->nic_bandwidth_GBps = f->bandwidth_GBps;
   if (!dt_ini_double(ini, group, "nic_bandwidth_GBps", FALSE, 1e-3, 1e5, &f->nic_bandwidth_GBps,
@@ -249,19 +268,8 @@ comm_system *comm_system_load(const char *name, const char *what, GError **error
     }
     s->p2p_level = (uint8_t)(COMM_PATH_NVL + found);
   }
-  if (dt_ini_has(ini, "system", "gpudirect_rdma")) {
-    g_autofree char *v = dt_ini_string(ini, "system", "gpudirect_rdma", TRUE, error);
-    if (!v)
-      return NULL;
-    if (g_ascii_strcasecmp(v, "yes") == 0 || g_ascii_strcasecmp(v, "true") == 0)
-      s->gpudirect_rdma = TRUE;
-    else if (g_ascii_strcasecmp(v, "no") == 0 || g_ascii_strcasecmp(v, "false") == 0)
-      s->gpudirect_rdma = FALSE;
-    else {
-      dt_ini_error(ini, "system", "gpudirect_rdma", error, "'%s' is not yes or no", v);
-      return NULL;
-    }
-  }
+  if (!get_bool(ini, "system", "gpudirect_rdma", &s->gpudirect_rdma, error))
+    return NULL;
   s->topology = dt_ini_string(ini, "system", "topology", FALSE, NULL);
   if (s->topology && *s->topology == '\0') {
     /* An empty value would reach the topology builder as no topology name at all. */

@@ -41,6 +41,8 @@ typedef struct {
   uint32_t switch_radix;      /* ports per switch (inter networks) */
   double nvls_efficiency;     /* NVLink SHARP (switch multicast and reduction): its throughput
                                * as a fraction of the ports' line rate; 0: the switch has none */
+  gboolean collnet_sharp;     /* inter networks: the switches reduce in the network (SHARP),
+                               * NCCL's CollNet */
 } comm_fabric;
 
 /* Loads fabric `name` (catalog name or INI path); `what` names the option or key in errors. */

@@ -135,7 +135,14 @@ sim_time_ps coll__step_delay(const coll__step *st, const coll__cost *cost);
 
 /* ---- The "nccl" algorithm (nccl.c) -------------------------------------------------------- */
 
-enum { COLL__NCCL_RING, COLL__NCCL_TREE, COLL__NCCL_NVLS, COLL__NCCL_P2P, COLL__NCCL_NALGO };
+enum {
+  COLL__NCCL_RING,
+  COLL__NCCL_TREE,
+  COLL__NCCL_NVLS,
+  COLL__NCCL_P2P,
+  COLL__NCCL_COLLNET,
+  COLL__NCCL_NALGO
+};
 enum { COLL__LL, COLL__LL128, COLL__SIMPLE, COLL__NPROTO };
 
 /* What NCCL's cost model picks, and its closed form on an idle network. */

@@ -34,7 +34,8 @@ enum { A_TREE, A_RING, A_N };
 enum { ARCH_VOLTA, ARCH_AMPERE, ARCH_HOPPER, ARCH_BLACKWELL, ARCH_N };
 
 static const char *const proto_names[COLL__NPROTO] = {"LL", "LL128", "Simple"};
-static const char *const algo_names[COLL__NCCL_NALGO] = {"ring", "tree", "nvls", "p2p"};
+static const char *const algo_names[COLL__NCCL_NALGO] = {"ring", "tree", "nvls", "p2p",
+                                                          "collnet"};
 
 /* Base latency of a collective, microseconds: [algorithm][protocol]. */
 static const double base_lat_us[A_N][COLL__NPROTO] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
@@ -50,6 +51,13 @@ static const double hw_lat_us[HW_N][A_N][COLL__NPROTO] = {
  * of each chunk in turn (copy in, reduce through the switch, multicast store, copy out). */
 #define NVLS_CHANNELS 16
 #define NVLS_STAGES 4
+/* CollNet Direct (Simple only): latency per intra-node hop (NVLink) and of the network
+ * reduction, microseconds; the arity's serialization per extra local rank; the bandwidth
+ * factor from Hopper on. */
+#define COLLNET_INTRA_LAT_US 3.7
+#define COLLNET_NET_LAT_US 31.0
+#define COLLNET_ARITY_US 0.4
+#define COLLNET_HOPPER_EFF 0.85
 /* LL's bus bandwidth cap, 1e9 bytes/s: [architecture][1 node, 2 nodes, more]. */
 static const double ll_max_GBps[ARCH_N][3] = {
     {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {141.0, 45.0, 35.0}};
@@ -511,6 +519,37 @@ static uint64_t scale_bytes(uint64_t bytes, double factor)
   return w < 1.8e19 ? (uint64_t)w : UINT64_MAX;
 }
 
+/* CollNet Direct (in-network reduction, SHARP): the node's GPUs reduce-scatter and all-gather
+ * through the NVSwitch, each moving 2 S (per - 1) / per through its port each way, while each
+ * GPU's share S / per goes up its rail's NIC to the switches, which reduce it across nodes and
+ * send the result down once. Flows: per member, one through the NVSwitch to the next member of
+ * its node (the intra-node traffic) and one to the member of the same position on the next
+ * node (its NIC's load up and down). FALSE when NCCL would not run it here. */
+static gboolean collnet_ok(const coll__nccl *x)
+{
+  const comm_coll_group *g = x->g;
+  const comm_system *sys = comm_topology_system(g->topo);
+  return x->args.op == COMM_COLL_ALLREDUCE && g->nodes >= 2 && g->per_node >= 1 && sys &&
+         sys->inter && sys->inter->collnet_sharp &&
+         comm_topology_nvswitch(g->topo, 0) != UINT32_MAX;
+}
+
+static nflow *collnet_flows(const coll__nccl *x, uint64_t wire, uint32_t *nf)
+{
+  const comm_coll_group *g = x->g;
+  uint32_t n = g->n, per = g->per_node;
+  nflow *f = g_new(nflow, 2 * (gsize)n);
+  *nf = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t node = i / per, pos = i % per;
+    if (per > 1)
+      f[(*nf)++] = (nflow){i, node * per + (pos + 1) % per,
+                           scale_bytes(wire, 2.0 * (per - 1) / per)};
+    f[(*nf)++] = (nflow){i, ((node + 1) % g->nodes) * per + pos, coll__seg(wire, per, pos)};
+  }
+  return f;
+}
+
 /* Evaluates one candidate: fills choice (time, wire factor, costs). FALSE when NCCL would not
  * run it here. */
 static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
@@ -541,6 +580,20 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     out->launch_ps = out->fill_ps;
     out->time_ps = out->fill_ps + nvls_time(x, scale_bytes(x->args.bytes, out->wire));
     out->channels = NVLS_CHANNELS;
+    return TRUE;
+  }
+  if (a == COLL__NCCL_COLLNET) {
+    if (p != COLL__SIMPLE || !collnet_ok(x))
+      return FALSE;
+    uint32_t per = g->per_node;
+    out->wire = cx->arch >= ARCH_HOPPER ? 1.0 / COLLNET_HOPPER_EFF : 1.0;
+    out->launch_ps = us_ps(2 * (MIN(1u, per - 1) * COLLNET_INTRA_LAT_US +
+                                (per - 1) * COLLNET_ARITY_US) + COLLNET_NET_LAT_US);
+    out->step_ps = 0;
+    uint32_t nf;
+    g_autofree nflow *f = collnet_flows(x, scale_bytes(x->args.bytes, out->wire), &nf);
+    out->time_ps = sim_time_add_sat(out->launch_ps, flows_time(g, f, nf));
+    out->channels = MAX(comm__nics_per_node(g->topo), 1);
     return TRUE;
   }
   if (a == COLL__NCCL_P2P) {
@@ -729,6 +782,13 @@ static void nvls_flow_done(sim_engine *engine, void *user)
     sim_engine_schedule_in(engine, x->choice.step_ps, on_nvls_tail, x, 0);
 }
 
+static void collnet_flow_done(sim_engine *engine, void *user)
+{
+  coll__nccl *x = user;
+  if (--x->left == 0)
+    x->finished(x->user);
+}
+
 static void on_analytic(sim_engine *engine, void *data, uint64_t arg)
 {
   coll__nccl *x = data;
@@ -741,6 +801,15 @@ static void on_launched(sim_engine *engine, void *data, uint64_t arg)
   const comm_coll_group *g = x->g;
   const coll__nccl_choice *ch = &x->choice;
   uint64_t wire = scale_bytes(x->args.bytes, ch->wire);
+  if (ch->algo == COLL__NCCL_COLLNET) {
+    uint32_t nf;
+    g_autofree nflow *f = collnet_flows(x, wire, &nf);
+    x->left = nf;
+    for (uint32_t i = 0; i < nf; i++)
+      comm_net_send(x->net, g->eps[f[i].src], g->eps[f[i].dst], f[i].bytes, collnet_flow_done, x);
+    x->flows += nf;
+    return;
+  }
   if (ch->algo == COLL__NCCL_NVLS) {
     comm_ep sw = comm_topology_nvswitch(g->topo, 0);
     x->left = 2 * g->n;
@@ -762,7 +831,7 @@ gboolean coll__nccl_prepare(coll__nccl *x, comm_net *net, GError **error)
   const coll__nccl_choice *ch = &x->choice;
   x->groups = g_ptr_array_new_with_free_func((GDestroyNotify)comm_coll_group_free);
   x->colls = g_ptr_array_new_with_free_func((GDestroyNotify)comm_coll_free);
-  if (x->g->n < 2 || ch->algo == COLL__NCCL_NVLS)
+  if (x->g->n < 2 || ch->algo == COLL__NCCL_NVLS || ch->algo == COLL__NCCL_COLLNET)
     return TRUE;
   const comm_coll_group *g = x->g;
   uint32_t n = g->n;

@@ -251,6 +251,38 @@ static void test_one_gpu_per_node_latency(void **state)
     fail_msg("8 B on 2 x 1 GPU: %.9g s, by hand %.9g s", got, t_s);
 }
 
+/* CollNet (SHARP) allreduce on two DGX A100 over HDR switches that reduce, by hand: NCCL's
+ * CollNet Direct latency 2 x (3.7 + 7 x 0.4) + 31 us = 44 us; then each GPU moves 2 x 7/8 x S
+ * through its NVSwitch port each way (12 x 25e9 x 0.8 = 240e9 bytes/s) while its share S / 8
+ * goes up its HDR NIC and the result comes down (25e9 x 0.97): the slower of the two. Without
+ * SHARP in the fabric (ib-hdr) NCCL has no CollNet. */
+static void test_collnet_by_hand(void **state)
+{
+  comm_cluster_spec spec = {.system = "dgx-a100", .nodes = 2, .inter = "ib-hdr-sharp"};
+  g_autoptr(GError) e = NULL;
+  g_autoptr(comm_topology) t = comm_topology_build(&spec, &e);
+  assert_non_null(t);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 1 << 30};
+  g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, -1, -1, NULL);
+  assert_non_null(x);
+  assert_int_equal(coll__nccl_chosen(x)->algo, COLL__NCCL_COLLNET);
+  double S = 1073741824.0;
+  double t_s = 44e-6 + MAX(2 * S * 7 / 8 / 240e9, S / 8 / (25e9 * 0.97));
+  double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
+  if (fabs(got - t_s) / t_s > 1e-3)
+    fail_msg("CollNet 1 GiB: %.9g s, by hand %.9g s", got, t_s);
+  double flow = (double)run_flow(t, g, x) * 1e-12;
+  if (fabs(flow - t_s) / t_s > 1e-3)
+    fail_msg("CollNet flows: %.9g s, by hand %.9g s", flow, t_s);
+
+  g_autoptr(comm_topology) plain = build("dgx-a100", 2);
+  g_autoptr(comm_coll_group) gp = comm_coll_group_new(plain, NULL, 0);
+  g_autoptr(GError) none = NULL;
+  g_autoptr(coll__nccl) y = coll__nccl_plan(gp, &a, COLL__NCCL_COLLNET, -1, &none);
+  assert_null(y);
+}
+
 /* The pipelined and the step forms of a plain ring agree within 0.5% under the flow model on
  * 384 ranks (48 DGX-1V) at 1 MiB. */
 static void coll_done(sim_engine *engine, void *user)
@@ -331,6 +363,7 @@ int main(void)
       cmocka_unit_test(test_ring_fill_by_hand), cmocka_unit_test(test_ring_forms_agree),
       cmocka_unit_test(test_pcie_rings_by_hand),
       cmocka_unit_test(test_one_gpu_per_node_latency),
+      cmocka_unit_test(test_collnet_by_hand),
       cmocka_unit_test(test_catalog_loads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

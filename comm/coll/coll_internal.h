@@ -129,6 +129,15 @@ uint64_t coll__phase_bytes(const coll__phase *ph, uint32_t rank);
 /* Idle-network time of `bytes` from member a to member b. */
 sim_time_ps coll__p2p(const comm_coll_group *g, uint32_t a, uint32_t b, uint64_t bytes);
 sim_time_ps coll__latency(const comm_coll_group *g, uint32_t a, uint32_t b);
+/* One of a set of transfers that run at once, between group members. */
+typedef struct {
+  uint32_t src, dst;   /* group indices */
+  uint64_t bytes;
+} coll__flow;
+/* Per transfer: the share of its route it gets when every link's capacity is split equally
+ * among the transfers crossing it (bytes/s), and its route's latency for its size. */
+void coll__flow_shares(const comm_coll_group *g, const coll__flow *f, uint32_t nf, double *share,
+                       sim_time_ps *lat);
 sim_time_ps coll__reduce_time(uint64_t bytes, double reduce_Bps);
 /* Delay after a rank's step: folded latency, software overhead, reduction. */
 sim_time_ps coll__step_delay(const coll__step *st, const coll__cost *cost);

@@ -324,42 +324,6 @@ uint32_t coll__nccl_rings(const comm_coll_group *g, uint32_t **orders_out)
 
 /* ---- Closed forms with shared links ------------------------------------------------------- */
 
-typedef struct {
-  uint32_t src, dst;  /* group indices */
-  uint64_t bytes;
-} nflow;
-
-/* Per flow: the share of its route it gets when every link's capacity is split equally among
- * the flows crossing it (bytes/s), and its latency for its size. */
-static void flow_shares(const comm_coll_group *g, const nflow *f, uint32_t nf, double *share,
-                        sim_time_ps *lat)
-{
-  const comm_topology *topo = g->topo;
-  g_autofree uint32_t *buf = g_new(uint32_t, comm__route_max(topo));
-  g_autoptr(GHashTable) load = g_hash_table_new(g_direct_hash, g_direct_equal);
-  for (uint32_t i = 0; i < nf; i++) {
-    uint32_t len = comm__route(topo, g->eps[f[i].src], g->eps[f[i].dst], buf);
-    for (uint32_t k = 0; k < len; k++) {
-      gpointer key = GUINT_TO_POINTER(buf[k] + 1);
-      g_hash_table_insert(load, key,
-                          GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(load, key)) + 1));
-    }
-  }
-  for (uint32_t i = 0; i < nf; i++) {
-    uint32_t len = comm__route(topo, g->eps[f[i].src], g->eps[f[i].dst], buf);
-    double s = INFINITY;
-    sim_time_ps l = 0;
-    for (uint32_t k = 0; k < len; k++) {
-      const comm__link_class *c = comm__link_class_of(topo, buf[k]);
-      uint32_t n = GPOINTER_TO_UINT(g_hash_table_lookup(load, GUINT_TO_POINTER(buf[k] + 1)));
-      s = MIN(s, c->Bps / n);
-      l = sim_time_add_sat(l, comm__link_latency(c, f[i].bytes));
-    }
-    share[i] = s;
-    lat[i] = l;
-  }
-}
-
 /* The kind of hop from member a to member b: network, NVLink (every link NVLink or NVSwitch)
  * or PCIe (anything else inside a node). */
 static int hop_kind(const comm_coll_group *g, uint32_t a, uint32_t b)
@@ -412,16 +376,16 @@ static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_byt
 {
   const comm_coll_group *g = x->g;
   uint32_t n = g->n, nf = C * n;
-  g_autofree nflow *f = g_new(nflow, nf);
+  g_autofree coll__flow *f = g_new(coll__flow, nf);
   for (uint32_t c = 0; c < C; c++) {
     uint64_t b = coll__seg(wire_bytes, C, c);
     const uint32_t *o = x->orders + (gsize)c * n;
     for (uint32_t i = 0; i < n; i++)
-      f[c * n + i] = (nflow){o[i], o[(i + 1) % n], b - coll__seg(b, n, 0)};
+      f[c * n + i] = (coll__flow){o[i], o[(i + 1) % n], b - coll__seg(b, n, 0)};
   }
   g_autofree double *share = g_new(double, nf);
   g_autofree sim_time_ps *lat = g_new(sim_time_ps, nf);
-  flow_shares(g, f, nf, share, lat);
+  coll__flow_shares(g, f, nf, share, lat);
   /* Per flow once: its time alone at its share, and its route's latency. */
   g_autofree sim_time_ps *t_flow = g_new(sim_time_ps, nf);
   g_autofree sim_time_ps *l_route = g_new(sim_time_ps, nf);
@@ -453,11 +417,11 @@ static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_byt
 }
 
 /* Closed form of every flow at once (alltoall, NVLS): the slowest flow. */
-static sim_time_ps flows_time(const comm_coll_group *g, const nflow *f, uint32_t nf)
+static sim_time_ps flows_time(const comm_coll_group *g, const coll__flow *f, uint32_t nf)
 {
   g_autofree double *share = g_new(double, nf);
   g_autofree sim_time_ps *lat = g_new(sim_time_ps, nf);
-  flow_shares(g, f, nf, share, lat);
+  coll__flow_shares(g, f, nf, share, lat);
   sim_time_ps t = 0;
   for (uint32_t i = 0; i < nf; i++)
     t = MAX(t, sim_time_add_sat(lat[i], sim_time_for_work((double)f[i].bytes, share[i])));
@@ -534,18 +498,18 @@ static gboolean collnet_ok(const coll__nccl *x)
          comm_topology_nvswitch(g->topo, 0) != UINT32_MAX;
 }
 
-static nflow *collnet_flows(const coll__nccl *x, uint64_t wire, uint32_t *nf)
+static coll__flow *collnet_flows(const coll__nccl *x, uint64_t wire, uint32_t *nf)
 {
   const comm_coll_group *g = x->g;
   uint32_t n = g->n, per = g->per_node;
-  nflow *f = g_new(nflow, 2 * (gsize)n);
+  coll__flow *f = g_new(coll__flow, 2 * (gsize)n);
   *nf = 0;
   for (uint32_t i = 0; i < n; i++) {
     uint32_t node = i / per, pos = i % per;
     if (per > 1)
-      f[(*nf)++] = (nflow){i, node * per + (pos + 1) % per,
+      f[(*nf)++] = (coll__flow){i, node * per + (pos + 1) % per,
                            scale_bytes(wire, 2.0 * (per - 1) / per)};
-    f[(*nf)++] = (nflow){i, ((node + 1) % g->nodes) * per + pos, coll__seg(wire, per, pos)};
+    f[(*nf)++] = (coll__flow){i, ((node + 1) % g->nodes) * per + pos, coll__seg(wire, per, pos)};
   }
   return f;
 }
@@ -591,7 +555,7 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
                                 (per - 1) * COLLNET_ARITY_US) + COLLNET_NET_LAT_US);
     out->step_ps = 0;
     uint32_t nf;
-    g_autofree nflow *f = collnet_flows(x, scale_bytes(x->args.bytes, out->wire), &nf);
+    g_autofree coll__flow *f = collnet_flows(x, scale_bytes(x->args.bytes, out->wire), &nf);
     out->time_ps = sim_time_add_sat(out->launch_ps, flows_time(g, f, nf));
     out->channels = MAX(comm__nics_per_node(g->topo), 1);
     return TRUE;
@@ -603,12 +567,12 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     out->wire = 1.0;
     out->launch_ps = us_ps(base_lat_us[A_RING][p]);
     out->step_ps = us_ps(hw_lat_us[hw][A_RING][p]);
-    g_autofree nflow *f = g_new(nflow, (gsize)n * (n - 1));
+    g_autofree coll__flow *f = g_new(coll__flow, (gsize)n * (n - 1));
     uint32_t nf = 0;
     for (uint32_t i = 0; i < n; i++)
       for (uint32_t j = 0; j < n; j++)
         if (i != j)
-          f[nf++] = (nflow){i, j, coll__seg(x->args.bytes, n, j)};
+          f[nf++] = (coll__flow){i, j, coll__seg(x->args.bytes, n, j)};
     out->time_ps = out->launch_ps + out->step_ps + flows_time(g, f, nf);
     out->channels = 1;
     return TRUE;
@@ -803,7 +767,7 @@ static void on_launched(sim_engine *engine, void *data, uint64_t arg)
   uint64_t wire = scale_bytes(x->args.bytes, ch->wire);
   if (ch->algo == COLL__NCCL_COLLNET) {
     uint32_t nf;
-    g_autofree nflow *f = collnet_flows(x, wire, &nf);
+    g_autofree coll__flow *f = collnet_flows(x, wire, &nf);
     x->left = nf;
     for (uint32_t i = 0; i < nf; i++)
       comm_net_send(x->net, g->eps[f[i].src], g->eps[f[i].dst], f[i].bytes, collnet_flow_done, x);

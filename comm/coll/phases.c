@@ -8,7 +8,9 @@
  * at the caller's rate. On a network where every pair of a step sees the same route this is the
  * critical path of the schedule, so the flow model agrees with it when nothing is contended. */
 #include "coll_internal.h"
+#include "comm_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- Shared helpers ------------------------------------------------------------------------ */
@@ -52,6 +54,35 @@ sim_time_ps coll__p2p(const comm_coll_group *g, uint32_t a, uint32_t b, uint64_t
 sim_time_ps coll__latency(const comm_coll_group *g, uint32_t a, uint32_t b)
 {
   return comm_topology_p2p_time(g->topo, g->eps[a], g->eps[b], 0);
+}
+
+void coll__flow_shares(const comm_coll_group *g, const coll__flow *f, uint32_t nf, double *share,
+                       sim_time_ps *lat)
+{
+  const comm_topology *topo = g->topo;
+  g_autofree uint32_t *buf = g_new(uint32_t, comm__route_max(topo));
+  g_autoptr(GHashTable) load = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (uint32_t i = 0; i < nf; i++) {
+    uint32_t len = comm__route(topo, g->eps[f[i].src], g->eps[f[i].dst], buf);
+    for (uint32_t k = 0; k < len; k++) {
+      gpointer key = GUINT_TO_POINTER(buf[k] + 1);
+      g_hash_table_insert(load, key,
+                          GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(load, key)) + 1));
+    }
+  }
+  for (uint32_t i = 0; i < nf; i++) {
+    uint32_t len = comm__route(topo, g->eps[f[i].src], g->eps[f[i].dst], buf);
+    double s = INFINITY;
+    sim_time_ps l = 0;
+    for (uint32_t k = 0; k < len; k++) {
+      const comm__link_class *c = comm__link_class_of(topo, buf[k]);
+      uint32_t n = GPOINTER_TO_UINT(g_hash_table_lookup(load, GUINT_TO_POINTER(buf[k] + 1)));
+      s = MIN(s, c->Bps / n);
+      l = sim_time_add_sat(l, comm__link_latency(c, f[i].bytes));
+    }
+    share[i] = s;
+    lat[i] = l;
+  }
 }
 
 sim_time_ps coll__reduce_time(uint64_t bytes, double reduce_Bps)
@@ -659,37 +690,182 @@ static void dtree_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step
   }
 }
 
-/* (2H + C - 1) steps of the slowest tree edge carrying the largest chunk, plus the reduction of
- * the largest fan-in per step while chunks climb (H + C - 1 steps). Concurrent sends of one
- * rank are not charged against each other here; the flow model shows that sharing. */
+/* The directed tree edges of a double tree (child to parent and back, in both trees), each
+ * with its route in densely numbered links, so that a step's link loads are array counts. */
+typedef struct {
+  uint32_t n, nedges, nlinks;
+  uint32_t *out_first;             /* n + 1: edges leaving each rank, CSR */
+  uint32_t *dst;                   /* per edge */
+  uint32_t *route_first, *route;   /* per edge, CSR over dense link ids */
+  const comm__link_class **cls;    /* per dense link */
+  uint32_t *load;                  /* per dense link: transfers in the current step */
+} dtree_links;
+
+static void dtree_links_free(dtree_links *d)
+{
+  g_free(d->out_first);
+  g_free(d->dst);
+  g_free(d->route_first);
+  g_free(d->route);
+  g_free(d->cls);
+  g_free(d->load);
+}
+
+static gboolean edge_known(const dtree_links *d, const uint32_t *fill, uint32_t a, uint32_t b)
+{
+  for (uint32_t e = d->out_first[a]; e < fill[a]; e++)
+    if (d->dst[e] == b)
+      return TRUE;
+  return FALSE;
+}
+
+static void dtree_links_build(const coll__phase *ph, dtree_links *d)
+{
+  const comm_coll_group *g = ph->group;
+  const comm_topology *topo = g->topo;
+  uint32_t n = g->n;
+  *d = (dtree_links){.n = n};
+  /* Out-degree bound per rank: a parent and the children in each tree. */
+  d->out_first = g_new0(uint32_t, n + 1);
+  for (int k = 0; k < 2; k++) {
+    const coll__tree *t = ph->trees[k];
+    for (uint32_t r = 0; r < n; r++)
+      if (t->parent[r] != COLL__NONE) {
+        d->out_first[r + 1]++;
+        d->out_first[t->parent[r] + 1]++;
+      }
+  }
+  for (uint32_t r = 0; r < n; r++)
+    d->out_first[r + 1] += d->out_first[r];
+  d->dst = g_new(uint32_t, d->out_first[n]);
+  g_autofree uint32_t *fill = g_memdup2(d->out_first, n * sizeof(uint32_t));
+  for (int k = 0; k < 2; k++) {
+    const coll__tree *t = ph->trees[k];
+    for (uint32_t r = 0; r < n; r++) {
+      uint32_t p = t->parent[r];
+      if (p == COLL__NONE)
+        continue;
+      if (!edge_known(d, fill, r, p))
+        d->dst[fill[r]++] = p;
+      if (!edge_known(d, fill, p, r))
+        d->dst[fill[p]++] = r;
+    }
+  }
+  /* Close the gaps left by edges both trees share. */
+  uint32_t e = 0;
+  for (uint32_t r = 0; r < n; r++) {
+    uint32_t from = d->out_first[r], to = fill[r];
+    d->out_first[r] = e;
+    for (uint32_t i = from; i < to; i++)
+      d->dst[e++] = d->dst[i];
+  }
+  d->out_first[n] = d->nedges = e;
+  uint32_t rmax = comm__route_max(topo);
+  g_autofree uint32_t *buf = g_new(uint32_t, rmax);
+  g_autoptr(GHashTable) ids = g_hash_table_new(g_direct_hash, g_direct_equal);
+  GArray *cls = g_array_new(FALSE, FALSE, sizeof(const comm__link_class *));
+  d->route_first = g_new(uint32_t, d->nedges + 1);
+  d->route = g_new(uint32_t, (gsize)d->nedges * MAX(rmax, 1));
+  uint32_t at = 0;
+  for (uint32_t r = 0; r < n; r++)
+    for (uint32_t i = d->out_first[r]; i < d->out_first[r + 1]; i++) {
+      d->route_first[i] = at;
+      uint32_t len = comm__route(topo, g->eps[r], g->eps[d->dst[i]], buf);
+      for (uint32_t k = 0; k < len; k++) {
+        gpointer key = GUINT_TO_POINTER(buf[k] + 1), val;
+        if (!g_hash_table_lookup_extended(ids, key, NULL, &val)) {
+          val = GUINT_TO_POINTER(cls->len);
+          g_hash_table_insert(ids, key, val);
+          const comm__link_class *c = comm__link_class_of(topo, buf[k]);
+          g_array_append_val(cls, c);
+        }
+        d->route[at++] = GPOINTER_TO_UINT(val);
+      }
+    }
+  d->route_first[d->nedges] = at;
+  d->nlinks = cls->len;
+  d->cls = (const comm__link_class **)g_array_free(cls, FALSE);
+  d->load = g_new0(uint32_t, MAX(d->nlinks, 1));
+}
+
+static uint32_t dtree_edge(const dtree_links *d, uint32_t a, uint32_t b)
+{
+  for (uint32_t e = d->out_first[a]; e < d->out_first[a + 1]; e++)
+    if (d->dst[e] == b)
+      return e;
+  g_assert_not_reached();
+}
+
+/* One step with every rank in it: its slowest transfer, each at an equal share of every link
+ * of its route among the step's transfers crossing it, plus the longest delay after it
+ * (software overhead and reduction). */
+static sim_time_ps dtree_step_time(const coll__phase *ph, const coll__cost *cost, dtree_links *d,
+                                   uint32_t s, coll__xfer *scratch, uint32_t *act_edge,
+                                   uint64_t *act_bytes)
+{
+  uint32_t na = 0;
+  sim_time_ps delay = 0, slowest = 0;
+  for (uint32_t r = 0; r < d->n; r++) {
+    coll__step st = {.send = scratch};
+    dtree_step(ph, r, s, &st);
+    for (uint32_t i = 0; i < st.nsend; i++) {
+      act_edge[na] = dtree_edge(d, r, st.send[i].peer);
+      act_bytes[na++] = st.send[i].bytes;
+    }
+    delay = MAX(delay, coll__step_delay(&st, cost));
+  }
+  for (uint32_t i = 0; i < na; i++)
+    for (uint32_t k = d->route_first[act_edge[i]]; k < d->route_first[act_edge[i] + 1]; k++)
+      d->load[d->route[k]]++;
+  for (uint32_t i = 0; i < na; i++) {
+    double share = INFINITY;
+    sim_time_ps lat = 0;
+    for (uint32_t k = d->route_first[act_edge[i]]; k < d->route_first[act_edge[i] + 1]; k++) {
+      const comm__link_class *c = d->cls[d->route[k]];
+      share = MIN(share, c->Bps / d->load[d->route[k]]);
+      lat = sim_time_add_sat(lat, comm__link_latency(c, act_bytes[i]));
+    }
+    slowest = MAX(slowest, sim_time_add_sat(lat, sim_time_for_work((double)act_bytes[i], share)));
+  }
+  for (uint32_t i = 0; i < na; i++)
+    for (uint32_t k = d->route_first[act_edge[i]]; k < d->route_first[act_edge[i] + 1]; k++)
+      d->load[d->route[k]]--;
+  return sim_time_add_sat(slowest, delay);
+}
+
+/* The schedule step by step, all ranks in step (the flow model lets them run ahead where they
+ * can, so this is an upper bound there). A step's transfers share the links along their
+ * routes: a rank's NIC carries its chunks to its parent and children of both trees, a network
+ * link every tree edge routed over it. With H the taller tree's height, from step 2H to step
+ * C - 1 every edge of both trees is busy (chunks climb and descend everywhere): that steady step
+ * is evaluated once and counted C - 1 - 2H times. */
 static sim_time_ps dtree_analytic(const coll__phase *ph, const coll__cost *cost)
 {
   const comm_coll_group *g = ph->group;
   if (g->n <= 1)
     return 0;
-  sim_time_ps worst = 0;
-  uint64_t chunk_max = 0;
-  uint32_t fan_in = 1;
-  for (int k = 0; k < 2; k++) {
-    const coll__tree *t = ph->trees[k];
-    for (uint32_t r = 0; r < g->n; r++) {
-      uint64_t chunk = coll__seg(coll__seg(coll__phase_bytes(ph, r), 2, (uint64_t)k), ph->chunks, 0);
-      chunk_max = MAX(chunk_max, chunk);
-      fan_in = MAX(fan_in, t->child_first[r + 1] - t->child_first[r]);
-      uint32_t p = t->parent[r];
-      if (p == COLL__NONE)
-        continue;
-      worst = MAX(worst, MAX(coll__p2p(g, r, p, chunk), coll__p2p(g, p, r, chunk)));
+  dtree_links d;
+  dtree_links_build(ph, &d);
+  g_autofree coll__xfer *scratch = g_new(coll__xfer, g->n);
+  g_autofree uint32_t *act_edge = g_new(uint32_t, MAX(d.nedges, 1) * 2);
+  g_autofree uint64_t *act_bytes = g_new(uint64_t, MAX(d.nedges, 1) * 2);
+  uint32_t steps = dtree_steps(ph), C = ph->chunks;
+  uint32_t H = MAX(ph->trees[0]->root_height, ph->trees[1]->root_height);
+  sim_time_ps total = 0;
+  for (uint32_t s = 0; s < steps; s++) {
+    sim_time_ps t = dtree_step_time(ph, cost, &d, s, scratch, act_edge, act_bytes);
+    if (s == 2 * H && C > 2 * H + 1) {
+      sim_time_ps rest;
+      if (!sim_time_mul(t, (int64_t)C - 2 * H, &rest))
+        rest = SIM_TIME_MAX;
+      total = sim_time_add_sat(total, rest);
+      s = C - 1;   /* the steady steps 2H .. C - 1 are done */
+      continue;
     }
+    total = sim_time_add_sat(total, t);
   }
-  uint32_t height = MAX(ph->trees[0]->root_height, ph->trees[1]->root_height);
-  sim_time_ps steps_t, red_t;
-  if (!sim_time_mul(sim_time_add_sat(worst, cost->step_ps), (int64_t)dtree_steps(ph), &steps_t))
-    steps_t = SIM_TIME_MAX;
-  if (!sim_time_mul(coll__reduce_time(fan_in * chunk_max, cost->reduce_Bps),
-                    (int64_t)height + ph->chunks - 1, &red_t))
-    red_t = SIM_TIME_MAX;
-  return sim_time_add_sat(steps_t, red_t);
+  dtree_links_free(&d);
+  return total;
 }
 
 const coll__phase_kind coll__double_tree = {"double-binary-tree", dtree_steps, dtree_step,

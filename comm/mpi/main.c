@@ -77,7 +77,7 @@ int main(int argc, char **argv)
   /* `dtsim-mpi COMMAND --help` works without mpirun: the command prints its options. */
   gboolean help = FALSE;
   for (int i = 2; cmd && i < argc; i++)
-    help |= strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+    help |= g_str_has_prefix(argv[i], "--help") || strcmp(argv[i], "-h") == 0;
   if (ctx.size < 2 && !help) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                 "needs at least 2 ranks, got 1: run it as 'mpirun -np N dtsim-mpi COMMAND' "

@@ -77,12 +77,13 @@ void comm_mpi__agree(const comm_mpi_ctx *ctx, gboolean ok, const GError *error)
 
 gboolean comm_mpi__parse(const comm_mpi_ctx *ctx, GOptionContext *octx, int *argc, char ***argv)
 {
-  /* GOption's own --help would print on every rank and exit without MPI_Finalize. */
+  /* GOption's own --help would print on every rank and exit without MPI_Finalize. Every
+   * option group is printed (--help, -h, --help-all, --help-GROUP alike). */
   g_option_context_set_help_enabled(octx, FALSE);
   for (int i = 1; i < *argc; i++) {
-    if (strcmp((*argv)[i], "--help") == 0 || strcmp((*argv)[i], "-h") == 0) {
+    if (g_str_has_prefix((*argv)[i], "--help") || strcmp((*argv)[i], "-h") == 0) {
       if (ctx->rank == 0) {
-        g_autofree char *help = g_option_context_get_help(octx, TRUE, NULL);
+        g_autofree char *help = g_option_context_get_help(octx, FALSE, NULL);
         fputs(help, stdout);
       }
       return FALSE;

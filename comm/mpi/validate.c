@@ -294,10 +294,31 @@ static gboolean write_report(const comm_mpi_ctx *ctx, const char *model, const c
   return dt_outfile_commit(out, error);
 }
 
+/* Of the shared cluster and output keys, validate takes --system (a catalog name or the file
+ * calibrate wrote), --net-model and --csv: the ranks and nodes are mpirun's, and the network the
+ * measured one. */
+static gboolean validate_check(sim_scenario *s, GError **error)
+{
+  static const char *const not_here[] = {"device", "nodes", "devices-per-node", "intra", "inter",
+                                         "topology", "precision", "json"};
+  if (!sim_scenario_check(s, error))
+    return FALSE;
+  for (size_t i = 0; i < G_N_ELEMENTS(not_here); i++)
+    if (sim_scenario_given(s, not_here[i])) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  strcmp(not_here[i], "json") == 0
+                      ? "%s: dtsim-mpi validate writes a table, --csv and --report"
+                      : "%s: dtsim-mpi validate takes its ranks and nodes from mpirun and its "
+                        "network from --system",
+                  sim_scenario_where(s, not_here[i]));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
 {
-  g_autofree char *ops_text = NULL, *algos_text = NULL, *sizes_text = NULL, *system = NULL;
-  g_autofree char *csv = NULL, *report = NULL, *net_model = NULL;
+  g_autofree char *ops_text = NULL, *algos_text = NULL, *sizes_text = NULL, *report = NULL;
   int reps = 10, warmup = 2;
   GOptionEntry entries[] = {
       {"ops", 0, 0, G_OPTION_ARG_STRING, &ops_text,
@@ -308,19 +329,21 @@ int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
        "LIST"},
       {"reps", 0, 0, G_OPTION_ARG_INT, &reps, "timed repetitions per row (10)", "N"},
       {"warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "untimed repetitions first (2)", "N"},
-      {"system", 0, 0, G_OPTION_ARG_FILENAME, &system,
-       "fitted system INI from calibrate (default: calibrate first)", "FILE"},
-      {"net-model", 0, 0, G_OPTION_ARG_STRING, &net_model,
-       "dtsim network model of the predictions: flow (default) or analytic", "M"},
-      {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "write the rows as CSV", "FILE"},
       {"report", 0, 0, G_OPTION_ARG_FILENAME, &report, "write a markdown report", "FILE"},
       {NULL},
   };
-  g_autoptr(GOptionContext) octx = g_option_context_new("- compare forced Open MPI collectives with the model");
-  dt_option_entries_as_bytes(entries);
-  g_option_context_add_main_entries(octx, entries, NULL);
-  if (!comm_mpi__parse(ctx, octx, &argc, &argv))
+  /* --system (default: calibrate first), --net-model and --csv are the shared keys (the rest
+   * of the shared groups is refused by validate_check). */
+  g_auto(sim_scenario) sc;
+  sim_scenario_init(&sc);
+  if (!comm_mpi__scenario(ctx,
+                          "[SCENARIO.ini] - compare forced Open MPI collectives with the model "
+                          "(of the shared options it takes --system, --net-model and --csv)",
+                          entries, SIM_OPTS_CLUSTER, validate_check, argc, argv, &sc))
     return 0;
+  const char *system = sim_scenario_given(&sc, "system") ? sc.system : NULL;
+  const char *csv = sc.csv;
+  gboolean flow = sc.net_model == COMM_NET_FLOW;
 
   g_autoptr(GError) error = NULL;
   g_autoptr(GArray) sizes = comm_mpi_parse_sizes(sizes_text ? sizes_text : DEFAULT_SIZES,
@@ -335,14 +358,6 @@ int comm_mpi__cmd_validate(comm_mpi_ctx *ctx, int argc, char **argv)
   if ((csv && !dt_outfile_check(csv, "--csv", &error)) ||
       (report && !dt_outfile_check(report, "--report", &error)))
     comm_mpi__fail_all(ctx, error);
-  gboolean flow = TRUE;
-  if (net_model && g_strcmp0(net_model, "analytic") == 0)
-    flow = FALSE;
-  else if (net_model && g_strcmp0(net_model, "flow") != 0) {
-    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--net-model: '%s' is not flow or analytic",
-                net_model);
-    comm_mpi__fail_all(ctx, error);
-  }
   if (reps < 1 || reps > 100000 || warmup < 0 || warmup > 100000) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                 "--reps must be in 1..100000 and --warmup in 0..100000");

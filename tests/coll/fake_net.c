@@ -141,8 +141,10 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   sim_engine_schedule_at(net->engine, at, on_arrive, m, 0);
 }
 
-/* What the "nccl" algorithm asks of the topology: the fake has no links of its own, so every
- * route is one link of the fake's intra- or inter-node figures, and no NVLink or switch. */
+/* What the "nccl" algorithm and the closed forms ask of the topology: the fake has no links of
+ * its own, so every route is one link of the fake's intra- or inter-node figures, a link of its
+ * own for every ordered pair (no contention, as in the fake's transfers), and no NVLink or
+ * switch. */
 static const comm__link_class fake_intra = {1e11, 500000, "nvswitch", 0, 0};
 static const comm__link_class fake_inter = {1.25e10, 2000000, "net", 0, 0};
 uint32_t comm__route_max(const comm_topology *t) { return 1; }
@@ -150,7 +152,8 @@ uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t 
 {
   if (src == dst)
     return 0;
-  out[0] = ep_node(t, src) == ep_node(t, dst) ? 2 * src : 2 * src + 1;
+  g_assert(src < 32768 && dst < 32768);
+  out[0] = 2 * (src * 32768u + dst) + (ep_node(t, src) == ep_node(t, dst) ? 0 : 1);
   return 1;
 }
 const comm__link_class *comm__link_class_of(const comm_topology *t, uint32_t dlink)

@@ -315,6 +315,83 @@ static void test_ring_forms_agree(void **state)
     fail_msg("ring on 384 ranks, 1 MiB: pipelined %.6g ps, steps %.6g ps", pipe, steps);
 }
 
+/* The double tree's closed form shares links along the routes. Two Piz Daint nodes (one GPU
+ * each), 8 MiB in chunks of 1 MiB: 4 chunks per tree, both trees of height 1, 2H + C - 1 = 5
+ * steps. In step 0 each rank sends its first chunk up one tree; in steps 1 to 3 it sends a chunk
+ * up one tree and one down the other over the same NIC; in step 4 the last chunk down. Each
+ * step costs the route's latency, so 5 L + (1 + 3 x 2 + 1) x 1 MiB / B, with B the route's
+ * bottleneck (no reduction or software cost asked for). The flow model agrees. */
+static sim_time_ps builtin_time(const comm_topology *t, const comm_coll_group *g, const char *name,
+                                const comm_coll_args *a, gboolean flow)
+{
+  const comm_coll_algorithm *algo = comm_coll_algorithm_find(name, "test", NULL);
+  if (!flow) {
+    sim_time_ps ps = 0;
+    assert_true(comm_coll_analytic_time(t, g, algo, a, &ps, NULL));
+    return ps;
+  }
+  g_autoptr(sim_engine) engine = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(engine, t, COMM_NET_FLOW);
+  g_autoptr(comm_coll) c = comm_coll_new(net, g, algo, a, NULL);
+  assert_non_null(c);
+  int done = 0;
+  comm_coll_start(c, coll_done, &done);
+  sim_engine_run(engine);
+  assert_int_equal(done, 1);
+  return comm_coll_end_time(c) - comm_coll_start_time(c);
+}
+
+static void test_double_tree_shares_links(void **state)
+{
+  g_autoptr(comm_topology) t = build("piz-daint", 2);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 8 << 20, .chunk_bytes = 1 << 20};
+  comm_ep e0 = g->eps[0], e1 = g->eps[1];
+  double B = comm_topology_route_Bps(t, e0, e1);
+  sim_time_ps L = comm_topology_route_latency(t, e0, e1);
+  double want = 5.0 * (double)L + 8.0 * (1 << 20) / B * 1e12;
+  double closed = (double)builtin_time(t, g, "double-tree", &a, FALSE);
+  if (fabs(closed - want) > 8)
+    fail_msg("double tree on 2 nodes: closed form %.6g ps, by hand %.6g ps", closed, want);
+  double flow = (double)builtin_time(t, g, "double-tree", &a, TRUE);
+  if (fabs(flow - closed) / closed > 0.005)
+    fail_msg("double tree on 2 nodes: flow %.6g ps, closed form %.6g ps", flow, closed);
+  /* Sixteen nodes of a dragonfly: tree edges between routers share their one link. */
+  g_autoptr(comm_topology) t16 = build("piz-daint", 16);
+  g_autoptr(comm_coll_group) g16 = comm_coll_group_new(t16, NULL, 0);
+  a = (comm_coll_args){.op = COMM_COLL_ALLREDUCE, .bytes = 25 << 20};
+  closed = (double)builtin_time(t16, g16, "double-tree", &a, FALSE);
+  flow = (double)builtin_time(t16, g16, "double-tree", &a, TRUE);
+  if (fabs(flow - closed) / flow > 0.02)
+    fail_msg("double tree on 16 nodes: flow %.6g ps, closed form %.6g ps", flow, closed);
+}
+
+/* auto on accelerators is nccl, whose choice is the candidate (algorithm x protocol) with the
+ * least closed form: on 512 Piz Daint nodes at 25 MiB the trees' edges crowd the dragonfly's
+ * router links and the ring wins; with 4 KiB the trees' logarithmic latency wins. */
+static void test_auto_fastest(void **state)
+{
+  g_autoptr(comm_topology) t = build("piz-daint", 512);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  const uint64_t sizes[2] = {25 << 20, 4096};
+  const int want[2] = {COLL__NCCL_RING, COLL__NCCL_TREE};
+  for (int i = 0; i < 2; i++) {
+    comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = sizes[i]};
+    const comm_coll_algorithm *au = comm_coll_algorithm_find("auto", "test", NULL);
+    assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)), "nccl");
+    g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, -1, -1, NULL);
+    assert_non_null(x);
+    const coll__nccl_choice *c = coll__nccl_chosen(x);
+    assert_int_equal(c->algo, want[i]);
+    for (int algo = 0; algo < COLL__NCCL_NALGO; algo++)
+      for (int p = 0; p < COLL__NPROTO; p++) {
+        g_autoptr(coll__nccl) y = coll__nccl_plan(g, &a, algo, p, NULL);
+        if (y != NULL)
+          assert_true(c->time_ps <= coll__nccl_chosen(y)->time_ps);
+      }
+  }
+}
+
 /* Every system and fabric of the catalog loads, and every system builds a two-node cluster on
  * which nccl plans an allreduce. */
 static void test_catalog_loads(void **state)
@@ -364,7 +441,8 @@ int main(void)
       cmocka_unit_test(test_pcie_rings_by_hand),
       cmocka_unit_test(test_one_gpu_per_node_latency),
       cmocka_unit_test(test_collnet_by_hand),
-      cmocka_unit_test(test_catalog_loads),
+      cmocka_unit_test(test_catalog_loads), cmocka_unit_test(test_double_tree_shares_links),
+      cmocka_unit_test(test_auto_fastest),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

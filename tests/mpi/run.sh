@@ -242,8 +242,11 @@ case "$case_" in
     expect_one_message "$status" "--sizes: 0 bytes is too small"
     [ "$status" -ne 2 ] && fail "validate --sizes 0: status $status, expected 2"
     status=0; launch "$n" validate --net-model x || status=$?
-    expect_one_message "$status" "--net-model: 'x' is not flow or analytic"
+    expect_one_message "$status" "--net-model: unknown value 'x'"
     grep -q "calibrating" "$out.stdout" && fail "--net-model x was refused after calibrating"
+    # The shared cluster keys validate cannot take are refused by name.
+    status=0; launch "$n" validate --nodes 2 || status=$?
+    expect_one_message "$status" "--nodes: dtsim-mpi validate takes its ranks and nodes from mpirun"
     status=0; launch "$n" validate --report "$WORKDIR/no/such/dir/r.md" || status=$?
     expect_one_message "$status" "--report: cannot write"
     status=0; launch "$n" calibrate -o "$WORKDIR/no/such/dir/s.ini" || status=$?

@@ -196,6 +196,8 @@ static void test_ring_fill_by_hand(void **state)
  * 6.3e9 bytes/s per channel flow. Simple ring allreduce of S: base 8.4 us, fill 6 stages x 192
  * KiB at 6.3e9, then 2 x (S / 2 x 3/4 at 6.3e9 + 3 PCIe hops of 5.7 us).
  *
+ * pcie-8gpu (2 sockets x 2 switches x 2 GPUs): below.
+ *
  * Two DGX-1V: 12 channels, 3 on each EDR port (GPU and port under one PCIe switch, GPUDirect
  * RDMA): 12.5e9 x 0.97 / 3 per channel. Each 16-rank ring has 14 NVLink hops (3.4 us) and 2
  * network hops (14 us): base 8.4 us, fill 30 stages x 192 KiB, then 2 x (S / 12 x 15/16 + 15
@@ -228,6 +230,10 @@ static void pcie_ring_by_hand(const char *system, uint32_t nodes, uint32_t per, 
 static void test_pcie_rings_by_hand(void **state)
 {
   pcie_ring_by_hand("p2.8xlarge", 1, 4, 15.75e9 * 0.8 / 2, 2, 5.7);
+  /* pcie-8gpu: the ring 0-7 crosses the sockets twice (3-4 and 7-0, bounces through the
+   * receiver's socket), once each way: the socket link, NCCL's 6 GB/s for Broadwell, carries
+   * the two channels' flows: 3e9 each. */
+  pcie_ring_by_hand("pcie-8gpu", 1, 8, 6e9 / 2, 2, 5.7);
   pcie_ring_by_hand("dgx1-v100", 2, 8, 12.5e9 * 0.97 / 3, 12, (14 * 3.4 + 2 * 14.0) / 16);
 }
 

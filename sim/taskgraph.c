@@ -48,6 +48,7 @@ struct sim_graph {
   GArray *units;           /* unit_rec */
   GStringChunk *strings;
   const char **recent;     /* NAME_CACHE interned names, by a hash of their text */
+  const char **handed;     /* NAME_CACHE names given out by sim_graph_intern(), by address */
   GArray *stream_mark;     /* uint32_t per stream: mark_stamp when met in the task being added */
   uint32_t mark_stamp;
 };
@@ -59,6 +60,11 @@ struct sim_graph {
 
 static const char *intern(sim_graph *g, const char *name)
 {
+  /* A name the graph handed out (sim_graph_intern()) is kept until the graph is freed, so no
+   * other string can have its address: it is its own copy. */
+  const char **own = &g->handed[((uintptr_t)name >> 3) & (NAME_CACHE - 1)];
+  if (*own == name)
+    return name;
   uint32_t h = 2166136261u;   /* FNV-1a */
   for (const unsigned char *c = (const unsigned char *)name; *c; c++)
     h = (h ^ *c) * 16777619u;
@@ -67,6 +73,13 @@ static const char *intern(sim_graph *g, const char *name)
     return *slot;
   *slot = g_string_chunk_insert_const(g->strings, name);
   return *slot;
+}
+
+const char *sim_graph_intern(sim_graph *g, const char *name)
+{
+  const char *copy = intern(g, name);
+  g->handed[((uintptr_t)copy >> 3) & (NAME_CACHE - 1)] = copy;
+  return copy;
 }
 
 sim_graph *sim_graph_new(void)
@@ -79,6 +92,7 @@ sim_graph *sim_graph_new(void)
   g->units = g_array_new(FALSE, FALSE, sizeof(unit_rec));
   g->strings = g_string_chunk_new(4096);
   g->recent = g_new0(const char *, NAME_CACHE);
+  g->handed = g_new0(const char *, NAME_CACHE);
   g->stream_mark = g_array_new(FALSE, TRUE, sizeof(uint32_t));
   return g;
 }
@@ -96,6 +110,7 @@ void sim_graph_free(sim_graph *g)
   g_array_free(g->units, TRUE);
   g_string_chunk_free(g->strings);
   g_free(g->recent);
+  g_free(g->handed);
   g_array_free(g->stream_mark, TRUE);
   g_free(g);
 }

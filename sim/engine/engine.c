@@ -25,7 +25,6 @@ struct sim_event {
 };
 
 #define SEQ_DEAD UINT64_MAX
-#define FREE_END UINT32_MAX
 
 /* 16 bytes, so the four children of a node fill one 64-byte cache line. `tag` holds the
  * entry's sequence number (high half) and the event's pool index (low half). Sequence numbers
@@ -108,7 +107,7 @@ struct sim_engine {
 
   sim_event **slabs;      /* event index -> slabs[index >> SLAB_SHIFT][index & mask] */
   size_t n_slabs, slabs_cap;
-  uint32_t free_head;     /* pool: first free event (its `arg` holds the next), or FREE_END */
+  sim_event *free_head;   /* pool: first free event (its `arg` holds the next's address), or NULL */
   GArray *free_index;     /* no pool: uint32_t indices of free events */
 
   gboolean stopped;
@@ -142,10 +141,10 @@ static void pool_grow(sim_engine *e);
 
 static inline sim_event *event_alloc(sim_engine *e)
 {
-  if (G_UNLIKELY(e->free_head == FREE_END))
+  if (G_UNLIKELY(e->free_head == NULL))
     pool_grow(e);
-  sim_event *ev = event_at(e, e->free_head);
-  e->free_head = (uint32_t)ev->arg;
+  sim_event *ev = e->free_head;
+  e->free_head = (sim_event *)(uintptr_t)ev->arg;
   return ev;
 }
 
@@ -162,16 +161,16 @@ static void pool_grow(sim_engine *e)
   e->slabs[e->n_slabs++] = slab;
   /* Free events form a list through their `arg`, lowest index first. */
   for (uint32_t i = SLAB_EVENTS; i-- > 0;) {
-    slab[i].arg = e->free_head;
+    slab[i].arg = (uintptr_t)e->free_head;
     slab[i].index = base + i;
-    e->free_head = base + i;
+    e->free_head = &slab[i];
   }
 }
 
 static inline void event_release(sim_engine *e, sim_event *ev)
 {
-  ev->arg = e->free_head;
-  e->free_head = ev->index;
+  ev->arg = (uintptr_t)e->free_head;
+  e->free_head = ev;
 }
 #else
 static sim_event *event_alloc(sim_engine *e)
@@ -729,7 +728,7 @@ sim_engine *sim_engine_new(void)
 {
   sim_engine *e = g_new0(sim_engine, 1);
   e->free_index = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  e->free_head = FREE_END;
+  e->free_head = NULL;
   e->observers = g_array_new(FALSE, FALSE, sizeof(observer));
   e->procs = g_array_new(FALSE, FALSE, sizeof(proc_rec));
   e->tracks = g_array_new(FALSE, FALSE, sizeof(track_rec));

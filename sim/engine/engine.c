@@ -611,8 +611,9 @@ static void radix_refill(sim_engine *e)
   /* An emptied bucket keeps a small array only: with 2049 buckets, arrays kept at the size of
    * their fullest moment would hold many times the pending entries. */
   if (k->cap > RADIX_KEEP) {
-    k->cap = RADIX_KEEP;
-    k->items = g_renew(heap_entry, k->items, k->cap);
+    g_free(k->items);
+    k->items = NULL;
+    k->cap = 0;
   }
 }
 

@@ -94,10 +94,10 @@ typedef struct {
   uint32_t live_pos;     /* position in net->live_links while it has classes */
   uint32_t epoch;        /* component search mark */
   uint32_t unfrozen;     /* progressive filling: flows on it without a rate yet */
-  uint32_t hpos;         /* progressive filling: position in the link heap */
+  uint32_t hpos;         /* progressive filling: position in the link heap, whose entry holds
+                          * the share it is ranked by */
   uint32_t touched;      /* progressive filling: mark of the last fix that changed it */
   double rem_Bps;        /* progressive filling: capacity not yet given out */
-  double share_Bps;      /* progressive filling: rem_Bps / unfrozen when last ranked */
 } link_state;
 
 /* Growable arrays for the hot path (GArray's generic code costs more than the work here). */
@@ -115,6 +115,16 @@ typedef struct {
   flow **v;
   uint32_t n, cap;
 } flowvec;
+/* An entry of the link heap of progressive filling: the key beside the link, so that sifting
+ * reads one array instead of a link record per comparison. */
+typedef struct {
+  double share_Bps;      /* rem_Bps / unfrozen of the link when last ranked */
+  uint32_t link;
+} heap_ent;
+typedef struct {
+  heap_ent *v;
+  uint32_t n, cap;
+} heapvec;
 
 
 #define VEC_PUSH(vec, x)                                                                        \
@@ -158,7 +168,7 @@ struct comm_net {
   uint64_t full_fills;   /* recomputes done by recompute_all */
   uint32_t unfixed;      /* progressive filling: classes still without a rate */
   classvec stack;        /* scratch of the component search */
-  u32vec heap;           /* progressive filling: links by (share, id), each at most once */
+  heapvec heap;          /* progressive filling: links by (share, id), each at most once */
   u32vec touched;        /* scratch of progressive filling: links one fix changed */
   uint32_t touch_mark;
   flowvec finished;      /* scratch of a completion event */
@@ -444,56 +454,59 @@ static void want_recompute(comm_net *net)
  * sinks if it has grown, and only a key that rounding left above the true share is raised
  * at once. The order of fixes is then exactly that of a heap re-ranked on every change, with
  * a fraction of the work. */
-static inline gboolean fill_less(const link_state *links, uint32_t a, uint32_t b)
+static inline gboolean fill_less(heap_ent a, heap_ent b)
 {
-  return links[a].share_Bps < links[b].share_Bps ||
-         (links[a].share_Bps == links[b].share_Bps && a < b);
+  return a.share_Bps < b.share_Bps || (a.share_Bps == b.share_Bps && a.link < b.link);
 }
 
-static void heap_place(comm_net *net, uint32_t i, uint32_t l)
+static inline void heap_place(comm_net *net, uint32_t i, heap_ent x)
 {
-  net->heap.v[i] = l;
-  net->links[l].hpos = i;
+  net->heap.v[i] = x;
+  net->links[x.link].hpos = i;
 }
 
 static void heap_up(comm_net *net, uint32_t i)
 {
-  uint32_t *a = net->heap.v, l = a[i];
+  heap_ent *a = net->heap.v, x = a[i];
   while (i > 0) {
     uint32_t p = (i - 1) / 2;
-    if (!fill_less(net->links, l, a[p]))
+    if (!fill_less(x, a[p]))
       break;
     heap_place(net, i, a[p]);
     i = p;
   }
-  heap_place(net, i, l);
+  heap_place(net, i, x);
 }
 
 static void heap_down(comm_net *net, uint32_t i)
 {
-  uint32_t *a = net->heap.v, l = a[i], n = net->heap.n;
+  heap_ent *a = net->heap.v, x = a[i];
+  uint32_t n = net->heap.n;
   for (;;) {
     uint32_t c = 2 * i + 1;
     if (c >= n)
       break;
-    if (c + 1 < n && fill_less(net->links, a[c + 1], a[c]))
+    if (c + 1 < n && fill_less(a[c + 1], a[c]))
       c++;
-    if (!fill_less(net->links, a[c], l))
+    if (!fill_less(a[c], x))
       break;
     heap_place(net, i, a[c]);
     i = c;
   }
-  heap_place(net, i, l);
+  heap_place(net, i, x);
 }
 
+/* Removes the entry at i; its link's hpos becomes NOT_IN_HEAP. */
+#define NOT_IN_HEAP UINT32_MAX
 static void heap_remove(comm_net *net, uint32_t i)
 {
-  uint32_t last = net->heap.v[--net->heap.n];
+  net->links[net->heap.v[i].link].hpos = NOT_IN_HEAP;
+  heap_ent last = net->heap.v[--net->heap.n];
   if (i == net->heap.n)
     return;
   heap_place(net, i, last);
   heap_up(net, i);
-  heap_down(net, net->links[last].hpos);
+  heap_down(net, net->links[last.link].hpos);
 }
 
 static inline void visit_class(comm_net *net, fclass *c)
@@ -575,11 +588,17 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
     return;
   for (uint32_t i = 0; i < net->touched.n; i++) {
     link_state *L2 = &net->links[net->touched.v[i]];
-    if (L2->unfrozen == 0)
+    if (L2->unfrozen == 0) {
+      /* Nothing left to give: out of the heap now, from where it is (usually near the
+       * bottom, a few steps), rather than from the top once its key comes up (a full
+       * descent). It would never fix anything, so the order of fixes stays the same. */
+      if (L2->hpos != NOT_IN_HEAP)
+        heap_remove(net, L2->hpos);
       continue;
+    }
     double share2 = MAX(L2->rem_Bps, 0.0) / L2->unfrozen;
-    if (share2 < L2->share_Bps) {
-      L2->share_Bps = share2;
+    if (share2 < net->heap.v[L2->hpos].share_Bps) {
+      net->heap.v[L2->hpos].share_Bps = share2;
       heap_up(net, L2->hpos);
     }
   }
@@ -628,23 +647,23 @@ static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
   net->heap.n = 0;
   for (uint32_t i = 0; i < cl->n; i++) {
     link_state *L = &net->links[cl->v[i]];
-    L->share_Bps = L->rem_Bps / L->unfrozen;
-    VEC_PUSH(&net->heap, cl->v[i]);
+    heap_ent x = {L->rem_Bps / L->unfrozen, cl->v[i]};
+    VEC_PUSH(&net->heap, x);
     L->hpos = i;
   }
   for (uint32_t i = net->heap.n / 2; i-- > 0;)
     heap_down(net, i);
   /* Once every class has its rate the links left in the heap have nothing to give. */
   while (net->unfixed > 0) {
-    uint32_t l = net->heap.v[0];
+    uint32_t l = net->heap.v[0].link;
     link_state *L = &net->links[l];
     if (L->unfrozen == 0) {
       heap_remove(net, 0);
       continue;
     }
     double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
-    if (share != L->share_Bps) {
-      L->share_Bps = share;
+    if (share != net->heap.v[0].share_Bps) {
+      net->heap.v[0].share_Bps = share;
       heap_down(net, 0);
       continue;
     }

@@ -18,9 +18,15 @@ typedef struct {
  * is free once the first layer has read it) when has_prev; on return *first_forward is this
  * iteration's first forward task. grad_ready[k] is the task after which layer k's gradient
  * exists; *last_backward the last backward task. */
-static void add_device_passes(sim_plan *p, const sim_costs *c, const device_streams *ds,
-                              gboolean has_prev, sim_task_id *first_forward,
-                              sim_task_id *grad_ready, sim_task_id *last_backward)
+/* The names of a layer's tasks, in the graph (the same on every device). */
+typedef struct {
+  const char *forward, *dw, *dx;
+} layer_names;
+
+static void add_device_passes(sim_plan *p, const sim_costs *c, const layer_names *names,
+                              const device_streams *ds, gboolean has_prev,
+                              sim_task_id *first_forward, sim_task_id *grad_ready,
+                              sim_task_id *last_backward)
 {
   sim_graph *g = p->graph;
   guint n = sim_costs_n_layers(c);
@@ -32,7 +38,7 @@ static void add_device_passes(sim_plan *p, const sim_costs *c, const device_stre
   sim_task_id prev = step;
   for (guint i = 0; i < n; i++) {
     const sim_layer_cost *l = sim_costs_layer(c, i);
-    sim_task_id t = sim_graph_add_compute(g, ds->s.compute, l->name, "forward", l->forward_ps,
+    sim_task_id t = sim_graph_add_compute(g, ds->s.compute, names[i].forward, "forward", l->forward_ps,
                                           l->forward_flops, 0);
     sim_graph_add_memory_delta(g, t, (int64_t)l->saved_bytes);
     if (i == 0) {
@@ -46,14 +52,12 @@ static void add_device_passes(sim_plan *p, const sim_costs *c, const device_stre
     const sim_layer_cost *l = sim_costs_layer(c, k);
     grad_ready[k] = prev;
     if (l->param_bytes > 0 || l->backward_weights_ps > 0) {
-      g_autofree char *name = g_strconcat(l->name, " dW", NULL);
-      prev = sim_graph_add_compute(g, ds->s.compute, name, "backward", l->backward_weights_ps,
+      prev = sim_graph_add_compute(g, ds->s.compute, names[k].dw, "backward", l->backward_weights_ps,
                                    l->backward_flops / 2, 0);
       grad_ready[k] = prev;
     }
     if (k > 0) {
-      g_autofree char *name = g_strconcat(l->name, " dX", NULL);
-      prev = sim_graph_add_compute(g, ds->s.compute, name, "backward", l->backward_data_ps,
+      prev = sim_graph_add_compute(g, ds->s.compute, names[k].dx, "backward", l->backward_data_ps,
                                    l->backward_flops / 2, 0);
     }
     /* The layer's saved activations are free once its last backward pass is done (or, for a
@@ -109,6 +113,14 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
     }
   }
 
+  g_autofree layer_names *names = g_new(layer_names, n);
+  for (guint i = 0; i < n; i++) {
+    const char *layer = sim_costs_layer(c, i)->name;
+    g_autofree char *dw = g_strconcat(layer, " dW", NULL);
+    g_autofree char *dx = g_strconcat(layer, " dX", NULL);
+    names[i] = (layer_names){sim_graph_intern(g, layer), sim_graph_intern(g, dw),
+                             sim_graph_intern(g, dx)};
+  }
   g_autofree sim_stream_id *comm_members = g_new(sim_stream_id, built);
   for (uint32_t d = 0; d < built; d++)
     comm_members[d] = ds[d].s.comm;
@@ -118,7 +130,7 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   uint32_t iterations = o->iterations ? o->iterations : 1;
   for (uint32_t it = 0; it < iterations; it++) {
     for (uint32_t d = 0; d < built; d++)
-      add_device_passes(p, c, &ds[d], it > 0, &first_fwd[d], &grad_ready[(gsize)d * n],
+      add_device_passes(p, c, names, &ds[d], it > 0, &first_fwd[d], &grad_ready[(gsize)d * n],
                         &last_bwd[d]);
     g_autoptr(GArray) collectives = g_array_new(FALSE, FALSE, sizeof(sim_task_id));
     if (devices > 1) {

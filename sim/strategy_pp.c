@@ -121,6 +121,21 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
   p->probe_unit = 0;
   p->probe_compute = ss[0].compute;
 
+  /* Task names by micro-batch, formatted once (the same on every stage and replica). */
+  g_autofree const char **fwd_name = g_new(const char *, 4 * (gsize)M);
+  const char **bwd_name = fwd_name + M, **act_name = fwd_name + 2 * M,
+             **grad_name = fwd_name + 3 * M;
+  for (uint32_t m = 0; m < M; m++) {
+    char text[64];
+    g_snprintf(text, sizeof text, "forward mb%u", m);
+    fwd_name[m] = sim_graph_intern(g, text);
+    g_snprintf(text, sizeof text, "backward mb%u", m);
+    bwd_name[m] = sim_graph_intern(g, text);
+    g_snprintf(text, sizeof text, "activations mb%u", m);
+    act_name[m] = sim_graph_intern(g, text);
+    g_snprintf(text, sizeof text, "gradients mb%u", m);
+    grad_name[m] = sim_graph_intern(g, text);
+  }
   g_autofree int32_t *order = g_new(int32_t, 2 * M);
   g_autofree sim_task_id *F = g_new(sim_task_id, (gsize)devices * M);
   g_autofree sim_task_id *B = g_new(sim_task_id, (gsize)devices * M);
@@ -144,9 +159,9 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
         stage_order(P, s, M, o->gpipe, order);
         for (uint32_t k = 0; k < 2 * M; k++) {
           uint32_t m = (uint32_t)(order[k] > 0 ? order[k] : -order[k]) - 1;
-          g_autofree char *name = g_strdup_printf("%s mb%u", order[k] > 0 ? "forward" : "backward", m);
           if (order[k] > 0) {
-            F[(gsize)d * M + m] = sim_graph_add_compute(g, ss[d].compute, name, "forward", tf, 0, 0);
+            F[(gsize)d * M + m] = sim_graph_add_compute(g, ss[d].compute, fwd_name[m], "forward", tf,
+                                                        0, 0);
             if (k == 0)
               sim_graph_depend(g, F[(gsize)d * M + m], ss[d].step);
             sim_graph_add_memory_delta(g, F[(gsize)d * M + m], (int64_t)saved[s]);
@@ -155,7 +170,8 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
               first_task[d] = F[(gsize)d * M];
             }
           } else {
-            B[(gsize)d * M + m] = sim_graph_add_compute(g, ss[d].compute, name, "backward", tb, 0, 0);
+            B[(gsize)d * M + m] = sim_graph_add_compute(g, ss[d].compute, bwd_name[m], "backward",
+                                                        tb, 0, 0);
             sim_graph_add_memory_delta(g, B[(gsize)d * M + m], -(int64_t)saved[s]);
             sim_graph_depend(g, B[(gsize)d * M + m], F[(gsize)d * M + m]);
           }
@@ -175,15 +191,15 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
         uint32_t d = r * P + s;
         uint64_t bytes = sim_costs_layer(c, first[s + 1] - 1)->output_bytes;
         for (uint32_t m = 0; m < M; m++) {
-          g_autofree char *an = g_strdup_printf("activations mb%u", m);
-          sim_task_id a = sim_graph_add_transfer(g, ss[d].fwd_send, ss[d + 1].fwd_recv, an, bytes);
+          sim_task_id a = sim_graph_add_transfer(g, ss[d].fwd_send, ss[d + 1].fwd_recv,
+                                                 act_name[m], bytes);
           sim_graph_depend(g, a, F[(gsize)d * M + m]);
           sim_graph_depend(g, F[(gsize)(d + 1) * M + m], a);
         }
         for (uint32_t j = 0; j < M; j++) {
           uint32_t m = bwd_order[j];
-          g_autofree char *gn = g_strdup_printf("gradients mb%u", m);
-          sim_task_id gr = sim_graph_add_transfer(g, ss[d + 1].bwd_send, ss[d].bwd_recv, gn, bytes);
+          sim_task_id gr = sim_graph_add_transfer(g, ss[d + 1].bwd_send, ss[d].bwd_recv,
+                                                  grad_name[m], bytes);
           sim_graph_depend(g, gr, B[(gsize)(d + 1) * M + m]);
           sim_graph_depend(g, B[(gsize)d * M + m], gr);
         }

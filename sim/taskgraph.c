@@ -30,7 +30,8 @@ typedef struct {
 typedef struct {
   sim_unit_id unit;
   const char *name;
-  GArray *tasks;           /* sim_task_id, in insertion order */
+  sim_task_id *tasks;      /* in insertion order */
+  uint32_t n_tasks, cap_tasks;
 } stream_rec;
 
 typedef struct {
@@ -41,16 +42,35 @@ typedef struct {
 } unit_rec;
 
 struct sim_graph {
-  GArray *tasks;           /* task_rec */
-  GArray *members;         /* sim_stream_id */
-  GArray *edges;           /* pairs (before, after) of sim_task_id */
+  task_rec *tasks;
+  uint32_t n_tasks, cap_tasks;
+  sim_stream_id *members;
+  uint32_t n_members, cap_members;
+  sim_task_id *edges;      /* pairs (before, after) */
+  uint32_t n_edges, cap_edges;   /* ids: twice the pairs */
   GArray *streams;         /* stream_rec */
   GArray *units;           /* unit_rec */
   GStringChunk *strings;
   const char **recent;     /* NAME_CACHE interned names, by a hash of their text */
+  const char **handed;     /* NAME_CACHE names given out by sim_graph_intern(), by address */
   GArray *stream_mark;     /* uint32_t per stream: mark_stamp when met in the task being added */
   uint32_t mark_stamp;
 };
+
+/* Growable arrays, appended to once or more per task: inline, without GArray's call and copy. */
+static void *grow(void *items, uint32_t *cap, size_t size)
+{
+  g_assert(*cap < UINT32_MAX / 2);
+  *cap = *cap ? 2 * *cap : 16;
+  return g_realloc_n(items, *cap, size);
+}
+
+#define PUSH(items, len, cap, value)                                                            \
+  do {                                                                                          \
+    if (G_UNLIKELY((len) == (cap)))                                                             \
+      (items) = grow((items), &(cap), sizeof *(items));                                         \
+    (items)[(len)++] = (value);                                                                 \
+  } while (0)
 
 /* Task names repeat (the same layer on every device, every iteration): a direct-mapped cache
  * of interned names in front of the string chunk's own table saves its hashing and lookup for
@@ -59,6 +79,11 @@ struct sim_graph {
 
 static const char *intern(sim_graph *g, const char *name)
 {
+  /* A name the graph handed out (sim_graph_intern()) is kept until the graph is freed, so no
+   * other string can have its address: it is its own copy. */
+  const char **own = &g->handed[((uintptr_t)name >> 3) & (NAME_CACHE - 1)];
+  if (*own == name)
+    return name;
   uint32_t h = 2166136261u;   /* FNV-1a */
   for (const unsigned char *c = (const unsigned char *)name; *c; c++)
     h = (h ^ *c) * 16777619u;
@@ -69,16 +94,21 @@ static const char *intern(sim_graph *g, const char *name)
   return *slot;
 }
 
+const char *sim_graph_intern(sim_graph *g, const char *name)
+{
+  const char *copy = intern(g, name);
+  g->handed[((uintptr_t)copy >> 3) & (NAME_CACHE - 1)] = copy;
+  return copy;
+}
+
 sim_graph *sim_graph_new(void)
 {
   sim_graph *g = g_new0(sim_graph, 1);
-  g->tasks = g_array_new(FALSE, FALSE, sizeof(task_rec));
-  g->members = g_array_new(FALSE, FALSE, sizeof(sim_stream_id));
-  g->edges = g_array_new(FALSE, FALSE, sizeof(sim_task_id));
   g->streams = g_array_new(FALSE, FALSE, sizeof(stream_rec));
   g->units = g_array_new(FALSE, FALSE, sizeof(unit_rec));
   g->strings = g_string_chunk_new(4096);
   g->recent = g_new0(const char *, NAME_CACHE);
+  g->handed = g_new0(const char *, NAME_CACHE);
   g->stream_mark = g_array_new(FALSE, TRUE, sizeof(uint32_t));
   return g;
 }
@@ -88,14 +118,15 @@ void sim_graph_free(sim_graph *g)
   if (!g)
     return;
   for (guint i = 0; i < g->streams->len; i++)
-    g_array_free(g_array_index(g->streams, stream_rec, i).tasks, TRUE);
-  g_array_free(g->tasks, TRUE);
-  g_array_free(g->members, TRUE);
-  g_array_free(g->edges, TRUE);
+    g_free(g_array_index(g->streams, stream_rec, i).tasks);
+  g_free(g->tasks);
+  g_free(g->members);
+  g_free(g->edges);
   g_array_free(g->streams, TRUE);
   g_array_free(g->units, TRUE);
   g_string_chunk_free(g->strings);
   g_free(g->recent);
+  g_free(g->handed);
   g_array_free(g->stream_mark, TRUE);
   g_free(g);
 }
@@ -110,8 +141,7 @@ sim_unit_id sim_graph_add_unit(sim_graph *g, sim_proc_kind kind, const char *nam
 sim_stream_id sim_graph_add_stream(sim_graph *g, sim_unit_id unit, const char *name)
 {
   g_return_val_if_fail(unit < g->units->len, 0);
-  stream_rec s = {unit, intern(g, name),
-                  g_array_new(FALSE, FALSE, sizeof(sim_task_id))};
+  stream_rec s = {unit, intern(g, name), NULL, 0, 0};
   g_array_append_val(g->streams, s);
   g_array_set_size(g->stream_mark, g->streams->len);
   g_array_index(g->units, unit_rec, unit).n_streams++;
@@ -120,7 +150,7 @@ sim_stream_id sim_graph_add_stream(sim_graph *g, sim_unit_id unit, const char *n
 
 uint32_t sim_graph_n_units(const sim_graph *g) { return g->units->len; }
 uint32_t sim_graph_n_streams(const sim_graph *g) { return g->streams->len; }
-uint32_t sim_graph_n_tasks(const sim_graph *g) { return g->tasks->len; }
+uint32_t sim_graph_n_tasks(const sim_graph *g) { return g->n_tasks; }
 
 sim_unit_id sim_graph_stream_unit(const sim_graph *g, sim_stream_id s)
 {
@@ -135,8 +165,8 @@ const char *sim_graph_stream_name(const sim_graph *g, sim_stream_id s)
 const sim_task_id *sim_graph_stream_tasks(const sim_graph *g, sim_stream_id s, uint32_t *n)
 {
   const stream_rec *sr = &g_array_index(g->streams, stream_rec, s);
-  *n = sr->tasks->len;
-  return (const sim_task_id *)sr->tasks->data;
+  *n = sr->n_tasks;
+  return sr->tasks;
 }
 
 const char *sim_graph_unit_name(const sim_graph *g, sim_unit_id u)
@@ -146,8 +176,8 @@ const char *sim_graph_unit_name(const sim_graph *g, sim_unit_id u)
 
 static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *members, uint32_t n)
 {
-  sim_task_id id = g->tasks->len;
-  t->members_at = g->members->len;
+  sim_task_id id = g->n_tasks;
+  t->members_at = g->n_members;
   t->n_members = n;
   /* A stream that appears twice in one task (a device sending to itself) holds it once. Marks
    * find repeats in O(n) (collectives span up to a million streams). */
@@ -158,16 +188,16 @@ static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *memb
   uint32_t *mark = (uint32_t *)g->stream_mark->data;
   for (uint32_t i = 0; i < n; i++) {
     g_return_val_if_fail(members[i] < g->streams->len, id);
-    g_array_append_val(g->members, members[i]);
+    PUSH(g->members, g->n_members, g->cap_members, members[i]);
     stream_rec *s = &g_array_index(g->streams, stream_rec, members[i]);
     if (mark[members[i]] == g->mark_stamp) {
       t->dups = 1;
       continue;
     }
     mark[members[i]] = g->mark_stamp;
-    g_array_append_val(s->tasks, id);
+    PUSH(s->tasks, s->n_tasks, s->cap_tasks, id);
   }
-  g_array_append_val(g->tasks, *t);
+  PUSH(g->tasks, g->n_tasks, g->cap_tasks, *t);
   return id;
 }
 
@@ -223,14 +253,14 @@ sim_task_id sim_graph_add_custom(sim_graph *g, const sim_stream_id *members, uin
 
 void sim_graph_show_on(sim_graph *g, sim_task_id task, sim_stream_id stream)
 {
-  g_return_if_fail(task < g->tasks->len && stream < g->streams->len);
-  task_rec *r = &g_array_index(g->tasks, task_rec, task);
+  g_return_if_fail(task < g->n_tasks && stream < g->streams->len);
+  task_rec *r = &g->tasks[task];
   g_return_if_fail(r->n_members == 0 && !r->shown);
   /* The stream is kept where the members of a task would be, but the task does not count it
    * as one: the executor never queues it there. */
-  r->members_at = g->members->len;
+  r->members_at = g->n_members;
   r->shown = 1;
-  g_array_append_val(g->members, stream);
+  PUSH(g->members, g->n_members, g->cap_members, stream);
 }
 
 void sim_graph_set_unit_memory(sim_graph *g, sim_unit_id unit, uint64_t resident_bytes)
@@ -241,18 +271,18 @@ void sim_graph_set_unit_memory(sim_graph *g, sim_unit_id unit, uint64_t resident
 
 void sim_graph_add_memory_delta(sim_graph *g, sim_task_id task, int64_t delta_bytes)
 {
-  g_return_if_fail(task < g->tasks->len);
-  g_array_index(g->tasks, task_rec, task).memory_delta += delta_bytes;
+  g_return_if_fail(task < g->n_tasks);
+  g->tasks[task].memory_delta += delta_bytes;
 }
 
 void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before)
 {
-  g_return_if_fail(task < g->tasks->len && before < g->tasks->len);
-  sim_task_id pair[2] = {before, task};
-  g_array_append_vals(g->edges, pair, 2);
+  g_return_if_fail(task < g->n_tasks && before < g->n_tasks);
+  PUSH(g->edges, g->n_edges, g->cap_edges, before);
+  PUSH(g->edges, g->n_edges, g->cap_edges, task);
 }
 
-#define TASK(g, t) (&g_array_index((g)->tasks, task_rec, (t)))
+#define TASK(g, t) (&(g)->tasks[(t)])
 
 sim_task_kind sim_graph_task_kind(const sim_graph *g, sim_task_id t) { return TASK(g, t)->kind; }
 const char *sim_graph_task_name(const sim_graph *g, sim_task_id t) { return TASK(g, t)->name; }
@@ -272,7 +302,7 @@ uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_str
 {
   const task_rec *r = TASK(g, t);
   if (members)
-    *members = r->n_members ? &g_array_index(g->members, sim_stream_id, r->members_at) : NULL;
+    *members = r->n_members ? &g->members[r->members_at] : NULL;
   return r->n_members;
 }
 
@@ -309,12 +339,12 @@ sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
   sim_exec *x = g_new0(sim_exec, 1);
   x->engine = engine;
   x->g = g;
-  uint32_t n = g->tasks->len;
+  uint32_t n = g->n_tasks;
   x->ts = g_new0(task_state, n ? n : 1);
   x->succ_at = g_new0(uint32_t, n + 1);
-  uint32_t n_edges = g->edges->len / 2;
+  uint32_t n_edges = g->n_edges / 2;
   x->succ = g_new(sim_task_id, n_edges ? n_edges : 1);
-  const sim_task_id *e = (const sim_task_id *)g->edges->data;
+  const sim_task_id *e = g->edges;
   for (uint32_t i = 0; i < n_edges; i++) {
     x->succ_at[e[2 * i] + 1]++;
     x->ts[e[2 * i + 1]].deps_left++;
@@ -327,7 +357,7 @@ sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
   for (uint32_t t = 0; t < n; t++) {
     const task_rec *r = TASK(g, t);
     uint32_t distinct = r->n_members;
-    const sim_stream_id *m = &g_array_index(g->members, sim_stream_id, r->members_at);
+    const sim_stream_id *m = &g->members[r->members_at];
     for (uint32_t i = 0; r->dups && i < r->n_members; i++) {
       gboolean dup = FALSE;
       for (uint32_t j = 0; j < i; j++)
@@ -393,7 +423,7 @@ static void start_task(sim_exec *x, sim_task_id t)
   s->started = 1;
   s->start_ps = sim_engine_now(x->engine);
   if (sim_engine_has_observers(x->engine)) {
-    const sim_stream_id *m = &g_array_index(x->g->members, sim_stream_id, r->members_at);
+    const sim_stream_id *m = &x->g->members[r->members_at];
     for (uint32_t i = 0; i < r->n_members; i++) {
       uint64_t id = sim_engine_span_begin(x->engine, x->track[m[i]], r->name, r->category,
                                           r->bytes, r->flops);
@@ -432,9 +462,9 @@ static void try_start(sim_exec *x, sim_task_id t)
 static void stream_advance(sim_exec *x, sim_stream_id sid)
 {
   const stream_rec *sr = &g_array_index(x->g->streams, stream_rec, sid);
-  if (x->cursor[sid] >= sr->tasks->len)
+  if (x->cursor[sid] >= sr->n_tasks)
     return;
-  sim_task_id next = g_array_index(sr->tasks, sim_task_id, x->cursor[sid]);
+  sim_task_id next = sr->tasks[x->cursor[sid]];
   x->ts[next].arrived++;
   try_start(x, next);
 }
@@ -453,7 +483,7 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
   x->done_count++;
   if (s->end_ps > x->makespan_ps)
     x->makespan_ps = s->end_ps;
-  const sim_stream_id *m = &g_array_index(x->g->members, sim_stream_id, r->members_at);
+  const sim_stream_id *m = &x->g->members[r->members_at];
   if (s->span_first) {
     for (uint32_t i = 0; i < MAX(r->n_members, r->shown); i++)
       sim_engine_span_end(x->engine, s->span_first + i);
@@ -495,7 +525,7 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
 static void kickoff(sim_engine *engine, void *data, uint64_t arg)
 {
   sim_exec *x = data;
-  uint32_t n = x->g->tasks->len;
+  uint32_t n = x->g->n_tasks;
   for (sim_stream_id sid = 0; sid < x->g->streams->len; sid++)
     stream_advance(x, sid);
   /* Tasks on no stream (delays) need only their dependencies. */
@@ -508,7 +538,7 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
 {
   sim_engine_schedule_in(x->engine, 0, kickoff, x, 0);
   sim_engine_run(x->engine);
-  uint32_t n = x->g->tasks->len;
+  uint32_t n = x->g->n_tasks;
   if (sim_engine_stalled(x->engine)) {
     /* Name the tasks that were running when the clock stopped. */
     g_autoptr(GString) msg = g_string_new(NULL);

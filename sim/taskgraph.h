@@ -50,6 +50,10 @@ uint32_t sim_graph_n_tasks(const sim_graph *g);
 sim_unit_id sim_graph_stream_unit(const sim_graph *g, sim_stream_id s);
 
 /* Task names are copied into the graph. `category` must be a static string. */
+/* The graph's copy of a name, valid until the graph is freed. Builders that give many tasks one
+ * name (a layer on every device, a micro-batch on every stage) format it once and pass the copy:
+ * a copy is recognized by its address, without reading its text. */
+const char *sim_graph_intern(sim_graph *g, const char *name);
 sim_task_id sim_graph_add_compute(sim_graph *g, sim_stream_id stream, const char *name,
                                   const char *category, sim_time_ps duration_ps,
                                   uint64_t flops, uint64_t bytes);

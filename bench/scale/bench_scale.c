@@ -10,9 +10,11 @@
  * The allreduce is the ring (see the comment in measure()).
  * Targets (issue 16): flow, folded: 16384 GPUs in at most 1 s and 200 MB, 65536 GPUs in at
  * most 4 s and 1 GB, 1000000 GPUs accepted; at most 10 KB per device.
- * Usage: bench_scale [MAX_DEVICES [MAX_UNFOLDED]]   (defaults 1000000 and 4096) */
+ * Usage: bench_scale [MAX_DEVICES [MAX_UNFOLDED]]   (defaults 1000000 and 4096)
+ *        bench_scale --events   events per CPU second over whole unfolded dp, pp and 3-D runs */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,7 +29,9 @@ typedef struct {
   double iteration_s;
 } result;
 
-static int run_child(int nodes, const char *net, int symmetry, result *out)
+/* Runs one simulation in a child process, its scenario given as (key, value) pairs ending with
+ * NULL, as the command line or an INI file would give them. */
+static int run_child(const char *const *settings, result *out)
 {
   int fd[2];
   if (pipe(fd) != 0)
@@ -37,15 +41,13 @@ static int run_child(int nodes, const char *net, int symmetry, result *out)
     close(fd[0]);
     sim_scenario s;
     sim_scenario_init(&s);
-    g_assert_true(sim_scenario_set(&s, "topology", "fat-tree", NULL, NULL));
-    g_assert_true(sim_scenario_set(&s, "inter", "ib-edr", NULL, NULL));
-    g_assert_true(sim_scenario_set(&s, "net-model", net, NULL, NULL));
-    /* The ring allreduce: its collectives fold (one device for all, no flows where exact).
-     * The default on GPUs, nccl, runs its channels as flows on every rank and does not fold
-     * yet, which costs about 2e6 events at 256 GPUs (docs/architecture.md). */
-    g_assert_true(sim_scenario_set(&s, "allreduce", "ring", NULL, NULL));
-    s.nodes = nodes;
-    s.symmetry = symmetry;
+    for (int i = 0; settings[i]; i += 2) {
+      GError *error = NULL;
+      if (!sim_scenario_set(&s, settings[i], settings[i + 1], NULL, &error)) {
+        fprintf(stderr, "bench_scale: %s\n", error->message);
+        _exit(1);
+      }
+    }
     sim_report r;
     sim_run_opts o = {0};
     GError *error = NULL;
@@ -80,8 +82,71 @@ static int cmp(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* Runs a command's settings 3 times; *r gets the last run, cpu_s and wall_s the medians. */
+static int run3(const char *const *settings, result *r, double *wall_s, double *cpu_s)
+{
+  double walls[3], cpus[3];
+  for (int rep = 0; rep < 3; rep++) {
+    if (run_child(settings, r) != 0)
+      return -1;
+    walls[rep] = r->wall_s;
+    cpus[rep] = r->cpu_s;
+  }
+  qsort(walls, 3, sizeof walls[0], cmp);
+  qsort(cpus, 3, sizeof cpus[0], cmp);
+  *wall_s = walls[1];
+  *cpu_s = cpus[1];
+  return 0;
+}
+
+/* Events per second over whole simulations, every device built (target, issue 16: 5e6 per
+ * second over whole dp, pp and 3-D simulations). CPU time is that of the whole child: building
+ * the task graph, the run, and the report. */
+static int events_per_s(void)
+{
+  static const char *const dp_ring[] = {"nodes", "256", "symmetry", "off", "allreduce", "ring",
+                                        NULL};
+  static const char *const dp_nccl[] = {"nodes", "32", "symmetry", "off", NULL};
+  static const char *const pp[] = {"strategy", "pp", "nodes", "16", "micro-batches", "256",
+                                   "batch", "1024", NULL};
+  static const char *const gpt3[] = {"strategy", "3d", "model", "gpt3-175b", "precision", "fp16",
+                                     "system", "dgx-a100", "nodes", "128", "tp", "8", "pp", "8",
+                                     "schedule", "interleaved", "interleave", "4",
+                                     "global-batch", "1536", "micro-batch", "1", "net-model",
+                                     "flow", NULL};
+  const struct {
+    const char *label;
+    const char *const *settings;
+  } cases[] = {{"dp ResNet-50, 2048 GPUs, ring", dp_ring},
+               {"dp ResNet-50, 256 GPUs, nccl", dp_nccl},
+               {"pp ResNet-50, 128 stages, 256 mb", pp},
+               {"3d GPT-3 175B, 1024 A100", gpt3}};
+  printf("%-34s %12s %10s %10s %10s %14s  %s\n", "case", "events", "wall_s", "cpu_s", "peak_MB",
+         "events_per_cpu_s", "command");
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    result r = {0};
+    double wall_s, cpu_s;
+    if (run3(cases[k].settings, &r, &wall_s, &cpu_s) != 0) {
+      fprintf(stderr, "bench_scale: %s failed\n", cases[k].label);
+      return 1;
+    }
+    printf("%-34s %12llu %10.4f %10.4f %10.1f %14.3g  dtsim run", cases[k].label,
+           (unsigned long long)r.events, wall_s, cpu_s, r.maxrss_kb / 1024.0,
+           (double)r.events / cpu_s);
+    for (int i = 0; cases[k].settings[i]; i += 2)
+      printf(" --%s %s", cases[k].settings[i], cases[k].settings[i + 1]);
+    printf(" --json\n");
+    fflush(stdout);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
+  if (argc > 1 && strcmp(argv[1], "--events") == 0) {
+    printf("# %s --events\n", argv[0]);
+    return events_per_s();
+  }
   int max_devices = argc > 1 ? atoi(argv[1]) : 1000000;
   int max_unfolded = argc > 2 ? atoi(argv[2]) : 4096;
   printf("# %s %d %d\n", argv[0], max_devices, max_unfolded);
@@ -101,21 +166,21 @@ int main(int argc, char **argv)
       int devices = counts[k];
       if (devices > max_devices || devices > modes[m].max)
         break;
-      double walls[3], cpus[3];
+      char nodes[16];
+      g_snprintf(nodes, sizeof nodes, "%d", devices / 8);
+      /* The ring allreduce: its collectives fold (one device for all, no flows where exact). */
+      const char *const settings[] = {"topology", "fat-tree", "inter", "ib-edr", "allreduce", "ring",
+                                      "net-model", modes[m].net, "nodes", nodes, "symmetry",
+                                      modes[m].symmetry ? "on" : "off", NULL};
       result r = {0};
-      for (int rep = 0; rep < 3; rep++) {
-        if (run_child(devices / 8, modes[m].net, modes[m].symmetry, &r) != 0) {
-          fprintf(stderr, "bench_scale: %d devices failed\n", devices);
-          return 1;
-        }
-        walls[rep] = r.wall_s;
-        cpus[rep] = r.cpu_s;
+      double wall_s, cpu_s;
+      if (run3(settings, &r, &wall_s, &cpu_s) != 0) {
+        fprintf(stderr, "bench_scale: %d devices failed\n", devices);
+        return 1;
       }
-      qsort(walls, 3, sizeof walls[0], cmp);
-      qsort(cpus, 3, sizeof cpus[0], cmp);
       printf("%-9s %-8d %-9s %10.4f %10.4f %10.1f %8.2f %12llu %14.3f  dtsim run --nodes %d "
              "--topology fat-tree --inter ib-edr --allreduce ring --net-model %s --symmetry %s --json\n",
-             modes[m].net, devices, modes[m].symmetry ? "on" : "off", walls[1], cpus[1],
+             modes[m].net, devices, modes[m].symmetry ? "on" : "off", wall_s, cpu_s,
              r.maxrss_kb / 1024.0, r.maxrss_kb * 1.024 / devices, (unsigned long long)r.events,
              r.iteration_s * 1e3, devices / 8, modes[m].net, modes[m].symmetry ? "on" : "off");
       fflush(stdout);

@@ -25,7 +25,6 @@ struct sim_event {
 };
 
 #define SEQ_DEAD UINT64_MAX
-#define FREE_END UINT32_MAX
 
 /* 16 bytes, so the four children of a node fill one 64-byte cache line. `tag` holds the
  * entry's sequence number (high half) and the event's pool index (low half). Sequence numbers
@@ -79,6 +78,8 @@ typedef struct {
 #define RADIX_BUCKETS (1 + 256 * RADIX_LEVELS)
 #define RADIX_WORDS (256 * RADIX_LEVELS / 64)
 #define RADIX_KEEP 64   /* entries an empty bucket's array may keep */
+#define RADIX_SORT_MAX 1024  /* entries of a bucket of level 1 or 2 that may be sorted into the run */
+#define RADIX_GROUP 32       /* entries of one group of that sort (insertion within a group) */
 typedef struct {
   heap_entry *items;
   uint32_t len, cap;
@@ -97,6 +98,8 @@ struct sim_engine {
   uint64_t full[RADIX_WORDS]; /* bit b - 1 set when bucket b (>= 1) holds entries */
   uint32_t full_words;    /* bit w set when full[w] is not zero */
   sim_time_ps last;       /* no queued time is smaller; bucket 0 holds the entries at it */
+  int run_shift;          /* bucket 0 (the run) holds every queued t with (t ^ last) >> run_shift
+                           * == 0, sorted by (time, sequence); 0: the entries at `last` only */
 #endif
   size_t heap_len;        /* entries in the queue, stale ones included */
   size_t live;            /* pending events (heap entries that are not stale) */
@@ -104,7 +107,7 @@ struct sim_engine {
 
   sim_event **slabs;      /* event index -> slabs[index >> SLAB_SHIFT][index & mask] */
   size_t n_slabs, slabs_cap;
-  uint32_t free_head;     /* pool: first free event (its `arg` holds the next), or FREE_END */
+  sim_event *free_head;   /* pool: first free event (its `arg` holds the next's address), or NULL */
   GArray *free_index;     /* no pool: uint32_t indices of free events */
 
   gboolean stopped;
@@ -134,33 +137,40 @@ static inline sim_event *event_at(const sim_engine *e, uint32_t index)
 }
 
 #ifdef SIM_EVENT_POOL
-static sim_event *event_alloc(sim_engine *e)
+static void pool_grow(sim_engine *e);
+
+static inline sim_event *event_alloc(sim_engine *e)
 {
-  if (e->free_head == FREE_END) {
-    g_assert(e->n_slabs < ((size_t)UINT32_MAX >> SLAB_SHIFT));
-    if (e->n_slabs == e->slabs_cap) {
-      e->slabs_cap = e->slabs_cap ? 2 * e->slabs_cap : 64;
-      e->slabs = g_renew(sim_event *, e->slabs, e->slabs_cap);
-    }
-    sim_event *slab = g_new(sim_event, SLAB_EVENTS);
-    uint32_t base = (uint32_t)(e->n_slabs << SLAB_SHIFT);
-    e->slabs[e->n_slabs++] = slab;
-    /* Free events form a list through their `arg`, lowest index first. */
-    for (uint32_t i = SLAB_EVENTS; i-- > 0;) {
-      slab[i].arg = e->free_head;
-      slab[i].index = base + i;
-      e->free_head = base + i;
-    }
-  }
-  sim_event *ev = event_at(e, e->free_head);
-  e->free_head = (uint32_t)ev->arg;
+  if (G_UNLIKELY(e->free_head == NULL))
+    pool_grow(e);
+  sim_event *ev = e->free_head;
+  e->free_head = (sim_event *)(uintptr_t)ev->arg;
   return ev;
+}
+
+/* Adds a slab of SLAB_EVENTS free events. */
+static void pool_grow(sim_engine *e)
+{
+  g_assert(e->n_slabs < ((size_t)UINT32_MAX >> SLAB_SHIFT));
+  if (e->n_slabs == e->slabs_cap) {
+    e->slabs_cap = e->slabs_cap ? 2 * e->slabs_cap : 64;
+    e->slabs = g_renew(sim_event *, e->slabs, e->slabs_cap);
+  }
+  sim_event *slab = g_new(sim_event, SLAB_EVENTS);
+  uint32_t base = (uint32_t)(e->n_slabs << SLAB_SHIFT);
+  e->slabs[e->n_slabs++] = slab;
+  /* Free events form a list through their `arg`, lowest index first. */
+  for (uint32_t i = SLAB_EVENTS; i-- > 0;) {
+    slab[i].arg = (uintptr_t)e->free_head;
+    slab[i].index = base + i;
+    e->free_head = &slab[i];
+  }
 }
 
 static inline void event_release(sim_engine *e, sim_event *ev)
 {
-  ev->arg = e->free_head;
-  e->free_head = ev->index;
+  ev->arg = (uintptr_t)e->free_head;
+  e->free_head = ev;
 }
 #else
 static sim_event *event_alloc(sim_engine *e)
@@ -196,9 +206,12 @@ static void event_release(sim_engine *e, sim_event *ev)
 
 /* ---- Future-event list ----------------------------------------------------------------- */
 
+/* One comparison: a live event's sequence number is below SEQ_LIMIT and unique among the
+ * queued entries (renumber() drops the stale entries before it reuses numbers), and a dead
+ * event's SEQ_DEAD matches no tag. */
 static inline gboolean entry_live(const heap_entry *en, const sim_event *ev)
 {
-  return ev->seq != SEQ_DEAD && TAG_SEQ(en->tag) == (uint32_t)ev->seq && en->time == ev->time;
+  return TAG_SEQ(en->tag) == (uint32_t)ev->seq;
 }
 
 /* Drops an entry's reference to its event; frees the event when nothing points to it and it
@@ -280,12 +293,7 @@ static void heap_push(sim_engine *e, heap_entry entry)
       g_error("engine: out of memory for %zu pending events", cap);
     if (e->heap_len)
       memcpy((heap_entry *)mem + HEAP_PAD, e->heap, e->heap_len * sizeof(heap_entry));
-  #ifdef SIM_QUEUE_HEAP
-  free(e->heap_mem);
-#else
-  for (int b = 0; b < RADIX_BUCKETS; b++)
-    g_free(e->bucket[b].items);
-#endif
+    free(e->heap_mem);
     e->heap_mem = mem;
     e->heap = (heap_entry *)mem + HEAP_PAD;
     e->heap_cap = cap;
@@ -443,21 +451,108 @@ static inline void radix_append(sim_engine *e, int b, heap_entry entry)
 
 static void radix_rebase(sim_engine *e, sim_time_ps last);
 
+/* Puts an entry into the run (bucket 0) after every entry of time <= its own: its sequence
+ * number is the largest yet, so (time, sequence) order holds. The shorter side moves: entries
+ * before the place go one slot left when the array has room before `head` (an entry at the
+ * current time goes near the front), else the entries after it go one slot right. */
+static void run_insert(sim_engine *e, heap_entry entry)
+{
+  radix_bucket *zero = &e->bucket[0];
+  uint32_t lo = zero->head, hi = zero->len;
+  while (lo < hi) {   /* first entry whose time is above entry.time */
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (zero->items[mid].time <= entry.time)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (zero->head > 0 && lo - zero->head < zero->len - lo) {
+    memmove(&zero->items[zero->head - 1], &zero->items[zero->head],
+            (lo - zero->head) * sizeof(heap_entry));
+    zero->head--;
+    zero->items[lo - 1] = entry;
+    return;
+  }
+  if (G_UNLIKELY(zero->len == zero->cap)) {
+    g_assert(zero->cap < UINT32_MAX / 2);
+    zero->cap = zero->cap ? 2 * zero->cap : 16;
+    zero->items = g_renew(heap_entry, zero->items, zero->cap);
+  }
+  memmove(&zero->items[lo + 1], &zero->items[lo], (zero->len - lo) * sizeof(heap_entry));
+  zero->items[lo] = entry;
+  zero->len++;
+}
+
 static inline void q_push(sim_engine *e, heap_entry entry)
 {
   if (G_UNLIKELY(entry.time < e->last))
     radix_rebase(e, entry.time);
-  radix_append(e, radix_bucket_of(e, entry.time), entry);
+  uint64_t x = (uint64_t)entry.time ^ (uint64_t)e->last;
   e->heap_len++;
+  if (x >> e->run_shift == 0) {
+    /* Within the run's span: at `last` itself (a run of one time) it simply goes last. */
+    if (e->run_shift == 0)
+      radix_append(e, 0, entry);
+    else
+      run_insert(e, entry);
+    return;
+  }
+  int level = (63 - __builtin_clzll(x)) >> 3;
+  radix_append(e, 1 + (level << 8) + (int)(((uint64_t)entry.time >> (level << 3)) & 255), entry);
 }
 
-/* Bucket 0 is empty (and the queue is not): `last` moves up to the smallest time of the lowest
- * non-empty bucket (the buckets of the other entries stay as they are: the new `last` agrees
- * with the old one in every byte above that bucket's level, and has its digit), and that
- * bucket's entries go, in their order, to bucket 0 or to lower levels (all empty). Entries of
- * one time are therefore always in one bucket, in sequence order: a new entry has the largest
- * sequence number yet, and a bucket only ever receives new entries or, while it is empty, the
- * entries of a higher bucket in their order. FIFO among equal times costs nothing. */
+/* Sorts src[0..n) by time, stably, into dst, when the times differ only in the bytes below byte
+ * `level` (1 or 2) and do not crowd: a counting pass by the 6 bits just below byte `level` (64
+ * groups), then insertion within the groups. FALSE, with nothing written, when a group holds
+ * more than RADIX_GROUP entries (then insertion would cost more than spreading the entries
+ * over the lower levels). */
+static gboolean run_sort(const heap_entry *src, heap_entry *dst, uint32_t n, int level)
+{
+  uint32_t count[64] = {0};
+  int shift = 8 * level - 6;
+  for (uint32_t i = 0; i < n; i++)
+    count[((uint64_t)src[i].time >> shift) & 63]++;
+  uint32_t sum = 0, most = 0;
+  for (int d = 0; d < 64; d++) {
+    uint32_t c = count[d];
+    most = c > most ? c : most;
+    count[d] = sum;
+    sum += c;
+  }
+  if (most > RADIX_GROUP)
+    return FALSE;
+  for (uint32_t i = 0; i < n; i++)
+    dst[count[((uint64_t)src[i].time >> shift) & 63]++] = src[i];
+  for (uint32_t i = 1; i < n; i++) {
+    if (dst[i].time >= dst[i - 1].time)
+      continue;
+    heap_entry en = dst[i];
+    uint32_t j = i;
+    for (; j > 0 && dst[j - 1].time > en.time; j--)
+      dst[j] = dst[j - 1];
+    dst[j] = en;
+  }
+  return TRUE;
+}
+
+/* Bucket 0 (the run) is empty and the queue is not: `last` moves up to the smallest time of the
+ * lowest non-empty bucket, which becomes the run or is spread to lower levels. The buckets of
+ * the other entries stay as they are: the new `last` agrees with the old one in every byte above
+ * that bucket's level L, and has its digit in byte L. The bucket's entries, and every later time
+ * t with (t ^ last) < 2^(8 L) (the run's span), are below every time of the other buckets.
+ * - A bucket of level 0 holds one time, as does a lone entry: they become the run as they are
+ *   (copied into bucket 0's array, which stays in cache, or by swapping the arrays).
+ * - A bucket of level 1 or 2 (times within 256 ps or 65.5 ns of each other) of up to
+ *   RADIX_SORT_MAX entries, whose times do not crowd (run_sort()), is sorted by time, stably,
+ *   into the run, whose span is then that of the bucket: later entries in it are inserted in
+ *   order. One move per entry, where spreading to lower levels would move most entries twice
+ *   and refill once per handful of entries.
+ * - Any other bucket goes, in its order, to bucket 0 (the entries at the new `last`)
+ *   or to lower levels (all empty): an entry moves at most once per level.
+ * Entries of one time are therefore always in one bucket, in sequence order: a new entry has the
+ * largest sequence number yet, and a bucket only ever receives new entries or, while it is
+ * empty, the entries of a higher bucket in their order; the sort is stable. FIFO among equal
+ * times costs nothing. */
 static void radix_refill(sim_engine *e)
 {
   radix_bucket *zero = &e->bucket[0];
@@ -467,19 +562,45 @@ static void radix_refill(sim_engine *e)
   uint32_t n = k->len;
   radix_unmark(e, b);
   k->len = 0;
-  if (b <= 256 || n == 1) {
-    /* Every entry of a level-0 bucket has one time; so has a lone entry: the bucket becomes
-     * bucket 0 (their arrays swap). */
+  zero->head = 0;
+  int level = (b - 1) >> 8;
+  if ((level == 0 || n == 1) && n <= RADIX_KEEP) {
+    if (G_UNLIKELY(zero->cap < n)) {
+      zero->cap = RADIX_KEEP;
+      zero->items = g_renew(heap_entry, zero->items, zero->cap);
+    }
+    memcpy(zero->items, k->items, n * sizeof(heap_entry));
+    e->last = k->items[0].time;
+    zero->len = n;
+    e->run_shift = 0;
+    return;
+  }
+  gboolean sorted = FALSE;
+  if (level > 0 && level <= 2 && n <= RADIX_SORT_MAX) {
+    if (zero->cap < n) {
+      zero->cap = n;
+      zero->items = g_renew(heap_entry, zero->items, zero->cap);
+    }
+    sorted = run_sort(k->items, zero->items, n, level);
+  }
+  if (level == 0) {
+    /* Many entries of one time: the bucket becomes bucket 0 (their arrays swap). */
     heap_entry *items = zero->items;
     uint32_t cap = zero->cap;
-    e->last = k->items[0].time;
     zero->items = k->items;
     zero->cap = k->cap;
     zero->len = n;
     k->items = items;
     k->cap = cap;
+    e->last = zero->items[0].time;
+    e->run_shift = 0;
+  } else if (sorted) {
+    zero->len = n;
+    e->last = zero->items[0].time;
+    e->run_shift = level << 3;
   } else {
     zero->len = 0;
+    e->run_shift = 0;
     sim_time_ps min = k->items[0].time;
     for (uint32_t i = 1; i < n; i++)
       min = k->items[i].time < min ? k->items[i].time : min;
@@ -494,7 +615,6 @@ static void radix_refill(sim_engine *e)
     k->items = NULL;
     k->cap = 0;
   }
-  zero->head = 0;
 }
 
 static inline heap_entry *q_top(sim_engine *e)
@@ -528,6 +648,7 @@ static void radix_rebase(sim_engine *e, sim_time_ps last)
   memset(e->full, 0, sizeof e->full);
   e->full_words = 0;
   e->last = last;
+  e->run_shift = 0;
   for (size_t i = 0; i < m; i++)
     radix_append(e, radix_bucket_of(e, all[i].time), all[i]);
   g_free(all);
@@ -608,7 +729,7 @@ sim_engine *sim_engine_new(void)
 {
   sim_engine *e = g_new0(sim_engine, 1);
   e->free_index = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-  e->free_head = FREE_END;
+  e->free_head = NULL;
   e->observers = g_array_new(FALSE, FALSE, sizeof(observer));
   e->procs = g_array_new(FALSE, FALSE, sizeof(proc_rec));
   e->tracks = g_array_new(FALSE, FALSE, sizeof(track_rec));
@@ -654,15 +775,11 @@ sim_time_ps sim_engine_now(const sim_engine *e) { return e->now; }
 
 /* ---- Scheduling ----------------------------------------------------------------------------- */
 
-sim_event *sim_engine_schedule_at(sim_engine *e, sim_time_ps at_ps, sim_event_fn fn, void *data,
+/* Both schedule calls end here: at_ps is no earlier than now. */
+static inline sim_event *schedule(sim_engine *e, sim_time_ps at_ps, sim_event_fn fn, void *data,
                                   uint64_t arg)
 {
-  g_return_val_if_fail(e != NULL && fn != NULL, NULL);
-  if (at_ps < e->now) {
-    e->refused++;
-    return NULL;
-  }
-  if (at_ps == SIM_TIME_MAX)
+  if (G_UNLIKELY(at_ps == SIM_TIME_MAX))
     e->saturated++;
   sim_event *ev = event_alloc(e);
   ev->fn = fn;
@@ -676,14 +793,29 @@ sim_event *sim_engine_schedule_at(sim_engine *e, sim_time_ps at_ps, sim_event_fn
   return ev;
 }
 
+sim_event *sim_engine_schedule_at(sim_engine *e, sim_time_ps at_ps, sim_event_fn fn, void *data,
+                                  uint64_t arg)
+{
+  g_return_val_if_fail(e != NULL && fn != NULL, NULL);
+  if (at_ps < e->now) {
+    e->refused++;
+    return NULL;
+  }
+  return schedule(e, at_ps, fn, data, arg);
+}
+
 sim_event *sim_engine_schedule_in(sim_engine *e, sim_time_ps delay_ps, sim_event_fn fn,
                                   void *data, uint64_t arg)
 {
+  g_return_val_if_fail(e != NULL && fn != NULL, NULL);
   if (delay_ps < 0) {
     e->refused++;
     return NULL;
   }
-  return sim_engine_schedule_at(e, sim_time_add_sat(e->now, delay_ps), fn, data, arg);
+  sim_time_ps at_ps;
+  if (__builtin_add_overflow(e->now, delay_ps, &at_ps))
+    at_ps = SIM_TIME_MAX;   /* saturates, as sim_time_add_sat() does */
+  return schedule(e, at_ps, fn, data, arg);
 }
 
 void sim_engine_cancel(sim_engine *e, sim_event *ev)

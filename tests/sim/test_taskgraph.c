@@ -257,6 +257,38 @@ static void test_show_on(void **state)
   assert_int_equal(spans.end_ps[2], SIM_NS(30));
 }
 
+/* Names: the graph's copy of a name is one pointer per text, whether a task is given the copy
+ * sim_graph_intern() handed out or a buffer with the same text; a buffer with other text, even
+ * one that held the same text before, gets its own name. 5000 names (more than the caches'
+ * slots) so that slots are shared and overwritten. */
+static void test_interned_names(void **state)
+{
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id u = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+  sim_stream_id s = sim_graph_add_stream(g, u, "compute");
+  enum { N = 5000 };
+  g_autofree const char **copy = g_new(const char *, N);
+  char text[32];
+  for (int i = 0; i < N; i++) {
+    g_snprintf(text, sizeof text, "forward mb%d", i);
+    copy[i] = sim_graph_intern(g, text);
+    assert_string_equal(copy[i], text);
+    assert_ptr_not_equal(copy[i], text);
+  }
+  for (int i = 0; i < N; i++) {
+    sim_task_id a = sim_graph_add_compute(g, s, copy[i], "forward", 1, 0, 0);
+    g_snprintf(text, sizeof text, "forward mb%d", i);
+    sim_task_id b = sim_graph_add_compute(g, s, text, "forward", 1, 0, 0);
+    assert_ptr_equal(sim_graph_task_name(g, a), copy[i]);
+    assert_ptr_equal(sim_graph_task_name(g, b), copy[i]);
+    /* The same buffer, now with another text. */
+    g_snprintf(text, sizeof text, "backward mb%d", i);
+    sim_task_id c = sim_graph_add_compute(g, s, text, "backward", 1, 0, 0);
+    assert_string_equal(sim_graph_task_name(g, c), text);
+  }
+  assert_ptr_equal(sim_graph_intern(g, "forward mb7"), copy[7]);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -264,6 +296,7 @@ int main(void)
       cmocka_unit_test(test_data_parallel_overlap), cmocka_unit_test(test_transfer),
       cmocka_unit_test(test_cycle_reported), cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_memory_counter), cmocka_unit_test(test_show_on),
+      cmocka_unit_test(test_interned_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -286,10 +286,11 @@ static void test_outfile_targets(void **state)
   g_rmdir(dir);
 }
 
-/* A process killed by SIGINT or SIGTERM while an output is open leaves no temporary file. */
+/* A process killed by SIGINT, SIGTERM or SIGHUP while an output is open leaves no temporary
+ * file. */
 static void test_outfile_signals(void **state)
 {
-  const int sigs[] = {SIGINT, SIGTERM};
+  const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
   for (gsize i = 0; i < G_N_ELEMENTS(sigs); i++) {
     g_autofree char *dir = g_dir_make_tmp("dtsim-sig-XXXXXX", NULL);
     g_autofree char *path = g_build_filename(dir, "out.json", NULL);

@@ -98,7 +98,10 @@ static void install_handlers(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
+    /* The other cleanup signals wait while the handler runs (it is not reentrant). */
     sigemptyset(&sa.sa_mask);
+    for (gsize j = 0; j < G_N_ELEMENTS(cleanup_signals); j++)
+      sigaddset(&sa.sa_mask, cleanup_signals[j]);
     sigaction(cleanup_signals[i], &sa, NULL);
   }
 }

@@ -231,12 +231,19 @@ static gboolean import_layer(importer *im, const char *name, int line, JsonObjec
  * block's "layers" (4). */
 #define KEY_DEPTH 4
 
+/* Whether the key at `k` (`len` bytes, not NUL-terminated; NULL if none) is "layers". */
+static gboolean is_layers(const char *k, gsize len)
+{
+  return k && len == 6 && strncmp(k, "layers", 6) == 0;
+}
+
 /* The line (1-based) of every layer's key, found in one pass over the text: a top-level layer
  * under its NAME, a block's inner layer under BLOCK/NAME. Searching the text once per layer
- * made the importer quadratic in the layers. The text has been parsed by json-glib already;
- * this walk only follows brackets, strings and comments, and a text it does not understand
- * gives lines of 0 (messages without a line), never a wrong read. The first definition of a
- * name counts; names written with escapes are left out (their messages name no line). */
+ * made the importer quadratic in the layers. The text has been parsed by json-glib already
+ * and the model is read from json-glib's nodes alone: this walk only follows brackets, strings
+ * and comments to number lines for messages (a layer it misses gets line 0: its messages name
+ * the file only). The first definition of a name counts; names written with escapes are left
+ * out. */
 static GHashTable *key_lines(const char *text)
 {
   GHashTable *lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -300,10 +307,9 @@ static GHashTable *key_lines(const char *text)
       want_key[depth] = FALSE;
       /* A key of the top-level "layers" (depth 2), or of the "layers" of one of its members
        * (depth 4). */
-#define IS_LAYERS(d) (key[d] && key_len[d] == 6 && strncmp(key[d], "layers", 6) == 0)
-      if (escaped || !IS_LAYERS(1) || !(depth == 2 || (depth == 4 && key[2] && IS_LAYERS(3))))
+      if (escaped || !is_layers(key[1], key_len[1]) ||
+          !(depth == 2 || (depth == 4 && key[2] && is_layers(key[3], key_len[3]))))
         break;
-#undef IS_LAYERS
       char *name = depth == 2 ? g_strndup(v, key_len[2])
                               : g_strdup_printf("%.*s/%.*s", (int)key_len[2], key[2],
                                                 (int)key_len[4], v);

@@ -267,8 +267,16 @@ static gboolean read_topology(dev_device *dev, const dt_ini *base, GError **erro
   /* An XML topology is an input file like any other: read under the size limit. */
   g_autofree char *xml_text = NULL;
   gsize xml_len = 0;
-  if (xml && !dt_read_file(dev->topology, NULL, DT_INPUT_MAX_BYTES, &xml_text, &xml_len, error))
+  g_autoptr(GError) read_error = NULL;
+  if (xml && !dt_read_file(dev->topology, NULL, DT_INPUT_MAX_BYTES, &xml_text, &xml_len,
+                           &read_error)) {
+    /* The message names the XML file; the device file and key that name it come first. */
+    if (base)
+      return dt_ini_error(base, "device", "topology", error, "%s", read_error->message);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: topology: %s", dev->path,
+                read_error->message);
     return FALSE;
+  }
   hwloc_topology_t topo;
   /* Without /sys (containers, chroots) hwloc falls back to what the kernel tells every
    * process; its warning about that is noise to a user, so keep it quiet. */

@@ -452,23 +452,11 @@ static const char *skip_back_space(const char *text, const char *p)
 
 int wl__find_line(const char *text, const char *needle)
 {
-  return wl__find_line_after(text, NULL, needle);
-}
-
-int wl__find_line_after(const char *text, const char *outer, const char *needle)
-{
   if (text == NULL)
     return 0;
-  const char *from = text;
-  if (outer) {
-    g_autofree char *q = g_strdup_printf("\"%s\"", outer);
-    const char *o = strstr(text, q);
-    if (o)
-      from = o;
-  }
   g_autofree char *quoted = g_strdup_printf("\"%s\"", needle);
   size_t qlen = strlen(quoted);
-  const char *first = strstr(from, quoted);
+  const char *first = strstr(text, quoted);
   /* Prefer where the string defines something: an object key ("conv1": {...}, Paleo) or the
    * value of a "name" key ("name": "conv1", our format), over a mention in a parent list. */
   for (const char *hit = first; hit; hit = strstr(hit + 1, quoted)) {

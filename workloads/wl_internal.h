@@ -41,10 +41,9 @@ uint32_t wl__out_size(uint32_t in, uint32_t k, uint32_t s, uint32_t pad, uint32_
 uint64_t wl__valid_taps(uint32_t in, uint32_t out, uint32_t k, uint32_t s, uint32_t dil,
                         uint32_t pad_before);
 
-/* Line of the first occurrence of the quoted string "needle" in text (1-based), 0 if absent. */
+/* Line of the first occurrence of the quoted string "needle" in text (1-based), 0 if absent;
+ * a scan of the whole text, for one message, never once per layer. */
 int wl__find_line(const char *text, const char *needle);
-/* The same, searching from the first occurrence of "outer" (a block) when it is not NULL. */
-int wl__find_line_after(const char *text, const char *outer, const char *needle);
 
 /* A member that is a string, or NULL when it is absent or not a string. */
 const char *wl__json_string(JsonObject *o, const char *key);

@@ -33,7 +33,6 @@ static void paleo_layer_clear(gpointer p)
 
 typedef struct {
   const char *source;
-  const char *text;
   wl_model *m;
   GArray *layers;           /* paleo_layer */
   GHashTable *by_name;      /* full name -> index into layers + 1 */
@@ -129,12 +128,10 @@ static int add_spec(importer *im, const char *name, wl_layer_kind kind, const wl
   return i;
 }
 
-/* Translates one Paleo layer (not a Block) whose full name is `name`. */
-static gboolean import_layer(importer *im, const char *name, const char *block, JsonObject *o,
+/* Translates one Paleo layer (not a Block) whose full name is `name`, defined at `line`. */
+static gboolean import_layer(importer *im, const char *name, int line, JsonObject *o,
                              char **parents, GError **error)
 {
-  const char *local = block ? name + strlen(block) + 1 : name;
-  int line = wl__find_line_after(im->text, block, local);
   const char *type = wl__json_string(o, "type");
   if (type == NULL)
     return perr(im, name, line, error, "type: missing");
@@ -230,6 +227,105 @@ static gboolean import_layer(importer *im, const char *name, const char *block, 
   return ok;
 }
 
+/* Deepest nesting whose member names matter: top object (1), "layers" (2), a layer (3), a
+ * block's "layers" (4). */
+#define KEY_DEPTH 4
+
+/* Whether the key at `k` (`len` bytes, not NUL-terminated; NULL if none) is "layers". */
+static gboolean is_layers(const char *k, gsize len)
+{
+  return k && len == 6 && strncmp(k, "layers", 6) == 0;
+}
+
+/* The line (1-based) of every layer's key, found in one pass over the text: a top-level layer
+ * under its NAME, a block's inner layer under BLOCK/NAME. Searching the text once per layer
+ * made the importer quadratic in the layers. The text has been parsed by json-glib already
+ * and the model is read from json-glib's nodes alone: this walk only follows brackets, strings
+ * and comments to number lines for messages (a layer it misses gets line 0: its messages name
+ * the file only). The first definition of a name counts; names written with escapes are left
+ * out. */
+static GHashTable *key_lines(const char *text)
+{
+  GHashTable *lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  gboolean object[KEY_DEPTH + 1] = {FALSE}, want_key[KEY_DEPTH + 1] = {FALSE};
+  const char *key[KEY_DEPTH + 1] = {NULL};
+  gsize key_len[KEY_DEPTH + 1] = {0};
+  int depth = 0, line = 1;
+  for (const char *p = text; *p; p++) {
+    switch (*p) {
+    case '\n':
+      line++;
+      break;
+    case '{':
+    case '[':
+      if (++depth <= KEY_DEPTH) {
+        object[depth] = want_key[depth] = *p == '{';
+        key[depth] = NULL;
+      }
+      break;
+    case '}':
+    case ']':
+      if (depth > 0)
+        depth--;
+      break;
+    case ',':
+      if (depth >= 1 && depth <= KEY_DEPTH && object[depth])
+        want_key[depth] = TRUE;
+      break;
+    case ':':
+      if (depth >= 1 && depth <= KEY_DEPTH)
+        want_key[depth] = FALSE;
+      break;
+    case '/': /* json-glib skips C and C++ comments */
+      if (p[1] == '/') {
+        while (p[1] && p[1] != '\n')
+          p++;
+      } else if (p[1] == '*') {
+        for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); p++)
+          line += *p == '\n';
+        if (*p == '\0')
+          return lines;
+        p++;
+      }
+      break;
+    case '"': {
+      const char *v = ++p;
+      gboolean escaped = FALSE;
+      for (; *p && *p != '"'; p++) {
+        if (*p == '\\' && p[1]) {
+          escaped = TRUE;
+          p++;
+        }
+        line += *p == '\n';
+      }
+      if (*p == '\0')
+        return lines;
+      if (depth < 1 || depth > KEY_DEPTH || !want_key[depth])
+        break;
+      key[depth] = v;
+      key_len[depth] = (gsize)(p - v);
+      want_key[depth] = FALSE;
+      /* A key of the top-level "layers" (depth 2), or of the "layers" of one of its members
+       * (depth 4). */
+      if (escaped || !is_layers(key[1], key_len[1]) ||
+          !(depth == 2 || (depth == 4 && key[2] && is_layers(key[3], key_len[3]))))
+        break;
+      char *name = depth == 2 ? g_strndup(v, key_len[2])
+                              : g_strdup_printf("%.*s/%.*s", (int)key_len[2], key[2],
+                                                (int)key_len[4], v);
+      if (g_hash_table_contains(lines, name))
+        g_free(name);
+      else
+        g_hash_table_insert(lines, name, GINT_TO_POINTER(line));
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  return lines;
+}
+
 /* Parent names as written: a JSON array of strings. */
 static char **read_parents(const importer *im, const char *name, int line, JsonObject *o,
                            GError **error)
@@ -273,7 +369,7 @@ wl_model *wl__load_paleo(const char *source, JsonNode *root, const char *text, G
   JsonObject *layers = json_object_get_object_member(top, "layers");
   g_autofree char *base = g_path_get_basename(source);
   const char *name = wl__json_string(top, "name") ? wl__json_string(top, "name") : base;
-  importer im = {source, text, wl_model_new(name, 0, 0, 0), NULL, NULL, NULL, FALSE, 0, 0, 0};
+  importer im = {source, wl_model_new(name, 0, 0, 0), NULL, NULL, NULL, FALSE, 0, 0, 0};
   g_autoptr(wl_model) m = im.m;
   m->source = g_strdup(source);
   g_autoptr(GArray) pls = g_array_new(FALSE, TRUE, sizeof(paleo_layer));
@@ -284,11 +380,12 @@ wl_model *wl__load_paleo(const char *source, JsonNode *root, const char *text, G
   im.by_name = by_name;
   im.endpoints = endpoints;
 
+  g_autoptr(GHashTable) lines = key_lines(text);
   /* json-glib keeps members in file order, which keeps the result deterministic. */
   g_autoptr(GList) names = json_object_get_members(layers);
   for (GList *l = names; l; l = l->next) {
     const char *lname = l->data;
-    int line = wl__find_line(text, lname);
+    int line = GPOINTER_TO_INT(g_hash_table_lookup(lines, lname));
     JsonNode *ln = json_object_get_member(layers, lname);
     if (!JSON_NODE_HOLDS_OBJECT(ln)) {
       perr(&im, lname, line, error, "expected an object");
@@ -304,7 +401,7 @@ wl_model *wl__load_paleo(const char *source, JsonNode *root, const char *text, G
       return NULL;
     }
     if (strcmp(type, "Block") != 0) {
-      if (!import_layer(&im, lname, NULL, lo, parents, error))
+      if (!import_layer(&im, lname, line, lo, parents, error))
         return NULL;
       continue;
     }
@@ -320,7 +417,7 @@ wl_model *wl__load_paleo(const char *source, JsonNode *root, const char *text, G
     for (GList *s = subs; s; s = s->next) {
       g_autofree char *full = g_strdup_printf("%s/%s", lname, (const char *)s->data);
       JsonNode *sn = json_object_get_member(json_node_get_object(inner), s->data);
-      int sline = wl__find_line_after(text, lname, s->data);
+      int sline = GPOINTER_TO_INT(g_hash_table_lookup(lines, full));
       if (!JSON_NODE_HOLDS_OBJECT(sn)) {
         perr(&im, full, sline, error, "expected an object");
         return NULL;
@@ -343,7 +440,7 @@ wl_model *wl__load_paleo(const char *source, JsonNode *root, const char *text, G
         perr(&im, full, sline, error, "blocks inside blocks are not supported");
         return NULL;
       }
-      if (!import_layer(&im, full, lname, so, resolved, error))
+      if (!import_layer(&im, full, sline, so, resolved, error))
         return NULL;
     }
   }
@@ -379,18 +476,22 @@ wl_model *wl__load_paleo(const char *source, JsonNode *root, const char *text, G
   }
   if (!wl_model_finish(m, error))
     return NULL;
-  /* A Paleo filter states its input channels; they must match what the parent produces. */
+  /* A Paleo filter states its input channels; they must match what the parent produces.
+   * wl_model_finish() reorders the layers, so they are found by name (a table, not a search
+   * per layer, which was quadratic in the convolutions). */
+  g_autoptr(GHashTable) spec_of = g_hash_table_new(g_str_hash, g_str_equal);
+  for (guint k = 0; k < m->specs->len; k++)
+    g_hash_table_insert(spec_of, g_array_index(m->specs, wl_spec, k).name, GUINT_TO_POINTER(k + 1));
   for (guint i = 0; i < pls->len; i++) {
     const paleo_layer *pl = &g_array_index(pls, paleo_layer, i);
-    if (pl->expect_in == 0)
+    guint k = GPOINTER_TO_UINT(g_hash_table_lookup(spec_of, pl->name));
+    if (pl->expect_in == 0 || k == 0)
       continue;
-    for (guint k = 0; k < m->specs->len; k++) {
-      const wl_spec *s = &g_array_index(m->specs, wl_spec, k);
-      if (strcmp(s->name, pl->name) == 0 && s->in_c != pl->expect_in) {
-        perr(&im, pl->name, pl->line, error,
-             "filter takes %u input channels but its input has %u", pl->expect_in, s->in_c);
-        return NULL;
-      }
+    const wl_spec *s = &g_array_index(m->specs, wl_spec, k - 1);
+    if (s->in_c != pl->expect_in) {
+      perr(&im, pl->name, pl->line, error,
+           "filter takes %u input channels but its input has %u", pl->expect_in, s->in_c);
+      return NULL;
     }
   }
   return g_steal_pointer(&m);

@@ -1,23 +1,32 @@
 #!/bin/sh
-# Runs every libFuzzer harness of tests/fuzz for a fixed time and prints, per harness, the
-# executions, executions per second, coverage (libFuzzer's cov: edges and ft: features at the
-# end) and findings (crash, leak, timeout and out-of-memory reproducers written).
+# Runs every libFuzzer harness of tests/fuzz for a fixed time or a fixed number of executions
+# and prints, per harness, the executions, executions per second, coverage (libFuzzer's cov:
+# edges and ft: features at the end) and findings (crash, leak, timeout and out-of-memory
+# reproducers written).
 #
 #   bench/fuzz/run.sh [SECONDS] [HARNESS...]     SECONDS per harness, default 60
+#   DTSIM_FUZZ_RUNS=10000000 bench/fuzz/run.sh 0 [HARNESS...]
+#                                                N executions per harness (-runs=N), no time
+#                                                limit when SECONDS is 0
+#   JOBS=2 (the default)                         harnesses run at a time, taken in the order
+#                                                given (put the fastest first); also the
+#                                                build's -j
 #
 # Builds build-fuzz/ with clang (-DDTSIM_ENABLE_FUZZ=ON). Each harness starts from its seed
-# corpus (tests/fuzz/corpus/NAME) and the regression inputs (tests/fuzz/regressions/NAME);
-# new inputs go to build-fuzz/fuzz-out/NAME/corpus, findings to build-fuzz/fuzz-out/NAME/
-# findings, the log to build-fuzz/fuzz-out/NAME/log. Copy a finding into
+# corpus (tests/fuzz/corpus/NAME), the regression inputs (tests/fuzz/regressions/NAME) and the
+# corpus of its earlier runs; new inputs go to build-fuzz/fuzz-out/NAME/corpus, findings to
+# build-fuzz/fuzz-out/NAME/findings, the log to build-fuzz/fuzz-out/NAME/log (libFuzzer's
+# "#N pulse ... exec/s: R" lines show the progress of a long run). Copy a finding into
 # tests/fuzz/regressions/NAME/ once it is fixed. Exits 1 if anything was found.
 # Needs clang and libclang-rt-14-dev (DTSIM_FUZZ_DEPS=1 scripts/install-deps.sh).
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
-harnesses=${*:-workload scenario device fabric system options calibration args transformer}
+harnesses=${*:-transformer options fabric scenario system calibration device args workload}
 build=$top/build-fuzz
 jobs=${JOBS:-2}
+runs=${DTSIM_FUZZ_RUNS:-}
 
 command -v "${CC:-clang}" >/dev/null 2>&1 || {
   echo "bench/fuzz: ${CC:-clang} not found; run: DTSIM_FUZZ_DEPS=1 sh scripts/install-deps.sh" >&2
@@ -37,9 +46,14 @@ cmake --build "$build" -j "$jobs" --target $targets >"$build/fuzz-build.log" 2>&
   { cat "$build/fuzz-build.log" >&2; exit 2; }
 
 export DTSIM_DATA_DIR="$top"
-found=0
-printf '%-10s %12s %10s %8s %8s %8s %9s\n' harness executions exec/s cov ft corpus findings
-for h in $harnesses; do
+limit="-max_total_time=$seconds"
+[ -n "$runs" ] && limit="-max_total_time=$seconds -runs=$runs"
+echo "bench/fuzz: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?') $limit," \
+  "$jobs at a time, started $(date -u '+%Y-%m-%d %H:%M UTC')"
+
+# One harness: libFuzzer, then its summary line.
+run_one() {
+  h=$1
   out=$build/fuzz-out/$h
   mkdir -p "$out/corpus" "$out/findings"
   rm -f "$out/findings"/*
@@ -48,7 +62,8 @@ for h in $harnesses; do
   case $h in fabric|system) dict=catalog ;; *) dict=$h ;; esac
   dict=$top/tests/fuzz/dict/$dict.dict
   # -timeout: an input taking 10 s is a hang; -rss_limit_mb: 2 GB is an out-of-memory finding.
-  "$build/fuzz_$h" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  # shellcheck disable=SC2086
+  "$build/fuzz_$h" $limit -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$out/findings/" -dict="$dict" \
     "$out/corpus" "$top/tests/fuzz/corpus/$h" "$top/tests/fuzz/regressions/$h" \
     >"$out/log" 2>&1 || status=$?
@@ -60,12 +75,40 @@ for h in $harnesses; do
   ft=$(echo "$last" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
   corp=$(echo "$last" | sed -n 's/.* corp: \([0-9]*\).*/\1/p')
   n=$(find "$out/findings" -type f | wc -l)
-  [ "$n" -gt 0 ] && found=1
-  printf '%-10s %12s %10s %8s %8s %8s %9s\n' "$h" "${execs:-?}" "${rate:-?}" "${cov:-?}" \
-    "${ft:-?}" "${corp:-?}" "$n"
+  printf '%-11s %12s %10s %8s %8s %8s %9s  %s\n' "$h" "${execs:-?}" "${rate:-?}" "${cov:-?}" \
+    "${ft:-?}" "${corp:-?}" "$n" "$(date -u +%H:%M)"
   if [ "$n" -gt 0 ] || [ "$status" -ne 0 ]; then
     find "$out/findings" -type f | sed 's/^/           finding: /'
     grep -a -m 3 -E 'ERROR|invariant failed|runtime error' "$out/log" | sed 's/^/           /' || true
   fi
+}
+
+# JOBS workers take the harnesses in order from a queue file (a mkdir lock guards it).
+queue=$build/fuzz-out/queue.$$
+lock=$build/fuzz-out/queue.$$.lock
+mkdir -p "$build/fuzz-out"
+for h in $harnesses; do echo "$h"; done >"$queue"
+trap 'rm -rf "$queue" "$lock"' EXIT
+next() {
+  while ! mkdir "$lock" 2>/dev/null; do sleep 1; done
+  h=$(head -n 1 "$queue")
+  sed -i 1d "$queue"
+  rmdir "$lock"
+  [ -n "$h" ] && echo "$h"
+}
+worker() {
+  while h=$(next); do run_one "$h"; done
+}
+printf '%-11s %12s %10s %8s %8s %8s %9s  %s\n' harness executions exec/s cov ft corpus findings \
+  ended
+i=0
+while [ "$i" -lt "$jobs" ]; do
+  worker &
+  i=$((i + 1))
+done
+wait
+found=0
+for h in $harnesses; do
+  [ -n "$(find "$build/fuzz-out/$h/findings" -type f 2>/dev/null)" ] && found=1
 done
 exit $found

@@ -16,6 +16,9 @@
 
 #include "coll.h"
 
+/* Names of dtsim-mpi's scratch folders: $TMPDIR/dtsim-mpi-HOST-PID-XXXXXX (dt_scratch_new). */
+#define COMM_MPI_SCRATCH_PREFIX "dtsim-mpi"
+
 /* ---- Statistics and fitting (fit.c) ------------------------------------------------------ */
 
 /* Median of n values (n >= 1); sorts a copy, the input is left as it is. */

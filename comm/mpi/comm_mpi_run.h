@@ -27,10 +27,12 @@ G_GNUC_NORETURN void comm_mpi__fail_here(const comm_mpi_ctx *ctx, const GError *
  * the job ends; otherwise returns. Every rank must call it. */
 void comm_mpi__agree(const comm_mpi_ctx *ctx, gboolean ok, const GError *error);
 
-/* This rank's scratch folder, /tmp/dtsim-mpi-XXXXXX (or under $TMPDIR), made on first call and
- * kept until comm_mpi__scratch_remove(); NULL with an error if it cannot be made. The failure
- * paths above (fail_all, fail_here, a failed agree) remove it and its files before the job
- * ends, so a failing command leaves no folder behind. */
+/* This rank's scratch folder, /tmp/dtsim-mpi-HOST-PID-XXXXXX (or under $TMPDIR; see
+ * dt_scratch_new), made on first call and kept until comm_mpi__scratch_remove(); NULL with an
+ * error if it cannot be made. The failure paths above (fail_all, fail_here, a failed agree)
+ * remove it and its files before the job ends; SIGINT, SIGTERM and SIGHUP (Open MPI's way of
+ * ending the other ranks when one aborts) remove it too; the folders of ranks killed by SIGKILL
+ * are removed by the next dtsim-mpi started on the machine (main() sweeps them). */
 const char *comm_mpi__scratch(GError **error);
 void comm_mpi__scratch_remove(void);
 

@@ -54,6 +54,8 @@ int main(int argc, char **argv)
   MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
   g_autoptr(GError) error = NULL;
+  /* Scratch folders of ranks that were killed (SIGKILL) on this machine. */
+  dt_scratch_sweep(COMM_MPI_SCRATCH_PREFIX);
 
   if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
                     strcmp(argv[1], "help") == 0)) {

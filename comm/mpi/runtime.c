@@ -21,24 +21,13 @@ static char *scratch_dir;
 const char *comm_mpi__scratch(GError **error)
 {
   if (scratch_dir == NULL)
-    scratch_dir = g_dir_make_tmp("dtsim-mpi-XXXXXX", error);
+    scratch_dir = dt_scratch_new(COMM_MPI_SCRATCH_PREFIX, error);
   return scratch_dir;
 }
 
 void comm_mpi__scratch_remove(void)
 {
-  if (scratch_dir == NULL)
-    return;
-  GDir *dir = g_dir_open(scratch_dir, 0, NULL);
-  if (dir) {
-    const char *name;
-    while ((name = g_dir_read_name(dir)) != NULL) {
-      g_autofree char *path = g_build_filename(scratch_dir, name, NULL);
-      g_unlink(path);
-    }
-    g_dir_close(dir);
-  }
-  g_rmdir(scratch_dir);
+  dt_scratch_remove(scratch_dir);
   g_clear_pointer(&scratch_dir, g_free);
 }
 

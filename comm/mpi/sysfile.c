@@ -158,7 +158,7 @@ gboolean comm_mpi_system_write(const comm_mpi_system *sys, const char *comment, 
                                GError **error)
 {
   g_return_val_if_fail(sys->intra.bandwidth_GBps > 0 && sys->inter.bandwidth_GBps > 0, FALSE);
-  g_autofree char *dir = g_dir_make_tmp("dtsim-mpi-XXXXXX", error);
+  g_autofree char *dir = dt_scratch_new(COMM_MPI_SCRATCH_PREFIX, error);
   if (dir == NULL)
     return FALSE;
   /* Route latency = fixed part + hops x link latency: two probes give both. */
@@ -166,7 +166,7 @@ gboolean comm_mpi_system_write(const comm_mpi_system *sys, const char *comment, 
   double in0, out0, in1, out1;
   gboolean ok = probe(sys, dir, 0, 0, &in0, &out0, error) &&
                 probe(sys, dir, probe_ns, probe_ns, &in1, &out1, error);
-  g_rmdir(dir);
+  dt_scratch_remove(dir);
   if (!ok)
     return FALSE;
   double in_hops = round((in1 - in0) / probe_ns), out_hops = round((out1 - out0) / probe_ns);

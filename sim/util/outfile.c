@@ -1,7 +1,10 @@
 /* Output files (see util.h for what each kind of target means): a regular file is written to
  * "PATH.tmp-XXXXXX" beside it and renamed on commit; a FIFO or a character device is written in
- * place; a symbolic link is followed. Temporary files still open are removed on SIGINT, SIGTERM
- * and SIGHUP. */
+ * place; a symbolic link is followed. Temporary files still open, and scratch folders
+ * (dt_scratch_new), are removed on SIGINT, SIGTERM and SIGHUP. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* getdents64 */
+#endif
 #include "util.h"
 
 #include <errno.h>
@@ -13,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dirent.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 struct dt_outfile {
@@ -30,13 +35,49 @@ struct dt_outfile {
  * than slots are still written, only not cleaned up on a signal. */
 #define PENDING_SLOTS 64
 static char *volatile pending[PENDING_SLOTS];
+/* Scratch folders made by dt_scratch_new() and not removed yet, the same way. */
+#define SCRATCH_SLOTS 8
+static char *volatile scratch[SCRATCH_SLOTS];
 static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+/* Removes the files in folder `dir`, then the folder, with async-signal-safe calls only (open,
+ * getdents64, unlinkat, rmdir): it also runs in the signal handler. Folders inside are left
+ * (and so is `dir` then). Entries are read again after each pass that removed some, since
+ * removing while reading may skip entries. */
+static void remove_folder(const char *dir)
+{
+  static char buf[4096] __attribute__((aligned(8)));
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  for (int pass = 0; pass < 16; pass++) {
+    gboolean removed = FALSE;
+    if (lseek(fd, 0, SEEK_SET) != 0)
+      break;
+    ssize_t n;
+    while ((n = getdents64(fd, buf, sizeof buf)) > 0)
+      for (ssize_t at = 0; at < n;) {
+        const struct dirent64 *e = (const struct dirent64 *)(buf + at);
+        at += e->d_reclen;
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            unlinkat(fd, e->d_name, 0) == 0)
+          removed = TRUE;
+      }
+    if (!removed)
+      break;
+  }
+  close(fd);
+  rmdir(dir);
+}
 
 static void on_signal(int sig)
 {
   for (int i = 0; i < PENDING_SLOTS; i++)
     if (pending[i])
       unlink(pending[i]);
+  for (int i = 0; i < SCRATCH_SLOTS; i++)
+    if (scratch[i])
+      remove_folder(scratch[i]);
   /* Die of the signal as if there were no handler, so the parent sees why. */
   signal(sig, SIG_DFL);
   raise(sig);
@@ -57,13 +98,17 @@ static void install_handlers(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
+    /* The other cleanup signals wait while the handler runs (it is not reentrant). */
     sigemptyset(&sa.sa_mask);
+    for (gsize j = 0; j < G_N_ELEMENTS(cleanup_signals); j++)
+      sigaddset(&sa.sa_mask, cleanup_signals[j]);
     sigaction(cleanup_signals[i], &sa, NULL);
   }
 }
 
-/* Stores `path` in a free slot (or clears slot `slot` when path is NULL), signals blocked. */
-static int set_pending(int slot, char *path)
+/* Stores `path` in a free slot of `slots` (or clears slot `slot` when path is NULL), signals
+ * blocked. */
+static int set_slot(char *volatile *slots, int n_slots, int slot, char *path)
 {
   sigset_t block, old;
   sigemptyset(&block);
@@ -72,17 +117,92 @@ static int set_pending(int slot, char *path)
   sigprocmask(SIG_BLOCK, &block, &old);
   if (path) {
     slot = -1;
-    for (int i = 0; i < PENDING_SLOTS && slot < 0; i++)
-      if (pending[i] == NULL) {
-        pending[i] = path;
+    for (int i = 0; i < n_slots && slot < 0; i++)
+      if (slots[i] == NULL) {
+        slots[i] = path;
         slot = i;
       }
   } else if (slot >= 0) {
-    pending[slot] = NULL;
+    slots[slot] = NULL;
     slot = -1;
   }
   sigprocmask(SIG_SETMASK, &old, NULL);
   return slot;
+}
+
+static int set_pending(int slot, char *path)
+{
+  return set_slot(pending, PENDING_SLOTS, slot, path);
+}
+
+/* ---- Scratch folders ------------------------------------------------------------------------- */
+
+/* "PREFIX-HOST-": the start of the names of this machine's scratch folders of one program.
+ * The host name keeps machines (or containers) sharing a folder from judging each other's
+ * process ids; characters other than letters, digits, '.' and '_' become '_'. */
+static char *scratch_stem(const char *prefix)
+{
+  g_autofree char *host = g_strdup(g_get_host_name());
+  for (char *c = host; *c; c++)
+    if (!g_ascii_isalnum(*c) && *c != '.' && *c != '_')
+      *c = '_';
+  return g_strdup_printf("%s-%s-", prefix, host);
+}
+
+void dt_scratch_sweep(const char *prefix)
+{
+  const char *tmp = g_get_tmp_dir();
+  g_autofree char *stem = scratch_stem(prefix);
+  gsize stem_len = strlen(stem);
+  GDir *dir = g_dir_open(tmp, 0, NULL);
+  if (dir == NULL)
+    return;
+  const char *name;
+  while ((name = g_dir_read_name(dir)) != NULL) {
+    if (strncmp(name, stem, stem_len) != 0 || !g_ascii_isdigit(name[stem_len]))
+      continue;
+    char *end = NULL;
+    guint64 pid = g_ascii_strtoull(name + stem_len, &end, 10);
+    if (*end != '-' || pid == 0 || pid > G_MAXINT || (pid_t)pid == getpid())
+      continue;
+    /* Only a process that no longer exists: EPERM means it runs as someone else. */
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue;
+    g_autofree char *path = g_build_filename(tmp, name, NULL);
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+      continue;
+    remove_folder(path);
+  }
+  g_dir_close(dir);
+}
+
+char *dt_scratch_new(const char *prefix, GError **error)
+{
+  g_autofree char *stem = scratch_stem(prefix);
+  g_autofree char *tmpl = g_strdup_printf("%s%d-XXXXXX", stem, (int)getpid());
+  char *dir = g_dir_make_tmp(tmpl, error);
+  if (dir == NULL)
+    return NULL;
+  install_handlers();
+  /* The handler reads its own copy, which stays valid until dt_scratch_remove(). */
+  if (set_slot(scratch, SCRATCH_SLOTS, -1, g_strdup(dir)) < 0)
+    g_warning("more than %d scratch folders: %s is not removed on a signal", SCRATCH_SLOTS, dir);
+  return dir;
+}
+
+void dt_scratch_remove(const char *dir)
+{
+  if (dir == NULL)
+    return;
+  remove_folder(dir);
+  for (int i = 0; i < SCRATCH_SLOTS; i++)
+    if (scratch[i] && strcmp(scratch[i], dir) == 0) {
+      char *copy = scratch[i];
+      set_slot(scratch, SCRATCH_SLOTS, i, NULL);
+      g_free(copy);
+      break;
+    }
 }
 
 /* ---- What is at the path --------------------------------------------------------------------- */

@@ -156,6 +156,20 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(dt_outfile, dt_outfile_free)
  * above. Commands call it for every output before simulating. Errors name `what` (the option). */
 gboolean dt_outfile_check(const char *path, const char *what, GError **error);
 
+/* ---- Scratch folders ------------------------------------------------------------------------ */
+
+/* A private folder for temporary files, $TMPDIR/PREFIX-HOST-PID-XXXXXX (g_get_tmp_dir()), or
+ * NULL with an error. dt_scratch_remove() removes the files in it and the folder; so does
+ * SIGINT, SIGTERM or SIGHUP before the process dies of the signal (Open MPI ends the other
+ * ranks of a job with SIGTERM when one aborts). Up to 8 folders at a time are known to the
+ * handler. */
+char *dt_scratch_new(const char *prefix, GError **error);
+void dt_scratch_remove(const char *dir);
+/* SIGKILL cannot be caught: removes the folders $TMPDIR/PREFIX-HOST-PID-* of this machine, owned
+ * by this user, whose process PID no longer exists. Programs that make scratch folders call it
+ * when they start. */
+void dt_scratch_sweep(const char *prefix);
+
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
 /* The one JSON writer of every --json output and trace: a string with its quotes, escaped

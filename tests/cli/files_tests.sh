@@ -125,7 +125,8 @@ sed 's/^topology = .*/topology = pack:64 core:64 pu:64/' "$DTSIM_DATA_DIR/device
 expect_error "262144 hardware threads refused" 2 run --model lenet5 --device "$TMP/cpu.ini"
 grep -q "cpu.ini:7: \[device\] topology" "$TMP/err" && ok "FILE:LINE of the topology" || bad "topology: $(cat "$TMP/err")"
 
-# --- 6. 100 000 layers (the time is bench/fuzz/readers.sh's) ---------------------------------------
+# --- 6. 100 000 layers (the time is bench/fuzz/readers.sh's; a quadratic reader takes minutes,
+# past ctest's limit) ------------------------------------------------------------------------------
 awk 'BEGIN { n = 100000
   printf "{\"format\":\"dtsim-workload\",\"version\":1,\"name\":\"chain\",\"input\":[1,4,4],\"layers\":[\n"
   printf "{\"name\":\"l0\",\"type\":\"fc\",\"parents\":[\"input\"],\"out_features\":16}"
@@ -140,6 +141,27 @@ n=$(grep -o '"type":"relu"' "$TMP/chain.out" | wc -l)
 sed 's/"l99998"\]}/"l99998"],"bogus":1}/' "$TMP/chain.json" >"$TMP/chain-bad.json"
 expect_error "error in the last of 100000 layers" 2 describe "$TMP/chain-bad.json"
 grep -q "chain-bad.json:100001: layer 'l99999'" "$TMP/err" && ok "its line, 100001" || bad "line: $(cat "$TMP/err")"
+
+# The same for a Paleo file: 99 999 1x1 convolutions of 4 to 4 channels with bias (Paleo's
+# default when no normalizer is named) hold 99 999 x (4 x 4 + 4) = 1 999 980 parameters; line 1
+# is the name, 2 "layers", 3 the input, 3 + i layer ci.
+paleo_chain() { # BAD: 1 makes the last layer's type unknown
+  awk -v n=100000 -v bad="$1" 'BEGIN {
+    printf "{\"name\": \"chain\",\n \"layers\": {\n"
+    printf "  \"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [1, 4, 4, 4]}"
+    for (i = 1; i < n; i++)
+      printf ",\n  \"c%d\": {\"parents\": [\"%s\"], \"type\": \"%s\", \"filter\": [1, 1, 4, 4], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"}", i, i == 1 ? "data" : "c" (i - 1), bad && i == n - 1 ? "Warp" : "Convolution"
+    printf "\n }\n}\n" }'
+}
+paleo_chain 0 >"$TMP/paleo-chain.json"
+p=$("$DTSIM" describe "$TMP/paleo-chain.json" --json 2>"$TMP/err" | json_num total_params)
+[ "$p" = 1999980 ] && ok "100000 Paleo layers read (1999980 params)" ||
+  bad "100000 Paleo layers: params '$p', $(cat "$TMP/err")"
+paleo_chain 1 >"$TMP/paleo-chain-bad.json"
+expect_error "error in the last of 100000 Paleo layers" 2 describe "$TMP/paleo-chain-bad.json"
+grep -q "paleo-chain-bad.json:100002: layer 'c99999': unknown layer type 'Warp'" "$TMP/err" &&
+  ok "its line, 100002" || bad "line: $(cat "$TMP/err")"
+rm -f "$TMP/paleo-chain.json" "$TMP/paleo-chain-bad.json" "$TMP/chain.json" "$TMP/chain-bad.json"
 
 # --- 7. no infinity from calibrate ---------------------------------------------------------------
 printf 'model,framework,precision,device,system,nodes,devices_per_node,batch_per_device,strategy,ps_placement,measured,unit,source\nlenet5,x,fp32,v100-sxm2-16gb,dgx1-v100,1,1,32,fwd+bwd,none,1e-320,ms,test\n' >"$TMP/tiny.csv"

@@ -18,8 +18,15 @@ mkdir -p "$out/workload" "$out/device" "$out/fabric" "$out/system"
 rm -f "$out/workload"/zoo-*.json "$out/device"/*.ini "$out/fabric"/*.ini "$out/system"/*.ini
 for model in $(DTSIM_DATA_DIR=$top "$dtsim" list models --json |
                sed -n 's/.*"name" *: *"\([^"]*\)".*/\1/p'); do
-  DTSIM_DATA_DIR=$top "$dtsim" describe "$model" --export "$out/workload/zoo-$model.json" >/dev/null
+  # Transformers have no layer file (their specs are corpus/transformer's seeds): skipped.
+  if ! DTSIM_DATA_DIR=$top "$dtsim" describe "$model" --export "$out/workload/zoo-$model.json" \
+    >/dev/null 2>"$out/workload/.err"; then
+    grep -q "transformers are described by their spec" "$out/workload/.err" ||
+      { cat "$out/workload/.err" >&2; exit 1; }
+    rm -f "$out/workload/zoo-$model.json"
+  fi
 done
+rm -f "$out/workload/.err"
 cp "$top"/tests/workloads/data/*.json "$out/workload/"
 cp "$top"/devices/catalog/*.ini "$out/device/"
 cp "$top"/comm/catalog/fabrics/*.ini "$out/fabric/"

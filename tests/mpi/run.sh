@@ -265,6 +265,42 @@ case "$case_" in
     expect_one_message "$status" "launch W + $n ranks"
     [ -z "$(ls "$scratch")" ] || fail "scratch folders left: $(ls "$scratch")"
     echo "ok: no scratch folder left"
+    # One rank dies while every rank holds its scratch folder (a replay calibrating): Open MPI
+    # ends the others with SIGTERM, and no folder is left. A rank killed by SIGKILL cannot
+    # clean up: the next dtsim-mpi started removes its folder.
+    for sig in TERM KILL; do
+      rm -rf "$scratch"; mkdir -p "$scratch"
+      (
+        status=0
+        TMPDIR=$scratch launch "$n" replay --model resnet18 --strategy dp || status=$?
+        echo "$status" >"$out.status"
+      ) &
+      job=$!
+      # The folders are $TMPDIR/dtsim-mpi-HOST-PID-XXXXXX, one per rank.
+      tries=0
+      while [ "$(ls "$scratch" | grep -c '^dtsim-mpi-')" -lt "$n" ]; do
+        tries=$((tries + 1))
+        [ "$tries" -le 600 ] || { kill "$job"; fail "no $n scratch folders after 60 s"; }
+        sleep 0.1
+      done
+      victim=$(ls "$scratch" | grep '^dtsim-mpi-' | head -n 1 |
+        sed 's/^dtsim-mpi-.*-\([0-9][0-9]*\)-[^-]*$/\1/')
+      kill -"$sig" "$victim"
+      wait "$job"
+      status=$(cat "$out.status")
+      [ "$status" -ne 0 ] || fail "replay whose rank got SIG$sig exited 0"
+      [ "$status" -ne 124 ] || fail "replay whose rank got SIG$sig hung"
+      left=$(ls "$scratch" | grep '^dtsim-mpi-' || true)
+      if [ "$sig" = KILL ]; then
+        # Only the killed rank's folder; the next start removes it.
+        [ "$(echo "$left" | grep -c -- "-$victim-")" -eq 1 ] && [ "$(echo "$left" | wc -l)" -eq 1 ] ||
+          fail "after SIGKILL of rank pid $victim: folders left: $left"
+        TMPDIR=$scratch launch 1 validate --sizes 0 || true
+        left=$(ls "$scratch" | grep '^dtsim-mpi-' || true)
+      fi
+      [ -z "$left" ] || fail "a rank got SIG$sig: scratch folders left: $left"
+      echo "ok: a rank got SIG$sig (exit $status), no scratch folder left"
+    done
     # COMMAND --help works without mpirun.
     for c in calibrate validate replay sweep; do
       timeout "$LIMIT" "$DTSIM_MPI" $c --help >"$out.stdout" 2>"$out.stderr" || fail "$c --help: status $?"

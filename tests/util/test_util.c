@@ -73,6 +73,20 @@ static void test_lists(void **state)
   assert_null(dt_parse_int_list("0,1", "--devices", 1, 100, &e));
   assert_non_null(strstr(e->message, "out of range"));
   g_clear_error(&e);
+  /* A dash range holds at most 1 000 001 points (its ends 1e6 apart), wherever it lies in the
+   * int64 range; the options fuzz harness feeds only short ranges, so the bound is tested
+   * here. */
+  g_autoptr(GArray) most = dt_parse_int_list("0-1000000", "--devices", INT64_MIN, INT64_MAX, &e);
+  assert_non_null(most);
+  assert_int_equal(most->len, 1000001);
+  assert_int_equal(g_array_index(most, int64_t, 1000000), 1000000);
+  assert_null(dt_parse_int_list("0-1000001", "--devices", INT64_MIN, INT64_MAX, &e));
+  assert_non_null(strstr(e->message, "too many points"));
+  g_clear_error(&e);
+  assert_null(dt_parse_int_list("-9223372036854775808-9223372036854775807", "--devices",
+                                INT64_MIN, INT64_MAX, &e));
+  assert_non_null(strstr(e->message, "too many points"));
+  g_clear_error(&e);
   int64_t v;
   assert_false(dt_parse_int64("12x", "--nodes", 1, 10, &v, &e));
   g_clear_error(&e);
@@ -272,10 +286,11 @@ static void test_outfile_targets(void **state)
   g_rmdir(dir);
 }
 
-/* A process killed by SIGINT or SIGTERM while an output is open leaves no temporary file. */
+/* A process killed by SIGINT, SIGTERM or SIGHUP while an output is open leaves no temporary
+ * file. */
 static void test_outfile_signals(void **state)
 {
-  const int sigs[] = {SIGINT, SIGTERM};
+  const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
   for (gsize i = 0; i < G_N_ELEMENTS(sigs); i++) {
     g_autofree char *dir = g_dir_make_tmp("dtsim-sig-XXXXXX", NULL);
     g_autofree char *path = g_build_filename(dir, "out.json", NULL);
@@ -297,6 +312,93 @@ static void test_outfile_signals(void **state)
     assert_int_equal(entries(dir), 0);
     g_rmdir(dir);
   }
+}
+
+/* Forks a child that makes a scratch folder holding two files, sends its path up a pipe and
+ * then raises `sig` (0: waits to be killed). Returns the child's pid; *path is the folder. */
+static pid_t scratch_child(int sig, char **path)
+{
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    char *dir = dt_scratch_new("dtsim-test-scratch", NULL);
+    if (dir == NULL)
+      _exit(3);
+    g_autofree char *a = g_build_filename(dir, "system.ini", NULL);
+    g_autofree char *b = g_build_filename(dir, "plan.json", NULL);
+    if (!g_file_set_contents(a, "x", -1, NULL) || !g_file_set_contents(b, "y", -1, NULL))
+      _exit(4);
+    if (write(fds[1], dir, strlen(dir)) != (ssize_t)strlen(dir))
+      _exit(5);
+    close(fds[1]);
+    if (sig)
+      raise(sig);
+    for (;;)
+      pause();
+  }
+  close(fds[1]);
+  char buf[4096];
+  gsize len = 0;
+  ssize_t n;
+  while ((n = read(fds[0], buf + len, sizeof buf - 1 - len)) > 0)
+    len += (gsize)n;
+  close(fds[0]);
+  buf[len] = '\0';
+  *path = g_strdup(buf);
+  return pid;
+}
+
+/* A scratch folder is named after the process and goes away with its files on
+ * dt_scratch_remove() and when the process dies of SIGINT, SIGTERM or SIGHUP (how Open MPI
+ * ends the other ranks when one aborts). One left by SIGKILL is removed by the next sweep,
+ * which keeps the folders of live processes and of other machines. */
+static void test_scratch(void **state)
+{
+  g_autofree char *dir = dt_scratch_new("dtsim-test-scratch", NULL);
+  assert_non_null(dir);
+  g_autofree char *pid_part = g_strdup_printf("-%d-", (int)getpid());
+  assert_non_null(strstr(dir, pid_part));
+  g_autofree char *file = g_build_filename(dir, "a", NULL);
+  assert_true(g_file_set_contents(file, "a", -1, NULL));
+  dt_scratch_remove(dir);
+  assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
+
+  const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (gsize i = 0; i < G_N_ELEMENTS(sigs); i++) {
+    g_autofree char *path = NULL;
+    pid_t pid = scratch_child(sigs[i], &path);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), sigs[i]);
+    g_autofree char *child_part = g_strdup_printf("-%d-", (int)pid);
+    assert_non_null(strstr(path, child_part));
+    if (g_file_test(path, G_FILE_TEST_EXISTS))
+      fail_msg("signal %d left %s", sigs[i], path);
+  }
+
+  /* SIGKILL leaves the folder; the sweep removes it, not this process's own folder nor one of
+   * the same pid on another machine. */
+  g_autofree char *killed = NULL;
+  pid_t pid = scratch_child(0, &killed);
+  assert_int_equal(kill(pid, SIGKILL), 0);
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(g_file_test(killed, G_FILE_TEST_IS_DIR));
+  g_autofree char *mine = dt_scratch_new("dtsim-test-scratch", NULL);
+  g_autofree char *other_tmpl = g_strdup_printf("%s/dtsim-test-scratch-other.host-%d-XXXXXX",
+                                                g_get_tmp_dir(), (int)pid);
+  char *other = g_mkdtemp(other_tmpl);
+  assert_non_null(other);
+  dt_scratch_sweep("dtsim-test-scratch");
+  assert_false(g_file_test(killed, G_FILE_TEST_EXISTS));
+  assert_true(g_file_test(mine, G_FILE_TEST_IS_DIR));
+  assert_true(g_file_test(other, G_FILE_TEST_IS_DIR));
+  dt_scratch_remove(mine);
+  g_rmdir(other);
 }
 
 /* Inputs: the size limit before reading a regular file, a bound on endless ones, and a FIFO
@@ -443,6 +545,7 @@ int main(void)
       cmocka_unit_test(test_sizes), cmocka_unit_test(test_lists), cmocka_unit_test(test_ini),
       cmocka_unit_test(test_outfile), cmocka_unit_test(test_exit_status),
       cmocka_unit_test(test_outfile_targets), cmocka_unit_test(test_outfile_signals),
+      cmocka_unit_test(test_scratch),
       cmocka_unit_test(test_read_file), cmocka_unit_test(test_escape),
       cmocka_unit_test(test_option_bytes), cmocka_unit_test(test_size_list),
       cmocka_unit_test(test_json_csv_writers),

@@ -581,12 +581,61 @@ static void test_bad_files(void **state)
 static void test_find_line(void **state)
 {
   /* A layer named like a type is found where it is defined (line 3), not where the type is
-   * mentioned (line 2); a Paleo key inside a block is found after the block's key. */
+   * mentioned (line 2). */
   const char *ours = "[\n {\"name\": \"a\", \"type\": \"relu\"},\n {\"name\": \"relu\"}]";
   assert_int_equal(wl__find_line(ours, "relu"), 3);
-  const char *paleo = "{\"b1\": {\"x\": {\"parents\": []}},\n \"b2\": {\n \"x\": {}}}";
-  assert_int_equal(wl__find_line_after(paleo, "b2", "x"), 3);
-  assert_int_equal(wl__find_line(paleo, "absent"), 0);
+  assert_int_equal(wl__find_line(ours, "absent"), 0);
+}
+
+/* Loads Paleo text that must be refused and checks the message names `where` (FILE:LINE:)
+ * and `layer`. */
+static void expect_paleo_line(const char *text, const char *where, const char *layer)
+{
+  g_autoptr(GError) e = NULL;
+  g_autoptr(wl_model) m = wl_model_load_data("deep.json", text, strlen(text), &e);
+  assert_null(m);
+  assert_non_null(e);
+  if (!g_str_has_prefix(e->message, where) || strstr(e->message, layer) == NULL)
+    fail_msg("message '%s' does not start with '%s' or lacks '%s'", e->message, where, layer);
+}
+
+static void test_paleo_lines(void **state)
+{
+  /* A bad layer deep in a long Paleo file is reported at its own line, counted here: line 1
+   * holds the name (whose braces, brackets and escaped quote are not structure), line 2
+   * "layers", line 3 the input, and layer i of the chain (i >= 1) line 3 + i. Every block's
+   * inner layer is called "x", and "x" and "b1" are also mentioned before the bad one is
+   * defined, so a line found by searching for the name alone would be an earlier one. */
+  enum { N = 3000 };
+  GString *t = g_string_new("{\"name\": \"x \\\"{[ \\\" b1\",\n"
+                            " \"layers\": {\n"
+                            "  \"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [1, 4, 4, 4]}");
+  for (int i = 1; i < N; i++)
+    g_string_append_printf(t, ",\n  \"b%d\": {\"type\": \"Block\", \"parents\": [\"%s%d\"], "
+                           "\"endpoint\": \"x\", \"layers\": {\"x\": {\"parents\": [], "
+                           "\"type\": \"Elementwise\"}}}", i, i == 1 ? "data" : "b", i - 1);
+  /* Block N spans two lines; its inner "x" (line 3 + N + 1) is of an unknown type. */
+  g_string_append_printf(t, ",\n  \"b%d\": {\"type\": \"Block\", \"parents\": [\"b%d\"], "
+                         "\"endpoint\": \"x\", \"layers\": {\n   \"x\": {\"parents\": [], "
+                         "\"type\": \"Warp\"}}}\n }\n}\n", N, N - 1);
+  g_autofree char *where = g_strdup_printf("deep.json:%d:", 3 + N + 1);
+  g_autofree char *layer = g_strdup_printf("'b%d/x'", N);
+  expect_paleo_line(t->str, where, layer);
+
+  /* A top-level layer: the same chain with plain layers, the last one (line 3 + N) bad. */
+  g_string_truncate(t, 0);
+  g_string_append(t, "{\"name\": \"c5\",\n \"layers\": {\n"
+                     "  \"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [1, 4, 4, 4]}");
+  for (int i = 1; i <= N; i++)
+    g_string_append_printf(t, ",\n  \"c%d\": {\"parents\": [\"%s%d\"], \"type\": \"%s\"}", i,
+                           i == 1 ? "data" : "c", i - 1, i == N ? "Warp" : "Elementwise");
+  g_string_append(t, "\n }\n}\n");
+  g_free(where);
+  g_free(layer);
+  where = g_strdup_printf("deep.json:%d:", 3 + N);
+  layer = g_strdup_printf("'c%d'", N);
+  expect_paleo_line(t->str, where, layer);
+  g_string_free(t, TRUE);
 }
 
 static void test_bad_graph_in_code(void **state)
@@ -807,6 +856,7 @@ int main(void)
       cmocka_unit_test(test_joins),            cmocka_unit_test(test_update_and_memory),
       cmocka_unit_test(test_lenet_activations), cmocka_unit_test(test_sum_range),
       cmocka_unit_test(test_json_round_trip),  cmocka_unit_test(test_paleo_import),
+      cmocka_unit_test(test_paleo_lines),
       cmocka_unit_test(test_bad_files),        cmocka_unit_test(test_bad_graph_in_code),
       cmocka_unit_test(test_find_line),        cmocka_unit_test(test_unordered_file),
   };

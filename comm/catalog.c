@@ -129,8 +129,12 @@ comm_fabric *comm_fabric_load(const char *name, const char *what, GError **error
   if (!path)
     return NULL;
   g_autoptr(dt_ini) ini = dt_ini_load(path, error);
-  if (!ini)
+  if (!ini) {
+    /* A file the user named (a FIFO, /dev/zero): say where it was named. */
+    if (strchr(name, '/') != NULL)
+      g_prefix_error(error, "%s: ", what);
     return NULL;
+  }
   if (!g_key_file_has_group(dt_ini_keyfile(ini), "fabric")) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s: missing group [fabric]", what, path);
     return NULL;
@@ -197,8 +201,11 @@ comm_system *comm_system_load(const char *name, const char *what, GError **error
   if (!path)
     return NULL;
   g_autoptr(dt_ini) ini = dt_ini_load(path, error);
-  if (!ini)
+  if (!ini) {
+    if (strchr(name, '/') != NULL)
+      g_prefix_error(error, "%s: ", what);
     return NULL;
+  }
   GKeyFile *kf = dt_ini_keyfile(ini);
   if (!g_key_file_has_group(kf, "system")) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s: missing group [system]", what, path);

@@ -286,6 +286,10 @@ char *dt_catalog_path(const char *subdir, const char *name, const char *what, GE
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: no such file '%s'", what, name);
       return NULL;
     }
+    if (g_file_test(name, G_FILE_TEST_IS_DIR)) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: '%s' is a folder, not a file", what, name);
+      return NULL;
+    }
     return g_strdup(name);
   }
   g_autofree char *file = g_strconcat(name, ".ini", NULL);

@@ -60,15 +60,32 @@ void sim_scenario_clear(sim_scenario *s)
 static gboolean set_value(sim_scenario *s, const sim_key *k, const char *value,
                           const char *where, GError **error);
 
+/* The position of `name` in a list of names separated by '|' ("ring|tree|nccl"), or -1. */
+static int choice_index(const char *list, const char *name)
+{
+  size_t len = strlen(name);
+  int i = 0;
+  for (const char *p = list;; i++) {
+    const char *end = strchr(p, '|');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n == len && strncmp(p, name, n) == 0)
+      return i;
+    if (!end)
+      return -1;
+    p = end + 1;
+  }
+}
+
 void sim_scenario_init(sim_scenario *s)
 {
   memset(s, 0, sizeof *s);
+  /* Only keys given a value get an origin; the others are named as options
+   * (sim_scenario_where). */
   s->origin = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
   s->given = g_hash_table_new(g_str_hash, g_str_equal);
   for (gsize g = 0; g < G_N_ELEMENTS(groups); g++)
     for (gsize i = 0; i < groups[g]->n_keys; i++) {
       const sim_key *k = &groups[g]->keys[i];
-      g_hash_table_insert(s->origin, (gpointer)k->name, g_strconcat("--", k->name, NULL));
       if (!k->def)
         continue;
       g_autoptr(GError) error = NULL;
@@ -116,8 +133,13 @@ void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src)
 const char *sim_scenario_where(const sim_scenario *s, const char *key)
 {
   const char *w = g_hash_table_lookup(s->origin, key);
-  g_return_val_if_fail(w != NULL, key);
-  return w;
+  if (w)
+    return w;
+  g_return_val_if_fail(find_key(key, NULL) != NULL, key);
+  /* A key nobody gave is named as its option; interned, so it lives as long as the process
+   * (error paths only). */
+  g_autofree char *option = g_strconcat("--", key, NULL);
+  return g_intern_string(option);
 }
 
 gboolean sim_scenario_given(const sim_scenario *s, const char *key)
@@ -194,12 +216,12 @@ static gboolean set_value(sim_scenario *s, const sim_key *k, const char *value,
     }
     return TRUE;
   case SIM_KEY_CHOICE: {
+    int i = choice_index(k->choices, value);
+    if (i >= 0) {
+      *(int *)f = i;
+      return TRUE;
+    }
     g_auto(GStrv) choices = g_strsplit(k->choices, "|", -1);
-    for (int i = 0; choices[i]; i++)
-      if (strcmp(choices[i], value) == 0) {
-        *(int *)f = i;
-        return TRUE;
-      }
     g_autofree char *list = g_strjoinv(", ", choices);
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: unknown value '%s' (one of: %s)", where,
                 value, list);
@@ -300,23 +322,34 @@ typedef struct {
 
 struct sim_scenario_opts {
   GArray *slots;          /* opt_slot */
-  GPtrArray *strings;     /* owned help texts */
   GPtrArray *entries;     /* owned GOptionEntry arrays */
 };
 
-/* The default of a key for --help, or NULL when it has none worth printing. */
-static char *default_text(const sim_key *k)
+/* A key's --help text: its help, and its default when it has one worth printing (not for
+ * flags). The keys are static, so each text is made once per process and kept. */
+static const char *help_text(const sim_key *k)
 {
-  if (!k->def || k->kind == SIM_KEY_FLAG)
-    return NULL;
-  return g_strdup(k->def);
+  static GHashTable *texts;   /* sim_key * -> interned text */
+  G_LOCK_DEFINE_STATIC(texts);
+  G_LOCK(texts);
+  if (!texts)
+    texts = g_hash_table_new(g_direct_hash, g_direct_equal);
+  const char *text = g_hash_table_lookup(texts, k);
+  if (!text) {
+    g_autofree char *made = k->def && k->kind != SIM_KEY_FLAG
+                                ? g_strdup_printf("%s (default %s)", k->help, k->def)
+                                : g_strdup(k->help);
+    text = g_intern_string(made);
+    g_hash_table_insert(texts, (gpointer)k, (gpointer)text);
+  }
+  G_UNLOCK(texts);
+  return text;
 }
 
 sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
 {
   sim_scenario_opts *o = g_new0(sim_scenario_opts, 1);
   o->slots = g_array_new(FALSE, TRUE, sizeof(opt_slot));
-  o->strings = g_ptr_array_new_with_free_func(g_free);
   o->entries = g_ptr_array_new_with_free_func(g_free);
   /* Slots first, so their addresses stay put while entries point into them. */
   gsize total = 0;
@@ -337,10 +370,7 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
       slot->key = k;
       GOptionEntry *en = &entries[e++];
       en->long_name = k->name;
-      g_autofree char *def = default_text(k);
-      char *help = def ? g_strdup_printf("%s (default %s)", k->help, def) : g_strdup(k->help);
-      g_ptr_array_add(o->strings, help);
-      en->description = help;
+      en->description = help_text(k);
       en->arg_description = k->kind == SIM_KEY_CHOICE ? k->choices : k->arg;
       if (k->kind == SIM_KEY_FLAG) {
         en->arg = G_OPTION_ARG_NONE;
@@ -376,7 +406,6 @@ void sim_scenario_opts_free(sim_scenario_opts *o)
   for (guint i = 0; i < o->slots->len; i++)
     g_free(g_array_index(o->slots, opt_slot, i).value);
   g_array_free(o->slots, TRUE);
-  g_ptr_array_free(o->strings, TRUE);
   g_ptr_array_free(o->entries, TRUE);
   g_free(o);
 }
@@ -400,8 +429,7 @@ gboolean sim_scenario_apply_options(sim_scenario *s, const sim_scenario_opts *o,
 
 static gboolean in_list(const char *list, const char *name)
 {
-  g_auto(GStrv) items = g_strsplit(list, "|", -1);
-  return g_strv_contains((const char *const *)items, name);
+  return choice_index(list, name) >= 0;
 }
 
 const char *sim_scenario_strategy_name(const sim_scenario *s)

@@ -10,6 +10,8 @@ typedef struct {
   sim_net_adapter *adapter;
   sim_exec *exec;
   sim_task_id task;
+  int64_t memo;           /* index of the collective's memo it times, or -1 */
+  sim_time_ps start_ps;   /* when it started, for that memo */
 } pending;
 
 typedef struct {
@@ -18,20 +20,31 @@ typedef struct {
   comm_coll_group *group;
 } group_rec;
 
-/* The outcome of a collective computed without flows, kept for the next collective of the same
- * algorithm, operation, size and group: on the idle network of a symmetric plan the same inputs
- * always give the same duration (every term is relative to the start). */
+/* A symmetric plan's collectives, kept for the next collective of the same algorithm,
+ * operation, size and group. Such a plan runs its collectives one at a time on device 0's one
+ * communication stream and sends nothing else, so each collective starts on an idle network
+ * and every term of its duration is relative to its start (the flow network's times are
+ * offsets from the instants its flows start, its rates depend only on the flows in flight):
+ * the same inputs give the same duration, to the picosecond, whenever it starts. A collective
+ * is timed once, without flows where its transfers never share a link (comm/coll/unshared.h),
+ * otherwise by running it as flows on the network (any algorithm, "nccl" included), and later
+ * ones take that duration as one event. */
+typedef enum {
+  MEMO_TIMED,     /* duration_ps holds */
+  MEMO_RUNNING,   /* the first one runs as flows; its end gives the duration */
+} memo_state;
+
 typedef struct {
   const comm_coll_algorithm *algo;
   const comm_coll_group *group;
   int op;
   uint64_t bytes;
-  comm_coll_unshared_result result;
+  memo_state state;
   sim_time_ps duration_ps;
-} unshared_memo;
+} coll_memo;
 
 struct sim_net_adapter {
-  GArray *unshared;         /* unshared_memo */
+  GArray *memos;            /* coll_memo, of a symmetric plan's collectives */
   comm_net *net;
   const sim_plan *plan;
   double reduce_Bps;
@@ -68,7 +81,7 @@ sim_net_adapter *sim_net_adapter_new(comm_net *net, const sim_plan *plan, double
   sim_net_adapter *a = g_new0(sim_net_adapter, 1);
   a->net = net;
   a->plan = plan;
-  a->unshared = g_array_new(FALSE, FALSE, sizeof(unshared_memo));
+  a->memos = g_array_new(FALSE, FALSE, sizeof(coll_memo));
   a->reduce_Bps = reduce_Bps;
   a->groups = g_ptr_array_new_with_free_func(group_rec_free);
   a->colls = g_ptr_array_new_with_free_func(coll_free);
@@ -79,7 +92,7 @@ void sim_net_adapter_free(sim_net_adapter *a)
 {
   if (!a)
     return;
-  g_array_free(a->unshared, TRUE);
+  g_array_free(a->memos, TRUE);
   g_ptr_array_free(a->colls, TRUE);
   g_ptr_array_free(a->groups, TRUE);
   g_clear_error(&a->error);
@@ -123,6 +136,11 @@ static void task_finished(sim_engine *engine, void *user)
   pending *p = user;
   sim_exec *x = p->exec;
   sim_task_id t = p->task;
+  if (p->memo >= 0) {
+    coll_memo *m = &g_array_index(p->adapter->memos, coll_memo, p->memo);
+    m->duration_ps = sim_engine_now(engine) - p->start_ps;
+    m->state = MEMO_TIMED;
+  }
   g_free(p);
   sim_exec_task_done(x, t);
 }
@@ -269,7 +287,7 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
     return;
   }
   pending *p = g_new(pending, 1);
-  *p = (pending){a, x, t};
+  *p = (pending){a, x, t, -1, 0};
   const sim_stream_id *m;
   uint32_t n = sim_graph_task_members(g, t, &m);
   switch (sim_graph_task_kind(g, t)) {
@@ -294,37 +312,44 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
     GError *error = NULL;
     comm_coll_args args = {.op = op_of[op], .bytes = sim_graph_task_bytes(g, t),
                            .reduce_Bps = a->reduce_Bps, .form = COMM_COLL_FORM_PIPELINED};
-    if (a->plan->symmetric) {
-      /* A symmetric plan's collectives run one at a time on device 0's one communication
-       * stream, and nothing else moves: when no two of a collective's transfers can share a
-       * link, its time follows without flows (exact; comm/coll/unshared.h). */
+    sim_engine *engine = sim_exec_engine(x);
+    if (a->plan->symmetric && !sim_engine_has_observers(engine)) {
+      /* Timed once per (algorithm, group, operation, size); see coll_memo. Observed runs
+       * run every collective as flows, so that a trace shows each one's traffic. */
       const comm_coll_group *group = group_for(a, g, t);
-      unshared_memo *memo = NULL;
-      for (guint i = 0; i < a->unshared->len && !memo; i++) {
-        unshared_memo *u = &g_array_index(a->unshared, unshared_memo, i);
-        if (u->algo == algo && u->group == group && u->op == op && u->bytes == args.bytes)
+      coll_memo *memo = NULL;
+      guint k = 0;
+      for (; k < a->memos->len; k++) {
+        coll_memo *u = &g_array_index(a->memos, coll_memo, k);
+        if (u->algo == algo && u->group == group && u->op == op && u->bytes == args.bytes) {
           memo = u;
+          break;
+        }
       }
       if (!memo) {
-        unshared_memo u = {algo, group, op, args.bytes, 0, 0};
+        coll_memo u = {algo, group, op, args.bytes, MEMO_RUNNING, 0};
         uint64_t flows;
-        u.result = comm_coll_unshared_time(a->net, group, algo, &args, &u.duration_ps, &flows,
-                                           &error);
-        if (u.result == COMM_COLL_UNSHARED_ERROR) {
+        switch (comm_coll_unshared_time(a->net, group, algo, &args, &u.duration_ps, &flows,
+                                        &error)) {
+        case COMM_COLL_UNSHARED_ERROR:
           g_free(p);
           fail(a, x, error);
           return;
+        case COMM_COLL_UNSHARED_DONE:
+          u.state = MEMO_TIMED;
+          break;
+        case COMM_COLL_UNSHARED_SHARED:
+          /* Runs as flows below, and its end times it. */
+          p->memo = k;
+          p->start_ps = sim_engine_now(engine);
+          break;
         }
-        g_array_append_val(a->unshared, u);
-        memo = &g_array_index(a->unshared, unshared_memo, a->unshared->len - 1);
+        g_array_append_val(a->memos, u);
+        memo = &g_array_index(a->memos, coll_memo, k);
       }
-      switch (memo->result) {
-      case COMM_COLL_UNSHARED_DONE:
-        sim_engine_schedule_in(sim_exec_engine(x), memo->duration_ps, task_finished_ev, p, 0);
+      if (memo->state == MEMO_TIMED) {
+        sim_engine_schedule_in(engine, memo->duration_ps, task_finished_ev, p, 0);
         return;
-      case COMM_COLL_UNSHARED_ERROR:   /* never kept */
-      case COMM_COLL_UNSHARED_SHARED:
-        break;
       }
     }
     comm_coll *coll = comm_coll_new(a->net, group_for(a, g, t), algo, &args, &error);

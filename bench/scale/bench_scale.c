@@ -7,10 +7,16 @@
  * row ends
  * with the dtsim command that simulates the same point (its sim_wall_s and the peak RSS of
  * /usr/bin/time -v are the same figures).
- * The allreduce is the ring (see the comment in measure()).
+ * Two allreduces: the ring, whose collectives fold whole (computed without flows, its
+ * transfers never sharing a link), and the default (`auto`, NCCL's choice on GPUs: channels of
+ * trees or rings that share links), whose collectives a folded run times once each (algorithm,
+ * group, size) by running it as flows and then reuses; its first run of a size costs what the
+ * flows cost (about 1 us of CPU per event: 3e7 events for one 25 MiB tree at 16384 GPUs), so
+ * its rows stop at MAX_DEFAULT devices.
  * Targets (issue 16): flow, folded: 16384 GPUs in at most 1 s and 200 MB, 65536 GPUs in at
  * most 4 s and 1 GB, 1000000 GPUs accepted; at most 10 KB per device.
- * Usage: bench_scale [MAX_DEVICES [MAX_UNFOLDED]]   (defaults 1000000 and 4096)
+ * Usage: bench_scale [MAX_DEVICES [MAX_UNFOLDED [MAX_DEFAULT]]]
+ *        (defaults 1000000, 4096 and 1024)
  *        bench_scale --events   events per CPU second over whole unfolded dp, pp and 3-D runs */
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,17 +155,22 @@ int main(int argc, char **argv)
   }
   int max_devices = argc > 1 ? atoi(argv[1]) : 1000000;
   int max_unfolded = argc > 2 ? atoi(argv[2]) : 4096;
-  printf("# %s %d %d\n", argv[0], max_devices, max_unfolded);
-  printf("%-9s %-8s %-9s %10s %10s %10s %8s %12s %14s  %s\n", "network", "devices", "symmetry",
-         "wall_s", "cpu_s", "peak_MB", "KB/dev", "events", "iteration_ms", "command");
+  int max_default = argc > 3 ? atoi(argv[3]) : 1024;
+  printf("# %s %d %d %d\n", argv[0], max_devices, max_unfolded, max_default);
+  printf("%-9s %-9s %-8s %-9s %10s %10s %10s %8s %12s %14s  %s\n", "network", "allreduce",
+         "devices", "symmetry", "wall_s", "cpu_s", "peak_MB", "KB/dev", "events", "iteration_ms",
+         "command");
   const struct {
-    const char *net;
+    const char *net, *allreduce;
     int symmetry;
     int max;
-  } modes[] = {{"flow", 1, 1 << 30},
-               {"flow", 0, max_unfolded},
-               {"analytic", 1, 1 << 30},
-               {"analytic", 0, max_unfolded}};
+  } modes[] = {{"flow", "ring", 1, 1 << 30},
+               {"flow", "ring", 0, max_unfolded},
+               {"flow", "auto", 1, max_default},
+               {"flow", "auto", 0, MIN(max_unfolded, max_default)},
+               {"analytic", "ring", 1, 1 << 30},
+               {"analytic", "ring", 0, max_unfolded},
+               {"analytic", "auto", 1, max_default}};
   const int counts[] = {64, 256, 1024, 4096, 16384, 65536, 262144, 1000000};
   for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
@@ -168,21 +179,22 @@ int main(int argc, char **argv)
         break;
       char nodes[16];
       g_snprintf(nodes, sizeof nodes, "%d", devices / 8);
-      /* The ring allreduce: its collectives fold (one device for all, no flows where exact). */
-      const char *const settings[] = {"topology", "fat-tree", "inter", "ib-edr", "allreduce", "ring",
-                                      "net-model", modes[m].net, "nodes", nodes, "symmetry",
-                                      modes[m].symmetry ? "on" : "off", NULL};
+      const char *const settings[] = {"topology", "fat-tree", "inter", "ib-edr", "allreduce",
+                                      modes[m].allreduce, "net-model", modes[m].net, "nodes",
+                                      nodes, "symmetry", modes[m].symmetry ? "on" : "off", NULL};
       result r = {0};
       double wall_s, cpu_s;
       if (run3(settings, &r, &wall_s, &cpu_s) != 0) {
         fprintf(stderr, "bench_scale: %d devices failed\n", devices);
         return 1;
       }
-      printf("%-9s %-8d %-9s %10.4f %10.4f %10.1f %8.2f %12llu %14.3f  dtsim run --nodes %d "
-             "--topology fat-tree --inter ib-edr --allreduce ring --net-model %s --symmetry %s --json\n",
-             modes[m].net, devices, modes[m].symmetry ? "on" : "off", wall_s, cpu_s,
-             r.maxrss_kb / 1024.0, r.maxrss_kb * 1.024 / devices, (unsigned long long)r.events,
-             r.iteration_s * 1e3, devices / 8, modes[m].net, modes[m].symmetry ? "on" : "off");
+      printf("%-9s %-9s %-8d %-9s %10.4f %10.4f %10.1f %8.2f %12llu %14.3f  dtsim run --nodes %d "
+             "--topology fat-tree --inter ib-edr --allreduce %s --net-model %s --symmetry %s "
+             "--json\n",
+             modes[m].net, modes[m].allreduce, devices, modes[m].symmetry ? "on" : "off", wall_s,
+             cpu_s, r.maxrss_kb / 1024.0, r.maxrss_kb * 1.024 / devices,
+             (unsigned long long)r.events, r.iteration_s * 1e3, devices / 8, modes[m].allreduce,
+             modes[m].net, modes[m].symmetry ? "on" : "off");
       fflush(stdout);
     }
   return 0;

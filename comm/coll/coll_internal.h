@@ -163,6 +163,8 @@ typedef struct {
   sim_time_ps fill_ps;     /* slices forwarded hop by hop before the pipeline is full */
   sim_time_ps step_ps;     /* per hop, beyond the links' own latency */
   sim_time_ps time_ps;     /* closed form */
+  sim_time_ps cost_ps;     /* what the choice compares: the closed form, or for trees NCCL's
+                            * own estimate (nccl.c, tree_cost); 0: the closed form */
 } coll__nccl_choice;
 
 typedef struct coll__nccl coll__nccl;

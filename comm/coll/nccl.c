@@ -416,16 +416,40 @@ static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_byt
   return sim_time_add_sat(launch, all);
 }
 
-/* Closed form of every flow at once (alltoall, NVLS): the slowest flow. */
-static sim_time_ps flows_time(const comm_coll_group *g, const coll__flow *f, uint32_t nf)
+/* Closed form of every flow at once (alltoall, NVLS, trees, CollNet): the slowest flow. With
+ * `min_share` the least share of a flow (bytes/s), with `max_lat` the longest route latency. */
+static sim_time_ps flows_time_ex(const comm_coll_group *g, const coll__flow *f, uint32_t nf,
+                                 double *min_share, sim_time_ps *max_lat)
 {
   g_autofree double *share = g_new(double, nf);
   g_autofree sim_time_ps *lat = g_new(sim_time_ps, nf);
   coll__flow_shares(g, f, nf, share, lat);
-  sim_time_ps t = 0;
-  for (uint32_t i = 0; i < nf; i++)
+  sim_time_ps t = 0, ml = 0;
+  double ms = INFINITY;
+  for (uint32_t i = 0; i < nf; i++) {
     t = MAX(t, sim_time_add_sat(lat[i], sim_time_for_work((double)f[i].bytes, share[i])));
+    ms = MIN(ms, share[i]);
+    ml = MAX(ml, lat[i]);
+  }
+  if (min_share)
+    *min_share = ms;
+  if (max_lat)
+    *max_lat = ml;
   return t;
+}
+
+static sim_time_ps flows_time(const comm_coll_group *g, const coll__flow *f, uint32_t nf)
+{
+  return flows_time_ex(g, f, nf, NULL, NULL);
+}
+
+/* NCCL's latency of one hop of this kind for an algorithm and protocol, microseconds. */
+static double hop_us(const comm_coll_group *g, int hw, int a, int p)
+{
+  double l = hw_lat_us[hw][a][p];
+  if (hw != HW_NET && g->nodes > 1 && p == COLL__LL)
+    l *= 1.8;   /* NCCL: LL's intra-node hops cost more once a network is involved */
+  return l;
 }
 
 /* Average per-step cost of a ring or tree over its hops, less the links' own latency (which
@@ -442,10 +466,7 @@ static sim_time_ps step_cost(const coll__nccl *x, int a, int p)
     /* NCCL: with one rank per node nothing hides a ring's network hops behind intra-node ones,
      * so they take the tree's (longer) network latency. */
     int la = hw == HW_NET && g->per_node == 1 ? A_TREE : a;
-    double l = hw_lat_us[hw][la][p];
-    if (hw != HW_NET && g->nodes > 1 && p == COLL__LL)
-      l *= 1.8;   /* NCCL: LL's intra-node hops cost more once a network is involved */
-    sum_us += l;
+    sum_us += hop_us(g, hw, la, p);
     link_ps += (double)comm_topology_route_latency(g->topo, g->eps[o[i]], g->eps[o[(i + 1) % n]]);
     hops++;
   }
@@ -514,6 +535,77 @@ static coll__flow *collnet_flows(const coll__nccl *x, uint64_t wire, uint32_t *n
   return f;
 }
 
+/* NCCL's double binary tree on every channel (allreduce). Channel c lays the two trees of
+ * coll__tree_build over its ring order, which is node-major: inside each node the chain runs
+ * from the ring's entry GPU (tree 0's head) to its exit GPU (tree 1's head, the chain
+ * reversed), so the trees leave every node through the NICs the rings' cuts spread evenly, one
+ * channel's traffic on its own NICs (NCCL's tree graphs: one NIC per channel, parent and
+ * children split between two GPUs, NCCL_TOPO_PATTERN_BALANCED_TREE). Each tree carries half of
+ * the channel's bytes; in steady state every edge streams at once, up (reduce) and down
+ * (broadcast): one flow per edge and direction carrying all its chunks, as a ring rank's flow
+ * carries all its steps. The last chunk's climb and descent, and the fill, are paid apart
+ * (tree_costs). Returns the flows (4 x C x (n - 1)) and the trees' height. */
+static coll__flow *tree_flows(const coll__nccl *x, uint64_t wire, uint32_t *nf, uint32_t *height)
+{
+  const comm_coll_group *g = x->g;
+  uint32_t n = g->n, C = x->C;
+  coll__tree *t[2] = {coll__tree_build(g, 0), coll__tree_build(g, 1)};
+  coll__flow *f = g_new(coll__flow, 4 * (gsize)C * (n - 1));
+  *nf = 0;
+  for (uint32_t c = 0; c < C; c++) {
+    const uint32_t *o = x->orders + (gsize)c * n;
+    uint64_t cb = coll__seg(wire, C, c);
+    for (int k = 0; k < 2; k++) {
+      uint64_t b = coll__seg(cb, 2, (uint64_t)k);
+      for (uint32_t p = 0; p < n; p++) {
+        uint32_t q = t[k]->parent[p];
+        if (q == COLL__NONE)
+          continue;
+        f[(*nf)++] = (coll__flow){o[p], o[q], b};
+        f[(*nf)++] = (coll__flow){o[q], o[p], b};
+      }
+    }
+  }
+  if (height)
+    *height = MAX(t[0]->root_height, t[1]->root_height);
+  coll__tree_free(t[0]);
+  coll__tree_free(t[1]);
+  return f;
+}
+
+/* NCCL's latency of the trees' critical path, microseconds: the last chunk climbs from the
+ * rank farthest from the root and comes back down, each hop at NCCL's tree latency for its kind
+ * (chains inside nodes, log2 of the nodes across): 2 ((per - 1) intra + log2 nodes x network)
+ * on a full tree, as tuning.cc has it. On channel 0 (every channel's hops are of the same
+ * kinds). */
+static double tree_path_us(const coll__nccl *x, int p)
+{
+  const comm_coll_group *g = x->g;
+  uint32_t n = g->n;
+  const uint32_t *o = x->orders;
+  double worst = 0;
+  g_autofree double *up = g_new(double, n);
+  for (int k = 0; k < 2; k++) {
+    coll__tree *t = coll__tree_build(g, k);
+    /* Positions in order of depth, so a parent's path is known before its children's. */
+    g_autofree uint32_t *order = g_new(uint32_t, n);
+    uint32_t head = 0, tail = 0;
+    order[tail++] = t->root;
+    up[t->root] = 0;
+    while (head < tail) {
+      uint32_t r = order[head++];
+      for (uint32_t i = t->child_first[r]; i < t->child_first[r + 1]; i++) {
+        uint32_t ch = t->child[i];
+        up[ch] = up[r] + hop_us(g, hop_kind(g, o[ch], o[r]), A_TREE, p);
+        worst = MAX(worst, 2 * up[ch]);
+        order[tail++] = ch;
+      }
+    }
+    coll__tree_free(t);
+  }
+  return worst;
+}
+
 /* Evaluates one candidate: fills choice (time, wire factor, costs). FALSE when NCCL would not
  * run it here. */
 static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
@@ -554,10 +646,20 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     out->launch_ps = us_ps(2 * (MIN(1u, per - 1) * COLLNET_INTRA_LAT_US +
                                 (per - 1) * COLLNET_ARITY_US) + COLLNET_NET_LAT_US);
     out->step_ps = 0;
-    uint32_t nf;
-    g_autofree coll__flow *f = collnet_flows(x, scale_bytes(x->args.bytes, out->wire), &nf);
-    out->time_ps = sim_time_add_sat(out->launch_ps, flows_time(g, f, nf));
     out->channels = MAX(comm__nics_per_node(g->topo), 1);
+    uint32_t nf;
+    uint64_t wire = scale_bytes(x->args.bytes, out->wire);
+    g_autofree coll__flow *f = collnet_flows(x, wire, &nf);
+    double share;
+    sim_time_ps flows = flows_time_ex(g, f, nf, &share, NULL);
+    /* Fill: a slice (the ring's) is scattered inside the node, sent up to the switches,
+     * comes down reduced and is gathered inside the node, each stage forwarding it whole:
+     * 4 stages (2 with one GPU per node), at the slowest flow's share. */
+    out->fill_ps = sim_time_from_s(fill_s(per > 1 ? 4 : 2,
+                                          (double)wire / ((double)out->channels * n),
+                                          slice_max_bytes(), share));
+    out->launch_ps = sim_time_add_sat(out->launch_ps, out->fill_ps);
+    out->time_ps = sim_time_add_sat(out->launch_ps, flows);
     return TRUE;
   }
   if (a == COLL__NCCL_P2P) {
@@ -606,8 +708,36 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
   }
   out->wire = 1.0 / eff;
   out->launch_ps = us_ps(base_lat_us[aa][p]);
-  out->step_ps = step_cost(x, aa, p);
   uint64_t wire = scale_bytes(x->args.bytes, out->wire);
+  if (aa == A_TREE) {
+    /* Every edge's flow at its share; before them the base latency, the fill (2H stages, H
+     * the trees' height: a slice climbs to the root and comes down, each rank forwarding it
+     * only once it holds it whole; the slice as the ring's) and the critical path's hop
+     * latencies beyond the route latency the flows pay themselves. */
+    uint32_t nf, H;
+    g_autofree coll__flow *f = tree_flows(x, wire, &nf, &H);
+    double share;
+    sim_time_ps lat;
+    sim_time_ps flows = flows_time_ex(g, f, nf, &share, &lat);
+    out->fill_ps = sim_time_from_s(
+        fill_s(2 * H, (double)wire / ((double)C * n), slice_max_bytes(), share));
+    sim_time_ps path = us_ps(tree_path_us(x, p));
+    out->step_ps = 0;
+    out->launch_ps = sim_time_add_sat(sim_time_add_sat(out->launch_ps, out->fill_ps),
+                                      path > lat ? path - lat : 0);
+    out->time_ps = sim_time_add_sat(out->launch_ps, flows);
+    /* NCCL rates a tree by its own estimate: the channels' bus bandwidth (the ring graph's
+     * speed with the tree's refinements above) converted to algorithm bandwidth with its tree
+     * ratio, 0.5, where a ring's is n / (2 (n - 1)): the tree's bytes count twice, up and
+     * down, through the same channel bandwidth as the ring's. A tree is chosen only where
+     * both that estimate and its closed form (which sees the links it crowds) make it the
+     * cheapest: the larger of the two is its cost in the choice. */
+    out->cost_ps = MAX(out->time_ps,
+                       sim_time_add_sat(out->launch_ps,
+                                        sim_time_for_work(2.0 * (double)x->args.bytes, bw * eff)));
+    return TRUE;
+  }
+  out->step_ps = step_cost(x, aa, p);
   if (aa == A_RING &&
       (op == COMM_COLL_ALLREDUCE || op == COMM_COLL_ALLGATHER ||
        op == COMM_COLL_REDUCE_SCATTER)) {
@@ -622,17 +752,16 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     out->time_ps = rings_time(x, C, wire, allreduce ? 2 : 1, out->launch_ps, out->step_ps, NULL);
     return TRUE;
   }
-  /* Trees, chains (broadcast, reduce): the channels share the same links, so one channel
-   * carrying the whole buffer has their closed form. */
+  /* Chains (broadcast, reduce): the channels share the same links, so one channel carrying
+   * the whole buffer has their closed form. */
   comm_coll_args ca = x->args;
   ca.bytes = wire;
   ca.launch_ps = out->launch_ps;
   ca.step_ps = out->step_ps;
   ca.reduce_Bps = 0;
   ca.chunk_bytes = 0;
-  const comm_coll_algorithm *algo =
-      coll__algorithm_builtin(aa == A_TREE ? "double-tree" : "ring");
-  return comm_coll_analytic_time(g->topo, g, algo, &ca, &out->time_ps, NULL);
+  return comm_coll_analytic_time(g->topo, g, coll__algorithm_builtin("ring"), &ca,
+                                 &out->time_ps, NULL);
 }
 
 static gboolean choose(coll__nccl *x, int force_algo, int force_proto, GError **error)
@@ -660,7 +789,9 @@ static gboolean choose(coll__nccl *x, int force_algo, int force_proto, GError **
       coll__nccl_choice c;
       if (!candidate(&cx, &c))
         continue;
-      if (!found || c.time_ps < x->choice.time_ps)
+      if (c.cost_ps == 0)
+        c.cost_ps = c.time_ps;
+      if (!found || c.cost_ps < x->choice.cost_ps)
         x->choice = c;
       found = TRUE;
     }
@@ -765,9 +896,10 @@ static void on_launched(sim_engine *engine, void *data, uint64_t arg)
   const comm_coll_group *g = x->g;
   const coll__nccl_choice *ch = &x->choice;
   uint64_t wire = scale_bytes(x->args.bytes, ch->wire);
-  if (ch->algo == COLL__NCCL_COLLNET) {
+  if (ch->algo == COLL__NCCL_COLLNET || ch->algo == COLL__NCCL_TREE) {
     uint32_t nf;
-    g_autofree coll__flow *f = collnet_flows(x, wire, &nf);
+    g_autofree coll__flow *f = ch->algo == COLL__NCCL_TREE ? tree_flows(x, wire, &nf, NULL)
+                                                           : collnet_flows(x, wire, &nf);
     x->left = nf;
     for (uint32_t i = 0; i < nf; i++)
       comm_net_send(x->net, g->eps[f[i].src], g->eps[f[i].dst], f[i].bytes, collnet_flow_done, x);
@@ -795,13 +927,13 @@ gboolean coll__nccl_prepare(coll__nccl *x, comm_net *net, GError **error)
   const coll__nccl_choice *ch = &x->choice;
   x->groups = g_ptr_array_new_with_free_func((GDestroyNotify)comm_coll_group_free);
   x->colls = g_ptr_array_new_with_free_func((GDestroyNotify)comm_coll_free);
-  if (x->g->n < 2 || ch->algo == COLL__NCCL_NVLS || ch->algo == COLL__NCCL_COLLNET)
+  if (x->g->n < 2 || ch->algo == COLL__NCCL_NVLS || ch->algo == COLL__NCCL_COLLNET ||
+      ch->algo == COLL__NCCL_TREE)
     return TRUE;
   const comm_coll_group *g = x->g;
   uint32_t n = g->n;
   uint32_t C = ch->algo == COLL__NCCL_RING ? x->C : ch->algo == COLL__NCCL_P2P ? 1 : x->C;
-  const char *name = ch->algo == COLL__NCCL_TREE ? "double-tree"
-                     : ch->algo == COLL__NCCL_P2P ? "direct" : "ring";
+  const char *name = ch->algo == COLL__NCCL_P2P ? "direct" : "ring";
   const comm_coll_algorithm *algo = coll__algorithm_builtin(name);
   uint64_t wire = scale_bytes(x->args.bytes, ch->wire);
   g_autofree uint32_t *ranks = g_new(uint32_t, n);

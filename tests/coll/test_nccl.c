@@ -140,6 +140,40 @@ static void test_closed_vs_flow(void **state)
                  0.005);
   flow_vs_closed("dgx-a100", 1, COMM_COLL_ALLTOALL, COLL__NCCL_P2P, COLL__SIMPLE, 1 << 30,
                  0.005);
+  /* Trees: every channel's double tree on its own NICs, with the fill. */
+  for (int p = 0; p < COLL__NPROTO; p++) {
+    flow_vs_closed("dgx-a100", 2, COMM_COLL_ALLREDUCE, COLL__NCCL_TREE, p, 64 << 20, 0.005);
+    flow_vs_closed("p4d.24xlarge", 2, COMM_COLL_ALLREDUCE, COLL__NCCL_TREE, p, 1 << 30, 0.005);
+    flow_vs_closed("dgx1-v100", 4, COMM_COLL_ALLREDUCE, COLL__NCCL_TREE, p, 16 << 20, 0.005);
+  }
+}
+
+/* NCCL's double tree on two p4d.24xlarge, Simple, 1 GiB, by hand. 16 channels; each channel's
+ * trees leave a node through the NICs of its ring's entry and exit GPUs, which the rings' cuts
+ * spread evenly over the four EFA cards. On two nodes each tree has one network edge per
+ * channel, carrying the tree's half of the channel's bytes up and back down: every node sends
+ * W = S / 0.92 (NCCL's tree efficiency) out and receives as much, a quarter per NIC, in 8 flows
+ * of W / 32 on each card at 12.5e9 x 0.9 bytes/s (efa). Before that: the base latency 8.4 us;
+ * the fill, 2 x 8 stages (the trees' height: a chain of 7 NVSwitch hops and one network hop)
+ * each forwarding a 192 KiB slice (S / (16 x 16) is larger) at one flow's share of its card;
+ * NCCL's tree latency 2 x (7 x 4.0 + 1 x 14.0) us. The ring's network bound is 2 x 15/16 x S
+ * over the same cards: 1.7 times longer. */
+static void test_tree_by_hand(void **state)
+{
+  g_autoptr(comm_topology) t = build("p4d.24xlarge", 2);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 1 << 30};
+  g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, COLL__NCCL_TREE, COLL__SIMPLE, NULL);
+  assert_non_null(x);
+  assert_int_equal(coll__nccl_chosen(x)->channels, 16);
+  double S = 1073741824.0, W = S / 0.92, nic = 12.5e9 * 0.9;
+  double t_s = 8.4e-6 + 16 * 196608.0 / (nic / 8) + 2 * (7 * 4.0 + 14.0) * 1e-6 + W / 4 / nic;
+  double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
+  if (fabs(got - t_s) / t_s > 1e-3)
+    fail_msg("tree 1 GiB on 2 p4d: %.9g s, by hand %.9g s", got, t_s);
+  double flow = (double)run_flow(t, g, x) * 1e-12;
+  if (fabs(flow - t_s) / t_s > 1e-3)
+    fail_msg("tree flows: %.9g s, by hand %.9g s", flow, t_s);
 }
 
 /* NVLS on a DGX H100, 1 GiB, by hand: each GPU sends S (1 + 1/8) up and receives as much down
@@ -258,10 +292,12 @@ static void test_one_gpu_per_node_latency(void **state)
 }
 
 /* CollNet (SHARP) allreduce on two DGX A100 over HDR switches that reduce, by hand: NCCL's
- * CollNet Direct latency 2 x (3.7 + 7 x 0.4) + 31 us = 44 us; then each GPU moves 2 x 7/8 x S
+ * CollNet Direct latency 2 x (3.7 + 7 x 0.4) + 31 us = 44 us, and the fill, 4 stages (scatter
+ * in the node, up, down, gather) each forwarding a 192 KiB slice (S / (8 x 16) is larger) at
+ * the slowest flow's share, the HDR NIC's 25e9 x 0.97; then each GPU moves 2 x 7/8 x S
  * through its NVSwitch port each way (12 x 25e9 x 0.8 = 240e9 bytes/s) while its share S / 8
- * goes up its HDR NIC and the result comes down (25e9 x 0.97): the slower of the two. Without
- * SHARP in the fabric (ib-hdr) NCCL has no CollNet. */
+ * goes up its HDR NIC and the result comes down: the slower of the two. Without SHARP in the
+ * fabric (ib-hdr) NCCL has no CollNet. */
 static void test_collnet_by_hand(void **state)
 {
   comm_cluster_spec spec = {.system = "dgx-a100", .nodes = 2, .inter = "ib-hdr-sharp"};
@@ -274,7 +310,7 @@ static void test_collnet_by_hand(void **state)
   assert_non_null(x);
   assert_int_equal(coll__nccl_chosen(x)->algo, COLL__NCCL_COLLNET);
   double S = 1073741824.0;
-  double t_s = 44e-6 + MAX(2 * S * 7 / 8 / 240e9, S / 8 / (25e9 * 0.97));
+  double t_s = 44e-6 + 4 * 196608.0 / (25e9 * 0.97) + MAX(2 * S * 7 / 8 / 240e9, S / 8 / (25e9 * 0.97));
   double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
   if (fabs(got - t_s) / t_s > 1e-3)
     fail_msg("CollNet 1 GiB: %.9g s, by hand %.9g s", got, t_s);
@@ -439,7 +475,7 @@ int main(void)
       cmocka_unit_test(test_ring_fill_by_hand), cmocka_unit_test(test_ring_forms_agree),
       cmocka_unit_test(test_pcie_rings_by_hand),
       cmocka_unit_test(test_one_gpu_per_node_latency),
-      cmocka_unit_test(test_collnet_by_hand),
+      cmocka_unit_test(test_collnet_by_hand), cmocka_unit_test(test_tree_by_hand),
       cmocka_unit_test(test_catalog_loads), cmocka_unit_test(test_double_tree_shares_links),
       cmocka_unit_test(test_auto_fastest),
   };

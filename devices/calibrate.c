@@ -533,8 +533,21 @@ static gboolean kernel_row(dev_calib *c, const char *path, guint line, char **f,
   return add_row(c, path, line, label, device, ops, 3, FALSE, 0, ms * 1e-3, error);
 }
 
-static gboolean training_row(dev_calib *c, const char *path, guint line, char **f, char **hdr,
-                             const char *only_device, GError **error)
+/* The models and nets of one training table, built once each: name -> wl_model, and
+ * "name/batch/precision" -> wl_net (a net points into its model, so nets go first). */
+typedef struct {
+  GHashTable *models, *nets;
+} training_cache;
+
+static void training_cache_clear(training_cache *tc)
+{
+  g_clear_pointer(&tc->nets, g_hash_table_unref);
+  g_clear_pointer(&tc->models, g_hash_table_unref);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(training_cache, training_cache_clear)
+
+static gboolean training_row(dev_calib *c, training_cache *tc, const char *path, guint line,
+                             char **f, char **hdr, const char *only_device, GError **error)
 {
   const char *cols[] = {"model", "precision", "device", "nodes", "devices_per_node",
                         "batch_per_device", "strategy", "ps_placement", "measured", "unit"};
@@ -561,15 +574,25 @@ static gboolean training_row(dev_calib *c, const char *path, guint line, char **
       !number(path, line, "measured", f[ci[8]], &measured, error))
     return FALSE;
   g_autoptr(GError) local = NULL;
-  g_autoptr(wl_model) model = wl_model_load(f[ci[0]], &local);
+  wl_model *model = g_hash_table_lookup(tc->models, f[ci[0]]);
   if (model == NULL) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s:%u: model: %s", path, line, local->message);
-    return FALSE;
+    model = wl_model_load(f[ci[0]], &local);
+    if (model == NULL) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s:%u: model: %s", path, line,
+                  local->message);
+      return FALSE;
+    }
+    g_hash_table_insert(tc->models, g_strdup(f[ci[0]]), model);
   }
-  g_autoptr(wl_net) net = wl_net_new(model, batch, (wl_precision)prec, &local);
+  g_autofree char *net_key = g_strdup_printf("%s/%u/%d", f[ci[0]], batch, prec);
+  wl_net *net = g_hash_table_lookup(tc->nets, net_key);
   if (net == NULL) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s:%u: %s", path, line, local->message);
-    return FALSE;
+    net = wl_net_new(model, batch, (wl_precision)prec, &local);
+    if (net == NULL) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s:%u: %s", path, line, local->message);
+      return FALSE;
+    }
+    g_hash_table_insert(tc->nets, g_steal_pointer(&net_key), net);
   }
   const char *strategy = f[ci[6]], *unit = f[ci[9]];
   gboolean fwd_bwd_only = strcmp(strategy, "fwd+bwd") == 0;
@@ -627,13 +650,16 @@ gboolean dev_calib_load_csv(dev_calib *c, const char *path, const char *only_dev
                 "kernels.csv)", path);
     return FALSE;
   }
+  g_auto(training_cache) tc = {
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)wl_model_free),
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)wl_net_free)};
   for (guint i = 1; lines[i]; i++) {
     char *l = g_strstrip(lines[i]);
     if (*l == '\0' || *l == '#')
       continue;
     g_auto(GStrv) f = g_strsplit(l, ",", -1);
     gboolean ok = kernels ? kernel_row(c, path, i + 1, f, hdr, only_device, error)
-                          : training_row(c, path, i + 1, f, hdr, only_device, error);
+                          : training_row(c, &tc, path, i + 1, f, hdr, only_device, error);
     if (!ok)
       return FALSE;
   }

@@ -56,33 +56,91 @@ sim_time_ps coll__latency(const comm_coll_group *g, uint32_t a, uint32_t b)
   return comm_topology_p2p_time(g->topo, g->eps[a], g->eps[b], 0);
 }
 
+/* Dense numbers (0, 1, ... in order of first use) for the links a collective's flows cross:
+ * open addressing on the link id, doubled when half full. */
+typedef struct {
+  gsize cap;
+  uint32_t *link, *local;   /* slot -> link id (UINT32_MAX: empty), its dense number */
+  GArray *ids;              /* dense number -> link id */
+} link_numbers;
+
+static void link_numbers_init(link_numbers *ln, gsize cap)
+{
+  ln->cap = cap;
+  ln->link = g_new(uint32_t, cap);
+  ln->local = g_new(uint32_t, cap);
+  memset(ln->link, 0xff, cap * sizeof *ln->link);
+}
+
+static uint32_t link_number(link_numbers *ln, uint32_t id)
+{
+  if (2 * (ln->ids->len + 1) > ln->cap) {
+    link_numbers big = {.ids = ln->ids};
+    link_numbers_init(&big, 2 * ln->cap);
+    for (guint j = 0; j < ln->ids->len; j++) {
+      uint32_t k = g_array_index(ln->ids, uint32_t, j);
+      gsize h = ((gsize)k * 2654435761u) & (big.cap - 1);
+      while (big.link[h] != UINT32_MAX)
+        h = (h + 1) & (big.cap - 1);
+      big.link[h] = k;
+      big.local[h] = j;
+    }
+    g_free(ln->link);
+    g_free(ln->local);
+    *ln = big;
+  }
+  gsize h = ((gsize)id * 2654435761u) & (ln->cap - 1);
+  while (ln->link[h] != UINT32_MAX && ln->link[h] != id)
+    h = (h + 1) & (ln->cap - 1);
+  if (ln->link[h] == UINT32_MAX) {
+    ln->link[h] = id;
+    ln->local[h] = ln->ids->len;
+    g_array_append_val(ln->ids, id);
+  }
+  return ln->local[h];
+}
+
 void coll__flow_shares(const comm_coll_group *g, const coll__flow *f, uint32_t nf, double *share,
                        sim_time_ps *lat)
 {
   const comm_topology *topo = g->topo;
-  g_autofree uint32_t *buf = g_new(uint32_t, comm__route_max(topo));
-  g_autoptr(GHashTable) load = g_hash_table_new(g_direct_hash, g_direct_equal);
+  uint32_t rmax = comm__route_max(topo);
+  /* Every flow's route once, its links numbered densely: the flows of a collective on
+   * thousands of ranks cross few links, many times each. */
+  g_autofree uint32_t *first = g_new(uint32_t, (gsize)nf + 1);
+  g_autoptr(GArray) local = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  g_autofree uint32_t *buf = g_new(uint32_t, rmax + 1);
+  link_numbers ln = {.ids = g_array_new(FALSE, FALSE, sizeof(uint32_t))};
+  link_numbers_init(&ln, 1024);
   for (uint32_t i = 0; i < nf; i++) {
+    first[i] = local->len;
     uint32_t len = comm__route(topo, g->eps[f[i].src], g->eps[f[i].dst], buf);
     for (uint32_t k = 0; k < len; k++) {
-      gpointer key = GUINT_TO_POINTER(buf[k] + 1);
-      g_hash_table_insert(load, key,
-                          GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(load, key)) + 1));
+      uint32_t j = link_number(&ln, buf[k]);
+      g_array_append_val(local, j);
     }
   }
+  first[nf] = local->len;
+  /* Flows crossing each link. */
+  const uint32_t *loc = (const uint32_t *)local->data;
+  g_autofree uint32_t *load = g_new0(uint32_t, ln.ids->len + 1);
+  for (guint j = 0; j < local->len; j++)
+    load[loc[j]]++;
   for (uint32_t i = 0; i < nf; i++) {
-    uint32_t len = comm__route(topo, g->eps[f[i].src], g->eps[f[i].dst], buf);
     double s = INFINITY;
     sim_time_ps l = 0;
-    for (uint32_t k = 0; k < len; k++) {
-      const comm__link_class *c = comm__link_class_of(topo, buf[k]);
-      uint32_t n = GPOINTER_TO_UINT(g_hash_table_lookup(load, GUINT_TO_POINTER(buf[k] + 1)));
-      s = MIN(s, c->Bps / n);
+    for (uint32_t j = first[i]; j < first[i + 1]; j++) {
+      const comm__link_class *c =
+          comm__link_class_of(topo, g_array_index(ln.ids, uint32_t, loc[j]));
+      s = MIN(s, c->Bps / load[loc[j]]);
       l = sim_time_add_sat(l, comm__link_latency(c, f[i].bytes));
     }
     share[i] = s;
     lat[i] = l;
   }
+  g_free(ln.link);
+  g_free(ln.local);
+  g_array_unref(ln.ids);
 }
 
 sim_time_ps coll__reduce_time(uint64_t bytes, double reduce_Bps)

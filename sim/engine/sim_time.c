@@ -49,5 +49,7 @@ sim_time_ps sim_time_for_work(double work, double per_s)
   long double ps = (long double)work * 1e12L / (long double)per_s;
   if (!(ps < (long double)SIM_TIME_MAX))
     return SIM_TIME_MAX;
-  return (sim_time_ps)ceill(ps);
+  /* ceill(ps), without the library call: the conversion truncates a positive value. */
+  sim_time_ps t = (sim_time_ps)ps;
+  return (long double)t < ps ? t + 1 : t;
 }

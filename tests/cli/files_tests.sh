@@ -60,6 +60,8 @@ while :; do
   [ $st -eq 2 ] && grep -q "no process reads" "$TMP/err" && [ $i -lt 100 ] || break
   sleep 0.1; i=$((i + 1))
 done
+# A reader still waiting for a writer (every try refused) would block the script.
+[ "$st" -eq 0 ] || kill $reader 2>/dev/null
 wait $reader
 [ "$st" -eq 0 ] && [ -p "$O/fifo" ] && grep -q traceEvents "$O/from-fifo" &&
   ok "FIFO written in place, still a FIFO" || bad "FIFO: status $st, $(ls -l "$O/fifo")"
@@ -116,8 +118,18 @@ mkfifo "$TMP/in.fifo"
 expect_error "a FIFO without a writer does not block" 2 run --model "$TMP/in.fifo"
 "$DTSIM" describe lenet5 --export "$TMP/lenet5.json" >/dev/null
 cat "$TMP/lenet5.json" >"$TMP/in.fifo" &
-d=$(timeout 60 "$DTSIM" describe "$TMP/in.fifo" --json | json_num total_params)
+writer=$!
+# Until cat has the FIFO open the reader finds no writer and refuses (as above), and cat then
+# waits for the next reader: try again for up to 10 s.
+i=0
+while :; do
+  d=$(timeout 60 "$DTSIM" describe "$TMP/in.fifo" --json 2>/dev/null | json_num total_params)
+  [ -z "$d" ] && [ $i -lt 100 ] || break
+  sleep 0.1; i=$((i + 1))
+done
 [ "$d" = 61706 ] && ok "a workload read from a FIFO (61706 params)" || bad "FIFO input: '$d'"
+# A writer still waiting for a reader (every try refused) would block the script.
+kill $writer 2>/dev/null
 wait
 
 # --- 5. synthetic topologies ---------------------------------------------------------------------

@@ -74,6 +74,10 @@ typedef struct {
   gboolean gpudirect_rdma;    /* the NICs read and write GPU memory (up to PXB, NCCL's default
                                * GDR level); otherwise network traffic is staged in host memory */
   double host_memory_GBps;    /* per socket, 1e9 bytes/s; 0: not a constraint */
+  /* Rails (docs/network.md, docs/nccl.md "Rails"). */
+  gboolean rail_optimized;    /* fat tree: NIC k of every node on the leaf of rail k */
+  gboolean pxn;               /* NCCL's PXN: a send leaves through the NIC of the receiver's rail,
+                               * reached over NVLink through the GPU beside it (default yes) */
   comm_fabric *intra;         /* NULL when the layout has no device-to-device fabric */
   comm_fabric *inter;
   comm_fabric *pcie;

@@ -49,12 +49,15 @@ struct comm_topology {
   uint32_t *nic_of;        /* per local vertex: local NIC index used to leave the node */
   uint8_t *pclass;         /* V x V: comm_path_class of the hardware path (devices and NICs) */
   uint8_t *bounce;         /* V x V: the route goes through host memory */
+  uint32_t *pxn_via;       /* G x N: the local device through which device u reaches the NIC
+                            * of rail k (NCCL's PXN), or NO_VERTEX: u uses its own NIC */
 
   GArray *classes;         /* of comm__link_class */
   uint8_t nic_class, net_class;
 
   net_kind net;
   uint32_t ft_down, ft_up, ft_leaves;      /* fat tree */
+  gboolean ft_rails;                       /* rail-optimized: leaf (node / down) N + rail */
   uint32_t dims[3], ndims;                 /* ring / torus */
   uint32_t df_p, df_a, df_h, df_g;         /* dragonfly */
   uint64_t base_nic, base_net, n_links;    /* undirected link counts */
@@ -515,6 +518,49 @@ static gboolean build_bounces(comm_topology *t, GError **error)
   return TRUE;
 }
 
+/* NCCL's PXN (src/graph/paths.cc, ncclTopoGetNetDev with NCCL_P2P_PXN_LEVEL=2, its default):
+ * a GPU sending to a GPU of another node uses the NIC the receiver uses (the receiver's rail),
+ * reached through the GPU local to that NIC when the two GPUs are joined by NVLink (NVLink or
+ * NVSwitch only, no GPU between them: NCCL's PATH_NVL) and that GPU reaches the NIC within
+ * PXB without a bounce through host memory. The GPU local to NIC k is the first whose nearest
+ * NIC is k (ncclTopoGetLocalGpu). Only for a sender whose own NIC is on another rail, and only
+ * on a rail-optimized fat tree, where crossing rails costs a trip through the spine: NCCL's
+ * point-to-point transfers keep to one rail by PXN and its rings and trees by their graph
+ * search (one NIC per channel and node), and on the other networks the NIC a transfer leaves
+ * by changes nothing beyond the NICs' own load, which the model keeps on the sender's NIC. */
+static void build_pxn(comm_topology *t)
+{
+  if (t->host_layout || !t->sys->pxn || t->N < 2 || !t->ft_rails)
+    return;
+  uint32_t V = t->V;
+  t->pxn_via = g_new(uint32_t, (size_t)t->G * t->N);
+  for (uint32_t k = 0; k < t->N; k++) {
+    uint32_t p = NO_VERTEX;
+    for (uint32_t d = 0; d < t->G && p == NO_VERTEX; d++)
+      if (t->nic_of[d] == k)
+        p = d;
+    uint32_t nic = t->nic_base + k;
+    gboolean near = p != NO_VERTEX && t->pclass[(size_t)p * V + nic] <= COMM_PATH_PXB &&
+                    !t->bounce[(size_t)p * V + nic];
+    for (uint32_t u = 0; u < t->G; u++) {
+      uint32_t via = NO_VERTEX;
+      size_t idx = (size_t)u * V + (near ? p : 0);
+      if (near && u != p && t->nic_of[u] != k && t->pclass[idx] == COMM_PATH_NVL &&
+          !t->bounce[idx]) {
+        /* NVLink or NVSwitch only, without forwarding through a third GPU. */
+        const uint32_t *path = &g_array_index(t->path_pool, uint32_t, t->path_off[idx]);
+        gboolean direct = TRUE;
+        for (uint32_t i = 0; i + 1 < t->path_len[idx]; i++)
+          if (is_device_vertex(t, link_head(t, path[i])))
+            direct = FALSE;
+        if (direct)
+          via = p;
+      }
+      t->pxn_via[(size_t)u * t->N + k] = via;
+    }
+  }
+}
+
 /* Every device and socket must reach every other one and, when there are several nodes, a NIC. */
 static gboolean check_connected(const comm_topology *t, GError **error)
 {
@@ -615,7 +661,11 @@ static gboolean build_network(comm_topology *t, GError **error)
     t->net = NET_FATTREE;
     t->ft_down = down;
     t->ft_up = radix - down;
-    t->ft_leaves = (uint32_t)((nics + down - 1) / down);
+    /* Rail-optimized (docs/network.md): NIC k of each group of `down` nodes on the group's
+     * leaf of rail k, N leaves per group. Otherwise the NICs fill the leaves in order. */
+    t->ft_rails = t->sys->rail_optimized && t->N > 1;
+    t->ft_leaves = t->ft_rails ? (uint32_t)((n + down - 1) / down) * t->N
+                               : (uint32_t)((nics + down - 1) / down);
     net_links = (uint64_t)t->ft_leaves * t->ft_up;
     t->net_max = 2;
   } else if (strcmp(name, "ring") == 0 || strcmp(name, "torus2d") == 0 ||
@@ -675,7 +725,8 @@ static gboolean build_network(comm_topology *t, GError **error)
   t->nic_class = add_class(t, nic_GBps, inter->efficiency, inter->latency_ns, inter, "nic");
   t->net_class = add_class(t, inter->bandwidth_GBps, inter->efficiency, inter->latency_ns, inter,
                            "net");
-  t->route_max = 2 * t->local_max + t->net_max + 2;
+  /* Two paths inside the sending node with PXN (to the relaying GPU, then to its NIC). */
+  t->route_max = 3 * t->local_max + t->net_max + 2;
   return TRUE;
 }
 
@@ -762,6 +813,7 @@ comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error
       !build_bounces(t, error) ||
       !build_network(t, error))
     return NULL;
+  build_pxn(t);
   return g_steal_pointer(&t);
 }
 
@@ -786,6 +838,7 @@ void comm_topology_free(comm_topology *t)
   g_free(t->nic_of);
   g_free(t->pclass);
   g_free(t->bounce);
+  g_free(t->pxn_via);
   g_free(t->dev_socket);
   g_free(t->nic_socket);
   g_free(t->nvl);
@@ -855,9 +908,15 @@ comm_path_class comm_topology_path_class(const comm_topology *t, comm_ep a, comm
 
 gboolean comm_topology_bounces(const comm_topology *t, comm_ep a, comm_ep b)
 {
-  if (a / t->V != b / t->V)
-    return t->bounce[(size_t)(a % t->V) * t->V + t->nic_base + t->nic_of[a % t->V]] ||
-           t->bounce[(size_t)(t->nic_base + t->nic_of[b % t->V]) * t->V + b % t->V];
+  if (a / t->V != b / t->V) {
+    uint32_t ua = a % t->V, ub = b % t->V, ka = t->nic_of[ua], kb = t->nic_of[ub];
+    gboolean recv = t->bounce[(size_t)(t->nic_base + kb) * t->V + ub];
+    /* A PXN relay reaches its NIC without a bounce (build_pxn). */
+    if (t->pxn_via && is_device_vertex(t, ua) && is_device_vertex(t, ub) && ka != kb &&
+        t->pxn_via[(size_t)ua * t->N + kb] != NO_VERTEX)
+      return recv;
+    return t->bounce[(size_t)ua * t->V + t->nic_base + ka] || recv;
+  }
   return t->bounce[(size_t)(a % t->V) * t->V + b % t->V] != 0;
 }
 
@@ -983,6 +1042,14 @@ static uint32_t df_local(const comm_topology *t, uint32_t ra, uint32_t rb, uint3
   return 1;
 }
 
+/* The leaf switch of the NIC with global index x (node x / N, local NIC x % N). */
+static inline uint32_t ft_leaf(const comm_topology *t, uint32_t x)
+{
+  if (!t->ft_rails)
+    return x / t->ft_down;
+  return (x / t->N) / t->ft_down * t->N + x % t->N;
+}
+
 /* Links between the NICs with global indices x and y (x != y), excluding the NIC links. */
 static uint32_t net_path(const comm_topology *t, uint32_t x, uint32_t y, uint32_t *out)
 {
@@ -990,7 +1057,7 @@ static uint32_t net_path(const comm_topology *t, uint32_t x, uint32_t y, uint32_
   case NET_SWITCH:
     return 0;
   case NET_FATTREE: {
-    uint32_t lx = x / t->ft_down, ly = y / t->ft_down;
+    uint32_t lx = ft_leaf(t, x), ly = ft_leaf(t, y);
     if (lx == ly)
       return 0;
     /* Destination-mod-k: the up port (and spine) is chosen by the destination. */
@@ -1044,7 +1111,19 @@ uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t 
     else if (hd && is_device_vertex(t, us) && t->nic_socket[ks] == ud - t->sock_base)
       kd = ks;
   }
-  uint32_t n = local_path(t, ns, us, t->nic_base + ks, out);
+  uint32_t n = 0;
+  /* PXN: a device whose NIC is on another rail than the receiver's hands the data over NVLink
+   * to the device beside the receiver's NIC (build_pxn), so the network part stays on one
+   * rail. */
+  if (t->pxn_via && is_device_vertex(t, us) && is_device_vertex(t, ud) && ks != kd) {
+    uint32_t via = t->pxn_via[(size_t)us * t->N + kd];
+    if (via != NO_VERTEX) {
+      n = local_path(t, ns, us, via, out);
+      us = via;
+      ks = kd;
+    }
+  }
+  n += local_path(t, ns, us, t->nic_base + ks, out + n);
   uint32_t x = ns * t->N + ks, y = nd * t->N + kd;
   out[n++] = dir(t->base_nic + x, TRUE);
   n += net_path(t, x, y, out + n);

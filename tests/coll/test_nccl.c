@@ -9,6 +9,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "coll_internal.h"
 #include "comm_internal.h"
 #include "util.h"
@@ -140,6 +142,11 @@ static void test_closed_vs_flow(void **state)
                  0.005);
   flow_vs_closed("dgx-a100", 1, COMM_COLL_ALLTOALL, COLL__NCCL_P2P, COLL__SIMPLE, 1 << 30,
                  0.005);
+  /* Across nodes with PXN: sends relayed over the NVSwitch to the GPU of the receiver's rail. */
+  flow_vs_closed("dgx-a100", 2, COMM_COLL_ALLTOALL, COLL__NCCL_P2P, COLL__SIMPLE, 1 << 30,
+                 0.005);
+  flow_vs_closed("dgx-h100", 3, COMM_COLL_ALLTOALL, COLL__NCCL_P2P, COLL__SIMPLE, 256 << 20,
+                 0.005);
   /* Trees: every channel's double tree on its own NICs, with the fill. */
   for (int p = 0; p < COLL__NPROTO; p++) {
     flow_vs_closed("dgx-a100", 2, COMM_COLL_ALLREDUCE, COLL__NCCL_TREE, p, 64 << 20, 0.005);
@@ -174,6 +181,56 @@ static void test_tree_by_hand(void **state)
   double flow = (double)run_flow(t, g, x) * 1e-12;
   if (fabs(flow - t_s) / t_s > 1e-3)
     fail_msg("tree flows: %.9g s, by hand %.9g s", flow, t_s);
+}
+
+/* NCCL's alltoall between two DGX A100 on a rail-optimized fat tree whose leaves keep one of
+ * their 40 ports up (fat-tree:39: the spine is 39 times oversubscribed), 1 GiB, by hand. Each of
+ * the 16 GPUs sends S / 16 to every other. With PXN (NCCL's default) GPU i sends to GPU j of
+ * the other node through GPU j beside it and NIC j: NIC j carries 8 flows each way (one from
+ * every GPU of its node) on leaf j alone, at 25e9 x 0.97 / 8 bytes/s each; the NVSwitch ports
+ * (240e9 bytes/s, 14 flows) and PCIe links (25.2e9, 8 flows) are faster. Time: NCCL's base
+ * latency and network hop latency for Simple, 8.4 + 14 us, the route's links (NVSwitch 2 x
+ * 350 ns, PCIe 4 x 150 ns, IB 2 x 300 ns), then 8 x S / 16 over the NIC. Without PXN GPU i
+ * leaves through NIC i, and the 7 flows from NIC i to the other rails of the other node, and
+ * the 7 coming back the other way from the other node's NIC i, share leaf i's one uplink to
+ * the spine: 14 flows at 25e9 x 0.97 / 14 each, through 4 PCIe links, 2 NIC links and 2
+ * spine links of 300 ns. */
+static void test_pxn_alltoall_by_hand(void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp("dtsim-nccl-XXXXXX", NULL);
+  g_autofree char *nopxn = g_build_filename(dir, "a100-nopxn.ini", NULL);
+  g_assert_true(g_file_set_contents(nopxn,
+                                    "[system]\ndescription = x\ndevice = a100-sxm4-80gb\n"
+                                    "devices_per_node = 8\nlayout = nvswitch\n"
+                                    "intra = nvswitch-a100\ninter = ib-hdr\npcie = pcie4-x16\n"
+                                    "nics_per_node = 8\nsockets = 2\n"
+                                    "pcie_switches_per_socket = 2\nrail_optimized = yes\n"
+                                    "pxn = no\n",
+                                    -1, NULL));
+  double S = 1073741824.0, nic = 25e9 * 0.97;
+  double with_s = (8.4 + 14.0 + 0.7 + 0.6 + 0.6) * 1e-6 + 8 * (S / 16) / nic;
+  double without_s = (8.4 + 14.0 + 0.6 + 0.6 + 0.6) * 1e-6 + 14 * (S / 16) / nic;
+  const char *systems[] = {"dgx-a100", nopxn};
+  const double want[] = {with_s, without_s};
+  for (int k = 0; k < 2; k++) {
+    comm_cluster_spec spec = {.system = systems[k], .nodes = 2, .topology = "fat-tree:39"};
+    g_autoptr(comm_topology) t = comm_topology_build(&spec, NULL);
+    assert_non_null(t);
+    g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+    comm_coll_args a = {.op = COMM_COLL_ALLTOALL, .bytes = 1 << 30};
+    g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, -1, -1, NULL);
+    assert_non_null(x);
+    assert_int_equal(coll__nccl_chosen(x)->algo, COLL__NCCL_P2P);
+    double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
+    if (fabs(got - want[k]) / want[k] > 1e-4)
+      fail_msg("alltoall (%s): %.9g s, by hand %.9g s", k ? "no PXN" : "PXN", got, want[k]);
+    double flow = (double)run_flow(t, g, x) * 1e-12;
+    if (fabs(flow - want[k]) / want[k] > 1e-3)
+      fail_msg("alltoall flows (%s): %.9g s, by hand %.9g s", k ? "no PXN" : "PXN", flow,
+               want[k]);
+  }
+  g_unlink(nopxn);
+  g_rmdir(dir);
 }
 
 /* NVLS on a DGX H100, 1 GiB, by hand: each GPU sends S (1 + 1/8) up and receives as much down
@@ -472,6 +529,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dgx1_rings),     cmocka_unit_test(test_switch_channels),
       cmocka_unit_test(test_closed_vs_flow), cmocka_unit_test(test_nvls_by_hand),
+      cmocka_unit_test(test_pxn_alltoall_by_hand),
       cmocka_unit_test(test_ring_fill_by_hand), cmocka_unit_test(test_ring_forms_agree),
       cmocka_unit_test(test_pcie_rings_by_hand),
       cmocka_unit_test(test_one_gpu_per_node_latency),

@@ -500,6 +500,116 @@ static void test_server_uses_rails(void **state)
   }
 }
 
+/* What a route between two devices crosses: its links, the links between switches (spine
+ * hops), and the node and NIC where it enters the network. */
+typedef struct {
+  uint32_t links, spine_links, node, nic;
+} route_shape;
+
+static route_shape shape_of(const comm_topology *t, uint32_t a, uint32_t b)
+{
+  g_autofree uint32_t *buf = g_new(uint32_t, comm__route_max(t));
+  route_shape r = {0, 0, UINT32_MAX, UINT32_MAX};
+  r.links = comm__route(t, comm_topology_device(t, a), comm_topology_device(t, b), buf);
+  for (uint32_t i = 0; i < r.links; i++) {
+    uint32_t node, nic;
+    if (strcmp(comm__link_class_of(t, buf[i])->kind, "net") == 0)
+      r.spine_links++;
+    if (comm__nic_uplink(t, buf[i], &node, &nic)) {
+      r.node = node;
+      r.nic = nic;
+    }
+  }
+  return r;
+}
+
+/* Rails and PXN on two DGX A100 (a GPU and a ConnectX-6 per rail) under a rail-optimized fat
+ * tree whose 40-port leaves keep one port up (fat-tree:39, 39 down): leaf k holds NIC k of both
+ * nodes. With PXN, GPU i sending to GPU j of the other node hands the data over the NVSwitch to
+ * GPU j beside it, which sends through NIC j: GPU - NVSwitch - GPU - PCIe switch - NIC - leaf -
+ * NIC - PCIe switch - GPU, 8 links, none between switches. Without PXN, GPU i leaves through
+ * its own NIC i, and NIC i's leaf reaches NIC j's through the spine: GPU - switch - NIC - leaf -
+ * spine - leaf - NIC - switch - GPU, also 8 links, two of them between switches. Nodes wired in
+ * order fill one leaf with all 16 NICs: there rails cost nothing and GPU i keeps its NIC i. */
+static void test_rails_and_pxn(void **state)
+{
+  const char *a100 = "[system]\ndescription = x\ndevice = a100-sxm4-80gb\ndevices_per_node = 8\n"
+                     "layout = nvswitch\nintra = nvswitch-a100\ninter = ib-hdr\n"
+                     "pcie = pcie4-x16\nnics_per_node = 8\nsockets = 2\n"
+                     "pcie_switches_per_socket = 2\n";
+  g_autofree char *nopxn_text = g_strconcat(a100, "rail_optimized = yes\npxn = no\n", NULL);
+  g_autofree char *nopxn = write_file("a100-nopxn.ini", nopxn_text);
+  g_autofree char *inorder_text = g_strconcat(a100, "rail_optimized = no\n", NULL);
+  g_autofree char *inorder = write_file("a100-inorder.ini", inorder_text);
+  g_autoptr(comm_topology) pxn = build("dgx-a100", 2, "fat-tree:39", NULL);
+  g_autoptr(comm_topology) off = build(nopxn, 2, "fat-tree:39", NULL);
+  g_autoptr(comm_topology) seq = build(inorder, 2, "fat-tree:39", NULL);
+  assert_true(comm_topology_system(pxn)->rail_optimized && comm_topology_system(pxn)->pxn);
+  for (uint32_t i = 0; i < 8; i++)
+    for (uint32_t j = 0; j < 8; j++) {
+      route_shape r = shape_of(pxn, i, 8 + j);
+      assert_int_equal(r.links, i == j ? 6 : 8);
+      assert_int_equal(r.spine_links, 0);
+      assert_int_equal(r.node, 0);
+      assert_int_equal(r.nic, j);
+      r = shape_of(off, i, 8 + j);
+      assert_int_equal(r.links, i == j ? 6 : 8);
+      assert_int_equal(r.spine_links, i == j ? 0 : 2);
+      assert_int_equal(r.nic, i);
+      r = shape_of(seq, i, 8 + j);
+      assert_int_equal(r.spine_links, 0);
+      assert_int_equal(r.nic, i);
+    }
+  /* The other direction too: GPU 3 of node 1 to GPU 5 of node 0 leaves node 1 by NIC 5. */
+  route_shape back = shape_of(pxn, 8 + 3, 5);
+  assert_int_equal(back.node, 1);
+  assert_int_equal(back.nic, 5);
+  /* Inside a node nothing changes: GPU 0 to GPU 1 is GPU - NVSwitch - GPU. */
+  assert_int_equal(shape_of(pxn, 0, 1).links, 2);
+
+  /* Leaves of 20 down ports (fat-tree, 40-port HDR switches): nodes 0-19 share rail 0's leaf,
+   * node 20 is on the next group's leaf of rail 0, reached through a spine. */
+  g_autoptr(comm_topology) big = build("dgx-a100", 21, "fat-tree", NULL);
+  assert_int_equal(shape_of(big, 0, 19 * 8).spine_links, 0);
+  assert_int_equal(shape_of(big, 0, 20 * 8).spine_links, 2);
+
+  /* DGX-1V wired in rails: NIC k serves GPUs 2k and 2k+1 and GPU 2k is the one beside it. GPU 0 reaches GPU 2
+   * (NIC 1's) over one NVLink: to GPU 2 or 3 of the other node it sends through NIC 1. GPU 6
+   * (NIC 3's) is two NVLink hops from GPU 0: no PXN, GPU 0 leaves by NIC 0. GPU 1 shares NIC 0
+   * with GPU 0: its own. */
+  g_autofree char *dgx1_file = write_file("dgx1-rails.ini",
+                                          "[system]\ndescription = x\ndevice = v100-sxm2-16gb\n"
+                                          "devices_per_node = 8\nlayout = nvlink-hybrid-cube\n"
+                                          "intra = nvlink2\ninter = ib-edr\npcie = pcie3-x16\n"
+                                          "nics_per_node = 4\nsockets = 2\n"
+                                          "pcie_switches_per_socket = 2\nrail_optimized = yes\n");
+  g_autoptr(comm_topology) dgx1 = build(dgx1_file, 2, "fat-tree", NULL);
+  assert_int_equal(shape_of(dgx1, 0, 8 + 3).nic, 1);
+  assert_int_equal(shape_of(dgx1, 0, 8 + 3).links, 7);
+  assert_int_equal(shape_of(dgx1, 0, 8 + 7).nic, 0);
+  assert_int_equal(shape_of(dgx1, 0, 8 + 1).nic, 0);
+
+  /* No NVLink, no PXN: two PCIe GPUs, each beside its own NIC. */
+  g_autofree char *pcie = write_file("pcie2nic.ini", "[system]\ndescription = x\n"
+                                                     "device = v100-pcie-16gb\n"
+                                                     "devices_per_node = 2\nlayout = pcie-tree\n"
+                                                     "inter = ib-edr\npcie = pcie3-x16\n"
+                                                     "nics_per_node = 2\nsockets = 1\n"
+                                                     "pcie_switches_per_socket = 2\n"
+                                                     "rail_optimized = yes\n");
+  g_autoptr(comm_topology) pc = build(pcie, 2, "fat-tree", NULL);
+  assert_int_equal(shape_of(pc, 0, 3).nic, 0);
+  assert_int_equal(shape_of(pc, 1, 2).nic, 1);
+
+  /* Bad values name their file, line and key. */
+  g_autofree char *bad_text = g_strconcat(a100, "pxn = sometimes\n", NULL);
+  g_autofree char *bad = write_file("badpxn.ini", bad_text);
+  GError *e = NULL;
+  assert_null(comm_system_load(bad, "--system", &e));
+  assert_contains(e->message, ":12: [system] pxn");
+  g_clear_error(&e);
+}
+
 static void test_nvlink_pairs(void **state)
 {
   /* Four GPUs in a chain 0-1-2-3 with a triple link 1-2: 0 to 3 is three NVLink hops, and
@@ -1269,6 +1379,7 @@ int main(void)
       cmocka_unit_test(test_path_classes),
       cmocka_unit_test(test_gpudirect_staging),
       cmocka_unit_test(test_server_uses_rails),
+      cmocka_unit_test(test_rails_and_pxn),
       cmocka_unit_test(test_nvlink_pairs),
       cmocka_unit_test(test_routes_inter),
       cmocka_unit_test(test_p2p_time_by_hand),

@@ -308,13 +308,12 @@ uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_str
 
 /* ---- Executor ------------------------------------------------------------------------------ */
 
+/* 24 bytes per task, read and written once or twice per event: what a run touches per task is
+ * kept small so that more of it stays in cache. */
 typedef struct {
-  uint32_t deps_left;      /* unfinished dependencies */
-  uint32_t arrived;        /* streams whose cursor has reached this task */
-  uint32_t streams_needed; /* distinct member streams */
+  uint32_t pending;        /* unfinished dependencies + distinct member streams not yet arrived */
   uint8_t started, done;
   sim_time_ps start_ps, end_ps;
-  uint64_t span_first;     /* first of streams_needed consecutive span ids, 0 if unobserved */
 } task_state;
 
 struct sim_exec {
@@ -323,6 +322,8 @@ struct sim_exec {
   const sim_comm_ops *comm;
   void *comm_user;
   task_state *ts;
+  uint64_t *span_first;    /* per task: first of its consecutive span ids (0: none); made when
+                            * a task starts with observers attached */
   uint32_t *succ_at;       /* CSR: successors of t are succ[succ_at[t] .. succ_at[t+1]) */
   sim_task_id *succ;
   uint32_t *cursor;        /* per stream: index of its next task in stream->tasks */
@@ -333,6 +334,21 @@ struct sim_exec {
   uint32_t done_count;
   sim_time_ps makespan_ps;
 };
+
+/* The distinct streams among a task's members. */
+static uint32_t streams_needed(const sim_graph *g, sim_task_id t)
+{
+  const task_rec *r = TASK(g, t);
+  uint32_t distinct = r->n_members;
+  const sim_stream_id *m = &g->members[r->members_at];
+  for (uint32_t i = 0; r->dups && i < r->n_members; i++) {
+    gboolean dup = FALSE;
+    for (uint32_t j = 0; j < i; j++)
+      dup |= m[j] == m[i];
+    distinct -= dup;
+  }
+  return distinct;
+}
 
 sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
 {
@@ -347,25 +363,15 @@ sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
   const sim_task_id *e = g->edges;
   for (uint32_t i = 0; i < n_edges; i++) {
     x->succ_at[e[2 * i] + 1]++;
-    x->ts[e[2 * i + 1]].deps_left++;
+    x->ts[e[2 * i + 1]].pending++;
   }
   for (uint32_t t = 0; t < n; t++)
     x->succ_at[t + 1] += x->succ_at[t];
   g_autofree uint32_t *fill = g_memdup2(x->succ_at, sizeof(uint32_t) * (n + 1));
   for (uint32_t i = 0; i < n_edges; i++)
     x->succ[fill[e[2 * i]]++] = e[2 * i + 1];
-  for (uint32_t t = 0; t < n; t++) {
-    const task_rec *r = TASK(g, t);
-    uint32_t distinct = r->n_members;
-    const sim_stream_id *m = &g->members[r->members_at];
-    for (uint32_t i = 0; r->dups && i < r->n_members; i++) {
-      gboolean dup = FALSE;
-      for (uint32_t j = 0; j < i; j++)
-        dup |= m[j] == m[i];
-      distinct -= dup;
-    }
-    x->ts[t].streams_needed = distinct;
-  }
+  for (uint32_t t = 0; t < n; t++)
+    x->ts[t].pending += streams_needed(g, t);
   uint32_t ns = g->streams->len, nu = g->units->len;
   x->cursor = g_new0(uint32_t, ns ? ns : 1);
   x->busy_ps = g_new0(sim_time_ps, ns ? ns : 1);
@@ -388,6 +394,7 @@ void sim_exec_free(sim_exec *x)
   if (!x)
     return;
   g_free(x->ts);
+  g_free(x->span_first);
   g_free(x->succ_at);
   g_free(x->succ);
   g_free(x->cursor);
@@ -409,8 +416,6 @@ sim_engine *sim_exec_engine(const sim_exec *x) { return x->engine; }
 sim_track_id sim_exec_stream_track(const sim_exec *x, sim_stream_id s) { return x->track[s]; }
 sim_proc_id sim_exec_unit_proc(const sim_exec *x, sim_unit_id u) { return x->proc[u]; }
 
-static void try_start(sim_exec *x, sim_task_id t);
-
 static void fixed_done(sim_engine *engine, void *data, uint64_t task)
 {
   sim_exec_task_done(data, (sim_task_id)task);
@@ -423,16 +428,18 @@ static void start_task(sim_exec *x, sim_task_id t)
   s->started = 1;
   s->start_ps = sim_engine_now(x->engine);
   if (sim_engine_has_observers(x->engine)) {
+    if (!x->span_first)
+      x->span_first = g_new0(uint64_t, MAX(x->g->n_tasks, 1));
     const sim_stream_id *m = &x->g->members[r->members_at];
     for (uint32_t i = 0; i < r->n_members; i++) {
       uint64_t id = sim_engine_span_begin(x->engine, x->track[m[i]], r->name, r->category,
                                           r->bytes, r->flops);
       if (i == 0)
-        s->span_first = id;
+        x->span_first[t] = id;
     }
     if (r->shown)
-      s->span_first = sim_engine_span_begin(x->engine, x->track[m[0]], r->name, r->category,
-                                            r->bytes, r->flops);
+      x->span_first[t] = sim_engine_span_begin(x->engine, x->track[m[0]], r->name, r->category,
+                                               r->bytes, r->flops);
   }
   switch ((sim_task_kind)r->kind) {
   case SIM_TASK_COMPUTE:
@@ -450,11 +457,11 @@ static void start_task(sim_exec *x, sim_task_id t)
   }
 }
 
-/* A task is startable when all its streams have reached it and its dependencies are done. */
-static void try_start(sim_exec *x, sim_task_id t)
+/* A task starts when all its streams have reached it and its dependencies are done: when the
+ * last of them takes its count of pending ones to zero. */
+static inline void count_down(sim_exec *x, sim_task_id t)
 {
-  task_state *s = &x->ts[t];
-  if (!s->started && s->deps_left == 0 && s->arrived == s->streams_needed)
+  if (--x->ts[t].pending == 0)
     start_task(x, t);
 }
 
@@ -464,9 +471,7 @@ static void stream_advance(sim_exec *x, sim_stream_id sid)
   const stream_rec *sr = &g_array_index(x->g->streams, stream_rec, sid);
   if (x->cursor[sid] >= sr->n_tasks)
     return;
-  sim_task_id next = sr->tasks[x->cursor[sid]];
-  x->ts[next].arrived++;
-  try_start(x, next);
+  count_down(x, sr->tasks[x->cursor[sid]]);
 }
 
 /* Arrows drawn per collective in a trace: enough to follow a node's ring, few enough that a
@@ -484,9 +489,9 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
   if (s->end_ps > x->makespan_ps)
     x->makespan_ps = s->end_ps;
   const sim_stream_id *m = &x->g->members[r->members_at];
-  if (s->span_first) {
+  if (x->span_first && x->span_first[t]) {
     for (uint32_t i = 0; i < MAX(r->n_members, r->shown); i++)
-      sim_engine_span_end(x->engine, s->span_first + i);
+      sim_engine_span_end(x->engine, x->span_first[t] + i);
     if (r->memory_delta && r->n_members) {
       sim_unit_id u = g_array_index(x->g->streams, stream_rec, m[0]).unit;
       x->memory[u] += r->memory_delta;
@@ -515,11 +520,8 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
     x->cursor[m[i]]++;
     stream_advance(x, m[i]);
   }
-  for (uint32_t k = x->succ_at[t]; k < x->succ_at[t + 1]; k++) {
-    sim_task_id n = x->succ[k];
-    if (--x->ts[n].deps_left == 0)
-      try_start(x, n);
-  }
+  for (uint32_t k = x->succ_at[t]; k < x->succ_at[t + 1]; k++)
+    count_down(x, x->succ[k]);
 }
 
 static void kickoff(sim_engine *engine, void *data, uint64_t arg)
@@ -530,8 +532,8 @@ static void kickoff(sim_engine *engine, void *data, uint64_t arg)
     stream_advance(x, sid);
   /* Tasks on no stream (delays) need only their dependencies. */
   for (sim_task_id t = 0; t < n; t++)
-    if (TASK(x->g, t)->n_members == 0)
-      try_start(x, t);
+    if (TASK(x->g, t)->n_members == 0 && x->ts[t].pending == 0 && !x->ts[t].started)
+      start_task(x, t);
 }
 
 gboolean sim_exec_run(sim_exec *x, GError **error)
@@ -565,8 +567,20 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
     const task_state *s = &x->ts[t];
     if (s->started)
       continue;
+    /* The streams whose cursor is on the task have arrived; the rest of its count is
+     * dependencies. */
+    const task_rec *r = TASK(x->g, t);
+    const sim_stream_id *m = &x->g->members[r->members_at];
+    uint32_t needed = streams_needed(x->g, t), arrived = 0;
+    for (uint32_t i = 0; i < r->n_members; i++) {
+      gboolean dup = FALSE;
+      for (uint32_t j = 0; r->dups && j < i; j++)
+        dup |= m[j] == m[i];
+      const stream_rec *sr = &g_array_index(x->g->streams, stream_rec, m[i]);
+      arrived += !dup && x->cursor[m[i]] < sr->n_tasks && sr->tasks[x->cursor[m[i]]] == t;
+    }
     g_string_append_printf(msg, " '%s' (waits for %u dependencies, %u of %u streams)",
-                           TASK(x->g, t)->name, s->deps_left, s->arrived, s->streams_needed);
+                           r->name, s->pending - (needed - arrived), arrived, needed);
     shown++;
   }
   g_set_error_literal(error, DT_ERROR, DT_ERROR_INTERNAL, msg->str);

@@ -137,6 +137,10 @@ static void test_cycle_reported(void **state)
   assert_non_null(err);
   assert_non_null(strstr(err->message, "4 of 4 tasks"));
   assert_non_null(strstr(err->message, "'c'"));
+  /* a heads its stream and waits for b; b waits for the stream only; c and d for each other. */
+  assert_non_null(strstr(err->message, "'a' (waits for 1 dependencies, 1 of 1 streams)"));
+  assert_non_null(strstr(err->message, "'b' (waits for 0 dependencies, 0 of 1 streams)"));
+  assert_non_null(strstr(err->message, "'c' (waits for 1 dependencies, 0 of 0 streams)"));
 }
 
 static uint64_t run_random_graph(void)

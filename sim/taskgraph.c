@@ -60,14 +60,14 @@ struct sim_graph {
 
 /* Large arrays. A graph of 10^6 tasks and its executor hold about 140 MB, and first touches of
  * fresh 4 KiB pages (page faults, zeroing, TLB misses) were a quarter of the CPU time of whole
- * unfolded runs. An array of BIG_BYTES or more is therefore mapped on its own, 2 MiB-aligned,
+ * unfolded runs. An array of 2 MiB or more is therefore mapped on its own, 2 MiB-aligned,
  * and marked for transparent huge pages before it is touched: one fault and one TLB entry per
  * 2 MiB. (Marking glibc's own blocks instead splits their mappings, and its realloc then copies
  * anyway.) Smaller arrays, and sanitizer builds, use the heap. Sizes are the capacity in bytes,
  * given again when the array is freed. */
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
 #if defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
-#define BIG_BYTES (2 * HUGE_PAGE_BYTES)
+#define BIG_BYTES HUGE_PAGE_BYTES
 #else
 #define BIG_BYTES SIZE_MAX
 #endif
@@ -85,12 +85,16 @@ static void big_free(void *items, size_t bytes)
     munmap(items, huge_round(bytes));
 }
 
-/* An array of new_bytes holding the old_bytes of `old` (which it frees), the rest zero. */
-static void *big_resize(void *old, size_t old_bytes, size_t new_bytes)
+/* An array of new_bytes holding the old_bytes of `old` (which it frees); the rest is zero if
+ * `zero`, else undefined (left untouched: the end of a doubled array may never be used). */
+static void *big_resize(void *old, size_t old_bytes, size_t new_bytes, gboolean zero)
 {
   if (new_bytes < BIG_BYTES) {
+    if (old == NULL && zero)
+      return g_malloc0(new_bytes);
     void *items = g_realloc(old, new_bytes);
-    memset((char *)items + old_bytes, 0, new_bytes - old_bytes);
+    if (zero)
+      memset((char *)items + old_bytes, 0, new_bytes - old_bytes);
     return items;
   }
 #ifdef MADV_HUGEPAGE
@@ -116,7 +120,7 @@ static void *big_resize(void *old, size_t old_bytes, size_t new_bytes)
 
 static void *big_new0(size_t n, size_t size)
 {
-  return big_resize(NULL, 0, (n ? n : 1) * size);
+  return big_resize(NULL, 0, (n ? n : 1) * size, TRUE);
 }
 
 /* Growable arrays, appended to once or more per task: inline, without GArray's call and copy. */
@@ -125,7 +129,7 @@ static void *grow(void *items, uint32_t *cap, size_t size)
   g_assert(*cap < UINT32_MAX / 2);
   size_t old_bytes = (size_t)*cap * size;
   *cap = *cap ? 2 * *cap : 16;
-  return big_resize(items, old_bytes, (size_t)*cap * size);
+  return big_resize(items, old_bytes, (size_t)*cap * size, FALSE);
 }
 
 #define PUSH(items, len, cap, value)                                                            \

@@ -5,6 +5,9 @@
  * Each stream keeps the ids of its tasks in insertion order; the executor advances a cursor
  * per stream. A task with several members (transfer, collective) counts how many of its
  * streams have reached it; it starts once all have and its dependencies are done. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* mremap */
+#endif
 #include "taskgraph.h"
 
 #include "util.h"
@@ -62,9 +65,11 @@ struct sim_graph {
  * fresh 4 KiB pages (page faults, zeroing, TLB misses) were a quarter of the CPU time of whole
  * unfolded runs. An array of 2 MiB or more is therefore mapped on its own, 2 MiB-aligned,
  * and marked for transparent huge pages before it is touched: one fault and one TLB entry per
- * 2 MiB. (Marking glibc's own blocks instead splits their mappings, and its realloc then copies
- * anyway.) Smaller arrays, and sanitizer builds, use the heap. Sizes are the capacity in bytes,
- * given again when the array is freed. */
+ * 2 MiB. A grown array moves its pages into the start of its new mapping (mremap, both
+ * 2 MiB-aligned, so huge pages move whole): nothing is copied or zeroed again. (Marking glibc's
+ * own blocks instead splits their mappings, and its realloc then copies.) Smaller arrays, and
+ * sanitizer builds, use the heap. Sizes are the capacity in bytes, given again when the array
+ * is freed. */
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
 #if defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
 #define BIG_BYTES HUGE_PAGE_BYTES
@@ -109,6 +114,10 @@ static void *big_resize(void *old, size_t old_bytes, size_t new_bytes, gboolean 
   if (map + HUGE_PAGE_BYTES > items)
     munmap(items + len, (size_t)(map + HUGE_PAGE_BYTES - items));
   (void)madvise(items, len, MADV_HUGEPAGE);   /* a hint: refused, the array still works */
+  if (old_bytes >= BIG_BYTES &&
+      mremap(old, huge_round(old_bytes), huge_round(old_bytes), MREMAP_MAYMOVE | MREMAP_FIXED,
+             items) == items)
+    return items;
   if (old_bytes)
     memcpy(items, old, old_bytes);
   big_free(old, old_bytes);
@@ -439,9 +448,13 @@ sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
   }
   for (uint32_t t = 0; t < n; t++)
     x->succ_at[t + 1] += x->succ_at[t];
-  g_autofree uint32_t *fill = g_memdup2(x->succ_at, sizeof(uint32_t) * (n + 1));
+  /* Each task's start serves as its fill cursor, which leaves it at the next task's start:
+   * one shift puts the starts back (no second array of n entries). */
   for (uint32_t i = 0; i < n_edges; i++)
-    x->succ[fill[e[2 * i]]++] = e[2 * i + 1];
+    x->succ[x->succ_at[e[2 * i]]++] = e[2 * i + 1];
+  for (uint32_t t = n; t > 0; t--)
+    x->succ_at[t] = x->succ_at[t - 1];
+  x->succ_at[0] = 0;
   for (uint32_t t = 0; t < n; t++)
     x->ts[t].pending += streams_needed(g, t);
   uint32_t ns = g->streams->len, nu = g->units->len;

@@ -143,6 +143,7 @@ struct comm_net {
 
   link_state *links;     /* per directed link */
   uint64_t nlinks;
+  const comm__link_class **link_class; /* per directed link, looked up once (flow model) */
 
   GPtrArray *slabs;
   flow *free_flows;
@@ -428,9 +429,19 @@ static void link_remove(comm_net *net, fclass *c, uint32_t h)
   }
 }
 
+/* A link's class (latency, bandwidth), found in the topology on first use and kept: every
+ * transfer asks for the classes of its route. */
+static inline const comm__link_class *link_class(const comm_net *net, uint32_t l)
+{
+  const comm__link_class *c = net->link_class[l];
+  if (G_UNLIKELY(c == NULL))
+    c = net->link_class[l] = comm__link_class_of(net->topo, l);
+  return c;
+}
+
 static inline double link_capacity(const comm_net *net, uint32_t l)
 {
-  return comm__link_class_of(net->topo, l)->Bps;
+  return link_class(net, l)->Bps;
 }
 
 /* ---- Max-min fair sharing ------------------------------------------------------------------ */
@@ -933,8 +944,10 @@ comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_m
   net->topo = topo;
   net->model = model;
   net->nlinks = comm_topology_links(topo);
-  if (model == COMM_NET_FLOW)
+  if (model == COMM_NET_FLOW) {
     net->links = g_new0(link_state, net->nlinks);
+    net->link_class = g_new0(const comm__link_class *, net->nlinks);
+  }
   net->slabs = g_ptr_array_new_with_free_func(g_free);
   net->class_slabs = g_ptr_array_new_with_free_func(g_free);
   net->classes = g_hash_table_new(g_int64_hash, g_int64_equal);
@@ -959,9 +972,11 @@ void comm_net_free(comm_net *net)
   }
   if (net->links) {
     for (uint64_t l = 0; l < net->nlinks; l++)
-      g_free(net->links[l].cls);
+      if (net->links[l].cls)
+        g_free(net->links[l].cls);
     g_free(net->links);
   }
+  g_free(net->link_class);
   g_ptr_array_free(net->slabs, TRUE);
   g_ptr_array_free(net->class_slabs, TRUE);
   g_hash_table_destroy(net->classes);
@@ -1021,8 +1036,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   sim_time_ps lat = 0;
   gboolean free_route = !sim_engine_has_observers(net->engine);
   for (uint32_t i = 0; i < n; i++) {
-    lat = sim_time_add_sat(lat, comm__link_latency(comm__link_class_of(net->topo, net->route_buf[i]),
-                                                   bytes));
+    lat = sim_time_add_sat(lat, comm__link_latency(link_class(net, net->route_buf[i]), bytes));
     free_route = free_route && net->links[net->route_buf[i]].n == 0;
   }
   /* If every link of the route is free now, the flow is placed on them at once in a class of
@@ -1135,7 +1149,7 @@ sim_time_ps comm__lone_time(comm__lone *l, uint32_t route, uint64_t bytes)
   const uint32_t *h = &g_array_index(l->hops, uint32_t, r->first);
   sim_time_ps lat = 0;
   for (uint32_t i = 0; i < r->nhops; i++)
-    lat = sim_time_add_sat(lat, comm__link_latency(comm__link_class_of(l->net->topo, h[i]), bytes));
+    lat = sim_time_add_sat(lat, comm__link_latency(link_class(l->net, h[i]), bytes));
   r->memo_bytes = bytes;
   r->memo_ps = sim_time_add_sat(lat, sim_time_for_work((double)bytes - 0.0, r->Bps));
   return r->memo_ps;

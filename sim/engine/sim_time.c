@@ -3,15 +3,6 @@
 
 #include <math.h>
 
-bool sim_time_add(sim_time_ps a, sim_time_ps b, sim_time_ps *out)
-{
-  sim_time_ps r;
-  if (__builtin_add_overflow(a, b, &r))
-    return false;
-  *out = r;
-  return true;
-}
-
 bool sim_time_mul(sim_time_ps a, int64_t k, sim_time_ps *out)
 {
   sim_time_ps r;
@@ -19,12 +10,6 @@ bool sim_time_mul(sim_time_ps a, int64_t k, sim_time_ps *out)
     return false;
   *out = r;
   return true;
-}
-
-sim_time_ps sim_time_add_sat(sim_time_ps a, sim_time_ps b)
-{
-  sim_time_ps r;
-  return sim_time_add(a, b, &r) ? r : SIM_TIME_MAX;
 }
 
 sim_time_ps sim_time_from_s(double seconds)

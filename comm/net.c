@@ -240,6 +240,8 @@ struct comm_net {
   u32vec comp_links;
   classvec live_classes; /* every class in use */
   u32vec live_links;     /* every link with a class on it */
+  u32vec held_links;     /* every link that has had a class array (freed with the network: a
+                          * pass over all links would touch every page of the link array) */
   uint32_t global_left;  /* recomputes still to fill every live class at once */
   uint64_t covered;      /* classes the current recompute has filled */
   uint64_t full_fills;   /* recomputes done by recompute_all */
@@ -471,6 +473,8 @@ static void link_add(comm_net *net, fclass *c, uint32_t h)
 {
   link_state *L = &net->links[c->hops[h].link];
   if (L->n == L->cap) {
+    if (L->cap == 0)
+      VEC_PUSH(&net->held_links, c->hops[h].link);
     L->cap = L->cap ? 2 * L->cap : 4;
     L->cls = g_renew(fclass *, L->cls, L->cap);
   }
@@ -1045,12 +1049,10 @@ void comm_net_free(comm_net *net)
       g_free(slab[j].heap);
     }
   }
-  if (net->links) {
-    for (uint64_t l = 0; l < net->nlinks; l++)
-      if (net->links[l].cls)
-        g_free(net->links[l].cls);
-    g_free(net->links);
-  }
+  for (uint32_t i = 0; i < net->held_links.n; i++)
+    g_free(net->links[net->held_links.v[i]].cls);
+  g_free(net->held_links.v);
+  g_free(net->links);
   g_free(net->link_class);
   g_ptr_array_free(net->slabs, TRUE);
   g_ptr_array_free(net->class_slabs, TRUE);

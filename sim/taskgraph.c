@@ -3,8 +3,8 @@
  * Storage is flat: tasks in one array, the members of multi-stream tasks in another, edges as
  * (before, after) pairs turned into a compressed successor list when the executor is made.
  * Each stream keeps the ids of its tasks in insertion order; the executor advances a cursor
- * per stream. A task with several members (transfer, collective) counts how many of its
- * streams have reached it; it starts once all have and its dependencies are done. */
+ * per stream. Each task counts what it still waits for: its unfinished dependencies and the
+ * member streams whose cursor has not reached it; it starts when the count reaches zero. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* mremap */
 #endif
@@ -439,7 +439,7 @@ sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
   x->n_edges = g->n_edges / 2;
   x->ts = big_new0(n, sizeof(task_state));
   x->succ_at = big_new0(n + 1, sizeof(uint32_t));
-  uint32_t n_edges = g->n_edges / 2;
+  uint32_t n_edges = x->n_edges;
   x->succ = big_new0(n_edges, sizeof(sim_task_id));
   const sim_task_id *e = g->edges;
   for (uint32_t i = 0; i < n_edges; i++) {

@@ -59,6 +59,8 @@ struct sim_graph {
   const char **handed;     /* NAME_CACHE names given out by sim_graph_intern(), by address */
   GArray *stream_mark;     /* uint32_t per stream: mark_stamp when met in the task being added */
   uint32_t mark_stamp;
+  sim_task_id *memberless; /* tasks on no stream, in id order: what the executor starts first */
+  uint32_t n_memberless, cap_memberless;
 };
 
 /* Large arrays. A graph of 10^6 tasks and its executor hold about 140 MB, and first touches of
@@ -200,6 +202,7 @@ void sim_graph_free(sim_graph *g)
   big_free(g->tasks, (size_t)g->cap_tasks * sizeof *g->tasks);
   big_free(g->members, (size_t)g->cap_members * sizeof *g->members);
   big_free(g->edges, (size_t)g->cap_edges * sizeof *g->edges);
+  big_free(g->memberless, (size_t)g->cap_memberless * sizeof *g->memberless);
   g_array_free(g->streams, TRUE);
   g_array_free(g->units, TRUE);
   g_string_chunk_free(g->strings);
@@ -276,6 +279,8 @@ static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *memb
     PUSH(s->tasks, s->n_tasks, s->cap_tasks, id);
   }
   PUSH(g->tasks, g->n_tasks, g->cap_tasks, *t);
+  if (n == 0)
+    PUSH(g->memberless, g->n_memberless, g->cap_memberless, id);
   return id;
 }
 
@@ -613,13 +618,14 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
 static void kickoff(sim_engine *engine, void *data, uint64_t arg)
 {
   sim_exec *x = data;
-  uint32_t n = x->g->n_tasks;
   for (sim_stream_id sid = 0; sid < x->g->streams->len; sid++)
     stream_advance(x, sid);
   /* Tasks on no stream (delays) need only their dependencies. */
-  for (sim_task_id t = 0; t < n; t++)
-    if (TASK(x->g, t)->n_members == 0 && x->ts[t].pending == 0 && !x->ts[t].started)
+  for (uint32_t i = 0; i < x->g->n_memberless; i++) {
+    sim_task_id t = x->g->memberless[i];
+    if (x->ts[t].pending == 0 && !x->ts[t].started)
       start_task(x, t);
+  }
 }
 
 gboolean sim_exec_run(sim_exec *x, GError **error)

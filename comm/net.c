@@ -100,6 +100,82 @@ typedef struct {
   double rem_Bps;        /* progressive filling: capacity not yet given out */
 } link_state;
 
+/* The classes that activating flows join, by route key (src << 32 | dst): open addressing with
+ * linear probing and backward-shift deletion (GHashTable's lookups, inserts and removals were
+ * 7% of an nccl run). Nothing iterates over it, so its order never matters. */
+typedef struct {
+  uint64_t *keys;
+  fclass **vals;         /* NULL: empty slot */
+  uint32_t cap, n;       /* cap a power of two, or 0 */
+} class_table;
+
+static inline uint32_t class_slot(const class_table *t, uint64_t key)
+{
+  return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & (t->cap - 1);
+}
+
+static fclass *class_table_get(const class_table *t, uint64_t key)
+{
+  if (t->n == 0)
+    return NULL;
+  for (uint32_t i = class_slot(t, key);; i = (i + 1) & (t->cap - 1)) {
+    if (t->vals[i] == NULL)
+      return NULL;
+    if (t->keys[i] == key)
+      return t->vals[i];
+  }
+}
+
+static void class_table_put(class_table *t, uint64_t key, fclass *c);
+
+static void class_table_grow(class_table *t)
+{
+  class_table old = *t;
+  t->cap = old.cap ? 2 * old.cap : 64;
+  t->keys = g_new(uint64_t, t->cap);
+  t->vals = g_new0(fclass *, t->cap);
+  t->n = 0;
+  for (uint32_t i = 0; i < old.cap; i++)
+    if (old.vals[i])
+      class_table_put(t, old.keys[i], old.vals[i]);
+  g_free(old.keys);
+  g_free(old.vals);
+}
+
+/* `key` must not be in the table. */
+static void class_table_put(class_table *t, uint64_t key, fclass *c)
+{
+  if (4 * ((uint64_t)t->n + 1) > 3 * (uint64_t)t->cap)
+    class_table_grow(t);
+  uint32_t i = class_slot(t, key);
+  while (t->vals[i])
+    i = (i + 1) & (t->cap - 1);
+  t->keys[i] = key;
+  t->vals[i] = c;
+  t->n++;
+}
+
+static void class_table_remove(class_table *t, uint64_t key)
+{
+  uint32_t mask = t->cap - 1, i = class_slot(t, key);
+  for (;; i = (i + 1) & mask) {
+    g_assert(t->vals[i] != NULL);   /* the key is in the table */
+    if (t->keys[i] == key)
+      break;
+  }
+  /* Move back the entries after i that probing would no longer reach. */
+  for (uint32_t j = (i + 1) & mask; t->vals[j]; j = (j + 1) & mask) {
+    uint32_t home = class_slot(t, t->keys[j]);
+    if (((j - home) & mask) >= ((j - i) & mask)) {
+      t->keys[i] = t->keys[j];
+      t->vals[i] = t->vals[j];
+      i = j;
+    }
+  }
+  t->vals[i] = NULL;
+  t->n--;
+}
+
 /* Growable arrays for the hot path (GArray's generic code costs more than the work here). */
 typedef struct {
   uint32_t *v;
@@ -143,12 +219,13 @@ struct comm_net {
 
   link_state *links;     /* per directed link */
   uint64_t nlinks;
+  const comm__link_class **link_class; /* per directed link, looked up once (flow model) */
 
   GPtrArray *slabs;
   flow *free_flows;
   GPtrArray *class_slabs;
   fclass *free_classes;
-  GHashTable *classes;   /* &key -> active class; never iterated */
+  class_table classes;   /* hashed classes by route (src << 32 | dst) */
   uint64_t active, peak;
   uint64_t next_seq;
 
@@ -163,6 +240,8 @@ struct comm_net {
   u32vec comp_links;
   classvec live_classes; /* every class in use */
   u32vec live_links;     /* every link with a class on it */
+  u32vec held_links;     /* every link that has had a class array (freed with the network: a
+                          * pass over all links would touch every page of the link array) */
   uint32_t global_left;  /* recomputes still to fill every live class at once */
   uint64_t covered;      /* classes the current recompute has filled */
   uint64_t full_fills;   /* recomputes done by recompute_all */
@@ -249,7 +328,7 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
     c->hops[i].link = route[i];
   c->hashed = hashed;
   if (hashed)
-    g_hash_table_insert(net->classes, &c->key, c);
+    class_table_put(&net->classes, c->key, c);
   c->live_pos = net->live_classes.n;
   VEC_PUSH(&net->live_classes, c);
   return c;
@@ -258,7 +337,7 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
 static void class_release(comm_net *net, fclass *c)
 {
   if (c->hashed)
-    g_hash_table_remove(net->classes, &c->key);
+    class_table_remove(&net->classes, c->key);
   fclass *last = net->live_classes.v[--net->live_classes.n];
   net->live_classes.v[c->live_pos] = last;
   last->live_pos = c->live_pos;
@@ -394,6 +473,8 @@ static void link_add(comm_net *net, fclass *c, uint32_t h)
 {
   link_state *L = &net->links[c->hops[h].link];
   if (L->n == L->cap) {
+    if (L->cap == 0)
+      VEC_PUSH(&net->held_links, c->hops[h].link);
     L->cap = L->cap ? 2 * L->cap : 4;
     L->cls = g_renew(fclass *, L->cls, L->cap);
   }
@@ -428,9 +509,19 @@ static void link_remove(comm_net *net, fclass *c, uint32_t h)
   }
 }
 
+/* A link's class (latency, bandwidth), found in the topology on first use and kept: every
+ * transfer asks for the classes of its route. */
+static inline const comm__link_class *link_class(const comm_net *net, uint32_t l)
+{
+  const comm__link_class *c = net->link_class[l];
+  if (G_UNLIKELY(c == NULL))
+    c = net->link_class[l] = comm__link_class_of(net->topo, l);
+  return c;
+}
+
 static inline double link_capacity(const comm_net *net, uint32_t l)
 {
-  return comm__link_class_of(net->topo, l)->Bps;
+  return link_class(net, l)->Bps;
 }
 
 /* ---- Max-min fair sharing ------------------------------------------------------------------ */
@@ -806,7 +897,7 @@ static void activate(comm_net *net, flow *f)
 {
   sim_engine *engine = net->engine;
   sim_time_ps now = sim_engine_now(engine);
-  fclass *c = g_hash_table_lookup(net->classes, &(uint64_t){(uint64_t)f->src << 32 | f->dst});
+  fclass *c = class_table_get(&net->classes, (uint64_t)f->src << 32 | f->dst);
   if (c) {
     /* Its target is the class's service now plus its bytes, in the class's running frame
      * (served as of last_ps), so nothing of the class needs settling here. */
@@ -933,11 +1024,12 @@ comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_m
   net->topo = topo;
   net->model = model;
   net->nlinks = comm_topology_links(topo);
-  if (model == COMM_NET_FLOW)
+  if (model == COMM_NET_FLOW) {
     net->links = g_new0(link_state, net->nlinks);
+    net->link_class = g_new0(const comm__link_class *, net->nlinks);
+  }
   net->slabs = g_ptr_array_new_with_free_func(g_free);
   net->class_slabs = g_ptr_array_new_with_free_func(g_free);
-  net->classes = g_hash_table_new(g_int64_hash, g_int64_equal);
   net->route_buf = g_new(uint32_t, comm__route_max(topo) + 1);
   net->touch_mark = 1;
   return net;
@@ -957,14 +1049,15 @@ void comm_net_free(comm_net *net)
       g_free(slab[j].heap);
     }
   }
-  if (net->links) {
-    for (uint64_t l = 0; l < net->nlinks; l++)
-      g_free(net->links[l].cls);
-    g_free(net->links);
-  }
+  for (uint32_t i = 0; i < net->held_links.n; i++)
+    g_free(net->links[net->held_links.v[i]].cls);
+  g_free(net->held_links.v);
+  g_free(net->links);
+  g_free(net->link_class);
   g_ptr_array_free(net->slabs, TRUE);
   g_ptr_array_free(net->class_slabs, TRUE);
-  g_hash_table_destroy(net->classes);
+  g_free(net->classes.keys);
+  g_free(net->classes.vals);
   g_free(net->route_buf);
   g_free(net->seed_classes.v);
   g_free(net->seed_links.v);
@@ -1021,8 +1114,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   sim_time_ps lat = 0;
   gboolean free_route = !sim_engine_has_observers(net->engine);
   for (uint32_t i = 0; i < n; i++) {
-    lat = sim_time_add_sat(lat, comm__link_latency(comm__link_class_of(net->topo, net->route_buf[i]),
-                                                   bytes));
+    lat = sim_time_add_sat(lat, comm__link_latency(link_class(net, net->route_buf[i]), bytes));
     free_route = free_route && net->links[net->route_buf[i]].n == 0;
   }
   /* If every link of the route is free now, the flow is placed on them at once in a class of
@@ -1135,7 +1227,7 @@ sim_time_ps comm__lone_time(comm__lone *l, uint32_t route, uint64_t bytes)
   const uint32_t *h = &g_array_index(l->hops, uint32_t, r->first);
   sim_time_ps lat = 0;
   for (uint32_t i = 0; i < r->nhops; i++)
-    lat = sim_time_add_sat(lat, comm__link_latency(comm__link_class_of(l->net->topo, h[i]), bytes));
+    lat = sim_time_add_sat(lat, comm__link_latency(link_class(l->net, h[i]), bytes));
   r->memo_bytes = bytes;
   r->memo_ps = sim_time_add_sat(lat, sim_time_for_work((double)bytes - 0.0, r->Bps));
   return r->memo_ps;

@@ -438,6 +438,35 @@ typedef struct {
   sim_stream_id compute, tp, dp, send_f, recv_f, send_b, recv_b, emb;
 } stage_streams;
 
+/* Task names by (kind, micro-batch, chunk), formatted once and handed out as the graph's copy
+ * (sim_graph_intern): the same names recur on every stage and in every iteration. */
+enum { NAME_PASS, NAME_TP, NAME_END, NAME_SEND, NAME_KINDS };
+
+typedef struct {
+  sim_graph *g;
+  uint32_t m, V;
+  const char **names;   /* [NAME_KINDS][2 (backward, forward)][m][V], NULL until first asked */
+} unit_names;
+
+static const char *unit_name(unit_names *n, int kind, gboolean fwd, uint32_t mb, uint32_t chunk)
+{
+  size_t i = (((size_t)kind * 2 + (fwd ? 1 : 0)) * n->m + mb) * n->V + chunk;
+  if (!n->names[i]) {
+    char text[64];
+    const char *pass = fwd ? "F" : "B";
+    switch (kind) {
+    case NAME_PASS: g_snprintf(text, sizeof text, "%s mb%u c%u", pass, mb, chunk); break;
+    case NAME_TP: g_snprintf(text, sizeof text, "%s mb%u c%u tp", pass, mb, chunk); break;
+    case NAME_END: g_snprintf(text, sizeof text, "%s mb%u c%u end", pass, mb, chunk); break;
+    default:
+      g_snprintf(text, sizeof text, "%s mb%u c%u", fwd ? "act" : "grad", mb, chunk);
+      break;
+    }
+    n->names[i] = sim_graph_intern(n->g, text);
+  }
+  return n->names[i];
+}
+
 static sim_task_id add_tp(sim_graph *g, sim_stream_id tp, sim_task_id after, sim_time_ps d,
                           const char *name)
 {
@@ -550,6 +579,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   g_autoptr(GPtrArray) orders = g_ptr_array_new_with_free_func(free_array);
   for (uint32_t s = 0; s < p->P; s++)
     g_ptr_array_add(orders, schedule_units(p, s));
+  g_autofree const char **name_table = g_new0(const char *, (size_t)NAME_KINDS * 2 * p->m * p->V);
+  unit_names names = {g, p->m, p->V, name_table};
 
   for (uint32_t it = 0; it < o->iterations; it++) {
     for (uint32_t s = 0; s < p->P; s++) {
@@ -582,8 +613,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           gather = sim_graph_add_compute(g, st[s].dp, name, "dp", d, 0, 0);
           has_gather = TRUE;
         }
-        g_snprintf(name, sizeof name, "%s mb%u c%u", x->fwd ? "F" : "B", x->mb, x->chunk);
-        sim_task_id c = sim_graph_add_compute(g, st[s].compute, name,
+        sim_task_id c = sim_graph_add_compute(g, st[s].compute,
+                                              unit_name(&names, NAME_PASS, x->fwd, x->mb, x->chunk),
                                               x->fwd ? "forward" : "backward",
                                               x->fwd ? cc->fwd_ps : cc->bwd_ps,
                                               x->fwd ? cc->fwd_flops : cc->bwd_flops, 0);
@@ -595,26 +626,26 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         sim_task_id end = c;
         sim_time_ps tpd = x->fwd ? cc->tp_fwd_ps : cc->tp_bwd_ps;
         if (tpd > 0) {
-          g_snprintf(name, sizeof name, "%s mb%u c%u tp", x->fwd ? "F" : "B", x->mb, x->chunk);
+          const char *tp_name = unit_name(&names, NAME_TP, x->fwd, x->mb, x->chunk);
           if (o->tp_overlap) {
             /* Beside the compute: the unit ends when both have. */
-            sim_task_id tpt = sim_graph_add_compute(g, st[s].tp, name, "tp", tpd, 0, 0);
+            sim_task_id tpt = sim_graph_add_compute(g, st[s].tp, tp_name, "tp", tpd, 0, 0);
             if (has_prev)
               sim_graph_depend(g, tpt, prev);
-            g_snprintf(name, sizeof name, "%s mb%u c%u end", x->fwd ? "F" : "B", x->mb, x->chunk);
-            end = sim_graph_add_delay(g, name, 0);
+            end = sim_graph_add_delay(g, unit_name(&names, NAME_END, x->fwd, x->mb, x->chunk), 0);
             sim_graph_depend(g, end, c);
             sim_graph_depend(g, end, tpt);
           } else {
-            end = add_tp(g, st[s].tp, c, tpd, name);
+            end = add_tp(g, st[s].tp, c, tpd, tp_name);
           }
         }
         if (x->fwd) {
           f_end[slot] = end;
           if (vs + 1 < nv) {
             uint32_t ns = (vs + 1) % p->P;
-            g_snprintf(name, sizeof name, "act mb%u c%u", x->mb, x->chunk);
-            f_send[slot] = sim_graph_add_transfer(g, st[s].send_f, st[ns].recv_f, name,
+            f_send[slot] = sim_graph_add_transfer(g, st[s].send_f, st[ns].recv_f,
+                                                  unit_name(&names, NAME_SEND, TRUE, x->mb,
+                                                            x->chunk),
                                                   xfer_bytes);
             sim_graph_depend(g, f_send[slot], end);
           }
@@ -622,8 +653,9 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           b_end[slot] = end;
           if (vs > 0) {
             uint32_t ps = (vs - 1) % p->P;
-            g_snprintf(name, sizeof name, "grad mb%u c%u", x->mb, x->chunk);
-            b_send[slot] = sim_graph_add_transfer(g, st[s].send_b, st[ps].recv_b, name,
+            b_send[slot] = sim_graph_add_transfer(g, st[s].send_b, st[ps].recv_b,
+                                                  unit_name(&names, NAME_SEND, FALSE, x->mb,
+                                                            x->chunk),
                                                   xfer_bytes);
             sim_graph_depend(g, b_send[slot], end);
           }

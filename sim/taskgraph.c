@@ -3,13 +3,17 @@
  * Storage is flat: tasks in one array, the members of multi-stream tasks in another, edges as
  * (before, after) pairs turned into a compressed successor list when the executor is made.
  * Each stream keeps the ids of its tasks in insertion order; the executor advances a cursor
- * per stream. A task with several members (transfer, collective) counts how many of its
- * streams have reached it; it starts once all have and its dependencies are done. */
+ * per stream. Each task counts what it still waits for: its unfinished dependencies and the
+ * member streams whose cursor has not reached it; it starts when the count reaches zero. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* mremap */
+#endif
 #include "taskgraph.h"
 
 #include "util.h"
 
 #include <string.h>
+#include <sys/mman.h>
 
 typedef struct {
   uint8_t kind;
@@ -55,14 +59,88 @@ struct sim_graph {
   const char **handed;     /* NAME_CACHE names given out by sim_graph_intern(), by address */
   GArray *stream_mark;     /* uint32_t per stream: mark_stamp when met in the task being added */
   uint32_t mark_stamp;
+  sim_task_id *memberless; /* tasks on no stream, in id order: what the executor starts first */
+  uint32_t n_memberless, cap_memberless;
 };
+
+/* Large arrays. A graph of 10^6 tasks and its executor hold about 140 MB, and first touches of
+ * fresh 4 KiB pages (page faults, zeroing, TLB misses) were a quarter of the CPU time of whole
+ * unfolded runs. An array of 2 MiB or more is therefore mapped on its own, 2 MiB-aligned,
+ * and marked for transparent huge pages before it is touched: one fault and one TLB entry per
+ * 2 MiB. A grown array moves its pages into the start of its new mapping (mremap, both
+ * 2 MiB-aligned, so huge pages move whole): nothing is copied or zeroed again. (Marking glibc's
+ * own blocks instead splits their mappings, and its realloc then copies.) Smaller arrays, and
+ * sanitizer builds, use the heap. Sizes are the capacity in bytes, given again when the array
+ * is freed. */
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
+#if defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
+#define BIG_BYTES HUGE_PAGE_BYTES
+#else
+#define BIG_BYTES SIZE_MAX
+#endif
+
+static size_t huge_round(size_t bytes)
+{
+  return (bytes + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1);
+}
+
+static void big_free(void *items, size_t bytes)
+{
+  if (bytes < BIG_BYTES)
+    g_free(items);
+  else if (items)
+    munmap(items, huge_round(bytes));
+}
+
+/* An array of new_bytes holding the old_bytes of `old` (which it frees); the rest is zero if
+ * `zero`, else undefined (left untouched: the end of a doubled array may never be used). */
+static void *big_resize(void *old, size_t old_bytes, size_t new_bytes, gboolean zero)
+{
+  if (new_bytes < BIG_BYTES) {
+    if (old == NULL && zero)
+      return g_malloc0(new_bytes);
+    void *items = g_realloc(old, new_bytes);
+    if (zero)
+      memset((char *)items + old_bytes, 0, new_bytes - old_bytes);
+    return items;
+  }
+#ifdef MADV_HUGEPAGE
+  size_t len = huge_round(new_bytes);
+  char *map = mmap(NULL, len + HUGE_PAGE_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED)
+    g_error("out of memory for an array of %zu bytes", new_bytes);
+  char *items = (char *)huge_round((uintptr_t)map);
+  if (items > map)
+    munmap(map, (size_t)(items - map));
+  if (map + HUGE_PAGE_BYTES > items)
+    munmap(items + len, (size_t)(map + HUGE_PAGE_BYTES - items));
+  (void)madvise(items, len, MADV_HUGEPAGE);   /* a hint: refused, the array still works */
+  if (old_bytes >= BIG_BYTES &&
+      mremap(old, huge_round(old_bytes), huge_round(old_bytes), MREMAP_MAYMOVE | MREMAP_FIXED,
+             items) == items)
+    return items;
+  if (old_bytes)
+    memcpy(items, old, old_bytes);
+  big_free(old, old_bytes);
+  return items;
+#else
+  g_assert_not_reached();
+#endif
+}
+
+static void *big_new0(size_t n, size_t size)
+{
+  return big_resize(NULL, 0, (n ? n : 1) * size, TRUE);
+}
 
 /* Growable arrays, appended to once or more per task: inline, without GArray's call and copy. */
 static void *grow(void *items, uint32_t *cap, size_t size)
 {
   g_assert(*cap < UINT32_MAX / 2);
+  size_t old_bytes = (size_t)*cap * size;
   *cap = *cap ? 2 * *cap : 16;
-  return g_realloc_n(items, *cap, size);
+  return big_resize(items, old_bytes, (size_t)*cap * size, FALSE);
 }
 
 #define PUSH(items, len, cap, value)                                                            \
@@ -117,11 +195,14 @@ void sim_graph_free(sim_graph *g)
 {
   if (!g)
     return;
-  for (guint i = 0; i < g->streams->len; i++)
-    g_free(g_array_index(g->streams, stream_rec, i).tasks);
-  g_free(g->tasks);
-  g_free(g->members);
-  g_free(g->edges);
+  for (guint i = 0; i < g->streams->len; i++) {
+    stream_rec *sr = &g_array_index(g->streams, stream_rec, i);
+    big_free(sr->tasks, (size_t)sr->cap_tasks * sizeof *sr->tasks);
+  }
+  big_free(g->tasks, (size_t)g->cap_tasks * sizeof *g->tasks);
+  big_free(g->members, (size_t)g->cap_members * sizeof *g->members);
+  big_free(g->edges, (size_t)g->cap_edges * sizeof *g->edges);
+  big_free(g->memberless, (size_t)g->cap_memberless * sizeof *g->memberless);
   g_array_free(g->streams, TRUE);
   g_array_free(g->units, TRUE);
   g_string_chunk_free(g->strings);
@@ -198,6 +279,8 @@ static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *memb
     PUSH(s->tasks, s->n_tasks, s->cap_tasks, id);
   }
   PUSH(g->tasks, g->n_tasks, g->cap_tasks, *t);
+  if (n == 0)
+    PUSH(g->memberless, g->n_memberless, g->cap_memberless, id);
   return id;
 }
 
@@ -308,13 +391,12 @@ uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_str
 
 /* ---- Executor ------------------------------------------------------------------------------ */
 
+/* 24 bytes per task, read and written once or twice per event: what a run touches per task is
+ * kept small so that more of it stays in cache. */
 typedef struct {
-  uint32_t deps_left;      /* unfinished dependencies */
-  uint32_t arrived;        /* streams whose cursor has reached this task */
-  uint32_t streams_needed; /* distinct member streams */
+  uint32_t pending;        /* unfinished dependencies + distinct member streams not yet arrived */
   uint8_t started, done;
   sim_time_ps start_ps, end_ps;
-  uint64_t span_first;     /* first of streams_needed consecutive span ids, 0 if unobserved */
 } task_state;
 
 struct sim_exec {
@@ -323,6 +405,9 @@ struct sim_exec {
   const sim_comm_ops *comm;
   void *comm_user;
   task_state *ts;
+  uint32_t n_tasks, n_edges;  /* sizes of the arrays below */
+  uint64_t *span_first;    /* per task: first of its consecutive span ids (0: none); made when
+                            * a task starts with observers attached */
   uint32_t *succ_at;       /* CSR: successors of t are succ[succ_at[t] .. succ_at[t+1]) */
   sim_task_id *succ;
   uint32_t *cursor;        /* per stream: index of its next task in stream->tasks */
@@ -334,38 +419,49 @@ struct sim_exec {
   sim_time_ps makespan_ps;
 };
 
+/* The distinct streams among a task's members. */
+static uint32_t streams_needed(const sim_graph *g, sim_task_id t)
+{
+  const task_rec *r = TASK(g, t);
+  uint32_t distinct = r->n_members;
+  const sim_stream_id *m = &g->members[r->members_at];
+  for (uint32_t i = 0; r->dups && i < r->n_members; i++) {
+    gboolean dup = FALSE;
+    for (uint32_t j = 0; j < i; j++)
+      dup |= m[j] == m[i];
+    distinct -= dup;
+  }
+  return distinct;
+}
+
 sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
 {
   sim_exec *x = g_new0(sim_exec, 1);
   x->engine = engine;
   x->g = g;
   uint32_t n = g->n_tasks;
-  x->ts = g_new0(task_state, n ? n : 1);
-  x->succ_at = g_new0(uint32_t, n + 1);
-  uint32_t n_edges = g->n_edges / 2;
-  x->succ = g_new(sim_task_id, n_edges ? n_edges : 1);
+  x->n_tasks = n;
+  x->n_edges = g->n_edges / 2;
+  x->ts = big_new0(n, sizeof(task_state));
+  x->succ_at = big_new0(n + 1, sizeof(uint32_t));
+  uint32_t n_edges = x->n_edges;
+  x->succ = big_new0(n_edges, sizeof(sim_task_id));
   const sim_task_id *e = g->edges;
   for (uint32_t i = 0; i < n_edges; i++) {
     x->succ_at[e[2 * i] + 1]++;
-    x->ts[e[2 * i + 1]].deps_left++;
+    x->ts[e[2 * i + 1]].pending++;
   }
   for (uint32_t t = 0; t < n; t++)
     x->succ_at[t + 1] += x->succ_at[t];
-  g_autofree uint32_t *fill = g_memdup2(x->succ_at, sizeof(uint32_t) * (n + 1));
+  /* Each task's start serves as its fill cursor, which leaves it at the next task's start:
+   * one shift puts the starts back (no second array of n entries). */
   for (uint32_t i = 0; i < n_edges; i++)
-    x->succ[fill[e[2 * i]]++] = e[2 * i + 1];
-  for (uint32_t t = 0; t < n; t++) {
-    const task_rec *r = TASK(g, t);
-    uint32_t distinct = r->n_members;
-    const sim_stream_id *m = &g->members[r->members_at];
-    for (uint32_t i = 0; r->dups && i < r->n_members; i++) {
-      gboolean dup = FALSE;
-      for (uint32_t j = 0; j < i; j++)
-        dup |= m[j] == m[i];
-      distinct -= dup;
-    }
-    x->ts[t].streams_needed = distinct;
-  }
+    x->succ[x->succ_at[e[2 * i]]++] = e[2 * i + 1];
+  for (uint32_t t = n; t > 0; t--)
+    x->succ_at[t] = x->succ_at[t - 1];
+  x->succ_at[0] = 0;
+  for (uint32_t t = 0; t < n; t++)
+    x->ts[t].pending += streams_needed(g, t);
   uint32_t ns = g->streams->len, nu = g->units->len;
   x->cursor = g_new0(uint32_t, ns ? ns : 1);
   x->busy_ps = g_new0(sim_time_ps, ns ? ns : 1);
@@ -387,9 +483,11 @@ void sim_exec_free(sim_exec *x)
 {
   if (!x)
     return;
-  g_free(x->ts);
-  g_free(x->succ_at);
-  g_free(x->succ);
+  big_free(x->ts, (size_t)MAX(x->n_tasks, 1) * sizeof(task_state));
+  if (x->span_first)
+    big_free(x->span_first, (size_t)MAX(x->n_tasks, 1) * sizeof(uint64_t));
+  big_free(x->succ_at, (size_t)(x->n_tasks + 1) * sizeof(uint32_t));
+  big_free(x->succ, (size_t)MAX(x->n_edges, 1) * sizeof(sim_task_id));
   g_free(x->cursor);
   g_free(x->busy_ps);
   g_free(x->track);
@@ -409,8 +507,6 @@ sim_engine *sim_exec_engine(const sim_exec *x) { return x->engine; }
 sim_track_id sim_exec_stream_track(const sim_exec *x, sim_stream_id s) { return x->track[s]; }
 sim_proc_id sim_exec_unit_proc(const sim_exec *x, sim_unit_id u) { return x->proc[u]; }
 
-static void try_start(sim_exec *x, sim_task_id t);
-
 static void fixed_done(sim_engine *engine, void *data, uint64_t task)
 {
   sim_exec_task_done(data, (sim_task_id)task);
@@ -423,16 +519,18 @@ static void start_task(sim_exec *x, sim_task_id t)
   s->started = 1;
   s->start_ps = sim_engine_now(x->engine);
   if (sim_engine_has_observers(x->engine)) {
+    if (!x->span_first)
+      x->span_first = big_new0(x->n_tasks, sizeof(uint64_t));
     const sim_stream_id *m = &x->g->members[r->members_at];
     for (uint32_t i = 0; i < r->n_members; i++) {
       uint64_t id = sim_engine_span_begin(x->engine, x->track[m[i]], r->name, r->category,
                                           r->bytes, r->flops);
       if (i == 0)
-        s->span_first = id;
+        x->span_first[t] = id;
     }
     if (r->shown)
-      s->span_first = sim_engine_span_begin(x->engine, x->track[m[0]], r->name, r->category,
-                                            r->bytes, r->flops);
+      x->span_first[t] = sim_engine_span_begin(x->engine, x->track[m[0]], r->name, r->category,
+                                               r->bytes, r->flops);
   }
   switch ((sim_task_kind)r->kind) {
   case SIM_TASK_COMPUTE:
@@ -450,11 +548,11 @@ static void start_task(sim_exec *x, sim_task_id t)
   }
 }
 
-/* A task is startable when all its streams have reached it and its dependencies are done. */
-static void try_start(sim_exec *x, sim_task_id t)
+/* A task starts when all its streams have reached it and its dependencies are done: when the
+ * last of them takes its count of pending ones to zero. */
+static inline void count_down(sim_exec *x, sim_task_id t)
 {
-  task_state *s = &x->ts[t];
-  if (!s->started && s->deps_left == 0 && s->arrived == s->streams_needed)
+  if (--x->ts[t].pending == 0)
     start_task(x, t);
 }
 
@@ -464,9 +562,7 @@ static void stream_advance(sim_exec *x, sim_stream_id sid)
   const stream_rec *sr = &g_array_index(x->g->streams, stream_rec, sid);
   if (x->cursor[sid] >= sr->n_tasks)
     return;
-  sim_task_id next = sr->tasks[x->cursor[sid]];
-  x->ts[next].arrived++;
-  try_start(x, next);
+  count_down(x, sr->tasks[x->cursor[sid]]);
 }
 
 /* Arrows drawn per collective in a trace: enough to follow a node's ring, few enough that a
@@ -484,9 +580,9 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
   if (s->end_ps > x->makespan_ps)
     x->makespan_ps = s->end_ps;
   const sim_stream_id *m = &x->g->members[r->members_at];
-  if (s->span_first) {
+  if (x->span_first && x->span_first[t]) {
     for (uint32_t i = 0; i < MAX(r->n_members, r->shown); i++)
-      sim_engine_span_end(x->engine, s->span_first + i);
+      sim_engine_span_end(x->engine, x->span_first[t] + i);
     if (r->memory_delta && r->n_members) {
       sim_unit_id u = g_array_index(x->g->streams, stream_rec, m[0]).unit;
       x->memory[u] += r->memory_delta;
@@ -515,23 +611,21 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
     x->cursor[m[i]]++;
     stream_advance(x, m[i]);
   }
-  for (uint32_t k = x->succ_at[t]; k < x->succ_at[t + 1]; k++) {
-    sim_task_id n = x->succ[k];
-    if (--x->ts[n].deps_left == 0)
-      try_start(x, n);
-  }
+  for (uint32_t k = x->succ_at[t]; k < x->succ_at[t + 1]; k++)
+    count_down(x, x->succ[k]);
 }
 
 static void kickoff(sim_engine *engine, void *data, uint64_t arg)
 {
   sim_exec *x = data;
-  uint32_t n = x->g->n_tasks;
   for (sim_stream_id sid = 0; sid < x->g->streams->len; sid++)
     stream_advance(x, sid);
   /* Tasks on no stream (delays) need only their dependencies. */
-  for (sim_task_id t = 0; t < n; t++)
-    if (TASK(x->g, t)->n_members == 0)
-      try_start(x, t);
+  for (uint32_t i = 0; i < x->g->n_memberless; i++) {
+    sim_task_id t = x->g->memberless[i];
+    if (x->ts[t].pending == 0 && !x->ts[t].started)
+      start_task(x, t);
+  }
 }
 
 gboolean sim_exec_run(sim_exec *x, GError **error)
@@ -565,8 +659,20 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
     const task_state *s = &x->ts[t];
     if (s->started)
       continue;
+    /* The streams whose cursor is on the task have arrived; the rest of its count is
+     * dependencies. */
+    const task_rec *r = TASK(x->g, t);
+    const sim_stream_id *m = &x->g->members[r->members_at];
+    uint32_t needed = streams_needed(x->g, t), arrived = 0;
+    for (uint32_t i = 0; i < r->n_members; i++) {
+      gboolean dup = FALSE;
+      for (uint32_t j = 0; r->dups && j < i; j++)
+        dup |= m[j] == m[i];
+      const stream_rec *sr = &g_array_index(x->g->streams, stream_rec, m[i]);
+      arrived += !dup && x->cursor[m[i]] < sr->n_tasks && sr->tasks[x->cursor[m[i]]] == t;
+    }
     g_string_append_printf(msg, " '%s' (waits for %u dependencies, %u of %u streams)",
-                           TASK(x->g, t)->name, s->deps_left, s->arrived, s->streams_needed);
+                           r->name, s->pending - (needed - arrived), arrived, needed);
     shown++;
   }
   g_set_error_literal(error, DT_ERROR, DT_ERROR_INTERNAL, msg->str);

@@ -19,11 +19,23 @@ typedef int64_t sim_time_ps;
 #define SIM_MS(x) ((sim_time_ps)(x) * INT64_C(1000000000))
 #define SIM_S(x)  ((sim_time_ps)(x) * INT64_C(1000000000000))
 
-/* Checked arithmetic: false (and *out untouched) when the exact result does not fit. */
-bool sim_time_add(sim_time_ps a, sim_time_ps b, sim_time_ps *out);
+/* Checked arithmetic: false (and *out untouched) when the exact result does not fit. Inline:
+ * every transfer adds the latencies of its route. */
+static inline bool sim_time_add(sim_time_ps a, sim_time_ps b, sim_time_ps *out)
+{
+  sim_time_ps r;
+  if (__builtin_add_overflow(a, b, &r))
+    return false;
+  *out = r;
+  return true;
+}
 bool sim_time_mul(sim_time_ps a, int64_t k, sim_time_ps *out);
 /* Saturating addition: SIM_TIME_MAX on overflow (both operands must be non-negative). */
-sim_time_ps sim_time_add_sat(sim_time_ps a, sim_time_ps b);
+static inline sim_time_ps sim_time_add_sat(sim_time_ps a, sim_time_ps b)
+{
+  sim_time_ps r;
+  return sim_time_add(a, b, &r) ? r : SIM_TIME_MAX;
+}
 
 /* Seconds (finite, >= 0) to picoseconds, rounded to nearest; saturates at SIM_TIME_MAX. */
 sim_time_ps sim_time_from_s(double seconds);

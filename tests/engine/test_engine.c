@@ -1,6 +1,7 @@
 /* Engine tests: queue order and FIFO ties against a sorted reference and a reference list
  * under random cancels and reschedules, refusal of past events,
  * cancel and reschedule, determinism of the dispatch order, checked time arithmetic. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -200,6 +201,45 @@ static void test_time_arithmetic(void **state)
   assert_int_equal(sim_time_for_work(1e12, 1e12), SIM_S(1));
   assert_int_equal(sim_time_for_work(1.0, 0.0), SIM_TIME_MAX);
   assert_int_equal(sim_time_from_s(2.5e-9), 2500);
+}
+
+/* sim_time_for_work is ceil(work * 1e12 / rate) in long double (its definition); a fast path
+ * must give the same picoseconds. Byte counts at link rates whose quotient is an integer in
+ * exact arithmetic (where a double quotient lands an ulp off) and random ones. */
+static void test_time_for_work_matches_long_double(void **state)
+{
+  static const double rates[] = {12.5e9, 25e9, 1e11, 3e9, 100e9 / 3, 6.25e9, 1.5e11, 1,
+                                 1e12,   7,    2.4e11, 4.8e10, 9.9e9, 1e-3, 5e17};
+  uint64_t rng = 88172645463325252ULL;
+  int ties = 0;
+  for (int i = 0; i < 400000; i++) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    double rate = rates[rng % (sizeof rates / sizeof rates[0])];
+    double work;
+    switch ((rng >> 8) % 3) {
+    case 0: /* a whole number of picoseconds at this rate */
+      work = (double)((rng >> 20) % 1000000000ULL) * rate / 1e12;
+      work = (double)(uint64_t)work;
+      break;
+    case 1:
+      work = (double)((rng >> 16) % (1ULL << 40));
+      break;
+    default:
+      work = (double)((rng >> 24) % 100000ULL) * 0.125;
+      break;
+    }
+    long double ps = (long double)work * 1e12L / (long double)rate;
+    sim_time_ps want = work > 0 ? (ps >= (long double)SIM_TIME_MAX ? SIM_TIME_MAX
+                                                                   : (sim_time_ps)ceill(ps))
+                                : 0;
+    ties += ps == floorl(ps);
+    if (sim_time_for_work(work, rate) != want)
+      fail_msg("work %.17g at %.17g: %lld ps, not %lld", work, rate,
+               (long long)sim_time_for_work(work, rate), (long long)want);
+  }
+  assert_true(ties > 1000);   /* the near-integer quotients were met */
 }
 
 typedef struct {
@@ -416,6 +456,7 @@ int main(void)
       cmocka_unit_test(test_time_arithmetic),     cmocka_unit_test(test_observers),
       cmocka_unit_test(test_watchdog),           cmocka_unit_test(test_sequence_renumbering),
       cmocka_unit_test(test_queue_matches_reference),
+      cmocka_unit_test(test_time_for_work_matches_long_double),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -137,6 +137,10 @@ static void test_cycle_reported(void **state)
   assert_non_null(err);
   assert_non_null(strstr(err->message, "4 of 4 tasks"));
   assert_non_null(strstr(err->message, "'c'"));
+  /* a heads its stream and waits for b; b waits for the stream only; c and d for each other. */
+  assert_non_null(strstr(err->message, "'a' (waits for 1 dependencies, 1 of 1 streams)"));
+  assert_non_null(strstr(err->message, "'b' (waits for 0 dependencies, 0 of 1 streams)"));
+  assert_non_null(strstr(err->message, "'c' (waits for 1 dependencies, 0 of 0 streams)"));
 }
 
 static uint64_t run_random_graph(void)
@@ -162,6 +166,36 @@ static uint64_t run_random_graph(void)
 static void test_determinism(void **state)
 {
   assert_int_equal(run_random_graph(), run_random_graph());
+}
+
+/* A graph large enough that its arrays take the huge-page path (2 MiB and more, grown by
+ * moving pages): stream A runs N tasks of 3 ps, stream B N tasks of 5 ps, b_i after a_i. B is
+ * the slower, so b_i starts at 3 + 5 i and the run ends at 3 + 5 N; a_i ends at 3 (i + 1). */
+static void test_large_graph(void **state)
+{
+  enum { N = 100000 };
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id u = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+  sim_stream_id sa = sim_graph_add_stream(g, u, "a"), sb = sim_graph_add_stream(g, u, "b");
+  const char *na = sim_graph_intern(g, "a"), *nb = sim_graph_intern(g, "b");
+  for (uint32_t i = 0; i < N; i++) {
+    sim_task_id a = sim_graph_add_compute(g, sa, na, "compute", 3, 0, 0);
+    sim_task_id b = sim_graph_add_compute(g, sb, nb, "compute", 5, 0, 0);
+    sim_graph_depend(g, b, a);
+  }
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  assert_true(sim_exec_run(x, NULL));
+  assert_int_equal(sim_graph_n_tasks(g), 2 * N);
+  for (uint32_t i = 0; i < N; i += 9973) {
+    assert_int_equal(sim_exec_task_end(x, 2 * i), 3 * (i + 1));
+    assert_int_equal(sim_exec_task_start(x, 2 * i + 1), 3 + 5 * (sim_time_ps)i);
+  }
+  assert_int_equal(sim_exec_task_end(x, 2 * N - 1), 3 + 5 * (sim_time_ps)N);
+  assert_int_equal(sim_exec_makespan(x), 3 + 5 * (sim_time_ps)N);
+  assert_int_equal(sim_exec_stream_busy(x, sa), 3 * (sim_time_ps)N);
+  assert_int_equal(sim_exec_stream_busy(x, sb), 5 * (sim_time_ps)N);
+  assert_string_equal(sim_graph_task_name(g, 2 * N - 1), "b");
 }
 
 static double counter_values[8];
@@ -296,7 +330,7 @@ int main(void)
       cmocka_unit_test(test_data_parallel_overlap), cmocka_unit_test(test_transfer),
       cmocka_unit_test(test_cycle_reported), cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_memory_counter), cmocka_unit_test(test_show_on),
-      cmocka_unit_test(test_interned_names),
+      cmocka_unit_test(test_interned_names), cmocka_unit_test(test_large_graph),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

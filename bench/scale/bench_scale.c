@@ -10,13 +10,13 @@
  * Two allreduces: the ring, whose collectives fold whole (computed without flows, its
  * transfers never sharing a link), and the default (`auto`, NCCL's choice on GPUs: channels of
  * trees or rings that share links), whose collectives a folded run times once each (algorithm,
- * group, size) by running it as flows and then reuses; its first run of a size costs what the
- * flows cost (about 1 us of CPU per event: 3e7 events for one 25 MiB tree at 16384 GPUs), so
- * its rows stop at MAX_DEFAULT devices.
+ * group, size) by NCCL's closed form (within 0.5% of its flows) and then reuses; beyond 65536
+ * ranks auto is the ring. Its rows stop at MAX_DEFAULT devices (unfolded: at the smaller of
+ * MAX_DEFAULT and MAX_UNFOLDED, every collective then running as flows).
  * Targets (issue 16): flow, folded: 16384 GPUs in at most 1 s and 200 MB, 65536 GPUs in at
  * most 4 s and 1 GB, 1000000 GPUs accepted; at most 10 KB per device.
  * Usage: bench_scale [MAX_DEVICES [MAX_UNFOLDED [MAX_DEFAULT]]]
- *        (defaults 1000000, 4096 and 1024)
+ *        (defaults 1000000, 4096 and 65536; the unfolded default rows stop at 1024)
  *        bench_scale --events   events per CPU second over whole unfolded dp, pp and 3-D runs */
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
   }
   int max_devices = argc > 1 ? atoi(argv[1]) : 1000000;
   int max_unfolded = argc > 2 ? atoi(argv[2]) : 4096;
-  int max_default = argc > 3 ? atoi(argv[3]) : 1024;
+  int max_default = argc > 3 ? atoi(argv[3]) : 65536;
   printf("# %s %d %d %d\n", argv[0], max_devices, max_unfolded, max_default);
   printf("%-9s %-9s %-8s %-9s %10s %10s %10s %8s %12s %14s  %s\n", "network", "allreduce",
          "devices", "symmetry", "wall_s", "cpu_s", "peak_MB", "KB/dev", "events", "iteration_ms",
@@ -180,7 +180,7 @@ int main(int argc, char **argv)
   } modes[] = {{"flow", "ring", 1, 1 << 30},
                {"flow", "ring", 0, max_unfolded},
                {"flow", "auto", 1, max_default},
-               {"flow", "auto", 0, MIN(max_unfolded, max_default)},
+               {"flow", "auto", 0, MIN(MIN(max_unfolded, max_default), 1024)},
                {"analytic", "ring", 1, 1 << 30},
                {"analytic", "ring", 0, max_unfolded},
                {"analytic", "auto", 1, max_default}};

@@ -289,9 +289,11 @@ static gboolean on_accelerators(const comm_coll_group *g)
 }
 
 /* Beyond this many ranks evaluating the candidates' closed forms (the nccl channels' flows over
- * their routes, every algorithm's plan) costs seconds per size, and auto is the ring, the
- * bandwidth-optimal algorithm of large groups. */
-#define AUTO_MAX_RANKS 32768u
+ * their routes, every algorithm's plan) costs over a second per size (0.6 s of CPU for nccl at
+ * 65536 GPUs on a fat tree), and auto is the ring, the bandwidth-optimal algorithm of large
+ * groups, whose latency then grows with the ranks (a 25 MiB allreduce on 65536 GPUs: nccl's
+ * tree 2.2 ms, the ring 240 ms). */
+#define AUTO_MAX_RANKS 65536u
 
 static const comm_coll_algorithm *auto_pick(const comm_coll_group *g, const comm_coll_args *a)
 {

@@ -112,11 +112,28 @@ void coll__flow_shares(const comm_coll_group *g, const coll__flow *f, uint32_t n
   g_autofree uint32_t *buf = g_new(uint32_t, rmax + 1);
   link_numbers ln = {.ids = g_array_new(FALSE, FALSE, sizeof(uint32_t))};
   link_numbers_init(&ln, 1024);
+  /* Where the topology's link ids are few next to the routes' links, they index a table of
+   * dense numbers directly (the probing above costs a cache miss a link on a large fat tree). */
+  uint64_t nlinks = comm_topology_links(topo);
+  g_autofree uint32_t *direct = NULL;
+  if (nlinks <= 4 * ((uint64_t)nf * rmax + 1024)) {
+    direct = g_new(uint32_t, nlinks + 1);
+    memset(direct, 0xff, (nlinks + 1) * sizeof *direct);
+  }
   for (uint32_t i = 0; i < nf; i++) {
     first[i] = local->len;
     uint32_t len = comm__route(topo, g->eps[f[i].src], g->eps[f[i].dst], buf);
     for (uint32_t k = 0; k < len; k++) {
-      uint32_t j = link_number(&ln, buf[k]);
+      uint32_t j;
+      if (direct) {
+        if (direct[buf[k]] == UINT32_MAX) {
+          direct[buf[k]] = ln.ids->len;
+          g_array_append_val(ln.ids, buf[k]);
+        }
+        j = direct[buf[k]];
+      } else {
+        j = link_number(&ln, buf[k]);
+      }
       g_array_append_val(local, j);
     }
   }

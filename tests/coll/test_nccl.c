@@ -114,6 +114,19 @@ static sim_time_ps run_flow(const comm_topology *t, const comm_coll_group *g, co
   return sim_engine_now(engine);
 }
 
+/* The chosen plan's closed form, and its run on the flow model, against a time worked by hand
+ * (seconds), each within a relative tolerance. */
+static void check_by_hand(const comm_topology *t, const comm_coll_group *g, coll__nccl *x,
+                          double want_s, double tol_closed, double tol_flow, const char *what)
+{
+  double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
+  if (fabs(got - want_s) / want_s > tol_closed)
+    fail_msg("%s: %.9g s, by hand %.9g s", what, got, want_s);
+  double flow = (double)run_flow(t, g, x) * 1e-12;
+  if (fabs(flow - want_s) / want_s > tol_flow)
+    fail_msg("%s, flows: %.9g s, by hand %.9g s", what, flow, want_s);
+}
+
 static void flow_vs_closed(const char *system, uint32_t nodes, comm_coll_op op, int algo,
                            int proto, uint64_t bytes, double tol)
 {
@@ -175,12 +188,7 @@ static void test_tree_by_hand(void **state)
   assert_int_equal(coll__nccl_chosen(x)->channels, 16);
   double S = 1073741824.0, W = S / 0.92, nic = 12.5e9 * 0.9;
   double t_s = 8.4e-6 + 16 * 196608.0 / (nic / 8) + 2 * (7 * 4.0 + 14.0) * 1e-6 + W / 4 / nic;
-  double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
-  if (fabs(got - t_s) / t_s > 1e-3)
-    fail_msg("tree 1 GiB on 2 p4d: %.9g s, by hand %.9g s", got, t_s);
-  double flow = (double)run_flow(t, g, x) * 1e-12;
-  if (fabs(flow - t_s) / t_s > 1e-3)
-    fail_msg("tree flows: %.9g s, by hand %.9g s", flow, t_s);
+  check_by_hand(t, g, x, t_s, 1e-3, 1e-3, "tree 1 GiB on 2 p4d");
 }
 
 /* NCCL's alltoall between two DGX A100 on a rail-optimized fat tree whose leaves keep one of
@@ -221,13 +229,7 @@ static void test_pxn_alltoall_by_hand(void **state)
     g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, -1, -1, NULL);
     assert_non_null(x);
     assert_int_equal(coll__nccl_chosen(x)->algo, COLL__NCCL_P2P);
-    double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
-    if (fabs(got - want[k]) / want[k] > 1e-4)
-      fail_msg("alltoall (%s): %.9g s, by hand %.9g s", k ? "no PXN" : "PXN", got, want[k]);
-    double flow = (double)run_flow(t, g, x) * 1e-12;
-    if (fabs(flow - want[k]) / want[k] > 1e-3)
-      fail_msg("alltoall flows (%s): %.9g s, by hand %.9g s", k ? "no PXN" : "PXN", flow,
-               want[k]);
+    check_by_hand(t, g, x, want[k], 1e-4, 1e-3, k ? "alltoall, no PXN" : "alltoall, PXN");
   }
   g_unlink(nopxn);
   g_rmdir(dir);
@@ -309,13 +311,8 @@ static void pcie_ring_by_hand(const char *system, uint32_t nodes, uint32_t per, 
   double S = 1073741824.0;
   double t_s = 8.4e-6 + 2.0 * (n - 1) * 196608.0 / share +
                2 * (S / C * (n - 1) / n / share + (n - 1) * hop_us * 1e-6);
-  double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
-  if (fabs(got - t_s) / t_s > 0.005)
-    fail_msg("%s x%u: %.9g s, by hand %.9g s", system, nodes, got, t_s);
-  /* The same through the flow model. */
-  double flow = (double)run_flow(t, g, x) * 1e-12;
-  if (fabs(flow - t_s) / t_s > 0.005)
-    fail_msg("%s x%u flows: %.9g s, by hand %.9g s", system, nodes, flow, t_s);
+  g_autofree char *what = g_strdup_printf("%s x%u", system, nodes);
+  check_by_hand(t, g, x, t_s, 0.005, 0.005, what);
 }
 
 static void test_pcie_rings_by_hand(void **state)
@@ -368,12 +365,7 @@ static void test_collnet_by_hand(void **state)
   assert_int_equal(coll__nccl_chosen(x)->algo, COLL__NCCL_COLLNET);
   double S = 1073741824.0;
   double t_s = 44e-6 + 4 * 196608.0 / (25e9 * 0.97) + MAX(2 * S * 7 / 8 / 240e9, S / 8 / (25e9 * 0.97));
-  double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
-  if (fabs(got - t_s) / t_s > 1e-3)
-    fail_msg("CollNet 1 GiB: %.9g s, by hand %.9g s", got, t_s);
-  double flow = (double)run_flow(t, g, x) * 1e-12;
-  if (fabs(flow - t_s) / t_s > 1e-3)
-    fail_msg("CollNet flows: %.9g s, by hand %.9g s", flow, t_s);
+  check_by_hand(t, g, x, t_s, 1e-3, 1e-3, "CollNet 1 GiB");
 
   g_autoptr(comm_topology) plain = build("dgx-a100", 2);
   g_autoptr(comm_coll_group) gp = comm_coll_group_new(plain, NULL, 0);

@@ -195,6 +195,18 @@ static void assert_contains(const char *text, const char *part)
     fail_msg("'%s' does not contain '%s'", text, part);
 }
 
+/* A system file made of `base` and one more line is refused, and the message names the file's
+ * line `where` (":LINE: [system] KEY"). */
+static void assert_bad_system(const char *base, const char *line, const char *name,
+                              const char *where)
+{
+  g_autofree char *text = g_strconcat(base, line, NULL);
+  g_autofree char *path = write_file(name, text);
+  g_autoptr(GError) e = NULL;
+  assert_null(comm_system_load(path, "--system", &e));
+  assert_contains(e->message, where);
+}
+
 static void test_catalog_errors(void **state)
 {
   GError *error = NULL;
@@ -455,17 +467,9 @@ static void test_gpudirect_staging(void **state)
   assert_float_equal(comm_topology_route_Bps(th, ha, hb), 5e9, 1e3);
 
   /* Bad values are named with their file, line and key. */
-  g_autofree char *bad_text = g_strconcat(base, "p2p_level = CPU\n", NULL);
-  g_autofree char *bad = write_file("badp2p.ini", bad_text);
-  GError *e = NULL;
-  assert_null(comm_system_load(bad, "--system", &e));
-  assert_contains(e->message, ":11: [system] p2p_level");
-  g_clear_error(&e);
-  g_autofree char *bad2_text = g_strconcat(base, "gpudirect_rdma = maybe\n", NULL);
-  g_autofree char *bad2 = write_file("badgdr.ini", bad2_text);
-  assert_null(comm_system_load(bad2, "--system", &e));
-  assert_contains(e->message, ":11: [system] gpudirect_rdma");
-  g_clear_error(&e);
+  assert_bad_system(base, "p2p_level = CPU\n", "badp2p.ini", ":11: [system] p2p_level");
+  assert_bad_system(base, "gpudirect_rdma = maybe\n", "badgdr.ini",
+                    ":11: [system] gpudirect_rdma");
 }
 
 /* A parameter server on a host takes its workers' traffic on their rails: four GPUs of one DGX
@@ -602,12 +606,7 @@ static void test_rails_and_pxn(void **state)
   assert_int_equal(shape_of(pc, 1, 2).nic, 1);
 
   /* Bad values name their file, line and key. */
-  g_autofree char *bad_text = g_strconcat(a100, "pxn = sometimes\n", NULL);
-  g_autofree char *bad = write_file("badpxn.ini", bad_text);
-  GError *e = NULL;
-  assert_null(comm_system_load(bad, "--system", &e));
-  assert_contains(e->message, ":12: [system] pxn");
-  g_clear_error(&e);
+  assert_bad_system(a100, "pxn = sometimes\n", "badpxn.ini", ":12: [system] pxn");
 }
 
 static void test_nvlink_pairs(void **state)

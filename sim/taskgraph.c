@@ -391,13 +391,20 @@ uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_str
 
 /* ---- Executor ------------------------------------------------------------------------------ */
 
-/* 24 bytes per task, read and written once or twice per event: what a run touches per task is
- * kept small so that more of it stays in cache. */
+/* 16 bytes per task, read and written once or twice per event: what a run touches per task is
+ * kept small so that more of it stays in cache, and fewer fresh pages are touched. Before the
+ * task starts, `at` counts what it waits for (unfinished dependencies + distinct member streams
+ * not yet arrived), >= 0; once it starts, `at` is ~start_ps (< 0: times are >= 0). `end` is 0
+ * until the task is done, then ~end_ps. */
 typedef struct {
-  uint32_t pending;        /* unfinished dependencies + distinct member streams not yet arrived */
-  uint8_t started, done;
-  sim_time_ps start_ps, end_ps;
+  int64_t at;
+  int64_t end;
 } task_state;
+
+static inline gboolean ts_started(const task_state *s) { return s->at < 0; }
+static inline gboolean ts_done(const task_state *s) { return s->end != 0; }
+static inline sim_time_ps ts_start_ps(const task_state *s) { return s->at < 0 ? ~s->at : 0; }
+static inline sim_time_ps ts_end_ps(const task_state *s) { return s->end ? ~s->end : 0; }
 
 struct sim_exec {
   sim_engine *engine;
@@ -449,7 +456,7 @@ sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
   const sim_task_id *e = g->edges;
   for (uint32_t i = 0; i < n_edges; i++) {
     x->succ_at[e[2 * i] + 1]++;
-    x->ts[e[2 * i + 1]].pending++;
+    x->ts[e[2 * i + 1]].at++;
   }
   for (uint32_t t = 0; t < n; t++)
     x->succ_at[t + 1] += x->succ_at[t];
@@ -461,7 +468,7 @@ sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
     x->succ_at[t] = x->succ_at[t - 1];
   x->succ_at[0] = 0;
   for (uint32_t t = 0; t < n; t++)
-    x->ts[t].pending += streams_needed(g, t);
+    x->ts[t].at += streams_needed(g, t);
   uint32_t ns = g->streams->len, nu = g->units->len;
   x->cursor = g_new0(uint32_t, ns ? ns : 1);
   x->busy_ps = g_new0(sim_time_ps, ns ? ns : 1);
@@ -516,8 +523,8 @@ static void start_task(sim_exec *x, sim_task_id t)
 {
   const task_rec *r = TASK(x->g, t);
   task_state *s = &x->ts[t];
-  s->started = 1;
-  s->start_ps = sim_engine_now(x->engine);
+  g_assert(sim_engine_now(x->engine) >= 0);
+  s->at = ~sim_engine_now(x->engine);
   if (sim_engine_has_observers(x->engine)) {
     if (!x->span_first)
       x->span_first = big_new0(x->n_tasks, sizeof(uint64_t));
@@ -552,7 +559,7 @@ static void start_task(sim_exec *x, sim_task_id t)
  * last of them takes its count of pending ones to zero. */
 static inline void count_down(sim_exec *x, sim_task_id t)
 {
-  if (--x->ts[t].pending == 0)
+  if (--x->ts[t].at == 0)
     start_task(x, t);
 }
 
@@ -572,13 +579,13 @@ static void stream_advance(sim_exec *x, sim_stream_id sid)
 void sim_exec_task_done(sim_exec *x, sim_task_id t)
 {
   task_state *s = &x->ts[t];
-  g_return_if_fail(s->started && !s->done);
+  g_return_if_fail(ts_started(s) && !ts_done(s));
   const task_rec *r = TASK(x->g, t);
-  s->done = 1;
-  s->end_ps = sim_engine_now(x->engine);
+  sim_time_ps start_ps = ~s->at, end_ps = sim_engine_now(x->engine);
+  s->end = ~end_ps;
   x->done_count++;
-  if (s->end_ps > x->makespan_ps)
-    x->makespan_ps = s->end_ps;
+  if (end_ps > x->makespan_ps)
+    x->makespan_ps = end_ps;
   const sim_stream_id *m = &x->g->members[r->members_at];
   if (x->span_first && x->span_first[t]) {
     for (uint32_t i = 0; i < MAX(r->n_members, r->shown); i++)
@@ -591,13 +598,13 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
                          (double)((int64_t)resident + x->memory[u]) / (1 << 30));
     }
     if (r->kind == SIM_TASK_TRANSFER)
-      sim_engine_link(x->engine, x->track[m[0]], s->start_ps, x->track[m[1]], s->end_ps, r->name);
+      sim_engine_link(x->engine, x->track[m[0]], start_ps, x->track[m[1]], end_ps, r->name);
     /* A collective: an arrow from each member to the next in group order (the ring a viewer
      * can follow), at most SIM_TRACE_COLLECTIVE_ARROWS of them. */
     if (r->kind == SIM_TASK_COLLECTIVE && r->n_members > 1)
       for (uint32_t i = 0; i < MIN(r->n_members, SIM_TRACE_COLLECTIVE_ARROWS); i++)
-        sim_engine_link(x->engine, x->track[m[i]], s->start_ps,
-                        x->track[m[(i + 1) % r->n_members]], s->end_ps, r->name);
+        sim_engine_link(x->engine, x->track[m[i]], start_ps,
+                        x->track[m[(i + 1) % r->n_members]], end_ps, r->name);
   }
   /* Free the streams first, then release successors: both orders are deterministic, this one
    * lets a successor on the same stream start at once. */
@@ -607,7 +614,7 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
       dup |= m[j] == m[i];
     if (dup)
       continue;
-    x->busy_ps[m[i]] += s->end_ps - s->start_ps;
+    x->busy_ps[m[i]] += end_ps - start_ps;
     x->cursor[m[i]]++;
     stream_advance(x, m[i]);
   }
@@ -623,7 +630,7 @@ static void kickoff(sim_engine *engine, void *data, uint64_t arg)
   /* Tasks on no stream (delays) need only their dependencies. */
   for (uint32_t i = 0; i < x->g->n_memberless; i++) {
     sim_task_id t = x->g->memberless[i];
-    if (x->ts[t].pending == 0 && !x->ts[t].started)
+    if (x->ts[t].at == 0)
       start_task(x, t);
   }
 }
@@ -641,7 +648,7 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
                     SIM_STALL_EVENTS / 1000000);
     int shown = 0;
     for (sim_task_id t = 0; t < n && shown < 5; t++)
-      if (x->ts[t].started && !x->ts[t].done) {
+      if (ts_started(&x->ts[t]) && !ts_done(&x->ts[t])) {
         g_string_append_printf(msg, " '%s'", TASK(x->g, t)->name);
         shown++;
       }
@@ -657,7 +664,7 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
   int shown = 0;
   for (sim_task_id t = 0; t < n && shown < 5; t++) {
     const task_state *s = &x->ts[t];
-    if (s->started)
+    if (ts_started(s))
       continue;
     /* The streams whose cursor is on the task have arrived; the rest of its count is
      * dependencies. */
@@ -672,15 +679,18 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
       arrived += !dup && x->cursor[m[i]] < sr->n_tasks && sr->tasks[x->cursor[m[i]]] == t;
     }
     g_string_append_printf(msg, " '%s' (waits for %u dependencies, %u of %u streams)",
-                           r->name, s->pending - (needed - arrived), arrived, needed);
+                           r->name, (uint32_t)s->at - (needed - arrived), arrived, needed);
     shown++;
   }
   g_set_error_literal(error, DT_ERROR, DT_ERROR_INTERNAL, msg->str);
   return FALSE;
 }
 
-sim_time_ps sim_exec_task_start(const sim_exec *x, sim_task_id t) { return x->ts[t].start_ps; }
-sim_time_ps sim_exec_task_end(const sim_exec *x, sim_task_id t) { return x->ts[t].end_ps; }
+sim_time_ps sim_exec_task_start(const sim_exec *x, sim_task_id t)
+{
+  return ts_start_ps(&x->ts[t]);
+}
+sim_time_ps sim_exec_task_end(const sim_exec *x, sim_task_id t) { return ts_end_ps(&x->ts[t]); }
 sim_time_ps sim_exec_makespan(const sim_exec *x) { return x->makespan_ps; }
 sim_time_ps sim_exec_stream_busy(const sim_exec *x, sim_stream_id s) { return x->busy_ps[s]; }
 

@@ -15,6 +15,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* 56 bytes per task (a pipeline run of 10^6 tasks writes them all while building, and the
+ * executor reads each as it starts and ends): categories as indices, and what only one kind
+ * of task has shares a word. */
 typedef struct {
   uint8_t kind;
   int8_t op;
@@ -22,14 +25,23 @@ typedef struct {
   uint8_t dups;            /* a stream appears more than once among the members */
   uint32_t n_members;
   uint32_t members_at;     /* index into graph->members (streams); compute: its one stream */
+  uint32_t category;       /* index into graph->categories */
   const char *name;        /* in graph->strings */
-  const char *category;    /* static */
-  const comm_coll_algorithm *algorithm; /* or NULL */
   sim_time_ps duration_ps;
   uint64_t bytes;
-  uint64_t flops;
+  union {
+    uint64_t flops;                        /* SIM_TASK_COMPUTE */
+    const comm_coll_algorithm *algorithm;  /* SIM_TASK_COLLECTIVE, or NULL */
+  } u;
   int64_t memory_delta;    /* bytes the task's unit holds more (or less) once it ends */
 } task_rec;
+
+G_STATIC_ASSERT(sizeof(task_rec) <= 56);
+
+static inline uint64_t task_flops(const task_rec *r)
+{
+  return r->kind == SIM_TASK_COMPUTE ? r->u.flops : 0;
+}
 
 typedef struct {
   sim_unit_id unit;
@@ -44,6 +56,13 @@ typedef struct {
   uint32_t n_streams;
   uint64_t resident_bytes;
 } unit_rec;
+
+#define CATEGORY_CACHE 64
+
+typedef struct {
+  const char *category;
+  uint32_t index;
+} category_slot;
 
 struct sim_graph {
   task_rec *tasks;
@@ -61,6 +80,9 @@ struct sim_graph {
   uint32_t mark_stamp;
   sim_task_id *memberless; /* tasks on no stream, in id order: what the executor starts first */
   uint32_t n_memberless, cap_memberless;
+  GPtrArray *categories;   /* the distinct category strings (static), by index */
+  GHashTable *category_index; /* category string -> its index + 1 */
+  category_slot category_cache[CATEGORY_CACHE];  /* in front of category_index, by address */
 };
 
 /* Large arrays. A graph of 10^6 tasks and its executor hold about 140 MB, and first touches of
@@ -188,6 +210,8 @@ sim_graph *sim_graph_new(void)
   g->recent = g_new0(const char *, NAME_CACHE);
   g->handed = g_new0(const char *, NAME_CACHE);
   g->stream_mark = g_array_new(FALSE, TRUE, sizeof(uint32_t));
+  g->categories = g_ptr_array_new();
+  g->category_index = g_hash_table_new(g_direct_hash, g_direct_equal);
   return g;
 }
 
@@ -209,6 +233,8 @@ void sim_graph_free(sim_graph *g)
   g_free(g->recent);
   g_free(g->handed);
   g_array_free(g->stream_mark, TRUE);
+  g_ptr_array_free(g->categories, TRUE);
+  g_hash_table_destroy(g->category_index);
   g_free(g);
 }
 
@@ -255,6 +281,23 @@ const char *sim_graph_unit_name(const sim_graph *g, sim_unit_id u)
   return g_array_index(g->units, unit_rec, u).name;
 }
 
+/* The index of a category string (compared by address: categories are static strings). */
+static uint32_t category_of(sim_graph *g, const char *category)
+{
+  category_slot *c = &g->category_cache[((uintptr_t)category >> 3) & (CATEGORY_CACHE - 1)];
+  if (G_LIKELY(c->category == category && category))
+    return c->index;
+  guint k = GPOINTER_TO_UINT(g_hash_table_lookup(g->category_index, category));
+  if (k == 0) {
+    g_ptr_array_add(g->categories, (gpointer)category);
+    k = g->categories->len;
+    g_hash_table_insert(g->category_index, (gpointer)category, GUINT_TO_POINTER(k));
+  }
+  c->category = category;
+  c->index = k - 1;
+  return k - 1;
+}
+
 static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *members, uint32_t n)
 {
   sim_task_id id = g->n_tasks;
@@ -290,7 +333,8 @@ sim_task_id sim_graph_add_compute(sim_graph *g, sim_stream_id stream, const char
 {
   g_return_val_if_fail(duration_ps >= 0, 0);
   task_rec t = {.kind = SIM_TASK_COMPUTE, .name = intern(g, name),
-                .category = category, .duration_ps = duration_ps, .flops = flops, .bytes = bytes};
+                .category = category_of(g, category), .duration_ps = duration_ps,
+                .u.flops = flops, .bytes = bytes};
   return add_task(g, &t, &stream, 1);
 }
 
@@ -298,7 +342,7 @@ sim_task_id sim_graph_add_delay(sim_graph *g, const char *name, sim_time_ps dura
 {
   g_return_val_if_fail(duration_ps >= 0, 0);
   task_rec t = {.kind = SIM_TASK_DELAY, .name = intern(g, name),
-                .category = "wait", .duration_ps = duration_ps};
+                .category = category_of(g, "wait"), .duration_ps = duration_ps};
   return add_task(g, &t, NULL, 0);
 }
 
@@ -306,7 +350,7 @@ sim_task_id sim_graph_add_transfer(sim_graph *g, sim_stream_id src, sim_stream_i
                                    const char *name, uint64_t bytes)
 {
   task_rec t = {.kind = SIM_TASK_TRANSFER, .name = intern(g, name),
-                .category = "p2p", .bytes = bytes};
+                .category = category_of(g, "p2p"), .bytes = bytes};
   sim_stream_id m[2] = {src, dst};
   return add_task(g, &t, m, 2);
 }
@@ -318,8 +362,8 @@ sim_task_id sim_graph_add_collective(sim_graph *g, const sim_stream_id *members,
 {
   g_return_val_if_fail(n >= 1 && op >= INT8_MIN && op <= INT8_MAX, 0);
   task_rec t = {.kind = SIM_TASK_COLLECTIVE, .op = (int8_t)op,
-                .name = intern(g, name), .category = "collective",
-                .algorithm = algorithm,
+                .name = intern(g, name), .category = category_of(g, "collective"),
+                .u.algorithm = algorithm,
                 .bytes = bytes};
   return add_task(g, &t, members, n);
 }
@@ -329,7 +373,7 @@ sim_task_id sim_graph_add_custom(sim_graph *g, const sim_stream_id *members, uin
 {
   g_return_val_if_fail(op >= INT8_MIN && op <= INT8_MAX, 0);
   task_rec t = {.kind = SIM_TASK_CUSTOM, .op = (int8_t)op,
-                .name = intern(g, name), .category = category,
+                .name = intern(g, name), .category = category_of(g, category),
                 .bytes = bytes};
   return add_task(g, &t, members, n);
 }
@@ -371,14 +415,14 @@ sim_task_kind sim_graph_task_kind(const sim_graph *g, sim_task_id t) { return TA
 const char *sim_graph_task_name(const sim_graph *g, sim_task_id t) { return TASK(g, t)->name; }
 const char *sim_graph_task_category(const sim_graph *g, sim_task_id t)
 {
-  return TASK(g, t)->category;
+  return g_ptr_array_index(g->categories, TASK(g, t)->category);
 }
 uint64_t sim_graph_task_bytes(const sim_graph *g, sim_task_id t) { return TASK(g, t)->bytes; }
-uint64_t sim_graph_task_flops(const sim_graph *g, sim_task_id t) { return TASK(g, t)->flops; }
+uint64_t sim_graph_task_flops(const sim_graph *g, sim_task_id t) { return task_flops(TASK(g, t)); }
 int sim_graph_task_op(const sim_graph *g, sim_task_id t) { return TASK(g, t)->op; }
 const comm_coll_algorithm *sim_graph_task_algorithm(const sim_graph *g, sim_task_id t)
 {
-  return TASK(g, t)->algorithm;
+  return TASK(g, t)->kind == SIM_TASK_COLLECTIVE ? TASK(g, t)->u.algorithm : NULL;
 }
 
 uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_stream_id **members)
@@ -529,15 +573,16 @@ static void start_task(sim_exec *x, sim_task_id t)
     if (!x->span_first)
       x->span_first = big_new0(x->n_tasks, sizeof(uint64_t));
     const sim_stream_id *m = &x->g->members[r->members_at];
+    const char *category = g_ptr_array_index(x->g->categories, r->category);
     for (uint32_t i = 0; i < r->n_members; i++) {
-      uint64_t id = sim_engine_span_begin(x->engine, x->track[m[i]], r->name, r->category,
-                                          r->bytes, r->flops);
+      uint64_t id = sim_engine_span_begin(x->engine, x->track[m[i]], r->name, category,
+                                          r->bytes, task_flops(r));
       if (i == 0)
         x->span_first[t] = id;
     }
     if (r->shown)
-      x->span_first[t] = sim_engine_span_begin(x->engine, x->track[m[0]], r->name, r->category,
-                                               r->bytes, r->flops);
+      x->span_first[t] = sim_engine_span_begin(x->engine, x->track[m[0]], r->name, category,
+                                               r->bytes, task_flops(r));
   }
   switch ((sim_task_kind)r->kind) {
   case SIM_TASK_COMPUTE:

@@ -16,23 +16,26 @@
 #include <sys/mman.h>
 
 /* 56 bytes per task (a pipeline run of 10^6 tasks writes them all while building, and the
- * executor reads each as it starts and ends): categories as indices, and what only one kind
- * of task has shares a word. */
+ * executor reads each as it starts and ends): categories as indices, what only one kind of
+ * task has shares a word, and a task of one stream (or shown on one) holds it in place of an
+ * index into graph->members. What a run reads comes first (the header, then the compute
+ * duration, the bytes and the algorithm), so that it falls in one cache line more often. */
 typedef struct {
   uint8_t kind;
   int8_t op;
   uint8_t shown;           /* on no stream, shown on the stream at members_at (sim_graph_show_on) */
   uint8_t dups;            /* a stream appears more than once among the members */
   uint32_t n_members;
-  uint32_t members_at;     /* index into graph->members (streams); compute: its one stream */
+  uint32_t members_at;     /* index into graph->members (streams); one member or shown: the
+                            * stream itself (see task_members()) */
   uint32_t category;       /* index into graph->categories */
-  const char *name;        /* in graph->strings */
   sim_time_ps duration_ps;
   uint64_t bytes;
   union {
     uint64_t flops;                        /* SIM_TASK_COMPUTE */
     const comm_coll_algorithm *algorithm;  /* SIM_TASK_COLLECTIVE, or NULL */
   } u;
+  const char *name;        /* in graph->strings */
   int64_t memory_delta;    /* bytes the task's unit holds more (or less) once it ends */
 } task_rec;
 
@@ -84,6 +87,12 @@ struct sim_graph {
   GHashTable *category_index; /* category string -> its index + 1 */
   category_slot category_cache[CATEGORY_CACHE];  /* in front of category_index, by address */
 };
+
+/* The streams of a task (n_members of them), or the one it is shown on. */
+static inline const sim_stream_id *task_members(const sim_graph *g, const task_rec *r)
+{
+  return r->n_members <= 1 ? &r->members_at : &g->members[r->members_at];
+}
 
 /* Large arrays. A graph of 10^6 tasks and its executor hold about 140 MB, and first touches of
  * fresh 4 KiB pages (page faults, zeroing, TLB misses) were a quarter of the CPU time of whole
@@ -301,7 +310,7 @@ static uint32_t category_of(sim_graph *g, const char *category)
 static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *members, uint32_t n)
 {
   sim_task_id id = g->n_tasks;
-  t->members_at = g->n_members;
+  t->members_at = n == 1 ? members[0] : g->n_members;
   t->n_members = n;
   /* A stream that appears twice in one task (a device sending to itself) holds it once. Marks
    * find repeats in O(n) (collectives span up to a million streams). */
@@ -312,7 +321,8 @@ static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *memb
   uint32_t *mark = (uint32_t *)g->stream_mark->data;
   for (uint32_t i = 0; i < n; i++) {
     g_return_val_if_fail(members[i] < g->streams->len, id);
-    PUSH(g->members, g->n_members, g->cap_members, members[i]);
+    if (n > 1)
+      PUSH(g->members, g->n_members, g->cap_members, members[i]);
     stream_rec *s = &g_array_index(g->streams, stream_rec, members[i]);
     if (mark[members[i]] == g->mark_stamp) {
       t->dups = 1;
@@ -385,9 +395,8 @@ void sim_graph_show_on(sim_graph *g, sim_task_id task, sim_stream_id stream)
   g_return_if_fail(r->n_members == 0 && !r->shown);
   /* The stream is kept where the members of a task would be, but the task does not count it
    * as one: the executor never queues it there. */
-  r->members_at = g->n_members;
+  r->members_at = stream;
   r->shown = 1;
-  PUSH(g->members, g->n_members, g->cap_members, stream);
 }
 
 void sim_graph_set_unit_memory(sim_graph *g, sim_unit_id unit, uint64_t resident_bytes)
@@ -429,7 +438,7 @@ uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_str
 {
   const task_rec *r = TASK(g, t);
   if (members)
-    *members = r->n_members ? &g->members[r->members_at] : NULL;
+    *members = r->n_members ? task_members(g, r) : NULL;
   return r->n_members;
 }
 
@@ -475,7 +484,7 @@ static uint32_t streams_needed(const sim_graph *g, sim_task_id t)
 {
   const task_rec *r = TASK(g, t);
   uint32_t distinct = r->n_members;
-  const sim_stream_id *m = &g->members[r->members_at];
+  const sim_stream_id *m = task_members(g, r);
   for (uint32_t i = 0; r->dups && i < r->n_members; i++) {
     gboolean dup = FALSE;
     for (uint32_t j = 0; j < i; j++)
@@ -572,7 +581,7 @@ static void start_task(sim_exec *x, sim_task_id t)
   if (sim_engine_has_observers(x->engine)) {
     if (!x->span_first)
       x->span_first = big_new0(x->n_tasks, sizeof(uint64_t));
-    const sim_stream_id *m = &x->g->members[r->members_at];
+    const sim_stream_id *m = task_members(x->g, r);
     const char *category = g_ptr_array_index(x->g->categories, r->category);
     for (uint32_t i = 0; i < r->n_members; i++) {
       uint64_t id = sim_engine_span_begin(x->engine, x->track[m[i]], r->name, category,
@@ -631,7 +640,7 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
   x->done_count++;
   if (end_ps > x->makespan_ps)
     x->makespan_ps = end_ps;
-  const sim_stream_id *m = &x->g->members[r->members_at];
+  const sim_stream_id *m = task_members(x->g, r);
   if (x->span_first && x->span_first[t]) {
     for (uint32_t i = 0; i < MAX(r->n_members, r->shown); i++)
       sim_engine_span_end(x->engine, x->span_first[t] + i);
@@ -714,7 +723,7 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
     /* The streams whose cursor is on the task have arrived; the rest of its count is
      * dependencies. */
     const task_rec *r = TASK(x->g, t);
-    const sim_stream_id *m = &x->g->members[r->members_at];
+    const sim_stream_id *m = task_members(x->g, r);
     uint32_t needed = streams_needed(x->g, t), arrived = 0;
     for (uint32_t i = 0; i < r->n_members; i++) {
       gboolean dup = FALSE;

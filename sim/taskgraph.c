@@ -78,7 +78,9 @@ struct sim_graph {
   GArray *units;           /* unit_rec */
   GStringChunk *strings;
   const char **recent;     /* NAME_CACHE interned names, by a hash of their text */
-  const char **handed;     /* NAME_CACHE names given out by sim_graph_intern(), by address */
+  const char **handed;     /* names given out by sim_graph_intern(), by address */
+  uint32_t handed_mask;    /* slots of `handed` - 1 */
+  uint32_t n_handed;       /* names given out */
   GArray *stream_mark;     /* uint32_t per stream: mark_stamp when met in the task being added */
   uint32_t mark_stamp;
   sim_task_id *memberless; /* tasks on no stream, in id order: what the executor starts first */
@@ -185,12 +187,18 @@ static void *grow(void *items, uint32_t *cap, size_t size)
  * of interned names in front of the string chunk's own table saves its hashing and lookup for
  * most of them. A hit returns the pointer the chunk would return. */
 #define NAME_CACHE 4096
+#define HANDED_MAX (1u << 20)
+
+static inline uint32_t handed_slot(const sim_graph *g, const char *name)
+{
+  return (uint32_t)(((uintptr_t)name * 0x9E3779B97F4A7C15ULL) >> 40) & g->handed_mask;
+}
 
 static const char *intern(sim_graph *g, const char *name)
 {
   /* A name the graph handed out (sim_graph_intern()) is kept until the graph is freed, so no
    * other string can have its address: it is its own copy. */
-  const char **own = &g->handed[((uintptr_t)name >> 3) & (NAME_CACHE - 1)];
+  const char **own = &g->handed[handed_slot(g, name)];
   if (*own == name)
     return name;
   uint32_t h = 2166136261u;   /* FNV-1a */
@@ -206,7 +214,19 @@ static const char *intern(sim_graph *g, const char *name)
 const char *sim_graph_intern(sim_graph *g, const char *name)
 {
   const char *copy = intern(g, name);
-  g->handed[((uintptr_t)copy >> 3) & (NAME_CACHE - 1)] = copy;
+  if (G_UNLIKELY(++g->n_handed > g->handed_mask / 2 && g->handed_mask < HANDED_MAX - 1)) {
+    /* A pipeline of 2048 micro-batches hands out 8192 names, each used on every stage: the
+     * table grows with them, so that they stay found by address. */
+    const char **old = g->handed;
+    uint32_t old_slots = g->handed_mask + 1;
+    g->handed_mask = 4 * old_slots - 1;
+    g->handed = g_new0(const char *, g->handed_mask + 1);
+    for (uint32_t i = 0; i < old_slots; i++)
+      if (old[i])
+        g->handed[handed_slot(g, old[i])] = old[i];
+    g_free(old);
+  }
+  g->handed[handed_slot(g, copy)] = copy;
   return copy;
 }
 
@@ -218,6 +238,7 @@ sim_graph *sim_graph_new(void)
   g->strings = g_string_chunk_new(4096);
   g->recent = g_new0(const char *, NAME_CACHE);
   g->handed = g_new0(const char *, NAME_CACHE);
+  g->handed_mask = NAME_CACHE - 1;
   g->stream_mark = g_array_new(FALSE, TRUE, sizeof(uint32_t));
   g->categories = g_ptr_array_new();
   g->category_index = g_hash_table_new(g_direct_hash, g_direct_equal);

@@ -656,12 +656,26 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
   task_state *s = &x->ts[t];
   g_return_if_fail(ts_started(s) && !ts_done(s));
   const task_rec *r = TASK(x->g, t);
+  /* What this ends will read next is mostly cold (a large run's graph is far larger than the
+   * caches): ask for the successors' states and the next tasks of its streams at once, so
+   * that their misses overlap instead of following one another. */
+  uint32_t k0 = x->succ_at[t], k1 = x->succ_at[t + 1];
+  for (uint32_t k = k0; k < k1 && k < k0 + 4; k++)
+    __builtin_prefetch(&x->ts[x->succ[k]], 1);
+  const sim_stream_id *m = task_members(x->g, r);
+  for (uint32_t i = 0; i < r->n_members && i < 4; i++) {
+    const stream_rec *sr = &g_array_index(x->g->streams, stream_rec, m[i]);
+    uint32_t c = x->cursor[m[i]] + 1;
+    if (c < sr->n_tasks) {
+      __builtin_prefetch(&x->ts[sr->tasks[c]], 1);
+      __builtin_prefetch(TASK(x->g, sr->tasks[c]));
+    }
+  }
   sim_time_ps start_ps = ~s->at, end_ps = sim_engine_now(x->engine);
   s->end = ~end_ps;
   x->done_count++;
   if (end_ps > x->makespan_ps)
     x->makespan_ps = end_ps;
-  const sim_stream_id *m = task_members(x->g, r);
   if (x->span_first && x->span_first[t]) {
     for (uint32_t i = 0; i < MAX(r->n_members, r->shown); i++)
       sim_engine_span_end(x->engine, x->span_first[t] + i);
@@ -693,7 +707,7 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
     x->cursor[m[i]]++;
     stream_advance(x, m[i]);
   }
-  for (uint32_t k = x->succ_at[t]; k < x->succ_at[t + 1]; k++)
+  for (uint32_t k = k0; k < k1; k++)
     count_down(x, x->succ[k]);
 }
 

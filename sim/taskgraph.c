@@ -660,8 +660,10 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
    * caches): ask for the successors' states and the next tasks of its streams at once, so
    * that their misses overlap instead of following one another. */
   uint32_t k0 = x->succ_at[t], k1 = x->succ_at[t + 1];
-  for (uint32_t k = k0; k < k1 && k < k0 + 4; k++)
+  for (uint32_t k = k0; k < k1 && k < k0 + 4; k++) {
     __builtin_prefetch(&x->ts[x->succ[k]], 1);
+    __builtin_prefetch(TASK(x->g, x->succ[k]));
+  }
   const sim_stream_id *m = task_members(x->g, r);
   for (uint32_t i = 0; i < r->n_members && i < 4; i++) {
     const stream_rec *sr = &g_array_index(x->g->streams, stream_rec, m[i]);

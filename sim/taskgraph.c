@@ -595,6 +595,7 @@ static void fixed_done(sim_engine *engine, void *data, uint64_t task)
 
 static void start_task(sim_exec *x, sim_task_id t)
 {
+  __builtin_prefetch(&x->succ_at[t]);   /* read when it ends (sim_exec_task_done) */
   const task_rec *r = TASK(x->g, t);
   task_state *s = &x->ts[t];
   g_assert(sim_engine_now(x->engine) >= 0);

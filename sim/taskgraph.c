@@ -1,7 +1,8 @@
 /* Task graph and executor (see taskgraph.h).
  *
- * Storage is flat: tasks in one array, the members of multi-stream tasks in another, edges as
- * (before, after) pairs turned into a compressed successor list when the executor is made.
+ * Storage is flat: tasks in one array, the members of tasks of over two streams in another,
+ * edges as (before, after) pairs turned into a compressed successor list when the executor is
+ * made.
  * Each stream keeps the ids of its tasks in insertion order; the executor advances a cursor
  * per stream. Each task counts what it still waits for: its unfinished dependencies and the
  * member streams whose cursor has not reached it; it starts when the count reaches zero. */
@@ -17,18 +18,22 @@
 
 /* 56 bytes per task (a pipeline run of 10^6 tasks writes them all while building, and the
  * executor reads each as it starts and ends): categories as indices, what only one kind of
- * task has shares a word, and a task of one stream (or shown on one) holds it in place of an
- * index into graph->members. What a run reads comes first (the header, then the compute
- * duration, the bytes and the algorithm), so that it falls in one cache line more often. */
+ * task has shares a word, and a task of one or two streams (or shown on one) holds them in
+ * place of an index into graph->members, so that starting or ending a transfer does not read
+ * that array. What a run reads comes first (the header, then the compute duration, the bytes
+ * and the algorithm), so that it falls in one cache line more often. */
+#define INLINE_MEMBERS 2
 typedef struct {
-  uint8_t kind;
+  uint8_t kind : 5;        /* sim_task_kind */
+  uint8_t shown : 1;       /* on no stream, shown on the stream at members_at (sim_graph_show_on) */
+  uint8_t dups : 1;        /* a stream appears more than once among the members */
   int8_t op;
-  uint8_t shown;           /* on no stream, shown on the stream at members_at (sim_graph_show_on) */
-  uint8_t dups;            /* a stream appears more than once among the members */
+  uint16_t category;       /* index into graph->categories */
   uint32_t n_members;
-  uint32_t members_at;     /* index into graph->members (streams); one member or shown: the
-                            * stream itself (see task_members()) */
-  uint32_t category;       /* index into graph->categories */
+  uint32_t members_at;     /* index into graph->members (streams); up to INLINE_MEMBERS members,
+                            * or shown: the streams themselves, here and in member2 (see
+                            * task_members()) */
+  uint32_t member2;
   sim_time_ps duration_ps;
   uint64_t bytes;
   union {
@@ -93,7 +98,7 @@ struct sim_graph {
 /* The streams of a task (n_members of them), or the one it is shown on. */
 static inline const sim_stream_id *task_members(const sim_graph *g, const task_rec *r)
 {
-  return r->n_members <= 1 ? &r->members_at : &g->members[r->members_at];
+  return r->n_members <= INLINE_MEMBERS ? &r->members_at : &g->members[r->members_at];
 }
 
 /* Large arrays. A graph of 10^6 tasks and its executor hold about 140 MB, and first touches of
@@ -312,13 +317,15 @@ const char *sim_graph_unit_name(const sim_graph *g, sim_unit_id u)
 }
 
 /* The index of a category string (compared by address: categories are static strings). */
-static uint32_t category_of(sim_graph *g, const char *category)
+static uint16_t category_of(sim_graph *g, const char *category)
 {
   category_slot *c = &g->category_cache[((uintptr_t)category >> 3) & (CATEGORY_CACHE - 1)];
   if (G_LIKELY(c->category == category && category))
     return c->index;
   guint k = GPOINTER_TO_UINT(g_hash_table_lookup(g->category_index, category));
   if (k == 0) {
+    if (g->categories->len > UINT16_MAX)
+      g_error("task graph: more than %u task categories", UINT16_MAX + 1);
     g_ptr_array_add(g->categories, (gpointer)category);
     k = g->categories->len;
     g_hash_table_insert(g->category_index, (gpointer)category, GUINT_TO_POINTER(k));
@@ -331,8 +338,13 @@ static uint32_t category_of(sim_graph *g, const char *category)
 static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *members, uint32_t n)
 {
   sim_task_id id = g->n_tasks;
-  t->members_at = n == 1 ? members[0] : g->n_members;
   t->n_members = n;
+  if (n <= INLINE_MEMBERS) {
+    t->members_at = n >= 1 ? members[0] : 0;
+    t->member2 = n >= 2 ? members[1] : 0;
+  } else {
+    t->members_at = g->n_members;
+  }
   /* A stream that appears twice in one task (a device sending to itself) holds it once. Marks
    * find repeats in O(n) (collectives span up to a million streams). */
   if (++g->mark_stamp == 0) {
@@ -342,7 +354,7 @@ static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *memb
   uint32_t *mark = (uint32_t *)g->stream_mark->data;
   for (uint32_t i = 0; i < n; i++) {
     g_return_val_if_fail(members[i] < g->streams->len, id);
-    if (n > 1)
+    if (n > INLINE_MEMBERS)
       PUSH(g->members, g->n_members, g->cap_members, members[i]);
     stream_rec *s = &g_array_index(g->streams, stream_rec, members[i]);
     if (mark[members[i]] == g->mark_stamp) {

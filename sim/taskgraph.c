@@ -480,17 +480,20 @@ uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_str
 /* 16 bytes per task, read and written once or twice per event: what a run touches per task is
  * kept small so that more of it stays in cache, and fewer fresh pages are touched. Before the
  * task starts, `at` counts what it waits for (unfinished dependencies + distinct member streams
- * not yet arrived), >= 0; once it starts, `at` is ~start_ps (< 0: times are >= 0). `end` is 0
- * until the task is done, then ~end_ps. */
+ * not yet arrived), >= 0; once it starts, `at` is ~start_ps (< 0: times are >= 0). Until the
+ * task is done, `end` locates its successors, succ[first .. first + count) with first in its
+ * low 32 bits and count in its high 32 (>= 0: count < 2^31); then it is ~end_ps (< 0). */
 typedef struct {
   int64_t at;
   int64_t end;
 } task_state;
 
 static inline gboolean ts_started(const task_state *s) { return s->at < 0; }
-static inline gboolean ts_done(const task_state *s) { return s->end != 0; }
+static inline gboolean ts_done(const task_state *s) { return s->end < 0; }
 static inline sim_time_ps ts_start_ps(const task_state *s) { return s->at < 0 ? ~s->at : 0; }
-static inline sim_time_ps ts_end_ps(const task_state *s) { return s->end ? ~s->end : 0; }
+static inline sim_time_ps ts_end_ps(const task_state *s) { return s->end < 0 ? ~s->end : 0; }
+#define SUCC_FIRST(end) ((uint32_t)(end))
+#define SUCC_COUNT(end) ((uint32_t)((uint64_t)(end) >> 32))
 
 struct sim_exec {
   sim_engine *engine;
@@ -501,8 +504,7 @@ struct sim_exec {
   uint32_t n_tasks, n_edges;  /* sizes of the arrays below */
   uint64_t *span_first;    /* per task: first of its consecutive span ids (0: none); made when
                             * a task starts with observers attached */
-  uint32_t *succ_at;       /* CSR: successors of t are succ[succ_at[t] .. succ_at[t+1]) */
-  sim_task_id *succ;
+  sim_task_id *succ;       /* successors of each task, task by task (see task_state) */
   uint32_t *cursor;        /* per stream: index of its next task in stream->tasks */
   sim_time_ps *busy_ps;    /* per stream */
   sim_track_id *track;     /* per stream */
@@ -536,25 +538,26 @@ sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
   x->n_tasks = n;
   x->n_edges = g->n_edges / 2;
   x->ts = big_new0(n, sizeof(task_state));
-  x->succ_at = big_new0(n + 1, sizeof(uint32_t));
   uint32_t n_edges = x->n_edges;
   x->succ = big_new0(n_edges, sizeof(sim_task_id));
   const sim_task_id *e = g->edges;
+  /* Counts, then each task's first successor serves as its fill cursor, which leaves it
+   * count entries further: one pass takes the counts back off. */
   for (uint32_t i = 0; i < n_edges; i++) {
-    x->succ_at[e[2 * i] + 1]++;
+    x->ts[e[2 * i]].end += (int64_t)1 << 32;
     x->ts[e[2 * i + 1]].at++;
   }
-  for (uint32_t t = 0; t < n; t++)
-    x->succ_at[t + 1] += x->succ_at[t];
-  /* Each task's start serves as its fill cursor, which leaves it at the next task's start:
-   * one shift puts the starts back (no second array of n entries). */
+  uint32_t first = 0;
+  for (uint32_t t = 0; t < n; t++) {
+    x->ts[t].end |= first;
+    first += SUCC_COUNT(x->ts[t].end);
+  }
   for (uint32_t i = 0; i < n_edges; i++)
-    x->succ[x->succ_at[e[2 * i]]++] = e[2 * i + 1];
-  for (uint32_t t = n; t > 0; t--)
-    x->succ_at[t] = x->succ_at[t - 1];
-  x->succ_at[0] = 0;
-  for (uint32_t t = 0; t < n; t++)
+    x->succ[SUCC_FIRST(x->ts[e[2 * i]].end++)] = e[2 * i + 1];
+  for (uint32_t t = 0; t < n; t++) {
+    x->ts[t].end -= SUCC_COUNT(x->ts[t].end);
     x->ts[t].at += streams_needed(g, t);
+  }
   uint32_t ns = g->streams->len, nu = g->units->len;
   x->cursor = g_new0(uint32_t, ns ? ns : 1);
   x->busy_ps = g_new0(sim_time_ps, ns ? ns : 1);
@@ -579,7 +582,6 @@ void sim_exec_free(sim_exec *x)
   big_free(x->ts, (size_t)MAX(x->n_tasks, 1) * sizeof(task_state));
   if (x->span_first)
     big_free(x->span_first, (size_t)MAX(x->n_tasks, 1) * sizeof(uint64_t));
-  big_free(x->succ_at, (size_t)(x->n_tasks + 1) * sizeof(uint32_t));
   big_free(x->succ, (size_t)MAX(x->n_edges, 1) * sizeof(sim_task_id));
   g_free(x->cursor);
   g_free(x->busy_ps);
@@ -607,7 +609,6 @@ static void fixed_done(sim_engine *engine, void *data, uint64_t task)
 
 static void start_task(sim_exec *x, sim_task_id t)
 {
-  __builtin_prefetch(&x->succ_at[t]);   /* read when it ends (sim_exec_task_done) */
   const task_rec *r = TASK(x->g, t);
   task_state *s = &x->ts[t];
   g_assert(sim_engine_now(x->engine) >= 0);
@@ -672,7 +673,7 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
   /* What this ends will read next is mostly cold (a large run's graph is far larger than the
    * caches): ask for the successors' states and the next tasks of its streams at once, so
    * that their misses overlap instead of following one another. */
-  uint32_t k0 = x->succ_at[t], k1 = x->succ_at[t + 1];
+  uint32_t k0 = SUCC_FIRST(s->end), k1 = k0 + SUCC_COUNT(s->end);
   for (uint32_t k = k0; k < k1 && k < k0 + 4; k++) {
     __builtin_prefetch(&x->ts[x->succ[k]], 1);
     __builtin_prefetch(TASK(x->g, x->succ[k]));

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* 56 bytes per task (a pipeline run of 10^6 tasks writes them all while building, and the
+/* 48 bytes per task (a pipeline run of 10^6 tasks writes them all while building, and the
  * executor reads each as it starts and ends): categories as indices, what only one kind of
  * task has shares a word, and a task of one or two streams (or shown on one) holds them in
  * place of an index into graph->members, so that starting or ending a transfer does not read
@@ -27,13 +27,16 @@ typedef struct {
   uint8_t kind : 5;        /* sim_task_kind */
   uint8_t shown : 1;       /* on no stream, shown on the stream at members_at (sim_graph_show_on) */
   uint8_t dups : 1;        /* a stream appears more than once among the members */
+  uint8_t big_delta : 1;   /* its memory delta is in graph->deltas, not in member2 */
   int8_t op;
   uint16_t category;       /* index into graph->categories */
   uint32_t n_members;
   uint32_t members_at;     /* index into graph->members (streams); up to INLINE_MEMBERS members,
                             * or shown: the streams themselves, here and in member2 (see
                             * task_members()) */
-  uint32_t member2;
+  uint32_t member2;        /* the second member; a task of one member or none: its memory
+                            * delta (bytes its unit holds more, or less, once it ends) while
+                            * that fits in an int32_t */
   sim_time_ps duration_ps;
   uint64_t bytes;
   union {
@@ -41,10 +44,9 @@ typedef struct {
     const comm_coll_algorithm *algorithm;  /* SIM_TASK_COLLECTIVE, or NULL */
   } u;
   const char *name;        /* in graph->strings */
-  int64_t memory_delta;    /* bytes the task's unit holds more (or less) once it ends */
 } task_rec;
 
-G_STATIC_ASSERT(sizeof(task_rec) <= 56);
+G_STATIC_ASSERT(sizeof(task_rec) <= 48);
 
 static inline uint64_t task_flops(const task_rec *r)
 {
@@ -88,12 +90,21 @@ struct sim_graph {
   uint32_t n_handed;       /* names given out */
   GArray *stream_mark;     /* uint32_t per stream: mark_stamp when met in the task being added */
   uint32_t mark_stamp;
+  GHashTable *deltas;      /* task id -> int64_t memory delta (g_malloc'd), of tasks with
+                            * big_delta set; NULL until one is */
   sim_task_id *memberless; /* tasks on no stream, in id order: what the executor starts first */
   uint32_t n_memberless, cap_memberless;
   GPtrArray *categories;   /* the distinct category strings (static), by index */
   GHashTable *category_index; /* category string -> its index + 1 */
   category_slot category_cache[CATEGORY_CACHE];  /* in front of category_index, by address */
 };
+
+static inline int64_t task_memory_delta(const sim_graph *g, sim_task_id t, const task_rec *r)
+{
+  if (r->big_delta)
+    return *(const int64_t *)g_hash_table_lookup(g->deltas, GUINT_TO_POINTER(t));
+  return r->n_members <= 1 ? (int32_t)r->member2 : 0;
+}
 
 /* The streams of a task (n_members of them), or the one it is shown on. */
 static inline const sim_stream_id *task_members(const sim_graph *g, const task_rec *r)
@@ -270,6 +281,8 @@ void sim_graph_free(sim_graph *g)
   g_array_free(g->stream_mark, TRUE);
   g_ptr_array_free(g->categories, TRUE);
   g_hash_table_destroy(g->category_index);
+  if (g->deltas)
+    g_hash_table_destroy(g->deltas);
   g_free(g);
 }
 
@@ -441,7 +454,25 @@ void sim_graph_set_unit_memory(sim_graph *g, sim_unit_id unit, uint64_t resident
 void sim_graph_add_memory_delta(sim_graph *g, sim_task_id task, int64_t delta_bytes)
 {
   g_return_if_fail(task < g->n_tasks);
-  g->tasks[task].memory_delta += delta_bytes;
+  task_rec *r = &g->tasks[task];
+  if (!r->big_delta && r->n_members <= 1) {
+    int64_t sum = (int64_t)(int32_t)r->member2 + delta_bytes;
+    if (sum >= INT32_MIN && sum <= INT32_MAX) {
+      r->member2 = (uint32_t)(int32_t)sum;
+      return;
+    }
+    delta_bytes = (int64_t)(int32_t)r->member2 + delta_bytes;
+    r->member2 = 0;
+  }
+  if (!g->deltas)
+    g->deltas = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  int64_t *d = g_hash_table_lookup(g->deltas, GUINT_TO_POINTER(task));
+  if (!d) {
+    d = g_new0(int64_t, 1);
+    g_hash_table_insert(g->deltas, GUINT_TO_POINTER(task), d);
+    r->big_delta = 1;
+  }
+  *d += delta_bytes;
 }
 
 void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before)
@@ -695,9 +726,10 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
   if (x->span_first && x->span_first[t]) {
     for (uint32_t i = 0; i < MAX(r->n_members, r->shown); i++)
       sim_engine_span_end(x->engine, x->span_first[t] + i);
-    if (r->memory_delta && r->n_members) {
+    int64_t delta = task_memory_delta(x->g, t, r);
+    if (delta && r->n_members) {
       sim_unit_id u = g_array_index(x->g->streams, stream_rec, m[0]).unit;
-      x->memory[u] += r->memory_delta;
+      x->memory[u] += delta;
       uint64_t resident = g_array_index(x->g->units, unit_rec, u).resident_bytes;
       sim_engine_counter(x->engine, x->proc[u], "memory GiB",
                          (double)((int64_t)resident + x->memory[u]) / (1 << 30));

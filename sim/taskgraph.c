@@ -642,6 +642,7 @@ static void start_task(sim_exec *x, sim_task_id t)
 {
   const task_rec *r = TASK(x->g, t);
   task_state *s = &x->ts[t];
+  __builtin_prefetch(&x->succ[SUCC_FIRST(s->end)]);   /* read when it ends */
   g_assert(sim_engine_now(x->engine) >= 0);
   s->at = ~sim_engine_now(x->engine);
   if (sim_engine_has_observers(x->engine)) {

@@ -351,31 +351,36 @@ static uint16_t category_of(sim_graph *g, const char *category)
 static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *members, uint32_t n)
 {
   sim_task_id id = g->n_tasks;
+  for (uint32_t i = 0; i < n; i++)
+    g_return_val_if_fail(members[i] < g->streams->len, id);
   t->n_members = n;
+  /* A stream that appears twice in one task (a device sending to itself) holds it once. */
   if (n <= INLINE_MEMBERS) {
     t->members_at = n >= 1 ? members[0] : 0;
     t->member2 = n >= 2 ? members[1] : 0;
+    t->dups = n == 2 && members[0] == members[1];
+    for (uint32_t i = 0; i < n - t->dups; i++) {
+      stream_rec *s = &g_array_index(g->streams, stream_rec, members[i]);
+      PUSH(s->tasks, s->n_tasks, s->cap_tasks, id);
+    }
   } else {
     t->members_at = g->n_members;
-  }
-  /* A stream that appears twice in one task (a device sending to itself) holds it once. Marks
-   * find repeats in O(n) (collectives span up to a million streams). */
-  if (++g->mark_stamp == 0) {
-    memset(g->stream_mark->data, 0, g->stream_mark->len * sizeof(uint32_t));
-    g->mark_stamp = 1;
-  }
-  uint32_t *mark = (uint32_t *)g->stream_mark->data;
-  for (uint32_t i = 0; i < n; i++) {
-    g_return_val_if_fail(members[i] < g->streams->len, id);
-    if (n > INLINE_MEMBERS)
-      PUSH(g->members, g->n_members, g->cap_members, members[i]);
-    stream_rec *s = &g_array_index(g->streams, stream_rec, members[i]);
-    if (mark[members[i]] == g->mark_stamp) {
-      t->dups = 1;
-      continue;
+    /* Marks find repeats in O(n) (collectives span up to a million streams). */
+    if (++g->mark_stamp == 0) {
+      memset(g->stream_mark->data, 0, g->stream_mark->len * sizeof(uint32_t));
+      g->mark_stamp = 1;
     }
-    mark[members[i]] = g->mark_stamp;
-    PUSH(s->tasks, s->n_tasks, s->cap_tasks, id);
+    uint32_t *mark = (uint32_t *)g->stream_mark->data;
+    for (uint32_t i = 0; i < n; i++) {
+      PUSH(g->members, g->n_members, g->cap_members, members[i]);
+      if (mark[members[i]] == g->mark_stamp) {
+        t->dups = 1;
+        continue;
+      }
+      mark[members[i]] = g->mark_stamp;
+      stream_rec *s = &g_array_index(g->streams, stream_rec, members[i]);
+      PUSH(s->tasks, s->n_tasks, s->cap_tasks, id);
+    }
   }
   PUSH(g->tasks, g->n_tasks, g->cap_tasks, *t);
   if (n == 0)
@@ -709,6 +714,7 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
   for (uint32_t k = k0; k < k1 && k < k0 + 4; k++) {
     __builtin_prefetch(&x->ts[x->succ[k]], 1);
     __builtin_prefetch(TASK(x->g, x->succ[k]));
+    __builtin_prefetch((const char *)TASK(x->g, x->succ[k]) + sizeof(task_rec) - 1);
   }
   const sim_stream_id *m = task_members(x->g, r);
   for (uint32_t i = 0; i < r->n_members && i < 4; i++) {
@@ -717,6 +723,7 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
     if (c < sr->n_tasks) {
       __builtin_prefetch(&x->ts[sr->tasks[c]], 1);
       __builtin_prefetch(TASK(x->g, sr->tasks[c]));
+      __builtin_prefetch((const char *)TASK(x->g, sr->tasks[c]) + sizeof(task_rec) - 1);
     }
   }
   sim_time_ps start_ps = ~s->at, end_ps = sim_engine_now(x->engine);

@@ -74,7 +74,13 @@ struct sim_net_adapter {
   GArray *ps_queue;         /* indices into plan->ps_tasks waiting for their step */
   GPtrArray *pending_blocks; /* pending[PENDING_BLOCK] each, freed with the adapter */
   pending *free_pending;    /* records not in flight */
+  comm_ep *stream_ep;       /* per stream of the graph: its unit's endpoint, or NO_EP until
+                             * asked (a pipeline asks for the same few on every transfer) */
+  uint32_t n_stream_ep;
+  const sim_graph *ep_graph;  /* the graph stream_ep is for */
 };
+
+#define NO_EP UINT32_MAX
 
 static void group_rec_free(gpointer p)
 {
@@ -130,6 +136,7 @@ void sim_net_adapter_free(sim_net_adapter *a)
   g_ptr_array_free(a->colls, TRUE);
   g_ptr_array_free(a->groups, TRUE);
   g_ptr_array_free(a->pending_blocks, TRUE);
+  g_free(a->stream_ep);
   g_clear_error(&a->error);
   comm_ps_free(a->ps);
   comm_coll_group_free(a->ps_group);
@@ -164,6 +171,24 @@ comm_ep sim_net_adapter_endpoint(const sim_net_adapter *a, sim_unit_id unit)
     return comm_topology_host(topo, u->index, 0);
   }
   g_assert_not_reached();
+}
+
+/* The endpoint of a stream's unit, through the adapter's table. */
+static comm_ep stream_endpoint(sim_net_adapter *a, const sim_graph *g, sim_stream_id s)
+{
+  if (G_UNLIKELY(a->ep_graph != g)) {
+    a->ep_graph = g;
+    a->n_stream_ep = sim_graph_n_streams(g);
+    g_free(a->stream_ep);
+    a->stream_ep = g_new(comm_ep, MAX(a->n_stream_ep, 1));
+    for (uint32_t i = 0; i < a->n_stream_ep; i++)
+      a->stream_ep[i] = NO_EP;
+  }
+  g_assert(s < a->n_stream_ep);
+  comm_ep *ep = &a->stream_ep[s];
+  if (*ep == NO_EP)
+    *ep = sim_net_adapter_endpoint(a, sim_graph_stream_unit(g, s));
+  return *ep;
 }
 
 static void task_finished(sim_engine *engine, void *user)
@@ -326,8 +351,8 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
   uint32_t n = sim_graph_task_members(g, t, &m);
   switch (sim_graph_task_kind(g, t)) {
   case SIM_TASK_TRANSFER: {
-    comm_ep src = sim_net_adapter_endpoint(a, sim_graph_stream_unit(g, m[0]));
-    comm_ep dst = sim_net_adapter_endpoint(a, sim_graph_stream_unit(g, m[1]));
+    comm_ep src = stream_endpoint(a, g, m[0]);
+    comm_ep dst = stream_endpoint(a, g, m[1]);
     comm_net_send(a->net, src, dst, sim_graph_task_bytes(g, t), task_finished, p);
     return;
   }

@@ -216,7 +216,8 @@ typedef struct {
  * pipeline sends between the same pairs of devices over and over, and computing the route
  * (comm__route) and walking its links' classes was a few percent of such a run. Routes are a
  * pure function of the topology and the endpoints, so a memo gives the same links. */
-#define ROUTE_MEMOS 256
+#define ROUTE_MEMOS_MIN 64
+#define ROUTE_MEMOS_MAX 4096
 typedef struct {
   uint64_t key;          /* src << 32 | dst + 1; 0: empty */
   uint32_t nhops;
@@ -269,7 +270,10 @@ struct comm_net {
   /* Routes of the lone set (comm__lone_new): per link, the id + 1 of the route holding it. */
   uint32_t *lone_owner;
 
-  route_memo *routes;    /* ROUTE_MEMOS recent routes (flow model), made on first use */
+  route_memo *routes;    /* recent routes (flow model), by a hash of their ends; made on first
+                          * use, ROUTE_MEMOS_MIN of them, and grown while they miss often */
+  uint32_t route_mask;   /* slots - 1 */
+  uint32_t route_misses; /* since the table was made */
   gboolean lone_open;
 
   /* Observers: one SIM_PROC_LINK process per node, a track per NIC and one intra track. */
@@ -540,17 +544,37 @@ static inline double link_capacity(const comm_net *net, uint32_t l)
   return link_class(net, l)->Bps;
 }
 
+static inline uint32_t route_slot(const comm_net *net, uint64_t key)
+{
+  return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 40) & net->route_mask;
+}
+
 /* The memo of the route src -> dst, its bottleneck known; NULL for a route of more than
  * INLINE_HOPS links (then comm__route into route_buf). */
 static route_memo *route_get(comm_net *net, comm_ep src, comm_ep dst)
 {
   uint64_t key = ((uint64_t)src << 32 | dst) + 1;
-  if (G_UNLIKELY(!net->routes))
-    net->routes = g_new0(route_memo, ROUTE_MEMOS);
-  route_memo *m = &net->routes[(key * 0x9E3779B97F4A7C15ULL) >> 56];
-  G_STATIC_ASSERT(ROUTE_MEMOS == 256);
+  if (G_UNLIKELY(!net->routes)) {
+    net->routes = g_new0(route_memo, ROUTE_MEMOS_MIN);
+    net->route_mask = ROUTE_MEMOS_MIN - 1;
+  }
+  route_memo *m = &net->routes[route_slot(net, key)];
   if (G_LIKELY(m->key == key))
     return m;
+  if (G_UNLIKELY(++net->route_misses > 4 * (net->route_mask + 1) &&
+                 net->route_mask + 1 < ROUTE_MEMOS_MAX)) {
+    /* Four times the slots, the routes kept: fewer of the routes in use share a slot. */
+    route_memo *old = net->routes;
+    uint32_t old_slots = net->route_mask + 1;
+    net->route_mask = 4 * old_slots - 1;
+    net->routes = g_new0(route_memo, net->route_mask + 1);
+    for (uint32_t i = 0; i < old_slots; i++)
+      if (old[i].key)
+        net->routes[route_slot(net, old[i].key)] = old[i];
+    g_free(old);
+    net->route_misses = 0;
+    m = &net->routes[route_slot(net, key)];
+  }
   uint32_t n = comm__route(net->topo, src, dst, net->route_buf);
   if (n > INLINE_HOPS)
     return NULL;

@@ -112,7 +112,7 @@ static inline const sim_stream_id *task_members(const sim_graph *g, const task_r
   return r->n_members <= INLINE_MEMBERS ? &r->members_at : &g->members[r->members_at];
 }
 
-/* Large arrays. A graph of 10^6 tasks and its executor hold about 140 MB, and first touches of
+/* Large arrays. A graph of 10^6 tasks and its executor hold about 90 MB, and first touches of
  * fresh 4 KiB pages (page faults, zeroing, TLB misses) were a quarter of the CPU time of whole
  * unfolded runs. An array of 2 MiB or more is therefore mapped on its own, 2 MiB-aligned,
  * and marked for transparent huge pages before it is touched: one fault and one TLB entry per

@@ -225,6 +225,7 @@ typedef struct {
   double Bps;            /* the smallest capacity on the route */
   uint64_t lat_bytes;    /* the size lat_ps is for (0: none yet) */
   sim_time_ps lat_ps;    /* sum of the links' latencies for lat_bytes */
+  sim_time_ps alone_ps;  /* lat_bytes at Bps (sim_time_for_work): a lone flow's sending time */
 } route_memo;
 
 struct comm_net {
@@ -1195,6 +1196,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
     n = m->nhops;
     if (m->lat_bytes != bytes) {
       m->lat_ps = route_latency(net, route, n, bytes);
+      m->alone_ps = sim_time_for_work((double)bytes - 0.0, m->Bps);
       m->lat_bytes = bytes;
     }
     lat = m->lat_ps;
@@ -1233,7 +1235,10 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   f->seq = net->next_seq++;
   f->cls = c;
   class_push(c, f);
-  c->ev = sim_engine_schedule_at(e, class_first_end(c), class_cb, c, EV_COMPLETE);
+  /* class_first_end(c), whose work is target - served = bytes - 0.0 at rate m->Bps: the
+   * memo's figure for this size. */
+  sim_time_ps end = m ? sim_time_add_sat(c->last_ps, m->alone_ps) : class_first_end(c);
+  c->ev = sim_engine_schedule_at(e, end, class_cb, c, EV_COMPLETE);
 }
 
 /* ---- Lone routes ----------------------------------------------------------------------------- */

@@ -212,6 +212,22 @@ typedef struct {
     (vec)->v[(vec)->n++] = (x);                                                                 \
   } while (0)
 
+/* A route met recently, with its bottleneck and its latency for the last size sent on it: a
+ * pipeline sends between the same pairs of devices over and over, and computing the route
+ * (comm__route) and walking its links' classes was a few percent of such a run. Routes are a
+ * pure function of the topology and the endpoints, so a memo gives the same links. */
+#define ROUTE_MEMOS_MIN 64
+#define ROUTE_MEMOS_MAX 4096
+typedef struct {
+  uint64_t key;          /* src << 32 | dst + 1; 0: empty */
+  uint32_t nhops;
+  uint32_t links[INLINE_HOPS];
+  double Bps;            /* the smallest capacity on the route */
+  uint64_t lat_bytes;    /* the size lat_ps is for (0: none yet) */
+  sim_time_ps lat_ps;    /* sum of the links' latencies for lat_bytes */
+  sim_time_ps alone_ps;  /* lat_bytes at Bps (sim_time_for_work): a lone flow's sending time */
+} route_memo;
+
 struct comm_net {
   sim_engine *engine;
   const comm_topology *topo;
@@ -254,6 +270,11 @@ struct comm_net {
 
   /* Routes of the lone set (comm__lone_new): per link, the id + 1 of the route holding it. */
   uint32_t *lone_owner;
+
+  route_memo *routes;    /* recent routes (flow model), by a hash of their ends; made on first
+                          * use, ROUTE_MEMOS_MIN of them, and grown while they miss often */
+  uint32_t route_mask;   /* slots - 1 */
+  uint32_t route_misses; /* since the table was made */
   gboolean lone_open;
 
   /* Observers: one SIM_PROC_LINK process per node, a track per NIC and one intra track. */
@@ -522,6 +543,60 @@ static inline const comm__link_class *link_class(const comm_net *net, uint32_t l
 static inline double link_capacity(const comm_net *net, uint32_t l)
 {
   return link_class(net, l)->Bps;
+}
+
+static inline uint32_t route_slot(const comm_net *net, uint64_t key)
+{
+  return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 40) & net->route_mask;
+}
+
+/* The memo of the route src -> dst, its bottleneck known; NULL for a route of more than
+ * INLINE_HOPS links (then comm__route into route_buf). */
+static route_memo *route_get(comm_net *net, comm_ep src, comm_ep dst)
+{
+  uint64_t key = ((uint64_t)src << 32 | dst) + 1;
+  if (G_UNLIKELY(!net->routes)) {
+    net->routes = g_new0(route_memo, ROUTE_MEMOS_MIN);
+    net->route_mask = ROUTE_MEMOS_MIN - 1;
+  }
+  route_memo *m = &net->routes[route_slot(net, key)];
+  if (G_LIKELY(m->key == key))
+    return m;
+  if (G_UNLIKELY(++net->route_misses > 4 * (net->route_mask + 1) &&
+                 net->route_mask + 1 < ROUTE_MEMOS_MAX)) {
+    /* Four times the slots, the routes kept: fewer of the routes in use share a slot. */
+    route_memo *old = net->routes;
+    uint32_t old_slots = net->route_mask + 1;
+    net->route_mask = 4 * old_slots - 1;
+    net->routes = g_new0(route_memo, net->route_mask + 1);
+    for (uint32_t i = 0; i < old_slots; i++)
+      if (old[i].key)
+        net->routes[route_slot(net, old[i].key)] = old[i];
+    g_free(old);
+    net->route_misses = 0;
+    m = &net->routes[route_slot(net, key)];
+  }
+  uint32_t n = comm__route(net->topo, src, dst, net->route_buf);
+  if (n > INLINE_HOPS)
+    return NULL;
+  m->key = key;
+  m->nhops = n;
+  memcpy(m->links, net->route_buf, n * sizeof *m->links);
+  double r = INFINITY;
+  for (uint32_t h = 0; h < n; h++)
+    r = MIN(r, link_capacity(net, m->links[h]));
+  m->Bps = r;
+  m->lat_bytes = 0;         /* none: a send of 0 bytes never comes here */
+  return m;
+}
+
+/* The sum of the latencies of a route's links for a message of `bytes`. */
+static sim_time_ps route_latency(comm_net *net, const uint32_t *links, uint32_t n, uint64_t bytes)
+{
+  sim_time_ps lat = 0;
+  for (uint32_t i = 0; i < n; i++)
+    lat = sim_time_add_sat(lat, comm__link_latency(link_class(net, links[i]), bytes));
+  return lat;
 }
 
 /* ---- Max-min fair sharing ------------------------------------------------------------------ */
@@ -916,8 +991,9 @@ static void activate(comm_net *net, flow *f)
     want_recompute(net);
     return;
   }
-  uint32_t n = comm__route(net->topo, f->src, f->dst, net->route_buf);
-  c = class_alloc(net, f->src, f->dst, net->route_buf, n, TRUE);
+  route_memo *m = route_get(net, f->src, f->dst);
+  uint32_t n = m ? m->nhops : comm__route(net->topo, f->src, f->dst, net->route_buf);
+  c = class_alloc(net, f->src, f->dst, m ? m->links : net->route_buf, n, TRUE);
   c->count = 1;
   c->last_ps = now;
   f->target = (double)f->bytes;
@@ -1074,6 +1150,7 @@ void comm_net_free(comm_net *net)
   g_free(net->node_proc);
   g_free(net->node_tracks);
   g_free(net->lone_owner);
+  g_free(net->routes);
   g_free(net);
 }
 
@@ -1110,13 +1187,27 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
         EV_INSTANT);
     return;
   }
-  uint32_t n = comm__route(net->topo, src, dst, net->route_buf);
-  sim_time_ps lat = 0;
-  gboolean free_route = !sim_engine_has_observers(net->engine);
-  for (uint32_t i = 0; i < n; i++) {
-    lat = sim_time_add_sat(lat, comm__link_latency(link_class(net, net->route_buf[i]), bytes));
-    free_route = free_route && net->links[net->route_buf[i]].n == 0;
+  route_memo *m = route_get(net, src, dst);
+  const uint32_t *route;
+  uint32_t n;
+  sim_time_ps lat;
+  if (m) {
+    route = m->links;
+    n = m->nhops;
+    if (m->lat_bytes != bytes) {
+      m->lat_ps = route_latency(net, route, n, bytes);
+      m->alone_ps = sim_time_for_work((double)bytes - 0.0, m->Bps);
+      m->lat_bytes = bytes;
+    }
+    lat = m->lat_ps;
+  } else {
+    route = net->route_buf;
+    n = comm__route(net->topo, src, dst, net->route_buf);
+    lat = route_latency(net, route, n, bytes);
   }
+  gboolean free_route = !sim_engine_has_observers(net->engine);
+  for (uint32_t i = 0; i < n && free_route; i++)
+    free_route = net->links[route[i]].n == 0;
   /* If every link of the route is free now, the flow is placed on them at once in a class of
    * its own, reserved: it counts as active from the end of its latency at its bottleneck
    * rate, and needs a single event, its completion. A flow that joins one of its links
@@ -1129,21 +1220,25 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
     f->ev = sim_engine_schedule_in(e, lat, flow_cb, f, EV_ACTIVATE);
     return;
   }
-  fclass *c = class_alloc(net, src, dst, net->route_buf, n, FALSE);
+  fclass *c = class_alloc(net, src, dst, route, n, FALSE);
   c->count = 1;
   c->reserved = TRUE;
   double r = INFINITY;
   for (uint32_t h = 0; h < n; h++) {
     link_add(net, c, h);
-    r = MIN(r, link_capacity(net, c->hops[h].link));
+    if (!m)
+      r = MIN(r, link_capacity(net, c->hops[h].link));
   }
-  c->rate = r;
+  c->rate = m ? m->Bps : r;
   c->last_ps = sim_time_add_sat(sim_engine_now(e), lat);
   f->target = (double)bytes;
   f->seq = net->next_seq++;
   f->cls = c;
   class_push(c, f);
-  c->ev = sim_engine_schedule_at(e, class_first_end(c), class_cb, c, EV_COMPLETE);
+  /* class_first_end(c), whose work is target - served = bytes - 0.0 at rate m->Bps: the
+   * memo's figure for this size. */
+  sim_time_ps end = m ? sim_time_add_sat(c->last_ps, m->alone_ps) : class_first_end(c);
+  c->ev = sim_engine_schedule_at(e, end, class_cb, c, EV_COMPLETE);
 }
 
 /* ---- Lone routes ----------------------------------------------------------------------------- */

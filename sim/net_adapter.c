@@ -6,13 +6,20 @@
 
 #include <string.h>
 
-typedef struct {
+typedef struct pending pending;
+struct pending {
   sim_net_adapter *adapter;
   sim_exec *exec;
   sim_task_id task;
   int64_t memo;           /* index of the collective's memo it times, or -1 */
   sim_time_ps start_ps;   /* when it started, for that memo */
-} pending;
+  pending *next_free;     /* in the adapter's free list */
+};
+
+/* Records of tasks in flight come from blocks of this many, and a finished one goes back to
+ * the adapter's free list: a pipeline run starts a transfer per event or two, and malloc and
+ * free per transfer were a few percent of it. */
+#define PENDING_BLOCK 256
 
 typedef struct {
   uint32_t *ranks;
@@ -65,7 +72,15 @@ struct sim_net_adapter {
   int64_t ps_step;          /* current synchronous step, -1 before the first */
   gboolean ps_active;
   GArray *ps_queue;         /* indices into plan->ps_tasks waiting for their step */
+  GPtrArray *pending_blocks; /* pending[PENDING_BLOCK] each, freed with the adapter */
+  pending *free_pending;    /* records not in flight */
+  comm_ep *stream_ep;       /* per stream of the graph: its unit's endpoint, or NO_EP until
+                             * asked (a pipeline asks for the same few on every transfer) */
+  uint32_t n_stream_ep;
+  const sim_graph *ep_graph;  /* the graph stream_ep is for */
 };
+
+#define NO_EP UINT32_MAX
 
 static void group_rec_free(gpointer p)
 {
@@ -87,7 +102,30 @@ sim_net_adapter *sim_net_adapter_new(comm_net *net, const sim_plan *plan, double
   a->reduce_Bps = reduce_Bps;
   a->groups = g_ptr_array_new_with_free_func(group_rec_free);
   a->colls = g_ptr_array_new_with_free_func(coll_free);
+  a->pending_blocks = g_ptr_array_new_with_free_func(g_free);
   return a;
+}
+
+static pending *pending_new(sim_net_adapter *a, sim_exec *x, sim_task_id t)
+{
+  if (G_UNLIKELY(!a->free_pending)) {
+    pending *block = g_new(pending, PENDING_BLOCK);
+    g_ptr_array_add(a->pending_blocks, block);
+    for (guint i = 0; i < PENDING_BLOCK; i++)
+      block[i].next_free = i + 1 < PENDING_BLOCK ? &block[i + 1] : NULL;
+    a->free_pending = block;
+  }
+  pending *p = a->free_pending;
+  a->free_pending = p->next_free;
+  *p = (pending){a, x, t, -1, 0, NULL};
+  return p;
+}
+
+static void pending_free(pending *p)
+{
+  sim_net_adapter *a = p->adapter;
+  p->next_free = a->free_pending;
+  a->free_pending = p;
 }
 
 void sim_net_adapter_free(sim_net_adapter *a)
@@ -97,6 +135,8 @@ void sim_net_adapter_free(sim_net_adapter *a)
   g_array_free(a->memos, TRUE);
   g_ptr_array_free(a->colls, TRUE);
   g_ptr_array_free(a->groups, TRUE);
+  g_ptr_array_free(a->pending_blocks, TRUE);
+  g_free(a->stream_ep);
   g_clear_error(&a->error);
   comm_ps_free(a->ps);
   comm_coll_group_free(a->ps_group);
@@ -133,6 +173,24 @@ comm_ep sim_net_adapter_endpoint(const sim_net_adapter *a, sim_unit_id unit)
   g_assert_not_reached();
 }
 
+/* The endpoint of a stream's unit, through the adapter's table. */
+static comm_ep stream_endpoint(sim_net_adapter *a, const sim_graph *g, sim_stream_id s)
+{
+  if (G_UNLIKELY(a->ep_graph != g)) {
+    a->ep_graph = g;
+    a->n_stream_ep = sim_graph_n_streams(g);
+    g_free(a->stream_ep);
+    a->stream_ep = g_new(comm_ep, MAX(a->n_stream_ep, 1));
+    for (uint32_t i = 0; i < a->n_stream_ep; i++)
+      a->stream_ep[i] = NO_EP;
+  }
+  g_assert(s < a->n_stream_ep);
+  comm_ep *ep = &a->stream_ep[s];
+  if (*ep == NO_EP)
+    *ep = sim_net_adapter_endpoint(a, sim_graph_stream_unit(g, s));
+  return *ep;
+}
+
 static void task_finished(sim_engine *engine, void *user)
 {
   pending *p = user;
@@ -143,7 +201,7 @@ static void task_finished(sim_engine *engine, void *user)
     m->duration_ps = sim_engine_now(engine) - p->start_ps;
     m->state = MEMO_TIMED;
   }
-  g_free(p);
+  pending_free(p);
   sim_exec_task_done(x, t);
 }
 
@@ -288,14 +346,13 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
     ps_start(a, x, t);
     return;
   }
-  pending *p = g_new(pending, 1);
-  *p = (pending){a, x, t, -1, 0};
+  pending *p = pending_new(a, x, t);
   const sim_stream_id *m;
   uint32_t n = sim_graph_task_members(g, t, &m);
   switch (sim_graph_task_kind(g, t)) {
   case SIM_TASK_TRANSFER: {
-    comm_ep src = sim_net_adapter_endpoint(a, sim_graph_stream_unit(g, m[0]));
-    comm_ep dst = sim_net_adapter_endpoint(a, sim_graph_stream_unit(g, m[1]));
+    comm_ep src = stream_endpoint(a, g, m[0]);
+    comm_ep dst = stream_endpoint(a, g, m[1]);
     comm_net_send(a->net, src, dst, sim_graph_task_bytes(g, t), task_finished, p);
     return;
   }
@@ -334,7 +391,7 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
         switch (comm_coll_unshared_time(a->net, group, algo, &args, &u.duration_ps, &flows,
                                         &error)) {
         case COMM_COLL_UNSHARED_ERROR:
-          g_free(p);
+          pending_free(p);
           fail(a, x, error);
           return;
         case COMM_COLL_UNSHARED_DONE:
@@ -348,7 +405,7 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
              * GPUs 0.2 s per collective instead of 10 s. */
             if (!comm_coll_analytic_time(comm_net_topology(a->net), group, algo, &args,
                                          &u.duration_ps, &error)) {
-              g_free(p);
+              pending_free(p);
               fail(a, x, error);
               return;
             }
@@ -370,7 +427,7 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
     }
     comm_coll *coll = comm_coll_new(a->net, group_for(a, g, t), algo, &args, &error);
     if (!coll) {
-      g_free(p);
+      pending_free(p);
       fail(a, x, error);
       return;
     }
@@ -381,7 +438,7 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
   default:
     break;
   }
-  g_free(p);
+  pending_free(p);
   fail(a, x, g_error_new(DT_ERROR, DT_ERROR_INTERNAL, "task '%s': no communication model for it",
                          sim_graph_task_name(g, t)));
 }

@@ -1,7 +1,8 @@
 /* Task graph and executor (see taskgraph.h).
  *
- * Storage is flat: tasks in one array, the members of multi-stream tasks in another, edges as
- * (before, after) pairs turned into a compressed successor list when the executor is made.
+ * Storage is flat: tasks in one array, the members of tasks of over two streams in another,
+ * edges as (before, after) pairs turned into a compressed successor list when the executor is
+ * made.
  * Each stream keeps the ids of its tasks in insertion order; the executor advances a cursor
  * per stream. Each task counts what it still waits for: its unfinished dependencies and the
  * member streams whose cursor has not reached it; it starts when the count reaches zero. */
@@ -15,21 +16,42 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* 48 bytes per task (a pipeline run of 10^6 tasks writes them all while building, and the
+ * executor reads each as it starts and ends): categories as indices, what only one kind of
+ * task has shares a word, and a task of one or two streams (or shown on one) holds them in
+ * place of an index into graph->members, so that starting or ending a transfer does not read
+ * that array. What a run reads comes first (the header, then the compute duration, the bytes
+ * and the algorithm), so that it falls in one cache line more often. */
+#define INLINE_MEMBERS 2
 typedef struct {
-  uint8_t kind;
+  uint8_t kind : 5;        /* sim_task_kind */
+  uint8_t shown : 1;       /* on no stream, shown on the stream at members_at (sim_graph_show_on) */
+  uint8_t dups : 1;        /* a stream appears more than once among the members */
+  uint8_t big_delta : 1;   /* its memory delta is in graph->deltas, not in member2 */
   int8_t op;
-  uint8_t shown;           /* on no stream, shown on the stream at members_at (sim_graph_show_on) */
-  uint8_t dups;            /* a stream appears more than once among the members */
+  uint16_t category;       /* index into graph->categories */
   uint32_t n_members;
-  uint32_t members_at;     /* index into graph->members (streams); compute: its one stream */
-  const char *name;        /* in graph->strings */
-  const char *category;    /* static */
-  const comm_coll_algorithm *algorithm; /* or NULL */
+  uint32_t members_at;     /* index into graph->members (streams); up to INLINE_MEMBERS members,
+                            * or shown: the streams themselves, here and in member2 (see
+                            * task_members()) */
+  uint32_t member2;        /* the second member; a task of one member or none: its memory
+                            * delta (bytes its unit holds more, or less, once it ends) while
+                            * that fits in an int32_t */
   sim_time_ps duration_ps;
   uint64_t bytes;
-  uint64_t flops;
-  int64_t memory_delta;    /* bytes the task's unit holds more (or less) once it ends */
+  union {
+    uint64_t flops;                        /* SIM_TASK_COMPUTE */
+    const comm_coll_algorithm *algorithm;  /* SIM_TASK_COLLECTIVE, or NULL */
+  } u;
+  const char *name;        /* in graph->strings */
 } task_rec;
+
+G_STATIC_ASSERT(sizeof(task_rec) <= 48);
+
+static inline uint64_t task_flops(const task_rec *r)
+{
+  return r->kind == SIM_TASK_COMPUTE ? r->u.flops : 0;
+}
 
 typedef struct {
   sim_unit_id unit;
@@ -45,6 +67,13 @@ typedef struct {
   uint64_t resident_bytes;
 } unit_rec;
 
+#define CATEGORY_CACHE 64
+
+typedef struct {
+  const char *category;
+  uint32_t index;
+} category_slot;
+
 struct sim_graph {
   task_rec *tasks;
   uint32_t n_tasks, cap_tasks;
@@ -56,14 +85,34 @@ struct sim_graph {
   GArray *units;           /* unit_rec */
   GStringChunk *strings;
   const char **recent;     /* NAME_CACHE interned names, by a hash of their text */
-  const char **handed;     /* NAME_CACHE names given out by sim_graph_intern(), by address */
+  const char **handed;     /* names given out by sim_graph_intern(), by address */
+  uint32_t handed_mask;    /* slots of `handed` - 1 */
+  uint32_t n_handed;       /* names given out */
   GArray *stream_mark;     /* uint32_t per stream: mark_stamp when met in the task being added */
   uint32_t mark_stamp;
+  GHashTable *deltas;      /* task id -> int64_t memory delta (g_malloc'd), of tasks with
+                            * big_delta set; NULL until one is */
   sim_task_id *memberless; /* tasks on no stream, in id order: what the executor starts first */
   uint32_t n_memberless, cap_memberless;
+  GPtrArray *categories;   /* the distinct category strings (static), by index */
+  GHashTable *category_index; /* category string -> its index + 1 */
+  category_slot category_cache[CATEGORY_CACHE];  /* in front of category_index, by address */
 };
 
-/* Large arrays. A graph of 10^6 tasks and its executor hold about 140 MB, and first touches of
+static inline int64_t task_memory_delta(const sim_graph *g, sim_task_id t, const task_rec *r)
+{
+  if (r->big_delta)
+    return *(const int64_t *)g_hash_table_lookup(g->deltas, GUINT_TO_POINTER(t));
+  return r->n_members <= 1 ? (int32_t)r->member2 : 0;
+}
+
+/* The streams of a task (n_members of them), or the one it is shown on. */
+static inline const sim_stream_id *task_members(const sim_graph *g, const task_rec *r)
+{
+  return r->n_members <= INLINE_MEMBERS ? &r->members_at : &g->members[r->members_at];
+}
+
+/* Large arrays. A graph of 10^6 tasks and its executor hold about 90 MB, and first touches of
  * fresh 4 KiB pages (page faults, zeroing, TLB misses) were a quarter of the CPU time of whole
  * unfolded runs. An array of 2 MiB or more is therefore mapped on its own, 2 MiB-aligned,
  * and marked for transparent huge pages before it is touched: one fault and one TLB entry per
@@ -154,12 +203,18 @@ static void *grow(void *items, uint32_t *cap, size_t size)
  * of interned names in front of the string chunk's own table saves its hashing and lookup for
  * most of them. A hit returns the pointer the chunk would return. */
 #define NAME_CACHE 4096
+#define HANDED_MAX (1u << 20)
+
+static inline uint32_t handed_slot(const sim_graph *g, const char *name)
+{
+  return (uint32_t)(((uintptr_t)name * 0x9E3779B97F4A7C15ULL) >> 40) & g->handed_mask;
+}
 
 static const char *intern(sim_graph *g, const char *name)
 {
   /* A name the graph handed out (sim_graph_intern()) is kept until the graph is freed, so no
    * other string can have its address: it is its own copy. */
-  const char **own = &g->handed[((uintptr_t)name >> 3) & (NAME_CACHE - 1)];
+  const char **own = &g->handed[handed_slot(g, name)];
   if (*own == name)
     return name;
   uint32_t h = 2166136261u;   /* FNV-1a */
@@ -175,7 +230,19 @@ static const char *intern(sim_graph *g, const char *name)
 const char *sim_graph_intern(sim_graph *g, const char *name)
 {
   const char *copy = intern(g, name);
-  g->handed[((uintptr_t)copy >> 3) & (NAME_CACHE - 1)] = copy;
+  if (G_UNLIKELY(++g->n_handed > g->handed_mask / 2 && g->handed_mask < HANDED_MAX - 1)) {
+    /* A pipeline of 2048 micro-batches hands out 8192 names, each used on every stage: the
+     * table grows with them, so that they stay found by address. */
+    const char **old = g->handed;
+    uint32_t old_slots = g->handed_mask + 1;
+    g->handed_mask = 4 * old_slots - 1;
+    g->handed = g_new0(const char *, g->handed_mask + 1);
+    for (uint32_t i = 0; i < old_slots; i++)
+      if (old[i])
+        g->handed[handed_slot(g, old[i])] = old[i];
+    g_free(old);
+  }
+  g->handed[handed_slot(g, copy)] = copy;
   return copy;
 }
 
@@ -187,7 +254,10 @@ sim_graph *sim_graph_new(void)
   g->strings = g_string_chunk_new(4096);
   g->recent = g_new0(const char *, NAME_CACHE);
   g->handed = g_new0(const char *, NAME_CACHE);
+  g->handed_mask = NAME_CACHE - 1;
   g->stream_mark = g_array_new(FALSE, TRUE, sizeof(uint32_t));
+  g->categories = g_ptr_array_new();
+  g->category_index = g_hash_table_new(g_direct_hash, g_direct_equal);
   return g;
 }
 
@@ -209,6 +279,10 @@ void sim_graph_free(sim_graph *g)
   g_free(g->recent);
   g_free(g->handed);
   g_array_free(g->stream_mark, TRUE);
+  g_ptr_array_free(g->categories, TRUE);
+  g_hash_table_destroy(g->category_index);
+  if (g->deltas)
+    g_hash_table_destroy(g->deltas);
   g_free(g);
 }
 
@@ -255,28 +329,58 @@ const char *sim_graph_unit_name(const sim_graph *g, sim_unit_id u)
   return g_array_index(g->units, unit_rec, u).name;
 }
 
+/* The index of a category string (compared by address: categories are static strings). */
+static uint16_t category_of(sim_graph *g, const char *category)
+{
+  category_slot *c = &g->category_cache[((uintptr_t)category >> 3) & (CATEGORY_CACHE - 1)];
+  if (G_LIKELY(c->category == category && category))
+    return c->index;
+  guint k = GPOINTER_TO_UINT(g_hash_table_lookup(g->category_index, category));
+  if (k == 0) {
+    if (g->categories->len > UINT16_MAX)
+      g_error("task graph: more than %u task categories", UINT16_MAX + 1);
+    g_ptr_array_add(g->categories, (gpointer)category);
+    k = g->categories->len;
+    g_hash_table_insert(g->category_index, (gpointer)category, GUINT_TO_POINTER(k));
+  }
+  c->category = category;
+  c->index = k - 1;
+  return k - 1;
+}
+
 static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *members, uint32_t n)
 {
   sim_task_id id = g->n_tasks;
-  t->members_at = g->n_members;
-  t->n_members = n;
-  /* A stream that appears twice in one task (a device sending to itself) holds it once. Marks
-   * find repeats in O(n) (collectives span up to a million streams). */
-  if (++g->mark_stamp == 0) {
-    memset(g->stream_mark->data, 0, g->stream_mark->len * sizeof(uint32_t));
-    g->mark_stamp = 1;
-  }
-  uint32_t *mark = (uint32_t *)g->stream_mark->data;
-  for (uint32_t i = 0; i < n; i++) {
+  for (uint32_t i = 0; i < n; i++)
     g_return_val_if_fail(members[i] < g->streams->len, id);
-    PUSH(g->members, g->n_members, g->cap_members, members[i]);
-    stream_rec *s = &g_array_index(g->streams, stream_rec, members[i]);
-    if (mark[members[i]] == g->mark_stamp) {
-      t->dups = 1;
-      continue;
+  t->n_members = n;
+  /* A stream that appears twice in one task (a device sending to itself) holds it once. */
+  if (n <= INLINE_MEMBERS) {
+    t->members_at = n >= 1 ? members[0] : 0;
+    t->member2 = n >= 2 ? members[1] : 0;
+    t->dups = n == 2 && members[0] == members[1];
+    for (uint32_t i = 0; i < n - t->dups; i++) {
+      stream_rec *s = &g_array_index(g->streams, stream_rec, members[i]);
+      PUSH(s->tasks, s->n_tasks, s->cap_tasks, id);
     }
-    mark[members[i]] = g->mark_stamp;
-    PUSH(s->tasks, s->n_tasks, s->cap_tasks, id);
+  } else {
+    t->members_at = g->n_members;
+    /* Marks find repeats in O(n) (collectives span up to a million streams). */
+    if (++g->mark_stamp == 0) {
+      memset(g->stream_mark->data, 0, g->stream_mark->len * sizeof(uint32_t));
+      g->mark_stamp = 1;
+    }
+    uint32_t *mark = (uint32_t *)g->stream_mark->data;
+    for (uint32_t i = 0; i < n; i++) {
+      PUSH(g->members, g->n_members, g->cap_members, members[i]);
+      if (mark[members[i]] == g->mark_stamp) {
+        t->dups = 1;
+        continue;
+      }
+      mark[members[i]] = g->mark_stamp;
+      stream_rec *s = &g_array_index(g->streams, stream_rec, members[i]);
+      PUSH(s->tasks, s->n_tasks, s->cap_tasks, id);
+    }
   }
   PUSH(g->tasks, g->n_tasks, g->cap_tasks, *t);
   if (n == 0)
@@ -290,7 +394,8 @@ sim_task_id sim_graph_add_compute(sim_graph *g, sim_stream_id stream, const char
 {
   g_return_val_if_fail(duration_ps >= 0, 0);
   task_rec t = {.kind = SIM_TASK_COMPUTE, .name = intern(g, name),
-                .category = category, .duration_ps = duration_ps, .flops = flops, .bytes = bytes};
+                .category = category_of(g, category), .duration_ps = duration_ps,
+                .u.flops = flops, .bytes = bytes};
   return add_task(g, &t, &stream, 1);
 }
 
@@ -298,7 +403,7 @@ sim_task_id sim_graph_add_delay(sim_graph *g, const char *name, sim_time_ps dura
 {
   g_return_val_if_fail(duration_ps >= 0, 0);
   task_rec t = {.kind = SIM_TASK_DELAY, .name = intern(g, name),
-                .category = "wait", .duration_ps = duration_ps};
+                .category = category_of(g, "wait"), .duration_ps = duration_ps};
   return add_task(g, &t, NULL, 0);
 }
 
@@ -306,7 +411,7 @@ sim_task_id sim_graph_add_transfer(sim_graph *g, sim_stream_id src, sim_stream_i
                                    const char *name, uint64_t bytes)
 {
   task_rec t = {.kind = SIM_TASK_TRANSFER, .name = intern(g, name),
-                .category = "p2p", .bytes = bytes};
+                .category = category_of(g, "p2p"), .bytes = bytes};
   sim_stream_id m[2] = {src, dst};
   return add_task(g, &t, m, 2);
 }
@@ -318,8 +423,8 @@ sim_task_id sim_graph_add_collective(sim_graph *g, const sim_stream_id *members,
 {
   g_return_val_if_fail(n >= 1 && op >= INT8_MIN && op <= INT8_MAX, 0);
   task_rec t = {.kind = SIM_TASK_COLLECTIVE, .op = (int8_t)op,
-                .name = intern(g, name), .category = "collective",
-                .algorithm = algorithm,
+                .name = intern(g, name), .category = category_of(g, "collective"),
+                .u.algorithm = algorithm,
                 .bytes = bytes};
   return add_task(g, &t, members, n);
 }
@@ -329,7 +434,7 @@ sim_task_id sim_graph_add_custom(sim_graph *g, const sim_stream_id *members, uin
 {
   g_return_val_if_fail(op >= INT8_MIN && op <= INT8_MAX, 0);
   task_rec t = {.kind = SIM_TASK_CUSTOM, .op = (int8_t)op,
-                .name = intern(g, name), .category = category,
+                .name = intern(g, name), .category = category_of(g, category),
                 .bytes = bytes};
   return add_task(g, &t, members, n);
 }
@@ -341,9 +446,8 @@ void sim_graph_show_on(sim_graph *g, sim_task_id task, sim_stream_id stream)
   g_return_if_fail(r->n_members == 0 && !r->shown);
   /* The stream is kept where the members of a task would be, but the task does not count it
    * as one: the executor never queues it there. */
-  r->members_at = g->n_members;
+  r->members_at = stream;
   r->shown = 1;
-  PUSH(g->members, g->n_members, g->cap_members, stream);
 }
 
 void sim_graph_set_unit_memory(sim_graph *g, sim_unit_id unit, uint64_t resident_bytes)
@@ -355,7 +459,25 @@ void sim_graph_set_unit_memory(sim_graph *g, sim_unit_id unit, uint64_t resident
 void sim_graph_add_memory_delta(sim_graph *g, sim_task_id task, int64_t delta_bytes)
 {
   g_return_if_fail(task < g->n_tasks);
-  g->tasks[task].memory_delta += delta_bytes;
+  task_rec *r = &g->tasks[task];
+  if (!r->big_delta && r->n_members <= 1) {
+    int64_t sum = (int64_t)(int32_t)r->member2 + delta_bytes;
+    if (sum >= INT32_MIN && sum <= INT32_MAX) {
+      r->member2 = (uint32_t)(int32_t)sum;
+      return;
+    }
+    delta_bytes = (int64_t)(int32_t)r->member2 + delta_bytes;
+    r->member2 = 0;
+  }
+  if (!g->deltas)
+    g->deltas = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  int64_t *d = g_hash_table_lookup(g->deltas, GUINT_TO_POINTER(task));
+  if (!d) {
+    d = g_new0(int64_t, 1);
+    g_hash_table_insert(g->deltas, GUINT_TO_POINTER(task), d);
+    r->big_delta = 1;
+  }
+  *d += delta_bytes;
 }
 
 void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before)
@@ -371,33 +493,43 @@ sim_task_kind sim_graph_task_kind(const sim_graph *g, sim_task_id t) { return TA
 const char *sim_graph_task_name(const sim_graph *g, sim_task_id t) { return TASK(g, t)->name; }
 const char *sim_graph_task_category(const sim_graph *g, sim_task_id t)
 {
-  return TASK(g, t)->category;
+  return g_ptr_array_index(g->categories, TASK(g, t)->category);
 }
 uint64_t sim_graph_task_bytes(const sim_graph *g, sim_task_id t) { return TASK(g, t)->bytes; }
-uint64_t sim_graph_task_flops(const sim_graph *g, sim_task_id t) { return TASK(g, t)->flops; }
+uint64_t sim_graph_task_flops(const sim_graph *g, sim_task_id t) { return task_flops(TASK(g, t)); }
 int sim_graph_task_op(const sim_graph *g, sim_task_id t) { return TASK(g, t)->op; }
 const comm_coll_algorithm *sim_graph_task_algorithm(const sim_graph *g, sim_task_id t)
 {
-  return TASK(g, t)->algorithm;
+  return TASK(g, t)->kind == SIM_TASK_COLLECTIVE ? TASK(g, t)->u.algorithm : NULL;
 }
 
 uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_stream_id **members)
 {
   const task_rec *r = TASK(g, t);
   if (members)
-    *members = r->n_members ? &g->members[r->members_at] : NULL;
+    *members = r->n_members ? task_members(g, r) : NULL;
   return r->n_members;
 }
 
 /* ---- Executor ------------------------------------------------------------------------------ */
 
-/* 24 bytes per task, read and written once or twice per event: what a run touches per task is
- * kept small so that more of it stays in cache. */
+/* 16 bytes per task, read and written once or twice per event: what a run touches per task is
+ * kept small so that more of it stays in cache, and fewer fresh pages are touched. Before the
+ * task starts, `at` counts what it waits for (unfinished dependencies + distinct member streams
+ * not yet arrived), >= 0; once it starts, `at` is ~start_ps (< 0: times are >= 0). Until the
+ * task is done, `end` locates its successors, succ[first .. first + count) with first in its
+ * low 32 bits and count in its high 32 (>= 0: count < 2^31); then it is ~end_ps (< 0). */
 typedef struct {
-  uint32_t pending;        /* unfinished dependencies + distinct member streams not yet arrived */
-  uint8_t started, done;
-  sim_time_ps start_ps, end_ps;
+  int64_t at;
+  int64_t end;
 } task_state;
+
+static inline gboolean ts_started(const task_state *s) { return s->at < 0; }
+static inline gboolean ts_done(const task_state *s) { return s->end < 0; }
+static inline sim_time_ps ts_start_ps(const task_state *s) { return s->at < 0 ? ~s->at : 0; }
+static inline sim_time_ps ts_end_ps(const task_state *s) { return s->end < 0 ? ~s->end : 0; }
+#define SUCC_FIRST(end) ((uint32_t)(end))
+#define SUCC_COUNT(end) ((uint32_t)((uint64_t)(end) >> 32))
 
 struct sim_exec {
   sim_engine *engine;
@@ -408,8 +540,7 @@ struct sim_exec {
   uint32_t n_tasks, n_edges;  /* sizes of the arrays below */
   uint64_t *span_first;    /* per task: first of its consecutive span ids (0: none); made when
                             * a task starts with observers attached */
-  uint32_t *succ_at;       /* CSR: successors of t are succ[succ_at[t] .. succ_at[t+1]) */
-  sim_task_id *succ;
+  sim_task_id *succ;       /* successors of each task, task by task (see task_state) */
   uint32_t *cursor;        /* per stream: index of its next task in stream->tasks */
   sim_time_ps *busy_ps;    /* per stream */
   sim_track_id *track;     /* per stream */
@@ -424,7 +555,7 @@ static uint32_t streams_needed(const sim_graph *g, sim_task_id t)
 {
   const task_rec *r = TASK(g, t);
   uint32_t distinct = r->n_members;
-  const sim_stream_id *m = &g->members[r->members_at];
+  const sim_stream_id *m = task_members(g, r);
   for (uint32_t i = 0; r->dups && i < r->n_members; i++) {
     gboolean dup = FALSE;
     for (uint32_t j = 0; j < i; j++)
@@ -443,25 +574,26 @@ sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
   x->n_tasks = n;
   x->n_edges = g->n_edges / 2;
   x->ts = big_new0(n, sizeof(task_state));
-  x->succ_at = big_new0(n + 1, sizeof(uint32_t));
   uint32_t n_edges = x->n_edges;
   x->succ = big_new0(n_edges, sizeof(sim_task_id));
   const sim_task_id *e = g->edges;
+  /* Counts, then each task's first successor serves as its fill cursor, which leaves it
+   * count entries further: one pass takes the counts back off. */
   for (uint32_t i = 0; i < n_edges; i++) {
-    x->succ_at[e[2 * i] + 1]++;
-    x->ts[e[2 * i + 1]].pending++;
+    x->ts[e[2 * i]].end += (int64_t)1 << 32;
+    x->ts[e[2 * i + 1]].at++;
   }
-  for (uint32_t t = 0; t < n; t++)
-    x->succ_at[t + 1] += x->succ_at[t];
-  /* Each task's start serves as its fill cursor, which leaves it at the next task's start:
-   * one shift puts the starts back (no second array of n entries). */
+  uint32_t first = 0;
+  for (uint32_t t = 0; t < n; t++) {
+    x->ts[t].end |= first;
+    first += SUCC_COUNT(x->ts[t].end);
+  }
   for (uint32_t i = 0; i < n_edges; i++)
-    x->succ[x->succ_at[e[2 * i]]++] = e[2 * i + 1];
-  for (uint32_t t = n; t > 0; t--)
-    x->succ_at[t] = x->succ_at[t - 1];
-  x->succ_at[0] = 0;
-  for (uint32_t t = 0; t < n; t++)
-    x->ts[t].pending += streams_needed(g, t);
+    x->succ[SUCC_FIRST(x->ts[e[2 * i]].end++)] = e[2 * i + 1];
+  for (uint32_t t = 0; t < n; t++) {
+    x->ts[t].end -= SUCC_COUNT(x->ts[t].end);
+    x->ts[t].at += streams_needed(g, t);
+  }
   uint32_t ns = g->streams->len, nu = g->units->len;
   x->cursor = g_new0(uint32_t, ns ? ns : 1);
   x->busy_ps = g_new0(sim_time_ps, ns ? ns : 1);
@@ -486,7 +618,6 @@ void sim_exec_free(sim_exec *x)
   big_free(x->ts, (size_t)MAX(x->n_tasks, 1) * sizeof(task_state));
   if (x->span_first)
     big_free(x->span_first, (size_t)MAX(x->n_tasks, 1) * sizeof(uint64_t));
-  big_free(x->succ_at, (size_t)(x->n_tasks + 1) * sizeof(uint32_t));
   big_free(x->succ, (size_t)MAX(x->n_edges, 1) * sizeof(sim_task_id));
   g_free(x->cursor);
   g_free(x->busy_ps);
@@ -516,21 +647,23 @@ static void start_task(sim_exec *x, sim_task_id t)
 {
   const task_rec *r = TASK(x->g, t);
   task_state *s = &x->ts[t];
-  s->started = 1;
-  s->start_ps = sim_engine_now(x->engine);
+  __builtin_prefetch(&x->succ[SUCC_FIRST(s->end)]);   /* read when it ends */
+  g_assert(sim_engine_now(x->engine) >= 0);
+  s->at = ~sim_engine_now(x->engine);
   if (sim_engine_has_observers(x->engine)) {
     if (!x->span_first)
       x->span_first = big_new0(x->n_tasks, sizeof(uint64_t));
-    const sim_stream_id *m = &x->g->members[r->members_at];
+    const sim_stream_id *m = task_members(x->g, r);
+    const char *category = g_ptr_array_index(x->g->categories, r->category);
     for (uint32_t i = 0; i < r->n_members; i++) {
-      uint64_t id = sim_engine_span_begin(x->engine, x->track[m[i]], r->name, r->category,
-                                          r->bytes, r->flops);
+      uint64_t id = sim_engine_span_begin(x->engine, x->track[m[i]], r->name, category,
+                                          r->bytes, task_flops(r));
       if (i == 0)
         x->span_first[t] = id;
     }
     if (r->shown)
-      x->span_first[t] = sim_engine_span_begin(x->engine, x->track[m[0]], r->name, r->category,
-                                               r->bytes, r->flops);
+      x->span_first[t] = sim_engine_span_begin(x->engine, x->track[m[0]], r->name, category,
+                                               r->bytes, task_flops(r));
   }
   switch ((sim_task_kind)r->kind) {
   case SIM_TASK_COMPUTE:
@@ -552,7 +685,7 @@ static void start_task(sim_exec *x, sim_task_id t)
  * last of them takes its count of pending ones to zero. */
 static inline void count_down(sim_exec *x, sim_task_id t)
 {
-  if (--x->ts[t].pending == 0)
+  if (--x->ts[t].at == 0)
     start_task(x, t);
 }
 
@@ -572,32 +705,51 @@ static void stream_advance(sim_exec *x, sim_stream_id sid)
 void sim_exec_task_done(sim_exec *x, sim_task_id t)
 {
   task_state *s = &x->ts[t];
-  g_return_if_fail(s->started && !s->done);
+  g_return_if_fail(ts_started(s) && !ts_done(s));
   const task_rec *r = TASK(x->g, t);
-  s->done = 1;
-  s->end_ps = sim_engine_now(x->engine);
+  /* What this ends will read next is mostly cold (a large run's graph is far larger than the
+   * caches): ask for the successors' states and the next tasks of its streams at once, so
+   * that their misses overlap instead of following one another. */
+  uint32_t k0 = SUCC_FIRST(s->end), k1 = k0 + SUCC_COUNT(s->end);
+  for (uint32_t k = k0; k < k1 && k < k0 + 4; k++) {
+    __builtin_prefetch(&x->ts[x->succ[k]], 1);
+    __builtin_prefetch(TASK(x->g, x->succ[k]));
+    __builtin_prefetch((const char *)TASK(x->g, x->succ[k]) + sizeof(task_rec) - 1);
+  }
+  const sim_stream_id *m = task_members(x->g, r);
+  for (uint32_t i = 0; i < r->n_members && i < 4; i++) {
+    const stream_rec *sr = &g_array_index(x->g->streams, stream_rec, m[i]);
+    uint32_t c = x->cursor[m[i]] + 1;
+    if (c < sr->n_tasks) {
+      __builtin_prefetch(&x->ts[sr->tasks[c]], 1);
+      __builtin_prefetch(TASK(x->g, sr->tasks[c]));
+      __builtin_prefetch((const char *)TASK(x->g, sr->tasks[c]) + sizeof(task_rec) - 1);
+    }
+  }
+  sim_time_ps start_ps = ~s->at, end_ps = sim_engine_now(x->engine);
+  s->end = ~end_ps;
   x->done_count++;
-  if (s->end_ps > x->makespan_ps)
-    x->makespan_ps = s->end_ps;
-  const sim_stream_id *m = &x->g->members[r->members_at];
+  if (end_ps > x->makespan_ps)
+    x->makespan_ps = end_ps;
   if (x->span_first && x->span_first[t]) {
     for (uint32_t i = 0; i < MAX(r->n_members, r->shown); i++)
       sim_engine_span_end(x->engine, x->span_first[t] + i);
-    if (r->memory_delta && r->n_members) {
+    int64_t delta = task_memory_delta(x->g, t, r);
+    if (delta && r->n_members) {
       sim_unit_id u = g_array_index(x->g->streams, stream_rec, m[0]).unit;
-      x->memory[u] += r->memory_delta;
+      x->memory[u] += delta;
       uint64_t resident = g_array_index(x->g->units, unit_rec, u).resident_bytes;
       sim_engine_counter(x->engine, x->proc[u], "memory GiB",
                          (double)((int64_t)resident + x->memory[u]) / (1 << 30));
     }
     if (r->kind == SIM_TASK_TRANSFER)
-      sim_engine_link(x->engine, x->track[m[0]], s->start_ps, x->track[m[1]], s->end_ps, r->name);
+      sim_engine_link(x->engine, x->track[m[0]], start_ps, x->track[m[1]], end_ps, r->name);
     /* A collective: an arrow from each member to the next in group order (the ring a viewer
      * can follow), at most SIM_TRACE_COLLECTIVE_ARROWS of them. */
     if (r->kind == SIM_TASK_COLLECTIVE && r->n_members > 1)
       for (uint32_t i = 0; i < MIN(r->n_members, SIM_TRACE_COLLECTIVE_ARROWS); i++)
-        sim_engine_link(x->engine, x->track[m[i]], s->start_ps,
-                        x->track[m[(i + 1) % r->n_members]], s->end_ps, r->name);
+        sim_engine_link(x->engine, x->track[m[i]], start_ps,
+                        x->track[m[(i + 1) % r->n_members]], end_ps, r->name);
   }
   /* Free the streams first, then release successors: both orders are deterministic, this one
    * lets a successor on the same stream start at once. */
@@ -607,11 +759,11 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
       dup |= m[j] == m[i];
     if (dup)
       continue;
-    x->busy_ps[m[i]] += s->end_ps - s->start_ps;
+    x->busy_ps[m[i]] += end_ps - start_ps;
     x->cursor[m[i]]++;
     stream_advance(x, m[i]);
   }
-  for (uint32_t k = x->succ_at[t]; k < x->succ_at[t + 1]; k++)
+  for (uint32_t k = k0; k < k1; k++)
     count_down(x, x->succ[k]);
 }
 
@@ -623,7 +775,7 @@ static void kickoff(sim_engine *engine, void *data, uint64_t arg)
   /* Tasks on no stream (delays) need only their dependencies. */
   for (uint32_t i = 0; i < x->g->n_memberless; i++) {
     sim_task_id t = x->g->memberless[i];
-    if (x->ts[t].pending == 0 && !x->ts[t].started)
+    if (x->ts[t].at == 0)
       start_task(x, t);
   }
 }
@@ -641,7 +793,7 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
                     SIM_STALL_EVENTS / 1000000);
     int shown = 0;
     for (sim_task_id t = 0; t < n && shown < 5; t++)
-      if (x->ts[t].started && !x->ts[t].done) {
+      if (ts_started(&x->ts[t]) && !ts_done(&x->ts[t])) {
         g_string_append_printf(msg, " '%s'", TASK(x->g, t)->name);
         shown++;
       }
@@ -657,12 +809,12 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
   int shown = 0;
   for (sim_task_id t = 0; t < n && shown < 5; t++) {
     const task_state *s = &x->ts[t];
-    if (s->started)
+    if (ts_started(s))
       continue;
     /* The streams whose cursor is on the task have arrived; the rest of its count is
      * dependencies. */
     const task_rec *r = TASK(x->g, t);
-    const sim_stream_id *m = &x->g->members[r->members_at];
+    const sim_stream_id *m = task_members(x->g, r);
     uint32_t needed = streams_needed(x->g, t), arrived = 0;
     for (uint32_t i = 0; i < r->n_members; i++) {
       gboolean dup = FALSE;
@@ -672,15 +824,18 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
       arrived += !dup && x->cursor[m[i]] < sr->n_tasks && sr->tasks[x->cursor[m[i]]] == t;
     }
     g_string_append_printf(msg, " '%s' (waits for %u dependencies, %u of %u streams)",
-                           r->name, s->pending - (needed - arrived), arrived, needed);
+                           r->name, (uint32_t)s->at - (needed - arrived), arrived, needed);
     shown++;
   }
   g_set_error_literal(error, DT_ERROR, DT_ERROR_INTERNAL, msg->str);
   return FALSE;
 }
 
-sim_time_ps sim_exec_task_start(const sim_exec *x, sim_task_id t) { return x->ts[t].start_ps; }
-sim_time_ps sim_exec_task_end(const sim_exec *x, sim_task_id t) { return x->ts[t].end_ps; }
+sim_time_ps sim_exec_task_start(const sim_exec *x, sim_task_id t)
+{
+  return ts_start_ps(&x->ts[t]);
+}
+sim_time_ps sim_exec_task_end(const sim_exec *x, sim_task_id t) { return ts_end_ps(&x->ts[t]); }
 sim_time_ps sim_exec_makespan(const sim_exec *x) { return x->makespan_ps; }
 sim_time_ps sim_exec_stream_busy(const sim_exec *x, sim_stream_id s) { return x->busy_ps[s]; }
 

@@ -232,6 +232,37 @@ static void test_memory_counter(void **state)
   assert_float_equal(counter_values[1], 1.0, 1e-12);
 }
 
+/* Deltas of every size and kind of task add up exactly: a compute task's 1 GiB and 1.5 GiB
+ * (2.5 GiB, past 32 bits), a transfer's 0.25 GiB, then a compute task's 1 byte and -2 bytes:
+ * the sender's counter reads 2.5, 2.75 and 2.75 GiB - 1 byte. */
+static void test_memory_deltas_add_up(void **state)
+{
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id u = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+  sim_unit_id v = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu1");
+  sim_stream_id s = sim_graph_add_stream(g, u, "compute");
+  sim_stream_id r = sim_graph_add_stream(g, v, "recv");
+  sim_task_id f = sim_graph_add_compute(g, s, "f", "forward", 10, 0, 0);
+  sim_task_id t = sim_graph_add_transfer(g, s, r, "act", 1000);
+  sim_task_id c = sim_graph_add_compute(g, s, "c", "forward", 10, 0, 0);
+  sim_graph_add_memory_delta(g, f, 1LL << 30);
+  sim_graph_add_memory_delta(g, f, 3LL << 29);
+  sim_graph_add_memory_delta(g, t, 1LL << 28);
+  sim_graph_add_memory_delta(g, c, 1);
+  sim_graph_add_memory_delta(g, c, -2);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  sim_engine_add_observer(e, &memory_ops, NULL);
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  sim_simple_comm net = {SIM_US(1), 1000000000ULL};
+  sim_exec_set_comm(x, &sim_simple_comm_ops, &net);
+  n_counter_values = 0;
+  assert_true(sim_exec_run(x, NULL));
+  assert_int_equal(n_counter_values, 3);
+  assert_float_equal(counter_values[0], 2.5, 1e-15);
+  assert_float_equal(counter_values[1], 2.75, 1e-15);
+  assert_float_equal(counter_values[2], 2.75 - 1.0 / (1 << 30), 1e-15);
+}
+
 /* Spans ended on the "shown" stream's track: name, start and end. */
 typedef struct {
   sim_track_id track;
@@ -329,7 +360,8 @@ int main(void)
       cmocka_unit_test(test_chain),          cmocka_unit_test(test_stream_order),
       cmocka_unit_test(test_data_parallel_overlap), cmocka_unit_test(test_transfer),
       cmocka_unit_test(test_cycle_reported), cmocka_unit_test(test_determinism),
-      cmocka_unit_test(test_memory_counter), cmocka_unit_test(test_show_on),
+      cmocka_unit_test(test_memory_counter),
+      cmocka_unit_test(test_memory_deltas_add_up), cmocka_unit_test(test_show_on),
       cmocka_unit_test(test_interned_names), cmocka_unit_test(test_large_graph),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

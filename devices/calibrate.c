@@ -104,10 +104,11 @@ static gint device_index(dev_calib *c, const char *name, GError **error)
   return (gint)c->defaults->len - 1;
 }
 
-gboolean dev_calib_add_row(dev_calib *c, const char *label, const char *device,
-                           const wl_op_cost *ops, gsize n_ops, unsigned threads,
-                           gboolean host_overhead, uint64_t input_bytes, uint64_t link_bytes,
-                           double measured_s, GError **error)
+/* Adds a row whose ops are `ops` (a reference is taken: rows of the same model, batch and
+ * precision share one list). */
+static gboolean add_row_ops(dev_calib *c, const char *label, const char *device, GArray *ops,
+                            unsigned threads, gboolean host_overhead, uint64_t input_bytes,
+                            uint64_t link_bytes, double measured_s, GError **error)
 {
   /* 1 ns is below any kernel launch and 1e6 s (11.6 days) above any training step or kernel
    * measured; outside them the relative errors would overflow to infinity. */
@@ -122,8 +123,7 @@ gboolean dev_calib_add_row(dev_calib *c, const char *label, const char *device,
   row r = {0};
   r.label = g_strdup(label);
   r.dev = (guint)d;
-  r.ops = g_array_sized_new(FALSE, FALSE, sizeof(wl_op_cost), (guint)n_ops);
-  g_array_append_vals(r.ops, ops, (guint)n_ops);
+  r.ops = g_array_ref(ops);
   r.threads = threads;
   r.host = host_overhead;
   r.input_bytes = input_bytes;
@@ -131,6 +131,17 @@ gboolean dev_calib_add_row(dev_calib *c, const char *label, const char *device,
   r.measured_s = measured_s;
   g_array_append_val(c->rows, r);
   return TRUE;
+}
+
+gboolean dev_calib_add_row(dev_calib *c, const char *label, const char *device,
+                           const wl_op_cost *ops, gsize n_ops, unsigned threads,
+                           gboolean host_overhead, uint64_t input_bytes, uint64_t link_bytes,
+                           double measured_s, GError **error)
+{
+  g_autoptr(GArray) list = g_array_sized_new(FALSE, FALSE, sizeof(wl_op_cost), (guint)n_ops);
+  g_array_append_vals(list, ops, (guint)n_ops);
+  return add_row_ops(c, label, device, list, threads, host_overhead, input_bytes, link_bytes,
+                     measured_s, error);
 }
 
 gboolean dev_calib_add_param(dev_calib *c, const char *group_dot_key, GError **error)
@@ -472,13 +483,11 @@ static gboolean whole(const char *path, guint line, const char *col, const char 
 
 /* Adds a row; a device that does not load is the row's fault, so the message names it. */
 static gboolean add_row(dev_calib *c, const char *path, guint line, const char *label,
-                        const char *device, const wl_op_cost *ops, gsize n_ops,
-                        gboolean host_overhead, uint64_t link_bytes, double measured_s,
-                        GError **error)
+                        const char *device, GArray *ops, gboolean host_overhead,
+                        uint64_t link_bytes, double measured_s, GError **error)
 {
   g_autoptr(GError) local = NULL;
-  if (!dev_calib_add_row(c, label, device, ops, n_ops, 0, host_overhead, 0, link_bytes,
-                         measured_s, &local))
+  if (!add_row_ops(c, label, device, ops, 0, host_overhead, 0, link_bytes, measured_s, &local))
     return bad_row(path, line, local->message, error);
   return TRUE;
 }
@@ -526,21 +535,24 @@ static gboolean kernel_row(dev_calib *c, const char *path, guint line, char **f,
   if (2 * macs > 1e18 || elems > 0x1p56)
     return bad_row(path, line, "the layer is too large (over 10^18 FLOPs or 2^56 elements)",
                    error);
-  wl_op_cost ops[3];
+  g_autoptr(GArray) ops = g_array_sized_new(FALSE, FALSE, sizeof(wl_op_cost), 3);
+  g_array_set_size(ops, 3);
   dev__conv_ops(batch, hwc[0], hwc[1], hwc[2], filters, rs[0], rs[1], pad, stride,
-                WL_PREC_FP32, ops);
+                WL_PREC_FP32, (wl_op_cost *)(void *)ops->data);
   g_autofree char *label = g_strdup_printf("%s n=%u", f[ci[0]], batch);
-  return add_row(c, path, line, label, device, ops, 3, FALSE, 0, ms * 1e-3, error);
+  return add_row(c, path, line, label, device, ops, FALSE, 0, ms * 1e-3, error);
 }
 
-/* The models and nets of one training table, built once each: name -> wl_model, and
- * "name/batch/precision" -> wl_net (a net points into its model, so nets go first). */
+/* The models, nets and op lists of one training table, built once each: name -> wl_model,
+ * "name/batch/precision" -> wl_net (a net points into its model, so nets go first), and
+ * "name/batch/precision/strategy kind" -> GArray of wl_op_cost, shared by the rows. */
 typedef struct {
-  GHashTable *models, *nets;
+  GHashTable *models, *nets, *ops;
 } training_cache;
 
 static void training_cache_clear(training_cache *tc)
 {
+  g_clear_pointer(&tc->ops, g_hash_table_unref);
   g_clear_pointer(&tc->nets, g_hash_table_unref);
   g_clear_pointer(&tc->models, g_hash_table_unref);
 }
@@ -603,20 +615,27 @@ static gboolean training_row(dev_calib *c, training_cache *tc, const char *path,
     step_s = (double)batch / measured;
   else
     return bad_row(path, line, "unit: expected ms or images_per_s", error);
-  g_autoptr(GArray) ops = g_array_new(FALSE, FALSE, sizeof(wl_op_cost));
   wl_totals tot;
   wl_net_totals(net, &tot);
-  for (size_t i = 0; i < wl_net_n_layers(net); i++) {
-    const wl_layer *L = wl_net_layer(net, i);
-    for (int p = WL_PASS_FORWARD; p <= WL_PASS_BACKWARD_WEIGHTS; p++)
-      if (L->has_pass[p])
-        g_array_append_val(ops, L->cost[p]);
-    if (!fwd_bwd_only && L->has_pass[WL_PASS_UPDATE]) {
-      wl_op_cost u;
-      /* tf_cnn_benchmarks trains with plain SGD by default. */
-      wl_net_update_cost(net, i, WL_OPT_SGD, &u);
-      g_array_append_val(ops, u);
+  g_autofree char *ops_key =
+      g_strdup_printf("%s/%u/%d/%d", f[ci[0]], batch, prec, fwd_bwd_only);
+  GArray *ops = g_hash_table_lookup(tc->ops, ops_key);
+  if (ops == NULL) {
+    size_t n_layers = wl_net_n_layers(net);
+    ops = g_array_sized_new(FALSE, FALSE, sizeof(wl_op_cost), (guint)(4 * n_layers));
+    for (size_t i = 0; i < n_layers; i++) {
+      const wl_layer *L = wl_net_layer(net, i);
+      for (int p = WL_PASS_FORWARD; p <= WL_PASS_BACKWARD_WEIGHTS; p++)
+        if (L->has_pass[p])
+          g_array_append_val(ops, L->cost[p]);
+      if (!fwd_bwd_only && L->has_pass[WL_PASS_UPDATE]) {
+        wl_op_cost u;
+        /* tf_cnn_benchmarks trains with plain SGD by default. */
+        wl_net_update_cost(net, i, WL_OPT_SGD, &u);
+        g_array_append_val(ops, u);
+      }
     }
+    g_hash_table_insert(tc->ops, g_steal_pointer(&ops_key), ops);
   }
   /* A parameter server on the host CPU: every step pulls the parameters and pushes the
    * gradients over the host link. Synthetic data lives on the device (no input copy). */
@@ -625,8 +644,7 @@ static gboolean training_row(dev_calib *c, training_cache *tc, const char *path,
     link = tot.param_bytes + tot.grad_bytes;
   g_autofree char *label =
       g_strdup_printf("%s %s b=%u %s", f[ci[0]], f[ci[1]], batch, strategy);
-  return add_row(c, path, line, label, device, (const wl_op_cost *)ops->data, ops->len,
-                 !fwd_bwd_only, link, step_s, error);
+  return add_row(c, path, line, label, device, ops, !fwd_bwd_only, link, step_s, error);
 }
 
 gboolean dev_calib_load_csv(dev_calib *c, const char *path, const char *only_device,
@@ -652,7 +670,8 @@ gboolean dev_calib_load_csv(dev_calib *c, const char *path, const char *only_dev
   }
   g_auto(training_cache) tc = {
       g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)wl_model_free),
-      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)wl_net_free)};
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)wl_net_free),
+      g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref)};
   for (guint i = 1; lines[i]; i++) {
     char *l = g_strstrip(lines[i]);
     if (*l == '\0' || *l == '#')

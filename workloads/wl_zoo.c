@@ -32,7 +32,7 @@ static int conv_relu(wl_model *m, const char *name, int parent, uint32_t out, ui
                      uint32_t s, uint32_t p)
 {
   int c = conv_full(m, name, parent, out, k, k, s, s, p, p, TRUE);
-  g_autofree char *rn = g_strdup_printf("%s/relu", name);
+  g_autofree char *rn = g_strconcat(name, "/relu", NULL);
   return add1(m, rn, WL_LAYER_RELU, NULL, c);
 }
 
@@ -62,7 +62,7 @@ static int fc(wl_model *m, const char *name, int parent, uint32_t out)
 static int fc_relu(wl_model *m, const char *name, int parent, uint32_t out)
 {
   int f = fc(m, name, parent, out);
-  g_autofree char *rn = g_strdup_printf("%s/relu", name);
+  g_autofree char *rn = g_strconcat(name, "/relu", NULL);
   return add1(m, rn, WL_LAYER_RELU, NULL, f);
 }
 
@@ -73,10 +73,10 @@ static int conv_bn(wl_model *m, const char *name, int parent, uint32_t out, uint
                    gboolean relu)
 {
   int c = conv_full(m, name, parent, out, kh, kw, sh, sw, ph, pw, FALSE);
-  g_autofree char *bn = g_strdup_printf("%s/bn", name);
+  g_autofree char *bn = g_strconcat(name, "/bn", NULL);
   c = add1(m, bn, WL_LAYER_BATCHNORM, NULL, c);
   if (relu) {
-    g_autofree char *rn = g_strdup_printf("%s/relu", name);
+    g_autofree char *rn = g_strconcat(name, "/relu", NULL);
     c = add1(m, rn, WL_LAYER_RELU, NULL, c);
   }
   return c;
@@ -275,14 +275,14 @@ static int inception_v1(wl_model *m, const char *name, int x, uint32_t c1, uint3
                         uint32_t c3, uint32_t c5r, uint32_t c5, uint32_t pp)
 {
   int br[4];
-  g_autofree char *n1 = g_strdup_printf("%s/b1", name);
-  g_autofree char *n2a = g_strdup_printf("%s/b2a", name);
-  g_autofree char *n2b = g_strdup_printf("%s/b2b", name);
-  g_autofree char *n3a = g_strdup_printf("%s/b3a", name);
-  g_autofree char *n3b = g_strdup_printf("%s/b3b", name);
-  g_autofree char *n4p = g_strdup_printf("%s/b4pool", name);
-  g_autofree char *n4 = g_strdup_printf("%s/b4", name);
-  g_autofree char *nc = g_strdup_printf("%s/concat", name);
+  g_autofree char *n1 = g_strconcat(name, "/b1", NULL);
+  g_autofree char *n2a = g_strconcat(name, "/b2a", NULL);
+  g_autofree char *n2b = g_strconcat(name, "/b2b", NULL);
+  g_autofree char *n3a = g_strconcat(name, "/b3a", NULL);
+  g_autofree char *n3b = g_strconcat(name, "/b3b", NULL);
+  g_autofree char *n4p = g_strconcat(name, "/b4pool", NULL);
+  g_autofree char *n4 = g_strconcat(name, "/b4", NULL);
+  g_autofree char *nc = g_strconcat(name, "/concat", NULL);
   br[0] = cbr(m, n1, x, c1, 1, 1, 0);
   br[1] = cbr(m, n2b, cbr(m, n2a, x, c3r, 1, 1, 0), c3, 3, 1, 1);
   br[2] = cbr(m, n3b, cbr(m, n3a, x, c5r, 1, 1, 0), c5, 3, 1, 1);
@@ -319,7 +319,14 @@ static wl_model *build_googlenet(void)
 /* ---- Inception v3 ------------------------------------------------------------------------ */
 
 /* Names a layer of module `mod`: "Mixed_5b/branch1x1". */
-#define NM(buf, mod, what) (g_snprintf(buf, sizeof(buf), "%s/%s", mod, what), buf)
+static const char *module_name(char *buf, size_t size, const char *mod, const char *what)
+{
+  g_strlcpy(buf, mod, size);
+  g_strlcat(buf, "/", size);
+  g_strlcat(buf, what, size);
+  return buf;
+}
+#define NM(buf, mod, what) module_name(buf, sizeof(buf), mod, what)
 
 static int avgpool_3x3_s1(wl_model *m, const char *name, int x)
 {

@@ -41,16 +41,28 @@ static gboolean bad(GError **error, const char *fmt, ...)
 
 /* ---- Collective times on the network model ------------------------------------------------- */
 
-/* Runs collectives alone on a fresh engine and network of the job's topology and remembers
+/* Runs collectives alone on an idle engine and network of the job's topology and remembers
  * their times: every group of `groups` that run at the same moment in the job (the tensor-
- * parallel groups of a node, the data-parallel groups of a stage) shares the links as it would. */
+ * parallel groups of a node, the data-parallel groups of a stage) shares the links as it would.
+ * One engine and network serve every size, one after the other: each run ends with the network
+ * idle again, and a time is the end of the last collective less the start. */
 typedef struct {
   const comm_topology *topo;
   comm_net_model model;
   const comm_coll_algorithm *algo, *ring;
   double reduce_Bps;
   GHashTable *cache;   /* "op:first:n:groups:stride:bytes" -> sim_time_ps */
+  sim_engine *engine;  /* NULL until the first collective is timed */
+  comm_net *net;
 } coll_timer;
+
+static void coll_timer_clear(coll_timer *ct)
+{
+  g_clear_pointer(&ct->net, comm_net_free);
+  g_clear_pointer(&ct->engine, sim_engine_free);
+  g_clear_pointer(&ct->cache, g_hash_table_unref);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(coll_timer, coll_timer_clear)
 
 static void free_coll(gpointer p) { comm_coll_free(p); }
 static void free_group(gpointer p) { comm_coll_group_free(p); }
@@ -81,8 +93,13 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
   }
   const comm_coll_algorithm *algo =
       comm_coll_algorithm_supports(ct->algo, op) ? ct->algo : ct->ring;
-  g_autoptr(sim_engine) engine = sim_engine_new();
-  g_autoptr(comm_net) net = comm_net_new(engine, ct->topo, ct->model);
+  if (!ct->engine) {
+    ct->engine = sim_engine_new();
+    ct->net = comm_net_new(ct->engine, ct->topo, ct->model);
+  }
+  sim_engine *engine = ct->engine;
+  comm_net *net = ct->net;
+  sim_time_ps start_ps = sim_engine_now(engine);
   /* Freed in reverse order: the collectives, then their groups, then the network. */
   g_autoptr(GPtrArray) grps = g_ptr_array_new_with_free_func(free_group);
   g_autoptr(GPtrArray) colls = g_ptr_array_new_with_free_func(free_coll);
@@ -104,7 +121,7 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
   sim_engine_run(engine);
   sim_time_ps t = 0;
   for (guint i = 0; i < colls->len; i++)
-    t = MAX(t, comm_coll_end_time(g_ptr_array_index(colls, i)));
+    t = MAX(t, comm_coll_end_time(g_ptr_array_index(colls, i)) - start_ps);
   sim_time_ps *v = g_new(sim_time_ps, 1);
   *v = t;
   g_hash_table_insert(ct->cache, g_steal_pointer(&key), v);
@@ -488,9 +505,9 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
     return NULL;
   o = &p->o;   /* with the defaults filled in */
   *reduce_Bps = dev_stream_Bps(dev) / 3.0;
-  coll_timer ct = {.topo = topo, .model = net_model, .reduce_Bps = *reduce_Bps,
-                   .cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)};
-  g_autoptr(GHashTable) cache_owner = ct.cache;
+  g_auto(coll_timer) ct = {
+      .topo = topo, .model = net_model, .reduce_Bps = *reduce_Bps,
+      .cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)};
   ct.algo = comm_coll_algorithm_find(o->allreduce ? o->allreduce : "ring", "--allreduce", error);
   ct.ring = comm_coll_algorithm_find("ring", "--allreduce", NULL);
   if (!ct.algo)

@@ -508,6 +508,19 @@ gboolean sim_scenario_parse_args(sim_scenario *s, unsigned set, const char *summ
   char **v = view;
   if (!g_option_context_parse(ctx, &argc, &v, error))
     return FALSE;
+  /* An option given without its value takes the next option as its value ("--sequence-parallel
+   * --allreduce ring" leaves "ring" as a scenario file): say so before anything else. */
+  for (guint i = 0; i < o->slots->len; i++) {
+    const opt_slot *slot = &g_array_index(o->slots, opt_slot, i);
+    if (!slot->value || !g_str_has_prefix(slot->value, "--"))
+      continue;
+    g_autofree char *name = g_strndup(slot->value + 2, strcspn(slot->value + 2, "="));
+    if (find_key(name, NULL)) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "--%s: no value given ('%s' is the next option)", slot->key->name, slot->value);
+      return FALSE;
+    }
+  }
   int positional = argc - 1;
   if (positional > 1) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "unexpected argument '%s'", v[2]);

@@ -48,6 +48,11 @@ done
 expect_error "no command" 2
 expect_error "unknown command" 2 frobnicate
 expect_error "unknown option" 2 run --frobnicate
+# An option given without its value takes the next option as its value: that is named, not
+# the argument left over ("ring: no such file").
+expect_error "option without its value" 2 run --strategy 3d --model gpt3-1.7b --sequence-parallel --allreduce ring
+grep -q -- "--sequence-parallel: no value given ('--allreduce' is the next option)" "$TMP/err" &&
+  ok "option without its value: names both" || bad "option without its value: $(cat "$TMP/err")"
 expect_error "batch 0" 2 run --model demo --batch 0
 expect_error "negative nodes" 2 run --model demo --nodes -1
 expect_error "huge nodes" 2 run --model demo --nodes 99999999999999999999

@@ -465,20 +465,31 @@ typedef struct {
   const char **names;   /* [NAME_KINDS][2 (backward, forward)][m][V], NULL until first asked */
 } unit_names;
 
+/* Appends the decimal digits of v at p; returns the end. */
+static char *put_uint(char *p, uint32_t v)
+{
+  char digits[10];
+  int n = 0;
+  do
+    digits[n++] = (char)('0' + v % 10);
+  while ((v /= 10) != 0);
+  while (n > 0)
+    *p++ = digits[--n];
+  return p;
+}
+
 static const char *unit_name(unit_names *n, int kind, gboolean fwd, uint32_t mb, uint32_t chunk)
 {
   size_t i = (((size_t)kind * 2 + (fwd ? 1 : 0)) * n->m + mb) * n->V + chunk;
   if (!n->names[i]) {
-    char text[64];
-    const char *pass = fwd ? "F" : "B";
-    switch (kind) {
-    case NAME_PASS: g_snprintf(text, sizeof text, "%s mb%u c%u", pass, mb, chunk); break;
-    case NAME_TP: g_snprintf(text, sizeof text, "%s mb%u c%u tp", pass, mb, chunk); break;
-    case NAME_END: g_snprintf(text, sizeof text, "%s mb%u c%u end", pass, mb, chunk); break;
-    default:
-      g_snprintf(text, sizeof text, "%s mb%u c%u", fwd ? "act" : "grad", mb, chunk);
-      break;
-    }
+    /* "F mb3 c1", "B mb3 c1 tp", "F mb3 c1 end", "act mb3 c1", "grad mb3 c1": assembled, not
+     * printed (a one-iteration build formats thousands). */
+    static const char *const suffix[NAME_KINDS] = {"", " tp", " end", ""};
+    char text[64], *p = text;
+    p = stpcpy(p, kind == NAME_SEND ? (fwd ? "act" : "grad") : (fwd ? "F" : "B"));
+    p = put_uint(stpcpy(p, " mb"), mb);
+    p = put_uint(stpcpy(p, " c"), chunk);
+    stpcpy(p, suffix[kind]);
     n->names[i] = sim_graph_intern(n->g, text);
   }
   return n->names[i];

@@ -138,6 +138,15 @@ typedef struct {
  * among the transfers crossing it (bytes/s), and its route's latency for its size. */
 void coll__flow_shares(const comm_coll_group *g, const coll__flow *f, uint32_t nf, double *share,
                        sim_time_ps *lat);
+/* The same in two parts, for sets of transfers timed at several sizes: their routes and the
+ * shares of their links (which do not depend on the sizes), then each transfer's share and
+ * latency for the sizes in `f` (the transfers the routes were made of, in the same order). */
+typedef struct coll__flow_routes coll__flow_routes;
+coll__flow_routes *coll__flow_routes_new(const comm_coll_group *g, const coll__flow *f,
+                                         uint32_t nf);
+void coll__flow_routes_shares(const coll__flow_routes *r, const coll__flow *f, double *share,
+                              sim_time_ps *lat);
+void coll__flow_routes_free(coll__flow_routes *r);
 sim_time_ps coll__reduce_time(uint64_t bytes, double reduce_Bps);
 /* Delay after a rank's step: folded latency, software overhead, reduction. */
 sim_time_ps coll__step_delay(const coll__step *st, const coll__cost *cost);

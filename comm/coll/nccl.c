@@ -350,6 +350,11 @@ struct coll__nccl {
   comm_coll_args child;         /* what each channel runs (bytes: the whole wire buffer) */
   const comm_coll_algorithm *child_algo;
   char label[64];
+  /* The choice times the rings and the trees at several sizes and protocols: their routes
+   * and link shares are made once (rings: for ring_routes_C channels). */
+  coll__flow_routes *ring_routes, *tree_routes;
+  uint32_t ring_routes_C;
+  sim_time_ps *ring_route_lat;  /* ring flow -> its route's latency */
   /* Running. */
   comm_net *net;
   GPtrArray *groups, *colls;
@@ -368,9 +373,29 @@ typedef struct {
   double ring_share;       /* slowest channel share, bytes/s */
 } cand_ctx;
 
+/* sim_time_for_work of the flow before again when its size and share are the same (the flows
+ * of a closed form mostly are: one size per channel, few distinct shares). */
+typedef struct {
+  uint64_t bytes;
+  double share;
+  sim_time_ps t;
+  gboolean valid;
+} work_memo;
+
+static sim_time_ps work_time(work_memo *m, uint64_t bytes, double share)
+{
+  if (!m->valid || m->bytes != bytes || m->share != share) {
+    m->t = sim_time_for_work((double)bytes, share);
+    m->bytes = bytes;
+    m->share = share;
+    m->valid = TRUE;
+  }
+  return m->t;
+}
+
 /* Ring channels' closed form: per phase, each rank's pipelined flow (share of its route) plus
  * the folded latency and per-step cost, as the ring executor runs it. */
-static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_bytes,
+static sim_time_ps rings_time(coll__nccl *x, uint32_t C, uint64_t wire_bytes,
                               uint32_t phases, sim_time_ps launch, sim_time_ps step,
                               double *min_share)
 {
@@ -383,16 +408,24 @@ static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_byt
     for (uint32_t i = 0; i < n; i++)
       f[c * n + i] = (coll__flow){o[i], o[(i + 1) % n], b - coll__seg(b, n, 0)};
   }
+  if (!x->ring_routes || x->ring_routes_C != C) {
+    coll__flow_routes_free(x->ring_routes);
+    x->ring_routes = coll__flow_routes_new(g, f, nf);
+    x->ring_routes_C = C;
+    x->ring_route_lat = g_renew(sim_time_ps, x->ring_route_lat, nf);
+    for (uint32_t i = 0; i < nf; i++)
+      x->ring_route_lat[i] =
+          comm_topology_route_latency(g->topo, g->eps[f[i].src], g->eps[f[i].dst]);
+  }
   g_autofree double *share = g_new(double, nf);
   g_autofree sim_time_ps *lat = g_new(sim_time_ps, nf);
-  coll__flow_shares(g, f, nf, share, lat);
+  coll__flow_routes_shares(x->ring_routes, f, share, lat);
   /* Per flow once: its time alone at its share, and its route's latency. */
   g_autofree sim_time_ps *t_flow = g_new(sim_time_ps, nf);
-  g_autofree sim_time_ps *l_route = g_new(sim_time_ps, nf);
-  for (uint32_t i = 0; i < nf; i++) {
-    t_flow[i] = sim_time_add_sat(lat[i], sim_time_for_work((double)f[i].bytes, share[i]));
-    l_route[i] = comm_topology_route_latency(g->topo, g->eps[f[i].src], g->eps[f[i].dst]);
-  }
+  const sim_time_ps *l_route = x->ring_route_lat;
+  work_memo memo = {0};
+  for (uint32_t i = 0; i < nf; i++)
+    t_flow[i] = sim_time_add_sat(lat[i], work_time(&memo, f[i].bytes, share[i]));
   sim_time_ps phase = 0;
   double ms = INFINITY;
   for (uint32_t c = 0; c < C; c++)
@@ -418,16 +451,21 @@ static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_byt
 
 /* Closed form of every flow at once (alltoall, NVLS, trees, CollNet): the slowest flow. With
  * `min_share` the least share of a flow (bytes/s), with `max_lat` the longest route latency. */
-static sim_time_ps flows_time_ex(const comm_coll_group *g, const coll__flow *f, uint32_t nf,
-                                 double *min_share, sim_time_ps *max_lat)
+static sim_time_ps flows_time_ex(const comm_coll_group *g, const coll__flow_routes *routes,
+                                 const coll__flow *f, uint32_t nf, double *min_share,
+                                 sim_time_ps *max_lat)
 {
   g_autofree double *share = g_new(double, nf);
   g_autofree sim_time_ps *lat = g_new(sim_time_ps, nf);
-  coll__flow_shares(g, f, nf, share, lat);
+  if (routes)
+    coll__flow_routes_shares(routes, f, share, lat);
+  else
+    coll__flow_shares(g, f, nf, share, lat);
   sim_time_ps t = 0, ml = 0;
   double ms = INFINITY;
+  work_memo memo = {0};
   for (uint32_t i = 0; i < nf; i++) {
-    t = MAX(t, sim_time_add_sat(lat[i], sim_time_for_work((double)f[i].bytes, share[i])));
+    t = MAX(t, sim_time_add_sat(lat[i], work_time(&memo, f[i].bytes, share[i])));
     ms = MIN(ms, share[i]);
     ml = MAX(ml, lat[i]);
   }
@@ -440,7 +478,7 @@ static sim_time_ps flows_time_ex(const comm_coll_group *g, const coll__flow *f, 
 
 static sim_time_ps flows_time(const comm_coll_group *g, const coll__flow *f, uint32_t nf)
 {
-  return flows_time_ex(g, f, nf, NULL, NULL);
+  return flows_time_ex(g, NULL, f, nf, NULL, NULL);
 }
 
 /* NCCL's latency of one hop of this kind for an algorithm and protocol, microseconds. */
@@ -651,7 +689,7 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     uint64_t wire = scale_bytes(x->args.bytes, out->wire);
     g_autofree coll__flow *f = collnet_flows(x, wire, &nf);
     double share;
-    sim_time_ps flows = flows_time_ex(g, f, nf, &share, NULL);
+    sim_time_ps flows = flows_time_ex(g, NULL, f, nf, &share, NULL);
     /* Fill: a slice (the ring's) is scattered inside the node, sent up to the switches,
      * comes down reduced and is gathered inside the node, each stage forwarding it whole:
      * 4 stages (2 with one GPU per node), at the slowest flow's share. */
@@ -716,9 +754,11 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
      * latencies beyond the route latency the flows pay themselves. */
     uint32_t nf, H;
     g_autofree coll__flow *f = tree_flows(x, wire, &nf, &H);
+    if (!x->tree_routes)
+      x->tree_routes = coll__flow_routes_new(g, f, nf);
     double share;
     sim_time_ps lat;
-    sim_time_ps flows = flows_time_ex(g, f, nf, &share, &lat);
+    sim_time_ps flows = flows_time_ex(g, x->tree_routes, f, nf, &share, &lat);
     out->fill_ps = sim_time_from_s(
         fill_s(2 * H, (double)wire / ((double)C * n), slice_max_bytes(), share));
     sim_time_ps path = us_ps(tree_path_us(x, p));
@@ -795,6 +835,10 @@ static gboolean choose(coll__nccl *x, int force_algo, int force_proto, GError **
         x->choice = c;
       found = TRUE;
     }
+  /* The routes served the choice only. */
+  g_clear_pointer(&x->ring_routes, coll__flow_routes_free);
+  g_clear_pointer(&x->tree_routes, coll__flow_routes_free);
+  g_clear_pointer(&x->ring_route_lat, g_free);
   if (!found) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "nccl: no algorithm and protocol for %s here",
                 comm_coll_op_name(x->args.op));
@@ -851,6 +895,9 @@ void coll__nccl_free(coll__nccl *x)
   if (x->groups)
     g_ptr_array_free(x->groups, TRUE);
   g_free(x->orders);
+  coll__flow_routes_free(x->ring_routes);
+  coll__flow_routes_free(x->tree_routes);
+  g_free(x->ring_route_lat);
   g_free(x);
 }
 

@@ -100,15 +100,28 @@ static uint32_t link_number(link_numbers *ln, uint32_t id)
   return ln->local[h];
 }
 
-void coll__flow_shares(const comm_coll_group *g, const coll__flow *f, uint32_t nf, double *share,
-                       sim_time_ps *lat)
+struct coll__flow_routes {
+  uint32_t nf;
+  uint32_t *first;                  /* flow -> its first entry in hop; nf + 1 */
+  uint32_t *hop;                    /* the flows' links, densely numbered */
+  const comm__link_class **cls;     /* dense link -> its class */
+  double *share;                    /* flow -> the least share of its links, bytes/s */
+  sim_time_ps *lat;                 /* flow -> its route's latency for large messages */
+  uint64_t *small;                  /* flow -> the largest small_bytes of its links: messages
+                                     * of 1 .. small - 1 bytes pay some small latency */
+};
+
+coll__flow_routes *coll__flow_routes_new(const comm_coll_group *g, const coll__flow *f,
+                                         uint32_t nf)
 {
   const comm_topology *topo = g->topo;
   uint32_t rmax = comm__route_max(topo);
   /* Every flow's route once, its links numbered densely: the flows of a collective on
    * thousands of ranks cross few links, many times each. */
-  g_autofree uint32_t *first = g_new(uint32_t, (gsize)nf + 1);
-  g_autoptr(GArray) local = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+  coll__flow_routes *r = g_new0(coll__flow_routes, 1);
+  r->nf = nf;
+  r->first = g_new(uint32_t, (gsize)nf + 1);
+  GArray *local = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   g_autofree uint32_t *buf = g_new(uint32_t, rmax + 1);
   link_numbers ln = {.ids = g_array_new(FALSE, FALSE, sizeof(uint32_t))};
   link_numbers_init(&ln, 1024);
@@ -121,7 +134,7 @@ void coll__flow_shares(const comm_coll_group *g, const coll__flow *f, uint32_t n
     memset(direct, 0xff, (nlinks + 1) * sizeof *direct);
   }
   for (uint32_t i = 0; i < nf; i++) {
-    first[i] = local->len;
+    r->first[i] = local->len;
     uint32_t len = comm__route(topo, g->eps[f[i].src], g->eps[f[i].dst], buf);
     for (uint32_t k = 0; k < len; k++) {
       uint32_t j;
@@ -137,27 +150,78 @@ void coll__flow_shares(const comm_coll_group *g, const coll__flow *f, uint32_t n
       g_array_append_val(local, j);
     }
   }
-  first[nf] = local->len;
-  /* Flows crossing each link. */
-  const uint32_t *loc = (const uint32_t *)local->data;
-  g_autofree uint32_t *load = g_new0(uint32_t, ln.ids->len + 1);
-  for (guint j = 0; j < local->len; j++)
-    load[loc[j]]++;
+  r->first[nf] = local->len;
+  r->hop = (uint32_t *)(void *)g_array_free(local, FALSE);
+  /* Flows crossing each link, each link's equal share, and per flow what does not depend on
+   * its size. */
+  guint nl = ln.ids->len;
+  g_autofree uint32_t *load = g_new0(uint32_t, nl + 1);
+  for (uint32_t j = 0; j < r->first[nf]; j++)
+    load[r->hop[j]]++;
+  r->cls = g_new(const comm__link_class *, nl + 1);
+  g_autofree double *link_share = g_new(double, nl + 1);
+  for (guint d = 0; d < nl; d++) {
+    r->cls[d] = comm__link_class_of(topo, g_array_index(ln.ids, uint32_t, d));
+    link_share[d] = r->cls[d]->Bps / load[d];
+  }
+  r->share = g_new(double, (gsize)nf + 1);
+  r->lat = g_new(sim_time_ps, (gsize)nf + 1);
+  r->small = g_new(uint64_t, (gsize)nf + 1);
   for (uint32_t i = 0; i < nf; i++) {
-    double s = INFINITY;
+    double sh = INFINITY;
     sim_time_ps l = 0;
-    for (uint32_t j = first[i]; j < first[i + 1]; j++) {
-      const comm__link_class *c =
-          comm__link_class_of(topo, g_array_index(ln.ids, uint32_t, loc[j]));
-      s = MIN(s, c->Bps / load[loc[j]]);
-      l = sim_time_add_sat(l, comm__link_latency(c, f[i].bytes));
+    uint64_t small = 0;
+    for (uint32_t j = r->first[i]; j < r->first[i + 1]; j++) {
+      const comm__link_class *c = r->cls[r->hop[j]];
+      sh = MIN(sh, link_share[r->hop[j]]);
+      l = sim_time_add_sat(l, comm__link_latency(c, 0));
+      small = MAX(small, c->small_bytes);
     }
-    share[i] = s;
-    lat[i] = l;
+    r->share[i] = sh;
+    r->lat[i] = l;
+    r->small[i] = small;
   }
   g_free(ln.link);
   g_free(ln.local);
   g_array_unref(ln.ids);
+  return r;
+}
+
+void coll__flow_routes_shares(const coll__flow_routes *r, const coll__flow *f, double *share,
+                              sim_time_ps *lat)
+{
+  for (uint32_t i = 0; i < r->nf; i++) {
+    share[i] = r->share[i];
+    if (f[i].bytes == 0 || f[i].bytes >= r->small[i]) {
+      lat[i] = r->lat[i];   /* every link at its line latency */
+      continue;
+    }
+    sim_time_ps l = 0;
+    for (uint32_t j = r->first[i]; j < r->first[i + 1]; j++)
+      l = sim_time_add_sat(l, comm__link_latency(r->cls[r->hop[j]], f[i].bytes));
+    lat[i] = l;
+  }
+}
+
+void coll__flow_routes_free(coll__flow_routes *r)
+{
+  if (!r)
+    return;
+  g_free(r->first);
+  g_free(r->hop);
+  g_free(r->cls);
+  g_free(r->share);
+  g_free(r->lat);
+  g_free(r->small);
+  g_free(r);
+}
+
+void coll__flow_shares(const comm_coll_group *g, const coll__flow *f, uint32_t nf, double *share,
+                       sim_time_ps *lat)
+{
+  coll__flow_routes *r = coll__flow_routes_new(g, f, nf);
+  coll__flow_routes_shares(r, f, share, lat);
+  coll__flow_routes_free(r);
 }
 
 sim_time_ps coll__reduce_time(uint64_t bytes, double reduce_Bps)

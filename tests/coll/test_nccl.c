@@ -235,6 +235,50 @@ static void test_pxn_alltoall_by_hand(void **state)
   g_rmdir(dir);
 }
 
+/* A set of flows' routes and shares, made once and used at several sizes, by hand. Four
+ * devices on an NVSwitch, links of 1 GB/s with 1000 ns each and 100 ns for messages below
+ * 4 KiB; a route is a device's uplink and the destination's downlink. Flows 0->1, 2->1, 2->3
+ * and 3->0: uplink 2 and downlink 1 carry two flows each, the others one, so the first three
+ * get 0.5 GB/s and 3->0 1 GB/s whatever their sizes. Their latencies: 2 x 100 ns below 4 KiB
+ * (1 B, 4095 B), 2 x 1000 ns from 4 KiB on and for 0 B (the line's). The one-shot
+ * coll__flow_shares gives the same. */
+static void test_flow_routes_by_hand(void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp("dtsim-nccl-XXXXXX", NULL);
+  g_autofree char *sys = g_build_filename(dir, "small.ini", NULL);
+  g_assert_true(g_file_set_contents(sys,
+                                    "[system]\ndescription = eager\ndevice = k80\n"
+                                    "devices_per_node = 4\nlayout = nvswitch\n"
+                                    "pcie = pcie3-x16\ninter = ib-edr\n"
+                                    "[intra]\nbandwidth_GBps = 1\nlatency_ns = 1000\n"
+                                    "small_message_bytes = 4K\n"
+                                    "small_message_latency_ns = 100\n",
+                                    -1, NULL));
+  g_autoptr(comm_topology) t = build(sys, 1);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  coll__flow f[4] = {{0, 1, 0}, {2, 1, 0}, {2, 3, 0}, {3, 0, 0}};
+  coll__flow_routes *r = coll__flow_routes_new(g, f, 4);
+  const double want_share[4] = {0.5e9, 0.5e9, 0.5e9, 1e9};
+  const uint64_t sizes[3][4] = {{1, 4095, 4096, 0}, {0, 1 << 20, 1, 4096}, {4096, 4096, 1, 1}};
+  for (int k = 0; k < 3; k++) {
+    for (int i = 0; i < 4; i++)
+      f[i].bytes = sizes[k][i];
+    double share[4], share1[4];
+    sim_time_ps lat[4], lat1[4];
+    coll__flow_routes_shares(r, f, share, lat);
+    coll__flow_shares(g, f, 4, share1, lat1);
+    for (int i = 0; i < 4; i++) {
+      uint64_t b = sizes[k][i];
+      assert_true(fabs(share[i] - want_share[i]) <= 1e-6 * want_share[i]);
+      assert_true(lat[i] == (b > 0 && b < 4096 ? SIM_NS(200) : SIM_NS(2000)));
+      assert_true(share1[i] == share[i] && lat1[i] == lat[i]);
+    }
+  }
+  coll__flow_routes_free(r);
+  g_unlink(sys);
+  g_rmdir(dir);
+}
+
 /* NVLS on a DGX H100, 1 GiB, by hand: each GPU sends S (1 + 1/8) up and receives as much down
  * at 18 x 25e9 x 0.8 (nvswitch-h100 line rate and efficiency) x 0.85 (NVLS efficiency) bytes/s,
  * after 25 us and the two NVSwitch hops of 350 ns: bus bandwidth 2 x 7/8 x S / t. Before that,
@@ -527,7 +571,7 @@ int main(void)
       cmocka_unit_test(test_one_gpu_per_node_latency),
       cmocka_unit_test(test_collnet_by_hand), cmocka_unit_test(test_tree_by_hand),
       cmocka_unit_test(test_catalog_loads), cmocka_unit_test(test_double_tree_shares_links),
-      cmocka_unit_test(test_auto_fastest),
+      cmocka_unit_test(test_auto_fastest),   cmocka_unit_test(test_flow_routes_by_hand),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

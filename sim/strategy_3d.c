@@ -100,7 +100,7 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
   sim_engine *engine = ct->engine;
   comm_net *net = ct->net;
   sim_time_ps start_ps = sim_engine_now(engine);
-  /* Freed in reverse order: the collectives, then their groups, then the network. */
+  /* Freed in reverse order: the collectives, then their groups (the network stays). */
   g_autoptr(GPtrArray) grps = g_ptr_array_new_with_free_func(free_group);
   g_autoptr(GPtrArray) colls = g_ptr_array_new_with_free_func(free_coll);
   g_autofree uint32_t *ranks = g_new(uint32_t, n);
@@ -113,8 +113,15 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
     comm_coll_group *grp = comm_coll_group_new(ct->topo, ranks, n);
     g_ptr_array_add(grps, grp);
     comm_coll *c = comm_coll_new(net, grp, algo, &args, error);
-    if (!c)
+    if (!c) {
+      /* The groups started before it are still pending: this engine and network are not
+       * idle any more, so they go (after the collectives that use them). */
+      g_clear_pointer(&colls, g_ptr_array_unref);
+      g_clear_pointer(&grps, g_ptr_array_unref);
+      g_clear_pointer(&ct->net, comm_net_free);
+      g_clear_pointer(&ct->engine, sim_engine_free);
       return FALSE;
+    }
     g_ptr_array_add(colls, c);
     comm_coll_start(c, coll_done, &done);
   }

@@ -15,6 +15,10 @@ struct comm_coll_group {
   uint32_t *rank;        /* global rank of each member */
   uint32_t nodes;        /* distinct nodes */
   uint32_t per_node;     /* members per node when uniform and node-major, else 0 */
+  /* The nccl choice's routes of this group's rings and trees (nccl.c), made when first
+   * needed and kept with the group: they depend on nothing else. A memo behind the const of
+   * the functions that take a group. */
+  struct coll__nccl_routes *nccl_routes;
 };
 
 typedef struct {
@@ -184,6 +188,7 @@ uint32_t coll__nccl_rings(const comm_coll_group *group, uint32_t **orders);
 coll__nccl *coll__nccl_plan(const comm_coll_group *group, const comm_coll_args *args, int algo,
                             int proto, GError **error);
 void coll__nccl_free(coll__nccl *x);
+void coll__nccl_routes_free(struct coll__nccl_routes *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(coll__nccl, coll__nccl_free)
 const coll__nccl_choice *coll__nccl_chosen(const coll__nccl *x);
 const char *coll__nccl_label(const coll__nccl *x);

@@ -350,11 +350,6 @@ struct coll__nccl {
   comm_coll_args child;         /* what each channel runs (bytes: the whole wire buffer) */
   const comm_coll_algorithm *child_algo;
   char label[64];
-  /* The choice times the rings and the trees at several sizes and protocols: their routes
-   * and link shares are made once (rings: for ring_routes_C channels). */
-  coll__flow_routes *ring_routes, *tree_routes;
-  uint32_t ring_routes_C;
-  sim_time_ps *ring_route_lat;  /* ring flow -> its route's latency */
   /* Running. */
   comm_net *net;
   GPtrArray *groups, *colls;
@@ -372,6 +367,33 @@ typedef struct {
   double ring_busbw;       /* Simple ring bus bandwidth of the channels, bytes/s */
   double ring_share;       /* slowest channel share, bytes/s */
 } cand_ctx;
+
+/* The choice times the rings and the trees at several sizes and protocols, and every
+ * collective of a group chooses again: the routes and link shares of the group's rings (C
+ * channels) and trees are made once and kept with the group. */
+struct coll__nccl_routes {
+  coll__flow_routes *ring, *tree;
+  uint32_t ring_C;
+  sim_time_ps *ring_lat;        /* ring flow -> its route's latency */
+};
+
+void coll__nccl_routes_free(struct coll__nccl_routes *r)
+{
+  if (!r)
+    return;
+  coll__flow_routes_free(r->ring);
+  coll__flow_routes_free(r->tree);
+  g_free(r->ring_lat);
+  g_free(r);
+}
+
+static struct coll__nccl_routes *routes_of(const comm_coll_group *g)
+{
+  comm_coll_group *memo = (comm_coll_group *)g;
+  if (!memo->nccl_routes)
+    memo->nccl_routes = g_new0(struct coll__nccl_routes, 1);
+  return memo->nccl_routes;
+}
 
 /* sim_time_for_work of the flow before again when its size and share are the same (the flows
  * of a closed form mostly are: one size per channel, few distinct shares). */
@@ -395,7 +417,7 @@ static sim_time_ps work_time(work_memo *m, uint64_t bytes, double share)
 
 /* Ring channels' closed form: per phase, each rank's pipelined flow (share of its route) plus
  * the folded latency and per-step cost, as the ring executor runs it. */
-static sim_time_ps rings_time(coll__nccl *x, uint32_t C, uint64_t wire_bytes,
+static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_bytes,
                               uint32_t phases, sim_time_ps launch, sim_time_ps step,
                               double *min_share)
 {
@@ -408,21 +430,21 @@ static sim_time_ps rings_time(coll__nccl *x, uint32_t C, uint64_t wire_bytes,
     for (uint32_t i = 0; i < n; i++)
       f[c * n + i] = (coll__flow){o[i], o[(i + 1) % n], b - coll__seg(b, n, 0)};
   }
-  if (!x->ring_routes || x->ring_routes_C != C) {
-    coll__flow_routes_free(x->ring_routes);
-    x->ring_routes = coll__flow_routes_new(g, f, nf);
-    x->ring_routes_C = C;
-    x->ring_route_lat = g_renew(sim_time_ps, x->ring_route_lat, nf);
+  struct coll__nccl_routes *rt = routes_of(g);
+  if (!rt->ring || rt->ring_C != C) {
+    coll__flow_routes_free(rt->ring);
+    rt->ring = coll__flow_routes_new(g, f, nf);
+    rt->ring_C = C;
+    rt->ring_lat = g_renew(sim_time_ps, rt->ring_lat, nf);
     for (uint32_t i = 0; i < nf; i++)
-      x->ring_route_lat[i] =
-          comm_topology_route_latency(g->topo, g->eps[f[i].src], g->eps[f[i].dst]);
+      rt->ring_lat[i] = comm_topology_route_latency(g->topo, g->eps[f[i].src], g->eps[f[i].dst]);
   }
   g_autofree double *share = g_new(double, nf);
   g_autofree sim_time_ps *lat = g_new(sim_time_ps, nf);
-  coll__flow_routes_shares(x->ring_routes, f, share, lat);
+  coll__flow_routes_shares(rt->ring, f, share, lat);
   /* Per flow once: its time alone at its share, and its route's latency. */
   g_autofree sim_time_ps *t_flow = g_new(sim_time_ps, nf);
-  const sim_time_ps *l_route = x->ring_route_lat;
+  const sim_time_ps *l_route = rt->ring_lat;
   work_memo memo = {0};
   for (uint32_t i = 0; i < nf; i++)
     t_flow[i] = sim_time_add_sat(lat[i], work_time(&memo, f[i].bytes, share[i]));
@@ -754,11 +776,12 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
      * latencies beyond the route latency the flows pay themselves. */
     uint32_t nf, H;
     g_autofree coll__flow *f = tree_flows(x, wire, &nf, &H);
-    if (!x->tree_routes)
-      x->tree_routes = coll__flow_routes_new(g, f, nf);
+    struct coll__nccl_routes *rt = routes_of(g);
+    if (!rt->tree)
+      rt->tree = coll__flow_routes_new(g, f, nf);
     double share;
     sim_time_ps lat;
-    sim_time_ps flows = flows_time_ex(g, x->tree_routes, f, nf, &share, &lat);
+    sim_time_ps flows = flows_time_ex(g, rt->tree, f, nf, &share, &lat);
     out->fill_ps = sim_time_from_s(
         fill_s(2 * H, (double)wire / ((double)C * n), slice_max_bytes(), share));
     sim_time_ps path = us_ps(tree_path_us(x, p));
@@ -835,10 +858,6 @@ static gboolean choose(coll__nccl *x, int force_algo, int force_proto, GError **
         x->choice = c;
       found = TRUE;
     }
-  /* The routes served the choice only. */
-  g_clear_pointer(&x->ring_routes, coll__flow_routes_free);
-  g_clear_pointer(&x->tree_routes, coll__flow_routes_free);
-  g_clear_pointer(&x->ring_route_lat, g_free);
   if (!found) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "nccl: no algorithm and protocol for %s here",
                 comm_coll_op_name(x->args.op));
@@ -895,9 +914,6 @@ void coll__nccl_free(coll__nccl *x)
   if (x->groups)
     g_ptr_array_free(x->groups, TRUE);
   g_free(x->orders);
-  coll__flow_routes_free(x->ring_routes);
-  coll__flow_routes_free(x->tree_routes);
-  g_free(x->ring_route_lat);
   g_free(x);
 }
 

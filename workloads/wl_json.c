@@ -380,6 +380,33 @@ wl_model *wl__load_json(const char *source, JsonNode *root, const char *text, GE
 
 /* ---- Loading ------------------------------------------------------------------------------- */
 
+/* Where the first JSON value of `text` ends when it is an object or an array whose brackets
+ * close: the offset just after its closing bracket; 0 when it is anything else or never
+ * closes (json-glib then reports what is wrong). Strings are skipped with their escapes. */
+static gsize first_value_end(const char *text, gsize len)
+{
+  gsize i = 0;
+  while (i < len && g_ascii_isspace(text[i]))
+    i++;
+  if (i == len || (text[i] != '{' && text[i] != '['))
+    return 0;
+  gsize depth = 0;
+  for (; i < len; i++) {
+    char c = text[i];
+    if (c == '"') {
+      for (i++; i < len && text[i] != '"'; i++)
+        if (text[i] == '\\')
+          i++;
+    } else if (c == '{' || c == '[') {
+      depth++;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0)
+        return i + 1;
+    }
+  }
+  return 0;
+}
+
 wl_model *wl_model_load_data(const char *source, const char *data, gsize len, GError **error)
 {
   /* `data` need not end in a NUL, but the line finders (wl__find_line) search it with strstr():
@@ -387,6 +414,24 @@ wl_model *wl_model_load_data(const char *source, const char *data, gsize len, GE
   g_autofree char *text = g_malloc(len + 1);
   memcpy(text, data, len);
   text[len] = '\0';
+  /* json-glib takes "{...}{...}" (two documents) without an error, keeps one of them and leaks
+   * the other: a file holds one object, and anything after it is refused here. */
+  gsize end = first_value_end(text, len);
+  if (end > 0) {
+    gsize rest = end;
+    while (rest < len && g_ascii_isspace(text[rest]))
+      rest++;
+    if (rest < len) {
+      int line = 1, col = 1;
+      for (gsize k = 0; k < rest; k++, col++)
+        if (text[k] == '\n')
+          line++, col = 0;
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "%s:%d:%d: unexpected text after the top-level %s (a file holds one JSON "
+                  "value)", source, line, col, text[end - 1] == '}' ? "object" : "array");
+      return NULL;
+    }
+  }
   g_autoptr(JsonParser) parser = json_parser_new();
   g_autoptr(GError) perr = NULL;
   if (!json_parser_load_from_data(parser, text, (gssize)len, &perr)) {

@@ -90,6 +90,8 @@ expect_error "negative threads" 2 run --threads -4
 expect_error "pipeline with more micro-batches than samples" 2 run --strategy pp --micro-batches 65
 printf '{"name":"empty","input":[3,32,32],"layers":[]}' >"$TMP/empty.json"
 expect_error "empty model" 2 run --model "$TMP/empty.json"
+printf '{"format": "dtsim-workload"}\n{"layers": []}\n' >"$TMP/two.json"
+expect_error "two JSON documents in a model file" 2 run --model "$TMP/two.json"
 expect_error "impossible torus" 2 run --nodes 4 --topology torus2d:3x3
 expect_error "more threads than a Xeon Phi 7250 has (272)" 2 run --system stampede2-knl --threads 273
 expect_error "threads on a GPU" 2 run --threads 4

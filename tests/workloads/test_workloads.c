@@ -578,6 +578,33 @@ static void test_bad_files(void **state)
   assert_non_null(strstr(e->message, "resnet50"));
 }
 
+/* Two JSON documents one after the other (json-glib takes them without an error, keeps one and
+ * leaks the other; found by the workload fuzz harness) and any text after the top-level value
+ * are refused at the line and column where the extra text starts. Braces and brackets inside
+ * strings, and escaped quotes, are not structure. */
+static void test_one_json_value(void **state)
+{
+  const char *texts[] = {
+      "{\"format\": \"dtsim-workload\"}{\"layers\": []}",
+      "{\"name\": \"a } ] \\\" {\",\n \"layers\": {}\n}\n\n  [1]\n",
+      "[{\"a\": 1}] x",
+  };
+  const char *where[] = {"two.json:1:29:", "two.json:5:3:", "two.json:1:12:"};
+  for (int i = 0; i < 3; i++) {
+    g_autoptr(GError) e = NULL;
+    g_autoptr(wl_model) m = wl_model_load_data("two.json", texts[i], strlen(texts[i]), &e);
+    assert_null(m);
+    assert_true(g_error_matches(e, DT_ERROR, DT_ERROR_INPUT));
+    if (!g_str_has_prefix(e->message, where[i]) || !strstr(e->message, "one JSON value"))
+      fail_msg("text %d: message '%s' does not start with '%s'", i, e->message, where[i]);
+  }
+  /* Whitespace after the value is fine: this one fails later, on its content. */
+  const char *ok = "{\"name\": \"x\"}\n \t\n";
+  g_autoptr(GError) e = NULL;
+  assert_null(wl_model_load_data("one.json", ok, strlen(ok), &e));
+  assert_null(strstr(e->message, "one JSON value"));
+}
+
 static void test_find_line(void **state)
 {
   /* A layer named like a type is found where it is defined (line 3), not where the type is
@@ -857,7 +884,7 @@ int main(void)
       cmocka_unit_test(test_lenet_activations), cmocka_unit_test(test_sum_range),
       cmocka_unit_test(test_json_round_trip),  cmocka_unit_test(test_paleo_import),
       cmocka_unit_test(test_paleo_lines),
-      cmocka_unit_test(test_bad_files),        cmocka_unit_test(test_bad_graph_in_code),
+      cmocka_unit_test(test_bad_files), cmocka_unit_test(test_one_json_value),        cmocka_unit_test(test_bad_graph_in_code),
       cmocka_unit_test(test_find_line),        cmocka_unit_test(test_unordered_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

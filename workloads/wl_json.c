@@ -380,16 +380,29 @@ wl_model *wl__load_json(const char *source, JsonNode *root, const char *text, GE
 
 /* ---- Loading ------------------------------------------------------------------------------- */
 
-/* Where the first JSON value of `text` ends when it is an object or an array whose brackets
- * close: the offset just after its closing bracket; 0 when it is anything else or never
- * closes (json-glib then reports what is wrong). Strings are skipped with their escapes. */
+/* Where the first JSON value of `text` ends: just after the closing bracket of an object or an
+ * array, the closing quote of a string, or the last character of a number or a literal. 0 when
+ * there is none or it never closes (json-glib then reports what is wrong). Strings are
+ * skipped with their escapes. */
 static gsize first_value_end(const char *text, gsize len)
 {
   gsize i = 0;
   while (i < len && g_ascii_isspace(text[i]))
     i++;
-  if (i == len || (text[i] != '{' && text[i] != '['))
+  if (i == len)
     return 0;
+  if (text[i] == '"') {
+    for (i++; i < len && text[i] != '"'; i++)
+      if (text[i] == '\\')
+        i++;
+    return i < len ? i + 1 : 0;
+  }
+  if (text[i] != '{' && text[i] != '[') {
+    gsize start = i;
+    while (i < len && !g_ascii_isspace(text[i]) && !strchr("{}[],:\"", text[i]))
+      i++;
+    return i > start ? i : 0;
+  }
   gsize depth = 0;
   for (; i < len; i++) {
     char c = text[i];
@@ -414,8 +427,8 @@ wl_model *wl_model_load_data(const char *source, const char *data, gsize len, GE
   g_autofree char *text = g_malloc(len + 1);
   memcpy(text, data, len);
   text[len] = '\0';
-  /* json-glib takes "{...}{...}" (two documents) without an error, keeps one of them and leaks
-   * the other: a file holds one object, and anything after it is refused here. */
+  /* json-glib takes "{...}{...}" or "0 {...}" (two documents) without an error, keeps one of
+   * them and leaks the other: a file holds one value, and anything after it is refused here. */
   gsize end = first_value_end(text, len);
   if (end > 0) {
     gsize rest = end;
@@ -428,7 +441,8 @@ wl_model *wl_model_load_data(const char *source, const char *data, gsize len, GE
           line++, col = 0;
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                   "%s:%d:%d: unexpected text after the top-level %s (a file holds one JSON "
-                  "value)", source, line, col, text[end - 1] == '}' ? "object" : "array");
+                  "value)", source, line, col,
+                  text[end - 1] == '}' ? "object" : text[end - 1] == ']' ? "array" : "value");
       return NULL;
     }
   }

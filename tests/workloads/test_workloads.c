@@ -578,19 +578,24 @@ static void test_bad_files(void **state)
   assert_non_null(strstr(e->message, "resnet50"));
 }
 
-/* Two JSON documents one after the other (json-glib takes them without an error, keeps one and
- * leaks the other; found by the workload fuzz harness) and any text after the top-level value
- * are refused at the line and column where the extra text starts. Braces and brackets inside
- * strings, and escaped quotes, are not structure. */
+/* Two JSON documents one after the other, an object or an array after a number, a string or a
+ * literal (json-glib takes them without an error, keeps one and leaks the other; found by the
+ * workload fuzz harness) and any text after the top-level value are refused at the line and
+ * column where the extra text starts. Braces and brackets inside strings, and escaped quotes,
+ * are not structure. */
 static void test_one_json_value(void **state)
 {
   const char *texts[] = {
       "{\"format\": \"dtsim-workload\"}{\"layers\": []}",
       "{\"name\": \"a } ] \\\" {\",\n \"layers\": {}\n}\n\n  [1]\n",
       "[{\"a\": 1}] x",
+      "0{\"layers\": []}",
+      "\"a \\\" b\" [1]",
+      "true\n{}",
   };
-  const char *where[] = {"two.json:1:29:", "two.json:5:3:", "two.json:1:12:"};
-  for (int i = 0; i < 3; i++) {
+  const char *where[] = {"two.json:1:29:", "two.json:5:3:", "two.json:1:12:",
+                         "two.json:1:2:",  "two.json:1:10:", "two.json:2:1:"};
+  for (int i = 0; i < 6; i++) {
     g_autoptr(GError) e = NULL;
     g_autoptr(wl_model) m = wl_model_load_data("two.json", texts[i], strlen(texts[i]), &e);
     assert_null(m);

@@ -610,6 +610,46 @@ static void test_one_json_value(void **state)
   assert_null(strstr(e->message, "one JSON value"));
 }
 
+/* Strict JSON (RFC 8259): each fault named at its line and column, counted by hand (the column
+ * of the first character that cannot be there). */
+static void test_strict_json(void **state)
+{
+  static const struct {
+    const char *text, *where, *what;
+  } bad[] = {
+      {"{\"a\": 01}", "j.json:1:8:", "',' or '}'"},
+      {"{\"a\": 1.}", "j.json:1:9:", "decimal point"},
+      {"{\"a\": 2e+}", "j.json:1:10:", "exponent"},
+      {"[1,]", "j.json:1:4:", "expected a value"},
+      {"{\"a\":1,}", "j.json:1:8:", "member name"},
+      {"{\"a\" 1}", "j.json:1:6:", "':'"},
+      {"{\n \"a\": \"x\ny\"}", "j.json:2:9:", "control character"},
+      {"{\"a\": [1,\n  2", "j.json:2:4:", "ends inside the value"},
+      {"{\"a\": \"\\q\"}", "j.json:1:9:", "escape"},
+      {"{\"a\": \"\\u12g4\"}", "j.json:1:12:", "hexadecimal"},
+      {"{\"a\": tru}", "j.json:1:7:", "expected a value"},
+      {"{\"a\": \"abc", "j.json:1:11:", "inside a string"},
+      {"", "j.json:1:1:", "expected a value"},
+      {"// a comment\n{}", "j.json:1:1:", "expected a value"},
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_autoptr(GError) e = NULL;
+    g_autoptr(wl_model) m = wl_model_load_data("j.json", bad[i].text, strlen(bad[i].text), &e);
+    assert_null(m);
+    assert_true(g_error_matches(e, DT_ERROR, DT_ERROR_INPUT));
+    if (!g_str_has_prefix(e->message, bad[i].where) || !strstr(e->message, "not JSON") ||
+        !strstr(e->message, bad[i].what))
+      fail_msg("case %zu: '%s' is not '%s ... %s'", i, e->message, bad[i].where, bad[i].what);
+  }
+  /* Every kind of value, escapes and numbers included, is JSON: this file fails on its content. */
+  const char *ok = "{\"a\": -0.5e+3, \"b\": [true, false, null, \"\\u00e9\\n\\\"\"], \"c\": {},"
+                   " \"d\": [[], 0, 10E2]}\r\n";
+  g_autoptr(GError) e = NULL;
+  assert_null(wl_model_load_data("j.json", ok, strlen(ok), &e));
+  if (strstr(e->message, "not JSON"))
+    fail_msg("valid JSON refused: %s", e->message);
+}
+
 static void test_find_line(void **state)
 {
   /* A layer named like a type is found where it is defined (line 3), not where the type is
@@ -889,7 +929,8 @@ int main(void)
       cmocka_unit_test(test_lenet_activations), cmocka_unit_test(test_sum_range),
       cmocka_unit_test(test_json_round_trip),  cmocka_unit_test(test_paleo_import),
       cmocka_unit_test(test_paleo_lines),
-      cmocka_unit_test(test_bad_files), cmocka_unit_test(test_one_json_value),        cmocka_unit_test(test_bad_graph_in_code),
+      cmocka_unit_test(test_bad_files), cmocka_unit_test(test_one_json_value),
+      cmocka_unit_test(test_strict_json),        cmocka_unit_test(test_bad_graph_in_code),
       cmocka_unit_test(test_find_line),        cmocka_unit_test(test_unordered_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -470,6 +470,9 @@ static gboolean json_check(const char *t, gsize n, gsize *at, const char **what)
   enum { VALUE, VALUE_OR_CLOSE, KEY, KEY_OR_CLOSE, COLON, NEXT_OR_CLOSE, DONE } want = VALUE;
   g_autofree char *stack = g_malloc(n + 1);   /* the open containers, '{' or '[' */
   gsize depth = 0, i = 0;
+  /* A UTF-8 byte order mark may be ignored (RFC 8259, 8.1), as json-glib does. */
+  if (n >= 3 && memcmp(t, "\xef\xbb\xbf", 3) == 0)
+    i = 3;
   for (;;) {
     while (i < n && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
       i++;
@@ -555,6 +558,10 @@ wl_model *wl_model_load_data(const char *source, const char *data, gsize len, GE
   gsize at;
   const char *what;
   if (!json_check(text, len, &at, &what)) {
+    if (at < len && text[at] == '/')
+      what = "a comment (JSON has none)";
+    else if (at < len && text[at] == '\'')
+      what = "a single quote (JSON strings are in double quotes)";
     int line = 1, col = 1;
     for (gsize k = 0; k < at; k++, col++)
       if (text[k] == '\n')

@@ -630,7 +630,9 @@ static void test_strict_json(void **state)
       {"{\"a\": tru}", "j.json:1:7:", "expected a value"},
       {"{\"a\": \"abc", "j.json:1:11:", "inside a string"},
       {"", "j.json:1:1:", "expected a value"},
-      {"// a comment\n{}", "j.json:1:1:", "expected a value"},
+      {"// a comment\n{}", "j.json:1:1:", "comment"},
+      {"{\"a\": 1, /* x */ \"b\": 2}", "j.json:1:10:", "comment"},
+      {"{'a': 1}", "j.json:1:2:", "single quote"},
   };
   for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
     g_autoptr(GError) e = NULL;
@@ -648,6 +650,14 @@ static void test_strict_json(void **state)
   assert_null(wl_model_load_data("j.json", ok, strlen(ok), &e));
   if (strstr(e->message, "not JSON"))
     fail_msg("valid JSON refused: %s", e->message);
+  /* A UTF-8 byte order mark before the value is ignored (RFC 8259, 8.1). */
+  const char *bom = "\xef\xbb\xbf{\"format\": \"dtsim-workload\", \"input\": [1, 8, 8], \"layers\": "
+                    "[{\"name\": \"fc\", \"type\": \"fc\", \"parents\": [\"input\"], "
+                    "\"out_features\": 10}]}";
+  g_autoptr(GError) e2 = NULL;
+  g_autoptr(wl_model) m = wl_model_load_data("bom.json", bom, strlen(bom), &e2);
+  assert_non_null(m);
+  assert_int_equal(wl_model_n_layers(m), 1);
 }
 
 static void test_find_line(void **state)

@@ -378,8 +378,6 @@ wl_model *wl__load_json(const char *source, JsonNode *root, const char *text, GE
   return g_steal_pointer(&m);
 }
 
-/* ---- Loading ------------------------------------------------------------------------------- */
-
 /* ---- Strict JSON -------------------------------------------------------------------------- */
 
 /* One character-exact pass over `text` against RFC 8259: one value, then only whitespace.
@@ -547,6 +545,8 @@ static gboolean json_check(const char *t, gsize n, gsize *at, const char **what)
     }
   }
 }
+
+/* ---- Loading ------------------------------------------------------------------------------- */
 
 wl_model *wl_model_load_data(const char *source, const char *data, gsize len, GError **error)
 {

@@ -752,6 +752,53 @@ static void test_calibration_csv_errors(void **state)
   g_unlink(path);
 }
 
+/* Default prediction of each row of a training table, the table written to a temporary file. */
+static void training_predictions(const char *rows, double *pred, guint n)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp("dtsim-train-XXXXXX.csv", &path, &error);
+  close(fd);
+  g_autofree char *text = g_strconcat("model,framework,precision,device,system,nodes,"
+                                      "devices_per_node,batch_per_device,strategy,ps_placement,"
+                                      "measured,unit,source\n",
+                                      rows, NULL);
+  assert_true(g_file_set_contents(path, text, -1, NULL));
+  g_autoptr(dev_calib) c = dev_calib_new();
+  assert_true(dev_calib_load_csv(c, path, NULL, &error));
+  assert_int_equal(dev_calib_n_rows(c), n);
+  dev_calib_predict_defaults(c);
+  for (guint i = 0; i < n; i++) {
+    const char *label, *device;
+    double measured_s, fit_s, loo_s;
+    dev_calib_row(c, i, &label, &device, &measured_s, &pred[i], &fit_s, &loo_s);
+  }
+  g_unlink(path);
+}
+
+/* Rows of one model, batch and precision share one op list within a table (the fwd+bwd rows
+ * another, without the update): every row of a table of four predicts what it predicts alone,
+ * and the fwd+bwd row less than the same step with its update. */
+static void test_calibration_shared_ops(void **state)
+{
+  static const char *const rows[] = {
+      "resnet18,tf,fp32,v100-sxm2-16gb,x,1,1,32,dp,-,100,images_per_s,s\n",
+      "resnet18,tf,fp32,p100-sxm2-16gb,x,1,1,32,dp,-,80,images_per_s,s\n",
+      "resnet18,tf,fp32,v100-sxm2-16gb,x,1,1,32,fwd+bwd,-,120,images_per_s,s\n",
+      "resnet18,tf,fp32,v100-sxm2-16gb,x,1,1,64,dp,-,100,images_per_s,s\n",
+  };
+  g_autofree char *all = g_strconcat(rows[0], rows[1], rows[2], rows[3], NULL);
+  double together[4], alone[4];
+  training_predictions(all, together, 4);
+  for (int i = 0; i < 4; i++) {
+    training_predictions(rows[i], &alone[i], 1);
+    assert_true(together[i] == alone[i]);
+    assert_true(alone[i] > 0);
+  }
+  assert_true(together[2] < together[0]);   /* no update, no host overhead */
+  assert_true(together[3] > together[0]);   /* twice the batch */
+}
+
 static int run_calibrate(const char *const *args)
 {
   g_auto(GStrv) argv = g_strdupv((char **)args);
@@ -916,6 +963,7 @@ int main(void)
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_calibration_recovers),
       cmocka_unit_test(test_calibration_csv_errors),
+      cmocka_unit_test(test_calibration_shared_ops),
       cmocka_unit_test(test_cli_calibrate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -433,13 +433,15 @@ gboolean wl_model_finish(wl_model *m, GError **error)
   return TRUE;
 }
 
-/* 1-based line of position `hit` in text. */
-static int line_of(const char *text, const char *hit)
+int wl__line_of(const char *text, const char *hit, int *col)
 {
   int line = 1;
+  const char *start = text;   /* of hit's line */
   for (const char *p = text; p < hit; p++)
     if (*p == '\n')
-      line++;
+      line++, start = p + 1;
+  if (col)
+    *col = (int)(hit - start) + 1;
   return line;
 }
 
@@ -464,13 +466,13 @@ int wl__find_line(const char *text, const char *needle)
     while (*after && g_ascii_isspace(*after))
       after++;
     if (*after == ':')
-      return line_of(text, hit);
+      return wl__line_of(text, hit, NULL);
     const char *before = skip_back_space(text, hit);
     if (before > text && before[-1] == ':') {
       before = skip_back_space(text, before - 1);
       if (before - text >= 6 && strncmp(before - 6, "\"name\"", 6) == 0)
-        return line_of(text, hit);
+        return wl__line_of(text, hit, NULL);
     }
   }
-  return first ? line_of(text, first) : 0;
+  return first ? wl__line_of(text, first, NULL) : 0;
 }

@@ -44,6 +44,8 @@ uint64_t wl__valid_taps(uint32_t in, uint32_t out, uint32_t k, uint32_t s, uint3
 /* Line of the first occurrence of the quoted string "needle" in text (1-based), 0 if absent;
  * a scan of the whole text, for one message, never once per layer. */
 int wl__find_line(const char *text, const char *needle);
+/* 1-based line of position `hit` in text, and its 1-based column in *col when not NULL. */
+int wl__line_of(const char *text, const char *hit, int *col);
 
 /* A member that is a string, or NULL when it is absent or not a string. */
 const char *wl__json_string(JsonObject *o, const char *key);

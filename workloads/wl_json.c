@@ -562,10 +562,8 @@ wl_model *wl_model_load_data(const char *source, const char *data, gsize len, GE
       what = "a comment (JSON has none)";
     else if (at < len && text[at] == '\'')
       what = "a single quote (JSON strings are in double quotes)";
-    int line = 1, col = 1;
-    for (gsize k = 0; k < at; k++, col++)
-      if (text[k] == '\n')
-        line++, col = 0;
+    int col;
+    int line = wl__line_of(text, text + at, &col);
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s:%d:%d: not JSON: %s", source, line,
                 col, what);
     return NULL;

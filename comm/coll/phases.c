@@ -107,8 +107,8 @@ struct coll__flow_routes {
   const comm__link_class **cls;     /* dense link -> its class */
   double *share;                    /* flow -> the least share of its links, bytes/s */
   sim_time_ps *lat;                 /* flow -> its route's latency for large messages */
-  uint64_t *small;                  /* flow -> the largest small_bytes of its links: messages
-                                     * of 1 .. small - 1 bytes pay some small latency */
+  uint64_t *small;                  /* flow -> the largest small_bytes of its links, bytes:
+                                     * messages of 1 .. small - 1 bytes pay some small latency */
 };
 
 coll__flow_routes *coll__flow_routes_new(const comm_coll_group *g, const coll__flow *f,

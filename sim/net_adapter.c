@@ -342,22 +342,23 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
   sim_net_adapter *a = user;
   const sim_graph *g = sim_exec_graph(x);
   a->exec = x;
-  if (sim_graph_task_kind(g, t) == SIM_TASK_CUSTOM && sim_graph_task_op(g, t) == SIM_OP_PS_PUSH) {
+  sim_task_view v = sim_graph_task_view(g, t);
+  if (v.kind == SIM_TASK_CUSTOM && v.op == SIM_OP_PS_PUSH) {
     ps_start(a, x, t);
     return;
   }
   pending *p = pending_new(a, x, t);
-  const sim_stream_id *m;
-  uint32_t n = sim_graph_task_members(g, t, &m);
-  switch (sim_graph_task_kind(g, t)) {
+  const sim_stream_id *m = v.members;
+  uint32_t n = v.n_members;
+  switch (v.kind) {
   case SIM_TASK_TRANSFER: {
     comm_ep src = stream_endpoint(a, g, m[0]);
     comm_ep dst = stream_endpoint(a, g, m[1]);
-    comm_net_send(a->net, src, dst, sim_graph_task_bytes(g, t), task_finished, p);
+    comm_net_send(a->net, src, dst, v.bytes, task_finished, p);
     return;
   }
   case SIM_TASK_COLLECTIVE: {
-    int op = sim_graph_task_op(g, t);
+    int op = v.op;
     if (op < 0 || op > SIM_OP_REDUCE)
       break;
     if (n < 2 && !a->plan->symmetric) {
@@ -369,7 +370,7 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
     const comm_coll_algorithm *algo = sim_graph_task_algorithm(g, t);
     g_assert(algo != NULL); /* strategies give every collective its algorithm */
     GError *error = NULL;
-    comm_coll_args args = {.op = op_of[op], .bytes = sim_graph_task_bytes(g, t),
+    comm_coll_args args = {.op = op_of[op], .bytes = v.bytes,
                            .reduce_Bps = a->reduce_Bps, .form = COMM_COLL_FORM_PIPELINED};
     sim_engine *engine = sim_exec_engine(x);
     if (a->plan->symmetric && !sim_engine_has_observers(engine)) {

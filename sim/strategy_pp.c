@@ -142,6 +142,13 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
   g_autofree sim_task_id *first_task = g_new0(sim_task_id, devices);
   g_autofree sim_stream_id *members = g_new(sim_stream_id, R);
   uint32_t iterations = o->iterations ? o->iterations : 1;
+  /* Per iteration and device: a host step, 2M computes and an update; per replica, the input
+   * copy; per link between stages, 2M transfers; per stage, an allreduce. The dependencies:
+   * one per backward, two per transfer, M + 1 per device around the allreduce, and at most
+   * three more per device (step, copy, update). */
+  uint64_t links = (uint64_t)R * (P - 1);
+  sim_graph_reserve(g, iterations * ((uint64_t)devices * (2 * (uint64_t)M + 2) + R + 2 * links * M + P),
+                    iterations * ((uint64_t)devices * (2 * (uint64_t)M + 4) + 4 * links * M));
   for (uint32_t it = 0; it < iterations; it++) {
     for (uint32_t r = 0; r < R; r++)
       for (uint32_t s = 0; s < P; s++) {

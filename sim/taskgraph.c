@@ -480,6 +480,24 @@ void sim_graph_add_memory_delta(sim_graph *g, sim_task_id task, int64_t delta_by
   *d += delta_bytes;
 }
 
+void sim_graph_reserve(sim_graph *g, uint64_t tasks, uint64_t edges)
+{
+  g_return_if_fail(g != NULL);
+  /* Capacities stay below grow()'s limit; edges are stored as two ids each. */
+  uint32_t want_tasks = (uint32_t)MIN(tasks, (uint64_t)UINT32_MAX / 2 - 1);
+  uint32_t want_ids = (uint32_t)MIN(2 * edges, (uint64_t)UINT32_MAX / 2 - 1);
+  if (want_tasks > g->cap_tasks) {
+    g->tasks = big_resize(g->tasks, (size_t)g->cap_tasks * sizeof *g->tasks,
+                          (size_t)want_tasks * sizeof *g->tasks, FALSE);
+    g->cap_tasks = want_tasks;
+  }
+  if (want_ids > g->cap_edges) {
+    g->edges = big_resize(g->edges, (size_t)g->cap_edges * sizeof *g->edges,
+                          (size_t)want_ids * sizeof *g->edges, FALSE);
+    g->cap_edges = want_ids;
+  }
+}
+
 void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before)
 {
   g_return_if_fail(task < g->n_tasks && before < g->n_tasks);
@@ -509,6 +527,13 @@ uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_str
   if (members)
     *members = r->n_members ? task_members(g, r) : NULL;
   return r->n_members;
+}
+
+sim_task_view sim_graph_task_view(const sim_graph *g, sim_task_id t)
+{
+  const task_rec *r = TASK(g, t);
+  return (sim_task_view){(sim_task_kind)r->kind, r->op, r->n_members,
+                         r->n_members ? task_members(g, r) : NULL, r->bytes};
 }
 
 /* ---- Executor ------------------------------------------------------------------------------ */

@@ -37,6 +37,10 @@ typedef enum {
 typedef struct sim_graph sim_graph;
 
 sim_graph *sim_graph_new(void);
+/* Makes room for `tasks` tasks and `edges` dependencies in all (a hint: the graph still grows
+ * past them), so that a builder that knows its size fills arrays made once at their final
+ * size instead of doubling and copying them. */
+void sim_graph_reserve(sim_graph *g, uint64_t tasks, uint64_t edges);
 void sim_graph_free(sim_graph *graph);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_graph, sim_graph_free)
 
@@ -89,6 +93,16 @@ uint64_t sim_graph_task_flops(const sim_graph *g, sim_task_id t);
 int sim_graph_task_op(const sim_graph *g, sim_task_id t);
 const comm_coll_algorithm *sim_graph_task_algorithm(const sim_graph *g, sim_task_id t);
 uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_stream_id **members);
+/* What a communication model reads of a task as it starts it, in one call (it starts one per
+ * transfer of a pipeline run). */
+typedef struct {
+  sim_task_kind kind;
+  int op;                          /* sim_graph_task_op() */
+  uint32_t n_members;
+  const sim_stream_id *members;    /* NULL when n_members is 0 */
+  uint64_t bytes;
+} sim_task_view;
+sim_task_view sim_graph_task_view(const sim_graph *g, sim_task_id t);
 const char *sim_graph_stream_name(const sim_graph *g, sim_stream_id s);
 /* The tasks of a stream, in the order they run. */
 const sim_task_id *sim_graph_stream_tasks(const sim_graph *g, sim_stream_id s, uint32_t *n);

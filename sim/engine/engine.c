@@ -87,7 +87,7 @@ typedef struct {
 } radix_bucket;
 
 struct sim_engine {
-  sim_time_ps now;
+  sim_engine_head head;   /* first: engine.h reads it through a cast */
   uint64_t next_seq;
 #ifdef SIM_QUEUE_HEAP
   heap_entry *heap_mem;   /* 64-byte aligned allocation */
@@ -771,7 +771,6 @@ void sim_engine_free(sim_engine *e)
   g_free(e);
 }
 
-sim_time_ps sim_engine_now(const sim_engine *e) { return e->now; }
 
 /* ---- Scheduling ----------------------------------------------------------------------------- */
 
@@ -797,7 +796,7 @@ sim_event *sim_engine_schedule_at(sim_engine *e, sim_time_ps at_ps, sim_event_fn
                                   uint64_t arg)
 {
   g_return_val_if_fail(e != NULL && fn != NULL, NULL);
-  if (at_ps < e->now) {
+  if (at_ps < e->head.now) {
     e->refused++;
     return NULL;
   }
@@ -813,7 +812,7 @@ sim_event *sim_engine_schedule_in(sim_engine *e, sim_time_ps delay_ps, sim_event
     return NULL;
   }
   sim_time_ps at_ps;
-  if (__builtin_add_overflow(e->now, delay_ps, &at_ps))
+  if (__builtin_add_overflow(e->head.now, delay_ps, &at_ps))
     at_ps = SIM_TIME_MAX;   /* saturates, as sim_time_add_sat() does */
   return schedule(e, at_ps, fn, data, arg);
 }
@@ -829,7 +828,7 @@ void sim_engine_cancel(sim_engine *e, sim_event *ev)
 gboolean sim_engine_reschedule(sim_engine *e, sim_event *ev, sim_time_ps at_ps)
 {
   g_return_val_if_fail(ev != NULL && ev->seq != SEQ_DEAD, FALSE);
-  if (at_ps < e->now) {
+  if (at_ps < e->head.now) {
     e->refused++;
     return FALSE;
   }
@@ -880,7 +879,7 @@ uint64_t sim_engine_run_until(sim_engine *e, sim_time_ps limit_ps)
       break;
     q_pop(e);
     e->live--;
-    if (top.time == e->now) {
+    if (top.time == e->head.now) {
       if (++e->same_time > e->stall_limit && e->stall_limit) {
         e->stalled = TRUE;
         e->stopped = TRUE;
@@ -888,7 +887,7 @@ uint64_t sim_engine_run_until(sim_engine *e, sim_time_ps limit_ps)
     } else {
       e->same_time = 0;
     }
-    e->now = top.time;
+    e->head.now = top.time;
     e->events++;
     mix_hash(e, (uint64_t)top.time);
     mix_hash(e, ev->seq);
@@ -938,6 +937,7 @@ void sim_engine_add_observer(sim_engine *e, const sim_observer_ops *ops, void *u
   g_return_if_fail(e != NULL && ops != NULL);
   observer o = {ops, user};
   g_array_append_val(e->observers, o);
+  e->head.observed = TRUE;
   for (guint i = 0; i < e->procs->len; i++)
     if (ops->proc_added)
       ops->proc_added(user, &g_array_index(e->procs, proc_rec, i).info);
@@ -946,7 +946,6 @@ void sim_engine_add_observer(sim_engine *e, const sim_observer_ops *ops, void *u
       ops->track_added(user, &g_array_index(e->tracks, track_rec, i).info);
 }
 
-gboolean sim_engine_has_observers(const sim_engine *e) { return e->observers->len > 0; }
 
 sim_proc_id sim_engine_add_proc(sim_engine *e, sim_proc_kind kind, const char *name,
                                 int sort_index)
@@ -985,7 +984,7 @@ uint64_t sim_engine_span_begin(sim_engine *e, sim_track_id track, const char *na
     return id;
   g_return_val_if_fail(track < e->tracks->len, id);
   sim_span *s = g_new(sim_span, 1);
-  *s = (sim_span){id, track, name, category, e->now, -1, bytes, flops};
+  *s = (sim_span){id, track, name, category, e->head.now, -1, bytes, flops};
   g_hash_table_insert(e->open_spans, &s->id, s);
   FOR_OBSERVERS(e, o)
   if (o->ops->span_begin)
@@ -999,7 +998,7 @@ void sim_engine_span_end(sim_engine *e, uint64_t span_id)
     return;
   sim_span *s = g_hash_table_lookup(e->open_spans, &span_id);
   g_return_if_fail(s != NULL);
-  s->end_ps = e->now;
+  s->end_ps = e->head.now;
   FOR_OBSERVERS(e, o)
   if (o->ops->span_end)
     o->ops->span_end(o->user, s);
@@ -1020,7 +1019,7 @@ void sim_engine_counter(sim_engine *e, sim_proc_id proc, const char *name, doubl
 {
   FOR_OBSERVERS(e, o)
   if (o->ops->counter)
-    o->ops->counter(o->user, proc, name, e->now, value);
+    o->ops->counter(o->user, proc, name, e->head.now, value);
 }
 
 void sim_engine_finish(sim_engine *e)
@@ -1030,5 +1029,5 @@ void sim_engine_finish(sim_engine *e)
   e->finished = TRUE;
   FOR_OBSERVERS(e, o)
   if (o->ops->finished)
-    o->ops->finished(o->user, e->now);
+    o->ops->finished(o->user, e->head.now);
 }

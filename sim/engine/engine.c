@@ -107,7 +107,9 @@ struct sim_engine {
 
   sim_event **slabs;      /* event index -> slabs[index >> SLAB_SHIFT][index & mask] */
   size_t n_slabs, slabs_cap;
-  sim_event *free_head;   /* pool: first free event (its `arg` holds the next's address), or NULL */
+  sim_event *free_head;   /* pool: first released event (its `arg` holds the next's address), or
+                           * NULL */
+  uint32_t fresh;         /* pool: events of the last slab handed out (never-used ones follow) */
   GArray *free_index;     /* no pool: uint32_t indices of free events */
 
   gboolean stopped;
@@ -139,16 +141,25 @@ static inline sim_event *event_at(const sim_engine *e, uint32_t index)
 #ifdef SIM_EVENT_POOL
 static void pool_grow(sim_engine *e);
 
+/* Released events first (the last released first), then the never-used events of the last
+ * slab in index order, then a new slab. A slab's events are written only as they are first
+ * handed out, so a run that never has many events pending touches a few pages of its 4096
+ * events rather than all of them (fresh pages cost a fault and zeroing each). */
 static inline sim_event *event_alloc(sim_engine *e)
 {
-  if (G_UNLIKELY(e->free_head == NULL))
-    pool_grow(e);
   sim_event *ev = e->free_head;
-  e->free_head = (sim_event *)(uintptr_t)ev->arg;
+  if (G_LIKELY(ev != NULL)) {
+    e->free_head = (sim_event *)(uintptr_t)ev->arg;
+    return ev;
+  }
+  if (G_UNLIKELY(e->n_slabs == 0 || e->fresh == SLAB_EVENTS))
+    pool_grow(e);
+  ev = &e->slabs[e->n_slabs - 1][e->fresh];
+  ev->index = (uint32_t)((e->n_slabs - 1) << SLAB_SHIFT) + e->fresh++;
   return ev;
 }
 
-/* Adds a slab of SLAB_EVENTS free events. */
+/* Adds a slab of SLAB_EVENTS events, none handed out yet. */
 static void pool_grow(sim_engine *e)
 {
   g_assert(e->n_slabs < ((size_t)UINT32_MAX >> SLAB_SHIFT));
@@ -156,15 +167,8 @@ static void pool_grow(sim_engine *e)
     e->slabs_cap = e->slabs_cap ? 2 * e->slabs_cap : 64;
     e->slabs = g_renew(sim_event *, e->slabs, e->slabs_cap);
   }
-  sim_event *slab = g_new(sim_event, SLAB_EVENTS);
-  uint32_t base = (uint32_t)(e->n_slabs << SLAB_SHIFT);
-  e->slabs[e->n_slabs++] = slab;
-  /* Free events form a list through their `arg`, lowest index first. */
-  for (uint32_t i = SLAB_EVENTS; i-- > 0;) {
-    slab[i].arg = (uintptr_t)e->free_head;
-    slab[i].index = base + i;
-    e->free_head = &slab[i];
-  }
+  e->slabs[e->n_slabs++] = g_new(sim_event, SLAB_EVENTS);
+  e->fresh = 0;
 }
 
 static inline void event_release(sim_engine *e, sim_event *ev)

@@ -84,10 +84,15 @@ struct sim_graph {
   GArray *streams;         /* stream_rec */
   GArray *units;           /* unit_rec */
   GStringChunk *strings;
-  const char **recent;     /* NAME_CACHE interned names, by a hash of their text */
-  const char **handed;     /* names given out by sim_graph_intern(), by address */
+  const char **names;      /* every interned name once, by a hash of its text (open addressing,
+                            * linear probing); NULL: empty slot */
+  uint32_t *name_hash;     /* the hash of the name in each slot */
+  uint32_t names_mask;     /* slots - 1 (a power of two) */
+  uint32_t n_names;
+  const char **handed;     /* names given out by sim_graph_intern(), by address (open
+                            * addressing, linear probing); NULL: empty slot */
   uint32_t handed_mask;    /* slots of `handed` - 1 */
-  uint32_t n_handed;       /* names given out */
+  uint32_t n_handed;       /* distinct names in `handed` */
   GArray *stream_mark;     /* uint32_t per stream: mark_stamp when met in the task being added */
   uint32_t mark_stamp;
   GHashTable *deltas;      /* task id -> int64_t memory delta (g_malloc'd), of tasks with
@@ -199,10 +204,11 @@ static void *grow(void *items, uint32_t *cap, size_t size)
     (items)[(len)++] = (value);                                                                 \
   } while (0)
 
-/* Task names repeat (the same layer on every device, every iteration): a direct-mapped cache
- * of interned names in front of the string chunk's own table saves its hashing and lookup for
- * most of them. A hit returns the pointer the chunk would return. */
-#define NAME_CACHE 4096
+/* Task names repeat (the same layer on every device, every iteration): each distinct text is
+ * kept once, in the graph's string chunk, and found again through one hash of it (a table of
+ * the graph's own, which hashes a name once where the chunk's own table hashed it twice more).
+ * Names the graph handed out (sim_graph_intern()) are found by address first. */
+#define NAMES_MIN 1024
 #define HANDED_MAX (1u << 20)
 
 static inline uint32_t handed_slot(const sim_graph *g, const char *name)
@@ -210,27 +216,79 @@ static inline uint32_t handed_slot(const sim_graph *g, const char *name)
   return (uint32_t)(((uintptr_t)name * 0x9E3779B97F4A7C15ULL) >> 40) & g->handed_mask;
 }
 
-static const char *intern(sim_graph *g, const char *name)
+static void names_grow(sim_graph *g)
+{
+  uint32_t old_slots = g->names_mask + 1;
+  const char **old = g->names;
+  uint32_t *old_hash = g->name_hash;
+  g->names_mask = 2 * old_slots - 1;
+  g->names = g_new0(const char *, g->names_mask + 1);
+  g->name_hash = g_new(uint32_t, g->names_mask + 1);
+  for (uint32_t i = 0; i < old_slots; i++) {
+    if (!old[i])
+      continue;
+    uint32_t j = old_hash[i] & g->names_mask;
+    while (g->names[j])
+      j = (j + 1) & g->names_mask;
+    g->names[j] = old[i];
+    g->name_hash[j] = old_hash[i];
+  }
+  g_free(old);
+  g_free(old_hash);
+}
+
+static const char *intern_text(sim_graph *g, const char *name)
+{
+  uint32_t h = 2166136261u;   /* FNV-1a */
+  size_t len = 0;
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++, len++)
+    h = (h ^ *c) * 16777619u;
+  uint32_t j = h & g->names_mask;
+  for (; g->names[j]; j = (j + 1) & g->names_mask)
+    if (g->name_hash[j] == h && strcmp(g->names[j], name) == 0)
+      return g->names[j];
+  const char *copy = g_string_chunk_insert_len(g->strings, name, (gssize)len);
+  g->names[j] = copy;
+  g->name_hash[j] = h;
+  if (++g->n_names > g->names_mask / 2)
+    names_grow(g);
+  return copy;
+}
+
+/* Whether `name` is a name the graph handed out (open addressing, linear probing). */
+static inline gboolean handed_has(const sim_graph *g, const char *name)
+{
+  for (uint32_t j = handed_slot(g, name); g->handed[j]; j = (j + 1) & g->handed_mask)
+    if (g->handed[j] == name)
+      return TRUE;
+  return FALSE;
+}
+
+static inline const char *intern(sim_graph *g, const char *name)
 {
   /* A name the graph handed out (sim_graph_intern()) is kept until the graph is freed, so no
    * other string can have its address: it is its own copy. */
-  const char **own = &g->handed[handed_slot(g, name)];
-  if (*own == name)
+  if (handed_has(g, name))
     return name;
-  uint32_t h = 2166136261u;   /* FNV-1a */
-  for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-    h = (h ^ *c) * 16777619u;
-  const char **slot = &g->recent[h & (NAME_CACHE - 1)];
-  if (*slot && strcmp(*slot, name) == 0)
-    return *slot;
-  *slot = g_string_chunk_insert_const(g->strings, name);
-  return *slot;
+  return intern_text(g, name);
+}
+
+static void handed_put(sim_graph *g, const char *name)
+{
+  uint32_t j = handed_slot(g, name);
+  while (g->handed[j])
+    j = (j + 1) & g->handed_mask;
+  g->handed[j] = name;
 }
 
 const char *sim_graph_intern(sim_graph *g, const char *name)
 {
   const char *copy = intern(g, name);
-  if (G_UNLIKELY(++g->n_handed > g->handed_mask / 2 && g->handed_mask < HANDED_MAX - 1)) {
+  if (handed_has(g, copy))
+    return copy;
+  if (G_UNLIKELY(g->n_handed + 1 > g->handed_mask / 2)) {
+    if (g->handed_mask >= HANDED_MAX - 1)
+      return copy;   /* full: later uses of it are found by their text */
     /* A pipeline of 2048 micro-batches hands out 8192 names, each used on every stage: the
      * table grows with them, so that they stay found by address. */
     const char **old = g->handed;
@@ -239,10 +297,11 @@ const char *sim_graph_intern(sim_graph *g, const char *name)
     g->handed = g_new0(const char *, g->handed_mask + 1);
     for (uint32_t i = 0; i < old_slots; i++)
       if (old[i])
-        g->handed[handed_slot(g, old[i])] = old[i];
+        handed_put(g, old[i]);
     g_free(old);
   }
-  g->handed[handed_slot(g, copy)] = copy;
+  handed_put(g, copy);
+  g->n_handed++;
   return copy;
 }
 
@@ -252,9 +311,11 @@ sim_graph *sim_graph_new(void)
   g->streams = g_array_new(FALSE, FALSE, sizeof(stream_rec));
   g->units = g_array_new(FALSE, FALSE, sizeof(unit_rec));
   g->strings = g_string_chunk_new(4096);
-  g->recent = g_new0(const char *, NAME_CACHE);
-  g->handed = g_new0(const char *, NAME_CACHE);
-  g->handed_mask = NAME_CACHE - 1;
+  g->names = g_new0(const char *, NAMES_MIN);
+  g->name_hash = g_new(uint32_t, NAMES_MIN);
+  g->names_mask = NAMES_MIN - 1;
+  g->handed = g_new0(const char *, NAMES_MIN);
+  g->handed_mask = NAMES_MIN - 1;
   g->stream_mark = g_array_new(FALSE, TRUE, sizeof(uint32_t));
   g->categories = g_ptr_array_new();
   g->category_index = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -276,7 +337,8 @@ void sim_graph_free(sim_graph *g)
   g_array_free(g->streams, TRUE);
   g_array_free(g->units, TRUE);
   g_string_chunk_free(g->strings);
-  g_free(g->recent);
+  g_free(g->names);
+  g_free(g->name_hash);
   g_free(g->handed);
   g_array_free(g->stream_mark, TRUE);
   g_ptr_array_free(g->categories, TRUE);

@@ -324,8 +324,8 @@ static void test_show_on(void **state)
 
 /* Names: the graph's copy of a name is one pointer per text, whether a task is given the copy
  * sim_graph_intern() handed out or a buffer with the same text; a buffer with other text, even
- * one that held the same text before, gets its own name. 5000 names (more than the caches'
- * slots) so that slots are shared and overwritten. */
+ * one that held the same text before, gets its own name. 5000 names (more than the name
+ * tables' first 1024 slots) so that both tables grow and probe past taken slots. */
 static void test_interned_names(void **state)
 {
   g_autoptr(sim_graph) g = sim_graph_new();

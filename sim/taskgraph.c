@@ -23,6 +23,7 @@
  * that array. What a run reads comes first (the header, then the compute duration, the bytes
  * and the algorithm), so that it falls in one cache line more often. */
 #define INLINE_MEMBERS 2
+#define NO_TASK ((sim_task_id)UINT32_MAX)
 typedef struct {
   uint8_t kind : 5;        /* sim_task_kind */
   uint8_t shown : 1;       /* on no stream, shown on the stream at members_at (sim_graph_show_on) */
@@ -803,14 +804,18 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
     __builtin_prefetch(TASK(x->g, x->succ[k]));
     __builtin_prefetch((const char *)TASK(x->g, x->succ[k]) + sizeof(task_rec) - 1);
   }
+  /* The next task of each of its first streams (NO_TASK: none), asked for now and told that
+   * its stream arrived below; streams past the fourth are advanced by stream_advance(). */
   const sim_stream_id *m = task_members(x->g, r);
+  sim_task_id next[4];
   for (uint32_t i = 0; i < r->n_members && i < 4; i++) {
     const stream_rec *sr = &g_array_index(x->g->streams, stream_rec, m[i]);
     uint32_t c = x->cursor[m[i]] + 1;
-    if (c < sr->n_tasks) {
-      __builtin_prefetch(&x->ts[sr->tasks[c]], 1);
-      __builtin_prefetch(TASK(x->g, sr->tasks[c]));
-      __builtin_prefetch((const char *)TASK(x->g, sr->tasks[c]) + sizeof(task_rec) - 1);
+    next[i] = c < sr->n_tasks ? sr->tasks[c] : NO_TASK;
+    if (next[i] != NO_TASK) {
+      __builtin_prefetch(&x->ts[next[i]], 1);
+      __builtin_prefetch(TASK(x->g, next[i]));
+      __builtin_prefetch((const char *)TASK(x->g, next[i]) + sizeof(task_rec) - 1);
     }
   }
   sim_time_ps start_ps = ~s->at, end_ps = sim_engine_now(x->engine);
@@ -848,7 +853,10 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
       continue;
     x->busy_ps[m[i]] += end_ps - start_ps;
     x->cursor[m[i]]++;
-    stream_advance(x, m[i]);
+    if (i >= 4)
+      stream_advance(x, m[i]);
+    else if (next[i] != NO_TASK)
+      count_down(x, next[i]);
   }
   for (uint32_t k = k0; k < k1; k++)
     count_down(x, x->succ[k]);

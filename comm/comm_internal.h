@@ -47,6 +47,8 @@ gboolean comm__nic_uplink(const comm_topology *topo, uint32_t dlink, uint32_t *n
 uint32_t comm__nics_per_node(const comm_topology *topo);
 /* Total nodes, workers plus extra. */
 uint32_t comm__total_nodes(const comm_topology *topo);
+/* Endpoints in all: every ep below it is on a node of the topology (comm__ep_node). */
+uint64_t comm__endpoints(const comm_topology *topo);
 /* Local NIC index that traffic from ep to other nodes leaves through. */
 uint32_t comm__ep_nic(const comm_topology *topo, comm_ep ep);
 /* Flow model: recomputes that filled every live route at once, without a component search

@@ -235,6 +235,7 @@ struct comm_net {
 
   link_state *links;     /* per directed link */
   uint64_t nlinks;
+  uint64_t endpoints;    /* comm__endpoints(topo): valid endpoints are below it */
   const comm__link_class **link_class; /* per directed link, looked up once (flow model) */
 
   GPtrArray *slabs;
@@ -559,9 +560,16 @@ static route_memo *route_get(comm_net *net, comm_ep src, comm_ep dst)
     net->routes = g_new0(route_memo, ROUTE_MEMOS_MIN);
     net->route_mask = ROUTE_MEMOS_MIN - 1;
   }
-  route_memo *m = &net->routes[route_slot(net, key)];
+  /* Two ways: the route's slot and the next one (routes that share a slot both stay). */
+  uint32_t slot = route_slot(net, key);
+  route_memo *m = &net->routes[slot];
   if (G_LIKELY(m->key == key))
     return m;
+  route_memo *m2 = &net->routes[(slot + 1) & net->route_mask];
+  if (m2->key == key)
+    return m2;
+  if (m->key != 0)
+    m = m2;   /* the new route takes the second way if the first is taken */
   if (G_UNLIKELY(++net->route_misses > 4 * (net->route_mask + 1) &&
                  net->route_mask + 1 < ROUTE_MEMOS_MAX)) {
     /* Four times the slots, the routes kept: fewer of the routes in use share a slot. */
@@ -569,12 +577,20 @@ static route_memo *route_get(comm_net *net, comm_ep src, comm_ep dst)
     uint32_t old_slots = net->route_mask + 1;
     net->route_mask = 4 * old_slots - 1;
     net->routes = g_new0(route_memo, net->route_mask + 1);
-    for (uint32_t i = 0; i < old_slots; i++)
-      if (old[i].key)
-        net->routes[route_slot(net, old[i].key)] = old[i];
+    for (uint32_t i = 0; i < old_slots; i++) {
+      if (!old[i].key)
+        continue;
+      uint32_t j = route_slot(net, old[i].key);
+      if (net->routes[j].key)
+        j = (j + 1) & net->route_mask;
+      net->routes[j] = old[i];
+    }
     g_free(old);
     net->route_misses = 0;
-    m = &net->routes[route_slot(net, key)];
+    slot = route_slot(net, key);
+    m = &net->routes[slot];
+    if (m->key != 0)
+      m = &net->routes[(slot + 1) & net->route_mask];
   }
   uint32_t n = comm__route(net->topo, src, dst, net->route_buf);
   if (n > INLINE_HOPS)
@@ -1100,6 +1116,7 @@ comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_m
   net->topo = topo;
   net->model = model;
   net->nlinks = comm_topology_links(topo);
+  net->endpoints = comm__endpoints(topo);
   if (model == COMM_NET_FLOW) {
     net->links = g_new0(link_state, net->nlinks);
     net->link_class = g_new0(const comm__link_class *, net->nlinks);
@@ -1165,8 +1182,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
                    void *user)
 {
   g_return_if_fail(net != NULL);
-  g_return_if_fail(comm__ep_node(net->topo, src) < comm__total_nodes(net->topo) &&
-                   comm__ep_node(net->topo, dst) < comm__total_nodes(net->topo));
+  g_return_if_fail(src < net->endpoints && dst < net->endpoints);
   flow *f = flow_alloc(net);
   f->done = done;
   f->user = user;

@@ -859,6 +859,7 @@ uint64_t comm_topology_links(const comm_topology *t) { return 2 * t->n_links; }
 uint32_t comm__route_max(const comm_topology *t) { return t->route_max; }
 uint32_t comm__nics_per_node(const comm_topology *t) { return t->N; }
 uint32_t comm__total_nodes(const comm_topology *t) { return t->total_nodes; }
+uint64_t comm__endpoints(const comm_topology *t) { return (uint64_t)t->total_nodes * t->V; }
 
 uint32_t comm_topology_node_of(const comm_topology *t, uint32_t rank)
 {

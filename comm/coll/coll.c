@@ -108,6 +108,8 @@ void comm_coll_group_free(comm_coll_group *g)
   if (g == NULL)
     return;
   coll__nccl_routes_free(g->nccl_routes);
+  g_free(g->lat_key);
+  g_free(g->lat_ps);
   g_free(g->eps);
   g_free(g->node);
   g_free(g->rank);

@@ -45,13 +45,29 @@ static gboolean bad(GError **error, const char *fmt, ...)
  * their times: every group of `groups` that run at the same moment in the job (the tensor-
  * parallel groups of a node, the data-parallel groups of a stage) shares the links as it would.
  * One engine and network serve every size, one after the other: each run ends with the network
- * idle again, and a time is the end of the last collective less the start. */
+ * idle again, and a time is the end of the last collective less the start. The groups of a
+ * layout are made once and serve every operation and size on it (a group keeps its route
+ * latencies, comm_coll_group). */
+typedef struct {
+  comm_coll_op op;
+  uint32_t first, n, stride, groups, group_stride;
+  uint64_t bytes;
+  sim_time_ps time_ps;
+} coll_memo;
+
+typedef struct {
+  uint32_t first, n, stride, groups, group_stride;
+  comm_coll_group **group;   /* groups of them */
+} coll_layout;
+
 typedef struct {
   const comm_topology *topo;
   comm_net_model model;
   const comm_coll_algorithm *algo, *ring;
   double reduce_Bps;
-  GHashTable *cache;   /* "op:first:n:groups:stride:bytes" -> sim_time_ps */
+  GArray *memo;        /* coll_memo: the collectives timed so far (a few: one per layout,
+                        * operation and size) */
+  GArray *layouts;     /* coll_layout */
   sim_engine *engine;  /* NULL until the first collective is timed */
   comm_net *net;
 } coll_timer;
@@ -60,18 +76,45 @@ static void coll_timer_clear(coll_timer *ct)
 {
   g_clear_pointer(&ct->net, comm_net_free);
   g_clear_pointer(&ct->engine, sim_engine_free);
-  g_clear_pointer(&ct->cache, g_hash_table_unref);
+  g_clear_pointer(&ct->memo, g_array_unref);
+  for (guint i = 0; ct->layouts && i < ct->layouts->len; i++) {
+    coll_layout *l = &g_array_index(ct->layouts, coll_layout, i);
+    for (uint32_t g = 0; g < l->groups; g++)
+      comm_coll_group_free(l->group[g]);
+    g_free(l->group);
+  }
+  g_clear_pointer(&ct->layouts, g_array_unref);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(coll_timer, coll_timer_clear)
 
 static void free_coll(gpointer p) { comm_coll_free(p); }
-static void free_group(gpointer p) { comm_coll_group_free(p); }
 static void free_array(gpointer p) { g_array_unref(p); }
 
 static void coll_done(sim_engine *engine, void *user)
 {
   (void)engine;
   (*(uint32_t *)user)++;
+}
+
+/* The groups of a layout: group g has the ranks first + g * group_stride + i * stride. */
+static comm_coll_group **coll_groups(coll_timer *ct, uint32_t first, uint32_t n, uint32_t stride,
+                                     uint32_t groups, uint32_t group_stride)
+{
+  for (guint i = 0; i < ct->layouts->len; i++) {
+    coll_layout *l = &g_array_index(ct->layouts, coll_layout, i);
+    if (l->first == first && l->n == n && l->stride == stride && l->groups == groups &&
+        l->group_stride == group_stride)
+      return l->group;
+  }
+  coll_layout l = {first, n, stride, groups, group_stride, g_new(comm_coll_group *, groups)};
+  g_autofree uint32_t *ranks = g_new(uint32_t, n);
+  for (uint32_t g = 0; g < groups; g++) {
+    for (uint32_t i = 0; i < n; i++)
+      ranks[i] = first + g * group_stride + i * stride;
+    l.group[g] = comm_coll_group_new(ct->topo, ranks, n);
+  }
+  g_array_append_val(ct->layouts, l);
+  return l.group;
 }
 
 /* Time of `groups` concurrent collectives `op` of `bytes` (nccl-tests size), group g having the
@@ -84,12 +127,14 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
     *out = 0;
     return TRUE;
   }
-  g_autofree char *key = g_strdup_printf("%d:%u:%u:%u:%u:%u:%" PRIu64, (int)op, first, n, stride,
-                                         groups, group_stride, bytes);
-  gpointer hit;
-  if (g_hash_table_lookup_extended(ct->cache, key, NULL, &hit)) {
-    *out = *(sim_time_ps *)hit;
-    return TRUE;
+  coll_memo key = {op, first, n, stride, groups, group_stride, bytes, 0};
+  for (guint i = 0; i < ct->memo->len; i++) {
+    const coll_memo *m = &g_array_index(ct->memo, coll_memo, i);
+    if (m->op == op && m->first == first && m->n == n && m->stride == stride &&
+        m->groups == groups && m->group_stride == group_stride && m->bytes == bytes) {
+      *out = m->time_ps;
+      return TRUE;
+    }
   }
   const comm_coll_algorithm *algo =
       comm_coll_algorithm_supports(ct->algo, op) ? ct->algo : ct->ring;
@@ -100,24 +145,17 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
   sim_engine *engine = ct->engine;
   comm_net *net = ct->net;
   sim_time_ps start_ps = sim_engine_now(engine);
-  /* Freed in reverse order: the collectives, then their groups (the network stays). */
-  g_autoptr(GPtrArray) grps = g_ptr_array_new_with_free_func(free_group);
-  g_autoptr(GPtrArray) colls = g_ptr_array_new_with_free_func(free_coll);
-  g_autofree uint32_t *ranks = g_new(uint32_t, n);
+  comm_coll_group **grps = coll_groups(ct, first, n, stride, groups, group_stride);
+  g_autoptr(GPtrArray) colls = g_ptr_array_new_full(groups, free_coll);
   uint32_t done = 0;
   comm_coll_args args = {.op = op, .bytes = bytes, .reduce_Bps = ct->reduce_Bps,
                          .form = COMM_COLL_FORM_PIPELINED};
   for (uint32_t g = 0; g < groups; g++) {
-    for (uint32_t i = 0; i < n; i++)
-      ranks[i] = first + g * group_stride + i * stride;
-    comm_coll_group *grp = comm_coll_group_new(ct->topo, ranks, n);
-    g_ptr_array_add(grps, grp);
-    comm_coll *c = comm_coll_new(net, grp, algo, &args, error);
+    comm_coll *c = comm_coll_new(net, grps[g], algo, &args, error);
     if (!c) {
       /* The groups started before it are still pending: this engine and network are not
        * idle any more, so they go (after the collectives that use them). */
       g_clear_pointer(&colls, g_ptr_array_unref);
-      g_clear_pointer(&grps, g_ptr_array_unref);
       g_clear_pointer(&ct->net, comm_net_free);
       g_clear_pointer(&ct->engine, sim_engine_free);
       return FALSE;
@@ -129,9 +167,8 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
   sim_time_ps t = 0;
   for (guint i = 0; i < colls->len; i++)
     t = MAX(t, comm_coll_end_time(g_ptr_array_index(colls, i)) - start_ps);
-  sim_time_ps *v = g_new(sim_time_ps, 1);
-  *v = t;
-  g_hash_table_insert(ct->cache, g_steal_pointer(&key), v);
+  key.time_ps = t;
+  g_array_append_val(ct->memo, key);
   *out = t;
   return TRUE;
 }
@@ -525,7 +562,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   *reduce_Bps = dev_stream_Bps(dev) / 3.0;
   g_auto(coll_timer) ct = {
       .topo = topo, .model = net_model, .reduce_Bps = *reduce_Bps,
-      .cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)};
+      .memo = g_array_new(FALSE, FALSE, sizeof(coll_memo)),
+      .layouts = g_array_new(FALSE, FALSE, sizeof(coll_layout))};
   ct.algo = comm_coll_algorithm_find(o->allreduce ? o->allreduce : "ring", "--allreduce", error);
   ct.ring = comm_coll_algorithm_find("ring", "--allreduce", NULL);
   if (!ct.algo)

@@ -343,6 +343,51 @@ static void test_chaos_costs(void **state)
   g_unlink(ini);
 }
 
+/* The report's communication time is the union of the probe device's communication streams'
+ * busy time, whatever order the streams' intervals come in (microseconds):
+ *   stream a: [0, 2) [5, 7) [20, 21);  b: [1, 3) [4, 5) [9, 12);  c: [6, 10) [15, 16)
+ * unite into [0, 3) [4, 12) ([4, 5) and [5, 7) touch) [15, 16) [20, 21): 13 us. Compute
+ * [11, 25) leaves [0, 3) and [4, 11) exposed: 10 us. The h2d stream's [30, 40) is no
+ * communication but ends the run: 40 us, of which 40 - 14 - 10 = 16 idle. */
+static void test_report_comm_union(void **state)
+{
+  (void)state;
+  g_autoptr(sim_plan) p = sim__plan_new();
+  sim_graph *g = p->graph;
+  sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, 0, "gpu0");
+  p->probe_unit = u;
+  p->probe_compute = sim_graph_add_stream(g, u, "compute");
+  static const struct {
+    const char *stream;
+    int64_t from_us, to_us;
+  } busy[] = {{"a", 0, 2},  {"a", 5, 7},   {"a", 20, 21}, {"b", 1, 3},   {"b", 4, 5},
+              {"b", 9, 12}, {"c", 6, 10},  {"c", 15, 16}, {"compute", 11, 25}, {"h2d", 30, 40}};
+  for (size_t i = 0; i < G_N_ELEMENTS(busy); i++) {
+    sim_stream_id s = G_MAXUINT32;
+    for (sim_stream_id k = 0; k < sim_graph_n_streams(g); k++)
+      if (strcmp(sim_graph_stream_name(g, k), busy[i].stream) == 0)
+        s = k;
+    if (s == G_MAXUINT32)
+      s = sim_graph_add_stream(g, u, busy[i].stream);
+    sim_task_id wait = sim_graph_add_delay(g, "wait", SIM_US(busy[i].from_us));
+    sim_task_id t = sim_graph_add_compute(g, s, "busy", "x",
+                                          SIM_US(busy[i].to_us - busy[i].from_us), 0, 0);
+    sim_graph_depend(g, t, wait);
+  }
+  g_autoptr(GError) err = NULL;
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  sim_exec_set_comm(x, &sim_simple_comm_ops, (void *)&instant);
+  assert_true(sim_exec_run(x, &err));
+  sim_report r;
+  sim_report_measure(&r, p, x);
+  assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_US(40));
+  assert_int_equal(sim_time_from_s(r.comm_time_s), SIM_US(13));
+  assert_int_equal(sim_time_from_s(r.exposed_comm_time_s), SIM_US(10));
+  assert_int_equal(sim_time_from_s(r.compute_time_s), SIM_US(14));
+  assert_int_equal(sim_time_from_s(r.idle_time_s), SIM_US(16));
+}
+
 /* ---- Strategy 3d ---------------------------------------------------------------------------- */
 
 static comm_topology *cluster(const char *system, uint32_t nodes, uint32_t per_node)
@@ -583,6 +628,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_3d_schedules), cmocka_unit_test(test_3d_memory),
       cmocka_unit_test(test_3d_bad_input), cmocka_unit_test(test_3d_dp_collective_times),
+      cmocka_unit_test(test_report_comm_union),
       cmocka_unit_test(test_gpipe_bubble),  cmocka_unit_test(test_1f1b),
       cmocka_unit_test(test_dp_closed_form), cmocka_unit_test(test_overlap_never_slower),
       cmocka_unit_test(test_partition),     cmocka_unit_test(test_mp_chain),

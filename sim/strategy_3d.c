@@ -445,9 +445,13 @@ typedef struct {
 /* The order in which pipeline rank s runs its forward and backward units. */
 static GArray *schedule_units(const plan3d *p, uint32_t s)
 {
-  GArray *u = g_array_new(FALSE, FALSE, sizeof(unit));
   uint64_t m = p->m, V = p->V, P = p->P;
   uint64_t total = m * V;
+  /* A forward and a backward unit per micro-batch and chunk: made at that size and filled in
+   * place. */
+  GArray *u = g_array_sized_new(FALSE, FALSE, sizeof(unit), (guint)(2 * total));
+  g_array_set_size(u, (guint)(2 * total));
+  unit *next = (unit *)u->data;
   uint64_t warm;
   switch (p->o.schedule) {
   case WL_SCHED_GPIPE:
@@ -469,8 +473,7 @@ static GArray *schedule_units(const plan3d *p, uint32_t s)
   do {                                                                                            \
     uint64_t grp = (k) / P, c = V > 1 ? grp % V : 0;                                              \
     uint64_t mbv = V > 1 ? ((k) / (P * V)) * P + (k) % P : (k);                                   \
-    unit x = {isf, (uint32_t)mbv, (uint32_t)((isf) ? c : V - 1 - c)};                             \
-    g_array_append_val(u, x);                                                                     \
+    *next++ = (unit){isf, (uint32_t)mbv, (uint32_t)((isf) ? c : V - 1 - c)};                      \
   } while (0)
   for (; kf < warm; kf++)
     NEXT(TRUE, kf);
@@ -489,6 +492,7 @@ static GArray *schedule_units(const plan3d *p, uint32_t s)
       NEXT(FALSE, kb);
   }
 #undef NEXT
+  g_assert(next == (unit *)u->data + u->len);
   return u;
 }
 

@@ -510,8 +510,15 @@ enum { NAME_PASS, NAME_TP, NAME_END, NAME_SEND, NAME_KINDS };
 typedef struct {
   sim_graph *g;
   uint32_t m, V;
+  size_t per_kind;      /* 2 m V: the names of one kind */
   const char **names;   /* [NAME_KINDS][2 (backward, forward)][m][V], NULL until first asked */
 } unit_names;
+
+/* Where a unit's names are in each kind's table: (fwd, mb, chunk) -> (fwd m + mb) V + chunk. */
+static inline size_t unit_at(const unit_names *n, const unit *x)
+{
+  return ((size_t)(x->fwd ? 1 : 0) * n->m + x->mb) * n->V + x->chunk;
+}
 
 /* Appends the decimal digits of v at p; returns the end. */
 static char *put_uint(char *p, uint32_t v)
@@ -526,21 +533,26 @@ static char *put_uint(char *p, uint32_t v)
   return p;
 }
 
-static const char *unit_name(unit_names *n, int kind, gboolean fwd, uint32_t mb, uint32_t chunk)
+static G_GNUC_NO_INLINE const char *unit_name_make(unit_names *n, int kind, size_t at)
 {
-  size_t i = (((size_t)kind * 2 + (fwd ? 1 : 0)) * n->m + mb) * n->V + chunk;
-  if (!n->names[i]) {
-    /* "F mb3 c1", "B mb3 c1 tp", "F mb3 c1 end", "act mb3 c1", "grad mb3 c1": assembled, not
-     * printed (a one-iteration build formats thousands). */
-    static const char *const suffix[NAME_KINDS] = {"", " tp", " end", ""};
-    char text[64], *p = text;
-    p = stpcpy(p, kind == NAME_SEND ? (fwd ? "act" : "grad") : (fwd ? "F" : "B"));
-    p = put_uint(stpcpy(p, " mb"), mb);
-    p = put_uint(stpcpy(p, " c"), chunk);
-    stpcpy(p, suffix[kind]);
-    n->names[i] = sim_graph_intern(n->g, text);
-  }
-  return n->names[i];
+  uint32_t chunk = (uint32_t)(at % n->V), mb = (uint32_t)(at / n->V % n->m);
+  gboolean fwd = at >= (size_t)n->m * n->V;
+  /* "F mb3 c1", "B mb3 c1 tp", "F mb3 c1 end", "act mb3 c1", "grad mb3 c1": assembled, not
+   * printed (a one-iteration build formats thousands). */
+  static const char *const suffix[NAME_KINDS] = {"", " tp", " end", ""};
+  char text[64], *p = text;
+  p = stpcpy(p, kind == NAME_SEND ? (fwd ? "act" : "grad") : (fwd ? "F" : "B"));
+  p = put_uint(stpcpy(p, " mb"), mb);
+  p = put_uint(stpcpy(p, " c"), chunk);
+  stpcpy(p, suffix[kind]);
+  return n->names[kind * n->per_kind + at] = sim_graph_intern(n->g, text);
+}
+
+/* The name of kind `kind` of the unit at `at` (unit_at): made once, then looked up. */
+static inline const char *unit_name(unit_names *n, int kind, size_t at)
+{
+  const char *name = n->names[kind * n->per_kind + at];
+  return name ? name : unit_name_make(n, kind, at);
 }
 
 static sim_task_id add_tp(sim_graph *g, sim_stream_id tp, sim_task_id after, sim_time_ps d,
@@ -657,7 +669,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   for (uint32_t s = 0; s < p->P; s++)
     g_ptr_array_add(orders, schedule_units(p, s));
   g_autofree const char **name_table = g_new0(const char *, (size_t)NAME_KINDS * 2 * p->m * p->V);
-  unit_names names = {g, p->m, p->V, name_table};
+  unit_names names = {g, p->m, p->V, (size_t)2 * p->m * p->V, name_table};
 
   for (uint32_t it = 0; it < o->iterations; it++) {
     for (uint32_t s = 0; s < p->P; s++) {
@@ -679,6 +691,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         uint32_t vs = x->chunk * p->P + s;
         uint64_t slot = (uint64_t)x->mb * nv + vs;
         const chunk_cost *cc = cost_of(p, vs);
+        size_t at = unit_at(&names, x);
         char name[64];
         sim_task_id gather = 0;
         gboolean has_gather = FALSE;
@@ -691,7 +704,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           has_gather = TRUE;
         }
         sim_task_id c = sim_graph_add_compute(g, st[s].compute,
-                                              unit_name(&names, NAME_PASS, x->fwd, x->mb, x->chunk),
+                                              unit_name(&names, NAME_PASS, at),
                                               x->fwd ? "forward" : "backward",
                                               x->fwd ? cc->fwd_ps : cc->bwd_ps,
                                               x->fwd ? cc->fwd_flops : cc->bwd_flops, 0);
@@ -703,13 +716,13 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         sim_task_id end = c;
         sim_time_ps tpd = x->fwd ? cc->tp_fwd_ps : cc->tp_bwd_ps;
         if (tpd > 0) {
-          const char *tp_name = unit_name(&names, NAME_TP, x->fwd, x->mb, x->chunk);
+          const char *tp_name = unit_name(&names, NAME_TP, at);
           if (o->tp_overlap) {
             /* Beside the compute: the unit ends when both have. */
             sim_task_id tpt = sim_graph_add_compute(g, st[s].tp, tp_name, "tp", tpd, 0, 0);
             if (has_prev)
               sim_graph_depend(g, tpt, prev);
-            end = sim_graph_add_delay(g, unit_name(&names, NAME_END, x->fwd, x->mb, x->chunk), 0);
+            end = sim_graph_add_delay(g, unit_name(&names, NAME_END, at), 0);
             sim_graph_depend(g, end, c);
             sim_graph_depend(g, end, tpt);
           } else {
@@ -721,8 +734,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           if (vs + 1 < nv) {
             uint32_t ns = (vs + 1) % p->P;
             f_send[slot] = sim_graph_add_transfer(g, st[s].send_f, st[ns].recv_f,
-                                                  unit_name(&names, NAME_SEND, TRUE, x->mb,
-                                                            x->chunk),
+                                                  unit_name(&names, NAME_SEND, at),
                                                   xfer_bytes);
             sim_graph_depend(g, f_send[slot], end);
           }
@@ -731,8 +743,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           if (vs > 0) {
             uint32_t ps = (vs - 1) % p->P;
             b_send[slot] = sim_graph_add_transfer(g, st[s].send_b, st[ps].recv_b,
-                                                  unit_name(&names, NAME_SEND, FALSE, x->mb,
-                                                            x->chunk),
+                                                  unit_name(&names, NAME_SEND, at),
                                                   xfer_bytes);
             sim_graph_depend(g, b_send[slot], end);
           }

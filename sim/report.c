@@ -104,20 +104,17 @@ static GArray *comm_intervals(const sim_graph *g, const sim_exec *x, const sim_p
       g_array_append_vals(all, v, 2);
   }
   span *v = (span *)all->data;
-  guint n = all->len / 2;
+  guint n = all->len / 2, k = 0;
   sort_spans(v, n);
-  GArray *out = g_array_sized_new(FALSE, FALSE, sizeof(sim_time_ps), 2 * n);
+  /* Overlapping or touching spans become one, in place (k <= i). */
   for (guint i = 0; i < n; i++) {
-    sim_time_ps a = v[i].start, b = v[i].end;
-    if (out->len > 0 && a <= g_array_index(out, sim_time_ps, out->len - 1)) {
-      sim_time_ps *end = &g_array_index(out, sim_time_ps, out->len - 1);
-      *end = MAX(*end, b);
-    } else {
-      g_array_append_val(out, a);
-      g_array_append_val(out, b);
-    }
+    if (k > 0 && v[i].start <= v[k - 1].end)
+      v[k - 1].end = MAX(v[k - 1].end, v[i].end);
+    else
+      v[k++] = v[i];
   }
-  return out;
+  g_array_set_size(all, 2 * k);
+  return g_steal_pointer(&all);
 }
 
 /* Length of the parts of `a` not covered by `b` (both sorted, disjoint). */

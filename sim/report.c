@@ -5,28 +5,78 @@
 
 #include <string.h>
 
-/* Time in [lo, hi) during which a stream's tasks are running, as sorted disjoint intervals. */
-static GArray *busy_intervals(const sim_graph *g, const sim_exec *x, sim_stream_id s,
-                              sim_time_ps lo, sim_time_ps hi)
+/* Appends to `iv` the time in [lo, hi) during which a stream's tasks are running, as pairs
+ * (start, end). A stream runs its tasks one after the other, so they come sorted and disjoint. */
+static void busy_append(GArray *iv, const sim_graph *g, const sim_exec *x, sim_stream_id s,
+                        sim_time_ps lo, sim_time_ps hi)
 {
-  GArray *iv = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
   uint32_t n;
   const sim_task_id *tasks = sim_graph_stream_tasks(g, s, &n);
+  guint at = iv->len;
+  g_array_set_size(iv, at + 2 * n);
+  sim_time_ps *v = &g_array_index(iv, sim_time_ps, at);
+  guint k = 0;
   for (uint32_t i = 0; i < n; i++) {
     sim_time_ps a = MAX(sim_exec_task_start(x, tasks[i]), lo);
     sim_time_ps b = MIN(sim_exec_task_end(x, tasks[i]), hi);
     if (b > a) {
-      g_array_append_val(iv, a);
-      g_array_append_val(iv, b);
+      v[k++] = a;
+      v[k++] = b;
     }
   }
+  g_array_set_size(iv, at + k);
+}
+
+static GArray *busy_intervals(const sim_graph *g, const sim_exec *x, sim_stream_id s,
+                              sim_time_ps lo, sim_time_ps hi)
+{
+  GArray *iv = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
+  busy_append(iv, g, x, s, lo, hi);
   return iv;
 }
 
-static gint cmp_start(gconstpointer a, gconstpointer b)
+typedef struct {
+  sim_time_ps start, end;
+} span;
+
+/* Sorts spans by start, stably: a merge of the runs already in order (each stream's spans are
+ * one run, so a probe device's few streams make a few runs), O(n log runs). */
+static void sort_spans(span *v, guint n)
 {
-  sim_time_ps x = *(const sim_time_ps *)a, y = *(const sim_time_ps *)b;
-  return (x > y) - (x < y);
+  if (n < 2)
+    return;
+  g_autofree guint *bound = g_new(guint, n + 1);   /* run r is [bound[r], bound[r + 1]) */
+  guint runs = 0;
+  bound[runs++] = 0;
+  for (guint i = 1; i < n; i++)
+    if (v[i].start < v[i - 1].start)
+      bound[runs++] = i;
+  bound[runs] = n;
+  if (runs == 1)
+    return;
+  g_autofree span *tmp = g_new(span, n);
+  span *from = v, *to = tmp;
+  while (runs > 1) {
+    guint out = 0;
+    for (guint r = 0; r < runs; r += 2) {
+      guint a = bound[r], am = bound[r + 1], b = am, bm = r + 2 <= runs ? bound[r + 2] : am;
+      guint k = a;
+      while (a < am && b < bm)
+        to[k++] = from[b].start < from[a].start ? from[b++] : from[a++];
+      while (a < am)
+        to[k++] = from[a++];
+      while (b < bm)
+        to[k++] = from[b++];
+      bound[out++] = bound[r];
+    }
+    bound[out] = n;
+    runs = out;
+    span *t = from;
+    from = to;
+    to = t;
+  }
+  if (from != v)
+    memcpy(v, from, n * sizeof *v);
 }
 
 /* The union of the busy intervals of the probe device's communication streams (all but its
@@ -34,13 +84,12 @@ static gint cmp_start(gconstpointer a, gconstpointer b)
 static GArray *comm_intervals(const sim_graph *g, const sim_exec *x, const sim_plan *p,
                               sim_time_ps lo, sim_time_ps hi)
 {
-  g_autoptr(GArray) all = g_array_new(FALSE, FALSE, 2 * sizeof(sim_time_ps));
+  g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
   for (sim_stream_id s = 0; s < sim_graph_n_streams(g); s++) {
     if (sim_graph_stream_unit(g, s) != p->probe_unit || s == p->probe_compute ||
         strcmp(sim_graph_stream_name(g, s), "h2d") == 0)
       continue;
-    g_autoptr(GArray) iv = busy_intervals(g, x, s, lo, hi);
-    g_array_append_vals(all, iv->data, iv->len / 2);
+    busy_append(all, g, x, s, lo, hi);
   }
   /* Parameter-server pushes of the probe device run on no stream: from gradient ready to the
    * pull of the new parameters. */
@@ -52,22 +101,20 @@ static GArray *comm_intervals(const sim_graph *g, const sim_exec *x, const sim_p
     sim_time_ps v[2] = {MAX(sim_exec_task_start(x, pt->task), lo),
                         MIN(sim_exec_task_end(x, pt->task), hi)};
     if (v[1] > v[0])
-      g_array_append_vals(all, v, 1);
+      g_array_append_vals(all, v, 2);
   }
-  g_array_sort(all, cmp_start);
-  GArray *out = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
-  const sim_time_ps *v = (const sim_time_ps *)all->data;
-  for (guint i = 0; i < all->len; i++) {
-    sim_time_ps a = v[2 * i], b = v[2 * i + 1];
-    if (out->len > 0 && a <= g_array_index(out, sim_time_ps, out->len - 1)) {
-      sim_time_ps *end = &g_array_index(out, sim_time_ps, out->len - 1);
-      *end = MAX(*end, b);
-    } else {
-      g_array_append_val(out, a);
-      g_array_append_val(out, b);
-    }
+  span *v = (span *)all->data;
+  guint n = all->len / 2, k = 0;
+  sort_spans(v, n);
+  /* Overlapping or touching spans become one, in place (k <= i). */
+  for (guint i = 0; i < n; i++) {
+    if (k > 0 && v[i].start <= v[k - 1].end)
+      v[k - 1].end = MAX(v[k - 1].end, v[i].end);
+    else
+      v[k++] = v[i];
   }
-  return out;
+  g_array_set_size(all, 2 * k);
+  return g_steal_pointer(&all);
 }
 
 /* Length of the parts of `a` not covered by `b` (both sorted, disjoint). */

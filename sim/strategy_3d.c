@@ -45,13 +45,29 @@ static gboolean bad(GError **error, const char *fmt, ...)
  * their times: every group of `groups` that run at the same moment in the job (the tensor-
  * parallel groups of a node, the data-parallel groups of a stage) shares the links as it would.
  * One engine and network serve every size, one after the other: each run ends with the network
- * idle again, and a time is the end of the last collective less the start. */
+ * idle again, and a time is the end of the last collective less the start. The groups of a
+ * layout are made once and serve every operation and size on it (a group keeps its route
+ * latencies, comm_coll_group). */
+typedef struct {
+  comm_coll_op op;
+  uint32_t first, n, stride, groups, group_stride;
+  uint64_t bytes;
+  sim_time_ps time_ps;
+} coll_memo;
+
+typedef struct {
+  uint32_t first, n, stride, groups, group_stride;
+  comm_coll_group **group;   /* groups of them */
+} coll_layout;
+
 typedef struct {
   const comm_topology *topo;
   comm_net_model model;
   const comm_coll_algorithm *algo, *ring;
   double reduce_Bps;
-  GHashTable *cache;   /* "op:first:n:groups:stride:bytes" -> sim_time_ps */
+  GArray *memo;        /* coll_memo: the collectives timed so far (a few: one per layout,
+                        * operation and size) */
+  GArray *layouts;     /* coll_layout */
   sim_engine *engine;  /* NULL until the first collective is timed */
   comm_net *net;
 } coll_timer;
@@ -60,18 +76,45 @@ static void coll_timer_clear(coll_timer *ct)
 {
   g_clear_pointer(&ct->net, comm_net_free);
   g_clear_pointer(&ct->engine, sim_engine_free);
-  g_clear_pointer(&ct->cache, g_hash_table_unref);
+  g_clear_pointer(&ct->memo, g_array_unref);
+  for (guint i = 0; ct->layouts && i < ct->layouts->len; i++) {
+    coll_layout *l = &g_array_index(ct->layouts, coll_layout, i);
+    for (uint32_t g = 0; g < l->groups; g++)
+      comm_coll_group_free(l->group[g]);
+    g_free(l->group);
+  }
+  g_clear_pointer(&ct->layouts, g_array_unref);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(coll_timer, coll_timer_clear)
 
 static void free_coll(gpointer p) { comm_coll_free(p); }
-static void free_group(gpointer p) { comm_coll_group_free(p); }
 static void free_array(gpointer p) { g_array_unref(p); }
 
 static void coll_done(sim_engine *engine, void *user)
 {
   (void)engine;
   (*(uint32_t *)user)++;
+}
+
+/* The groups of a layout: group g has the ranks first + g * group_stride + i * stride. */
+static comm_coll_group **coll_groups(coll_timer *ct, uint32_t first, uint32_t n, uint32_t stride,
+                                     uint32_t groups, uint32_t group_stride)
+{
+  for (guint i = 0; i < ct->layouts->len; i++) {
+    coll_layout *l = &g_array_index(ct->layouts, coll_layout, i);
+    if (l->first == first && l->n == n && l->stride == stride && l->groups == groups &&
+        l->group_stride == group_stride)
+      return l->group;
+  }
+  coll_layout l = {first, n, stride, groups, group_stride, g_new(comm_coll_group *, groups)};
+  g_autofree uint32_t *ranks = g_new(uint32_t, n);
+  for (uint32_t g = 0; g < groups; g++) {
+    for (uint32_t i = 0; i < n; i++)
+      ranks[i] = first + g * group_stride + i * stride;
+    l.group[g] = comm_coll_group_new(ct->topo, ranks, n);
+  }
+  g_array_append_val(ct->layouts, l);
+  return l.group;
 }
 
 /* Time of `groups` concurrent collectives `op` of `bytes` (nccl-tests size), group g having the
@@ -84,12 +127,14 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
     *out = 0;
     return TRUE;
   }
-  g_autofree char *key = g_strdup_printf("%d:%u:%u:%u:%u:%u:%" PRIu64, (int)op, first, n, stride,
-                                         groups, group_stride, bytes);
-  gpointer hit;
-  if (g_hash_table_lookup_extended(ct->cache, key, NULL, &hit)) {
-    *out = *(sim_time_ps *)hit;
-    return TRUE;
+  coll_memo key = {op, first, n, stride, groups, group_stride, bytes, 0};
+  for (guint i = 0; i < ct->memo->len; i++) {
+    const coll_memo *m = &g_array_index(ct->memo, coll_memo, i);
+    if (m->op == op && m->first == first && m->n == n && m->stride == stride &&
+        m->groups == groups && m->group_stride == group_stride && m->bytes == bytes) {
+      *out = m->time_ps;
+      return TRUE;
+    }
   }
   const comm_coll_algorithm *algo =
       comm_coll_algorithm_supports(ct->algo, op) ? ct->algo : ct->ring;
@@ -100,24 +145,17 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
   sim_engine *engine = ct->engine;
   comm_net *net = ct->net;
   sim_time_ps start_ps = sim_engine_now(engine);
-  /* Freed in reverse order: the collectives, then their groups (the network stays). */
-  g_autoptr(GPtrArray) grps = g_ptr_array_new_with_free_func(free_group);
-  g_autoptr(GPtrArray) colls = g_ptr_array_new_with_free_func(free_coll);
-  g_autofree uint32_t *ranks = g_new(uint32_t, n);
+  comm_coll_group **grps = coll_groups(ct, first, n, stride, groups, group_stride);
+  g_autoptr(GPtrArray) colls = g_ptr_array_new_full(groups, free_coll);
   uint32_t done = 0;
   comm_coll_args args = {.op = op, .bytes = bytes, .reduce_Bps = ct->reduce_Bps,
                          .form = COMM_COLL_FORM_PIPELINED};
   for (uint32_t g = 0; g < groups; g++) {
-    for (uint32_t i = 0; i < n; i++)
-      ranks[i] = first + g * group_stride + i * stride;
-    comm_coll_group *grp = comm_coll_group_new(ct->topo, ranks, n);
-    g_ptr_array_add(grps, grp);
-    comm_coll *c = comm_coll_new(net, grp, algo, &args, error);
+    comm_coll *c = comm_coll_new(net, grps[g], algo, &args, error);
     if (!c) {
       /* The groups started before it are still pending: this engine and network are not
        * idle any more, so they go (after the collectives that use them). */
       g_clear_pointer(&colls, g_ptr_array_unref);
-      g_clear_pointer(&grps, g_ptr_array_unref);
       g_clear_pointer(&ct->net, comm_net_free);
       g_clear_pointer(&ct->engine, sim_engine_free);
       return FALSE;
@@ -129,9 +167,8 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
   sim_time_ps t = 0;
   for (guint i = 0; i < colls->len; i++)
     t = MAX(t, comm_coll_end_time(g_ptr_array_index(colls, i)) - start_ps);
-  sim_time_ps *v = g_new(sim_time_ps, 1);
-  *v = t;
-  g_hash_table_insert(ct->cache, g_steal_pointer(&key), v);
+  key.time_ps = t;
+  g_array_append_val(ct->memo, key);
   *out = t;
   return TRUE;
 }
@@ -408,9 +445,13 @@ typedef struct {
 /* The order in which pipeline rank s runs its forward and backward units. */
 static GArray *schedule_units(const plan3d *p, uint32_t s)
 {
-  GArray *u = g_array_new(FALSE, FALSE, sizeof(unit));
   uint64_t m = p->m, V = p->V, P = p->P;
   uint64_t total = m * V;
+  /* A forward and a backward unit per micro-batch and chunk: made at that size and filled in
+   * place. */
+  GArray *u = g_array_sized_new(FALSE, FALSE, sizeof(unit), (guint)(2 * total));
+  g_array_set_size(u, (guint)(2 * total));
+  unit *next = (unit *)u->data;
   uint64_t warm;
   switch (p->o.schedule) {
   case WL_SCHED_GPIPE:
@@ -432,8 +473,7 @@ static GArray *schedule_units(const plan3d *p, uint32_t s)
   do {                                                                                            \
     uint64_t grp = (k) / P, c = V > 1 ? grp % V : 0;                                              \
     uint64_t mbv = V > 1 ? ((k) / (P * V)) * P + (k) % P : (k);                                   \
-    unit x = {isf, (uint32_t)mbv, (uint32_t)((isf) ? c : V - 1 - c)};                             \
-    g_array_append_val(u, x);                                                                     \
+    *next++ = (unit){isf, (uint32_t)mbv, (uint32_t)((isf) ? c : V - 1 - c)};                      \
   } while (0)
   for (; kf < warm; kf++)
     NEXT(TRUE, kf);
@@ -452,6 +492,7 @@ static GArray *schedule_units(const plan3d *p, uint32_t s)
       NEXT(FALSE, kb);
   }
 #undef NEXT
+  g_assert(next == (unit *)u->data + u->len);
   return u;
 }
 
@@ -469,8 +510,15 @@ enum { NAME_PASS, NAME_TP, NAME_END, NAME_SEND, NAME_KINDS };
 typedef struct {
   sim_graph *g;
   uint32_t m, V;
+  size_t per_kind;      /* 2 m V: the names of one kind */
   const char **names;   /* [NAME_KINDS][2 (backward, forward)][m][V], NULL until first asked */
 } unit_names;
+
+/* Where a unit's names are in each kind's table: (fwd, mb, chunk) -> (fwd m + mb) V + chunk. */
+static inline size_t unit_at(const unit_names *n, const unit *x)
+{
+  return ((size_t)(x->fwd ? 1 : 0) * n->m + x->mb) * n->V + x->chunk;
+}
 
 /* Appends the decimal digits of v at p; returns the end. */
 static char *put_uint(char *p, uint32_t v)
@@ -485,21 +533,26 @@ static char *put_uint(char *p, uint32_t v)
   return p;
 }
 
-static const char *unit_name(unit_names *n, int kind, gboolean fwd, uint32_t mb, uint32_t chunk)
+static G_GNUC_NO_INLINE const char *unit_name_make(unit_names *n, int kind, size_t at)
 {
-  size_t i = (((size_t)kind * 2 + (fwd ? 1 : 0)) * n->m + mb) * n->V + chunk;
-  if (!n->names[i]) {
-    /* "F mb3 c1", "B mb3 c1 tp", "F mb3 c1 end", "act mb3 c1", "grad mb3 c1": assembled, not
-     * printed (a one-iteration build formats thousands). */
-    static const char *const suffix[NAME_KINDS] = {"", " tp", " end", ""};
-    char text[64], *p = text;
-    p = stpcpy(p, kind == NAME_SEND ? (fwd ? "act" : "grad") : (fwd ? "F" : "B"));
-    p = put_uint(stpcpy(p, " mb"), mb);
-    p = put_uint(stpcpy(p, " c"), chunk);
-    stpcpy(p, suffix[kind]);
-    n->names[i] = sim_graph_intern(n->g, text);
-  }
-  return n->names[i];
+  uint32_t chunk = (uint32_t)(at % n->V), mb = (uint32_t)(at / n->V % n->m);
+  gboolean fwd = at >= (size_t)n->m * n->V;
+  /* "F mb3 c1", "B mb3 c1 tp", "F mb3 c1 end", "act mb3 c1", "grad mb3 c1": assembled, not
+   * printed (a one-iteration build formats thousands). */
+  static const char *const suffix[NAME_KINDS] = {"", " tp", " end", ""};
+  char text[64], *p = text;
+  p = stpcpy(p, kind == NAME_SEND ? (fwd ? "act" : "grad") : (fwd ? "F" : "B"));
+  p = put_uint(stpcpy(p, " mb"), mb);
+  p = put_uint(stpcpy(p, " c"), chunk);
+  stpcpy(p, suffix[kind]);
+  return n->names[kind * n->per_kind + at] = sim_graph_intern(n->g, text);
+}
+
+/* The name of kind `kind` of the unit at `at` (unit_at): made once, then looked up. */
+static inline const char *unit_name(unit_names *n, int kind, size_t at)
+{
+  const char *name = n->names[kind * n->per_kind + at];
+  return name ? name : unit_name_make(n, kind, at);
 }
 
 static sim_task_id add_tp(sim_graph *g, sim_stream_id tp, sim_task_id after, sim_time_ps d,
@@ -525,7 +578,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   *reduce_Bps = dev_stream_Bps(dev) / 3.0;
   g_auto(coll_timer) ct = {
       .topo = topo, .model = net_model, .reduce_Bps = *reduce_Bps,
-      .cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)};
+      .memo = g_array_new(FALSE, FALSE, sizeof(coll_memo)),
+      .layouts = g_array_new(FALSE, FALSE, sizeof(coll_layout))};
   ct.algo = comm_coll_algorithm_find(o->allreduce ? o->allreduce : "ring", "--allreduce", error);
   ct.ring = comm_coll_algorithm_find("ring", "--allreduce", NULL);
   if (!ct.algo)
@@ -615,7 +669,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   for (uint32_t s = 0; s < p->P; s++)
     g_ptr_array_add(orders, schedule_units(p, s));
   g_autofree const char **name_table = g_new0(const char *, (size_t)NAME_KINDS * 2 * p->m * p->V);
-  unit_names names = {g, p->m, p->V, name_table};
+  unit_names names = {g, p->m, p->V, (size_t)2 * p->m * p->V, name_table};
 
   for (uint32_t it = 0; it < o->iterations; it++) {
     for (uint32_t s = 0; s < p->P; s++) {
@@ -637,6 +691,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         uint32_t vs = x->chunk * p->P + s;
         uint64_t slot = (uint64_t)x->mb * nv + vs;
         const chunk_cost *cc = cost_of(p, vs);
+        size_t at = unit_at(&names, x);
         char name[64];
         sim_task_id gather = 0;
         gboolean has_gather = FALSE;
@@ -649,7 +704,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           has_gather = TRUE;
         }
         sim_task_id c = sim_graph_add_compute(g, st[s].compute,
-                                              unit_name(&names, NAME_PASS, x->fwd, x->mb, x->chunk),
+                                              unit_name(&names, NAME_PASS, at),
                                               x->fwd ? "forward" : "backward",
                                               x->fwd ? cc->fwd_ps : cc->bwd_ps,
                                               x->fwd ? cc->fwd_flops : cc->bwd_flops, 0);
@@ -661,13 +716,13 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         sim_task_id end = c;
         sim_time_ps tpd = x->fwd ? cc->tp_fwd_ps : cc->tp_bwd_ps;
         if (tpd > 0) {
-          const char *tp_name = unit_name(&names, NAME_TP, x->fwd, x->mb, x->chunk);
+          const char *tp_name = unit_name(&names, NAME_TP, at);
           if (o->tp_overlap) {
             /* Beside the compute: the unit ends when both have. */
             sim_task_id tpt = sim_graph_add_compute(g, st[s].tp, tp_name, "tp", tpd, 0, 0);
             if (has_prev)
               sim_graph_depend(g, tpt, prev);
-            end = sim_graph_add_delay(g, unit_name(&names, NAME_END, x->fwd, x->mb, x->chunk), 0);
+            end = sim_graph_add_delay(g, unit_name(&names, NAME_END, at), 0);
             sim_graph_depend(g, end, c);
             sim_graph_depend(g, end, tpt);
           } else {
@@ -679,8 +734,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           if (vs + 1 < nv) {
             uint32_t ns = (vs + 1) % p->P;
             f_send[slot] = sim_graph_add_transfer(g, st[s].send_f, st[ns].recv_f,
-                                                  unit_name(&names, NAME_SEND, TRUE, x->mb,
-                                                            x->chunk),
+                                                  unit_name(&names, NAME_SEND, at),
                                                   xfer_bytes);
             sim_graph_depend(g, f_send[slot], end);
           }
@@ -689,8 +743,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           if (vs > 0) {
             uint32_t ps = (vs - 1) % p->P;
             b_send[slot] = sim_graph_add_transfer(g, st[s].send_b, st[ps].recv_b,
-                                                  unit_name(&names, NAME_SEND, FALSE, x->mb,
-                                                            x->chunk),
+                                                  unit_name(&names, NAME_SEND, at),
                                                   xfer_bytes);
             sim_graph_depend(g, b_send[slot], end);
           }

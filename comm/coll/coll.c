@@ -108,6 +108,8 @@ void comm_coll_group_free(comm_coll_group *g)
   if (g == NULL)
     return;
   coll__nccl_routes_free(g->nccl_routes);
+  g_free(g->lat_key);
+  g_free(g->lat_ps);
   g_free(g->eps);
   g_free(g->node);
   g_free(g->rank);
@@ -182,7 +184,10 @@ struct comm_coll {
   uint32_t phase_first[COLL__MAX_PHASES + 1];   /* first global step of each phase */
 
   coll_rank *ranks;
-  GHashTable *parked;     /* dst * total_steps + step + 1 -> GSList of coll_msg waiting for dst */
+  /* Per rank: the messages parked for it by senders that entered a step before it did, in the
+   * order they came (a list through coll_msg.next, with its last element). */
+  struct coll_msg **parked, **parked_last;
+  struct coll_msg *spare; /* messages done, for reuse (through next) */
   coll__xfer *scratch;
   uint64_t *recv_bytes;
   uint64_t flows;
@@ -195,10 +200,11 @@ struct comm_coll {
   void *user;
 };
 
-typedef struct {
+typedef struct coll_msg {
   comm_coll *c;
   uint32_t src, dst, step;
   uint64_t bytes;
+  struct coll_msg *next;   /* parked or spare: the next in its list */
 } coll_msg;
 
 comm_coll *comm_coll_new(comm_net *net, const comm_coll_group *group,
@@ -232,8 +238,18 @@ comm_coll *comm_coll_new(comm_net *net, const comm_coll_group *group,
   c->ranks = g_new0(coll_rank, group->n);
   c->recv_bytes = g_new0(uint64_t, group->n);
   c->scratch = g_new(coll__xfer, group->n);
-  c->parked = g_hash_table_new(g_direct_hash, g_direct_equal);
+  c->parked = g_new0(coll_msg *, group->n);
+  c->parked_last = g_new0(coll_msg *, group->n);
   return g_steal_pointer(&c);
+}
+
+static void free_msgs(coll_msg *m)
+{
+  while (m) {
+    coll_msg *next = m->next;
+    g_free(m);
+    m = next;
+  }
 }
 
 void comm_coll_free(comm_coll *c)
@@ -245,14 +261,11 @@ void comm_coll_free(comm_coll *c)
   g_free(c->ranks);
   g_free(c->recv_bytes);
   g_free(c->scratch);
-  if (c->parked) {
-    GHashTableIter it;
-    gpointer value;
-    g_hash_table_iter_init(&it, c->parked);
-    while (g_hash_table_iter_next(&it, NULL, &value))
-      g_slist_free_full(value, g_free);
-    g_hash_table_destroy(c->parked);
-  }
+  for (uint32_t r = 0; c->parked && r < c->g->n; r++)
+    free_msgs(c->parked[r]);
+  g_free(c->parked);
+  g_free(c->parked_last);
+  free_msgs(c->spare);
   g_free(c);
 }
 
@@ -297,18 +310,14 @@ static void rank_step_complete(comm_coll *c, uint32_t r)
   rank_advance(c, r);
 }
 
-static gpointer park_key(const comm_coll *c, uint32_t r, uint32_t step)
-{
-  return GSIZE_TO_POINTER((gsize)r * c->total_steps + step + 1);
-}
-
 static void on_msg_done(sim_engine *engine, void *user)
 {
   coll_msg *msg = user;
   comm_coll *c = msg->c;
   uint32_t src = msg->src, dst = msg->dst, step = msg->step;
   c->recv_bytes[dst] += msg->bytes;
-  g_free(msg);
+  msg->next = c->spare;
+  c->spare = msg;
 
   coll_rank *s = &c->ranks[src];
   g_assert(s->step == step && s->outstanding > 0);
@@ -343,25 +352,43 @@ static void rank_advance(comm_coll *c, uint32_t r)
     rk->delay_ps = coll__step_delay(&st, &c->cost);
     for (uint32_t i = 0; i < st.nsend; i++) {
       uint32_t dst = st.send[i].peer;
-      coll_msg *msg = g_new(coll_msg, 1);
-      *msg = (coll_msg){c, r, dst, rk->step, st.send[i].bytes};
+      coll_msg *msg = c->spare;
+      if (msg)
+        c->spare = msg->next;
+      else
+        msg = g_new(coll_msg, 1);
+      *msg = (coll_msg){c, r, dst, rk->step, st.send[i].bytes, NULL};
       if (c->ranks[dst].step == rk->step) {
         msg_start(c, msg);
       } else {
         g_assert(c->ranks[dst].step < rk->step);
-        gpointer key = park_key(c, dst, rk->step);
-        g_hash_table_insert(c->parked, key,
-                            g_slist_prepend(g_hash_table_lookup(c->parked, key), msg));
+        if (c->parked[dst])
+          c->parked_last[dst]->next = msg;
+        else
+          c->parked[dst] = msg;
+        c->parked_last[dst] = msg;
       }
     }
-    /* Messages parked for this step by senders that got here first, in the order they came. */
-    GSList *parked = NULL;
-    if (g_hash_table_steal_extended(c->parked, park_key(c, r, rk->step), NULL,
-                                    (gpointer *)&parked)) {
-      parked = g_slist_reverse(parked);
-      for (GSList *l = parked; l; l = l->next)
-        msg_start(c, l->data);
-      g_slist_free(parked);
+    /* Messages parked for this step by senders that got here first, in the order they came
+     * (some may be for later steps: they stay). */
+    coll_msg *ready = NULL, **ready_end = &ready, **link = &c->parked[r], *last = NULL;
+    while (*link) {
+      coll_msg *m = *link;
+      if (m->step == rk->step) {
+        *link = m->next;
+        *ready_end = m;
+        ready_end = &m->next;
+      } else {
+        last = m;
+        link = &m->next;
+      }
+    }
+    *ready_end = NULL;
+    c->parked_last[r] = last;
+    while (ready) {
+      coll_msg *m = ready;
+      ready = m->next;
+      msg_start(c, m);
     }
     if (rk->outstanding > 0)
       return;

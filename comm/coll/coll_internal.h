@@ -19,6 +19,14 @@ struct comm_coll_group {
    * needed and kept with the group: they depend on nothing else. A memo behind the const of
    * the functions that take a group. */
   struct coll__nccl_routes *nccl_routes;
+  /* Route latencies between members (coll__latency), asked again and again: a ring asks each
+   * of its pairs four times per collective (both neighbours, in its reduce-scatter and its
+   * allgather), and a group that runs several collectives asks again for each. Open addressing
+   * on a << 32 | b (UINT64_MAX: empty), doubled when half full; a memo behind the const too.
+   * NULL until first asked. */
+  uint64_t *lat_key;
+  sim_time_ps *lat_ps;
+  uint32_t lat_mask, lat_used;   /* slots - 1; pairs held */
 };
 
 typedef struct {

@@ -51,9 +51,54 @@ sim_time_ps coll__p2p(const comm_coll_group *g, uint32_t a, uint32_t b, uint64_t
   return comm_topology_p2p_time(g->topo, g->eps[a], g->eps[b], bytes);
 }
 
+static uint32_t lat_slot(uint64_t key, uint32_t mask)
+{
+  return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+}
+
+/* The latency of a member pair's route is the topology's answer for a 0-byte message; it is
+ * worked out once per pair and group (see comm_coll_group: lat_key). */
 sim_time_ps coll__latency(const comm_coll_group *g, uint32_t a, uint32_t b)
 {
-  return comm_topology_p2p_time(g->topo, g->eps[a], g->eps[b], 0);
+  comm_coll_group *memo = (comm_coll_group *)g;
+  uint64_t key = (uint64_t)a << 32 | b;
+  if (memo->lat_key) {
+    for (uint32_t i = lat_slot(key, memo->lat_mask);; i = (i + 1) & memo->lat_mask) {
+      if (memo->lat_key[i] == key)
+        return memo->lat_ps[i];
+      if (memo->lat_key[i] == UINT64_MAX)
+        break;
+    }
+  }
+  sim_time_ps lat = comm_topology_p2p_time(g->topo, g->eps[a], g->eps[b], 0);
+  if (!memo->lat_key || 2 * (memo->lat_used + 1) > memo->lat_mask + 1) {
+    uint32_t old_slots = memo->lat_key ? memo->lat_mask + 1 : 0;
+    uint64_t *old_key = memo->lat_key;
+    sim_time_ps *old_ps = memo->lat_ps;
+    uint32_t slots = old_slots ? 2 * old_slots : 64;
+    memo->lat_key = g_new(uint64_t, slots);
+    memo->lat_ps = g_new(sim_time_ps, slots);
+    memset(memo->lat_key, 0xff, slots * sizeof *memo->lat_key);
+    memo->lat_mask = slots - 1;
+    for (uint32_t j = 0; j < old_slots; j++) {
+      if (old_key[j] == UINT64_MAX)
+        continue;
+      uint32_t i = lat_slot(old_key[j], memo->lat_mask);
+      while (memo->lat_key[i] != UINT64_MAX)
+        i = (i + 1) & memo->lat_mask;
+      memo->lat_key[i] = old_key[j];
+      memo->lat_ps[i] = old_ps[j];
+    }
+    g_free(old_key);
+    g_free(old_ps);
+  }
+  uint32_t i = lat_slot(key, memo->lat_mask);
+  while (memo->lat_key[i] != UINT64_MAX)
+    i = (i + 1) & memo->lat_mask;
+  memo->lat_key[i] = key;
+  memo->lat_ps[i] = lat;
+  memo->lat_used++;
+  return lat;
 }
 
 /* Dense numbers (0, 1, ... in order of first use) for the links a collective's flows cross:

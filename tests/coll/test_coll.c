@@ -485,6 +485,32 @@ static void test_auto_and_registry(void **state)
   assert_true(fabs(comm_coll_busbw_factor(COMM_COLL_BROADCAST, 8) - 1.0) < 1e-12);
 }
 
+/* Route latencies of member pairs are kept with the group: every pair of a 4-node x 4-device
+ * group (256 pairs, past the first tables of 64 and 128 slots), members in a shuffled order,
+ * asked twice, gives the hand value: 0 to itself, 500 ns inside a node, 2 us across nodes. */
+static void test_latency_memo(void **state)
+{
+  fake_topology_spec s = {4, 4, 0, SIM_NS(500), 100000000000ULL, SIM_US(2), 12500000000ULL};
+  g_autoptr(comm_topology) t = fake_topology_new(&s);
+  uint32_t ranks[16];
+  for (uint32_t i = 0; i < 16; i++)
+    ranks[i] = (i * 7 + 3) % 16;   /* 7 is prime to 16: every rank once */
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, ranks, 16);
+  for (int pass = 0; pass < 2; pass++)
+    for (uint32_t a = 0; a < 16; a++)
+      for (uint32_t k = 0; k < 16; k++) {
+        uint32_t b = (a + k * (pass ? 5 : 1)) % 16;   /* another order the second time */
+        sim_time_ps want = ranks[a] == ranks[b]         ? 0
+                           : ranks[a] / 4 == ranks[b] / 4 ? SIM_NS(500)
+                                                          : SIM_US(2);
+        if (coll__latency(g, a, b) != want)
+          fail_msg("pass %d: latency of members %u -> %u (ranks %u -> %u) is %" G_GINT64_FORMAT
+                   " ps, want %" G_GINT64_FORMAT, pass, a, b, ranks[a], ranks[b],
+                   coll__latency(g, a, b), want);
+      }
+  assert_int_equal(g->lat_used, 256);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -493,7 +519,7 @@ int main(void)
       cmocka_unit_test(test_bytes_conservation), cmocka_unit_test(test_hierarchical_beats_ring),
       cmocka_unit_test(test_ps_port_bottleneck), cmocka_unit_test(test_ps_sharding),
       cmocka_unit_test(test_auto_and_registry),  cmocka_unit_test(test_overheads),
-      cmocka_unit_test(test_double_tree_shape),
+      cmocka_unit_test(test_double_tree_shape),  cmocka_unit_test(test_latency_memo),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -343,6 +343,51 @@ static void test_chaos_costs(void **state)
   g_unlink(ini);
 }
 
+/* The report's communication time is the union of the probe device's communication streams'
+ * busy time, whatever order the streams' intervals come in (microseconds):
+ *   stream a: [0, 2) [5, 7) [20, 21);  b: [1, 3) [4, 5) [9, 12);  c: [6, 10) [15, 16)
+ * unite into [0, 3) [4, 12) ([4, 5) and [5, 7) touch) [15, 16) [20, 21): 13 us. Compute
+ * [11, 25) leaves [0, 3) and [4, 11) exposed: 10 us. The h2d stream's [30, 40) is no
+ * communication but ends the run: 40 us, of which 40 - 14 - 10 = 16 idle. */
+static void test_report_comm_union(void **state)
+{
+  (void)state;
+  g_autoptr(sim_plan) p = sim__plan_new();
+  sim_graph *g = p->graph;
+  sim_unit_id u = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, 0, "gpu0");
+  p->probe_unit = u;
+  p->probe_compute = sim_graph_add_stream(g, u, "compute");
+  static const struct {
+    const char *stream;
+    int64_t from_us, to_us;
+  } busy[] = {{"a", 0, 2},  {"a", 5, 7},   {"a", 20, 21}, {"b", 1, 3},   {"b", 4, 5},
+              {"b", 9, 12}, {"c", 6, 10},  {"c", 15, 16}, {"compute", 11, 25}, {"h2d", 30, 40}};
+  for (size_t i = 0; i < G_N_ELEMENTS(busy); i++) {
+    sim_stream_id s = G_MAXUINT32;
+    for (sim_stream_id k = 0; k < sim_graph_n_streams(g); k++)
+      if (strcmp(sim_graph_stream_name(g, k), busy[i].stream) == 0)
+        s = k;
+    if (s == G_MAXUINT32)
+      s = sim_graph_add_stream(g, u, busy[i].stream);
+    sim_task_id wait = sim_graph_add_delay(g, "wait", SIM_US(busy[i].from_us));
+    sim_task_id t = sim_graph_add_compute(g, s, "busy", "x",
+                                          SIM_US(busy[i].to_us - busy[i].from_us), 0, 0);
+    sim_graph_depend(g, t, wait);
+  }
+  g_autoptr(GError) err = NULL;
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  sim_exec_set_comm(x, &sim_simple_comm_ops, (void *)&instant);
+  assert_true(sim_exec_run(x, &err));
+  sim_report r;
+  sim_report_measure(&r, p, x);
+  assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_US(40));
+  assert_int_equal(sim_time_from_s(r.comm_time_s), SIM_US(13));
+  assert_int_equal(sim_time_from_s(r.exposed_comm_time_s), SIM_US(10));
+  assert_int_equal(sim_time_from_s(r.compute_time_s), SIM_US(14));
+  assert_int_equal(sim_time_from_s(r.idle_time_s), SIM_US(16));
+}
+
 /* ---- Strategy 3d ---------------------------------------------------------------------------- */
 
 static comm_topology *cluster(const char *system, uint32_t nodes, uint32_t per_node)
@@ -466,6 +511,71 @@ static void test_3d_memory(void **state)
   assert_true(tp && dp && pp);
 }
 
+/* Data-parallel gradient reductions of a 3-D plan: the two chunks' allreduces (pp 2, tp 2,
+ * dp 2 on 4 nodes of 2 A100s; without overlap a chunk's reduction is one task of its whole
+ * time) take the closed form of a ring over the chunk's gradients on groups made here: the two
+ * groups {0, 2} and {1, 3} of stage 0, {4, 6} and {5, 7} of stage 1, each across two nodes. The
+ * plan times its collectives on groups it makes once per layout (and times the tensor-parallel
+ * ones on {0, 1} first): taking another layout's groups, or another size's time, shows here. */
+static void test_3d_dp_collective_times(void **state)
+{
+  (void)state;
+  const char *model = "transformer:layers=8,hidden=1024,heads=16,seq=512,vocab=8";
+  g_autoptr(comm_topology) topo = cluster("dgx-a100", 4, 2);
+  sim_3d_opts o;
+  sim_3d_opts_init(&o);
+  o.model = model;
+  o.tp = 2, o.pp = 2, o.dp = 2;
+  o.global_batch = 4;
+  o.micro_batch = 1;
+  o.overlap = FALSE;
+  g_autoptr(GError) error = NULL;
+  double reduce;
+  sim_3d_metrics m;
+  g_autoptr(sim_plan) plan = sim_3d_build(&o, topo, COMM_NET_ANALYTIC, "a100-sxm4-80gb", NULL,
+                                          &reduce, &m, &error);
+  if (!plan)
+    fail_msg("%s", error->message);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, plan->graph);
+  sim_simple_comm comm = {.latency_ps = 0, .bandwidth_Bps = UINT64_C(1000000000000000)};
+  sim_exec_set_comm(x, &sim_simple_comm_ops, &comm);
+  assert_true(sim_exec_run(x, &error));
+
+  /* Gradients per tensor rank, 2 bytes each (bf16): 4 blocks, plus the embedding on the first
+   * chunk and the final norm and a copy of the tied embedding on the last. */
+  wl_tf tf;
+  assert_true(wl_tf_parse(model, &tf, NULL));
+  assert_true(tf.tied_head);
+  uint64_t blocks = 4 * wl_tf_layer_params(&tf);
+  uint64_t params[2] = {blocks + wl_tf_embedding_params(&tf),
+                        blocks + wl_tf_head_params(&tf) + (uint64_t)tf.vocab * tf.hidden};
+  assert_true(params[0] != params[1]);
+  const comm_coll_algorithm *ring = comm_coll_algorithm_find("ring", "test", NULL);
+  guint found = 0;
+  for (sim_task_id t = 0; t < sim_graph_n_tasks(plan->graph); t++) {
+    if (strcmp(sim_graph_task_name(plan->graph, t), "allreduce grads c0 (last bucket)") != 0)
+      continue;
+    uint32_t s = found++;   /* stage 0's task is made first */
+    assert_true(s < 2);
+    comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = (params[s] + 1) / 2 * 2,
+                        .reduce_Bps = reduce, .form = COMM_COLL_FORM_PIPELINED};
+    sim_time_ps want = 0;
+    for (uint32_t r = 0; r < 2; r++) {
+      uint32_t ranks[2] = {4 * s + r, 4 * s + r + 2};
+      g_autoptr(comm_coll_group) g = comm_coll_group_new(topo, ranks, 2);
+      sim_time_ps ps;
+      assert_true(comm_coll_analytic_time(topo, g, ring, &a, &ps, NULL));
+      want = MAX(want, ps);
+    }
+    sim_time_ps got = sim_exec_task_end(x, t) - sim_exec_task_start(x, t);
+    if (got != want)
+      fail_msg("stage %u: gradient allreduce %" G_GINT64_FORMAT " ps, closed form %"
+               G_GINT64_FORMAT " ps", s, got, want);
+  }
+  assert_int_equal(found, 2);
+}
+
 static void expect_3d_error(const sim_3d_opts *o, const comm_topology *topo, const char *device,
                             const char *const *words)
 {
@@ -517,7 +627,8 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_3d_schedules), cmocka_unit_test(test_3d_memory),
-      cmocka_unit_test(test_3d_bad_input),
+      cmocka_unit_test(test_3d_bad_input), cmocka_unit_test(test_3d_dp_collective_times),
+      cmocka_unit_test(test_report_comm_union),
       cmocka_unit_test(test_gpipe_bubble),  cmocka_unit_test(test_1f1b),
       cmocka_unit_test(test_dp_closed_form), cmocka_unit_test(test_overlap_never_slower),
       cmocka_unit_test(test_partition),     cmocka_unit_test(test_mp_chain),

@@ -670,6 +670,16 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
     g_ptr_array_add(orders, schedule_units(p, s));
   g_autofree const char **name_table = g_new0(const char *, (size_t)NAME_KINDS * 2 * p->m * p->V);
   unit_names names = {g, p->m, p->V, (size_t)2 * p->m * p->V, name_table};
+  /* Room for the whole graph at once. Per unit (a pass of a micro-batch over a chunk): its
+   * compute, a parameter gather (ZeRO-3), its tensor-parallel part (two tasks and an end when
+   * it overlaps) and its send; the dependencies of these and the unit's two pipeline ones. Per
+   * chunk and stage: up to three data-parallel tasks and nine dependencies; per stage the
+   * update, and the embedding allreduce. */
+  uint64_t units = 2 * (uint64_t)p->m * p->V * p->P;
+  uint64_t z3 = o->zero >= 3, ov = o->tp_overlap ? 2 : 0;
+  uint64_t chunks = (uint64_t)p->V * p->P;
+  sim_graph_reserve(g, o->iterations * (units * (2 + z3 + 1 + ov) + 3 * chunks + p->P + 1),
+                    o->iterations * (units * (5 + z3 + ov) + 9 * chunks + 2 * p->P + 4));
 
   for (uint32_t it = 0; it < o->iterations; it++) {
     for (uint32_t s = 0; s < p->P; s++) {

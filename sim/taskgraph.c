@@ -296,7 +296,7 @@ const char *sim_graph_intern(sim_graph *g, const char *name)
      * table grows with them, so that they stay found by address. */
     const char **old = g->handed;
     uint32_t old_slots = g->handed_mask + 1;
-    g->handed_mask = 4 * old_slots - 1;
+    g->handed_mask = 2 * old_slots - 1;
     g->handed = g_new0(const char *, g->handed_mask + 1);
     for (uint32_t i = 0; i < old_slots; i++)
       if (old[i])

@@ -400,20 +400,37 @@ static comm_topology *cluster(const char *system, uint32_t nodes, uint32_t per_n
   return t;
 }
 
-/* Runs a 3d plan with transfers of 1 ns per byte-free hop (the simple model at 1e15 B/s). */
-static double run_3d(const sim_3d_opts *o, const comm_topology *topo, sim_3d_metrics *m)
+/* A 3d plan on A100s over the analytic network; `reduce` gets the reduction rate it used. */
+static sim_plan *build_3d(const sim_3d_opts *o, const comm_topology *topo, double *reduce,
+                          sim_3d_metrics *m)
 {
   g_autoptr(GError) error = NULL;
-  double reduce;
-  g_autoptr(sim_plan) plan = sim_3d_build(o, topo, COMM_NET_ANALYTIC, "a100-sxm4-80gb", NULL,
-                                          &reduce, m, &error);
+  sim_plan *plan = sim_3d_build(o, topo, COMM_NET_ANALYTIC, "a100-sxm4-80gb", NULL, reduce, m,
+                                &error);
   if (!plan)
     fail_msg("%s", error->message);
+  return plan;
+}
+
+/* Runs a plan with transfers of 1 ns per byte-free hop (the simple model at 1e15 B/s). */
+static sim_exec *run_simple(sim_engine *e, const sim_plan *plan)
+{
+  static const sim_simple_comm comm = {.latency_ps = 0,
+                                       .bandwidth_Bps = UINT64_C(1000000000000000)};
+  sim_exec *x = sim_exec_new(e, plan->graph);
+  sim_exec_set_comm(x, &sim_simple_comm_ops, (void *)&comm);
+  g_autoptr(GError) error = NULL;
+  if (!sim_exec_run(x, &error))
+    fail_msg("%s", error->message);
+  return x;
+}
+
+static double run_3d(const sim_3d_opts *o, const comm_topology *topo, sim_3d_metrics *m)
+{
+  double reduce;
+  g_autoptr(sim_plan) plan = build_3d(o, topo, &reduce, m);
   g_autoptr(sim_engine) e = sim_engine_new();
-  g_autoptr(sim_exec) x = sim_exec_new(e, plan->graph);
-  sim_simple_comm comm = {.latency_ps = 0, .bandwidth_Bps = UINT64_C(1000000000000000)};
-  sim_exec_set_comm(x, &sim_simple_comm_ops, &comm);
-  assert_true(sim_exec_run(x, &error));
+  g_autoptr(sim_exec) x = run_simple(e, plan);
   return sim_time_to_s(sim_exec_makespan(x));
 }
 
@@ -488,13 +505,9 @@ static void test_3d_memory(void **state)
   o.micro_batch = 1;
   o.zero = 1;
   o.recompute = WL_RECOMPUTE_FULL;
-  g_autoptr(GError) error = NULL;
   double reduce;
   sim_3d_metrics m;
-  g_autoptr(sim_plan) plan = sim_3d_build(&o, topo, COMM_NET_ANALYTIC, "a100-sxm4-80gb", NULL,
-                                          &reduce, &m, &error);
-  if (!plan)
-    fail_msg("%s", error->message);
+  g_autoptr(sim_plan) plan = build_3d(&o, topo, &reduce, &m);
   uint64_t params = 2799937536ULL, sbh = 25165824ULL;
   assert_int_equal(m.weights_bytes, 2 * params);
   assert_int_equal(m.gradients_bytes, 2 * params);
@@ -529,18 +542,11 @@ static void test_3d_dp_collective_times(void **state)
   o.global_batch = 4;
   o.micro_batch = 1;
   o.overlap = FALSE;
-  g_autoptr(GError) error = NULL;
   double reduce;
   sim_3d_metrics m;
-  g_autoptr(sim_plan) plan = sim_3d_build(&o, topo, COMM_NET_ANALYTIC, "a100-sxm4-80gb", NULL,
-                                          &reduce, &m, &error);
-  if (!plan)
-    fail_msg("%s", error->message);
+  g_autoptr(sim_plan) plan = build_3d(&o, topo, &reduce, &m);
   g_autoptr(sim_engine) e = sim_engine_new();
-  g_autoptr(sim_exec) x = sim_exec_new(e, plan->graph);
-  sim_simple_comm comm = {.latency_ps = 0, .bandwidth_Bps = UINT64_C(1000000000000000)};
-  sim_exec_set_comm(x, &sim_simple_comm_ops, &comm);
-  assert_true(sim_exec_run(x, &error));
+  g_autoptr(sim_exec) x = run_simple(e, plan);
 
   /* Gradients per tensor rank, 2 bytes each (bf16): 4 blocks, plus the embedding on the first
    * chunk and the final norm and a copy of the tied embedding on the last. */

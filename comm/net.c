@@ -81,6 +81,8 @@ struct fclass {
   uint64_t key;          /* src << 32 | dst */
   gboolean in_use;
   gboolean reserved;     /* placed on its links at send time, active from last_ps on */
+  gboolean unplaced;     /* reserved and still alone on its links: kept off their class lists,
+                          * marked in net->reserved_on instead (see comm_net_send) */
   gboolean hashed;       /* in net->classes, where activating flows find their route's class */
   flow **heap;           /* min-heap of its flows by (target, seq) */
   uint32_t hn, hcap;
@@ -234,6 +236,7 @@ struct comm_net {
   comm_net_model model;
 
   link_state *links;     /* per directed link */
+  fclass **reserved_on;  /* per directed link: the unplaced reserved class on it, or NULL */
   uint64_t nlinks;
   uint64_t endpoints;    /* comm__endpoints(topo): valid endpoints are below it */
   const comm__link_class **link_class; /* per directed link, looked up once (flow model) */
@@ -339,6 +342,7 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
   c->epoch = 0;
   c->in_use = TRUE;
   c->reserved = FALSE;
+  c->unplaced = FALSE;
   c->moved = FALSE;
   c->rate = 0.0;
   c->served = 0.0;
@@ -619,6 +623,7 @@ static sim_time_ps route_latency(comm_net *net, const uint32_t *links, uint32_t 
 
 static void recompute_cb(sim_engine *engine, void *data, uint64_t arg);
 static void class_cb(sim_engine *engine, void *data, uint64_t arg);
+static void place_reserved(comm_net *net, fclass *c);
 static void flow_cb(sim_engine *engine, void *data, uint64_t arg);
 
 static void want_recompute(comm_net *net)
@@ -905,6 +910,9 @@ static void recompute_from(comm_net *net, fclass *seed)
 static void recompute_all(comm_net *net)
 {
   for (uint32_t i = 0; i < net->live_classes.n; i++)
+    if (net->live_classes.v[i]->unplaced)
+      place_reserved(net, net->live_classes.v[i]);
+  for (uint32_t i = 0; i < net->live_classes.n; i++)
     net->live_classes.v[i]->next_rate = -1.0;
   for (uint32_t i = 0; i < net->live_links.n; i++) {
     uint32_t l = net->live_links.v[i];
@@ -961,12 +969,29 @@ static void unreserve(comm_net *net, fclass *c)
 {
   g_assert(c->count == 1 && c->hn == 1);
   flow *x = c->heap[0];
-  for (uint32_t h = 0; h < c->nhops; h++)
-    link_remove(net, c, h);
+  for (uint32_t h = 0; h < c->nhops; h++) {
+    if (c->unplaced)
+      net->reserved_on[c->hops[h].link] = NULL;
+    else
+      link_remove(net, c, h);
+  }
   sim_engine_cancel(net->engine, c->ev);
   x->cls = NULL;
   x->ev = sim_engine_schedule_at(net->engine, c->last_ps, flow_cb, x, EV_ACTIVATE);
   class_release(net, c);
+}
+
+/* An unplaced reserved class goes on its links' class lists, where it would have been since it
+ * was sent: it was alone on each, so it takes the first place, as it would have. Needed when
+ * a flow joins one of its links after its latency ran out, and before a global fill, which
+ * reads the lists of every live link. */
+static void place_reserved(comm_net *net, fclass *c)
+{
+  c->unplaced = FALSE;
+  for (uint32_t h = 0; h < c->nhops; h++) {
+    net->reserved_on[c->hops[h].link] = NULL;
+    link_add(net, c, h);
+  }
 }
 
 /* ---- Events -------------------------------------------------------------------------------- */
@@ -1020,6 +1045,11 @@ static void activate(comm_net *net, flow *f)
   double r = INFINITY;
   for (uint32_t h = 0; h < n; h++) {
     link_state *L = &net->links[c->hops[h].link];
+    fclass *u = net->reserved_on[c->hops[h].link];
+    if (u && u->last_ps > now)
+      unreserve(net, u);
+    else if (u)
+      place_reserved(net, u);
     for (uint32_t j = 0; j < L->n;) {
       fclass *x = L->cls[j];
       if (x->reserved && x->last_ps > now)
@@ -1083,6 +1113,11 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
   gboolean observed = net->tracks_made && sim_engine_has_observers(engine);
   for (uint32_t h = 0; h < c->nhops; h++) {
     uint32_t l = c->hops[h].link, node, nic;
+    if (c->unplaced) {
+      /* Alone on every link (its one flow is done): nobody else's rate changes. */
+      net->reserved_on[l] = NULL;
+      continue;
+    }
     link_state *L = &net->links[l];
     L->flows -= k;
     if (c->count == 0)
@@ -1119,6 +1154,7 @@ comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_m
   net->endpoints = comm__endpoints(topo);
   if (model == COMM_NET_FLOW) {
     net->links = g_new0(link_state, net->nlinks);
+    net->reserved_on = g_new0(fclass *, net->nlinks);
     net->link_class = g_new0(const comm__link_class *, net->nlinks);
   }
   net->slabs = g_ptr_array_new_with_free_func(g_free);
@@ -1146,6 +1182,7 @@ void comm_net_free(comm_net *net)
     g_free(net->links[net->held_links.v[i]].cls);
   g_free(net->held_links.v);
   g_free(net->links);
+  g_free(net->reserved_on);
   g_free(net->link_class);
   g_ptr_array_free(net->slabs, TRUE);
   g_ptr_array_free(net->class_slabs, TRUE);
@@ -1223,14 +1260,16 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   }
   gboolean free_route = !sim_engine_has_observers(net->engine);
   for (uint32_t i = 0; i < n && free_route; i++)
-    free_route = net->links[route[i]].n == 0;
+    free_route = net->links[route[i]].n == 0 && !net->reserved_on[route[i]];
   /* If every link of the route is free now, the flow is placed on them at once in a class of
    * its own, reserved: it counts as active from the end of its latency at its bottleneck
    * rate, and needs a single event, its completion. A flow that joins one of its links
    * before that time sends it back to the ordinary path (unreserve); one that joins later
    * finds an active flow. In an uncontended pattern this halves the events per transfer.
-   * Traced runs take the ordinary path so that counters are stamped when rates really
-   * change. */
+   * While it stays alone it is not put on its links' class lists but only marked on them
+   * (reserved_on), which is all a joining flow needs to find it; it goes on the lists when it
+   * meets a flow after its latency or a global fill comes (place_reserved). Traced runs take
+   * the ordinary path so that counters are stamped when rates really change. */
   sim_engine *e = net->engine;
   if (!free_route) {
     f->ev = sim_engine_schedule_in(e, lat, flow_cb, f, EV_ACTIVATE);
@@ -1239,9 +1278,10 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   fclass *c = class_alloc(net, src, dst, route, n, FALSE);
   c->count = 1;
   c->reserved = TRUE;
+  c->unplaced = TRUE;
   double r = INFINITY;
   for (uint32_t h = 0; h < n; h++) {
-    link_add(net, c, h);
+    net->reserved_on[route[h]] = c;
     if (!m)
       r = MIN(r, link_capacity(net, c->hops[h].link));
   }

@@ -124,6 +124,18 @@ static void on_done(sim_engine *engine, void *user)
   a->log->count++;
 }
 
+/* Incast flows of test_reserved_flow_through_global_fills: the end of flow k. */
+typedef struct {
+  sim_time_ps *at;
+  int k;
+} incast_arg;
+
+static void on_incast_done(sim_engine *engine, void *user)
+{
+  incast_arg *a = user;
+  a->at[a->k] = sim_engine_now(engine);
+}
+
 /* ---- Catalogs ----------------------------------------------------------------------------- */
 
 static void test_catalog_presets_load(void **state)
@@ -939,6 +951,46 @@ static void test_flow_joins_during_latency(void **state)
   assert_true(llabs(log.at[0] - SIM_US(2002)) <= 2);
 }
 
+static void test_reserved_flow_through_global_fills(void **state)
+{
+  /* one.ini nodes on one switch, 1 GB/s links, no latency. Incast: node k (1..70) sends
+   * k x 1e6 bytes to node 0, all at t = 0, sharing node 0's downlink max-min: 70 flows at 1/70
+   * GB/s until the smallest ends at 70 ms, then 69 until the next, whose 1e6 bytes left take
+   * 69 ms more, ...: flow k ends at sum_{j=1..k} (71 - j) ms. Beside them node 71 sends 1e9
+   * bytes to node 72 on links nobody else uses: alone, 1 s at 1 GB/s. It is sent first, when
+   * its route is free, so it waits off its links' class lists (reserved) while the incast
+   * flows join each other; the first incast flow is also sent on a free route and goes on its
+   * links when the second joins. Over 64 live classes, recomputes fill every live class at
+   * once (global fills), which takes the waiting flow in too: its time must not move. */
+  g_autofree char *one = tmp("one.ini");
+  g_autoptr(comm_topology) t = build(one, 73, "switch", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  enum { N = 70 };
+  sim_time_ps at[N + 1] = {0};
+  done_log log = {0};
+  done_arg lone = {&log, 0};
+  comm_net_send(net, comm_topology_device(t, 71), comm_topology_device(t, 72), 1000000000,
+                on_done, &lone);
+  incast_arg args[N + 1];
+  for (int k = 1; k <= N; k++) {
+    args[k] = (incast_arg){at, k};
+    comm_net_send(net, comm_topology_device(t, k), comm_topology_device(t, 0),
+                  (uint64_t)k * 1000000, on_incast_done, &args[k]);
+  }
+  sim_engine_run(e);
+  assert_int_equal(log.count, 1);
+  assert_int_equal(log.at[0], SIM_S(1));
+  assert_true(comm__net_full_fills(net) > 0);
+  sim_time_ps want = 0;
+  for (int k = 1; k <= N; k++) {
+    want += SIM_MS(N + 1 - k);
+    if (llabs(at[k] - want) > 100)
+      fail_msg("incast flow %d ends at %" G_GINT64_FORMAT " ps, not %" G_GINT64_FORMAT, k,
+               at[k], want);
+  }
+}
+
 static void test_flow_equals_analytic_uncontended(void **state)
 {
   /* One transfer at a time, on several routes of a real preset: the flow model must give the
@@ -1388,6 +1440,7 @@ int main(void)
       cmocka_unit_test(test_switch_bandwidth_shared),
       cmocka_unit_test(test_small_message_latency),
       cmocka_unit_test(test_flow_joins_during_latency),
+      cmocka_unit_test(test_reserved_flow_through_global_fills),
       cmocka_unit_test(test_flow_equals_analytic_uncontended),
       cmocka_unit_test(test_zero_and_self),
       cmocka_unit_test(test_fat_tree_oversubscription),

@@ -245,6 +245,8 @@ struct comm_net {
   flow *free_flows;
   GPtrArray *class_slabs;
   fclass *free_classes;
+  uint32_t flows_fresh;    /* flows of the last slab handed out; the others never written */
+  uint32_t classes_fresh;  /* the same for classes */
   class_table classes;   /* hashed classes by route (src << 32 | dst) */
   uint64_t active, peak;
   uint64_t next_seq;
@@ -290,25 +292,33 @@ struct comm_net {
 
 /* ---- Flow and class records ----------------------------------------------------------------- */
 
+/* Records come from the list of released ones (the last released first), then from the last
+ * slab in order, then from a new slab. A slab's records are written only as they are first
+ * handed out, so that a run with few flows in flight touches few pages of its slabs. */
 static flow *flow_alloc(comm_net *net)
 {
-  if (!net->free_flows) {
-    flow *slab = g_new(flow, FLOWS_PER_SLAB);
-    g_ptr_array_add(net->slabs, slab);
-    for (size_t i = FLOWS_PER_SLAB; i-- > 0;) {
-      slab[i].in_use = FALSE;
-      slab[i].next_free = net->free_flows;
-      net->free_flows = &slab[i];
-    }
-  }
   flow *f = net->free_flows;
-  net->free_flows = f->next_free;
+  if (f) {
+    net->free_flows = f->next_free;
+  } else {
+    if (net->slabs->len == 0 || net->flows_fresh == FLOWS_PER_SLAB) {
+      g_ptr_array_add(net->slabs, g_new(flow, FLOWS_PER_SLAB));
+      net->flows_fresh = 0;
+    }
+    f = (flow *)g_ptr_array_index(net->slabs, net->slabs->len - 1) + net->flows_fresh++;
+  }
   f->net = net;
   f->in_use = TRUE;
   f->ev = NULL;
   f->cls = NULL;
   f->span = 0;
   return f;
+}
+
+/* Classes of slab s handed out at least once (the others were never written). */
+static inline uint32_t class_slab_used(const comm_net *net, guint s)
+{
+  return s + 1 == net->class_slabs->len ? net->classes_fresh : CLASSES_PER_SLAB;
 }
 
 static void flow_release(comm_net *net, flow *f)
@@ -326,16 +336,19 @@ static void flow_release(comm_net *net, flow *f)
 static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32_t *route,
                            uint32_t nhops, gboolean hashed)
 {
-  if (!net->free_classes) {
-    fclass *slab = g_new0(fclass, CLASSES_PER_SLAB);
-    g_ptr_array_add(net->class_slabs, slab);
-    for (size_t i = CLASSES_PER_SLAB; i-- > 0;) {
-      slab[i].next_free = net->free_classes;
-      net->free_classes = &slab[i];
-    }
-  }
   fclass *c = net->free_classes;
-  net->free_classes = c->next_free;
+  if (c) {
+    net->free_classes = c->next_free;
+  } else {
+    /* As flow_alloc; a record handed out for the first time starts cleared (no flow heap). */
+    if (net->class_slabs->len == 0 || net->classes_fresh == CLASSES_PER_SLAB) {
+      g_ptr_array_add(net->class_slabs, g_new(fclass, CLASSES_PER_SLAB));
+      net->classes_fresh = 0;
+    }
+    c = (fclass *)g_ptr_array_index(net->class_slabs, net->class_slabs->len - 1) +
+        net->classes_fresh++;
+    memset(c, 0, sizeof *c);
+  }
   c->net = net;
   c->key = (uint64_t)src << 32 | dst;
   c->count = 0;
@@ -714,7 +727,7 @@ static void next_epoch(comm_net *net)
     net->links[l].epoch = 0;
   for (guint s = 0; s < net->class_slabs->len; s++) {
     fclass *slab = g_ptr_array_index(net->class_slabs, s);
-    for (size_t i = 0; i < CLASSES_PER_SLAB; i++)
+    for (size_t i = 0; i < class_slab_used(net, s); i++)
       slab[i].epoch = 0;
   }
   net->epoch = 1;
@@ -1172,7 +1185,7 @@ void comm_net_free(comm_net *net)
    * its flow heap for reuse. */
   for (guint i = 0; i < net->class_slabs->len; i++) {
     fclass *slab = g_ptr_array_index(net->class_slabs, i);
-    for (size_t j = 0; j < CLASSES_PER_SLAB; j++) {
+    for (size_t j = 0; j < class_slab_used(net, i); j++) {
       if (slab[j].in_use && slab[j].hops != slab[j].inline_hops)
         g_free(slab[j].hops);
       g_free(slab[j].heap);

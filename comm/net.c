@@ -29,11 +29,18 @@
  * next GLOBAL_RUNS recomputes fill everything without a component search. */
 #define GLOBAL_MIN_CLASSES 64
 #define GLOBAL_RUNS 31
+/* Progressive filling over at most this many links scans them for the smallest share; over
+ * more, it keeps them in a heap. */
+#define FILL_SCAN_LINKS 64
+/* Global fills remembered (see fill_memo), and the bytes they may take together. */
+#define FILL_MEMOS_MAX 1024
+#define FILL_MEMO_BYTES ((uint64_t)32 << 20)
 
 enum { EV_ACTIVATE, EV_COMPLETE, EV_INSTANT, EV_RECOMPUTE };
 
 typedef struct flow flow;
 typedef struct fclass fclass;
+typedef struct fill_memo fill_memo;
 
 typedef struct {
   uint32_t link;   /* directed link id */
@@ -71,6 +78,7 @@ struct fclass {
   uint32_t nhops;
   gboolean moved;        /* its first completion moved without a rate change */
   double next_rate;      /* progressive filling scratch; < 0 while unfixed */
+  uint32_t rate_id;      /* progressive filling, recorded: next_rate's place in rec_rates */
   double rate;           /* bytes/s per flow; 0 until the first recompute */
   sim_event *ev;         /* completion of the first flow, or NULL */
   hop *hops;
@@ -97,6 +105,8 @@ typedef struct {
   uint32_t hpos;         /* progressive filling: position in the link heap, whose entry holds
                           * the share it is ranked by */
   uint32_t touched;      /* progressive filling: mark of the last fix that changed it */
+  uint32_t step_count;   /* progressive filling: flows of the classes that fix took from it,
+                          * per class, when all the same; 0 when they differed */
   double rem_Bps;        /* progressive filling: capacity not yet given out */
 } link_state;
 
@@ -191,6 +201,11 @@ typedef struct {
   flow **v;
   uint32_t n, cap;
 } flowvec;
+
+typedef struct {
+  double *v;
+  uint32_t n, cap;
+} dblvec;
 /* An entry of the link heap of progressive filling: the key beside the link, so that sifting
  * reads one array instead of a link record per comparison. */
 typedef struct {
@@ -268,6 +283,20 @@ struct comm_net {
   uint32_t touch_mark;
   flowvec finished;      /* scratch of a completion event */
 
+  /* Memo of global fills (see fill_memo). */
+  uint64_t class_sum;    /* sum of class_term over the live classes, if sum_valid */
+  gboolean sum_valid;
+  GHashTable *memos;     /* class_sum -> fill_memo */
+  fill_memo **memo_ring; /* the memos, oldest first from memo_first */
+  uint32_t memo_first, memo_n;
+  uint64_t memo_bytes;
+  uint64_t memo_hits;
+  gboolean recording;    /* the current fill records its order-sensitive steps */
+  u32vec rec_links;      /* those steps: the fixing link, */
+  u32vec rec_ends;       /* the end of its class list in rec_seq, */
+  classvec rec_seq;      /* and its classes in list order */
+  dblvec rec_rates;      /* the shares of its steps, each once in a row */
+
   /* Routes of the lone set (comm__lone_new): per link, the id + 1 of the route holding it. */
   uint32_t *lone_owner;
 
@@ -314,6 +343,29 @@ static void flow_release(comm_net *net, flow *f)
   net->free_flows = f;
 }
 
+/* A class's part of net->class_sum, the hash of the live classes' (route, flows) that finds a
+ * global fill's memo: a sum, so that it neither depends on the order of the classes nor costs
+ * more than two terms per change. 0 for a class without flows. The sum is kept only while
+ * recomputes fill globally (sum_valid), and made anew by the first global fill after. */
+static inline uint64_t class_term(const fclass *c)
+{
+  if (c->count == 0)
+    return 0;
+  uint64_t x = c->key ^ (uint64_t)c->count * 0xD1B54A32D192ED03ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+static inline void class_set_count(comm_net *net, fclass *c, uint32_t count)
+{
+  if (net->sum_valid)
+    net->class_sum -= class_term(c);
+  c->count = count;
+  if (net->sum_valid)
+    net->class_sum += class_term(c);
+}
+
 /* A class for the route src -> dst (nhops links in route_buf order), empty and on no link.
  * `hashed`: found by flows of its route that activate later. A reserved class is not: a flow
  * of its route that activates while it waits out its latency finds it on the links and sends
@@ -357,6 +409,8 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
 
 static void class_release(comm_net *net, fclass *c)
 {
+  if (net->sum_valid)
+    net->class_sum -= class_term(c);
   if (c->hashed)
     class_table_remove(&net->classes, c->key);
   fclass *last = net->live_classes.v[--net->live_classes.n];
@@ -728,16 +782,25 @@ static void collect_component(comm_net *net, fclass *seed)
 
 /* Gives every flow of every unfixed class on link l the share `share` and takes it (share
  * times the class's flows) from every link the class crosses. With the heap, the links so
- * changed are collected once each and re-checked after the whole step (see fill_less). */
+ * changed are collected once each and re-checked after the whole step (see fill_less).
+ *
+ * The step's subtractions from a link follow the order of l's class list. That order shows
+ * in the link's remaining capacity only when the amounts differ (classes of different flow
+ * counts) and the link still has flows to fix: a step where that happens is order-sensitive,
+ * and a recorded fill keeps l's list as it was (see fill_memo). */
 static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean use_heap)
 {
   link_state *L = &net->links[l];
   net->touched.n = 0;
+  if (use_heap && net->recording &&
+      (net->rec_rates.n == 0 || net->rec_rates.v[net->rec_rates.n - 1] != share))
+    VEC_PUSH(&net->rec_rates, share);
   for (uint32_t j = 0; j < L->n; j++) {
     fclass *c = L->cls[j];
     if (c->next_rate >= 0.0)
       continue;
     c->next_rate = share;
+    c->rate_id = net->rec_rates.n - 1;
     net->unfixed--;
     for (uint32_t h = 0; h < c->nhops; h++) {
       uint32_t l2 = c->hops[h].link;
@@ -746,12 +809,15 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
       L2->unfrozen -= c->count;
       if (use_heap && L2->touched != net->touch_mark) {
         L2->touched = net->touch_mark;
+        L2->step_count = c->count;
         VEC_PUSH(&net->touched, l2);
-      }
+      } else if (use_heap && L2->step_count != c->count)
+        L2->step_count = 0;
     }
   }
   if (!use_heap)
     return;
+  gboolean sensitive = FALSE;
   for (uint32_t i = 0; i < net->touched.n; i++) {
     link_state *L2 = &net->links[net->touched.v[i]];
     if (L2->unfrozen == 0) {
@@ -762,6 +828,7 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
         heap_remove(net, L2->hpos);
       continue;
     }
+    sensitive |= L2->step_count == 0;
     double share2 = MAX(L2->rem_Bps, 0.0) / L2->unfrozen;
     if (share2 < net->heap.v[L2->hpos].share_Bps) {
       net->heap.v[L2->hpos].share_Bps = share2;
@@ -772,6 +839,12 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
     for (uint64_t k = 0; k < net->nlinks; k++)
       net->links[k].touched = 0;
     net->touch_mark = 1;
+  }
+  if (sensitive && net->recording) {
+    VEC_PUSH(&net->rec_links, l);
+    for (uint32_t j = 0; j < L->n; j++)
+      VEC_PUSH(&net->rec_seq, L->cls[j]);
+    VEC_PUSH(&net->rec_ends, net->rec_seq.n);
   }
 }
 
@@ -791,7 +864,7 @@ static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
     return;
   }
   net->unfixed = cc->n;
-  if (cl->n <= 64) {
+  if (cl->n <= FILL_SCAN_LINKS) {
     while (net->unfixed > 0) {
       uint32_t best = UINT32_MAX;
       double best_share = INFINITY;
@@ -870,6 +943,205 @@ static void apply_rates(comm_net *net, const classvec *cc, gboolean lazy)
   }
 }
 
+/* ---- Memo of global fills ------------------------------------------------------------------ */
+
+/* The rates of a global fill, for the classes it filled. A ring all-reduce repeats its steps,
+ * and so do the sets of classes live at its recomputes: the same routes with the same flow
+ * counts. The fill of such a set is a function of the set, of the link capacities and ids, and
+ * of one thing more: the order of the class list of a fixing link in an order-sensitive step
+ * (see fix_link), which sets the order of floating-point subtractions from another link. So a
+ * memo holds the set, its rates, and the lists of the fixing links of its order-sensitive
+ * steps; it is used when the live classes are the same set exactly and those lists are the
+ * same. Every step of a fill is then the same as that of the fill it remembers (same link, same
+ * share, the same remaining capacity on every link that still has flows to fix, by induction
+ * over the steps), so the rates are bit for bit those a fill would give. A memo takes 14 bytes
+ * per class, a few more for classes outside the route table. */
+struct fill_memo {
+  uint64_t sum;          /* net->class_sum of its classes */
+  uint32_t n;            /* classes: those of the route table first, whose routes all differ,
+                          * then the others */
+  uint32_t nh;           /* classes of the route table */
+  uint32_t mask;         /* slots of the others' index - 1 */
+  uint32_t nsteps;
+  uint32_t stamp;        /* the last check's mark */
+  uint64_t bytes;
+  uint64_t *keys;        /* per class: route (src << 32 | dst), */
+  uint32_t *counts;      /* flows, */
+  uint16_t *rate_ids;    /* and rate, as a position in rates */
+  double *rates;         /* the fill's distinct rates per flow (bytes/s) */
+  uint32_t *index;       /* the others by route, open addressing: class number, or UINT32_MAX */
+  uint32_t *marks;       /* per other class: the check's mark once a live class matched it */
+  uint32_t *step_links;  /* order-sensitive steps: fixing link, */
+  uint32_t *step_ends;   /* end of its list in seq_*, */
+  uint64_t *seq_keys;    /* and the routes and flows of the list's classes in order */
+  uint32_t *seq_counts;
+};
+
+static inline uint32_t memo_slot(uint64_t key, uint32_t mask)
+{
+  return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+}
+
+static void memo_free(fill_memo *m)
+{
+  g_free(m);
+}
+
+/* Gives every live class its rate from the memo of the live set, if there is one that applies
+ * (the same classes, the same lists in its order-sensitive steps); FALSE leaves next_rate
+ * partly set, for a fill to set again. */
+static gboolean memo_apply(comm_net *net)
+{
+  if (!net->memos)
+    return FALSE;
+  fill_memo *m = g_hash_table_lookup(net->memos, &net->class_sum);
+  if (!m || m->n != net->live_classes.n || m->nh != net->classes.n)
+    return FALSE;
+  /* The route table holds as many classes as the memo's first nh, one per route: if each of
+   * those finds its route's class with its flows, they are the same classes. */
+  for (uint32_t k = 0; k < m->nh; k++) {
+    fclass *c = class_table_get(&net->classes, m->keys[k]);
+    if (!c || c->count != m->counts[k])
+      return FALSE;
+    c->next_rate = m->rates[m->rate_ids[k]];
+  }
+  /* The others, as many as the memo's: each takes an unmarked one of the memo's with its route
+   * and flows. */
+  if (m->n > m->nh) {
+    if (++m->stamp == 0) {
+      memset(m->marks, 0, (size_t)(m->n - m->nh) * sizeof *m->marks);
+      m->stamp = 1;
+    }
+    for (uint32_t i = 0; i < net->live_classes.n; i++) {
+      fclass *c = net->live_classes.v[i];
+      if (c->hashed)
+        continue;
+      uint32_t k;
+      for (uint32_t s = memo_slot(c->key, m->mask);; s = (s + 1) & m->mask) {
+        k = m->index[s];
+        if (k == UINT32_MAX)
+          return FALSE;
+        if (m->keys[k] == c->key && m->counts[k] == c->count && m->marks[k - m->nh] != m->stamp)
+          break;
+      }
+      m->marks[k - m->nh] = m->stamp;
+      c->next_rate = m->rates[m->rate_ids[k]];
+    }
+  }
+  for (uint32_t s = 0, j = 0; s < m->nsteps; s++) {
+    const link_state *L = &net->links[m->step_links[s]];
+    if (L->n != m->step_ends[s] - j)
+      return FALSE;
+    for (uint32_t x = 0; x < L->n; x++, j++)
+      if (L->cls[x]->key != m->seq_keys[j] || L->cls[x]->count != m->seq_counts[j])
+        return FALSE;
+  }
+  net->memo_hits++;
+  return TRUE;
+}
+
+/* Remembers the fill just made of every live class (its order-sensitive steps recorded),
+ * replacing a memo of the same sum; beyond FILL_MEMOS_MAX memos or FILL_MEMO_BYTES, the
+ * oldest go. */
+static void memo_store(comm_net *net)
+{
+  uint32_t n = net->live_classes.n, nh = net->classes.n, nsteps = net->rec_links.n;
+  uint32_t nseq = net->rec_seq.n, no = n - nh, nrates = net->rec_rates.n;
+  /* A fill of one class alone gives its rate without a step (and is not worth a memo). */
+  if (nrates == 0 || nrates > UINT16_MAX + 1)
+    return;
+  uint32_t slots = 0;
+  if (no > 0)
+    for (slots = 4; slots < 2 * no;)
+      slots *= 2;
+  uint64_t bytes = sizeof(fill_memo) + (uint64_t)n * (8 + 4 + 2) + (uint64_t)nrates * 8 +
+                   (uint64_t)slots * 4 + (uint64_t)no * 4 + (uint64_t)nsteps * 8 +
+                   (uint64_t)nseq * (8 + 4);
+  if (bytes > FILL_MEMO_BYTES / 4)
+    return;
+  if (!net->memos) {
+    net->memos = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL,
+                                       (GDestroyNotify)memo_free);
+    net->memo_ring = g_new(fill_memo *, FILL_MEMOS_MAX);
+  }
+  fill_memo *old = g_hash_table_lookup(net->memos, &net->class_sum);
+  if (old) {
+    /* Same sum, other classes or lists: the newer takes its place in the ring. */
+    uint32_t i = 0;
+    while (net->memo_ring[(net->memo_first + i) % FILL_MEMOS_MAX] != old)
+      i++;
+    for (; i + 1 < net->memo_n; i++)
+      net->memo_ring[(net->memo_first + i) % FILL_MEMOS_MAX] =
+          net->memo_ring[(net->memo_first + i + 1) % FILL_MEMOS_MAX];
+    net->memo_n--;
+    net->memo_bytes -= old->bytes;
+    g_hash_table_remove(net->memos, &old->sum);
+  }
+  while (net->memo_n == FILL_MEMOS_MAX || net->memo_bytes + bytes > FILL_MEMO_BYTES) {
+    fill_memo *x = net->memo_ring[net->memo_first];
+    net->memo_first = (net->memo_first + 1) % FILL_MEMOS_MAX;
+    net->memo_n--;
+    net->memo_bytes -= x->bytes;
+    g_hash_table_remove(net->memos, &x->sum);
+  }
+  /* One block: the 8-byte arrays first, then the 4-byte ones, then the 2-byte one. */
+  fill_memo *m = g_malloc(bytes);
+  char *p = (char *)(m + 1);
+  m->keys = (uint64_t *)p;
+  p += (size_t)n * 8;
+  m->rates = (double *)p;
+  p += (size_t)nrates * 8;
+  m->seq_keys = (uint64_t *)p;
+  p += (size_t)nseq * 8;
+  m->counts = (uint32_t *)p;
+  p += (size_t)n * 4;
+  m->index = (uint32_t *)p;
+  p += (size_t)slots * 4;
+  m->marks = (uint32_t *)p;
+  p += (size_t)no * 4;
+  m->step_links = (uint32_t *)p;
+  p += (size_t)nsteps * 4;
+  m->step_ends = (uint32_t *)p;
+  p += (size_t)nsteps * 4;
+  m->seq_counts = (uint32_t *)p;
+  p += (size_t)nseq * 4;
+  m->rate_ids = (uint16_t *)p;
+  m->sum = net->class_sum;
+  m->n = n;
+  m->nh = nh;
+  m->mask = slots - 1;
+  m->nsteps = nsteps;
+  m->stamp = 0;
+  m->bytes = bytes;
+  memcpy(m->rates, net->rec_rates.v, (size_t)nrates * 8);
+  memset(m->index, 0xff, (size_t)slots * 4);
+  memset(m->marks, 0, (size_t)no * 4);
+  /* The classes of the route table from the front, the others after them. */
+  for (uint32_t i = 0, front = 0, back = nh; i < n; i++) {
+    const fclass *c = net->live_classes.v[i];
+    uint32_t k = c->hashed ? front++ : back++;
+    m->keys[k] = c->key;
+    m->counts[k] = c->count;
+    m->rate_ids[k] = (uint16_t)c->rate_id;
+    if (c->hashed)
+      continue;
+    uint32_t s = memo_slot(c->key, m->mask);
+    while (m->index[s] != UINT32_MAX)
+      s = (s + 1) & m->mask;
+    m->index[s] = k;
+  }
+  memcpy(m->step_links, net->rec_links.v, (size_t)nsteps * 4);
+  memcpy(m->step_ends, net->rec_ends.v, (size_t)nsteps * 4);
+  for (uint32_t j = 0; j < nseq; j++) {
+    m->seq_keys[j] = net->rec_seq.v[j]->key;
+    m->seq_counts[j] = net->rec_seq.v[j]->count;
+  }
+  g_hash_table_insert(net->memos, &m->sum, m);
+  net->memo_ring[(net->memo_first + net->memo_n) % FILL_MEMOS_MAX] = m;
+  net->memo_n++;
+  net->memo_bytes += bytes;
+}
+
 static void recompute_from(comm_net *net, fclass *seed)
 {
   if (seed->epoch == net->epoch)
@@ -888,14 +1160,29 @@ static void recompute_from(comm_net *net, fclass *seed)
  * accuracy. */
 static void recompute_all(comm_net *net)
 {
-  for (uint32_t i = 0; i < net->live_classes.n; i++)
-    net->live_classes.v[i]->next_rate = -1.0;
-  for (uint32_t i = 0; i < net->live_links.n; i++) {
-    uint32_t l = net->live_links.v[i];
-    net->links[l].rem_Bps = link_capacity(net, l);
-    net->links[l].unfrozen = net->links[l].flows;
+  /* Fills over few links (scanned, not heaped) are not remembered: they cost little. */
+  gboolean memo = net->live_links.n > FILL_SCAN_LINKS;
+  if (memo && !net->sum_valid) {
+    net->class_sum = 0;
+    for (uint32_t i = 0; i < net->live_classes.n; i++)
+      net->class_sum += class_term(net->live_classes.v[i]);
+    net->sum_valid = TRUE;
   }
-  fill_component(net, &net->live_classes, &net->live_links);
+  if (!memo || !memo_apply(net)) {
+    for (uint32_t i = 0; i < net->live_classes.n; i++)
+      net->live_classes.v[i]->next_rate = -1.0;
+    for (uint32_t i = 0; i < net->live_links.n; i++) {
+      uint32_t l = net->live_links.v[i];
+      net->links[l].rem_Bps = link_capacity(net, l);
+      net->links[l].unfrozen = net->links[l].flows;
+    }
+    net->recording = memo;
+    net->rec_links.n = net->rec_ends.n = net->rec_seq.n = net->rec_rates.n = 0;
+    fill_component(net, &net->live_classes, &net->live_links);
+    net->recording = FALSE;
+    if (memo)
+      memo_store(net);
+  }
   report_nic_rates(net, &net->live_links);
   apply_rates(net, &net->live_classes, TRUE);
 }
@@ -910,6 +1197,7 @@ static void recompute(comm_net *net)
     net->full_fills++;
     recompute_all(net);
   } else {
+    net->sum_valid = FALSE;
     next_epoch(net);
     net->covered = 0;
     for (uint32_t i = 0; i < net->seed_classes.n; i++)
@@ -982,7 +1270,7 @@ static void activate(comm_net *net, flow *f)
     f->target = served_now + (double)f->bytes;
     f->seq = net->next_seq++;
     f->cls = c;
-    c->count++;
+    class_set_count(net, c, c->count + 1);
     for (uint32_t h = 0; h < c->nhops; h++)
       net->links[c->hops[h].link].flows++;
     class_push(c, f);
@@ -994,7 +1282,7 @@ static void activate(comm_net *net, flow *f)
   route_memo *m = route_get(net, f->src, f->dst);
   uint32_t n = m ? m->nhops : comm__route(net->topo, f->src, f->dst, net->route_buf);
   c = class_alloc(net, f->src, f->dst, m ? m->links : net->route_buf, n, TRUE);
-  c->count = 1;
+  class_set_count(net, c, 1);
   c->last_ps = now;
   f->target = (double)f->bytes;
   f->seq = net->next_seq++;
@@ -1063,7 +1351,7 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
     c->ev = sim_engine_schedule_at(engine, class_first_end(c), class_cb, c, EV_COMPLETE);
     return;
   }
-  c->count -= k;
+  class_set_count(net, c, c->count - k);
   gboolean observed = net->tracks_made && sim_engine_has_observers(engine);
   for (uint32_t h = 0; h < c->nhops; h++) {
     uint32_t l = c->hops[h].link, node, nic;
@@ -1145,6 +1433,13 @@ void comm_net_free(comm_net *net)
   g_free(net->heap.v);
   g_free(net->touched.v);
   g_free(net->finished.v);
+  if (net->memos)
+    g_hash_table_destroy(net->memos);
+  g_free(net->memo_ring);
+  g_free(net->rec_links.v);
+  g_free(net->rec_ends.v);
+  g_free(net->rec_seq.v);
+  g_free(net->rec_rates.v);
   if (net->nic_counter_names)
     g_strfreev(net->nic_counter_names);
   g_free(net->node_proc);
@@ -1160,6 +1455,7 @@ sim_engine *comm_net_engine(const comm_net *net) { return net->engine; }
 uint64_t comm_net_active_flows(const comm_net *net) { return net->active; }
 uint64_t comm_net_peak_flows(const comm_net *net) { return net->peak; }
 uint64_t comm__net_full_fills(const comm_net *net) { return net->full_fills; }
+uint64_t comm__net_memo_hits(const comm_net *net) { return net->memo_hits; }
 
 void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm_done_fn done,
                    void *user)
@@ -1221,7 +1517,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
     return;
   }
   fclass *c = class_alloc(net, src, dst, route, n, FALSE);
-  c->count = 1;
+  class_set_count(net, c, 1);
   c->reserved = TRUE;
   double r = INFINITY;
   for (uint32_t h = 0; h < n; h++) {

@@ -103,11 +103,13 @@ typedef struct {
   uint32_t epoch;        /* component search mark */
   uint32_t unfrozen;     /* progressive filling: flows on it without a rate yet */
   uint32_t hpos;         /* progressive filling: position in the link heap, whose entry holds
-                          * the share it is ranked by */
+                          * the share it is ranked by; IN_SORTED: ranked in net->sorted */
   uint32_t touched;      /* progressive filling: mark of the last fix that changed it */
   uint32_t step_count;   /* progressive filling: flows of the classes that fix took from it,
                           * per class, when all the same; 0 when they differed */
   double rem_Bps;        /* progressive filling: capacity not yet given out */
+  double sorted_Bps;     /* its share in net->sorted (capacity over flows), while there */
+  gboolean dirty;        /* in net->dirty_links */
 } link_state;
 
 /* The classes that activating flows join, by route key (src << 32 | dst): open addressing with
@@ -279,6 +281,11 @@ struct comm_net {
   uint32_t unfixed;      /* progressive filling: classes still without a rate */
   classvec stack;        /* scratch of the component search */
   heapvec heap;          /* progressive filling: links by (share, id), each at most once */
+  heapvec sorted;        /* every live link by (capacity over flows, id), if sorted_valid */
+  gboolean sorted_valid;
+  u32vec dirty_links;    /* links whose flows changed since sorted was brought up to date */
+  heapvec fresh;         /* scratch of sorted_update */
+  heapvec sort_tmp;      /* scratch of sort_ents */
   u32vec touched;        /* scratch of progressive filling: links one fix changed */
   uint32_t touch_mark;
   flowvec finished;      /* scratch of a completion event */
@@ -544,6 +551,18 @@ static void report_nic_rates(comm_net *net, const u32vec *cl)
 
 /* ---- Links -------------------------------------------------------------------------------- */
 
+/* The flows on link l changed (or it came into use or went out of it): its place in
+ * net->sorted is out of date. Called by the callers of link_add and link_remove, which stay
+ * leaf functions. */
+static inline void link_dirty(comm_net *net, uint32_t l)
+{
+  link_state *L = &net->links[l];
+  if (net->sorted_valid && !L->dirty) {
+    L->dirty = TRUE;
+    VEC_PUSH(&net->dirty_links, l);
+  }
+}
+
 static void link_add(comm_net *net, fclass *c, uint32_t h)
 {
   link_state *L = &net->links[c->hops[h].link];
@@ -718,6 +737,14 @@ static void heap_down(comm_net *net, uint32_t i)
 
 /* Removes the entry at i; its link's hpos becomes NOT_IN_HEAP. */
 #define NOT_IN_HEAP UINT32_MAX
+#define IN_SORTED (UINT32_MAX - 1)
+static void heap_push(comm_net *net, double share_Bps, uint32_t l)
+{
+  heap_ent x = {share_Bps, l};
+  VEC_PUSH(&net->heap, x);
+  heap_up(net, net->heap.n - 1);
+}
+
 static void heap_remove(comm_net *net, uint32_t i)
 {
   net->links[net->heap.v[i].link].hpos = NOT_IN_HEAP;
@@ -824,13 +851,16 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
       /* Nothing left to give: out of the heap now, from where it is (usually near the
        * bottom, a few steps), rather than from the top once its key comes up (a full
        * descent). It would never fix anything, so the order of fixes stays the same. */
-      if (L2->hpos != NOT_IN_HEAP)
+      if (L2->hpos < IN_SORTED)
         heap_remove(net, L2->hpos);
       continue;
     }
     sensitive |= L2->step_count == 0;
     double share2 = MAX(L2->rem_Bps, 0.0) / L2->unfrozen;
-    if (share2 < net->heap.v[L2->hpos].share_Bps) {
+    if (L2->hpos == IN_SORTED) {
+      if (share2 < L2->sorted_Bps)
+        heap_push(net, share2, net->touched.v[i]);
+    } else if (share2 < net->heap.v[L2->hpos].share_Bps) {
       net->heap.v[L2->hpos].share_Bps = share2;
       heap_up(net, L2->hpos);
     }
@@ -907,6 +937,163 @@ static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
       continue;
     }
     heap_remove(net, 0);
+    fix_link(net, l, share, TRUE);
+  }
+}
+
+/* Sorts v[0 .. n) by fill_less: runs of 8 by insertion, then merged in passes through tmp
+ * (qsort's calls to a comparison cost twice as much). */
+static void sort_ents(heap_ent *v, uint32_t n, heapvec *tmp)
+{
+  for (uint32_t lo = 0; lo < n; lo += 8) {
+    uint32_t hi = MIN(lo + 8, n);
+    for (uint32_t i = lo + 1; i < hi; i++) {
+      heap_ent x = v[i];
+      uint32_t j = i;
+      for (; j > lo && fill_less(x, v[j - 1]); j--)
+        v[j] = v[j - 1];
+      v[j] = x;
+    }
+  }
+  if (n <= 8)
+    return;
+  if (tmp->cap < n) {
+    tmp->cap = n;
+    tmp->v = g_renew(heap_ent, tmp->v, tmp->cap);
+  }
+  heap_ent *a = v, *b = tmp->v;
+  for (uint32_t w = 8; w < n; w *= 2) {
+    for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+      uint32_t mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        b[k++] = fill_less(a[j], a[i]) ? a[j++] : a[i++];
+      while (i < mid)
+        b[k++] = a[i++];
+      while (j < hi)
+        b[k++] = a[j++];
+    }
+    heap_ent *t = a;
+    a = b;
+    b = t;
+  }
+  if (a != v)
+    memcpy(v, a, (size_t)n * sizeof *v);
+}
+
+/* Brings net->sorted up to date: the links whose flows changed leave it and come back at their
+ * new share, sorted among themselves and merged in, in one pass over it; the first time, and
+ * after recomputes stopped filling globally, every live link is sorted. */
+static void sorted_update(comm_net *net)
+{
+  heapvec *S = &net->sorted;
+  if (!net->sorted_valid) {
+    S->n = 0;
+    for (uint32_t i = 0; i < net->live_links.n; i++) {
+      uint32_t l = net->live_links.v[i];
+      link_state *L = &net->links[l];
+      L->sorted_Bps = link_capacity(net, l) / L->flows;
+      heap_ent x = {L->sorted_Bps, l};
+      VEC_PUSH(S, x);
+    }
+    sort_ents(S->v, S->n, &net->sort_tmp);
+    net->sorted_valid = TRUE;
+    return;
+  }
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < S->n; i++)
+    if (!net->links[S->v[i].link].dirty)
+      S->v[kept++] = S->v[i];
+  net->fresh.n = 0;
+  for (uint32_t i = 0; i < net->dirty_links.n; i++) {
+    uint32_t l = net->dirty_links.v[i];
+    link_state *L = &net->links[l];
+    L->dirty = FALSE;
+    if (L->n == 0)
+      continue;
+    L->sorted_Bps = link_capacity(net, l) / L->flows;
+    heap_ent x = {L->sorted_Bps, l};
+    VEC_PUSH(&net->fresh, x);
+  }
+  net->dirty_links.n = 0;
+  heap_ent *F = net->fresh.v;
+  uint32_t nf = net->fresh.n;
+  sort_ents(F, nf, &net->sort_tmp);
+  if (S->cap < kept + nf) {
+    S->cap = kept + nf;
+    S->v = g_renew(heap_ent, S->v, S->cap);
+  }
+  /* Merged from the back, in place. */
+  for (uint32_t a = kept, b = nf, k = kept + nf; b > 0;) {
+    if (a > 0 && fill_less(F[b - 1], S->v[a - 1]))
+      S->v[--k] = S->v[--a];
+    else
+      S->v[--k] = F[--b];
+  }
+  S->n = kept + nf;
+}
+
+/* Stops keeping net->sorted (recomputes no longer fill globally). */
+static void sorted_drop(comm_net *net)
+{
+  for (uint32_t i = 0; i < net->dirty_links.n; i++)
+    net->links[net->dirty_links.v[i]].dirty = FALSE;
+  net->dirty_links.n = 0;
+  net->sorted_valid = FALSE;
+}
+
+/* Progressive filling of every live class over more than FILL_SCAN_LINKS links: the fill of
+ * fill_component's heap, with the links that have not yet been re-ranked read in order from
+ * net->sorted, which is kept from fill to fill, instead of heaped anew. At the start every link's
+ * key is its share, capacity over flows, exactly the heap's first key; a link leaves the sorted
+ * order for the heap when its key changes (raised when it comes up, lowered by a fix), and one
+ * that has nothing left to give is passed over. The next link is the smaller (key, id) of the
+ * sorted order's first live entry and the heap's top, the one the single heap would give, so
+ * every fix is the same, in the same order, as there: only the order of re-ranked links (a
+ * seventh of them in an nccl all-reduce) costs heap work. */
+static void fill_global(comm_net *net)
+{
+  sorted_update(net);
+  for (uint32_t i = 0; i < net->live_classes.n; i++)
+    net->live_classes.v[i]->next_rate = -1.0;
+  for (uint32_t i = 0; i < net->live_links.n; i++) {
+    link_state *L = &net->links[net->live_links.v[i]];
+    L->rem_Bps = link_capacity(net, net->live_links.v[i]);
+    L->unfrozen = L->flows;
+    L->hpos = IN_SORTED;
+  }
+  net->unfixed = net->live_classes.n;
+  net->heap.n = 0;
+  const heap_ent *S = net->sorted.v;
+  uint32_t ns = net->sorted.n, next = 0;
+  while (net->unfixed > 0) {
+    while (next < ns) {
+      const link_state *L = &net->links[S[next].link];
+      if (L->hpos == IN_SORTED && L->unfrozen > 0)
+        break;
+      next++;
+    }
+    if (net->heap.n > 0 && (next == ns || fill_less(net->heap.v[0], S[next]))) {
+      uint32_t l = net->heap.v[0].link;
+      link_state *L = &net->links[l];
+      double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
+      if (share != net->heap.v[0].share_Bps) {
+        net->heap.v[0].share_Bps = share;
+        heap_down(net, 0);
+        continue;
+      }
+      heap_remove(net, 0);
+      fix_link(net, l, share, TRUE);
+      continue;
+    }
+    g_assert(next < ns);
+    uint32_t l = S[next++].link;
+    link_state *L = &net->links[l];
+    double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
+    if (share != L->sorted_Bps) {
+      heap_push(net, share, l);
+      continue;
+    }
+    L->hpos = NOT_IN_HEAP;
     fix_link(net, l, share, TRUE);
   }
 }
@@ -1168,7 +1355,7 @@ static void recompute_all(comm_net *net)
       net->class_sum += class_term(net->live_classes.v[i]);
     net->sum_valid = TRUE;
   }
-  if (!memo || !memo_apply(net)) {
+  if (!memo) {
     for (uint32_t i = 0; i < net->live_classes.n; i++)
       net->live_classes.v[i]->next_rate = -1.0;
     for (uint32_t i = 0; i < net->live_links.n; i++) {
@@ -1176,12 +1363,13 @@ static void recompute_all(comm_net *net)
       net->links[l].rem_Bps = link_capacity(net, l);
       net->links[l].unfrozen = net->links[l].flows;
     }
-    net->recording = memo;
-    net->rec_links.n = net->rec_ends.n = net->rec_seq.n = net->rec_rates.n = 0;
     fill_component(net, &net->live_classes, &net->live_links);
+  } else if (!memo_apply(net)) {
+    net->recording = TRUE;
+    net->rec_links.n = net->rec_ends.n = net->rec_seq.n = net->rec_rates.n = 0;
+    fill_global(net);
     net->recording = FALSE;
-    if (memo)
-      memo_store(net);
+    memo_store(net);
   }
   report_nic_rates(net, &net->live_links);
   apply_rates(net, &net->live_classes, TRUE);
@@ -1216,6 +1404,8 @@ static void recompute(comm_net *net)
     if (live >= GLOBAL_MIN_CLASSES && net->covered >= live - live / 8 &&
         !sim_engine_has_observers(net->engine))
       net->global_left = GLOBAL_RUNS;
+    else if (net->sorted_valid)
+      sorted_drop(net);
   }
   net->seed_classes.n = 0;
   net->seed_links.n = 0;
@@ -1233,8 +1423,10 @@ static void unreserve(comm_net *net, fclass *c)
 {
   g_assert(c->count == 1 && c->hn == 1);
   flow *x = c->heap[0];
-  for (uint32_t h = 0; h < c->nhops; h++)
+  for (uint32_t h = 0; h < c->nhops; h++) {
     link_remove(net, c, h);
+    link_dirty(net, c->hops[h].link);
+  }
   sim_engine_cancel(net->engine, c->ev);
   x->cls = NULL;
   x->ev = sim_engine_schedule_at(net->engine, c->last_ps, flow_cb, x, EV_ACTIVATE);
@@ -1271,8 +1463,10 @@ static void activate(comm_net *net, flow *f)
     f->seq = net->next_seq++;
     f->cls = c;
     class_set_count(net, c, c->count + 1);
-    for (uint32_t h = 0; h < c->nhops; h++)
+    for (uint32_t h = 0; h < c->nhops; h++) {
       net->links[c->hops[h].link].flows++;
+      link_dirty(net, c->hops[h].link);
+    }
     class_push(c, f);
     c->moved = TRUE;
     VEC_PUSH(&net->seed_classes, c);
@@ -1300,6 +1494,7 @@ static void activate(comm_net *net, flow *f)
         j++;
     }
     link_add(net, c, h);
+    link_dirty(net, c->hops[h].link);
     alone = alone && L->n == 1;
     r = MIN(r, link_capacity(net, c->hops[h].link));
   }
@@ -1357,6 +1552,7 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
     uint32_t l = c->hops[h].link, node, nic;
     link_state *L = &net->links[l];
     L->flows -= k;
+    link_dirty(net, l);
     if (c->count == 0)
       link_remove(net, c, h);
     if (L->flows > 0)
@@ -1431,6 +1627,10 @@ void comm_net_free(comm_net *net)
   g_free(net->live_links.v);
   g_free(net->stack.v);
   g_free(net->heap.v);
+  g_free(net->sorted.v);
+  g_free(net->dirty_links.v);
+  g_free(net->fresh.v);
+  g_free(net->sort_tmp.v);
   g_free(net->touched.v);
   g_free(net->finished.v);
   if (net->memos)
@@ -1522,6 +1722,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   double r = INFINITY;
   for (uint32_t h = 0; h < n; h++) {
     link_add(net, c, h);
+    link_dirty(net, c->hops[h].link);
     if (!m)
       r = MIN(r, link_capacity(net, c->hops[h].link));
   }

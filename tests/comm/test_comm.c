@@ -1447,6 +1447,103 @@ static void test_fill_memo_list_order(void **state)
 }
 #undef ROUNDS
 
+/* A global fill ranks the links by the order it kept from the fill before, brought up to date
+ * for the links whose flows changed. one.ini (1 GB/s NICs, fast PCIe, no latency), 122 nodes on
+ * one switch: 40 cells of three nodes p, q, r, and a ticker x -> y.
+ *   t = 0: in every cell C (p -> q, 1e9 bytes) and E (r -> q, 1e9 bytes), which share q's
+ *     downlink: 0.5 GB/s each. The ticker sends G1 (0.1e9 bytes) and G2 (1e9 bytes) from x
+ *     to y: 0.5 GB/s each. The recompute searches components: all 82 classes are reached, so
+ *     the recomputes after fill globally.
+ *   t = 0.2 s: G1 is done (G2 then alone at 1 GB/s, done at 0.2 + 0.9 = 1.1 s); this recompute
+ *     fills globally and ranks the links: p's uplink U at 1 GB/s (C alone), q's downlink at
+ *     0.5.
+ *   t = 0.4 s: C and E have sent 0.2e9 bytes. Every p sends F, four flows of 0.2e9 bytes, to
+ *     r: U now carries 5 flows, a share of 0.2, below q's downlink (0.5) and r's (0.25). C and
+ *     F get 0.2 each, and E the 0.8 that C leaves on q's downlink.
+ *   t = 1.4 s: F is done (0.2e9 / 0.2 GB/s = 1 s) and so is E (0.2e9 + 0.8 x 1 = 1e9 bytes);
+ *     C has sent 0.4e9 bytes and sends the rest alone at 1 GB/s: done at 2.0 s.
+ * Ranked by U's old share (1), U would come after r's downlink (0.25), which would give F
+ * 0.25 and leave C nothing. */
+typedef struct {
+  sim_time_ps c[40], e[40], f_first[40], f_last[40], g1, g2;
+  int f_count[40];
+} cells_log;
+
+typedef struct {
+  cells_log *log;
+  char kind;
+  int cell;
+} cells_arg;
+
+static void cells_done(sim_engine *e, void *user)
+{
+  cells_arg *a = user;
+  sim_time_ps now = sim_engine_now(e);
+  cells_log *log = a->log;
+  switch (a->kind) {
+  case 'C': log->c[a->cell] = now; break;
+  case 'E': log->e[a->cell] = now; break;
+  case '1': log->g1 = now; break;
+  case '2': log->g2 = now; break;
+  default:
+    if (log->f_count[a->cell]++ == 0)
+      log->f_first[a->cell] = now;
+    log->f_last[a->cell] = now;
+  }
+}
+
+typedef struct {
+  comm_net *net;
+  const comm_topology *t;
+  cells_arg *f;
+} cells_run;
+
+static void cells_start_f(sim_engine *e, void *data, uint64_t arg)
+{
+  cells_run *r = data;
+  for (uint32_t k = 0; k < 40; k++)
+    for (int i = 0; i < 4; i++)
+      comm_net_send(r->net, comm_topology_device(r->t, 3 * k),
+                    comm_topology_device(r->t, 3 * k + 2), 200000000, cells_done, &r->f[k]);
+}
+
+static void test_global_fill_ranks_changed_links(void **state)
+{
+  g_autofree char *one = tmp("one.ini");
+  g_autoptr(comm_topology) t = build(one, 122, "switch", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  cells_log log = {0};
+  cells_arg c[40], ea[40], f[40], g1 = {&log, '1', 0}, g2 = {&log, '2', 0};
+  for (uint32_t k = 0; k < 40; k++) {
+    c[k] = (cells_arg){&log, 'C', (int)k};
+    ea[k] = (cells_arg){&log, 'E', (int)k};
+    f[k] = (cells_arg){&log, 'F', (int)k};
+    comm_net_send(net, comm_topology_device(t, 3 * k), comm_topology_device(t, 3 * k + 1),
+                  1000000000, cells_done, &c[k]);
+    comm_net_send(net, comm_topology_device(t, 3 * k + 2), comm_topology_device(t, 3 * k + 1),
+                  1000000000, cells_done, &ea[k]);
+  }
+  comm_net_send(net, comm_topology_device(t, 120), comm_topology_device(t, 121), 100000000,
+                cells_done, &g1);
+  comm_net_send(net, comm_topology_device(t, 120), comm_topology_device(t, 121), 1000000000,
+                cells_done, &g2);
+  cells_run run = {net, t, f};
+  sim_engine_schedule_at(e, SIM_MS(400), cells_start_f, &run, 0);
+  sim_engine_run(e);
+  assert_true(llabs(log.g1 - SIM_MS(200)) <= 2);
+  assert_true(llabs(log.g2 - SIM_MS(1100)) <= 4);
+  for (int k = 0; k < 40; k++) {
+    assert_int_equal(log.f_count[k], 4);
+    if (llabs(log.f_first[k] - SIM_MS(1400)) > 4 || llabs(log.f_last[k] - SIM_MS(1400)) > 4 ||
+        llabs(log.e[k] - SIM_MS(1400)) > 4 || llabs(log.c[k] - SIM_MS(2000)) > 6)
+      fail_msg("cell %d: C done at %lld ps, E at %lld, F from %lld to %lld", k,
+               (long long)log.c[k], (long long)log.e[k], (long long)log.f_first[k],
+               (long long)log.f_last[k]);
+  }
+  assert_true(comm__net_full_fills(net) >= 3);
+}
+
 /* Every rank sends to rank r^1 (an NVLink pair, each direction its own link) at once: no two
  * flows share a link, so every one must take its closed-form time. */
 static void test_flow_disjoint_pattern_equals_analytic(void **state)
@@ -1570,6 +1667,7 @@ int main(void)
       cmocka_unit_test(test_flows_of_one_route),
       cmocka_unit_test(test_fill_memo_rounds),
       cmocka_unit_test(test_fill_memo_list_order),
+      cmocka_unit_test(test_global_fill_ranks_changed_links),
       cmocka_unit_test(test_flow_disjoint_pattern_equals_analytic),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_observers),

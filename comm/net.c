@@ -807,6 +807,15 @@ static void collect_component(comm_net *net, fclass *seed)
   }
 }
 
+/* Room in net->touched for one step of a fill over n links (each is touched once a step). */
+static void touched_reserve(comm_net *net, uint32_t n)
+{
+  if (net->touched.cap < n) {
+    net->touched.cap = n;
+    net->touched.v = g_renew(uint32_t, net->touched.v, n);
+  }
+}
+
 /* Gives every flow of every unfixed class on link l the share `share` and takes it (share
  * times the class's flows) from every link the class crosses. With the heap, the links so
  * changed are collected once each and re-checked after the whole step (see fill_less).
@@ -822,31 +831,39 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
   if (use_heap && net->recording &&
       (net->rec_rates.n == 0 || net->rec_rates.v[net->rec_rates.n - 1] != share))
     VEC_PUSH(&net->rec_rates, share);
+  /* Locals for what the stores below could otherwise alias (counts and marks are uint32_t
+   * like the link fields); touched has room for every link of the fill (touched_reserve). */
+  link_state *links = net->links;
+  uint32_t mark = net->touch_mark, rate_id = net->rec_rates.n - 1, *tv = net->touched.v, tn = 0;
   for (uint32_t j = 0; j < L->n; j++) {
     fclass *c = L->cls[j];
     if (c->next_rate >= 0.0)
       continue;
     c->next_rate = share;
-    c->rate_id = net->rec_rates.n - 1;
+    c->rate_id = rate_id;
     net->unfixed--;
-    for (uint32_t h = 0; h < c->nhops; h++) {
-      uint32_t l2 = c->hops[h].link;
-      link_state *L2 = &net->links[l2];
-      L2->rem_Bps -= share * c->count;
-      L2->unfrozen -= c->count;
-      if (use_heap && L2->touched != net->touch_mark) {
-        L2->touched = net->touch_mark;
-        L2->step_count = c->count;
-        VEC_PUSH(&net->touched, l2);
-      } else if (use_heap && L2->step_count != c->count)
+    const hop *hp = c->hops;
+    uint32_t nh = c->nhops, count = c->count;
+    double take = share * count;
+    for (uint32_t h = 0; h < nh; h++) {
+      uint32_t l2 = hp[h].link;
+      link_state *L2 = &links[l2];
+      L2->rem_Bps -= take;
+      L2->unfrozen -= count;
+      if (use_heap && L2->touched != mark) {
+        L2->touched = mark;
+        L2->step_count = count;
+        tv[tn++] = l2;
+      } else if (use_heap && L2->step_count != count)
         L2->step_count = 0;
     }
   }
+  net->touched.n = tn;
   if (!use_heap)
     return;
   gboolean sensitive = FALSE;
-  for (uint32_t i = 0; i < net->touched.n; i++) {
-    link_state *L2 = &net->links[net->touched.v[i]];
+  for (uint32_t i = 0; i < tn; i++) {
+    link_state *L2 = &links[tv[i]];
     if (L2->unfrozen == 0) {
       /* Nothing left to give: out of the heap now, from where it is (usually near the
        * bottom, a few steps), rather than from the top once its key comes up (a full
@@ -859,7 +876,7 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
     double share2 = MAX(L2->rem_Bps, 0.0) / L2->unfrozen;
     if (L2->hpos == IN_SORTED) {
       if (share2 < L2->sorted_Bps)
-        heap_push(net, share2, net->touched.v[i]);
+        heap_push(net, share2, tv[i]);
     } else if (share2 < net->heap.v[L2->hpos].share_Bps) {
       net->heap.v[L2->hpos].share_Bps = share2;
       heap_up(net, L2->hpos);
@@ -913,6 +930,7 @@ static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
     }
     return;
   }
+  touched_reserve(net, cl->n);
   net->heap.n = 0;
   for (uint32_t i = 0; i < cl->n; i++) {
     link_state *L = &net->links[cl->v[i]];
@@ -1062,6 +1080,7 @@ static void fill_global(comm_net *net)
     L->hpos = IN_SORTED;
   }
   net->unfixed = net->live_classes.n;
+  touched_reserve(net, net->live_links.n);
   net->heap.n = 0;
   const heap_ent *S = net->sorted.v;
   uint32_t ns = net->sorted.n, next = 0;

@@ -97,6 +97,8 @@ struct fclass {
 
 typedef struct {
   fclass **cls;
+  double rem_Bps;        /* progressive filling: capacity not yet given out */
+  double sorted_Bps;     /* its share in net->sorted (capacity over flows), while there */
   uint32_t n, cap;       /* classes on the link */
   uint32_t flows;        /* flows on the link: the sum of their classes' counts */
   uint32_t live_pos;     /* position in net->live_links while it has classes */
@@ -107,8 +109,6 @@ typedef struct {
   uint32_t touched;      /* progressive filling: mark of the last fix that changed it */
   uint32_t step_count;   /* progressive filling: flows of the classes that fix took from it,
                           * per class, when all the same; 0 when they differed */
-  double rem_Bps;        /* progressive filling: capacity not yet given out */
-  double sorted_Bps;     /* its share in net->sorted (capacity over flows), while there */
   gboolean dirty;        /* in net->dirty_links */
 } link_state;
 

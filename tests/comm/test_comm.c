@@ -1544,6 +1544,62 @@ static void test_global_fill_ranks_changed_links(void **state)
   assert_true(comm__net_full_fills(net) >= 3);
 }
 
+/* A global fill after flows ended starts from the last one's steps that it would repeat.
+ * one.ini (1 GB/s NICs, fast PCIe, no latency), 120 nodes on one switch: 40 cells k of three
+ * nodes p, q, r. In cell k, C (p -> q, 1e9 bytes) and D (p -> r, 0.01e9 (40 - k) bytes) share
+ * p's uplink: 0.5 GB/s each. The first recompute searches components and finds all 80
+ * classes, so the recomputes after fill globally. D of cell k is done at t_k = 0.02 (40 - k) s,
+ * alone in its recompute, which changes only cell k: C there has its uplink alone, 1 GB/s, and
+ * the other cells keep 0.5. C of cell k has sent 0.5e9 t_k bytes by t_k, and is done at
+ * t_k + (1 - 0.5 t_k) = 1 + 0.01 (40 - k) s. The uplinks at 0.5 are fixed in the order of
+ * their ids, which is that of the cells, so each of those fills takes the steps of the last one
+ * that fixed the cells before k; taking the one of cell k too would leave C there at 0.5 GB/s
+ * (done at 2 s). After GLOBAL_RUNS global fills a recompute searches the components again and
+ * finds only cell k's: the fills after are per component. */
+typedef struct {
+  sim_time_ps c[40], d[40];
+} ended_log;
+
+typedef struct {
+  ended_log *log;
+  gboolean is_c;
+  int cell;
+} ended_arg;
+
+static void ended_done(sim_engine *e, void *user)
+{
+  ended_arg *a = user;
+  (a->is_c ? a->log->c : a->log->d)[a->cell] = sim_engine_now(e);
+}
+
+static void test_global_fill_after_flows_end(void **state)
+{
+  g_autofree char *one = tmp("one.ini");
+  g_autoptr(comm_topology) t = build(one, 120, "switch", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  ended_log log = {0};
+  ended_arg c[40], d[40];
+  for (uint32_t k = 0; k < 40; k++) {
+    c[k] = (ended_arg){&log, TRUE, (int)k};
+    d[k] = (ended_arg){&log, FALSE, (int)k};
+    comm_ep p = comm_topology_device(t, 3 * k);
+    comm_net_send(net, p, comm_topology_device(t, 3 * k + 1), 1000000000, ended_done, &c[k]);
+    comm_net_send(net, p, comm_topology_device(t, 3 * k + 2), 10000000 * (uint64_t)(40 - k),
+                  ended_done, &d[k]);
+  }
+  sim_engine_run(e);
+  for (int k = 0; k < 40; k++) {
+    sim_time_ps d_want = SIM_MS(20) * (40 - k), c_want = SIM_S(1) + SIM_MS(10) * (40 - k);
+    if (llabs(log.d[k] - d_want) > 2 || llabs(log.c[k] - c_want) > 4)
+      fail_msg("cell %d: D done at %lld ps (want %lld), C at %lld (want %lld)", k,
+               (long long)log.d[k], (long long)d_want, (long long)log.c[k], (long long)c_want);
+  }
+  assert_int_equal(comm__net_full_fills(net), 31);
+  assert_int_equal(comm__net_memo_hits(net), 0);
+  assert_true(comm__net_steps_reused(net) > 0);
+}
+
 /* Every rank sends to rank r^1 (an NVLink pair, each direction its own link) at once: no two
  * flows share a link, so every one must take its closed-form time. */
 static void test_flow_disjoint_pattern_equals_analytic(void **state)
@@ -1668,6 +1724,7 @@ int main(void)
       cmocka_unit_test(test_fill_memo_rounds),
       cmocka_unit_test(test_fill_memo_list_order),
       cmocka_unit_test(test_global_fill_ranks_changed_links),
+      cmocka_unit_test(test_global_fill_after_flows_end),
       cmocka_unit_test(test_flow_disjoint_pattern_equals_analytic),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_observers),

@@ -333,6 +333,7 @@ struct comm_net {
   uint64_t memo_bytes;
   uint64_t memo_hits;
   uint64_t steps_reused; /* global fill steps taken from the log of the one before */
+  gboolean memo_since_fill; /* a memo gave the rates after the last global fill */
   gboolean recording;    /* the current fill records its order-sensitive steps */
   u32vec rec_links;      /* those steps: the fixing link, */
   u32vec rec_ends;       /* the end of its class list in rec_seq, */
@@ -1159,8 +1160,9 @@ static uint32_t fill_resume_step(comm_net *net)
  * them then, the classes those steps fixed at their shares, and in the heap every link whose
  * share is then below its key in the sorted order (keys only need to be lower bounds of the
  * shares for the order of fixes to be that of the single heap). Flows that end one by one in
- * a ring all-reduce leave nine tenths of a fill's steps as they were. */
-static void fill_global(comm_net *net)
+ * a ring all-reduce leave nine tenths of a fill's steps as they were. Returns the number of
+ * classes the steps taken from the log fixed (the first ones of net->log_cls). */
+static uint32_t fill_global(comm_net *net)
 {
   uint32_t from = fill_resume_step(net);
   sorted_update(net);
@@ -1271,6 +1273,7 @@ static void fill_global(comm_net *net)
   }
   net->logging = FALSE;
   net->log_valid = TRUE;
+  return from ? net->log_steps.v[from - 1].cls_end : 0;
 }
 
 /* Applies the new rates: a class whose rate changed settles the bytes its flows sent at the
@@ -1542,10 +1545,22 @@ static void recompute_all(comm_net *net)
     net->log_valid = FALSE;   /* its scratch is no longer the log's */
   } else if (!memo_apply(net)) {
     net->recording = TRUE;
-    fill_global(net);
+    uint32_t kept = fill_global(net);
     net->recording = FALSE;
     memo_store(net);
-  }
+    gboolean memo_between = net->memo_since_fill;
+    net->memo_since_fill = FALSE;
+    if (kept > 0 && !memo_between) {
+      /* The classes that the steps taken from the log fixed have the rates the last fill gave
+       * them, which are still theirs (no memo gave others since), and their events (their
+       * flows did not change): only the other classes need applying. */
+      classvec rest = {net->log_cls.v + kept, net->log_cls.n - kept, 0};
+      report_nic_rates(net, &net->live_links);
+      apply_rates(net, &rest, TRUE);
+      return;
+    }
+  } else
+    net->memo_since_fill = TRUE;
   report_nic_rates(net, &net->live_links);
   apply_rates(net, &net->live_classes, TRUE);
 }

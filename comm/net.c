@@ -79,6 +79,7 @@ struct fclass {
   gboolean moved;        /* its first completion moved without a rate change */
   double next_rate;      /* progressive filling scratch; < 0 while unfixed */
   uint32_t rate_id;      /* progressive filling, recorded: next_rate's place in rec_rates */
+  uint32_t memo_pos;     /* memo_store: its place in the memo */
   double rate;           /* bytes/s per flow; 0 until the first recompute */
   sim_event *ev;         /* completion of the first flow, or NULL */
   hop *hops;
@@ -1320,7 +1321,8 @@ static void apply_rates(comm_net *net, const classvec *cc, gboolean lazy)
  * same. Every step of a fill is then the same as that of the fill it remembers (same link, same
  * share, the same remaining capacity on every link that still has flows to fix, by induction
  * over the steps), so the rates are bit for bit those a fill would give. A memo takes 14 bytes
- * per class, a few more for classes outside the route table. */
+ * per class, 12 more for a class outside the route table, and 4 per class in the lists it
+ * keeps. */
 struct fill_memo {
   uint64_t sum;          /* net->class_sum of its classes */
   uint32_t n;            /* classes: those of the route table first, whose routes all differ,
@@ -1338,8 +1340,7 @@ struct fill_memo {
   uint32_t *marks;       /* per other class: the check's mark once a live class matched it */
   uint32_t *step_links;  /* order-sensitive steps: fixing link, */
   uint32_t *step_ends;   /* end of its list in seq_*, */
-  uint64_t *seq_keys;    /* and the routes and flows of the list's classes in order */
-  uint32_t *seq_counts;
+  uint32_t *seq;         /* and the list's classes in order, as places in keys and counts */
 };
 
 static inline uint32_t memo_slot(uint64_t key, uint32_t mask)
@@ -1398,7 +1399,7 @@ static gboolean memo_apply(comm_net *net)
     if (L->n != m->step_ends[s] - j)
       return FALSE;
     for (uint32_t x = 0; x < L->n; x++, j++)
-      if (L->cls[x]->key != m->seq_keys[j] || L->cls[x]->count != m->seq_counts[j])
+      if (L->cls[x]->key != m->keys[m->seq[j]] || L->cls[x]->count != m->counts[m->seq[j]])
         return FALSE;
   }
   net->memo_hits++;
@@ -1421,7 +1422,7 @@ static void memo_store(comm_net *net)
       slots *= 2;
   uint64_t bytes = sizeof(fill_memo) + (uint64_t)n * (8 + 4 + 2) + (uint64_t)nrates * 8 +
                    (uint64_t)slots * 4 + (uint64_t)no * 4 + (uint64_t)nsteps * 8 +
-                   (uint64_t)nseq * (8 + 4);
+                   (uint64_t)nseq * 4;
   if (bytes > FILL_MEMO_BYTES / 4)
     return;
   if (!net->memos) {
@@ -1456,8 +1457,6 @@ static void memo_store(comm_net *net)
   p += (size_t)n * 8;
   m->rates = (double *)p;
   p += (size_t)nrates * 8;
-  m->seq_keys = (uint64_t *)p;
-  p += (size_t)nseq * 8;
   m->counts = (uint32_t *)p;
   p += (size_t)n * 4;
   m->index = (uint32_t *)p;
@@ -1468,7 +1467,7 @@ static void memo_store(comm_net *net)
   p += (size_t)nsteps * 4;
   m->step_ends = (uint32_t *)p;
   p += (size_t)nsteps * 4;
-  m->seq_counts = (uint32_t *)p;
+  m->seq = (uint32_t *)p;
   p += (size_t)nseq * 4;
   m->rate_ids = (uint16_t *)p;
   m->sum = net->class_sum;
@@ -1483,8 +1482,9 @@ static void memo_store(comm_net *net)
   memset(m->marks, 0, (size_t)no * 4);
   /* The classes of the route table from the front, the others after them. */
   for (uint32_t i = 0, front = 0, back = nh; i < n; i++) {
-    const fclass *c = net->live_classes.v[i];
+    fclass *c = net->live_classes.v[i];
     uint32_t k = c->hashed ? front++ : back++;
+    c->memo_pos = k;
     m->keys[k] = c->key;
     m->counts[k] = c->count;
     m->rate_ids[k] = (uint16_t)c->rate_id;
@@ -1497,10 +1497,8 @@ static void memo_store(comm_net *net)
   }
   memcpy(m->step_links, net->rec_links.v, (size_t)nsteps * 4);
   memcpy(m->step_ends, net->rec_ends.v, (size_t)nsteps * 4);
-  for (uint32_t j = 0; j < nseq; j++) {
-    m->seq_keys[j] = net->rec_seq.v[j]->key;
-    m->seq_counts[j] = net->rec_seq.v[j]->count;
-  }
+  for (uint32_t j = 0; j < nseq; j++)
+    m->seq[j] = net->rec_seq.v[j]->memo_pos;
   g_hash_table_insert(net->memos, &m->sum, m);
   net->memo_ring[(net->memo_first + net->memo_n) % FILL_MEMOS_MAX] = m;
   net->memo_n++;

@@ -600,6 +600,14 @@ static inline void link_dirty(comm_net *net, uint32_t l)
   }
 }
 
+/* link_dirty for every link of class c, tested once for all. */
+static inline void class_links_dirty(comm_net *net, const fclass *c)
+{
+  if (net->sorted_valid)
+    for (uint32_t h = 0; h < c->nhops; h++)
+      link_dirty(net, c->hops[h].link);
+}
+
 static void link_add(comm_net *net, fclass *c, uint32_t h)
 {
   link_state *L = &net->links[c->hops[h].link];
@@ -1612,10 +1620,9 @@ static void unreserve(comm_net *net, fclass *c)
 {
   g_assert(c->count == 1 && c->hn == 1);
   flow *x = c->heap[0];
-  for (uint32_t h = 0; h < c->nhops; h++) {
+  for (uint32_t h = 0; h < c->nhops; h++)
     link_remove(net, c, h);
-    link_dirty(net, c->hops[h].link);
-  }
+  class_links_dirty(net, c);
   sim_engine_cancel(net->engine, c->ev);
   x->cls = NULL;
   x->ev = sim_engine_schedule_at(net->engine, c->last_ps, flow_cb, x, EV_ACTIVATE);
@@ -1652,10 +1659,9 @@ static void activate(comm_net *net, flow *f)
     f->seq = net->next_seq++;
     f->cls = c;
     class_set_count(net, c, c->count + 1);
-    for (uint32_t h = 0; h < c->nhops; h++) {
+    for (uint32_t h = 0; h < c->nhops; h++)
       net->links[c->hops[h].link].flows++;
-      link_dirty(net, c->hops[h].link);
-    }
+    class_links_dirty(net, c);
     class_push(c, f);
     c->moved = TRUE;
     VEC_PUSH(&net->seed_classes, c);
@@ -1683,10 +1689,10 @@ static void activate(comm_net *net, flow *f)
         j++;
     }
     link_add(net, c, h);
-    link_dirty(net, c->hops[h].link);
     alone = alone && L->n == 1;
     r = MIN(r, link_capacity(net, c->hops[h].link));
   }
+  class_links_dirty(net, c);
   if (!alone) {
     VEC_PUSH(&net->seed_classes, c);
     want_recompute(net);
@@ -1736,12 +1742,12 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
     return;
   }
   class_set_count(net, c, c->count - k);
+  class_links_dirty(net, c);
   gboolean observed = net->tracks_made && sim_engine_has_observers(engine);
   for (uint32_t h = 0; h < c->nhops; h++) {
     uint32_t l = c->hops[h].link, node, nic;
     link_state *L = &net->links[l];
     L->flows -= k;
-    link_dirty(net, l);
     if (c->count == 0)
       link_remove(net, c, h);
     if (L->flows > 0)
@@ -1915,10 +1921,10 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   double r = INFINITY;
   for (uint32_t h = 0; h < n; h++) {
     link_add(net, c, h);
-    link_dirty(net, c->hops[h].link);
     if (!m)
       r = MIN(r, link_capacity(net, c->hops[h].link));
   }
+  class_links_dirty(net, c);
   c->rate = m ? m->Bps : r;
   c->last_ps = sim_time_add_sat(sim_engine_now(e), lat);
   f->target = (double)bytes;

@@ -111,8 +111,7 @@ typedef struct {
   uint32_t step_count;   /* progressive filling: flows of the classes that fix took from it,
                           * per class, when all the same; 0 when they differed */
   gboolean dirty;        /* in net->dirty_links */
-  uint32_t fill_stamp;   /* net->fill_stamp of the last global fill it was live in, */
-  uint32_t fill_flows;   /* its flows then, */
+  uint32_t fill_flows;   /* its flows at the last global fill (0: not live then), */
   uint32_t fix_step;     /* and the step of that fill where it fixed flows (UINT32_MAX: none) */
   uint32_t last_ent;     /* its last entry in net->log_ents (UINT32_MAX: none) */
 } link_state;
@@ -314,7 +313,6 @@ struct comm_net {
   u32vec dirty_links;    /* links whose flows changed since sorted was brought up to date */
   heapvec fresh;         /* scratch of sorted_update */
   heapvec sort_tmp;      /* scratch of sort_ents */
-  uint32_t fill_stamp;   /* global fills so far */
   gboolean log_valid;    /* the log is that of the last global fill, and only memo hits came
                           * after it */
   gboolean logging;      /* the current fill logs its steps */
@@ -1145,7 +1143,7 @@ static uint32_t fill_resume_step(comm_net *net)
   uint32_t from = net->log_steps.n;
   for (uint32_t i = 0; i < net->dirty_links.n; i++) {
     const link_state *L = &net->links[net->dirty_links.v[i]];
-    gboolean was_live = L->fill_stamp == net->fill_stamp;
+    gboolean was_live = L->fill_flows > 0;
     if (L->n > 0 && (!was_live || L->flows > L->fill_flows))
       return 0;
     if (was_live && L->fix_step < from)
@@ -1174,34 +1172,40 @@ static uint32_t fill_resume_step(comm_net *net)
 static uint32_t fill_global(comm_net *net)
 {
   uint32_t from = fill_resume_step(net);
+  /* fill_flows as of this fill: only the links whose flows changed since the last differ,
+   * unless the sorted order (and so the record of those) was dropped in between. */
+  if (net->sorted_valid)
+    for (uint32_t i = 0; i < net->dirty_links.n; i++)
+      net->links[net->dirty_links.v[i]].fill_flows = net->links[net->dirty_links.v[i]].flows;
+  else
+    for (uint32_t i = 0; i < net->held_links.n; i++)
+      net->links[net->held_links.v[i]].fill_flows = net->links[net->held_links.v[i]].flows;
   sorted_update(net);
-  net->fill_stamp++;
   for (uint32_t i = 0; i < net->live_classes.n; i++)
     net->live_classes.v[i]->next_rate = -1.0;
-  /* Resuming, a link that no step from `from` on changed had every flow fixed before it: the
-   * last fill ended with all flows fixed, and a changed link has a step from there on. */
-  for (uint32_t i = 0; i < net->live_links.n; i++) {
-    link_state *L = &net->links[net->live_links.v[i]];
-    L->rem_Bps = link_capacity(net, net->live_links.v[i]);
-    L->unfrozen = from ? 0 : L->flows;
-    L->hpos = IN_SORTED;
-    L->fill_stamp = net->fill_stamp;
-    L->fill_flows = L->flows;
-    L->fix_step = UINT32_MAX;
-    if (!from)
-      L->last_ent = UINT32_MAX;
-  }
   net->unfixed = net->live_classes.n;
   touched_reserve(net, net->live_links.n);
   net->heap.n = 0;
   if (from == 0) {
+    for (uint32_t i = 0; i < net->live_links.n; i++) {
+      link_state *L = &net->links[net->live_links.v[i]];
+      L->rem_Bps = link_capacity(net, net->live_links.v[i]);
+      L->unfrozen = L->flows;
+      L->hpos = IN_SORTED;
+      L->fix_step = UINT32_MAX;
+      L->last_ent = UINT32_MAX;
+    }
     net->log_steps.n = net->log_cls.n = net->log_ents.n = 0;
     net->rec_links.n = net->rec_ends.n = net->rec_seq.n = net->rec_rates.n = 0;
   } else {
+    /* Resuming, a link that no step from `from` on changed has every flow fixed before it, as
+     * at the end of the last fill, which left its state as it was then (0 flows to fix): a
+     * link whose classes changed has a step from there on. Those links are made below. */
     const log_step *last = &net->log_steps.v[from - 1];
+    for (uint32_t k = from; k < net->log_steps.n; k++)
+      net->links[net->log_steps.v[k].link].fix_step = UINT32_MAX;
     for (uint32_t k = 0, j = 0; k < from; k++) {
       const log_step *st = &net->log_steps.v[k];
-      net->links[st->link].fix_step = k;
       for (; j < st->cls_end; j++)
         net->log_cls.v[j]->next_rate = st->share_Bps;
     }
@@ -1223,9 +1227,11 @@ static uint32_t fill_global(comm_net *net)
       L->last_ent = j;
       if (L->n == 0)
         continue;
-      if (j == UINT32_MAX)
+      L->hpos = IN_SORTED;
+      if (j == UINT32_MAX) {
+        L->rem_Bps = link_capacity(net, l);
         L->unfrozen = L->flows;
-      else {
+      } else {
         L->rem_Bps = ents[j].rem_Bps;
         L->unfrozen = L->flows - ents[j].fixed;
       }

@@ -111,6 +111,7 @@ typedef struct {
   uint32_t step_count;   /* progressive filling: flows of the classes that fix took from it,
                           * per class, when all the same; 0 when they differed */
   gboolean dirty;        /* in net->dirty_links */
+  gboolean changed;      /* in net->changed_links */
   uint32_t fill_flows;   /* its flows at the last global fill (0: not live then), */
   uint32_t fix_step;     /* and the step of that fill where it fixed flows (UINT32_MAX: none) */
   uint32_t last_ent;     /* its last entry in net->log_ents (UINT32_MAX: none) */
@@ -311,6 +312,8 @@ struct comm_net {
   heapvec sorted;        /* every live link by (capacity over flows, id), if sorted_valid */
   gboolean sorted_valid;
   u32vec dirty_links;    /* links whose flows changed since sorted was brought up to date */
+  u32vec changed_links;  /* links whose flows changed since the last global fill (kept with
+                          * sorted) */
   heapvec fresh;         /* scratch of sorted_update */
   heapvec sort_tmp;      /* scratch of sort_ents */
   gboolean log_valid;    /* the log is that of the last global fill, and only memo hits came
@@ -595,6 +598,10 @@ static inline void link_dirty(comm_net *net, uint32_t l)
   if (net->sorted_valid && !L->dirty) {
     L->dirty = TRUE;
     VEC_PUSH(&net->dirty_links, l);
+  }
+  if (net->sorted_valid && !L->changed) {
+    L->changed = TRUE;
+    VEC_PUSH(&net->changed_links, l);
   }
 }
 
@@ -1124,6 +1131,9 @@ static void sorted_drop(comm_net *net)
   for (uint32_t i = 0; i < net->dirty_links.n; i++)
     net->links[net->dirty_links.v[i]].dirty = FALSE;
   net->dirty_links.n = 0;
+  for (uint32_t i = 0; i < net->changed_links.n; i++)
+    net->links[net->changed_links.v[i]].changed = FALSE;
+  net->changed_links.n = 0;
   net->sorted_valid = FALSE;
   net->log_valid = FALSE;
 }
@@ -1134,15 +1144,15 @@ static void sorted_drop(comm_net *net)
  * the same share, with the same subtractions in the same order, in the next fill too; and a
  * link whose classes changed, having no more flows and the same capacity left, has no smaller
  * share at any of those steps than it had, so it is not taken earlier. The first step that a
- * changed link (net->dirty_links, still those since the last fill) fixed is where the two fills
+ * changed link (net->changed_links) fixed is where the two fills
  * may part. 0 when the log cannot be used. */
 static uint32_t fill_resume_step(comm_net *net)
 {
   if (!net->log_valid || !net->sorted_valid)
     return 0;
   uint32_t from = net->log_steps.n;
-  for (uint32_t i = 0; i < net->dirty_links.n; i++) {
-    const link_state *L = &net->links[net->dirty_links.v[i]];
+  for (uint32_t i = 0; i < net->changed_links.n; i++) {
+    const link_state *L = &net->links[net->changed_links.v[i]];
     gboolean was_live = L->fill_flows > 0;
     if (L->n > 0 && (!was_live || L->flows > L->fill_flows))
       return 0;
@@ -1175,12 +1185,20 @@ static uint32_t fill_global(comm_net *net)
   /* fill_flows as of this fill: only the links whose flows changed since the last differ,
    * unless the sorted order (and so the record of those) was dropped in between. */
   if (net->sorted_valid)
-    for (uint32_t i = 0; i < net->dirty_links.n; i++)
-      net->links[net->dirty_links.v[i]].fill_flows = net->links[net->dirty_links.v[i]].flows;
+    for (uint32_t i = 0; i < net->changed_links.n; i++) {
+      link_state *L = &net->links[net->changed_links.v[i]];
+      L->fill_flows = L->flows;
+      L->changed = FALSE;
+    }
   else
     for (uint32_t i = 0; i < net->held_links.n; i++)
       net->links[net->held_links.v[i]].fill_flows = net->links[net->held_links.v[i]].flows;
-  sorted_update(net);
+  net->changed_links.n = 0;
+  /* Resuming, the links left to fix all go to the heap, ranked by their shares then (lower
+   * bounds, as keys must be), and the sorted order is not needed: it takes the links whose
+   * flows changed meanwhile at the next fill that starts from the beginning. */
+  if (from == 0)
+    sorted_update(net);
   for (uint32_t i = 0; i < net->live_classes.n; i++)
     net->live_classes.v[i]->next_rate = -1.0;
   net->unfixed = net->live_classes.n;
@@ -1235,11 +1253,8 @@ static uint32_t fill_global(comm_net *net)
         L->rem_Bps = ents[j].rem_Bps;
         L->unfrozen = L->flows - ents[j].fixed;
       }
-      if (L->unfrozen == 0)
-        continue;
-      double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
-      if (share < L->sorted_Bps)
-        heap_push(net, share, l);
+      if (L->unfrozen > 0)
+        heap_push(net, MAX(L->rem_Bps, 0.0) / L->unfrozen, l);
     }
     next_touch_mark(net);   /* the first step's own */
     if (from < net->log_steps.n) {
@@ -1254,7 +1269,7 @@ static uint32_t fill_global(comm_net *net)
   }
   net->logging = TRUE;
   const heap_ent *S = net->sorted.v;
-  uint32_t ns = net->sorted.n, next = 0;
+  uint32_t ns = from ? 0 : net->sorted.n, next = 0;
   while (net->unfixed > 0) {
     while (next < ns) {
       const link_state *L = &net->links[S[next].link];
@@ -1830,6 +1845,7 @@ void comm_net_free(comm_net *net)
   g_free(net->heap.v);
   g_free(net->sorted.v);
   g_free(net->dirty_links.v);
+  g_free(net->changed_links.v);
   g_free(net->fresh.v);
   g_free(net->sort_tmp.v);
   g_free(net->log_steps.v);

@@ -10,8 +10,10 @@
  * simulated instant however many flows start or end in it (a recompute event scheduled at
  * the current time, after the events already due then). When one component holds nearly
  * every class (incast, all-to-all), recomputes fill all live classes without searching for
- * the component, which gives the same rates. A class whose rate changes settles its served
- * bytes and moves its completion event with sim_engine_reschedule.
+ * the component, which gives the same rates; such a global fill is remembered for the same set
+ * of classes (fill_memo), and starts after the steps of the one before that it would repeat
+ * (fill_global), both bit for bit what a fill from scratch gives. A class whose rate changes
+ * settles its served bytes and moves its completion event with sim_engine_reschedule.
  *
  * `analytic`: one event per transfer at the idle-network time of comm_topology_p2p_time.
  *
@@ -1144,8 +1146,8 @@ static void sorted_drop(comm_net *net)
  * the same share, with the same subtractions in the same order, in the next fill too; and a
  * link whose classes changed, having no more flows and the same capacity left, has no smaller
  * share at any of those steps than it had, so it is not taken earlier. The first step that a
- * changed link (net->changed_links) fixed is where the two fills
- * may part. 0 when the log cannot be used. */
+ * changed link (net->changed_links) fixed is where the two fills may part. 0 when the log
+ * cannot be used. */
 static uint32_t fill_resume_step(comm_net *net)
 {
   if (!net->log_valid || !net->sorted_valid)
@@ -1174,11 +1176,11 @@ static uint32_t fill_resume_step(comm_net *net)
  *
  * The fill logs its steps, and the next one starts after the steps of this one that it would
  * repeat (fill_resume_step): the links' remaining capacities and fixed flows as the log has
- * them then, the classes those steps fixed at their shares, and in the heap every link whose
- * share is then below its key in the sorted order (keys only need to be lower bounds of the
- * shares for the order of fixes to be that of the single heap). Flows that end one by one in
- * a ring all-reduce leave nine tenths of a fill's steps as they were. Returns the number of
- * classes the steps taken from the log fixed (the first ones of net->log_cls). */
+ * them then, the classes those steps fixed at their shares, and every link with flows still
+ * to fix in the heap at its share then (keys only need to be lower bounds of the shares for
+ * the order of fixes to be that of the single heap). Flows that end one by one in a ring
+ * all-reduce leave most of a fill's steps as they were. Returns the number of classes the
+ * steps taken from the log fixed (the first ones of net->log_cls). */
 static uint32_t fill_global(comm_net *net)
 {
   uint32_t from = fill_resume_step(net);

@@ -10,8 +10,10 @@
  * simulated instant however many flows start or end in it (a recompute event scheduled at
  * the current time, after the events already due then). When one component holds nearly
  * every class (incast, all-to-all), recomputes fill all live classes without searching for
- * the component, which gives the same rates. A class whose rate changes settles its served
- * bytes and moves its completion event with sim_engine_reschedule.
+ * the component, which gives the same rates; such a global fill is remembered for the same set
+ * of classes (fill_memo), and starts after the steps of the one before that it would repeat
+ * (fill_global), both bit for bit what a fill from scratch gives. A class whose rate changes
+ * settles its served bytes and moves its completion event with sim_engine_reschedule.
  *
  * `analytic`: one event per transfer at the idle-network time of comm_topology_p2p_time.
  *
@@ -29,11 +31,18 @@
  * next GLOBAL_RUNS recomputes fill everything without a component search. */
 #define GLOBAL_MIN_CLASSES 64
 #define GLOBAL_RUNS 31
+/* Progressive filling over at most this many links scans them for the smallest share; over
+ * more, it keeps them in a heap. */
+#define FILL_SCAN_LINKS 64
+/* Global fills remembered (see fill_memo), and the bytes they may take together. */
+#define FILL_MEMOS_MAX 1024
+#define FILL_MEMO_BYTES ((uint64_t)32 << 20)
 
 enum { EV_ACTIVATE, EV_COMPLETE, EV_INSTANT, EV_RECOMPUTE };
 
 typedef struct flow flow;
 typedef struct fclass fclass;
+typedef struct fill_memo fill_memo;
 
 typedef struct {
   uint32_t link;   /* directed link id */
@@ -71,6 +80,8 @@ struct fclass {
   uint32_t nhops;
   gboolean moved;        /* its first completion moved without a rate change */
   double next_rate;      /* progressive filling scratch; < 0 while unfixed */
+  uint32_t rate_id;      /* progressive filling, recorded: next_rate's place in rec_rates */
+  uint32_t memo_pos;     /* memo_store: its place in the memo */
   double rate;           /* bytes/s per flow; 0 until the first recompute */
   sim_event *ev;         /* completion of the first flow, or NULL */
   hop *hops;
@@ -91,15 +102,23 @@ struct fclass {
 
 typedef struct {
   fclass **cls;
+  double rem_Bps;        /* progressive filling: capacity not yet given out */
+  double sorted_Bps;     /* its share in net->sorted (capacity over flows), while there */
   uint32_t n, cap;       /* classes on the link */
   uint32_t flows;        /* flows on the link: the sum of their classes' counts */
   uint32_t live_pos;     /* position in net->live_links while it has classes */
   uint32_t epoch;        /* component search mark */
   uint32_t unfrozen;     /* progressive filling: flows on it without a rate yet */
   uint32_t hpos;         /* progressive filling: position in the link heap, whose entry holds
-                          * the share it is ranked by */
+                          * the share it is ranked by; IN_SORTED: ranked in net->sorted */
   uint32_t touched;      /* progressive filling: mark of the last fix that changed it */
-  double rem_Bps;        /* progressive filling: capacity not yet given out */
+  uint32_t step_count;   /* progressive filling: flows of the classes that fix took from it,
+                          * per class, when all the same; 0 when they differed */
+  gboolean dirty;        /* in net->dirty_links */
+  gboolean changed;      /* in net->changed_links */
+  uint32_t fill_flows;   /* its flows at the last global fill (0: not live then), */
+  uint32_t fix_step;     /* and the step of that fill where it fixed flows (UINT32_MAX: none) */
+  uint32_t last_ent;     /* its last entry in net->log_ents (UINT32_MAX: none) */
 } link_state;
 
 /* The classes that activating flows join, by route key (src << 32 | dst): open addressing with
@@ -193,6 +212,11 @@ typedef struct {
   flow **v;
   uint32_t n, cap;
 } flowvec;
+
+typedef struct {
+  double *v;
+  uint32_t n, cap;
+} dblvec;
 /* An entry of the link heap of progressive filling: the key beside the link, so that sifting
  * reads one array instead of a link record per comparison. */
 typedef struct {
@@ -203,6 +227,29 @@ typedef struct {
   heap_ent *v;
   uint32_t n, cap;
 } heapvec;
+
+/* The log of a global fill (see fill_global): per step, the fixing link, the share, where the
+ * step's classes and link states end in the logs, and the lengths of the memo records when it
+ * began; per link a step changed, its state after the step. */
+typedef struct {
+  double share_Bps;
+  uint32_t link, cls_end, ent_end;
+  uint32_t rec_links, rec_seq, rec_rates;
+} log_step;
+typedef struct {
+  double rem_Bps;        /* remaining capacity after the step */
+  uint32_t link;
+  uint32_t fixed;        /* flows on it with a rate after the step */
+  uint32_t prev;         /* the link's entry before (UINT32_MAX: none) */
+} log_ent;
+typedef struct {
+  log_step *v;
+  uint32_t n, cap;
+} logstepvec;
+typedef struct {
+  log_ent *v;
+  uint32_t n, cap;
+} logentvec;
 
 
 #define VEC_PUSH(vec, x)                                                                        \
@@ -270,9 +317,38 @@ struct comm_net {
   uint32_t unfixed;      /* progressive filling: classes still without a rate */
   classvec stack;        /* scratch of the component search */
   heapvec heap;          /* progressive filling: links by (share, id), each at most once */
+  heapvec sorted;        /* every live link by (capacity over flows, id), if sorted_valid */
+  gboolean sorted_valid;
+  u32vec dirty_links;    /* links whose flows changed since sorted was brought up to date */
+  u32vec changed_links;  /* links whose flows changed since the last global fill (kept with
+                          * sorted) */
+  heapvec fresh;         /* scratch of sorted_update */
+  heapvec sort_tmp;      /* scratch of sort_ents */
+  gboolean log_valid;    /* the log is that of the last global fill, and only memo hits came
+                          * after it */
+  gboolean logging;      /* the current fill logs its steps */
+  logstepvec log_steps;
+  classvec log_cls;      /* the classes each step fixed */
+  logentvec log_ents;    /* the links each step changed */
   u32vec touched;        /* scratch of progressive filling: links one fix changed */
   uint32_t touch_mark;
   flowvec finished;      /* scratch of a completion event */
+
+  /* Memo of global fills (see fill_memo). */
+  uint64_t class_sum;    /* sum of class_term over the live classes, if sum_valid */
+  gboolean sum_valid;
+  GHashTable *memos;     /* class_sum -> fill_memo */
+  fill_memo **memo_ring; /* the memos, oldest first from memo_first */
+  uint32_t memo_first, memo_n;
+  uint64_t memo_bytes;
+  uint64_t memo_hits;
+  uint64_t steps_reused; /* global fill steps taken from the log of the one before */
+  gboolean memo_since_fill; /* a memo gave the rates after the last global fill */
+  gboolean recording;    /* the current fill records its order-sensitive steps */
+  u32vec rec_links;      /* those steps: the fixing link, */
+  u32vec rec_ends;       /* the end of its class list in rec_seq, */
+  classvec rec_seq;      /* and its classes in list order */
+  dblvec rec_rates;      /* the shares of its steps, each once in a row */
 
   /* Routes of the lone set (comm__lone_new): per link, the id + 1 of the route holding it. */
   uint32_t *lone_owner;
@@ -328,6 +404,29 @@ static void flow_release(comm_net *net, flow *f)
   net->free_flows = f;
 }
 
+/* A class's part of net->class_sum, the hash of the live classes' (route, flows) that finds a
+ * global fill's memo: a sum, so that it neither depends on the order of the classes nor costs
+ * more than two terms per change. 0 for a class without flows. The sum is kept only while
+ * recomputes fill globally (sum_valid), and made anew by the first global fill after. */
+static inline uint64_t class_term(const fclass *c)
+{
+  if (c->count == 0)
+    return 0;
+  uint64_t x = c->key ^ (uint64_t)c->count * 0xD1B54A32D192ED03ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+static inline void class_set_count(comm_net *net, fclass *c, uint32_t count)
+{
+  if (net->sum_valid)
+    net->class_sum -= class_term(c);
+  c->count = count;
+  if (net->sum_valid)
+    net->class_sum += class_term(c);
+}
+
 /* A class for the route src -> dst (nhops links in route_buf order), empty and on no link.
  * `hashed`: found by flows of its route that activate later. A reserved class is not: a flow
  * of its route that activates while it waits out its latency finds it on the links and sends
@@ -375,6 +474,8 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
 
 static void class_release(comm_net *net, fclass *c)
 {
+  if (net->sum_valid)
+    net->class_sum -= class_term(c);
   if (c->hashed)
     class_table_remove(&net->classes, c->key);
   fclass *last = net->live_classes.v[--net->live_classes.n];
@@ -507,6 +608,30 @@ static void report_nic_rates(comm_net *net, const u32vec *cl)
 }
 
 /* ---- Links -------------------------------------------------------------------------------- */
+
+/* The flows on link l changed (or it came into use or went out of it): its place in
+ * net->sorted is out of date. Called by the callers of link_add and link_remove, which stay
+ * leaf functions. */
+static inline void link_dirty(comm_net *net, uint32_t l)
+{
+  link_state *L = &net->links[l];
+  if (net->sorted_valid && !L->dirty) {
+    L->dirty = TRUE;
+    VEC_PUSH(&net->dirty_links, l);
+  }
+  if (net->sorted_valid && !L->changed) {
+    L->changed = TRUE;
+    VEC_PUSH(&net->changed_links, l);
+  }
+}
+
+/* link_dirty for every link of class c, tested once for all. */
+static inline void class_links_dirty(comm_net *net, const fclass *c)
+{
+  if (net->sorted_valid)
+    for (uint32_t h = 0; h < c->nhops; h++)
+      link_dirty(net, c->hops[h].link);
+}
 
 static void link_add(comm_net *net, fclass *c, uint32_t h)
 {
@@ -698,6 +823,14 @@ static void heap_down(comm_net *net, uint32_t i)
 
 /* Removes the entry at i; its link's hpos becomes NOT_IN_HEAP. */
 #define NOT_IN_HEAP UINT32_MAX
+#define IN_SORTED (UINT32_MAX - 1)
+static void heap_push(comm_net *net, double share_Bps, uint32_t l)
+{
+  heap_ent x = {share_Bps, l};
+  VEC_PUSH(&net->heap, x);
+  heap_up(net, net->heap.n - 1);
+}
+
 static void heap_remove(comm_net *net, uint32_t i)
 {
   net->links[net->heap.v[i].link].hpos = NOT_IN_HEAP;
@@ -760,52 +893,116 @@ static void collect_component(comm_net *net, fclass *seed)
   }
 }
 
+/* A new touch mark; after 2^32 of them, clears the marks so that an old one can never look
+ * current. */
+static uint32_t next_touch_mark(comm_net *net)
+{
+  if (++net->touch_mark == 0) {
+    for (uint64_t k = 0; k < net->nlinks; k++)
+      net->links[k].touched = 0;
+    net->touch_mark = 1;
+  }
+  return net->touch_mark;
+}
+
+/* Room in net->touched for one step of a fill over n links (each is touched once a step). */
+static void touched_reserve(comm_net *net, uint32_t n)
+{
+  if (net->touched.cap < n) {
+    net->touched.cap = n;
+    net->touched.v = g_renew(uint32_t, net->touched.v, n);
+  }
+}
+
 /* Gives every flow of every unfixed class on link l the share `share` and takes it (share
  * times the class's flows) from every link the class crosses. With the heap, the links so
- * changed are collected once each and re-checked after the whole step (see fill_less). */
+ * changed are collected once each and re-checked after the whole step (see fill_less).
+ *
+ * The step's subtractions from a link follow the order of l's class list. That order shows
+ * in the link's remaining capacity only when the amounts differ (classes of different flow
+ * counts) and the link still has flows to fix: a step where that happens is order-sensitive,
+ * and a recorded fill keeps l's list as it was (see fill_memo). */
 static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean use_heap)
 {
   link_state *L = &net->links[l];
   net->touched.n = 0;
+  if (use_heap && net->logging) {
+    log_step st = {share, l, 0, 0, net->rec_links.n, net->rec_seq.n, net->rec_rates.n};
+    L->fix_step = net->log_steps.n;
+    VEC_PUSH(&net->log_steps, st);
+  }
+  if (use_heap && net->recording &&
+      (net->rec_rates.n == 0 || net->rec_rates.v[net->rec_rates.n - 1] != share))
+    VEC_PUSH(&net->rec_rates, share);
+  /* Locals for what the stores below could otherwise alias (counts and marks are uint32_t
+   * like the link fields); touched has room for every link of the fill (touched_reserve). */
+  link_state *links = net->links;
+  uint32_t mark = net->touch_mark, rate_id = net->rec_rates.n - 1, *tv = net->touched.v, tn = 0;
   for (uint32_t j = 0; j < L->n; j++) {
     fclass *c = L->cls[j];
     if (c->next_rate >= 0.0)
       continue;
     c->next_rate = share;
+    c->rate_id = rate_id;
     net->unfixed--;
-    for (uint32_t h = 0; h < c->nhops; h++) {
-      uint32_t l2 = c->hops[h].link;
-      link_state *L2 = &net->links[l2];
-      L2->rem_Bps -= share * c->count;
-      L2->unfrozen -= c->count;
-      if (use_heap && L2->touched != net->touch_mark) {
-        L2->touched = net->touch_mark;
-        VEC_PUSH(&net->touched, l2);
-      }
+    if (use_heap && net->logging)
+      VEC_PUSH(&net->log_cls, c);
+    const hop *hp = c->hops;
+    uint32_t nh = c->nhops, count = c->count;
+    double take = share * count;
+    for (uint32_t h = 0; h < nh; h++) {
+      uint32_t l2 = hp[h].link;
+      link_state *L2 = &links[l2];
+      L2->rem_Bps -= take;
+      L2->unfrozen -= count;
+      if (use_heap && L2->touched != mark) {
+        L2->touched = mark;
+        L2->step_count = count;
+        tv[tn++] = l2;
+      } else if (use_heap && L2->step_count != count)
+        L2->step_count = 0;
     }
   }
+  net->touched.n = tn;
   if (!use_heap)
     return;
-  for (uint32_t i = 0; i < net->touched.n; i++) {
-    link_state *L2 = &net->links[net->touched.v[i]];
+  gboolean sensitive = FALSE;
+  for (uint32_t i = 0; i < tn; i++) {
+    link_state *L2 = &links[tv[i]];
+    if (net->logging) {
+      log_ent e = {L2->rem_Bps, tv[i], L2->flows - L2->unfrozen, L2->last_ent};
+      L2->last_ent = net->log_ents.n;
+      VEC_PUSH(&net->log_ents, e);
+    }
     if (L2->unfrozen == 0) {
       /* Nothing left to give: out of the heap now, from where it is (usually near the
        * bottom, a few steps), rather than from the top once its key comes up (a full
        * descent). It would never fix anything, so the order of fixes stays the same. */
-      if (L2->hpos != NOT_IN_HEAP)
+      if (L2->hpos < IN_SORTED)
         heap_remove(net, L2->hpos);
       continue;
     }
+    sensitive |= L2->step_count == 0;
     double share2 = MAX(L2->rem_Bps, 0.0) / L2->unfrozen;
-    if (share2 < net->heap.v[L2->hpos].share_Bps) {
+    if (L2->hpos == IN_SORTED) {
+      if (share2 < L2->sorted_Bps)
+        heap_push(net, share2, tv[i]);
+    } else if (share2 < net->heap.v[L2->hpos].share_Bps) {
       net->heap.v[L2->hpos].share_Bps = share2;
       heap_up(net, L2->hpos);
     }
   }
-  if (++net->touch_mark == 0) {
-    for (uint64_t k = 0; k < net->nlinks; k++)
-      net->links[k].touched = 0;
-    net->touch_mark = 1;
+  next_touch_mark(net);
+  if (sensitive && net->recording) {
+    VEC_PUSH(&net->rec_links, l);
+    for (uint32_t j = 0; j < L->n; j++)
+      VEC_PUSH(&net->rec_seq, L->cls[j]);
+    VEC_PUSH(&net->rec_ends, net->rec_seq.n);
+  }
+  if (net->logging) {
+    log_step *st = &net->log_steps.v[net->log_steps.n - 1];
+    st->cls_end = net->log_cls.n;
+    st->ent_end = net->log_ents.n;
   }
 }
 
@@ -825,7 +1022,7 @@ static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
     return;
   }
   net->unfixed = cc->n;
-  if (cl->n <= 64) {
+  if (cl->n <= FILL_SCAN_LINKS) {
     while (net->unfixed > 0) {
       uint32_t best = UINT32_MAX;
       double best_share = INFINITY;
@@ -844,6 +1041,7 @@ static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
     }
     return;
   }
+  touched_reserve(net, cl->n);
   net->heap.n = 0;
   for (uint32_t i = 0; i < cl->n; i++) {
     link_state *L = &net->links[cl->v[i]];
@@ -870,6 +1068,278 @@ static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
     heap_remove(net, 0);
     fix_link(net, l, share, TRUE);
   }
+}
+
+/* Sorts v[0 .. n) by fill_less: runs of 8 by insertion, then merged in passes through tmp
+ * (qsort's calls to a comparison cost twice as much). */
+static void sort_ents(heap_ent *v, uint32_t n, heapvec *tmp)
+{
+  for (uint32_t lo = 0; lo < n; lo += 8) {
+    uint32_t hi = MIN(lo + 8, n);
+    for (uint32_t i = lo + 1; i < hi; i++) {
+      heap_ent x = v[i];
+      uint32_t j = i;
+      for (; j > lo && fill_less(x, v[j - 1]); j--)
+        v[j] = v[j - 1];
+      v[j] = x;
+    }
+  }
+  if (n <= 8)
+    return;
+  if (tmp->cap < n) {
+    tmp->cap = n;
+    tmp->v = g_renew(heap_ent, tmp->v, tmp->cap);
+  }
+  heap_ent *a = v, *b = tmp->v;
+  for (uint32_t w = 8; w < n; w *= 2) {
+    for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+      uint32_t mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
+      while (i < mid && j < hi)
+        b[k++] = fill_less(a[j], a[i]) ? a[j++] : a[i++];
+      while (i < mid)
+        b[k++] = a[i++];
+      while (j < hi)
+        b[k++] = a[j++];
+    }
+    heap_ent *t = a;
+    a = b;
+    b = t;
+  }
+  if (a != v)
+    memcpy(v, a, (size_t)n * sizeof *v);
+}
+
+/* Brings net->sorted up to date: the links whose flows changed leave it and come back at their
+ * new share, sorted among themselves and merged in, in one pass over it; the first time, and
+ * after recomputes stopped filling globally, every live link is sorted. */
+static void sorted_update(comm_net *net)
+{
+  heapvec *S = &net->sorted;
+  if (!net->sorted_valid) {
+    S->n = 0;
+    for (uint32_t i = 0; i < net->live_links.n; i++) {
+      uint32_t l = net->live_links.v[i];
+      link_state *L = &net->links[l];
+      L->sorted_Bps = link_capacity(net, l) / L->flows;
+      heap_ent x = {L->sorted_Bps, l};
+      VEC_PUSH(S, x);
+    }
+    sort_ents(S->v, S->n, &net->sort_tmp);
+    net->sorted_valid = TRUE;
+    return;
+  }
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < S->n; i++)
+    if (!net->links[S->v[i].link].dirty)
+      S->v[kept++] = S->v[i];
+  net->fresh.n = 0;
+  for (uint32_t i = 0; i < net->dirty_links.n; i++) {
+    uint32_t l = net->dirty_links.v[i];
+    link_state *L = &net->links[l];
+    L->dirty = FALSE;
+    if (L->n == 0)
+      continue;
+    L->sorted_Bps = link_capacity(net, l) / L->flows;
+    heap_ent x = {L->sorted_Bps, l};
+    VEC_PUSH(&net->fresh, x);
+  }
+  net->dirty_links.n = 0;
+  heap_ent *F = net->fresh.v;
+  uint32_t nf = net->fresh.n;
+  sort_ents(F, nf, &net->sort_tmp);
+  if (S->cap < kept + nf) {
+    S->cap = kept + nf;
+    S->v = g_renew(heap_ent, S->v, S->cap);
+  }
+  /* Merged from the back, in place. */
+  for (uint32_t a = kept, b = nf, k = kept + nf; b > 0;) {
+    if (a > 0 && fill_less(F[b - 1], S->v[a - 1]))
+      S->v[--k] = S->v[--a];
+    else
+      S->v[--k] = F[--b];
+  }
+  S->n = kept + nf;
+}
+
+/* Stops keeping net->sorted (recomputes no longer fill globally). */
+static void sorted_drop(comm_net *net)
+{
+  for (uint32_t i = 0; i < net->dirty_links.n; i++)
+    net->links[net->dirty_links.v[i]].dirty = FALSE;
+  net->dirty_links.n = 0;
+  for (uint32_t i = 0; i < net->changed_links.n; i++)
+    net->links[net->changed_links.v[i]].changed = FALSE;
+  net->changed_links.n = 0;
+  net->sorted_valid = FALSE;
+  net->log_valid = FALSE;
+}
+
+/* The first step of the last global fill that the next one cannot take as it is, when only
+ * flows left or classes went since (no link carries more flows than it did): every step before
+ * it fixed flows through a link whose classes did not change, so it fixes the same classes at
+ * the same share, with the same subtractions in the same order, in the next fill too; and a
+ * link whose classes changed, having no more flows and the same capacity left, has no smaller
+ * share at any of those steps than it had, so it is not taken earlier. The first step that a
+ * changed link (net->changed_links) fixed is where the two fills may part. 0 when the log
+ * cannot be used. */
+static uint32_t fill_resume_step(comm_net *net)
+{
+  if (!net->log_valid || !net->sorted_valid)
+    return 0;
+  uint32_t from = net->log_steps.n;
+  for (uint32_t i = 0; i < net->changed_links.n; i++) {
+    const link_state *L = &net->links[net->changed_links.v[i]];
+    gboolean was_live = L->fill_flows > 0;
+    if (L->n > 0 && (!was_live || L->flows > L->fill_flows))
+      return 0;
+    if (was_live && L->fix_step < from)
+      from = L->fix_step;
+  }
+  return from;
+}
+
+/* Progressive filling of every live class over more than FILL_SCAN_LINKS links: the fill of
+ * fill_component's heap, with the links that have not yet been re-ranked read in order from
+ * net->sorted, which is kept from fill to fill, instead of heaped anew. At the start every link's
+ * key is its share, capacity over flows, exactly the heap's first key; a link leaves the sorted
+ * order for the heap when its key changes (raised when it comes up, lowered by a fix), and one
+ * that has nothing left to give is passed over. The next link is the smaller (key, id) of the
+ * sorted order's first live entry and the heap's top, the one the single heap would give, so
+ * every fix is the same, in the same order, as there: only the order of re-ranked links (a
+ * seventh of them in an nccl all-reduce) costs heap work.
+ *
+ * The fill logs its steps, and the next one starts after the steps of this one that it would
+ * repeat (fill_resume_step): the links' remaining capacities and fixed flows as the log has
+ * them then, the classes those steps fixed at their shares, and every link with flows still
+ * to fix in the heap at its share then (keys only need to be lower bounds of the shares for
+ * the order of fixes to be that of the single heap). Flows that end one by one in a ring
+ * all-reduce leave most of a fill's steps as they were. Returns the number of classes the
+ * steps taken from the log fixed (the first ones of net->log_cls). */
+static uint32_t fill_global(comm_net *net)
+{
+  uint32_t from = fill_resume_step(net);
+  /* fill_flows as of this fill: only the links whose flows changed since the last differ,
+   * unless the sorted order (and so the record of those) was dropped in between. */
+  if (net->sorted_valid)
+    for (uint32_t i = 0; i < net->changed_links.n; i++) {
+      link_state *L = &net->links[net->changed_links.v[i]];
+      L->fill_flows = L->flows;
+      L->changed = FALSE;
+    }
+  else
+    for (uint32_t i = 0; i < net->held_links.n; i++)
+      net->links[net->held_links.v[i]].fill_flows = net->links[net->held_links.v[i]].flows;
+  net->changed_links.n = 0;
+  /* Resuming, the links left to fix all go to the heap, ranked by their shares then (lower
+   * bounds, as keys must be), and the sorted order is not needed: it takes the links whose
+   * flows changed meanwhile at the next fill that starts from the beginning. */
+  if (from == 0)
+    sorted_update(net);
+  for (uint32_t i = 0; i < net->live_classes.n; i++)
+    net->live_classes.v[i]->next_rate = -1.0;
+  net->unfixed = net->live_classes.n;
+  touched_reserve(net, net->live_links.n);
+  net->heap.n = 0;
+  if (from == 0) {
+    for (uint32_t i = 0; i < net->live_links.n; i++) {
+      link_state *L = &net->links[net->live_links.v[i]];
+      L->rem_Bps = link_capacity(net, net->live_links.v[i]);
+      L->unfrozen = L->flows;
+      L->hpos = IN_SORTED;
+      L->fix_step = UINT32_MAX;
+      L->last_ent = UINT32_MAX;
+    }
+    net->log_steps.n = net->log_cls.n = net->log_ents.n = 0;
+    net->rec_links.n = net->rec_ends.n = net->rec_seq.n = net->rec_rates.n = 0;
+  } else {
+    /* Resuming, a link that no step from `from` on changed has every flow fixed before it, as
+     * at the end of the last fill, which left its state as it was then (0 flows to fix): a
+     * link whose classes changed has a step from there on. Those links are made below. */
+    const log_step *last = &net->log_steps.v[from - 1];
+    for (uint32_t k = from; k < net->log_steps.n; k++)
+      net->links[net->log_steps.v[k].link].fix_step = UINT32_MAX;
+    for (uint32_t k = 0, j = 0; k < from; k++) {
+      const log_step *st = &net->log_steps.v[k];
+      for (; j < st->cls_end; j++)
+        net->log_cls.v[j]->next_rate = st->share_Bps;
+    }
+    net->unfixed -= last->cls_end;
+    net->steps_reused += from;
+    /* The links the steps from `from` on changed, each once: its state before them is its last
+     * entry before them, or none (all its capacity, no flow fixed). */
+    uint32_t bound = last->ent_end, mark = next_touch_mark(net);
+    const log_ent *ents = net->log_ents.v;
+    for (uint32_t i = bound; i < net->log_ents.n; i++) {
+      uint32_t l = ents[i].link;
+      link_state *L = &net->links[l];
+      if (L->touched == mark)
+        continue;
+      L->touched = mark;
+      uint32_t j = L->last_ent;
+      while (j != UINT32_MAX && j >= bound)
+        j = ents[j].prev;
+      L->last_ent = j;
+      if (L->n == 0)
+        continue;
+      L->hpos = IN_SORTED;
+      if (j == UINT32_MAX) {
+        L->rem_Bps = link_capacity(net, l);
+        L->unfrozen = L->flows;
+      } else {
+        L->rem_Bps = ents[j].rem_Bps;
+        L->unfrozen = L->flows - ents[j].fixed;
+      }
+      if (L->unfrozen > 0)
+        heap_push(net, MAX(L->rem_Bps, 0.0) / L->unfrozen, l);
+    }
+    next_touch_mark(net);   /* the first step's own */
+    if (from < net->log_steps.n) {
+      const log_step *st = &net->log_steps.v[from];
+      net->rec_links.n = net->rec_ends.n = st->rec_links;
+      net->rec_seq.n = st->rec_seq;
+      net->rec_rates.n = st->rec_rates;
+    }
+    net->log_steps.n = from;
+    net->log_cls.n = last->cls_end;
+    net->log_ents.n = last->ent_end;
+  }
+  net->logging = TRUE;
+  const heap_ent *S = net->sorted.v;
+  uint32_t ns = from ? 0 : net->sorted.n, next = 0;
+  while (net->unfixed > 0) {
+    while (next < ns) {
+      const link_state *L = &net->links[S[next].link];
+      if (L->hpos == IN_SORTED && L->unfrozen > 0)
+        break;
+      next++;
+    }
+    if (net->heap.n > 0 && (next == ns || fill_less(net->heap.v[0], S[next]))) {
+      uint32_t l = net->heap.v[0].link;
+      link_state *L = &net->links[l];
+      double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
+      if (share != net->heap.v[0].share_Bps) {
+        net->heap.v[0].share_Bps = share;
+        heap_down(net, 0);
+        continue;
+      }
+      heap_remove(net, 0);
+      fix_link(net, l, share, TRUE);
+      continue;
+    }
+    g_assert(next < ns);
+    uint32_t l = S[next++].link;
+    link_state *L = &net->links[l];
+    double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
+    if (share != L->sorted_Bps) {
+      heap_push(net, share, l);
+      continue;
+    }
+    L->hpos = NOT_IN_HEAP;
+    fix_link(net, l, share, TRUE);
+  }
+  net->logging = FALSE;
+  net->log_valid = TRUE;
+  return from ? net->log_steps.v[from - 1].cls_end : 0;
 }
 
 /* Applies the new rates: a class whose rate changed settles the bytes its flows sent at the
@@ -904,6 +1374,202 @@ static void apply_rates(comm_net *net, const classvec *cc, gboolean lazy)
   }
 }
 
+/* ---- Memo of global fills ------------------------------------------------------------------ */
+
+/* The rates of a global fill, for the classes it filled. A ring all-reduce repeats its steps,
+ * and so do the sets of classes live at its recomputes: the same routes with the same flow
+ * counts. The fill of such a set is a function of the set, of the link capacities and ids, and
+ * of one thing more: the order of the class list of a fixing link in an order-sensitive step
+ * (see fix_link), which sets the order of floating-point subtractions from another link. So a
+ * memo holds the set, its rates, and the lists of the fixing links of its order-sensitive
+ * steps; it is used when the live classes are the same set exactly and those lists are the
+ * same. Every step of a fill is then the same as that of the fill it remembers (same link, same
+ * share, the same remaining capacity on every link that still has flows to fix, by induction
+ * over the steps), so the rates are bit for bit those a fill would give. A memo takes 14 bytes
+ * per class, 12 more for a class outside the route table, and 4 per class in the lists it
+ * keeps. */
+struct fill_memo {
+  uint64_t sum;          /* net->class_sum of its classes */
+  uint32_t n;            /* classes: those of the route table first, whose routes all differ,
+                          * then the others */
+  uint32_t nh;           /* classes of the route table */
+  uint32_t mask;         /* slots of the others' index - 1 */
+  uint32_t nsteps;
+  uint32_t stamp;        /* the last check's mark */
+  uint64_t bytes;
+  uint64_t *keys;        /* per class: route (src << 32 | dst), */
+  uint32_t *counts;      /* flows, */
+  uint16_t *rate_ids;    /* and rate, as a position in rates */
+  double *rates;         /* the fill's distinct rates per flow (bytes/s) */
+  uint32_t *index;       /* the others by route, open addressing: class number, or UINT32_MAX */
+  uint32_t *marks;       /* per other class: the check's mark once a live class matched it */
+  uint32_t *step_links;  /* order-sensitive steps: fixing link, */
+  uint32_t *step_ends;   /* end of its list in seq_*, */
+  uint32_t *seq;         /* and the list's classes in order, as places in keys and counts */
+};
+
+static inline uint32_t memo_slot(uint64_t key, uint32_t mask)
+{
+  return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+}
+
+static void memo_free(fill_memo *m)
+{
+  g_free(m);
+}
+
+/* Gives every live class its rate from the memo of the live set, if there is one that applies
+ * (the same classes, the same lists in its order-sensitive steps); FALSE leaves next_rate
+ * partly set, for a fill to set again. */
+static gboolean memo_apply(comm_net *net)
+{
+  if (!net->memos)
+    return FALSE;
+  fill_memo *m = g_hash_table_lookup(net->memos, &net->class_sum);
+  if (!m || m->n != net->live_classes.n || m->nh != net->classes.n)
+    return FALSE;
+  /* The route table holds as many classes as the memo's first nh, one per route: if each of
+   * those finds its route's class with its flows, they are the same classes. */
+  for (uint32_t k = 0; k < m->nh; k++) {
+    fclass *c = class_table_get(&net->classes, m->keys[k]);
+    if (!c || c->count != m->counts[k])
+      return FALSE;
+    c->next_rate = m->rates[m->rate_ids[k]];
+  }
+  /* The others, as many as the memo's: each takes an unmarked one of the memo's with its route
+   * and flows. */
+  if (m->n > m->nh) {
+    if (++m->stamp == 0) {
+      memset(m->marks, 0, (size_t)(m->n - m->nh) * sizeof *m->marks);
+      m->stamp = 1;
+    }
+    for (uint32_t i = 0; i < net->live_classes.n; i++) {
+      fclass *c = net->live_classes.v[i];
+      if (c->hashed)
+        continue;
+      uint32_t k;
+      for (uint32_t s = memo_slot(c->key, m->mask);; s = (s + 1) & m->mask) {
+        k = m->index[s];
+        if (k == UINT32_MAX)
+          return FALSE;
+        if (m->keys[k] == c->key && m->counts[k] == c->count && m->marks[k - m->nh] != m->stamp)
+          break;
+      }
+      m->marks[k - m->nh] = m->stamp;
+      c->next_rate = m->rates[m->rate_ids[k]];
+    }
+  }
+  for (uint32_t s = 0, j = 0; s < m->nsteps; s++) {
+    const link_state *L = &net->links[m->step_links[s]];
+    if (L->n != m->step_ends[s] - j)
+      return FALSE;
+    for (uint32_t x = 0; x < L->n; x++, j++)
+      if (L->cls[x]->key != m->keys[m->seq[j]] || L->cls[x]->count != m->counts[m->seq[j]])
+        return FALSE;
+  }
+  net->memo_hits++;
+  return TRUE;
+}
+
+/* Remembers the fill just made of every live class (its order-sensitive steps recorded),
+ * replacing a memo of the same sum; beyond FILL_MEMOS_MAX memos or FILL_MEMO_BYTES, the
+ * oldest go. */
+static void memo_store(comm_net *net)
+{
+  uint32_t n = net->live_classes.n, nh = net->classes.n, nsteps = net->rec_links.n;
+  uint32_t nseq = net->rec_seq.n, no = n - nh, nrates = net->rec_rates.n;
+  /* A fill of one class alone gives its rate without a step (and is not worth a memo). */
+  if (nrates == 0 || nrates > UINT16_MAX + 1)
+    return;
+  uint32_t slots = 0;
+  if (no > 0)
+    for (slots = 4; slots < 2 * no;)
+      slots *= 2;
+  uint64_t bytes = sizeof(fill_memo) + (uint64_t)n * (8 + 4 + 2) + (uint64_t)nrates * 8 +
+                   (uint64_t)slots * 4 + (uint64_t)no * 4 + (uint64_t)nsteps * 8 +
+                   (uint64_t)nseq * 4;
+  if (bytes > FILL_MEMO_BYTES / 4)
+    return;
+  if (!net->memos) {
+    net->memos = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL,
+                                       (GDestroyNotify)memo_free);
+    net->memo_ring = g_new(fill_memo *, FILL_MEMOS_MAX);
+  }
+  fill_memo *old = g_hash_table_lookup(net->memos, &net->class_sum);
+  if (old) {
+    /* Same sum, other classes or lists: the newer takes its place in the ring. */
+    uint32_t i = 0;
+    while (net->memo_ring[(net->memo_first + i) % FILL_MEMOS_MAX] != old)
+      i++;
+    for (; i + 1 < net->memo_n; i++)
+      net->memo_ring[(net->memo_first + i) % FILL_MEMOS_MAX] =
+          net->memo_ring[(net->memo_first + i + 1) % FILL_MEMOS_MAX];
+    net->memo_n--;
+    net->memo_bytes -= old->bytes;
+    g_hash_table_remove(net->memos, &old->sum);
+  }
+  while (net->memo_n == FILL_MEMOS_MAX || net->memo_bytes + bytes > FILL_MEMO_BYTES) {
+    fill_memo *x = net->memo_ring[net->memo_first];
+    net->memo_first = (net->memo_first + 1) % FILL_MEMOS_MAX;
+    net->memo_n--;
+    net->memo_bytes -= x->bytes;
+    g_hash_table_remove(net->memos, &x->sum);
+  }
+  /* One block: the 8-byte arrays first, then the 4-byte ones, then the 2-byte one. */
+  fill_memo *m = g_malloc(bytes);
+  char *p = (char *)(m + 1);
+  m->keys = (uint64_t *)p;
+  p += (size_t)n * 8;
+  m->rates = (double *)p;
+  p += (size_t)nrates * 8;
+  m->counts = (uint32_t *)p;
+  p += (size_t)n * 4;
+  m->index = (uint32_t *)p;
+  p += (size_t)slots * 4;
+  m->marks = (uint32_t *)p;
+  p += (size_t)no * 4;
+  m->step_links = (uint32_t *)p;
+  p += (size_t)nsteps * 4;
+  m->step_ends = (uint32_t *)p;
+  p += (size_t)nsteps * 4;
+  m->seq = (uint32_t *)p;
+  p += (size_t)nseq * 4;
+  m->rate_ids = (uint16_t *)p;
+  m->sum = net->class_sum;
+  m->n = n;
+  m->nh = nh;
+  m->mask = slots - 1;
+  m->nsteps = nsteps;
+  m->stamp = 0;
+  m->bytes = bytes;
+  memcpy(m->rates, net->rec_rates.v, (size_t)nrates * 8);
+  memset(m->index, 0xff, (size_t)slots * 4);
+  memset(m->marks, 0, (size_t)no * 4);
+  /* The classes of the route table from the front, the others after them. */
+  for (uint32_t i = 0, front = 0, back = nh; i < n; i++) {
+    fclass *c = net->live_classes.v[i];
+    uint32_t k = c->hashed ? front++ : back++;
+    c->memo_pos = k;
+    m->keys[k] = c->key;
+    m->counts[k] = c->count;
+    m->rate_ids[k] = (uint16_t)c->rate_id;
+    if (c->hashed)
+      continue;
+    uint32_t s = memo_slot(c->key, m->mask);
+    while (m->index[s] != UINT32_MAX)
+      s = (s + 1) & m->mask;
+    m->index[s] = k;
+  }
+  memcpy(m->step_links, net->rec_links.v, (size_t)nsteps * 4);
+  memcpy(m->step_ends, net->rec_ends.v, (size_t)nsteps * 4);
+  for (uint32_t j = 0; j < nseq; j++)
+    m->seq[j] = net->rec_seq.v[j]->memo_pos;
+  g_hash_table_insert(net->memos, &m->sum, m);
+  net->memo_ring[(net->memo_first + net->memo_n) % FILL_MEMOS_MAX] = m;
+  net->memo_n++;
+  net->memo_bytes += bytes;
+}
+
 static void recompute_from(comm_net *net, fclass *seed)
 {
   if (seed->epoch == net->epoch)
@@ -925,14 +1591,42 @@ static void recompute_all(comm_net *net)
   for (uint32_t i = 0; i < net->live_classes.n; i++)
     if (net->live_classes.v[i]->unplaced)
       place_reserved(net, net->live_classes.v[i]);
-  for (uint32_t i = 0; i < net->live_classes.n; i++)
-    net->live_classes.v[i]->next_rate = -1.0;
-  for (uint32_t i = 0; i < net->live_links.n; i++) {
-    uint32_t l = net->live_links.v[i];
-    net->links[l].rem_Bps = link_capacity(net, l);
-    net->links[l].unfrozen = net->links[l].flows;
+  /* Fills over few links (scanned, not heaped) are not remembered: they cost little. */
+  gboolean memo = net->live_links.n > FILL_SCAN_LINKS;
+  if (memo && !net->sum_valid) {
+    net->class_sum = 0;
+    for (uint32_t i = 0; i < net->live_classes.n; i++)
+      net->class_sum += class_term(net->live_classes.v[i]);
+    net->sum_valid = TRUE;
   }
-  fill_component(net, &net->live_classes, &net->live_links);
+  if (!memo) {
+    for (uint32_t i = 0; i < net->live_classes.n; i++)
+      net->live_classes.v[i]->next_rate = -1.0;
+    for (uint32_t i = 0; i < net->live_links.n; i++) {
+      uint32_t l = net->live_links.v[i];
+      net->links[l].rem_Bps = link_capacity(net, l);
+      net->links[l].unfrozen = net->links[l].flows;
+    }
+    fill_component(net, &net->live_classes, &net->live_links);
+    net->log_valid = FALSE;   /* its scratch is no longer the log's */
+  } else if (!memo_apply(net)) {
+    net->recording = TRUE;
+    uint32_t kept = fill_global(net);
+    net->recording = FALSE;
+    memo_store(net);
+    gboolean memo_between = net->memo_since_fill;
+    net->memo_since_fill = FALSE;
+    if (kept > 0 && !memo_between) {
+      /* The classes that the steps taken from the log fixed have the rates the last fill gave
+       * them, which are still theirs (no memo gave others since), and their events (their
+       * flows did not change): only the other classes need applying. */
+      classvec rest = {net->log_cls.v + kept, net->log_cls.n - kept, 0};
+      report_nic_rates(net, &net->live_links);
+      apply_rates(net, &rest, TRUE);
+      return;
+    }
+  } else
+    net->memo_since_fill = TRUE;
   report_nic_rates(net, &net->live_links);
   apply_rates(net, &net->live_classes, TRUE);
 }
@@ -947,6 +1641,8 @@ static void recompute(comm_net *net)
     net->full_fills++;
     recompute_all(net);
   } else {
+    net->sum_valid = FALSE;
+    net->log_valid = FALSE;
     next_epoch(net);
     net->covered = 0;
     for (uint32_t i = 0; i < net->seed_classes.n; i++)
@@ -965,6 +1661,8 @@ static void recompute(comm_net *net)
     if (live >= GLOBAL_MIN_CLASSES && net->covered >= live - live / 8 &&
         !sim_engine_has_observers(net->engine))
       net->global_left = GLOBAL_RUNS;
+    else if (net->sorted_valid)
+      sorted_drop(net);
   }
   net->seed_classes.n = 0;
   net->seed_links.n = 0;
@@ -982,11 +1680,13 @@ static void unreserve(comm_net *net, fclass *c)
 {
   g_assert(c->count == 1 && c->hn == 1);
   flow *x = c->heap[0];
-  for (uint32_t h = 0; h < c->nhops; h++) {
-    if (c->unplaced)
+  if (c->unplaced) {
+    for (uint32_t h = 0; h < c->nhops; h++)
       net->reserved_on[c->hops[h].link] = NULL;
-    else
+  } else {
+    for (uint32_t h = 0; h < c->nhops; h++)
       link_remove(net, c, h);
+    class_links_dirty(net, c);
   }
   sim_engine_cancel(net->engine, c->ev);
   x->cls = NULL;
@@ -1005,6 +1705,7 @@ static void place_reserved(comm_net *net, fclass *c)
     net->reserved_on[c->hops[h].link] = NULL;
     link_add(net, c, h);
   }
+  class_links_dirty(net, c);
 }
 
 /* ---- Events -------------------------------------------------------------------------------- */
@@ -1036,9 +1737,10 @@ static void activate(comm_net *net, flow *f)
     f->target = served_now + (double)f->bytes;
     f->seq = net->next_seq++;
     f->cls = c;
-    c->count++;
+    class_set_count(net, c, c->count + 1);
     for (uint32_t h = 0; h < c->nhops; h++)
       net->links[c->hops[h].link].flows++;
+    class_links_dirty(net, c);
     class_push(c, f);
     c->moved = TRUE;
     VEC_PUSH(&net->seed_classes, c);
@@ -1048,7 +1750,7 @@ static void activate(comm_net *net, flow *f)
   route_memo *m = route_get(net, f->src, f->dst);
   uint32_t n = m ? m->nhops : comm__route(net->topo, f->src, f->dst, net->route_buf);
   c = class_alloc(net, f->src, f->dst, m ? m->links : net->route_buf, n, TRUE);
-  c->count = 1;
+  class_set_count(net, c, 1);
   c->last_ps = now;
   f->target = (double)f->bytes;
   f->seq = net->next_seq++;
@@ -1074,6 +1776,7 @@ static void activate(comm_net *net, flow *f)
     alone = alone && L->n == 1;
     r = MIN(r, link_capacity(net, c->hops[h].link));
   }
+  class_links_dirty(net, c);
   if (!alone) {
     VEC_PUSH(&net->seed_classes, c);
     want_recompute(net);
@@ -1122,7 +1825,9 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
     c->ev = sim_engine_schedule_at(engine, class_first_end(c), class_cb, c, EV_COMPLETE);
     return;
   }
-  c->count -= k;
+  class_set_count(net, c, c->count - k);
+  if (!c->unplaced)
+    class_links_dirty(net, c);
   gboolean observed = net->tracks_made && sim_engine_has_observers(engine);
   for (uint32_t h = 0; h < c->nhops; h++) {
     uint32_t l = c->hops[h].link, node, nic;
@@ -1210,8 +1915,23 @@ void comm_net_free(comm_net *net)
   g_free(net->live_links.v);
   g_free(net->stack.v);
   g_free(net->heap.v);
+  g_free(net->sorted.v);
+  g_free(net->dirty_links.v);
+  g_free(net->changed_links.v);
+  g_free(net->fresh.v);
+  g_free(net->sort_tmp.v);
+  g_free(net->log_steps.v);
+  g_free(net->log_cls.v);
+  g_free(net->log_ents.v);
   g_free(net->touched.v);
   g_free(net->finished.v);
+  if (net->memos)
+    g_hash_table_destroy(net->memos);
+  g_free(net->memo_ring);
+  g_free(net->rec_links.v);
+  g_free(net->rec_ends.v);
+  g_free(net->rec_seq.v);
+  g_free(net->rec_rates.v);
   if (net->nic_counter_names)
     g_strfreev(net->nic_counter_names);
   g_free(net->node_proc);
@@ -1227,6 +1947,8 @@ sim_engine *comm_net_engine(const comm_net *net) { return net->engine; }
 uint64_t comm_net_active_flows(const comm_net *net) { return net->active; }
 uint64_t comm_net_peak_flows(const comm_net *net) { return net->peak; }
 uint64_t comm__net_full_fills(const comm_net *net) { return net->full_fills; }
+uint64_t comm__net_memo_hits(const comm_net *net) { return net->memo_hits; }
+uint64_t comm__net_steps_reused(const comm_net *net) { return net->steps_reused; }
 
 void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm_done_fn done,
                    void *user)
@@ -1289,7 +2011,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
     return;
   }
   fclass *c = class_alloc(net, src, dst, route, n, FALSE);
-  c->count = 1;
+  class_set_count(net, c, 1);
   c->reserved = TRUE;
   c->unplaced = TRUE;
   double r = INFINITY;

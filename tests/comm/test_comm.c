@@ -1324,6 +1324,334 @@ static void test_flows_of_one_route(void **state)
   assert_true(llabs(log.at[0] - SIM_MS(1625)) <= 4);
 }
 
+/* Rounds of the same traffic come back to the same set of routes and flow counts, whose global
+ * fill the network remembers. one.ini, 40 nodes on one switch, 1 GB/s NICs, no latency. In
+ * round A every node i sends S = 1e8 bytes to node i + 2 and then one flow of S bytes to node
+ * i + 1 (mod 40); in round B, three flows to i + 1. A round starts when the last flow of the
+ * one before is done. Every NIC uplink and downlink carries the same number of flows, PCIe is
+ * far faster, and the 80 routes form one component (i -> i + 1 and i -> i + 2 share i's
+ * uplink, i -> i + 2 and i + 1 -> i + 2 share the downlink of i + 2):
+ *   A: 2 flows per NIC link, 0.5 GB/s each: every flow done 2 S / 1 GB/s = 0.2 s after the
+ *      round's start;
+ *   B: 4 flows per NIC link, 0.25 GB/s each: 0.4 s.
+ * Rounds A B A B A end at 0.2, 0.6, 0.8, 1.2 and 1.4 s. The first recompute searches the
+ * components and finds one holding every class; the ones after fill globally, so rounds 2 and
+ * 3 are filled and remembered, and rounds 4 and 5 take their rates from those memos (the
+ * recomputes when a round ends see no class). A and B have the same routes and differ only in
+ * the flow count of i -> i + 1: a memo taken for the other round's would end round 4 at 1.0 s
+ * or round 5 at 1.6 s. */
+#define ROUNDS 5
+typedef struct {
+  comm_net *net;
+  const comm_topology *t;
+  uint32_t nodes;
+  int round, left;
+  sim_time_ps first[ROUNDS], last[ROUNDS];
+} rounds_run;
+
+static void round_start(sim_engine *e, void *data, uint64_t arg);
+
+static void round_flow_done(sim_engine *e, void *user)
+{
+  rounds_run *r = user;
+  sim_time_ps now = sim_engine_now(e);
+  if (r->first[r->round] < 0)
+    r->first[r->round] = now;
+  r->last[r->round] = now;
+  if (--r->left == 0 && ++r->round < ROUNDS)
+    sim_engine_schedule_in(e, 0, round_start, r, 0);
+}
+
+static void round_start(sim_engine *e, void *data, uint64_t arg)
+{
+  rounds_run *r = data;
+  int to_next = r->round % 2 ? 3 : 1;
+  r->left = (int)r->nodes * (1 + to_next);
+  for (uint32_t i = 0; i < r->nodes; i++) {
+    comm_ep src = comm_topology_device(r->t, i);
+    comm_net_send(r->net, src, comm_topology_device(r->t, (i + 2) % r->nodes), 100000000,
+                  round_flow_done, r);
+    for (int k = 0; k < to_next; k++)
+      comm_net_send(r->net, src, comm_topology_device(r->t, (i + 1) % r->nodes), 100000000,
+                    round_flow_done, r);
+  }
+}
+
+static void test_fill_memo_rounds(void **state)
+{
+  g_autofree char *one = tmp("one.ini");
+  g_autoptr(comm_topology) t = build(one, 40, "switch", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  rounds_run r = {net, t, 40, 0, 0, {0}, {0}};
+  for (int k = 0; k < ROUNDS; k++)
+    r.first[k] = -1;
+  sim_engine_schedule_at(e, 0, round_start, &r, 0);
+  sim_engine_run(e);
+  assert_int_equal(r.round, ROUNDS);
+  static const sim_time_ps end_ms[ROUNDS] = {200, 600, 800, 1200, 1400};
+  for (int k = 0; k < ROUNDS; k++) {
+    if (r.first[k] != SIM_MS(end_ms[k]) || r.last[k] != SIM_MS(end_ms[k]))
+      fail_msg("round %d: flows done from %lld to %lld ps, want %lld", k + 1,
+               (long long)r.first[k], (long long)r.last[k], (long long)SIM_MS(end_ms[k]));
+  }
+  assert_true(comm__net_full_fills(net) > 0);
+  assert_int_equal(comm__net_memo_hits(net), 2);
+}
+#undef ROUNDS
+
+/* A memo is taken only when the class lists that ordered its fill's subtractions are the same.
+ * two.ini, 40 nodes on one switch: devices 2n and 2n + 1 of node n on one socket through
+ * 2 GB/s PCIe, the NIC through 2 GB/s PCIe, 1 GB/s network, no latency. In every round each
+ * node n sends S = 1e8 bytes from device 2n to device 2n + 1 (A), then from device 2n one
+ * flow to node n + 1's device 0 (X) and three to node n + 2's (Y), mod 40; A first, so that X
+ * and Y wait for their activation (no lone flow on a free route). Per link:
+ *   node n's uplink U: X and Y, 4 flows, 0.25 GB/s; the downlink of node n + 1: X of n and Y of
+ *   n - 1, also 0.25; PCIe socket -> NIC and NIC -> socket, 4 flows of 2 GB/s, 0.5;
+ *   device 2n -> socket (L): A, X, Y, 5 flows; once X and Y have 0.25 each, A has
+ *   2 - 4 x 0.25 = 1 GB/s, under socket -> device 2n + 1 (2 GB/s, A alone).
+ * So A is done 0.1 s after the round's start and X and Y 0.4 s after; rounds end at 0.4, 0.8,
+ * 1.2, 1.6 and 2.0 s. U(n) comes before the downlinks in link order and fixes X and Y of node
+ * n together, taking 0.25 and 3 x 0.25 from L, whose A is still unfixed: a step whose
+ * subtractions depend on the order of U(n)'s list. Rounds 1-3 send X before Y, rounds 4 and 5
+ * Y before X, which reverses the lists and leaves the set of classes the same. Every round has
+ * three recomputes: at its start (A, X, Y), when A is done (X, Y: L then has nothing left to
+ * fix, so no step is order-sensitive) and at its end (nothing). The first is a component
+ * search, the rest global fills: round 1's second is remembered; round 2's first is
+ * remembered and its second taken from the memo; round 3 takes both; round 4's first must not
+ * take round 2's (other lists) and is remembered in its place, its second taken; round 5 takes
+ * both. Six memos taken; seven if the lists were not compared. */
+#define ROUNDS 5
+typedef struct order_run order_run;
+typedef struct {
+  order_run *r;
+  gboolean is_a;
+} order_flow;
+
+struct order_run {
+  comm_net *net;
+  const comm_topology *t;
+  uint32_t nodes;
+  int round, left;
+  sim_time_ps a_done[ROUNDS], xy_first[ROUNDS], xy_last[ROUNDS];
+  order_flow a, xy;      /* the done arguments of A and of X and Y */
+};
+
+static void order_round(sim_engine *e, void *data, uint64_t arg);
+
+static void order_flow_done(sim_engine *e, void *user)
+{
+  order_flow *f = user;
+  order_run *r = f->r;
+  sim_time_ps now = sim_engine_now(e);
+  if (f->is_a)
+    r->a_done[r->round] = MAX(r->a_done[r->round], now);
+  else {
+    if (r->xy_first[r->round] < 0)
+      r->xy_first[r->round] = now;
+    r->xy_last[r->round] = now;
+  }
+  if (--r->left == 0 && ++r->round < ROUNDS)
+    sim_engine_schedule_in(e, 0, order_round, r, 0);
+}
+
+static void order_round(sim_engine *e, void *data, uint64_t arg)
+{
+  order_run *r = data;
+  r->left = (int)r->nodes * 5;
+  for (uint32_t n = 0; n < r->nodes; n++) {
+    comm_ep src = comm_topology_device(r->t, 2 * n);
+    comm_ep x = comm_topology_device(r->t, 2 * ((n + 1) % r->nodes));
+    comm_ep y = comm_topology_device(r->t, 2 * ((n + 2) % r->nodes));
+    comm_net_send(r->net, src, comm_topology_device(r->t, 2 * n + 1), 100000000, order_flow_done,
+                  &r->a);
+    if (r->round < 3)
+      comm_net_send(r->net, src, x, 100000000, order_flow_done, &r->xy);
+    for (int k = 0; k < 3; k++)
+      comm_net_send(r->net, src, y, 100000000, order_flow_done, &r->xy);
+    if (r->round >= 3)
+      comm_net_send(r->net, src, x, 100000000, order_flow_done, &r->xy);
+  }
+}
+
+static void test_fill_memo_list_order(void **state)
+{
+  g_autofree char *two = tmp("two.ini");
+  g_autoptr(comm_topology) t = build(two, 40, "switch", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  order_run r = {.net = net, .t = t, .nodes = 40};
+  r.a = (order_flow){&r, TRUE};
+  r.xy = (order_flow){&r, FALSE};
+  for (int k = 0; k < ROUNDS; k++)
+    r.xy_first[k] = -1;
+  sim_engine_schedule_at(e, 0, order_round, &r, 0);
+  sim_engine_run(e);
+  assert_int_equal(r.round, ROUNDS);
+  for (int k = 0; k < ROUNDS; k++) {
+    sim_time_ps start = SIM_MS(400) * k;
+    if (r.a_done[k] != start + SIM_MS(100) || r.xy_first[k] != start + SIM_MS(400) ||
+        r.xy_last[k] != start + SIM_MS(400))
+      fail_msg("round %d: A done at %lld ps, X and Y from %lld to %lld ps", k + 1,
+               (long long)r.a_done[k], (long long)r.xy_first[k], (long long)r.xy_last[k]);
+  }
+  assert_int_equal(comm__net_memo_hits(net), 6);
+}
+#undef ROUNDS
+
+/* A global fill ranks the links by the order it kept from the fill before, brought up to date
+ * for the links whose flows changed. one.ini (1 GB/s NICs, fast PCIe, no latency), 122 nodes on
+ * one switch: 40 cells of three nodes p, q, r, and a ticker x -> y.
+ *   t = 0: in every cell C (p -> q, 1e9 bytes) and E (r -> q, 1e9 bytes), which share q's
+ *     downlink: 0.5 GB/s each. The ticker sends G1 (0.1e9 bytes) and G2 (1e9 bytes) from x
+ *     to y: 0.5 GB/s each. The recompute searches components: all 82 classes are reached, so
+ *     the recomputes after fill globally.
+ *   t = 0.2 s: G1 is done (G2 then alone at 1 GB/s, done at 0.2 + 0.9 = 1.1 s); this recompute
+ *     fills globally and ranks the links: p's uplink U at 1 GB/s (C alone), q's downlink at
+ *     0.5.
+ *   t = 0.4 s: C and E have sent 0.2e9 bytes. Every p sends F, four flows of 0.2e9 bytes, to
+ *     r: U now carries 5 flows, a share of 0.2, below q's downlink (0.5) and r's (0.25). C and
+ *     F get 0.2 each, and E the 0.8 that C leaves on q's downlink.
+ *   t = 1.4 s: F is done (0.2e9 / 0.2 GB/s = 1 s) and so is E (0.2e9 + 0.8 x 1 = 1e9 bytes);
+ *     C has sent 0.4e9 bytes and sends the rest alone at 1 GB/s: done at 2.0 s.
+ * Ranked by U's old share (1), U would come after r's downlink (0.25), which would give F
+ * 0.25 and leave C nothing. */
+typedef struct {
+  sim_time_ps c[40], e[40], f_first[40], f_last[40], g1, g2;
+  int f_count[40];
+} cells_log;
+
+typedef struct {
+  cells_log *log;
+  char kind;
+  int cell;
+} cells_arg;
+
+static void cells_done(sim_engine *e, void *user)
+{
+  cells_arg *a = user;
+  sim_time_ps now = sim_engine_now(e);
+  cells_log *log = a->log;
+  switch (a->kind) {
+  case 'C': log->c[a->cell] = now; break;
+  case 'E': log->e[a->cell] = now; break;
+  case '1': log->g1 = now; break;
+  case '2': log->g2 = now; break;
+  default:
+    if (log->f_count[a->cell]++ == 0)
+      log->f_first[a->cell] = now;
+    log->f_last[a->cell] = now;
+  }
+}
+
+typedef struct {
+  comm_net *net;
+  const comm_topology *t;
+  cells_arg *f;
+} cells_run;
+
+static void cells_start_f(sim_engine *e, void *data, uint64_t arg)
+{
+  cells_run *r = data;
+  for (uint32_t k = 0; k < 40; k++)
+    for (int i = 0; i < 4; i++)
+      comm_net_send(r->net, comm_topology_device(r->t, 3 * k),
+                    comm_topology_device(r->t, 3 * k + 2), 200000000, cells_done, &r->f[k]);
+}
+
+static void test_global_fill_ranks_changed_links(void **state)
+{
+  g_autofree char *one = tmp("one.ini");
+  g_autoptr(comm_topology) t = build(one, 122, "switch", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  cells_log log = {0};
+  cells_arg c[40], ea[40], f[40], g1 = {&log, '1', 0}, g2 = {&log, '2', 0};
+  for (uint32_t k = 0; k < 40; k++) {
+    c[k] = (cells_arg){&log, 'C', (int)k};
+    ea[k] = (cells_arg){&log, 'E', (int)k};
+    f[k] = (cells_arg){&log, 'F', (int)k};
+    comm_net_send(net, comm_topology_device(t, 3 * k), comm_topology_device(t, 3 * k + 1),
+                  1000000000, cells_done, &c[k]);
+    comm_net_send(net, comm_topology_device(t, 3 * k + 2), comm_topology_device(t, 3 * k + 1),
+                  1000000000, cells_done, &ea[k]);
+  }
+  comm_net_send(net, comm_topology_device(t, 120), comm_topology_device(t, 121), 100000000,
+                cells_done, &g1);
+  comm_net_send(net, comm_topology_device(t, 120), comm_topology_device(t, 121), 1000000000,
+                cells_done, &g2);
+  cells_run run = {net, t, f};
+  sim_engine_schedule_at(e, SIM_MS(400), cells_start_f, &run, 0);
+  sim_engine_run(e);
+  assert_true(llabs(log.g1 - SIM_MS(200)) <= 2);
+  assert_true(llabs(log.g2 - SIM_MS(1100)) <= 4);
+  for (int k = 0; k < 40; k++) {
+    assert_int_equal(log.f_count[k], 4);
+    if (llabs(log.f_first[k] - SIM_MS(1400)) > 4 || llabs(log.f_last[k] - SIM_MS(1400)) > 4 ||
+        llabs(log.e[k] - SIM_MS(1400)) > 4 || llabs(log.c[k] - SIM_MS(2000)) > 6)
+      fail_msg("cell %d: C done at %lld ps, E at %lld, F from %lld to %lld", k,
+               (long long)log.c[k], (long long)log.e[k], (long long)log.f_first[k],
+               (long long)log.f_last[k]);
+  }
+  assert_true(comm__net_full_fills(net) >= 3);
+}
+
+/* A global fill after flows ended starts from the last one's steps that it would repeat.
+ * one.ini (1 GB/s NICs, fast PCIe, no latency), 120 nodes on one switch: 40 cells k of three
+ * nodes p, q, r. In cell k, C (p -> q, 1e9 bytes) and D (p -> r, 0.01e9 (40 - k) bytes) share
+ * p's uplink: 0.5 GB/s each. The first recompute searches components and finds all 80
+ * classes, so the recomputes after fill globally. D of cell k is done at t_k = 0.02 (40 - k) s,
+ * alone in its recompute, which changes only cell k: C there has its uplink alone, 1 GB/s, and
+ * the other cells keep 0.5. C of cell k has sent 0.5e9 t_k bytes by t_k, and is done at
+ * t_k + (1 - 0.5 t_k) = 1 + 0.01 (40 - k) s. The uplinks at 0.5 are fixed in the order of
+ * their ids, which is that of the cells, so each of those fills takes the steps of the last one
+ * that fixed the cells before k; taking the one of cell k too would leave C there at 0.5 GB/s
+ * (done at 2 s). After GLOBAL_RUNS global fills a recompute searches the components again and
+ * finds only cell k's: the fills after are per component. */
+typedef struct {
+  sim_time_ps c[40], d[40];
+} ended_log;
+
+typedef struct {
+  ended_log *log;
+  gboolean is_c;
+  int cell;
+} ended_arg;
+
+static void ended_done(sim_engine *e, void *user)
+{
+  ended_arg *a = user;
+  (a->is_c ? a->log->c : a->log->d)[a->cell] = sim_engine_now(e);
+}
+
+static void test_global_fill_after_flows_end(void **state)
+{
+  g_autofree char *one = tmp("one.ini");
+  g_autoptr(comm_topology) t = build(one, 120, "switch", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  ended_log log = {0};
+  ended_arg c[40], d[40];
+  for (uint32_t k = 0; k < 40; k++) {
+    c[k] = (ended_arg){&log, TRUE, (int)k};
+    d[k] = (ended_arg){&log, FALSE, (int)k};
+    comm_ep p = comm_topology_device(t, 3 * k);
+    comm_net_send(net, p, comm_topology_device(t, 3 * k + 1), 1000000000, ended_done, &c[k]);
+    comm_net_send(net, p, comm_topology_device(t, 3 * k + 2), 10000000 * (uint64_t)(40 - k),
+                  ended_done, &d[k]);
+  }
+  sim_engine_run(e);
+  for (int k = 0; k < 40; k++) {
+    sim_time_ps d_want = SIM_MS(20) * (40 - k), c_want = SIM_S(1) + SIM_MS(10) * (40 - k);
+    if (llabs(log.d[k] - d_want) > 2 || llabs(log.c[k] - c_want) > 4)
+      fail_msg("cell %d: D done at %lld ps (want %lld), C at %lld (want %lld)", k,
+               (long long)log.d[k], (long long)d_want, (long long)log.c[k], (long long)c_want);
+  }
+  assert_int_equal(comm__net_full_fills(net), 31);
+  assert_int_equal(comm__net_memo_hits(net), 0);
+  assert_true(comm__net_steps_reused(net) > 0);
+}
+
 /* Every rank sends to rank r^1 (an NVLink pair, each direction its own link) at once: no two
  * flows share a link, so every one must take its closed-form time. */
 static void test_flow_disjoint_pattern_equals_analytic(void **state)
@@ -1446,6 +1774,10 @@ int main(void)
       cmocka_unit_test(test_fat_tree_oversubscription),
       cmocka_unit_test(test_flow_matches_reference),
       cmocka_unit_test(test_flows_of_one_route),
+      cmocka_unit_test(test_fill_memo_rounds),
+      cmocka_unit_test(test_fill_memo_list_order),
+      cmocka_unit_test(test_global_fill_ranks_changed_links),
+      cmocka_unit_test(test_global_fill_after_flows_end),
       cmocka_unit_test(test_flow_disjoint_pattern_equals_analytic),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_observers),

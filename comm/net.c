@@ -13,7 +13,9 @@
  * the component, which gives the same rates; such a global fill is remembered for the same set
  * of classes (fill_memo), and starts after the steps of the one before that it would repeat
  * (fill_global), both bit for bit what a fill from scratch gives. A class whose rate changes
- * settles its served bytes and moves its completion event with sim_engine_reschedule.
+ * settles its served bytes and moves its completion event with sim_engine_reschedule. A
+ * transfer sent onto links nobody uses is reserved: one event, its completion, and no place on
+ * the links' class lists until another flow meets it (see comm_net_send).
  *
  * `analytic`: one event per transfer at the idle-network time of comm_topology_p2p_time.
  *
@@ -1542,7 +1544,8 @@ static void memo_store(comm_net *net)
   m->nsteps = nsteps;
   m->stamp = 0;
   m->bytes = bytes;
-  memcpy(m->rates, net->rec_rates.v, (size_t)nrates * 8);
+  if (nrates > 0)
+    memcpy(m->rates, net->rec_rates.v, (size_t)nrates * 8);
   memset(m->index, 0xff, (size_t)slots * 4);
   memset(m->marks, 0, (size_t)no * 4);
   /* The classes of the route table from the front, the others after them. */
@@ -1560,8 +1563,10 @@ static void memo_store(comm_net *net)
       s = (s + 1) & m->mask;
     m->index[s] = k;
   }
-  memcpy(m->step_links, net->rec_links.v, (size_t)nsteps * 4);
-  memcpy(m->step_ends, net->rec_ends.v, (size_t)nsteps * 4);
+  if (nsteps > 0) {   /* a fill without order-sensitive steps may have recorded nothing yet */
+    memcpy(m->step_links, net->rec_links.v, (size_t)nsteps * 4);
+    memcpy(m->step_ends, net->rec_ends.v, (size_t)nsteps * 4);
+  }
   for (uint32_t j = 0; j < nseq; j++)
     m->seq[j] = net->rec_seq.v[j]->memo_pos;
   g_hash_table_insert(net->memos, &m->sum, m);

@@ -29,6 +29,40 @@ static void test_chain(void **state)
   assert_int_equal(sim_exec_stream_busy(x, s), SIM_NS(60));
 }
 
+/* sim_graph_reserve is a hint: a graph reserved too small grows past it, one reserved after
+ * tasks were added keeps them (the arrays move from the heap to their own mapping past 512
+ * KiB), and one reserved far too large holds a few tasks. Task i (i < n) runs (i + 1) ns on
+ * stream i % 2 after task i - 1, so the chain ends at n (n + 1) / 2 ns and task i starts at
+ * i (i + 1) / 2 ns. */
+static sim_time_ps run_reserved_chain(uint64_t reserve_before, uint64_t reserve_after, int n)
+{
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id u = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+  sim_stream_id s[2] = {sim_graph_add_stream(g, u, "compute"), sim_graph_add_stream(g, u, "comm")};
+  sim_graph_reserve(g, reserve_before, reserve_before);
+  g_autofree sim_task_id *t = g_new(sim_task_id, n);
+  for (int i = 0; i < n; i++) {
+    if (i == n / 2)
+      sim_graph_reserve(g, reserve_after, reserve_after);
+    t[i] = sim_graph_add_compute(g, s[i % 2], "x", "compute", SIM_NS(i + 1), 0, 0);
+    if (i > 0)
+      sim_graph_depend(g, t[i], t[i - 1]);
+  }
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  assert_true(sim_exec_run(x, NULL));
+  for (int i = 0; i < n; i++)
+    assert_int_equal(sim_exec_task_start(x, t[i]), SIM_NS((int64_t)i * (i + 1) / 2));
+  return sim_exec_makespan(x);
+}
+
+static void test_reserve(void **state)
+{
+  assert_int_equal(run_reserved_chain(3, 0, 300), SIM_NS(300 * 301 / 2));
+  assert_int_equal(run_reserved_chain(0, 100000, 300), SIM_NS(300 * 301 / 2));
+  assert_int_equal(run_reserved_chain(1 << 20, 0, 3), SIM_NS(6));
+}
+
 /* Two streams of one device: "late" is added to stream 2 before "early", so even though
  * "early" has no dependencies it waits for "late", which waits for "a" (50 ns) on stream 1.
  * late: 50..60, early: 60..65. */
@@ -363,6 +397,7 @@ int main(void)
       cmocka_unit_test(test_memory_counter),
       cmocka_unit_test(test_memory_deltas_add_up), cmocka_unit_test(test_show_on),
       cmocka_unit_test(test_interned_names), cmocka_unit_test(test_large_graph),
+      cmocka_unit_test(test_reserve),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

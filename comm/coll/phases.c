@@ -56,10 +56,17 @@ static uint32_t lat_slot(uint64_t key, uint32_t mask)
   return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
 }
 
+/* Groups up to this many members keep their pairs' latencies: the memo of a larger one outgrows
+ * the caches, and a lookup that misses them costs more than the route (a folded ring of 10^6
+ * members took 1.5 times as long with it). */
+#define COLL_LAT_MEMO_MEMBERS 16384
+
 /* The latency of a member pair's route is the topology's answer for a 0-byte message; it is
  * worked out once per pair and group (see comm_coll_group: lat_key). */
 sim_time_ps coll__latency(const comm_coll_group *g, uint32_t a, uint32_t b)
 {
+  if (g->n > COLL_LAT_MEMO_MEMBERS)
+    return comm_topology_p2p_time(g->topo, g->eps[a], g->eps[b], 0);
   comm_coll_group *memo = (comm_coll_group *)g;
   uint64_t key = (uint64_t)a << 32 | b;
   if (memo->lat_key) {

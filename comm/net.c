@@ -93,7 +93,8 @@ struct fclass {
   comm_net *net;
   uint64_t key;          /* src << 32 | dst */
   gboolean in_use;
-  gboolean reserved;     /* placed on its links at send time, active from last_ps on */
+  gboolean reserved;     /* sent onto links nobody used, active from last_ps on at its
+                          * bottleneck rate (see comm_net_send) */
   gboolean unplaced;     /* reserved and still alone on its links: kept off their class lists,
                           * marked in net->reserved_on instead (see comm_net_send) */
   gboolean hashed;       /* in net->classes, where activating flows find their route's class */
@@ -431,7 +432,7 @@ static inline void class_set_count(comm_net *net, fclass *c, uint32_t count)
 
 /* A class for the route src -> dst (nhops links in route_buf order), empty and on no link.
  * `hashed`: found by flows of its route that activate later. A reserved class is not: a flow
- * of its route that activates while it waits out its latency finds it on the links and sends
+ * of its route that activates while it waits out its latency finds it on its links and sends
  * it back, and one that activates later makes a class of its own beside it, which max-min
  * sharing gives the same rate. Uncontended transfers so never touch the table. */
 static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32_t *route,
@@ -1415,11 +1416,6 @@ static inline uint32_t memo_slot(uint64_t key, uint32_t mask)
   return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
 }
 
-static void memo_free(fill_memo *m)
-{
-  g_free(m);
-}
-
 /* Gives every live class its rate from the memo of the live set, if there is one that applies
  * (the same classes, the same lists in its order-sensitive steps); FALSE leaves next_rate
  * partly set, for a fill to set again. */
@@ -1493,8 +1489,7 @@ static void memo_store(comm_net *net)
   if (bytes > FILL_MEMO_BYTES / 4)
     return;
   if (!net->memos) {
-    net->memos = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL,
-                                       (GDestroyNotify)memo_free);
+    net->memos = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
     net->memo_ring = g_new(fill_memo *, FILL_MEMOS_MAX);
   }
   fill_memo *old = g_hash_table_lookup(net->memos, &net->class_sum);
@@ -1544,8 +1539,7 @@ static void memo_store(comm_net *net)
   m->nsteps = nsteps;
   m->stamp = 0;
   m->bytes = bytes;
-  if (nrates > 0)
-    memcpy(m->rates, net->rec_rates.v, (size_t)nrates * 8);
+  memcpy(m->rates, net->rec_rates.v, (size_t)nrates * 8);
   memset(m->index, 0xff, (size_t)slots * 4);
   memset(m->marks, 0, (size_t)no * 4);
   /* The classes of the route table from the front, the others after them. */
@@ -1678,6 +1672,13 @@ static void recompute_cb(sim_engine *engine, void *data, uint64_t arg)
   recompute(data);
 }
 
+/* The marks of an unplaced reserved class on its links go. */
+static void unmark_reserved(comm_net *net, const fclass *c)
+{
+  for (uint32_t h = 0; h < c->nhops; h++)
+    net->reserved_on[c->hops[h].link] = NULL;
+}
+
 /* A class reserved at send time (see comm_net_send) whose latency has not yet run out, met by
  * a flow joining one of its links: its one flow goes back to the ordinary path, leaving its
  * links until its activation event at the end of its latency, and the class goes away. */
@@ -1686,8 +1687,7 @@ static void unreserve(comm_net *net, fclass *c)
   g_assert(c->count == 1 && c->hn == 1);
   flow *x = c->heap[0];
   if (c->unplaced) {
-    for (uint32_t h = 0; h < c->nhops; h++)
-      net->reserved_on[c->hops[h].link] = NULL;
+    unmark_reserved(net, c);
   } else {
     for (uint32_t h = 0; h < c->nhops; h++)
       link_remove(net, c, h);
@@ -1706,10 +1706,9 @@ static void unreserve(comm_net *net, fclass *c)
 static void place_reserved(comm_net *net, fclass *c)
 {
   c->unplaced = FALSE;
-  for (uint32_t h = 0; h < c->nhops; h++) {
-    net->reserved_on[c->hops[h].link] = NULL;
+  unmark_reserved(net, c);
+  for (uint32_t h = 0; h < c->nhops; h++)
     link_add(net, c, h);
-  }
   class_links_dirty(net, c);
 }
 
@@ -1831,24 +1830,23 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
     return;
   }
   class_set_count(net, c, c->count - k);
-  if (!c->unplaced)
+  if (c->unplaced) {
+    /* Its one flow is done, and it was alone on every link: nobody else's rate changes. */
+    unmark_reserved(net, c);
+  } else {
     class_links_dirty(net, c);
-  gboolean observed = net->tracks_made && sim_engine_has_observers(engine);
-  for (uint32_t h = 0; h < c->nhops; h++) {
-    uint32_t l = c->hops[h].link, node, nic;
-    if (c->unplaced) {
-      /* Alone on every link (its one flow is done): nobody else's rate changes. */
-      net->reserved_on[l] = NULL;
-      continue;
+    gboolean observed = net->tracks_made && sim_engine_has_observers(engine);
+    for (uint32_t h = 0; h < c->nhops; h++) {
+      uint32_t l = c->hops[h].link, node, nic;
+      link_state *L = &net->links[l];
+      L->flows -= k;
+      if (c->count == 0)
+        link_remove(net, c, h);
+      if (L->flows > 0)
+        VEC_PUSH(&net->seed_links, l);
+      else if (observed && comm__nic_uplink(net->topo, l, &node, &nic))
+        sim_engine_counter(engine, net->node_proc[node], net->nic_counter_names[nic], 0.0);
     }
-    link_state *L = &net->links[l];
-    L->flows -= k;
-    if (c->count == 0)
-      link_remove(net, c, h);
-    if (L->flows > 0)
-      VEC_PUSH(&net->seed_links, l);
-    else if (observed && comm__nic_uplink(net->topo, l, &node, &nic))
-      sim_engine_counter(engine, net->node_proc[node], net->nic_counter_names[nic], 0.0);
   }
   if (c->count == 0)
     class_release(net, c);

@@ -50,7 +50,7 @@ static gboolean bad(GError **error, const char *fmt, ...)
  * latencies, comm_coll_group). */
 typedef struct {
   comm_coll_op op;
-  uint32_t first, n, stride, groups, group_stride;
+  guint layout;        /* in coll_timer.layouts */
   uint64_t bytes;
   sim_time_ps time_ps;
 } coll_memo;
@@ -96,15 +96,16 @@ static void coll_done(sim_engine *engine, void *user)
   (*(uint32_t *)user)++;
 }
 
-/* The groups of a layout: group g has the ranks first + g * group_stride + i * stride. */
-static comm_coll_group **coll_groups(coll_timer *ct, uint32_t first, uint32_t n, uint32_t stride,
-                                     uint32_t groups, uint32_t group_stride)
+/* The layout whose group g has the ranks first + g * group_stride + i * stride, made with its
+ * groups when first asked: its place in ct->layouts. */
+static guint coll_layout_of(coll_timer *ct, uint32_t first, uint32_t n, uint32_t stride,
+                            uint32_t groups, uint32_t group_stride)
 {
   for (guint i = 0; i < ct->layouts->len; i++) {
     coll_layout *l = &g_array_index(ct->layouts, coll_layout, i);
     if (l->first == first && l->n == n && l->stride == stride && l->groups == groups &&
         l->group_stride == group_stride)
-      return l->group;
+      return i;
   }
   coll_layout l = {first, n, stride, groups, group_stride, g_new(comm_coll_group *, groups)};
   g_autofree uint32_t *ranks = g_new(uint32_t, n);
@@ -114,7 +115,7 @@ static comm_coll_group **coll_groups(coll_timer *ct, uint32_t first, uint32_t n,
     l.group[g] = comm_coll_group_new(ct->topo, ranks, n);
   }
   g_array_append_val(ct->layouts, l);
-  return l.group;
+  return ct->layouts->len - 1;
 }
 
 /* Time of `groups` concurrent collectives `op` of `bytes` (nccl-tests size), group g having the
@@ -127,11 +128,11 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
     *out = 0;
     return TRUE;
   }
-  coll_memo key = {op, first, n, stride, groups, group_stride, bytes, 0};
+  guint layout = coll_layout_of(ct, first, n, stride, groups, group_stride);
+  coll_memo key = {op, layout, bytes, 0};
   for (guint i = 0; i < ct->memo->len; i++) {
     const coll_memo *m = &g_array_index(ct->memo, coll_memo, i);
-    if (m->op == op && m->first == first && m->n == n && m->stride == stride &&
-        m->groups == groups && m->group_stride == group_stride && m->bytes == bytes) {
+    if (m->op == op && m->layout == layout && m->bytes == bytes) {
       *out = m->time_ps;
       return TRUE;
     }
@@ -145,7 +146,7 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
   sim_engine *engine = ct->engine;
   comm_net *net = ct->net;
   sim_time_ps start_ps = sim_engine_now(engine);
-  comm_coll_group **grps = coll_groups(ct, first, n, stride, groups, group_stride);
+  comm_coll_group **grps = g_array_index(ct->layouts, coll_layout, layout).group;
   g_autoptr(GPtrArray) colls = g_ptr_array_new_full(groups, free_coll);
   uint32_t done = 0;
   comm_coll_args args = {.op = op, .bytes = bytes, .reduce_Bps = ct->reduce_Bps,

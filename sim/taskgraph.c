@@ -68,12 +68,40 @@ typedef struct {
   uint64_t resident_bytes;
 } unit_rec;
 
+/* 16 bytes per task, read and written once or twice per event: what a run touches per task is
+ * kept small so that more of it stays in cache, and fewer fresh pages are touched. Before the
+ * task starts, `at` counts what it waits for (unfinished dependencies + distinct member streams
+ * not yet arrived), >= 0; once it starts, `at` is ~start_ps (< 0: times are >= 0). Until the
+ * task is done, `end` locates its successors, succ[first .. first + count) with first in its
+ * low 32 bits and count in its high 32 (>= 0: count < 2^31); then it is ~end_ps (< 0). */
+typedef struct {
+  int64_t at;
+  int64_t end;
+} task_state;
+
 #define CATEGORY_CACHE 64
 
 typedef struct {
   const char *category;
   uint32_t index;
 } category_slot;
+
+/* A graph reserved at 512 KiB or more (sim_graph_reserve) holds in one mapping its task
+ * records, its dependency pairs, and room for its executor's task states and successor lists:
+ * the four arrays of a run then share huge pages instead of each filling its own or faulting
+ * in 4 KiB at a time (the 3-D GPT-3 run of bench_scale --events: 1.6 MB in one 2 MiB page,
+ * where the pairs and the executor's arrays took 90 faults from the heap). An array that
+ * outgrows its place moves out to an allocation of its own; the block stays until the graph
+ * is freed. */
+typedef struct {
+  char *base;
+  size_t bytes;
+  uint32_t tasks, ids;     /* what it was made for: task records, and edge ids (two an edge) */
+  task_state *states;      /* the executor's room: `tasks` task states, */
+  sim_task_id *succ;       /* and ids / 2 successors */
+  gboolean lent;           /* an executor holds the room */
+  gboolean used;           /* one held it before: the states are no longer zero */
+} graph_block;
 
 struct sim_graph {
   task_rec *tasks;
@@ -103,6 +131,7 @@ struct sim_graph {
   GPtrArray *categories;   /* the distinct category strings (static), by index */
   GHashTable *category_index; /* category string -> its index + 1 */
   category_slot category_cache[CATEGORY_CACHE];  /* in front of category_index, by address */
+  graph_block *block;      /* NULL: none (see graph_block) */
 };
 
 static inline int64_t task_memory_delta(const sim_graph *g, sim_task_id t, const task_rec *r)
@@ -204,6 +233,39 @@ static void *grow(void *items, uint32_t *cap, size_t size)
   do {                                                                                          \
     if (G_UNLIKELY((len) == (cap)))                                                             \
       (items) = grow((items), &(cap), sizeof *(items));                                         \
+    (items)[(len)++] = (value);                                                                 \
+  } while (0)
+
+static inline gboolean in_block(const sim_graph *g, const void *items)
+{
+  return g->block && (const char *)items >= g->block->base &&
+         (const char *)items < g->block->base + g->block->bytes;
+}
+
+/* An array of `bytes` holding the first `used` bytes of `items`, which it frees unless the array
+ * is in the graph's block (cap_bytes: its size). */
+static void *resize_out(sim_graph *g, void *items, size_t used, size_t cap_bytes, size_t bytes)
+{
+  if (!in_block(g, items))
+    return big_resize(items, cap_bytes, bytes, FALSE);
+  void *moved = big_resize(NULL, 0, bytes, FALSE);
+  memcpy(moved, items, used);
+  return moved;
+}
+
+/* grow() for the two arrays that may sit in the graph's block, which they leave by a copy. */
+static void *grow_out(sim_graph *g, void *items, uint32_t *cap, size_t size)
+{
+  g_assert(*cap < UINT32_MAX / 2);
+  size_t old_bytes = (size_t)*cap * size;
+  *cap = *cap ? 2 * *cap : 16;
+  return resize_out(g, items, old_bytes, old_bytes, (size_t)*cap * size);
+}
+
+#define PUSH_OUT(g, items, len, cap, value)                                                     \
+  do {                                                                                          \
+    if (G_UNLIKELY((len) == (cap)))                                                             \
+      (items) = grow_out((g), (items), &(cap), sizeof *(items));                                \
     (items)[(len)++] = (value);                                                                 \
   } while (0)
 
@@ -333,9 +395,16 @@ void sim_graph_free(sim_graph *g)
     stream_rec *sr = &g_array_index(g->streams, stream_rec, i);
     big_free(sr->tasks, (size_t)sr->cap_tasks * sizeof *sr->tasks);
   }
-  big_free(g->tasks, (size_t)g->cap_tasks * sizeof *g->tasks);
+  if (!in_block(g, g->tasks))
+    big_free(g->tasks, (size_t)g->cap_tasks * sizeof *g->tasks);
   big_free(g->members, (size_t)g->cap_members * sizeof *g->members);
-  big_free(g->edges, (size_t)g->cap_edges * sizeof *g->edges);
+  if (!in_block(g, g->edges))
+    big_free(g->edges, (size_t)g->cap_edges * sizeof *g->edges);
+  if (g->block) {
+    g_assert(!g->block->lent);   /* an executor is freed before its graph */
+    big_free(g->block->base, g->block->bytes);
+    g_free(g->block);
+  }
   big_free(g->memberless, (size_t)g->cap_memberless * sizeof *g->memberless);
   g_array_free(g->streams, TRUE);
   g_array_free(g->units, TRUE);
@@ -447,7 +516,7 @@ static sim_task_id add_task(sim_graph *g, task_rec *t, const sim_stream_id *memb
       PUSH(s->tasks, s->n_tasks, s->cap_tasks, id);
     }
   }
-  PUSH(g->tasks, g->n_tasks, g->cap_tasks, *t);
+  PUSH_OUT(g, g->tasks, g->n_tasks, g->cap_tasks, *t);
   if (n == 0)
     PUSH(g->memberless, g->n_memberless, g->cap_memberless, id);
   return id;
@@ -545,20 +614,62 @@ void sim_graph_add_memory_delta(sim_graph *g, sim_task_id task, int64_t delta_by
   *d += delta_bytes;
 }
 
+static size_t line_round(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+
+/* Makes the graph's block for `tasks` task records and `ids` edge ids (see graph_block) and
+ * moves the arrays there, or returns FALSE when all four arrays come to less than BIG_BYTES. */
+static gboolean make_block(sim_graph *g, uint32_t tasks, uint32_t ids)
+{
+  size_t at_edges = line_round((size_t)tasks * sizeof(task_rec));
+  size_t at_states = at_edges + line_round((size_t)ids * sizeof(sim_task_id));
+  size_t at_succ = at_states + line_round((size_t)tasks * sizeof(task_state));
+  size_t bytes = at_succ + (size_t)(ids / 2) * sizeof(sim_task_id);
+  if (bytes < BIG_BYTES)
+    return FALSE;
+  graph_block *b = g_new0(graph_block, 1);
+  b->base = big_resize(NULL, 0, bytes, FALSE);   /* fresh: zero */
+  b->bytes = bytes;
+  b->tasks = tasks;
+  b->ids = ids;
+  b->states = (task_state *)(b->base + at_states);
+  b->succ = (sim_task_id *)(b->base + at_succ);
+  task_rec *t = (task_rec *)b->base;
+  sim_task_id *e = (sim_task_id *)(b->base + at_edges);
+  if (g->n_tasks)
+    memcpy(t, g->tasks, (size_t)g->n_tasks * sizeof *t);
+  if (g->n_edges)
+    memcpy(e, g->edges, (size_t)g->n_edges * sizeof *e);
+  big_free(g->tasks, (size_t)g->cap_tasks * sizeof *g->tasks);
+  big_free(g->edges, (size_t)g->cap_edges * sizeof *g->edges);
+  g->tasks = t;
+  g->cap_tasks = tasks;
+  g->edges = e;
+  g->cap_edges = ids;
+  g->block = b;
+  return TRUE;
+}
+
 void sim_graph_reserve(sim_graph *g, uint64_t tasks, uint64_t edges)
 {
   g_return_if_fail(g != NULL);
   /* Capacities stay below grow()'s limit; edges are stored as two ids each. */
   uint32_t want_tasks = (uint32_t)MIN(tasks, (uint64_t)UINT32_MAX / 2 - 1);
   uint32_t want_ids = (uint32_t)MIN(2 * edges, (uint64_t)UINT32_MAX / 2 - 1);
+  if (want_tasks <= g->cap_tasks && want_ids <= g->cap_edges)
+    return;
+  if (!g->block &&
+      make_block(g, MAX(want_tasks, g->cap_tasks), MAX(want_ids, g->cap_edges)))
+    return;
   if (want_tasks > g->cap_tasks) {
-    g->tasks = big_resize(g->tasks, (size_t)g->cap_tasks * sizeof *g->tasks,
-                          (size_t)want_tasks * sizeof *g->tasks, FALSE);
+    g->tasks = resize_out(g, g->tasks, (size_t)g->n_tasks * sizeof *g->tasks,
+                          (size_t)g->cap_tasks * sizeof *g->tasks,
+                          (size_t)want_tasks * sizeof *g->tasks);
     g->cap_tasks = want_tasks;
   }
   if (want_ids > g->cap_edges) {
-    g->edges = big_resize(g->edges, (size_t)g->cap_edges * sizeof *g->edges,
-                          (size_t)want_ids * sizeof *g->edges, FALSE);
+    g->edges = resize_out(g, g->edges, (size_t)g->n_edges * sizeof *g->edges,
+                          (size_t)g->cap_edges * sizeof *g->edges,
+                          (size_t)want_ids * sizeof *g->edges);
     g->cap_edges = want_ids;
   }
 }
@@ -566,8 +677,8 @@ void sim_graph_reserve(sim_graph *g, uint64_t tasks, uint64_t edges)
 void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before)
 {
   g_return_if_fail(task < g->n_tasks && before < g->n_tasks);
-  PUSH(g->edges, g->n_edges, g->cap_edges, before);
-  PUSH(g->edges, g->n_edges, g->cap_edges, task);
+  PUSH_OUT(g, g->edges, g->n_edges, g->cap_edges, before);
+  PUSH_OUT(g, g->edges, g->n_edges, g->cap_edges, task);
 }
 
 #define TASK(g, t) (&(g)->tasks[(t)])
@@ -603,16 +714,6 @@ sim_task_view sim_graph_task_view(const sim_graph *g, sim_task_id t)
 
 /* ---- Executor ------------------------------------------------------------------------------ */
 
-/* 16 bytes per task, read and written once or twice per event: what a run touches per task is
- * kept small so that more of it stays in cache, and fewer fresh pages are touched. Before the
- * task starts, `at` counts what it waits for (unfinished dependencies + distinct member streams
- * not yet arrived), >= 0; once it starts, `at` is ~start_ps (< 0: times are >= 0). Until the
- * task is done, `end` locates its successors, succ[first .. first + count) with first in its
- * low 32 bits and count in its high 32 (>= 0: count < 2^31); then it is ~end_ps (< 0). */
-typedef struct {
-  int64_t at;
-  int64_t end;
-} task_state;
 
 static inline gboolean ts_started(const task_state *s) { return s->at < 0; }
 static inline gboolean ts_done(const task_state *s) { return s->end < 0; }
@@ -628,6 +729,7 @@ struct sim_exec {
   void *comm_user;
   task_state *ts;
   uint32_t n_tasks, n_edges;  /* sizes of the arrays below */
+  graph_block *room;       /* the graph's block whose room holds ts and succ, or NULL */
   uint64_t *span_first;    /* per task: first of its consecutive span ids (0: none); made when
                             * a task starts with observers attached */
   sim_task_id *succ;       /* successors of each task, task by task (see task_state) */
@@ -663,9 +765,20 @@ sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *g)
   uint32_t n = g->n_tasks;
   x->n_tasks = n;
   x->n_edges = g->n_edges / 2;
-  x->ts = big_new0(n, sizeof(task_state));
   uint32_t n_edges = x->n_edges;
-  x->succ = big_new0(n_edges, sizeof(sim_task_id));
+  graph_block *b = g->block;
+  if (b && !b->lent && n <= b->tasks && n_edges <= b->ids / 2) {
+    x->room = b;
+    b->lent = TRUE;
+    x->ts = b->states;
+    x->succ = b->succ;
+    if (b->used)
+      memset(x->ts, 0, (size_t)n * sizeof *x->ts);
+    b->used = TRUE;
+  } else {
+    x->ts = big_new0(n, sizeof(task_state));
+    x->succ = big_new0(n_edges, sizeof(sim_task_id));
+  }
   const sim_task_id *e = g->edges;
   /* Counts, then each task's first successor serves as its fill cursor, which leaves it
    * count entries further: one pass takes the counts back off. */
@@ -705,10 +818,14 @@ void sim_exec_free(sim_exec *x)
 {
   if (!x)
     return;
-  big_free(x->ts, (size_t)MAX(x->n_tasks, 1) * sizeof(task_state));
+  if (x->room) {
+    x->room->lent = FALSE;
+  } else {
+    big_free(x->ts, (size_t)MAX(x->n_tasks, 1) * sizeof(task_state));
+    big_free(x->succ, (size_t)MAX(x->n_edges, 1) * sizeof(sim_task_id));
+  }
   if (x->span_first)
     big_free(x->span_first, (size_t)MAX(x->n_tasks, 1) * sizeof(uint64_t));
-  big_free(x->succ, (size_t)MAX(x->n_edges, 1) * sizeof(sim_task_id));
   g_free(x->cursor);
   g_free(x->busy_ps);
   g_free(x->track);

@@ -30,10 +30,18 @@ static void test_chain(void **state)
 }
 
 /* sim_graph_reserve is a hint: a graph reserved too small grows past it, one reserved after
- * tasks were added keeps them (the arrays move from the heap to their own mapping past 512
- * KiB), and one reserved far too large holds a few tasks. Task i (i < n) runs (i + 1) ns on
- * stream i % 2 after task i - 1, so the chain ends at n (n + 1) / 2 ns and task i starts at
- * i (i + 1) / 2 ns. */
+ * tasks were added keeps them (the arrays move from the heap into the graph's block of 512 KiB
+ * or more), one reserved far too large holds a few tasks, and one whose block is outgrown
+ * moves its arrays out of it. A block lends its room to one executor at a time: a second
+ * executor alive at once has arrays of its own, and a third, made once the first is freed,
+ * finds the room used and clears it. Task i (i < n) runs (i + 1) ns on stream i % 2 after task
+ * i - 1, so the chain ends at n (n + 1) / 2 ns and task i starts at i (i + 1) / 2 ns. */
+static void check_chain(const sim_exec *x, const sim_task_id *t, int n)
+{
+  for (int i = 0; i < n; i++)
+    assert_int_equal(sim_exec_task_start(x, t[i]), SIM_NS((int64_t)i * (i + 1) / 2));
+}
+
 static sim_time_ps run_reserved_chain(uint64_t reserve_before, uint64_t reserve_after, int n)
 {
   g_autoptr(sim_graph) g = sim_graph_new();
@@ -48,12 +56,25 @@ static sim_time_ps run_reserved_chain(uint64_t reserve_before, uint64_t reserve_
     if (i > 0)
       sim_graph_depend(g, t[i], t[i - 1]);
   }
-  g_autoptr(sim_engine) e = sim_engine_new();
-  g_autoptr(sim_exec) x = sim_exec_new(e, g);
-  assert_true(sim_exec_run(x, NULL));
-  for (int i = 0; i < n; i++)
-    assert_int_equal(sim_exec_task_start(x, t[i]), SIM_NS((int64_t)i * (i + 1) / 2));
-  return sim_exec_makespan(x);
+  sim_engine *e[3];
+  sim_exec *x[3];
+  for (int k = 0; k < 3; k++) {
+    if (k == 2)
+      g_clear_pointer(&x[0], sim_exec_free);
+    e[k] = sim_engine_new();
+    x[k] = sim_exec_new(e[k], g);
+    if (k == 1)
+      check_chain(x[0], t, n);   /* the second executor left the first one's states alone */
+    assert_true(sim_exec_run(x[k], NULL));
+    check_chain(x[k], t, n);
+    assert_int_equal(sim_exec_makespan(x[k]), SIM_NS((int64_t)n * (n + 1) / 2));
+  }
+  sim_time_ps makespan = sim_exec_makespan(x[2]);
+  for (int k = 0; k < 3; k++) {
+    g_clear_pointer(&x[k], sim_exec_free);
+    sim_engine_free(e[k]);
+  }
+  return makespan;
 }
 
 static void test_reserve(void **state)
@@ -61,6 +82,7 @@ static void test_reserve(void **state)
   assert_int_equal(run_reserved_chain(3, 0, 300), SIM_NS(300 * 301 / 2));
   assert_int_equal(run_reserved_chain(0, 100000, 300), SIM_NS(300 * 301 / 2));
   assert_int_equal(run_reserved_chain(1 << 20, 0, 3), SIM_NS(6));
+  assert_int_equal(run_reserved_chain(20000, 0, 30000), SIM_NS((int64_t)30000 * 30001 / 2));
 }
 
 /* Two streams of one device: "late" is added to stream 2 before "early", so even though

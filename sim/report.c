@@ -5,142 +5,122 @@
 
 #include <string.h>
 
-/* Appends to `iv` the time in [lo, hi) during which a stream's tasks are running, as pairs
- * (start, end). A stream runs its tasks one after the other, so they come sorted and disjoint. */
-static void busy_append(GArray *iv, const sim_graph *g, const sim_exec *x, sim_stream_id s,
-                        sim_time_ps lo, sim_time_ps hi)
-{
-  uint32_t n;
-  const sim_task_id *tasks = sim_graph_stream_tasks(g, s, &n);
-  guint at = iv->len;
-  g_array_set_size(iv, at + 2 * n);
-  sim_time_ps *v = &g_array_index(iv, sim_time_ps, at);
-  guint k = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    sim_time_ps a = MAX(sim_exec_task_start(x, tasks[i]), lo);
-    sim_time_ps b = MIN(sim_exec_task_end(x, tasks[i]), hi);
-    if (b > a) {
-      v[k++] = a;
-      v[k++] = b;
-    }
-  }
-  g_array_set_size(iv, at + k);
-}
-
-static GArray *busy_intervals(const sim_graph *g, const sim_exec *x, sim_stream_id s,
-                              sim_time_ps lo, sim_time_ps hi)
-{
-  GArray *iv = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
-  busy_append(iv, g, x, s, lo, hi);
-  return iv;
-}
-
 typedef struct {
   sim_time_ps start, end;
 } span;
 
-/* Sorts spans by start, stably: a merge of the runs already in order (each stream's spans are
- * one run, so a probe device's few streams make a few runs), O(n log runs). */
-static void sort_spans(span *v, guint n)
+/* The part of task t's run inside [lo, hi): FALSE when empty. */
+static gboolean clip(const sim_exec *x, sim_task_id t, sim_time_ps lo, sim_time_ps hi, span *out)
 {
-  if (n < 2)
-    return;
-  g_autofree guint *bound = g_new(guint, n + 1);   /* run r is [bound[r], bound[r + 1]) */
-  guint runs = 0;
-  bound[runs++] = 0;
-  for (guint i = 1; i < n; i++)
-    if (v[i].start < v[i - 1].start)
-      bound[runs++] = i;
-  bound[runs] = n;
-  if (runs == 1)
-    return;
-  g_autofree span *tmp = g_new(span, n);
-  span *from = v, *to = tmp;
-  while (runs > 1) {
-    guint out = 0;
-    for (guint r = 0; r < runs; r += 2) {
-      guint a = bound[r], am = bound[r + 1], b = am, bm = r + 2 <= runs ? bound[r + 2] : am;
-      guint k = a;
-      while (a < am && b < bm)
-        to[k++] = from[b].start < from[a].start ? from[b++] : from[a++];
-      while (a < am)
-        to[k++] = from[a++];
-      while (b < bm)
-        to[k++] = from[b++];
-      bound[out++] = bound[r];
-    }
-    bound[out] = n;
-    runs = out;
-    span *t = from;
-    from = to;
-    to = t;
-  }
-  if (from != v)
-    memcpy(v, from, n * sizeof *v);
+  out->start = MAX(sim_exec_task_start(x, t), lo);
+  out->end = MIN(sim_exec_task_end(x, t), hi);
+  return out->end > out->start;
 }
 
-/* The union of the busy intervals of the probe device's communication streams (all but its
- * compute and host-copy streams), sorted and disjoint. */
-static GArray *comm_intervals(const sim_graph *g, const sim_exec *x, const sim_plan *p,
-                              sim_time_ps lo, sim_time_ps hi)
+/* Busy spans in start order: the tasks of a stream (run one after the other, so in order and
+ * disjoint) clipped to the window, or spans already clipped and sorted. */
+typedef struct {
+  const sim_task_id *tasks;  /* a stream's tasks, or NULL: */
+  const span *spans;         /* these */
+  uint32_t n, next;          /* how many; the index after `cur` */
+  span cur;                  /* its next span, while `live` */
+  gboolean live;
+} span_run;
+
+static void run_advance(span_run *r, const sim_exec *x, sim_time_ps lo, sim_time_ps hi)
 {
-  g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(sim_time_ps));
+  r->live = FALSE;
+  for (; !r->live && r->next < r->n; r->next++) {
+    if (r->tasks) {
+      r->live = clip(x, r->tasks[r->next], lo, hi, &r->cur);
+    } else {
+      r->cur = r->spans[r->next];
+      r->live = TRUE;
+    }
+  }
+}
+
+static gint span_cmp(gconstpointer a, gconstpointer b)
+{
+  const span *u = a, *v = b;
+  return (u->start > v->start) - (u->start < v->start);
+}
+
+/* Communication of the probe device in [lo, hi): the length of the union of the busy spans of
+ * its communication streams (all but its compute and host-copy streams) and of its
+ * parameter-server pushes, and the part of that union its compute stream does not cover. The
+ * union is walked in order, merging the streams' runs as it goes, so that no span is stored
+ * (the report used to gather and sort them all, about 100 KB for a 3-D run). */
+static void comm_spans(const sim_graph *g, const sim_exec *x, const sim_plan *p, sim_time_ps lo,
+                       sim_time_ps hi, sim_time_ps *union_ps, sim_time_ps *exposed_ps)
+{
+  g_autoptr(GArray) runs = g_array_new(FALSE, TRUE, sizeof(span_run));
   for (sim_stream_id s = 0; s < sim_graph_n_streams(g); s++) {
     if (sim_graph_stream_unit(g, s) != p->probe_unit || s == p->probe_compute ||
         strcmp(sim_graph_stream_name(g, s), "h2d") == 0)
       continue;
-    busy_append(all, g, x, s, lo, hi);
+    span_run r = {0};
+    r.tasks = sim_graph_stream_tasks(g, s, &r.n);
+    g_array_append_val(runs, r);
   }
   /* Parameter-server pushes of the probe device run on no stream: from gradient ready to the
    * pull of the new parameters. */
+  g_autoptr(GArray) pushes = g_array_new(FALSE, FALSE, sizeof(span));
   uint32_t probe_rank = g_array_index(p->units, sim_unit_info, p->probe_unit).index;
   for (guint k = 0; k < p->ps_tasks->len; k++) {
     const sim_ps_task *pt = &g_array_index(p->ps_tasks, sim_ps_task, k);
-    if (pt->worker != probe_rank)
+    span v;
+    if (pt->worker == probe_rank && clip(x, pt->task, lo, hi, &v))
+      g_array_append_val(pushes, v);
+  }
+  if (pushes->len) {
+    g_array_sort(pushes, span_cmp);
+    span_run r = {.spans = (const span *)pushes->data, .n = pushes->len};
+    g_array_append_val(runs, r);
+  }
+  span_run *rs = (span_run *)runs->data;
+  for (guint i = 0; i < runs->len; i++)
+    run_advance(&rs[i], x, lo, hi);
+
+  uint32_t nc;
+  const sim_task_id *comp = sim_graph_stream_tasks(g, p->probe_compute, &nc);
+  uint32_t j = 0;   /* the first compute task that may overlap the union's current span */
+  *union_ps = *exposed_ps = 0;
+  span u = {0, 0};
+  gboolean open = FALSE;
+  for (;;) {
+    span_run *first = NULL;
+    for (guint i = 0; i < runs->len; i++)
+      if (rs[i].live && (!first || rs[i].cur.start < first->cur.start))
+        first = &rs[i];
+    /* Overlapping or touching spans join the union's current span. */
+    if (first && open && first->cur.start <= u.end) {
+      u.end = MAX(u.end, first->cur.end);
+      run_advance(first, x, lo, hi);
       continue;
-    sim_time_ps v[2] = {MAX(sim_exec_task_start(x, pt->task), lo),
-                        MIN(sim_exec_task_end(x, pt->task), hi)};
-    if (v[1] > v[0])
-      g_array_append_vals(all, v, 2);
+    }
+    if (open) {
+      /* u is whole: its length, less the compute inside it. */
+      sim_time_ps covered = 0;
+      span c;
+      while (j < nc && (!clip(x, comp[j], lo, hi, &c) || c.end <= u.start))
+        j++;
+      for (uint32_t k = j; k < nc; k++) {
+        if (!clip(x, comp[k], lo, hi, &c))
+          continue;
+        if (c.start >= u.end)
+          break;
+        covered += MIN(u.end, c.end) - MAX(u.start, c.start);
+      }
+      *union_ps += u.end - u.start;
+      *exposed_ps += (u.end - u.start) - covered;
+    }
+    if (!first)
+      break;
+    u = first->cur;
+    open = TRUE;
+    run_advance(first, x, lo, hi);
   }
-  span *v = (span *)all->data;
-  guint n = all->len / 2, k = 0;
-  sort_spans(v, n);
-  /* Overlapping or touching spans become one, in place (k <= i). */
-  for (guint i = 0; i < n; i++) {
-    if (k > 0 && v[i].start <= v[k - 1].end)
-      v[k - 1].end = MAX(v[k - 1].end, v[i].end);
-    else
-      v[k++] = v[i];
-  }
-  g_array_set_size(all, 2 * k);
-  return g_steal_pointer(&all);
-}
-
-/* Length of the parts of `a` not covered by `b` (both sorted, disjoint). */
-static sim_time_ps uncovered(const GArray *a, const GArray *b)
-{
-  const sim_time_ps *x = (const sim_time_ps *)a->data, *y = (const sim_time_ps *)b->data;
-  guint na = a->len / 2, nb = b->len / 2, j = 0;
-  sim_time_ps total = 0;
-  for (guint i = 0; i < na; i++) {
-    sim_time_ps s = x[2 * i], e = x[2 * i + 1], covered = 0;
-    while (j < nb && y[2 * j + 1] <= s)
-      j++;
-    for (guint k = j; k < nb && y[2 * k] < e; k++)
-      covered += MIN(e, y[2 * k + 1]) - MAX(s, y[2 * k]);
-    total += (e - s) - covered;
-  }
-  return total;
-}
-
-static sim_time_ps length(const GArray *a)
-{
-  const sim_time_ps *x = (const sim_time_ps *)a->data;
-  sim_time_ps t = 0;
-  for (guint i = 0; i < a->len / 2; i++)
-    t += x[2 * i + 1] - x[2 * i];
-  return t;
 }
 
 void sim_report_measure(sim_report *r, const sim_plan *p, const sim_exec *x)
@@ -161,19 +141,13 @@ void sim_report_measure(sim_report *r, const sim_plan *p, const sim_exec *x)
   r->devices = p->devices;
   r->memory_per_device_bytes = p->memory_per_device_bytes;
 
-  g_autoptr(GArray) comp = busy_intervals(g, x, p->probe_compute, lo, hi);
-  g_autoptr(GArray) comm = comm_intervals(g, x, p, lo, hi);
-  sim_time_ps comp_ps = length(comp), comm_total_ps = length(comm);
-  sim_time_ps exposed_ps = uncovered(comm, comp);
-  r->compute_time_s = sim_time_to_s(comp_ps);
-  r->comm_time_s = sim_time_to_s(comm_total_ps);
-  r->exposed_comm_time_s = sim_time_to_s(exposed_ps);
-  r->idle_time_s = sim_time_to_s(window - comp_ps - exposed_ps);
-
   uint32_t n;
   const sim_task_id *tasks = sim_graph_stream_tasks(g, p->probe_compute, &n);
-  sim_time_ps fwd = 0, bwd = 0, upd = 0;
+  sim_time_ps fwd = 0, bwd = 0, upd = 0, comp_ps = 0;
   for (uint32_t i = 0; i < n; i++) {
+    span c;
+    if (clip(x, tasks[i], lo, hi, &c))
+      comp_ps += c.end - c.start;
     /* Whole tasks of the measured iteration only. */
     sim_time_ps ts = sim_exec_task_start(x, tasks[i]), te = sim_exec_task_end(x, tasks[i]);
     if (ts < lo || te > hi)
@@ -190,6 +164,12 @@ void sim_report_measure(sim_report *r, const sim_plan *p, const sim_exec *x)
   r->forward_time_s = sim_time_to_s(fwd);
   r->backward_time_s = sim_time_to_s(bwd);
   r->update_time_s = sim_time_to_s(upd);
+  sim_time_ps comm_total_ps, exposed_ps;
+  comm_spans(g, x, p, lo, hi, &comm_total_ps, &exposed_ps);
+  r->compute_time_s = sim_time_to_s(comp_ps);
+  r->comm_time_s = sim_time_to_s(comm_total_ps);
+  r->exposed_comm_time_s = sim_time_to_s(exposed_ps);
+  r->idle_time_s = sim_time_to_s(window - comp_ps - exposed_ps);
 }
 
 static void json_double(GString *o, const char *key, double v)

@@ -79,7 +79,8 @@ typedef struct {
   int64_t end;
 } task_state;
 
-#define CATEGORY_CACHE 64
+#define CATEGORY_BITS 6
+#define CATEGORY_CACHE (1u << CATEGORY_BITS)
 
 typedef struct {
   const char *category;
@@ -131,6 +132,7 @@ struct sim_graph {
   GPtrArray *categories;   /* the distinct category strings (static), by index */
   GHashTable *category_index; /* category string -> its index + 1 */
   category_slot category_cache[CATEGORY_CACHE];  /* in front of category_index, by address */
+  uint32_t n_cached;       /* categories in category_cache (at most half its slots) */
   graph_block *block;      /* NULL: none (see graph_block) */
 };
 
@@ -463,12 +465,26 @@ const char *sim_graph_unit_name(const sim_graph *g, sim_unit_id u)
   return g_array_index(g->units, unit_rec, u).name;
 }
 
-/* The index of a category string (compared by address: categories are static strings). */
+/* The index of a category string (compared by address: categories are static strings). The
+ * cache is an open-addressing table by address, so that two categories in use at once never
+ * evict each other (as they did in a direct-mapped cache when their addresses met in it, which
+ * cost a GHashTable lookup for every task of the 3-D build); categories past its half go to
+ * category_index alone. */
 static uint16_t category_of(sim_graph *g, const char *category)
 {
-  category_slot *c = &g->category_cache[((uintptr_t)category >> 3) & (CATEGORY_CACHE - 1)];
-  if (G_LIKELY(c->category == category && category))
-    return c->index;
+  category_slot *empty = NULL;
+  if (G_LIKELY(category)) {
+    uint32_t j = (uint32_t)(((uintptr_t)category * 0x9E3779B97F4A7C15ULL) >> (64 - CATEGORY_BITS));
+    for (;; j = (j + 1) & (CATEGORY_CACHE - 1)) {
+      category_slot *c = &g->category_cache[j];
+      if (c->category == category)
+        return c->index;
+      if (!c->category) {
+        empty = c;
+        break;
+      }
+    }
+  }
   guint k = GPOINTER_TO_UINT(g_hash_table_lookup(g->category_index, category));
   if (k == 0) {
     if (g->categories->len > UINT16_MAX)
@@ -477,8 +493,11 @@ static uint16_t category_of(sim_graph *g, const char *category)
     k = g->categories->len;
     g_hash_table_insert(g->category_index, (gpointer)category, GUINT_TO_POINTER(k));
   }
-  c->category = category;
-  c->index = k - 1;
+  if (empty && g->n_cached < CATEGORY_CACHE / 2) {
+    empty->category = category;
+    empty->index = k - 1;
+    g->n_cached++;
+  }
   return k - 1;
 }
 

@@ -85,6 +85,25 @@ static void test_reserve(void **state)
   assert_int_equal(run_reserved_chain(20000, 0, 30000), SIM_NS((int64_t)30000 * 30001 / 2));
 }
 
+/* Categories are kept by address: 40 of them (more than the graph caches) each come back as
+ * given, asked in turn twice so that cached and uncached ones are both found again. */
+static void test_categories(void **state)
+{
+  static const char cats[40][4] = {"c0",  "c1",  "c2",  "c3",  "c4",  "c5",  "c6",  "c7",
+                                   "c8",  "c9",  "c10", "c11", "c12", "c13", "c14", "c15",
+                                   "c16", "c17", "c18", "c19", "c20", "c21", "c22", "c23",
+                                   "c24", "c25", "c26", "c27", "c28", "c29", "c30", "c31",
+                                   "c32", "c33", "c34", "c35", "c36", "c37", "c38", "c39"};
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id u = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+  sim_stream_id s = sim_graph_add_stream(g, u, "compute");
+  sim_task_id t[80];
+  for (int i = 0; i < 80; i++)
+    t[i] = sim_graph_add_compute(g, s, "x", cats[i % 40], SIM_NS(1), 0, 0);
+  for (int i = 0; i < 80; i++)
+    assert_ptr_equal(sim_graph_task_category(g, t[i]), cats[i % 40]);
+}
+
 /* Two streams of one device: "late" is added to stream 2 before "early", so even though
  * "early" has no dependencies it waits for "late", which waits for "a" (50 ns) on stream 1.
  * late: 50..60, early: 60..65. */
@@ -420,6 +439,7 @@ int main(void)
       cmocka_unit_test(test_memory_deltas_add_up), cmocka_unit_test(test_show_on),
       cmocka_unit_test(test_interned_names), cmocka_unit_test(test_large_graph),
       cmocka_unit_test(test_reserve),
+      cmocka_unit_test(test_categories),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

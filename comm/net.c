@@ -65,7 +65,6 @@ struct flow {
   uint64_t bytes;
   comm_ep src, dst;
   gboolean in_use;
-  flow *next_free;
 };
 
 /* The active flows of one route (source, destination). Max-min fairness gives flows with the
@@ -100,7 +99,6 @@ struct fclass {
   gboolean hashed;       /* in net->classes, where activating flows find their route's class */
   flow **heap;           /* min-heap of its flows by (target, seq) */
   uint32_t hn, hcap;
-  fclass *next_free;
 };
 
 typedef struct {
@@ -292,9 +290,9 @@ struct comm_net {
   const comm__link_class **link_class; /* per directed link, looked up once (flow model) */
 
   GPtrArray *slabs;
-  flow *free_flows;
+  flowvec free_flows;    /* released records, the last released last (reused first) */
   GPtrArray *class_slabs;
-  fclass *free_classes;
+  classvec free_classes; /* as free_flows */
   uint32_t flows_fresh;    /* flows of the last slab handed out; the others never written */
   uint32_t classes_fresh;  /* the same for classes */
   class_table classes;   /* hashed classes by route (src << 32 | dst) */
@@ -371,14 +369,17 @@ struct comm_net {
 
 /* ---- Flow and class records ----------------------------------------------------------------- */
 
-/* Records come from the list of released ones (the last released first), then from the last
- * slab in order, then from a new slab. A slab's records are written only as they are first
- * handed out, so that a run with few flows in flight touches few pages of its slabs. */
+/* Records come from the released ones (the last released first), then from the last slab in
+ * order, then from a new slab. The released ones are kept in an array of pointers, not in a
+ * list through the records: taking one then writes it without reading it first (the read of a
+ * cold record's link to the next was half of comm_net_send's time in an unfolded nccl run). A
+ * slab's records are written only as they are first handed out, so that a run with few flows
+ * in flight touches few pages of its slabs. */
 static flow *flow_alloc(comm_net *net)
 {
-  flow *f = net->free_flows;
-  if (f) {
-    net->free_flows = f->next_free;
+  flow *f;
+  if (net->free_flows.n) {
+    f = net->free_flows.v[--net->free_flows.n];
   } else {
     if (net->slabs->len == 0 || net->flows_fresh == FLOWS_PER_SLAB) {
       g_ptr_array_add(net->slabs, g_new(flow, FLOWS_PER_SLAB));
@@ -403,8 +404,7 @@ static inline uint32_t class_slab_used(const comm_net *net, guint s)
 static void flow_release(comm_net *net, flow *f)
 {
   f->in_use = FALSE;
-  f->next_free = net->free_flows;
-  net->free_flows = f;
+  VEC_PUSH(&net->free_flows, f);
 }
 
 /* A class's part of net->class_sum, the hash of the live classes' (route, flows) that finds a
@@ -438,9 +438,9 @@ static inline void class_set_count(comm_net *net, fclass *c, uint32_t count)
 static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32_t *route,
                            uint32_t nhops, gboolean hashed)
 {
-  fclass *c = net->free_classes;
-  if (c) {
-    net->free_classes = c->next_free;
+  fclass *c;
+  if (net->free_classes.n) {
+    c = net->free_classes.v[--net->free_classes.n];
   } else {
     /* As flow_alloc; a record handed out for the first time starts cleared (no flow heap). */
     if (net->class_slabs->len == 0 || net->classes_fresh == CLASSES_PER_SLAB) {
@@ -487,8 +487,7 @@ static void class_release(comm_net *net, fclass *c)
   if (c->hops != c->inline_hops)
     g_free(c->hops);
   c->in_use = FALSE;
-  c->next_free = net->free_classes;
-  net->free_classes = c;
+  VEC_PUSH(&net->free_classes, c);
 }
 
 static inline gboolean flow_before(const flow *a, const flow *b)
@@ -1902,6 +1901,8 @@ void comm_net_free(comm_net *net)
   for (uint32_t i = 0; i < net->held_links.n; i++)
     g_free(net->links[net->held_links.v[i]].cls);
   g_free(net->held_links.v);
+  g_free(net->free_flows.v);
+  g_free(net->free_classes.v);
   g_free(net->links);
   g_free(net->reserved_on);
   g_free(net->link_class);

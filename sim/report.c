@@ -49,8 +49,8 @@ static gint span_cmp(gconstpointer a, gconstpointer b)
 /* Communication of the probe device in [lo, hi): the length of the union of the busy spans of
  * its communication streams (all but its compute and host-copy streams) and of its
  * parameter-server pushes, and the part of that union its compute stream does not cover. The
- * union is walked in order, merging the streams' runs as it goes, so that no span is stored
- * (the report used to gather and sort them all, about 100 KB for a 3-D run). */
+ * union is walked in order, merging the streams' runs as it goes, so that their spans are not
+ * stored (the report used to gather and sort them all, about 100 KB for a 3-D run). */
 static void comm_spans(const sim_graph *g, const sim_exec *x, const sim_plan *p, sim_time_ps lo,
                        sim_time_ps hi, sim_time_ps *union_ps, sim_time_ps *exposed_ps)
 {

@@ -68,9 +68,10 @@ typedef struct {
   uint64_t resident_bytes;
 } unit_rec;
 
-/* 16 bytes per task, read and written once or twice per event: what a run touches per task is
- * kept small so that more of it stays in cache, and fewer fresh pages are touched. Before the
- * task starts, `at` counts what it waits for (unfinished dependencies + distinct member streams
+/* The executor's state of a task (defined here so that graph_block can make room for it). 16
+ * bytes per task, read and written once or twice per event: what a run touches per task is kept
+ * small so that more of it stays in cache, and fewer fresh pages are touched. Before the task
+ * starts, `at` counts what it waits for (unfinished dependencies + distinct member streams
  * not yet arrived), >= 0; once it starts, `at` is ~start_ps (< 0: times are >= 0). Until the
  * task is done, `end` locates its successors, succ[first .. first + count) with first in its
  * low 32 bits and count in its high 32 (>= 0: count < 2^31); then it is ~end_ps (< 0). */
@@ -91,12 +92,16 @@ typedef struct {
  * records, its dependency pairs, and room for its executor's task states and successor lists:
  * the four arrays of a run then share huge pages instead of each filling its own or faulting
  * in 4 KiB at a time (the 3-D GPT-3 run of bench_scale --events: 1.6 MB in one 2 MiB page,
- * where the pairs and the executor's arrays took 90 faults from the heap). An array that
- * outgrows its place moves out to an allocation of its own; the block stays until the graph
- * is freed. */
+ * where the pairs and the executor's arrays took 90 faults from the heap). The rest of the
+ * last huge page, zeroed with it, takes the stream task lists and name tables as they grow
+ * (65 faults fewer there). An array that outgrows its place moves out to an allocation of its
+ * own; the block stays until the graph is freed. */
 typedef struct {
   char *base;
-  size_t bytes;
+  size_t bytes;            /* the whole mapping (whole huge pages) */
+  size_t spare_at;         /* the first byte past the four arrays not yet given out: the rest
+                            * of the last huge page serves the graph's smaller arrays (stream
+                            * task lists, name tables), already zero and paid for */
   uint32_t tasks, ids;     /* what it was made for: task records, and edge ids (two an edge) */
   task_state *states;      /* the executor's room: `tasks` task states, */
   sim_task_id *succ;       /* and ids / 2 successors */
@@ -222,41 +227,53 @@ static void *big_new0(size_t n, size_t size)
   return big_resize(NULL, 0, (n ? n : 1) * size, TRUE);
 }
 
-/* Growable arrays, appended to once or more per task: inline, without GArray's call and copy. */
-static void *grow(void *items, uint32_t *cap, size_t size)
-{
-  g_assert(*cap < UINT32_MAX / 2);
-  size_t old_bytes = (size_t)*cap * size;
-  *cap = *cap ? 2 * *cap : 16;
-  return big_resize(items, old_bytes, (size_t)*cap * size, FALSE);
-}
-
-#define PUSH(items, len, cap, value)                                                            \
-  do {                                                                                          \
-    if (G_UNLIKELY((len) == (cap)))                                                             \
-      (items) = grow((items), &(cap), sizeof *(items));                                         \
-    (items)[(len)++] = (value);                                                                 \
-  } while (0)
-
 static inline gboolean in_block(const sim_graph *g, const void *items)
 {
   return g->block && (const char *)items >= g->block->base &&
          (const char *)items < g->block->base + g->block->bytes;
 }
 
-/* An array of `bytes` holding the first `used` bytes of `items`, which it frees unless the array
- * is in the graph's block (cap_bytes: its size). */
-static void *resize_out(sim_graph *g, void *items, size_t used, size_t cap_bytes, size_t bytes)
+static size_t line_round(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
+
+/* `bytes` of zero from the unused end of the graph's block, or NULL when it has no block or
+ * not that much room left. */
+static void *block_take(sim_graph *g, size_t bytes)
+{
+  graph_block *b = g->block;
+  if (!b || bytes > b->bytes - line_round(b->spare_at))
+    return NULL;
+  void *p = b->base + line_round(b->spare_at);
+  b->spare_at = line_round(b->spare_at) + bytes;
+  return p;
+}
+
+/* Frees an array unless it is in the graph's block (cap_bytes: its size). */
+static void free_out(sim_graph *g, void *items, size_t cap_bytes)
 {
   if (!in_block(g, items))
-    return big_resize(items, cap_bytes, bytes, FALSE);
-  void *moved = big_resize(NULL, 0, bytes, FALSE);
-  memcpy(moved, items, used);
+    big_free(items, cap_bytes);
+}
+
+/* An array of `bytes` holding the first `used` bytes of `items`, which it frees unless the array
+ * is in the graph's block (cap_bytes: its size): from the block's spare room while there is
+ * some, else an allocation of its own. */
+static void *resize_out(sim_graph *g, void *items, size_t used, size_t cap_bytes, size_t bytes)
+{
+  void *moved = block_take(g, bytes);
+  if (!moved) {
+    if (!in_block(g, items))
+      return big_resize(items, cap_bytes, bytes, FALSE);
+    moved = big_resize(NULL, 0, bytes, FALSE);
+  }
+  if (used)
+    memcpy(moved, items, used);
+  free_out(g, items, cap_bytes);
   return moved;
 }
 
-/* grow() for the two arrays that may sit in the graph's block, which they leave by a copy. */
-static void *grow_out(sim_graph *g, void *items, uint32_t *cap, size_t size)
+/* Growable arrays, appended to once or more per task: inline, without GArray's call and copy,
+ * and in the graph's block while it has room. */
+static void *grow(sim_graph *g, void *items, uint32_t *cap, size_t size)
 {
   g_assert(*cap < UINT32_MAX / 2);
   size_t old_bytes = (size_t)*cap * size;
@@ -264,10 +281,10 @@ static void *grow_out(sim_graph *g, void *items, uint32_t *cap, size_t size)
   return resize_out(g, items, old_bytes, old_bytes, (size_t)*cap * size);
 }
 
-#define PUSH_OUT(g, items, len, cap, value)                                                     \
+#define PUSH(g, items, len, cap, value)                                                         \
   do {                                                                                          \
     if (G_UNLIKELY((len) == (cap)))                                                             \
-      (items) = grow_out((g), (items), &(cap), sizeof *(items));                                \
+      (items) = grow((g), (items), &(cap), sizeof *(items));                                    \
     (items)[(len)++] = (value);                                                                 \
   } while (0)
 
@@ -283,14 +300,28 @@ static inline uint32_t handed_slot(const sim_graph *g, const char *name)
   return (uint32_t)(((uintptr_t)name * 0x9E3779B97F4A7C15ULL) >> 40) & g->handed_mask;
 }
 
+/* A zeroed table of the graph's (names, handed): in the block's spare room while it has some.
+ * table_free() frees one. */
+static void *table_new0(sim_graph *g, size_t bytes)
+{
+  void *t = block_take(g, bytes);
+  return t ? t : g_malloc0(bytes);
+}
+
+static void table_free(sim_graph *g, void *table)
+{
+  if (!in_block(g, table))
+    g_free(table);
+}
+
 static void names_grow(sim_graph *g)
 {
   uint32_t old_slots = g->names_mask + 1;
   const char **old = g->names;
   uint32_t *old_hash = g->name_hash;
   g->names_mask = 2 * old_slots - 1;
-  g->names = g_new0(const char *, g->names_mask + 1);
-  g->name_hash = g_new(uint32_t, g->names_mask + 1);
+  g->names = table_new0(g, (size_t)(g->names_mask + 1) * sizeof *g->names);
+  g->name_hash = table_new0(g, (size_t)(g->names_mask + 1) * sizeof *g->name_hash);
   for (uint32_t i = 0; i < old_slots; i++) {
     if (!old[i])
       continue;
@@ -300,8 +331,8 @@ static void names_grow(sim_graph *g)
     g->names[j] = old[i];
     g->name_hash[j] = old_hash[i];
   }
-  g_free(old);
-  g_free(old_hash);
+  table_free(g, old);
+  table_free(g, old_hash);
 }
 
 static const char *intern_text(sim_graph *g, const char *name)
@@ -361,11 +392,11 @@ const char *sim_graph_intern(sim_graph *g, const char *name)
     const char **old = g->handed;
     uint32_t old_slots = g->handed_mask + 1;
     g->handed_mask = 2 * old_slots - 1;
-    g->handed = g_new0(const char *, g->handed_mask + 1);
+    g->handed = table_new0(g, (size_t)(g->handed_mask + 1) * sizeof *g->handed);
     for (uint32_t i = 0; i < old_slots; i++)
       if (old[i])
         handed_put(g, old[i]);
-    g_free(old);
+    table_free(g, old);
   }
   handed_put(g, copy);
   g->n_handed++;
@@ -395,25 +426,23 @@ void sim_graph_free(sim_graph *g)
     return;
   for (guint i = 0; i < g->streams->len; i++) {
     stream_rec *sr = &g_array_index(g->streams, stream_rec, i);
-    big_free(sr->tasks, (size_t)sr->cap_tasks * sizeof *sr->tasks);
+    free_out(g, sr->tasks, (size_t)sr->cap_tasks * sizeof *sr->tasks);
   }
-  if (!in_block(g, g->tasks))
-    big_free(g->tasks, (size_t)g->cap_tasks * sizeof *g->tasks);
-  big_free(g->members, (size_t)g->cap_members * sizeof *g->members);
-  if (!in_block(g, g->edges))
-    big_free(g->edges, (size_t)g->cap_edges * sizeof *g->edges);
+  free_out(g, g->tasks, (size_t)g->cap_tasks * sizeof *g->tasks);
+  free_out(g, g->members, (size_t)g->cap_members * sizeof *g->members);
+  free_out(g, g->edges, (size_t)g->cap_edges * sizeof *g->edges);
+  free_out(g, g->memberless, (size_t)g->cap_memberless * sizeof *g->memberless);
+  table_free(g, g->names);
+  table_free(g, g->name_hash);
+  table_free(g, g->handed);
   if (g->block) {
     g_assert(!g->block->lent);   /* an executor is freed before its graph */
     big_free(g->block->base, g->block->bytes);
     g_free(g->block);
   }
-  big_free(g->memberless, (size_t)g->cap_memberless * sizeof *g->memberless);
   g_array_free(g->streams, TRUE);
   g_array_free(g->units, TRUE);
   g_string_chunk_free(g->strings);
-  g_free(g->names);
-  g_free(g->name_hash);
-  g_free(g->handed);
   g_array_free(g->stream_mark, TRUE);
   g_ptr_array_free(g->categories, TRUE);
   g_hash_table_destroy(g->category_index);
@@ -515,7 +544,7 @@ static task_rec *add_task(sim_graph *g, sim_task_kind kind, const char *name,
   const char *copy = intern(g, name);
   uint16_t cat = category_of(g, category);
   if (G_UNLIKELY(g->n_tasks == g->cap_tasks))
-    g->tasks = grow_out(g, g->tasks, &g->cap_tasks, sizeof *g->tasks);
+    g->tasks = grow(g, g->tasks, &g->cap_tasks, sizeof *g->tasks);
   task_rec *t = &g->tasks[id];
   memset(t, 0, sizeof *t);
   t->kind = kind;
@@ -529,7 +558,7 @@ static task_rec *add_task(sim_graph *g, sim_task_kind kind, const char *name,
     t->dups = n == 2 && members[0] == members[1];
     for (uint32_t i = 0; i < n - t->dups; i++) {
       stream_rec *s = &g_array_index(g->streams, stream_rec, members[i]);
-      PUSH(s->tasks, s->n_tasks, s->cap_tasks, id);
+      PUSH(g, s->tasks, s->n_tasks, s->cap_tasks, id);
     }
   } else {
     t->members_at = g->n_members;
@@ -540,19 +569,19 @@ static task_rec *add_task(sim_graph *g, sim_task_kind kind, const char *name,
     }
     uint32_t *mark = (uint32_t *)g->stream_mark->data;
     for (uint32_t i = 0; i < n; i++) {
-      PUSH(g->members, g->n_members, g->cap_members, members[i]);
+      PUSH(g, g->members, g->n_members, g->cap_members, members[i]);
       if (mark[members[i]] == g->mark_stamp) {
         t->dups = 1;
         continue;
       }
       mark[members[i]] = g->mark_stamp;
       stream_rec *s = &g_array_index(g->streams, stream_rec, members[i]);
-      PUSH(s->tasks, s->n_tasks, s->cap_tasks, id);
+      PUSH(g, s->tasks, s->n_tasks, s->cap_tasks, id);
     }
   }
   g->n_tasks++;
   if (n == 0)
-    PUSH(g->memberless, g->n_memberless, g->cap_memberless, id);
+    PUSH(g, g->memberless, g->n_memberless, g->cap_memberless, id);
   return t;
 }
 
@@ -662,8 +691,6 @@ void sim_graph_add_memory_delta(sim_graph *g, sim_task_id task, int64_t delta_by
   *d += delta_bytes;
 }
 
-static size_t line_round(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
-
 /* Makes the graph's block for `tasks` task records and `ids` edge ids (see graph_block) and
  * moves the arrays there, or returns FALSE when all four arrays come to less than BIG_BYTES. */
 static gboolean make_block(sim_graph *g, uint32_t tasks, uint32_t ids)
@@ -676,7 +703,8 @@ static gboolean make_block(sim_graph *g, uint32_t tasks, uint32_t ids)
     return FALSE;
   graph_block *b = g_new0(graph_block, 1);
   b->base = big_resize(NULL, 0, bytes, FALSE);   /* fresh: zero */
-  b->bytes = bytes;
+  b->bytes = huge_round(bytes);                  /* what big_resize mapped */
+  b->spare_at = bytes;
   b->tasks = tasks;
   b->ids = ids;
   b->states = (task_state *)(b->base + at_states);
@@ -725,8 +753,8 @@ void sim_graph_reserve(sim_graph *g, uint64_t tasks, uint64_t edges)
 void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before)
 {
   g_return_if_fail(task < g->n_tasks && before < g->n_tasks);
-  PUSH_OUT(g, g->edges, g->n_edges, g->cap_edges, before);
-  PUSH_OUT(g, g->edges, g->n_edges, g->cap_edges, task);
+  PUSH(g, g->edges, g->n_edges, g->cap_edges, before);
+  PUSH(g, g->edges, g->n_edges, g->cap_edges, task);
 }
 
 #define TASK(g, t) (&(g)->tasks[(t)])
@@ -761,7 +789,6 @@ sim_task_view sim_graph_task_view(const sim_graph *g, sim_task_id t)
 }
 
 /* ---- Executor ------------------------------------------------------------------------------ */
-
 
 static inline gboolean ts_started(const task_state *s) { return s->at < 0; }
 static inline gboolean ts_done(const task_state *s) { return s->end < 0; }

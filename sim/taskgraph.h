@@ -39,7 +39,8 @@ typedef struct sim_graph sim_graph;
 sim_graph *sim_graph_new(void);
 /* Makes room for `tasks` tasks and `edges` dependencies in all (a hint: the graph still grows
  * past them), so that a builder that knows its size fills arrays made once at their final
- * size instead of doubling and copying them. */
+ * size instead of doubling and copying them. The room includes that of one executor's
+ * arrays, which sim_exec_new() takes when the graph stayed within it. */
 void sim_graph_reserve(sim_graph *g, uint64_t tasks, uint64_t edges);
 void sim_graph_free(sim_graph *graph);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_graph, sim_graph_free)
@@ -120,6 +121,8 @@ typedef struct {
   void (*start)(void *user, sim_exec *exec, sim_task_id task);
 } sim_comm_ops;
 
+/* An executor may live in room its graph keeps (sim_graph_reserve): it is freed before the
+ * graph, as it reads the graph throughout. */
 sim_exec *sim_exec_new(sim_engine *engine, const sim_graph *graph);
 void sim_exec_free(sim_exec *exec);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_exec, sim_exec_free)

@@ -32,7 +32,8 @@ static void test_chain(void **state)
 /* sim_graph_reserve is a hint: a graph reserved too small grows past it, one reserved after
  * tasks were added keeps them (the arrays move from the heap into the graph's block of 512 KiB
  * or more), one reserved far too large holds a few tasks, and one whose block is outgrown
- * moves its arrays out of it. A block lends its room to one executor at a time: a second
+ * moves its arrays out of it; stream task lists and name tables take the block's spare room
+ * until it runs out. A block lends its room to one executor at a time: a second
  * executor alive at once has arrays of its own, and a third, made once the first is freed,
  * finds the room used and clears it. Task i (i < n) runs (i + 1) ns on stream i % 2 after task
  * i - 1, so the chain ends at n (n + 1) / 2 ns and task i starts at i (i + 1) / 2 ns. */
@@ -52,9 +53,19 @@ static sim_time_ps run_reserved_chain(uint64_t reserve_before, uint64_t reserve_
   for (int i = 0; i < n; i++) {
     if (i == n / 2)
       sim_graph_reserve(g, reserve_after, reserve_after);
-    t[i] = sim_graph_add_compute(g, s[i % 2], "x", "compute", SIM_NS(i + 1), 0, 0);
+    /* Every task has a name of its own, every other one handed out by the graph first, so
+     * that the name tables grow (into the block's spare room, and past it). */
+    char name[16];
+    g_snprintf(name, sizeof name, "t%d", i);
+    t[i] = sim_graph_add_compute(g, s[i % 2], i % 2 ? sim_graph_intern(g, name) : name,
+                                 "compute", SIM_NS(i + 1), 0, 0);
     if (i > 0)
       sim_graph_depend(g, t[i], t[i - 1]);
+  }
+  for (int i = 0; i < n; i++) {
+    char name[16];
+    g_snprintf(name, sizeof name, "t%d", i);
+    assert_string_equal(sim_graph_task_name(g, t[i]), name);
   }
   sim_engine *e[3];
   sim_exec *x[3];

@@ -10,9 +10,8 @@
  * simulated instant however many flows start or end in it (a recompute event scheduled at
  * the current time, after the events already due then). When one component holds nearly
  * every class (incast, all-to-all), recomputes fill all live classes without searching for
- * the component, which gives the same rates; such a global fill is remembered for the same set
- * of classes (fill_memo), and starts after the steps of the one before that it would repeat
- * (fill_global), both bit for bit what a fill from scratch gives. A class whose rate changes
+ * the component, which gives the same rates; such a global fill starts after the steps of the
+ * one before that it would repeat (fill_global), bit for bit what a fill from scratch gives. A class whose rate changes
  * settles its served bytes and moves its completion event with sim_engine_reschedule. A
  * transfer sent onto links nobody uses is reserved: one event, its completion, and no place on
  * the links' class lists until another flow meets it (see comm_net_send).
@@ -36,15 +35,11 @@
 /* Progressive filling over at most this many links scans them for the smallest share; over
  * more, it keeps them in a heap. */
 #define FILL_SCAN_LINKS 64
-/* Global fills remembered (see fill_memo), and the bytes they may take together. */
-#define FILL_MEMOS_MAX 1024
-#define FILL_MEMO_BYTES ((uint64_t)32 << 20)
 
 enum { EV_ACTIVATE, EV_COMPLETE, EV_INSTANT, EV_RECOMPUTE };
 
 typedef struct flow flow;
 typedef struct fclass fclass;
-typedef struct fill_memo fill_memo;
 
 typedef struct {
   uint32_t link;   /* directed link id */
@@ -81,8 +76,6 @@ struct fclass {
   uint32_t nhops;
   gboolean moved;        /* its first completion moved without a rate change */
   double next_rate;      /* progressive filling scratch; < 0 while unfixed */
-  uint32_t rate_id;      /* progressive filling, recorded: next_rate's place in rec_rates */
-  uint32_t memo_pos;     /* memo_store: its place in the memo */
   double rate;           /* bytes/s per flow; 0 until the first recompute */
   sim_event *ev;         /* completion of the first flow, or NULL */
   hop *hops;
@@ -113,8 +106,6 @@ typedef struct {
   uint32_t hpos;         /* progressive filling: position in the link heap, whose entry holds
                           * the share it is ranked by; IN_SORTED: ranked in net->sorted */
   uint32_t touched;      /* progressive filling: mark of the last fix that changed it */
-  uint32_t step_count;   /* progressive filling: flows of the classes that fix took from it,
-                          * per class, when all the same; 0 when they differed */
   gboolean dirty;        /* in net->dirty_links */
   gboolean changed;      /* in net->changed_links */
   uint32_t fill_flows;   /* its flows at the last global fill (0: not live then), */
@@ -214,10 +205,6 @@ typedef struct {
   uint32_t n, cap;
 } flowvec;
 
-typedef struct {
-  double *v;
-  uint32_t n, cap;
-} dblvec;
 /* An entry of the link heap of progressive filling: the key beside the link, so that sifting
  * reads one array instead of a link record per comparison. */
 typedef struct {
@@ -229,13 +216,12 @@ typedef struct {
   uint32_t n, cap;
 } heapvec;
 
-/* The log of a global fill (see fill_global): per step, the fixing link, the share, where the
- * step's classes and link states end in the logs, and the lengths of the memo records when it
- * began; per link a step changed, its state after the step. */
+/* The log of a global fill (see fill_global): per step, the fixing link, the share, and where
+ * the step's classes and link states end in the logs; per link a step changed, its state after
+ * the step. */
 typedef struct {
   double share_Bps;
   uint32_t link, cls_end, ent_end;
-  uint32_t rec_links, rec_seq, rec_rates;
 } log_step;
 typedef struct {
   double rem_Bps;        /* remaining capacity after the step */
@@ -325,8 +311,7 @@ struct comm_net {
                           * sorted) */
   heapvec fresh;         /* scratch of sorted_update */
   heapvec sort_tmp;      /* scratch of sort_ents */
-  gboolean log_valid;    /* the log is that of the last global fill, and only memo hits came
-                          * after it */
+  gboolean log_valid;    /* the log is that of the last global fill */
   gboolean logging;      /* the current fill logs its steps */
   logstepvec log_steps;
   classvec log_cls;      /* the classes each step fixed */
@@ -335,21 +320,7 @@ struct comm_net {
   uint32_t touch_mark;
   flowvec finished;      /* scratch of a completion event */
 
-  /* Memo of global fills (see fill_memo). */
-  uint64_t class_sum;    /* sum of class_term over the live classes, if sum_valid */
-  gboolean sum_valid;
-  GHashTable *memos;     /* class_sum -> fill_memo */
-  fill_memo **memo_ring; /* the memos, oldest first from memo_first */
-  uint32_t memo_first, memo_n;
-  uint64_t memo_bytes;
-  uint64_t memo_hits;
   uint64_t steps_reused; /* global fill steps taken from the log of the one before */
-  gboolean memo_since_fill; /* a memo gave the rates after the last global fill */
-  gboolean recording;    /* the current fill records its order-sensitive steps */
-  u32vec rec_links;      /* those steps: the fixing link, */
-  u32vec rec_ends;       /* the end of its class list in rec_seq, */
-  classvec rec_seq;      /* and its classes in list order */
-  dblvec rec_rates;      /* the shares of its steps, each once in a row */
 
   /* Routes of the lone set (comm__lone_new): per link, the id + 1 of the route holding it. */
   uint32_t *lone_owner;
@@ -407,29 +378,6 @@ static void flow_release(comm_net *net, flow *f)
   VEC_PUSH(&net->free_flows, f);
 }
 
-/* A class's part of net->class_sum, the hash of the live classes' (route, flows) that finds a
- * global fill's memo: a sum, so that it neither depends on the order of the classes nor costs
- * more than two terms per change. 0 for a class without flows. The sum is kept only while
- * recomputes fill globally (sum_valid), and made anew by the first global fill after. */
-static inline uint64_t class_term(const fclass *c)
-{
-  if (c->count == 0)
-    return 0;
-  uint64_t x = c->key ^ (uint64_t)c->count * 0xD1B54A32D192ED03ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
-static inline void class_set_count(comm_net *net, fclass *c, uint32_t count)
-{
-  if (net->sum_valid)
-    net->class_sum -= class_term(c);
-  c->count = count;
-  if (net->sum_valid)
-    net->class_sum += class_term(c);
-}
-
 /* A class for the route src -> dst (nhops links in route_buf order), empty and on no link.
  * `hashed`: found by flows of its route that activate later. A reserved class is not: a flow
  * of its route that activates while it waits out its latency finds it on its links and sends
@@ -477,8 +425,6 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
 
 static void class_release(comm_net *net, fclass *c)
 {
-  if (net->sum_valid)
-    net->class_sum -= class_term(c);
   if (c->hashed)
     class_table_remove(&net->classes, c->key);
   fclass *last = net->live_classes.v[--net->live_classes.n];
@@ -918,34 +864,25 @@ static void touched_reserve(comm_net *net, uint32_t n)
 
 /* Gives every flow of every unfixed class on link l the share `share` and takes it (share
  * times the class's flows) from every link the class crosses. With the heap, the links so
- * changed are collected once each and re-checked after the whole step (see fill_less).
- *
- * The step's subtractions from a link follow the order of l's class list. That order shows
- * in the link's remaining capacity only when the amounts differ (classes of different flow
- * counts) and the link still has flows to fix: a step where that happens is order-sensitive,
- * and a recorded fill keeps l's list as it was (see fill_memo). */
+ * changed are collected once each and re-checked after the whole step (see fill_less). */
 static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean use_heap)
 {
   link_state *L = &net->links[l];
   net->touched.n = 0;
   if (use_heap && net->logging) {
-    log_step st = {share, l, 0, 0, net->rec_links.n, net->rec_seq.n, net->rec_rates.n};
+    log_step st = {share, l, 0, 0};
     L->fix_step = net->log_steps.n;
     VEC_PUSH(&net->log_steps, st);
   }
-  if (use_heap && net->recording &&
-      (net->rec_rates.n == 0 || net->rec_rates.v[net->rec_rates.n - 1] != share))
-    VEC_PUSH(&net->rec_rates, share);
   /* Locals for what the stores below could otherwise alias (counts and marks are uint32_t
    * like the link fields); touched has room for every link of the fill (touched_reserve). */
   link_state *links = net->links;
-  uint32_t mark = net->touch_mark, rate_id = net->rec_rates.n - 1, *tv = net->touched.v, tn = 0;
+  uint32_t mark = net->touch_mark, *tv = net->touched.v, tn = 0;
   for (uint32_t j = 0; j < L->n; j++) {
     fclass *c = L->cls[j];
     if (c->next_rate >= 0.0)
       continue;
     c->next_rate = share;
-    c->rate_id = rate_id;
     net->unfixed--;
     if (use_heap && net->logging)
       VEC_PUSH(&net->log_cls, c);
@@ -959,16 +896,13 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
       L2->unfrozen -= count;
       if (use_heap && L2->touched != mark) {
         L2->touched = mark;
-        L2->step_count = count;
         tv[tn++] = l2;
-      } else if (use_heap && L2->step_count != count)
-        L2->step_count = 0;
+      }
     }
   }
   net->touched.n = tn;
   if (!use_heap)
     return;
-  gboolean sensitive = FALSE;
   for (uint32_t i = 0; i < tn; i++) {
     link_state *L2 = &links[tv[i]];
     if (net->logging) {
@@ -984,7 +918,6 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
         heap_remove(net, L2->hpos);
       continue;
     }
-    sensitive |= L2->step_count == 0;
     double share2 = MAX(L2->rem_Bps, 0.0) / L2->unfrozen;
     if (L2->hpos == IN_SORTED) {
       if (share2 < L2->sorted_Bps)
@@ -995,12 +928,6 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
     }
   }
   next_touch_mark(net);
-  if (sensitive && net->recording) {
-    VEC_PUSH(&net->rec_links, l);
-    for (uint32_t j = 0; j < L->n; j++)
-      VEC_PUSH(&net->rec_seq, L->cls[j]);
-    VEC_PUSH(&net->rec_ends, net->rec_seq.n);
-  }
   if (net->logging) {
     log_step *st = &net->log_steps.v[net->log_steps.n - 1];
     st->cls_end = net->log_cls.n;
@@ -1252,7 +1179,6 @@ static uint32_t fill_global(comm_net *net)
       L->last_ent = UINT32_MAX;
     }
     net->log_steps.n = net->log_cls.n = net->log_ents.n = 0;
-    net->rec_links.n = net->rec_ends.n = net->rec_seq.n = net->rec_rates.n = 0;
   } else {
     /* Resuming, a link that no step from `from` on changed has every flow fixed before it, as
      * at the end of the last fill, which left its state as it was then (0 flows to fix): a
@@ -1295,12 +1221,6 @@ static uint32_t fill_global(comm_net *net)
         heap_push(net, MAX(L->rem_Bps, 0.0) / L->unfrozen, l);
     }
     next_touch_mark(net);   /* the first step's own */
-    if (from < net->log_steps.n) {
-      const log_step *st = &net->log_steps.v[from];
-      net->rec_links.n = net->rec_ends.n = st->rec_links;
-      net->rec_seq.n = st->rec_seq;
-      net->rec_rates.n = st->rec_rates;
-    }
     net->log_steps.n = from;
     net->log_cls.n = last->cls_end;
     net->log_ents.n = last->ent_end;
@@ -1376,198 +1296,6 @@ static void apply_rates(comm_net *net, const classvec *cc, gboolean lazy)
   }
 }
 
-/* ---- Memo of global fills ------------------------------------------------------------------ */
-
-/* The rates of a global fill, for the classes it filled. A ring all-reduce repeats its steps,
- * and so do the sets of classes live at its recomputes: the same routes with the same flow
- * counts. The fill of such a set is a function of the set, of the link capacities and ids, and
- * of one thing more: the order of the class list of a fixing link in an order-sensitive step
- * (see fix_link), which sets the order of floating-point subtractions from another link. So a
- * memo holds the set, its rates, and the lists of the fixing links of its order-sensitive
- * steps; it is used when the live classes are the same set exactly and those lists are the
- * same. Every step of a fill is then the same as that of the fill it remembers (same link, same
- * share, the same remaining capacity on every link that still has flows to fix, by induction
- * over the steps), so the rates are bit for bit those a fill would give. A memo takes 14 bytes
- * per class, 12 more for a class outside the route table, and 4 per class in the lists it
- * keeps. */
-struct fill_memo {
-  uint64_t sum;          /* net->class_sum of its classes */
-  uint32_t n;            /* classes: those of the route table first, whose routes all differ,
-                          * then the others */
-  uint32_t nh;           /* classes of the route table */
-  uint32_t mask;         /* slots of the others' index - 1 */
-  uint32_t nsteps;
-  uint32_t stamp;        /* the last check's mark */
-  uint64_t bytes;
-  uint64_t *keys;        /* per class: route (src << 32 | dst), */
-  uint32_t *counts;      /* flows, */
-  uint16_t *rate_ids;    /* and rate, as a position in rates */
-  double *rates;         /* the fill's distinct rates per flow (bytes/s) */
-  uint32_t *index;       /* the others by route, open addressing: class number, or UINT32_MAX */
-  uint32_t *marks;       /* per other class: the check's mark once a live class matched it */
-  uint32_t *step_links;  /* order-sensitive steps: fixing link, */
-  uint32_t *step_ends;   /* end of its list in seq_*, */
-  uint32_t *seq;         /* and the list's classes in order, as places in keys and counts */
-};
-
-static inline uint32_t memo_slot(uint64_t key, uint32_t mask)
-{
-  return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
-}
-
-/* Gives every live class its rate from the memo of the live set, if there is one that applies
- * (the same classes, the same lists in its order-sensitive steps); FALSE leaves next_rate
- * partly set, for a fill to set again. */
-static gboolean memo_apply(comm_net *net)
-{
-  if (!net->memos)
-    return FALSE;
-  fill_memo *m = g_hash_table_lookup(net->memos, &net->class_sum);
-  if (!m || m->n != net->live_classes.n || m->nh != net->classes.n)
-    return FALSE;
-  /* The route table holds as many classes as the memo's first nh, one per route: if each of
-   * those finds its route's class with its flows, they are the same classes. */
-  for (uint32_t k = 0; k < m->nh; k++) {
-    fclass *c = class_table_get(&net->classes, m->keys[k]);
-    if (!c || c->count != m->counts[k])
-      return FALSE;
-    c->next_rate = m->rates[m->rate_ids[k]];
-  }
-  /* The others, as many as the memo's: each takes an unmarked one of the memo's with its route
-   * and flows. */
-  if (m->n > m->nh) {
-    if (++m->stamp == 0) {
-      memset(m->marks, 0, (size_t)(m->n - m->nh) * sizeof *m->marks);
-      m->stamp = 1;
-    }
-    for (uint32_t i = 0; i < net->live_classes.n; i++) {
-      fclass *c = net->live_classes.v[i];
-      if (c->hashed)
-        continue;
-      uint32_t k;
-      for (uint32_t s = memo_slot(c->key, m->mask);; s = (s + 1) & m->mask) {
-        k = m->index[s];
-        if (k == UINT32_MAX)
-          return FALSE;
-        if (m->keys[k] == c->key && m->counts[k] == c->count && m->marks[k - m->nh] != m->stamp)
-          break;
-      }
-      m->marks[k - m->nh] = m->stamp;
-      c->next_rate = m->rates[m->rate_ids[k]];
-    }
-  }
-  for (uint32_t s = 0, j = 0; s < m->nsteps; s++) {
-    const link_state *L = &net->links[m->step_links[s]];
-    if (L->n != m->step_ends[s] - j)
-      return FALSE;
-    for (uint32_t x = 0; x < L->n; x++, j++)
-      if (L->cls[x]->key != m->keys[m->seq[j]] || L->cls[x]->count != m->counts[m->seq[j]])
-        return FALSE;
-  }
-  net->memo_hits++;
-  return TRUE;
-}
-
-/* Remembers the fill just made of every live class (its order-sensitive steps recorded),
- * replacing a memo of the same sum; beyond FILL_MEMOS_MAX memos or FILL_MEMO_BYTES, the
- * oldest go. */
-static void memo_store(comm_net *net)
-{
-  uint32_t n = net->live_classes.n, nh = net->classes.n, nsteps = net->rec_links.n;
-  uint32_t nseq = net->rec_seq.n, no = n - nh, nrates = net->rec_rates.n;
-  /* A fill of one class alone gives its rate without a step (and is not worth a memo). */
-  if (nrates == 0 || nrates > UINT16_MAX + 1)
-    return;
-  uint32_t slots = 0;
-  if (no > 0)
-    for (slots = 4; slots < 2 * no;)
-      slots *= 2;
-  uint64_t bytes = sizeof(fill_memo) + (uint64_t)n * (8 + 4 + 2) + (uint64_t)nrates * 8 +
-                   (uint64_t)slots * 4 + (uint64_t)no * 4 + (uint64_t)nsteps * 8 +
-                   (uint64_t)nseq * 4;
-  if (bytes > FILL_MEMO_BYTES / 4)
-    return;
-  if (!net->memos) {
-    net->memos = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
-    net->memo_ring = g_new(fill_memo *, FILL_MEMOS_MAX);
-  }
-  fill_memo *old = g_hash_table_lookup(net->memos, &net->class_sum);
-  if (old) {
-    /* Same sum, other classes or lists: the newer takes its place in the ring. */
-    uint32_t i = 0;
-    while (net->memo_ring[(net->memo_first + i) % FILL_MEMOS_MAX] != old)
-      i++;
-    for (; i + 1 < net->memo_n; i++)
-      net->memo_ring[(net->memo_first + i) % FILL_MEMOS_MAX] =
-          net->memo_ring[(net->memo_first + i + 1) % FILL_MEMOS_MAX];
-    net->memo_n--;
-    net->memo_bytes -= old->bytes;
-    g_hash_table_remove(net->memos, &old->sum);
-  }
-  while (net->memo_n == FILL_MEMOS_MAX || net->memo_bytes + bytes > FILL_MEMO_BYTES) {
-    fill_memo *x = net->memo_ring[net->memo_first];
-    net->memo_first = (net->memo_first + 1) % FILL_MEMOS_MAX;
-    net->memo_n--;
-    net->memo_bytes -= x->bytes;
-    g_hash_table_remove(net->memos, &x->sum);
-  }
-  /* One block: the 8-byte arrays first, then the 4-byte ones, then the 2-byte one. */
-  fill_memo *m = g_malloc(bytes);
-  char *p = (char *)(m + 1);
-  m->keys = (uint64_t *)p;
-  p += (size_t)n * 8;
-  m->rates = (double *)p;
-  p += (size_t)nrates * 8;
-  m->counts = (uint32_t *)p;
-  p += (size_t)n * 4;
-  m->index = (uint32_t *)p;
-  p += (size_t)slots * 4;
-  m->marks = (uint32_t *)p;
-  p += (size_t)no * 4;
-  m->step_links = (uint32_t *)p;
-  p += (size_t)nsteps * 4;
-  m->step_ends = (uint32_t *)p;
-  p += (size_t)nsteps * 4;
-  m->seq = (uint32_t *)p;
-  p += (size_t)nseq * 4;
-  m->rate_ids = (uint16_t *)p;
-  m->sum = net->class_sum;
-  m->n = n;
-  m->nh = nh;
-  m->mask = slots - 1;
-  m->nsteps = nsteps;
-  m->stamp = 0;
-  m->bytes = bytes;
-  memcpy(m->rates, net->rec_rates.v, (size_t)nrates * 8);
-  memset(m->index, 0xff, (size_t)slots * 4);
-  memset(m->marks, 0, (size_t)no * 4);
-  /* The classes of the route table from the front, the others after them. */
-  for (uint32_t i = 0, front = 0, back = nh; i < n; i++) {
-    fclass *c = net->live_classes.v[i];
-    uint32_t k = c->hashed ? front++ : back++;
-    c->memo_pos = k;
-    m->keys[k] = c->key;
-    m->counts[k] = c->count;
-    m->rate_ids[k] = (uint16_t)c->rate_id;
-    if (c->hashed)
-      continue;
-    uint32_t s = memo_slot(c->key, m->mask);
-    while (m->index[s] != UINT32_MAX)
-      s = (s + 1) & m->mask;
-    m->index[s] = k;
-  }
-  if (nsteps > 0) {   /* a fill without order-sensitive steps may have recorded nothing yet */
-    memcpy(m->step_links, net->rec_links.v, (size_t)nsteps * 4);
-    memcpy(m->step_ends, net->rec_ends.v, (size_t)nsteps * 4);
-  }
-  for (uint32_t j = 0; j < nseq; j++)
-    m->seq[j] = net->rec_seq.v[j]->memo_pos;
-  g_hash_table_insert(net->memos, &m->sum, m);
-  net->memo_ring[(net->memo_first + net->memo_n) % FILL_MEMOS_MAX] = m;
-  net->memo_n++;
-  net->memo_bytes += bytes;
-}
-
 static void recompute_from(comm_net *net, fclass *seed)
 {
   if (seed->epoch == net->epoch)
@@ -1589,15 +1317,8 @@ static void recompute_all(comm_net *net)
   for (uint32_t i = 0; i < net->live_classes.n; i++)
     if (net->live_classes.v[i]->unplaced)
       place_reserved(net, net->live_classes.v[i]);
-  /* Fills over few links (scanned, not heaped) are not remembered: they cost little. */
-  gboolean memo = net->live_links.n > FILL_SCAN_LINKS;
-  if (memo && !net->sum_valid) {
-    net->class_sum = 0;
-    for (uint32_t i = 0; i < net->live_classes.n; i++)
-      net->class_sum += class_term(net->live_classes.v[i]);
-    net->sum_valid = TRUE;
-  }
-  if (!memo) {
+  /* Fills over few links (scanned, not heaped) are not logged: they cost little. */
+  if (net->live_links.n <= FILL_SCAN_LINKS) {
     for (uint32_t i = 0; i < net->live_classes.n; i++)
       net->live_classes.v[i]->next_rate = -1.0;
     for (uint32_t i = 0; i < net->live_links.n; i++) {
@@ -1607,24 +1328,18 @@ static void recompute_all(comm_net *net)
     }
     fill_component(net, &net->live_classes, &net->live_links);
     net->log_valid = FALSE;   /* its scratch is no longer the log's */
-  } else if (!memo_apply(net)) {
-    net->recording = TRUE;
+  } else {
     uint32_t kept = fill_global(net);
-    net->recording = FALSE;
-    memo_store(net);
-    gboolean memo_between = net->memo_since_fill;
-    net->memo_since_fill = FALSE;
-    if (kept > 0 && !memo_between) {
+    if (kept > 0) {
       /* The classes that the steps taken from the log fixed have the rates the last fill gave
-       * them, which are still theirs (no memo gave others since), and their events (their
-       * flows did not change): only the other classes need applying. */
+       * them, which are still theirs, and their events (their flows did not change): only the
+       * other classes need applying. */
       classvec rest = {net->log_cls.v + kept, net->log_cls.n - kept, 0};
       report_nic_rates(net, &net->live_links);
       apply_rates(net, &rest, TRUE);
       return;
     }
-  } else
-    net->memo_since_fill = TRUE;
+  }
   report_nic_rates(net, &net->live_links);
   apply_rates(net, &net->live_classes, TRUE);
 }
@@ -1639,7 +1354,6 @@ static void recompute(comm_net *net)
     net->full_fills++;
     recompute_all(net);
   } else {
-    net->sum_valid = FALSE;
     net->log_valid = FALSE;
     next_epoch(net);
     net->covered = 0;
@@ -1740,7 +1454,7 @@ static void activate(comm_net *net, flow *f)
     f->target = served_now + (double)f->bytes;
     f->seq = net->next_seq++;
     f->cls = c;
-    class_set_count(net, c, c->count + 1);
+    c->count = c->count + 1;
     for (uint32_t h = 0; h < c->nhops; h++)
       net->links[c->hops[h].link].flows++;
     class_links_dirty(net, c);
@@ -1753,7 +1467,7 @@ static void activate(comm_net *net, flow *f)
   route_memo *m = route_get(net, f->src, f->dst);
   uint32_t n = m ? m->nhops : comm__route(net->topo, f->src, f->dst, net->route_buf);
   c = class_alloc(net, f->src, f->dst, m ? m->links : net->route_buf, n, TRUE);
-  class_set_count(net, c, 1);
+  c->count = 1;
   c->last_ps = now;
   f->target = (double)f->bytes;
   f->seq = net->next_seq++;
@@ -1828,7 +1542,7 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
     c->ev = sim_engine_schedule_at(engine, class_first_end(c), class_cb, c, EV_COMPLETE);
     return;
   }
-  class_set_count(net, c, c->count - k);
+  c->count = c->count - k;
   if (c->unplaced) {
     /* Its one flow is done, and it was alone on every link: nobody else's rate changes. */
     unmark_reserved(net, c);
@@ -1929,13 +1643,6 @@ void comm_net_free(comm_net *net)
   g_free(net->log_ents.v);
   g_free(net->touched.v);
   g_free(net->finished.v);
-  if (net->memos)
-    g_hash_table_destroy(net->memos);
-  g_free(net->memo_ring);
-  g_free(net->rec_links.v);
-  g_free(net->rec_ends.v);
-  g_free(net->rec_seq.v);
-  g_free(net->rec_rates.v);
   if (net->nic_counter_names)
     g_strfreev(net->nic_counter_names);
   g_free(net->node_proc);
@@ -1951,7 +1658,6 @@ sim_engine *comm_net_engine(const comm_net *net) { return net->engine; }
 uint64_t comm_net_active_flows(const comm_net *net) { return net->active; }
 uint64_t comm_net_peak_flows(const comm_net *net) { return net->peak; }
 uint64_t comm__net_full_fills(const comm_net *net) { return net->full_fills; }
-uint64_t comm__net_memo_hits(const comm_net *net) { return net->memo_hits; }
 uint64_t comm__net_steps_reused(const comm_net *net) { return net->steps_reused; }
 
 void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm_done_fn done,
@@ -2015,7 +1721,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
     return;
   }
   fclass *c = class_alloc(net, src, dst, route, n, FALSE);
-  class_set_count(net, c, 1);
+  c->count = 1;
   c->reserved = TRUE;
   c->unplaced = TRUE;
   double r = INFINITY;

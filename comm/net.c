@@ -11,10 +11,11 @@
  * the current time, after the events already due then). When one component holds nearly
  * every class (incast, all-to-all), recomputes fill all live classes without searching for
  * the component, which gives the same rates; such a global fill starts after the steps of the
- * one before that it would repeat (fill_global), bit for bit what a fill from scratch gives. A class whose rate changes
- * settles its served bytes and moves its completion event with sim_engine_reschedule. A
- * transfer sent onto links nobody uses is reserved: one event, its completion, and no place on
- * the links' class lists until another flow meets it (see comm_net_send).
+ * one before that it would repeat (fill_global), bit for bit what a fill from scratch gives. A
+ * class whose rate changes settles its served bytes and moves its completion event with
+ * sim_engine_reschedule. A transfer sent onto links nobody uses is reserved: one event, its
+ * completion, and no place on the links' class lists until another flow meets it (see
+ * comm_net_send).
  *
  * `analytic`: one event per transfer at the idle-network time of comm_topology_p2p_time.
  *

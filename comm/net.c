@@ -60,7 +60,6 @@ struct flow {
   uint64_t span;
   uint64_t bytes;
   comm_ep src, dst;
-  gboolean in_use;
 };
 
 /* The active flows of one route (source, destination). Max-min fairness gives flows with the
@@ -239,7 +238,6 @@ typedef struct {
   uint32_t n, cap;
 } logentvec;
 
-
 #define VEC_PUSH(vec, x)                                                                        \
   do {                                                                                          \
     if ((vec)->n == (vec)->cap) {                                                               \
@@ -360,7 +358,6 @@ static flow *flow_alloc(comm_net *net)
     f = (flow *)g_ptr_array_index(net->slabs, net->slabs->len - 1) + net->flows_fresh++;
   }
   f->net = net;
-  f->in_use = TRUE;
   f->ev = NULL;
   f->cls = NULL;
   f->span = 0;
@@ -375,7 +372,6 @@ static inline uint32_t class_slab_used(const comm_net *net, guint s)
 
 static void flow_release(comm_net *net, flow *f)
 {
-  f->in_use = FALSE;
   VEC_PUSH(&net->free_flows, f);
 }
 
@@ -936,6 +932,22 @@ static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean us
   }
 }
 
+/* The link at the top of the heap, with flows still to fix: fixed at its share, or ranked
+ * again when its share has changed since it was ranked (keys are lower bounds of shares). */
+static inline void fix_heap_top(comm_net *net)
+{
+  uint32_t l = net->heap.v[0].link;
+  link_state *L = &net->links[l];
+  double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
+  if (share != net->heap.v[0].share_Bps) {
+    net->heap.v[0].share_Bps = share;
+    heap_down(net, 0);
+    return;
+  }
+  heap_remove(net, 0);
+  fix_link(net, l, share, TRUE);
+}
+
 /* Progressive filling over the component: repeatedly the link with the smallest fair share
  * (remaining capacity over flows still without a rate) fixes the rate of its flows. Small
  * components scan their links; large ones keep the links in a heap (see fill_less), which
@@ -983,20 +995,11 @@ static void fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
     heap_down(net, i);
   /* Once every class has its rate the links left in the heap have nothing to give. */
   while (net->unfixed > 0) {
-    uint32_t l = net->heap.v[0].link;
-    link_state *L = &net->links[l];
-    if (L->unfrozen == 0) {
+    if (net->links[net->heap.v[0].link].unfrozen == 0) {
       heap_remove(net, 0);
       continue;
     }
-    double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
-    if (share != net->heap.v[0].share_Bps) {
-      net->heap.v[0].share_Bps = share;
-      heap_down(net, 0);
-      continue;
-    }
-    heap_remove(net, 0);
-    fix_link(net, l, share, TRUE);
+    fix_heap_top(net);
   }
 }
 
@@ -1237,16 +1240,7 @@ static uint32_t fill_global(comm_net *net)
       next++;
     }
     if (net->heap.n > 0 && (next == ns || fill_less(net->heap.v[0], S[next]))) {
-      uint32_t l = net->heap.v[0].link;
-      link_state *L = &net->links[l];
-      double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
-      if (share != net->heap.v[0].share_Bps) {
-        net->heap.v[0].share_Bps = share;
-        heap_down(net, 0);
-        continue;
-      }
-      heap_remove(net, 0);
-      fix_link(net, l, share, TRUE);
+      fix_heap_top(net);
       continue;
     }
     g_assert(next < ns);
@@ -1455,7 +1449,7 @@ static void activate(comm_net *net, flow *f)
     f->target = served_now + (double)f->bytes;
     f->seq = net->next_seq++;
     f->cls = c;
-    c->count = c->count + 1;
+    c->count++;
     for (uint32_t h = 0; h < c->nhops; h++)
       net->links[c->hops[h].link].flows++;
     class_links_dirty(net, c);
@@ -1543,7 +1537,7 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
     c->ev = sim_engine_schedule_at(engine, class_first_end(c), class_cb, c, EV_COMPLETE);
     return;
   }
-  c->count = c->count - k;
+  c->count -= k;
   if (c->unplaced) {
     /* Its one flow is done, and it was alone on every link: nobody else's rate changes. */
     unmark_reserved(net, c);

@@ -61,6 +61,16 @@ static uint32_t lat_slot(uint64_t key, uint32_t mask)
  * members took 1.5 times as long with it). */
 #define COLL_LAT_MEMO_MEMBERS 16384
 
+/* Files a pair's latency in a group's memo, which has an empty slot. */
+static void lat_put(comm_coll_group *memo, uint64_t key, sim_time_ps lat)
+{
+  uint32_t i = lat_slot(key, memo->lat_mask);
+  while (memo->lat_key[i] != UINT64_MAX)
+    i = (i + 1) & memo->lat_mask;
+  memo->lat_key[i] = key;
+  memo->lat_ps[i] = lat;
+}
+
 /* The latency of a member pair's route is the topology's answer for a 0-byte message; it is
  * worked out once per pair and group (see comm_coll_group: lat_key). */
 sim_time_ps coll__latency(const comm_coll_group *g, uint32_t a, uint32_t b)
@@ -87,23 +97,13 @@ sim_time_ps coll__latency(const comm_coll_group *g, uint32_t a, uint32_t b)
     memo->lat_ps = g_new(sim_time_ps, slots);
     memset(memo->lat_key, 0xff, slots * sizeof *memo->lat_key);
     memo->lat_mask = slots - 1;
-    for (uint32_t j = 0; j < old_slots; j++) {
-      if (old_key[j] == UINT64_MAX)
-        continue;
-      uint32_t i = lat_slot(old_key[j], memo->lat_mask);
-      while (memo->lat_key[i] != UINT64_MAX)
-        i = (i + 1) & memo->lat_mask;
-      memo->lat_key[i] = old_key[j];
-      memo->lat_ps[i] = old_ps[j];
-    }
+    for (uint32_t j = 0; j < old_slots; j++)
+      if (old_key[j] != UINT64_MAX)
+        lat_put(memo, old_key[j], old_ps[j]);
     g_free(old_key);
     g_free(old_ps);
   }
-  uint32_t i = lat_slot(key, memo->lat_mask);
-  while (memo->lat_key[i] != UINT64_MAX)
-    i = (i + 1) & memo->lat_mask;
-  memo->lat_key[i] = key;
-  memo->lat_ps[i] = lat;
+  lat_put(memo, key, lat);
   memo->lat_used++;
   return lat;
 }

@@ -147,8 +147,9 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
    * one per backward, two per transfer, M + 1 per device around the allreduce, and at most
    * three more per device (step, copy, update). */
   uint64_t links = (uint64_t)R * (P - 1);
-  sim_graph_reserve(g, iterations * ((uint64_t)devices * (2 * (uint64_t)M + 2) + R + 2 * links * M + P),
-                    iterations * ((uint64_t)devices * (2 * (uint64_t)M + 4) + 4 * links * M));
+  uint64_t tasks = (uint64_t)devices * (2 * (uint64_t)M + 2) + R + 2 * links * M + P;
+  uint64_t deps = (uint64_t)devices * (2 * (uint64_t)M + 4) + 4 * links * M;
+  sim_graph_reserve(g, iterations * tasks, iterations * deps);
   for (uint32_t it = 0; it < iterations; it++) {
     for (uint32_t r = 0; r < R; r++)
       for (uint32_t s = 0; s < P; s++) {

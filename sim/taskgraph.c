@@ -240,11 +240,13 @@ static size_t line_round(size_t bytes) { return (bytes + 63) & ~(size_t)63; }
 static void *block_take(sim_graph *g, size_t bytes)
 {
   graph_block *b = g->block;
-  if (!b || bytes > b->bytes - line_round(b->spare_at))
+  if (!b)
     return NULL;
-  void *p = b->base + line_round(b->spare_at);
-  b->spare_at = line_round(b->spare_at) + bytes;
-  return p;
+  size_t at = line_round(b->spare_at);
+  if (bytes > b->bytes - at)
+    return NULL;
+  b->spare_at = at + bytes;
+  return b->base + at;
 }
 
 /* Frees an array unless it is in the graph's block (cap_bytes: its size). */

@@ -775,7 +775,6 @@ void sim_engine_free(sim_engine *e)
   g_free(e);
 }
 
-
 /* ---- Scheduling ----------------------------------------------------------------------------- */
 
 /* Both schedule calls end here: at_ps is no earlier than now. */
@@ -949,7 +948,6 @@ void sim_engine_add_observer(sim_engine *e, const sim_observer_ops *ops, void *u
     if (ops->track_added)
       ops->track_added(user, &g_array_index(e->tracks, track_rec, i).info);
 }
-
 
 sim_proc_id sim_engine_add_proc(sim_engine *e, sim_proc_kind kind, const char *name,
                                 int sort_index)

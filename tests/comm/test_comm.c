@@ -1325,12 +1325,13 @@ static void test_flows_of_one_route(void **state)
 }
 
 /* Rounds of traffic over the same routes with other flow counts, filled globally one after the
- * other: each round gets its own rates, not those of the fill before. one.ini, 40 nodes on one switch, 1 GB/s NICs, no latency. In
- * round A every node i sends S = 1e8 bytes to node i + 2 and then one flow of S bytes to node
- * i + 1 (mod 40); in round B, three flows to i + 1. A round starts when the last flow of the
- * one before is done. Every NIC uplink and downlink carries the same number of flows, PCIe is
- * far faster, and the 80 routes form one component (i -> i + 1 and i -> i + 2 share i's
- * uplink, i -> i + 2 and i + 1 -> i + 2 share the downlink of i + 2):
+ * other: each round gets its own rates, not those of the fill before. one.ini, 40 nodes on one
+ * switch, 1 GB/s NICs, no latency. In round A every node i sends S = 1e8 bytes to node i + 2
+ * and then one flow of S bytes to node i + 1 (mod 40); in round B, three flows to i + 1. A
+ * round starts when the last flow of the one before is done. Every NIC uplink and downlink
+ * carries the same number of flows, PCIe is far faster, and the 80 routes form one component
+ * (i -> i + 1 and i -> i + 2 share i's uplink, i -> i + 2 and i + 1 -> i + 2 share the downlink
+ * of i + 2):
  *   A: 2 flows per NIC link, 0.5 GB/s each: every flow done 2 S / 1 GB/s = 0.2 s after the
  *      round's start;
  *   B: 4 flows per NIC link, 0.25 GB/s each: 0.4 s.
@@ -1398,8 +1399,9 @@ static void test_global_fill_rounds(void **state)
 #undef ROUNDS
 
 /* A global fill's step whose subtractions depend on the order of the fixing link's class list
- * gives each round the same rates whichever order its flows came in. two.ini, 40 nodes on one switch: devices 2n and 2n + 1 of node n on one socket through
- * 2 GB/s PCIe, the NIC through 2 GB/s PCIe, 1 GB/s network, no latency. In every round each
+ * gives each round the same rates whichever order its flows came in. two.ini, 40 nodes on one
+ * switch: devices 2n and 2n + 1 of node n on one socket through 2 GB/s PCIe, the NIC through
+ * 2 GB/s PCIe, 1 GB/s network, no latency. In every round each
  * node n sends S = 1e8 bytes from device 2n to device 2n + 1 (A), then from device 2n one
  * flow to node n + 1's device 0 (X) and three to node n + 2's (Y), mod 40; A first, so that X
  * and Y wait for their activation (no lone flow on a free route). Per link:

@@ -922,8 +922,8 @@ int main(void)
       cmocka_unit_test(test_joins),            cmocka_unit_test(test_update_and_memory),
       cmocka_unit_test(test_lenet_activations), cmocka_unit_test(test_sum_range),
       cmocka_unit_test(test_json_round_trip),  cmocka_unit_test(test_paleo_import),
-      cmocka_unit_test(test_paleo_lines),
-      cmocka_unit_test(test_bad_files), cmocka_unit_test(test_strict_json),        cmocka_unit_test(test_bad_graph_in_code),
+      cmocka_unit_test(test_paleo_lines),      cmocka_unit_test(test_bad_files),
+      cmocka_unit_test(test_strict_json),      cmocka_unit_test(test_bad_graph_in_code),
       cmocka_unit_test(test_find_line),        cmocka_unit_test(test_unordered_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

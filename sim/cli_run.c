@@ -1,6 +1,7 @@
 /* `dtsim run`: simulate training iterations of one scenario and print the breakdown. */
 #include "cli.h"
 #include "simulate.h"
+#include "strategy.h"
 #include "util.h"
 
 #include <string.h>
@@ -35,13 +36,14 @@ int dtsim_cmd_run(int argc, char **argv)
     g_string_append_printf(extra, ",\"batch\":%" G_GINT64_FORMAT, s.batch);
     sim_report_print_json(stdout, &r, extra->str);
   } else {
-    gboolean pipeline = g_str_equal(strategy, "mp") || g_str_equal(strategy, "pp") ||
-                        (g_str_equal(strategy, "hybrid") && s.hybrid == SIM_HYBRID_DP_PP);
+    const sim_strategy *st = sim_strategy_for_scenario(&s, NULL);
+    unsigned flags = st ? sim_strategy_flags_for(st, &s) : 0;
+    gboolean pipeline = (flags & SIM_STRATEGY_STAGED) != 0;
     g_autofree char *title = g_strdup_printf(
         "%s, %s, batch %" G_GINT64_FORMAT " per %s, %s, %u devices (%" G_GINT64_FORMAT
         " node%s of %s)", s.model, strategy, s.batch, pipeline ? "pipeline" : "device",
         wl_precision_name(s.precision), r.devices, s.nodes, s.nodes == 1 ? "" : "s", s.system);
-    if (strcmp(strategy, "3d") == 0) {
+    if ((s.strategy->flags & SIM_STRATEGY_TRANSFORMER) != 0) {
       g_free(title);
       title = g_strdup_printf("%s, 3d (tp %" G_GINT64_FORMAT ", pp %" G_GINT64_FORMAT
                               "), %" G_GUINT64_FORMAT " samples per iteration, %s, %u devices (%"

@@ -36,7 +36,7 @@ static const sim_key collective_keys[] = {
     {"steps", SIM_KEY_FLAG, SIM_KEY_OFF(steps), .commands = SIM_OPTS_COLLECTIVE,
      .help = "run rings step by step instead of one pipelined flow per rank"},
 };
-const sim_key_group sim_keys_collective = SIM_KEY_GROUP("collective", NULL, collective_keys);
+const sim_key_group sim_keys_collective = SIM_KEY_GROUP("collective", 0, collective_keys);
 
 static void on_coll_done(sim_engine *engine, void *user)
 {

@@ -29,7 +29,7 @@ static const sim_key model_keys[] = {
     {"seq-len", SIM_KEY_INT, SIM_KEY_OFF(seq_len), NULL, 1, 1 << 24, .commands = SIM_OPTS_RUN,
      .arg = "S", .help = "sequence length of a transformer, tokens (default: the model's)"},
 };
-const sim_key_group sim_keys_model = SIM_KEY_GROUP("model", NULL, model_keys);
+const sim_key_group sim_keys_model = SIM_KEY_GROUP("model", 0, model_keys);
 
 dev_device *sim_scenario_device(const sim_scenario *s, const char *device_name,
                                 const char *calibration, GError **error)

@@ -1,5 +1,6 @@
 /* Cost tables, plans and the strategy registry. */
 #include "plan.h"
+#include "strategy.h"
 
 #include "coll.h"
 
@@ -103,6 +104,8 @@ void sim_plan_free(sim_plan *p)
   g_array_free(p->host_units, TRUE);
   g_array_free(p->ps_tensor_bytes, TRUE);
   g_array_free(p->ps_tasks, TRUE);
+  if (p->extra_free)
+    p->extra_free(p->extra);
   g_free(p);
 }
 
@@ -273,6 +276,46 @@ static const sim_strategy *const registry[] = {&sim__strategy_dp,     &sim__stra
                                                &sim__strategy_3d,     NULL};
 
 const sim_strategy *const *sim_strategies(void) { return registry; }
+
+const sim_strategy *sim_strategy_default(void) { return registry[0]; }
+
+unsigned sim_strategy_flags_for(const sim_strategy *st, const sim_scenario *s)
+{
+  return st->flags | (st->scenario_flags && s ? st->scenario_flags(s) : 0);
+}
+
+char *sim_strategy_names_with(unsigned flags, const char *sep)
+{
+  GString *names = g_string_new(NULL);
+  for (const sim_strategy *const *s = registry; *s; s++)
+    if (((*s)->flags & flags) == flags)
+      g_string_append_printf(names, "%s%s", names->len ? sep : "", (*s)->name);
+  return g_string_free(names, FALSE);
+}
+
+const sim_strategy *sim_strategy_transformer(void)
+{
+  for (const sim_strategy *const *s = registry; *s; s++)
+    if ((*s)->flags & SIM_STRATEGY_TRANSFORMER)
+      return *s;
+  return NULL;
+}
+
+const sim_strategy *sim_strategy_for_scenario(const sim_scenario *s, GError **error)
+{
+  const sim_strategy *st = s->strategy;
+  if ((st->flags & SIM_STRATEGY_TRANSFORMER) || !wl_tf_is_transformer(s->model))
+    return st;
+  if (st->flags & SIM_STRATEGY_TRANSFORMER_FORM)
+    return sim_strategy_transformer();
+  g_autofree char *tf = sim_strategy_names_with(SIM_STRATEGY_TRANSFORMER, ", ");
+  g_autofree char *forms = sim_strategy_names_with(SIM_STRATEGY_TRANSFORMER_FORM, ", ");
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+              "%s: %s trains transformers with --strategy %s (or %s, its special case)",
+              sim_scenario_where(s, "strategy"), st->name, tf, forms);
+  return NULL;
+}
+
 
 const sim_strategy *sim_strategy_find(const char *name)
 {

@@ -79,6 +79,11 @@ typedef struct {
   uint32_t ps_count;
   sim_hybrid_kind hybrid;
   const sim_scenario *scenario;     /* everything else, for strategies with more options */
+  /* The cluster and network the driver made (strategies that time collectives while they
+   * build, as 3d does, use them; NULL: build from the scenario). */
+  const comm_topology *topology;
+  comm_net_model net_model;
+  const char *device;               /* catalog name or INI file of the devices */
 } sim_plan_opts;
 
 /* What a unit of the graph stands for, so the communication adapter can find its endpoint. */
@@ -105,6 +110,13 @@ typedef struct {
   GArray *ps_tensor_bytes;          /* uint64_t per tensor */
   GArray *ps_tasks;                 /* sim_ps_task */
   uint32_t ps_workers;
+  /* Set by strategies without a cost table (0: the cost table's): the devices' rate of summing
+   * received data, bytes/s, and their memory, bytes. */
+  double reduce_Bps;
+  uint64_t memory_capacity_bytes;
+  /* The strategy's own figures for its report (see sim_strategy.report), freed with the plan. */
+  gpointer extra;
+  GDestroyNotify extra_free;
 } sim_plan;
 
 /* A worker's push of one tensor in one iteration; the task ends when the worker has pulled
@@ -117,11 +129,6 @@ typedef struct {
 void sim_plan_free(sim_plan *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_plan, sim_plan_free)
 
-struct sim_strategy {
-  const char *name;
-  const char *description;
-  sim_plan *(*build)(const sim_costs *costs, const sim_plan_opts *opts, GError **error);
-};
 
 const sim_strategy *sim_strategy_find(const char *name);
 /* sim_strategy_find() for the scenario's keys: NULL with an error naming `where` and the known
@@ -129,6 +136,8 @@ const sim_strategy *sim_strategy_find(const char *name);
 const void *sim_strategy_resolve(const char *name, const char *where, GError **error);
 /* comm_coll_algorithm_find() for the scenario's keys. */
 const void *sim_algorithm_resolve(const char *name, const char *where, GError **error);
+/* The default strategy (the registry's first, data parallel): on one device, plain training. */
+const sim_strategy *sim_strategy_default(void);
 /* NULL-terminated registry, in display order. */
 const sim_strategy *const *sim_strategies(void);
 

@@ -4,6 +4,7 @@
 #include "scenario.h"
 
 #include "plan.h"
+#include "strategy.h"
 #include "util.h"
 
 #include <string.h>
@@ -272,6 +273,24 @@ static gboolean set_given(sim_scenario *s, const sim_key *k, const char *value, 
   return TRUE;
 }
 
+gboolean sim_scenario_key_equals(const sim_scenario *s, const char *key, const char *value)
+{
+  const sim_key *k = find_key(key, NULL);
+  g_return_val_if_fail(k != NULL, FALSE);
+  /* Scalars only (the fixed settings of search families): the value parsed into a scratch
+   * scenario, compared with the field. */
+  g_return_val_if_fail(k->kind == SIM_KEY_INT || k->kind == SIM_KEY_CHOICE ||
+                           k->kind == SIM_KEY_ONOFF || k->kind == SIM_KEY_REF, FALSE);
+  g_auto(sim_scenario) scratch;
+  sim_scenario_init(&scratch);
+  if (!set_value(&scratch, k, value, key, NULL))
+    return FALSE;
+  size_t size = k->kind == SIM_KEY_INT ? sizeof(int64_t)
+                : k->kind == SIM_KEY_REF ? sizeof(void *)
+                : k->kind == SIM_KEY_ONOFF ? sizeof(gboolean) : sizeof(int);
+  return memcmp(FIELD(s, k), FIELD(&scratch, k), size) == 0;
+}
+
 gboolean sim_scenario_set(sim_scenario *s, const char *key, const char *value, const char *where,
                           GError **error)
 {
@@ -386,9 +405,9 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
     if (g == 0) {
       g_option_context_add_main_entries(ctx, entries, NULL);
     } else {
-      g_autofree char *desc = grp->strategies
-                                  ? g_strdup_printf("Options of --strategy %s:", grp->strategies)
-                                  : g_strdup_printf("Options (%s):", grp->name);
+      g_autofree char *takers = grp->needs ? sim_strategy_names_with(grp->needs, "|") : NULL;
+      g_autofree char *desc = takers ? g_strdup_printf("Options of --strategy %s:", takers)
+                                     : g_strdup_printf("Options (%s):", grp->name);
       g_autofree char *hdesc = g_strdup_printf("Show the %s options", grp->name);
       GOptionGroup *og = g_option_group_new(grp->name, desc, hdesc, NULL, NULL);
       g_option_group_add_entries(og, entries);
@@ -427,11 +446,6 @@ gboolean sim_scenario_apply_options(sim_scenario *s, const sim_scenario_opts *o,
 
 /* ---- Applicability ----------------------------------------------------------------------- */
 
-static gboolean in_list(const char *list, const char *name)
-{
-  return choice_index(list, name) >= 0;
-}
-
 const char *sim_scenario_strategy_name(const sim_scenario *s)
 {
   return s->strategy ? s->strategy->name : "";
@@ -450,14 +464,14 @@ gboolean sim_scenario_check(const sim_scenario *s, GError **error)
     const sim_key_group *grp = groups[g];
     for (gsize i = 0; i < grp->n_keys; i++) {
       const sim_key *k = &grp->keys[i];
-      if ((!k->strategies && !grp->strategies) || !sim_scenario_given(s, k->name))
+      unsigned needs = k->needs ? k->needs : grp->needs;
+      if (!needs || !sim_scenario_given(s, k->name))
         continue;
-      const char *strategies = k->strategies ? k->strategies : grp->strategies;
       gboolean applies = FALSE;
       for (guint c = 0; c < covered->len && !applies; c++)
-        applies = in_list(strategies, ((const sim_strategy *)covered->pdata[c])->name);
+        applies = (sim_strategy_flags_for(covered->pdata[c], s) & needs) == needs;
       if (!applies) {
-        g_autofree char *list = g_strdelimit(g_strdup(strategies), "|", ',');
+        g_autofree char *list = sim_strategy_names_with(needs, ",");
         g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                     "%s: applies to --strategy %s, not %s", sim_scenario_where(s, k->name), list,
                     s->strategy_list ? "the swept strategies" : sim_scenario_strategy_name(s));

@@ -24,6 +24,30 @@
 
 typedef struct sim_strategy sim_strategy;
 
+/* What a strategy is and which shared keys it takes (sim/strategy.h). A key or key group that
+ * needs a flag is refused with a strategy that lacks it. */
+typedef enum {
+  SIM_STRATEGY_STAGED = 1u << 0,        /* a replica's devices hold consecutive layers: --batch
+                                         * is a pipeline's */
+  SIM_STRATEGY_PIPELINED = 1u << 1,     /* passes are costed per micro-batch */
+  SIM_STRATEGY_TRANSFORMER = 1u << 2,   /* plans a transformer from its hyper-parameters */
+  SIM_STRATEGY_TRANSFORMER_FORM = 1u << 3, /* a transformer trains as the transformer strategy
+                                            * with one tensor and one pipeline rank */
+  SIM_STRATEGY_SERVERS = 1u << 4,       /* parameter servers (dedicated ones add nodes) */
+  SIM_STRATEGY_FOLDABLE = 1u << 5,      /* --symmetry on: one device stands for all */
+  SIM_STRATEGY_REPLAYABLE = 1u << 6,    /* dtsim-mpi replay runs its plan for real */
+  SIM_STRATEGY_ONE_DEVICE = 1u << 7,    /* speedups are over its own one-device form (else
+                                         * over plain training on one device) */
+  SIM_STRATEGY_THREADS = 1u << 8,       /* the threads of one device train: speedup over one
+                                         * thread */
+  SIM_STRATEGY_ALLREDUCE = 1u << 9,     /* takes --allreduce */
+  SIM_STRATEGY_OVERLAP = 1u << 10,      /* takes --overlap and --bucket-mib */
+  SIM_STRATEGY_MICRO_BATCHES = 1u << 11, /* takes --micro-batches and --stages */
+  SIM_STRATEGY_SCHEDULE = 1u << 12,     /* takes --schedule */
+  SIM_STRATEGY_SPLIT = 1u << 13,        /* takes --split */
+  SIM_STRATEGY_KINDS = 1u << 14,        /* takes --hybrid */
+} sim_strategy_flags;
+
 typedef enum { SIM_SCHEDULE_GPIPE, SIM_SCHEDULE_1F1B, SIM_SCHEDULE_INTERLEAVED } sim_schedule;
 typedef enum { SIM_HYBRID_DP_PP, SIM_HYBRID_OWT } sim_hybrid_kind;
 typedef enum { SIM_SCALING_WEAK, SIM_SCALING_STRONG } sim_scaling;
@@ -148,21 +172,23 @@ typedef struct {
   const char *choices;          /* CHOICE: '|'-separated */
   sim_key_resolve_fn resolve;   /* REF, REF_LIST */
   unsigned commands;            /* sim_opts_set: the commands that take it */
-  const char *strategies;       /* '|'-separated strategies it applies to; NULL: the group's */
+  unsigned needs;               /* sim_strategy_flags a strategy needs to take it; 0: the
+                                 * group's */
   const char *arg;              /* argument name in --help */
   const char *help;
 } sim_key;
 
 typedef struct {
   const char *name;             /* e.g. "ps" */
-  const char *strategies;       /* '|'-separated strategies the keys apply to; NULL: all */
+  unsigned needs;               /* sim_strategy_flags a strategy needs to take the keys; 0:
+                                 * every strategy takes them */
   const sim_key *keys;
   size_t n_keys;
 } sim_key_group;
 
 #define SIM_KEY_OFF(field) offsetof(sim_scenario, field)
-#define SIM_KEY_GROUP(gname, gstrategies, table) \
-  {.name = gname, .strategies = gstrategies, .keys = table, .n_keys = G_N_ELEMENTS(table)}
+#define SIM_KEY_GROUP(gname, gneeds, table) \
+  {.name = gname, .needs = gneeds, .keys = table, .n_keys = G_N_ELEMENTS(table)}
 
 /* The groups, declared beside their consumers. */
 extern const sim_key_group sim_keys_model, sim_keys_cluster, sim_keys_run, sim_keys_output,
@@ -186,6 +212,9 @@ gboolean sim_scenario_given(const sim_scenario *s, const char *key);
  * "--key" when NULL). For programs that build scenarios (sweeps, searches, benchmarks, tests). */
 gboolean sim_scenario_set(sim_scenario *s, const char *key, const char *value, const char *where,
                           GError **error);
+
+/* TRUE when the scalar `key` (int, choice, on/off or registry entry) holds `value`. */
+gboolean sim_scenario_key_equals(const sim_scenario *s, const char *key, const char *value);
 
 /* Reads [scenario] of an INI file into s; keys the commands in `set` do not take are refused. */
 gboolean sim_scenario_load(sim_scenario *s, const char *path, unsigned set, GError **error);

@@ -11,12 +11,8 @@
 #include <math.h>
 #include <string.h>
 
-#if defined(__has_include)
-#if __has_include("wl_transformer.h")
+#include "strategy.h"
 #include "wl_transformer.h"
-#define SEARCH_HAVE_TRANSFORMERS 1
-#endif
-#endif
 
 static const sim_key search_keys[] = {
     {"top", SIM_KEY_INT, SIM_KEY_OFF(top), "10", 1, 1 << 20, .commands = SIM_OPTS_SEARCH,
@@ -24,56 +20,13 @@ static const sim_key search_keys[] = {
     {"jobs", SIM_KEY_INT, SIM_KEY_OFF(jobs), "0", 0, 1024, .commands = SIM_OPTS_SEARCH,
      .arg = "N", .help = "threads simulating candidates (default 0: one per processor)"},
 };
-const sim_key_group sim_keys_search = SIM_KEY_GROUP("search", NULL, search_keys);
+const sim_key_group sim_keys_search = SIM_KEY_GROUP("search", 0, search_keys);
 
-/* ---- The space --------------------------------------------------------------------------------
- *
- * What the axes' values depend on: the cluster and the job. */
-typedef struct {
-  uint64_t devices, nodes, devices_per_node;
-  uint64_t global_batch;      /* samples per iteration over the whole job */
-  uint32_t layers, heads;     /* transformer blocks and attention heads (0: not a transformer) */
-  uint64_t capacity_bytes;    /* memory of one device (0: unknown) */
-#ifdef SEARCH_HAVE_TRANSFORMERS
-  wl_tf tf;                   /* the transformer, for memory bounds */
-#endif
-} search_ctx;
+/* ---- The space ------------------------------------------------------------------------------ */
 
-/* An axis: the scenario keys it sets ('|'-separated; the user giving one fixes the axis) and
- * its values on this cluster, each a setting "key=value[ key=value...]" appended to `out`. */
-typedef struct {
-  const char *keys;
-  void (*values)(const search_ctx *c, GPtrArray *out);
-} search_axis;
 
-/* A family: a strategy and its axes, tried for transformers (3d) or for the other models. Its
- * check runs on each combination: it derives the keys that follow from the others (appending
- * "key=value" to `derived`, which it also sets) or returns why the combination cannot divide. */
-typedef struct {
-  const char *strategy;
-  gboolean transformer;
-  const char *fixed;          /* settings of every candidate of the family, or NULL */
-  const search_axis *axes;
-  size_t n_axes;
-  const char *(*check)(sim_scenario *s, const search_ctx *c, GString *derived, GError **error);
-} search_family;
-
-/* Gradient bucket sizes tried, MiB: PyTorch DDP's default bucket_cap_mb is 25 (docs of
- * torch.nn.parallel.DistributedDataParallel); Horovod fuses up to 64 MiB by default
- * (HOROVOD_FUSION_THRESHOLD); 1 and 5 stand for fine-grained overlap. */
-static const int bucket_mib[] = {1, 5, 25, 64};
-/* Pipeline micro-batches per iteration tried (CNN pipelines): powers of two up to 64. */
-#define SEARCH_MAX_MICRO_BATCHES 64
-/* Micro-batch sizes tried for transformers: powers of two up to 8 samples, a bound that keeps
- * the space small (a larger micro-batch raises activation memory in proportion and only
- * shortens the pipeline bubble, which more micro-batches already do). */
-#define SEARCH_MAX_MICRO_BATCH 8
-/* Model chunks per device tried with the interleaved schedule: 2 to 8 (those dividing the
- * layers of a stage are kept). */
-#define SEARCH_MAX_INTERLEAVE 8
-
-static void add_value(GPtrArray *out, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void add_value(GPtrArray *out, const char *fmt, ...)
+/* Appends a formatted value to an axis's list. */
+void sim_search_add_value(GPtrArray *out, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
@@ -81,122 +34,8 @@ static void add_value(GPtrArray *out, const char *fmt, ...)
   va_end(ap);
 }
 
-static void allreduce_values(const search_ctx *c, GPtrArray *out)
-{
-  (void)c;
-  for (size_t i = 0; i < comm_coll_algorithm_count(); i++) {
-    const comm_coll_algorithm *a = comm_coll_algorithm_at(i);
-    if (comm_coll_algorithm_supports(a, COMM_COLL_ALLREDUCE))
-      add_value(out, "allreduce=%s", comm_coll_algorithm_name(a));
-  }
-}
-
-static void bucket_values(const search_ctx *c, GPtrArray *out)
-{
-  (void)c;
-  for (size_t i = 0; i < G_N_ELEMENTS(bucket_mib); i++)
-    add_value(out, "bucket-mib=%d", bucket_mib[i]);
-}
-
-/* Servers: one, two, one per node, one per device (each count once, ascending). */
-static void ps_count_values(const search_ctx *c, GPtrArray *out)
-{
-  const uint64_t k[] = {1, 2, c->nodes, c->devices};
-  /* Ascending, each once: count up through the distinct values. */
-  uint64_t last = 0;
-  for (;;) {
-    uint64_t next = UINT64_MAX;
-    for (size_t i = 0; i < G_N_ELEMENTS(k); i++)
-      if (k[i] > last && k[i] <= c->devices)
-        next = MIN(next, k[i]);
-    if (next == UINT64_MAX)
-      return;
-    add_value(out, "ps-count=%" G_GUINT64_FORMAT, next);
-    last = next;
-  }
-}
-
-static void ps_placement_values(const search_ctx *c, GPtrArray *out)
-{
-  (void)c;
-  for (comm_ps_placement p = COMM_PS_CPU; p <= COMM_PS_DEDICATED; p++)
-    add_value(out, "ps-placement=%s", comm_ps_placement_name(p));
-}
-
-static void micro_batches_values(const search_ctx *c, GPtrArray *out)
-{
-  (void)c;
-  for (int m = 1; m <= SEARCH_MAX_MICRO_BATCHES; m *= 2)
-    add_value(out, "micro-batches=%d", m);
-}
-
-static void schedule_values(const search_ctx *c, GPtrArray *out)
-{
-  (void)c;
-  add_value(out, "schedule=gpipe");
-  add_value(out, "schedule=1f1b");
-}
-
-/* Stages of each pipeline replica of hybrid dp-pp: the divisors of the devices strictly between
- * 1 (that is dp) and all of them (that is pp). */
-static void stages_values(const search_ctx *c, GPtrArray *out)
-{
-  for (uint64_t p = 2; p < c->devices; p++)
-    if (c->devices % p == 0)
-      add_value(out, "stages=%" G_GUINT64_FORMAT, p);
-}
-
-/* 3d: tensor-parallel degrees are the divisors of the devices of a node (one NVLink domain). */
-static void tp_values(const search_ctx *c, GPtrArray *out)
-{
-  for (uint64_t t = 1; t <= c->devices_per_node; t++)
-    if (c->devices_per_node % t == 0)
-      add_value(out, "tp=%" G_GUINT64_FORMAT, t);
-}
-
-/* Pipeline degrees: the divisors of the layers, up to the devices. */
-static void pp_values(const search_ctx *c, GPtrArray *out)
-{
-  for (uint64_t p = 1; p <= c->layers && p <= c->devices; p++)
-    if (c->layers % p == 0)
-      add_value(out, "pp=%" G_GUINT64_FORMAT, p);
-}
-
-/* Micro-batch sizes: the divisors of the global batch up to the bound (those that do not
- * divide a replica's share are dropped by the check). */
-static void micro_batch_values(const search_ctx *c, GPtrArray *out)
-{
-  for (uint64_t m = 1; m <= SEARCH_MAX_MICRO_BATCH && m <= c->global_batch; m++)
-    if (c->global_batch % m == 0)
-      add_value(out, "micro-batch=%" G_GUINT64_FORMAT, m);
-}
-
-static void schedule_3d_values(const search_ctx *c, GPtrArray *out)
-{
-  (void)c;
-  add_value(out, "schedule=1f1b interleave=1");
-  for (int v = 2; v <= SEARCH_MAX_INTERLEAVE; v++)
-    add_value(out, "schedule=interleaved interleave=%d", v);
-}
-
-static void recompute_values(const search_ctx *c, GPtrArray *out)
-{
-  (void)c;
-  add_value(out, "recompute=none");
-  add_value(out, "recompute=selective");
-  add_value(out, "recompute=full");
-}
-
-static void zero_values(const search_ctx *c, GPtrArray *out)
-{
-  (void)c;
-  for (int z = 0; z <= 3; z++)
-    add_value(out, "zero=%d", z);
-}
-
-/* Sets a derived key and records it in the candidate's label. */
-static gboolean derive(sim_scenario *s, GString *derived, const char *key, uint64_t value,
-                       GError **error)
+gboolean sim_search_derive(sim_scenario *s, GString *derived, const char *key, uint64_t value,
+                           GError **error)
 {
   char text[32];
   g_snprintf(text, sizeof text, "%" G_GUINT64_FORMAT, value);
@@ -204,134 +43,13 @@ static gboolean derive(sim_scenario *s, GString *derived, const char *key, uint6
   return sim_scenario_set(s, key, text, NULL, error);
 }
 
-/* The reasons a combination is dropped before it is simulated. */
-#define DROP_NOT_MULTIPLE_DEVICES "global batch not a multiple of the devices"
-#define DROP_NOT_MULTIPLE_REPLICAS "global batch not a multiple of the data-parallel replicas"
-#define DROP_MICRO_BATCHES "micro-batches do not divide the batch of a replica"
-#define DROP_TP_HEADS "tensor-parallel degree does not divide the attention heads"
-#define DROP_TP_PP "tp x pp does not divide the devices"
-#define DROP_INTERLEAVE_PP "interleaved schedule needs pp > 1 and chunks dividing layers / pp"
-#define DROP_INTERLEAVE_M "interleaved schedule needs micro-batches a multiple of pp"
-#define DROP_DP_GIVEN "tp x pp x the --dp given is not the devices"
-#define DROP_MEMORY_BOUND "does not fit in device memory (bound before simulating)"
-
-/* dp, ps and owt: every device trains global batch / devices samples. */
-static const char *check_per_device(sim_scenario *s, const search_ctx *c, GString *derived,
-                                    GError **error)
+const char *sim_search_per_device(sim_scenario *s, const sim_search_ctx *c, GString *derived,
+                                  GError **error)
 {
   if (c->global_batch % c->devices != 0)
-    return DROP_NOT_MULTIPLE_DEVICES;
-  return derive(s, derived, "batch", c->global_batch / c->devices, error) ? NULL : "";
+    return SIM_DROP_NOT_MULTIPLE_DEVICES;
+  return sim_search_derive(s, derived, "batch", c->global_batch / c->devices, error) ? NULL : "";
 }
-
-/* pp: one pipeline over all devices trains the global batch in micro-batches. */
-static const char *check_pp(sim_scenario *s, const search_ctx *c, GString *derived,
-                            GError **error)
-{
-  if (c->global_batch % (uint64_t)s->micro_batches != 0)
-    return DROP_MICRO_BATCHES;
-  return derive(s, derived, "batch", c->global_batch, error) ? NULL : "";
-}
-
-/* hybrid dp-pp: devices / stages replicas of a pipeline, each global batch / replicas samples. */
-static const char *check_dp_pp(sim_scenario *s, const search_ctx *c, GString *derived,
-                               GError **error)
-{
-  uint64_t replicas = c->devices / (uint64_t)s->stages;
-  if (c->global_batch % replicas != 0)
-    return DROP_NOT_MULTIPLE_REPLICAS;
-  uint64_t batch = c->global_batch / replicas;
-  if (batch % (uint64_t)s->micro_batches != 0)
-    return DROP_MICRO_BATCHES;
-  return derive(s, derived, "batch", batch, error) ? NULL : "";
-}
-
-#ifdef SEARCH_HAVE_TRANSFORMERS
-/* A lower bound of the memory of the first pipeline stage, which the simulation's memory per
- * device (the largest stage's) cannot be below, from the workloads' closed forms: the model
- * state of its blocks (at least layers / pp of them, without the embedding) sharded by ZeRO,
- * and the activations of the micro-batches it holds at its peak, counted as selective
- * recomputation counts them when there is none (what flash attention keeps; never more than
- * without it) and without the extra block of full recomputation. Bytes. */
-static uint64_t first_stage_bytes(const sim_scenario *s, const search_ctx *c, uint64_t dp,
-                                  uint64_t per_replica)
-{
-  uint64_t tp = (uint64_t)s->tp, pp = (uint64_t)s->pp, V = (uint64_t)s->interleave;
-  uint64_t blocks = c->layers / pp;
-  wl_tf_state_bytes st;
-  wl_tf_state_memory(wl_tf_layer_params(&c->tf) * blocks / tp, (uint32_t)dp, (unsigned)s->zero,
-                     s->precision, &st);
-  wl_recompute rc = s->recompute == SIM_RECOMPUTE_FULL ? WL_RECOMPUTE_FULL : WL_RECOMPUTE_SELECTIVE;
-  wl_schedule sched = s->schedule == SIM_SCHEDULE_GPIPE    ? WL_SCHED_GPIPE
-                      : s->schedule == SIM_SCHEDULE_1F1B   ? WL_SCHED_1F1B
-                                                           : WL_SCHED_INTERLEAVED;
-  uint64_t per_layer = wl_tf_layer_activation_bytes(&c->tf, c->tf.seq, (uint64_t)s->micro_batch,
-                                                    (uint32_t)tp, s->sequence_parallel, rc,
-                                                    s->precision);
-  uint64_t chunks = wl_tf_inflight_chunks(sched, (uint32_t)pp, (uint32_t)V,
-                                          per_replica / (uint64_t)s->micro_batch, 0);
-  return st.weights + st.gradients + st.optimizer + per_layer * (blocks / V) * chunks;
-}
-#endif
-
-/* 3d: dp = devices / (tp pp); each replica trains global batch / dp samples in micro-batches. */
-static const char *check_3d(sim_scenario *s, const search_ctx *c, GString *derived,
-                            GError **error)
-{
-  uint64_t tp = (uint64_t)s->tp, pp = (uint64_t)s->pp;
-  if (c->heads % tp != 0)
-    return DROP_TP_HEADS;
-  if (c->devices % (tp * pp) != 0)
-    return DROP_TP_PP;
-  uint64_t dp = c->devices / (tp * pp);
-  if (sim_scenario_given(s, "dp") && (uint64_t)s->dp != dp)
-    return DROP_DP_GIVEN;
-  if (c->global_batch % dp != 0)
-    return DROP_NOT_MULTIPLE_REPLICAS;
-  uint64_t per_replica = c->global_batch / dp;
-  if (per_replica % (uint64_t)s->micro_batch != 0)
-    return DROP_MICRO_BATCHES;
-  if (s->schedule == SIM_SCHEDULE_INTERLEAVED) {
-    if (pp < 2 || (c->layers / pp) % (uint64_t)s->interleave != 0)
-      return DROP_INTERLEAVE_PP;
-    if ((per_replica / (uint64_t)s->micro_batch) % pp != 0)
-      return DROP_INTERLEAVE_M;
-  }
-#ifdef SEARCH_HAVE_TRANSFORMERS
-  if (c->capacity_bytes && first_stage_bytes(s, c, dp, per_replica) > c->capacity_bytes)
-    return DROP_MEMORY_BOUND;
-#endif
-  if (!derive(s, derived, "dp", dp, error) || !derive(s, derived, "global-batch", c->global_batch, error))
-    return "";
-  return NULL;
-}
-
-static const search_axis dp_axes[] = {{"allreduce", allreduce_values},
-                                      {"bucket-mib", bucket_values}};
-static const search_axis ps_axes[] = {{"ps-count", ps_count_values},
-                                      {"ps-placement", ps_placement_values}};
-static const search_axis pp_axes[] = {{"micro-batches", micro_batches_values},
-                                      {"schedule", schedule_values}};
-static const search_axis dp_pp_axes[] = {{"stages", stages_values},
-                                         {"micro-batches", micro_batches_values},
-                                         {"schedule", schedule_values}};
-static const search_axis axes_3d[] = {{"tp", tp_values},
-                                      {"pp", pp_values},
-                                      {"micro-batch", micro_batch_values},
-                                      {"schedule|interleave", schedule_3d_values},
-                                      {"recompute", recompute_values},
-                                      {"zero", zero_values}};
-
-#define FAMILY(name, tf, fixed_settings, axes, fn) \
-  {name, tf, fixed_settings, axes, G_N_ELEMENTS(axes), fn}
-static const search_family families[] = {
-    FAMILY("dp", FALSE, NULL, dp_axes, check_per_device),
-    FAMILY("ps", FALSE, NULL, ps_axes, check_per_device),
-    FAMILY("pp", FALSE, NULL, pp_axes, check_pp),
-    FAMILY("hybrid", FALSE, "hybrid=dp-pp", dp_pp_axes, check_dp_pp),
-    {"hybrid", FALSE, "hybrid=owt", NULL, 0, check_per_device},
-    FAMILY("3d", TRUE, NULL, axes_3d, check_3d),
-};
 
 /* ---- The search ----------------------------------------------------------------------------- */
 
@@ -343,7 +61,7 @@ typedef struct {
 
 struct sim_search {
   sim_scenario base;
-  search_ctx ctx;
+  sim_search_ctx ctx;
   char *title;                /* "resnet50, 2 x dgx1-v100 (16 devices), global batch 1024" */
   guint jobs;
   GPtrArray *candidates;      /* candidate * */
@@ -432,10 +150,24 @@ static gboolean any_given(const sim_scenario *s, const char *keys)
   return FALSE;
 }
 
+/* TRUE when the user gave a key of `settings` ("key=value ...") another value. */
+static gboolean contradicts(const sim_scenario *s, const char *settings)
+{
+  g_auto(GStrv) pairs = g_strsplit(settings, " ", -1);
+  for (char **p = pairs; *p; p++) {
+    g_auto(GStrv) kv = g_strsplit(*p, "=", 2);
+    if (kv[0] && kv[1] && sim_scenario_given(s, kv[0]) &&
+        !sim_scenario_key_equals(s, kv[0], kv[1]))
+      return TRUE;
+  }
+  return FALSE;
+}
+
 static void values_free(gpointer p) { g_ptr_array_unref(p); }
 
 /* Every combination of a family's axes, in table order (the last axis varies fastest). */
-static gboolean enumerate_family(sim_search *S, const search_family *f, GError **error)
+static gboolean enumerate_family(sim_search *S, const sim_strategy *st,
+                                 const sim_search_family *f, GError **error)
 {
   const sim_scenario *base = &S->base;
   guint n = (guint)f->n_axes;
@@ -457,11 +189,12 @@ static gboolean enumerate_family(sim_search *S, const search_family *f, GError *
     sim_scenario_copy(&c->scenario, base);
     sim_scenario *s = &c->scenario;
     s->net_model = COMM_NET_ANALYTIC;
-    g_autoptr(GString) label = g_string_new(f->strategy);
+    g_autoptr(GString) label = g_string_new(st->name);
     g_autoptr(GString) json = g_string_new("\"strategy\":");
-    dt_json_string(json, f->strategy);
+    dt_json_string(json, st->name);
     g_autoptr(GString) derived = g_string_new(NULL);
-    gboolean ok = sim_scenario_set(s, "strategy", f->strategy, NULL, error) &&
+    gboolean ok = sim_scenario_set(s, "strategy", st->name, NULL, error) &&
+                  
                   (!f->fixed || apply_settings(s, f->fixed, label, json, error));
     for (guint a = 0; ok && a < n; a++)
       ok = apply_settings(s, ((GPtrArray *)values->pdata[a])->pdata[at[a]], label, json, error);
@@ -469,7 +202,15 @@ static gboolean enumerate_family(sim_search *S, const search_family *f, GError *
       candidate_free(c);
       return FALSE;
     }
-    const char *drop = f->check(s, &S->ctx, derived, error);
+    const char *drop = f->derive(s, &S->ctx, derived, error);
+    if (!drop && st->check) {
+      /* The strategy's own rules, as `run` applies them. */
+      sim_shape shape = {S->ctx.devices, S->ctx.nodes, S->ctx.devices_per_node};
+      g_autoptr(GError) why = NULL;
+      drop = st->check(s, &shape, &why);
+    }
+    if (!drop && f->bound)
+      drop = f->bound(s, &S->ctx);
     if (drop && !*drop) {
       candidate_free(c);
       return FALSE;
@@ -501,10 +242,9 @@ static gboolean enumerate_family(sim_search *S, const search_family *f, GError *
 
 /* Transformer shape, sequence length and model FLOPs per sequence (forward and backward, no
  * recomputation: Megatron's convention), when the workloads know transformers. */
-static gboolean transformer_shape(const sim_scenario *s, search_ctx *c, uint64_t *seq,
+static gboolean transformer_shape(const sim_scenario *s, sim_search_ctx *c, uint64_t *seq,
                                   double *flops_per_sample)
 {
-#ifdef SEARCH_HAVE_TRANSFORMERS
   if (!wl_tf_is_transformer(s->model))
     return FALSE;
   wl_tf tf;
@@ -518,13 +258,6 @@ static gboolean transformer_shape(const sim_scenario *s, search_ctx *c, uint64_t
   *seq = tf.seq;
   *flops_per_sample = wl_tf_iteration_flops(&tf, 1, tf.seq, WL_RECOMPUTE_NONE);
   return TRUE;
-#else
-  (void)s;
-  (void)c;
-  (void)seq;
-  (void)flops_per_sample;
-  return FALSE;
-#endif
 }
 
 /* Model FLOPs per sample of a CNN (forward and backward, from the workload's layers). Building
@@ -568,11 +301,9 @@ static GPtrArray *covered_strategies(const sim_scenario *s)
     g_ptr_array_add(out, (gpointer)s->strategy);
     return out;
   }
-  for (size_t i = 0; i < G_N_ELEMENTS(families); i++) {
-    const sim_strategy *st = sim_strategy_find(families[i].strategy);
-    if (st && (out->len == 0 || out->pdata[out->len - 1] != st))
-      g_ptr_array_add(out, (gpointer)st);
-  }
+  for (const sim_strategy *const *st = sim_strategies(); *st; st++)
+    if ((*st)->n_search)
+      g_ptr_array_add(out, (gpointer)*st);
   return out;
 }
 
@@ -630,7 +361,7 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
   g_autoptr(comm_topology) topo = sim_scenario_topology(base, error);
   if (!topo)
     return NULL;
-  search_ctx *c = &S->ctx;
+  sim_search_ctx *c = &S->ctx;
   c->nodes = comm_topology_nodes(topo);
   c->devices_per_node = comm_topology_devices_per_node(topo);
   c->devices = comm_topology_devices(topo);
@@ -645,19 +376,20 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
                              " devices), global batch %" G_GUINT64_FORMAT,
                              base->model, c->nodes, base->system, c->devices, c->global_batch);
   gboolean any = FALSE;
-  for (size_t i = 0; i < G_N_ELEMENTS(families); i++) {
-    const search_family *f = &families[i];
-    const sim_strategy *st = sim_strategy_find(f->strategy);
-    if (!st || f->transformer != transformer ||
+  for (const sim_strategy *const *it = sim_strategies(); *it; it++) {
+    const sim_strategy *st = *it;
+    if (((st->flags & SIM_STRATEGY_TRANSFORMER) != 0) != transformer ||
         (sim_scenario_given(base, "strategy") && base->strategy != st))
       continue;
-    /* A family whose fixed settings the user contradicts (--hybrid owt) is not searched. */
-    if (f->fixed && strstr(f->fixed, "hybrid=") && sim_scenario_given(base, "hybrid") &&
-        (base->hybrid == SIM_HYBRID_OWT) != (strstr(f->fixed, "owt") != NULL))
-      continue;
-    any = TRUE;
-    if (!enumerate_family(S, f, error))
-      return NULL;
+    for (size_t i = 0; i < st->n_search; i++) {
+      const sim_search_family *f = &st->search[i];
+      /* A family whose fixed settings the user contradicts (--hybrid owt) is not searched. */
+      if (f->fixed && contradicts(base, f->fixed))
+        continue;
+      any = TRUE;
+      if (!enumerate_family(S, st, f, error))
+        return NULL;
+    }
   }
   if (!any) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT,

@@ -3,7 +3,7 @@
 
 #include "chrome.h"
 #include "net_adapter.h"
-#include "strategy_3d.h"
+#include "strategy.h"
 #include "util.h"
 
 #include <string.h>
@@ -35,7 +35,7 @@ static const sim_key cluster_keys[] = {
     {"net-model", SIM_KEY_CHOICE, SIM_KEY_OFF(net_model), "flow", .choices = "flow|analytic",
      .commands = SIM_OPTS_CLUSTER, .help = "network fidelity"},
 };
-const sim_key_group sim_keys_cluster = SIM_KEY_GROUP("cluster", NULL, cluster_keys);
+const sim_key_group sim_keys_cluster = SIM_KEY_GROUP("cluster", 0, cluster_keys);
 
 static const sim_key run_keys[] = {
     {"strategy", SIM_KEY_REF, SIM_KEY_OFF(strategy), "dp", .resolve = sim_strategy_resolve,
@@ -45,7 +45,7 @@ static const sim_key run_keys[] = {
     {"strict", SIM_KEY_FLAG, SIM_KEY_OFF(strict), .commands = SIM_OPTS_RUN,
      .help = "a configuration that does not fit in device memory is an error"},
 };
-const sim_key_group sim_keys_run = SIM_KEY_GROUP("run", NULL, run_keys);
+const sim_key_group sim_keys_run = SIM_KEY_GROUP("run", 0, run_keys);
 
 static const sim_key output_keys[] = {
     {"json", SIM_KEY_FLAG, SIM_KEY_OFF(json), .commands = SIM_OPTS_CLUSTER,
@@ -61,7 +61,7 @@ static const sim_key output_keys[] = {
      .commands = SIM_OPTS_RUN, .arg = "N",
      .help = "trace only the first N devices (and N of each other process kind)"},
 };
-const sim_key_group sim_keys_output = SIM_KEY_GROUP("output", NULL, output_keys);
+const sim_key_group sim_keys_output = SIM_KEY_GROUP("output", 0, output_keys);
 
 /* ---- Simulation ------------------------------------------------------------------------------ */
 
@@ -134,7 +134,7 @@ comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error)
       .intra = s->intra,
       .inter = s->inter,
       .topology = s->topology,
-      .extra_nodes = strcmp(sim_scenario_strategy_name(s), "ps") == 0 &&
+      .extra_nodes = (s->strategy->flags & SIM_STRATEGY_SERVERS) &&
                              s->ps_placement == COMM_PS_DEDICATED
                          ? (uint32_t)s->ps_count : 0,
       .system_where = sim_scenario_where(s, "system"),
@@ -152,7 +152,6 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (outputs && ((s->trace && !dt_outfile_check(s->trace, "--trace", error)) ||
                   (s->csv && !dt_outfile_check(s->csv, "--csv", error))))
     return FALSE;
-  const sim_strategy *strategy = s->strategy;
   comm_net_model net_model = s->net_model;
   g_autoptr(comm_topology) topo = sim_scenario_topology(s, error);
   if (!topo)
@@ -160,28 +159,22 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (!sim_check_net_scale(comm_topology_devices(topo), net_model == COMM_NET_FLOW, error))
     return FALSE;
   const char *device = s->device ? s->device : comm_topology_device_kind(topo);
-  const char *sname = strategy->name;
-  /* Transformers train with strategy 3d (dp is its special case of one tensor and one
-   * pipeline rank): its plan comes from the model's hyper-parameters, not a cost table. */
-  gboolean three_d = strcmp(sname, "3d") == 0 || wl_tf_is_transformer(s->model);
+  /* Transformers train with the transformer strategy (dp is its special case of one tensor
+   * and one pipeline rank): its plan comes from the model's hyper-parameters, not a cost
+   * table. */
+  const sim_strategy *strategy = sim_strategy_for_scenario(s, error);
+  if (!strategy)
+    return FALSE;
+  sim_shape shape = {comm_topology_devices(topo), comm_topology_nodes(topo),
+                     comm_topology_devices_per_node(topo)};
+  if (strategy->check && strategy->check(s, &shape, error))
+    return FALSE;
+  unsigned flags = sim_strategy_flags_for(strategy, s);
   g_autoptr(sim_costs) costs = NULL;
-  g_autoptr(sim_plan) plan = NULL;
-  comm_ps_placement placement = s->ps_placement;
-  double reduce_Bps = 0;
-  sim_3d_opts o3;
-  sim_3d_metrics m3;
-  if (three_d) {
-    if (!sim_3d_opts_from_scenario(s, &o3, error))
-      return FALSE;
-    plan = sim_3d_build(&o3, topo, net_model, device, s->calibration, &reduce_Bps, &m3, error);
-    if (!plan)
-      return FALSE;
-  } else {
+  if (!(flags & SIM_STRATEGY_TRANSFORMER)) {
     /* Pipelines cost their passes per micro-batch; --batch is the pipeline's mini-batch. */
-    gboolean pipelined = strcmp(sname, "pp") == 0 ||
-                         (strcmp(sname, "hybrid") == 0 && s->hybrid == SIM_HYBRID_DP_PP);
     uint64_t cost_batch = (uint64_t)s->batch;
-    if (pipelined) {
+    if (flags & SIM_STRATEGY_PIPELINED) {
       if (s->batch % s->micro_batches != 0) {
         g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                     "%s: %" G_GINT64_FORMAT " micro-batches do not divide a batch of %"
@@ -191,32 +184,34 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       }
       cost_batch = (uint64_t)(s->batch / s->micro_batches);
     }
-    gboolean chaos = strcmp(sname, "chaos") == 0;
-    costs = chaos ? sim_chaos_costs_build(s, device, error)
-                  : sim_costs_build(s, device, cost_batch, error);
+    costs = strategy->costs ? strategy->costs(s, device, cost_batch, error)
+                            : sim_costs_build(s, device, cost_batch, error);
     if (!costs)
       return FALSE;
-    sim_plan_opts po = {
-        .nodes = comm_topology_nodes(topo),
-        .devices_per_node = comm_topology_devices_per_node(topo),
-        .overlap = s->overlap,
-        .bucket_bytes = s->bucket_bytes,
-        .allreduce = s->allreduce,
-        .iterations = (uint32_t)s->iterations,
-        .micro_batches = (uint32_t)s->micro_batches,
-        .gpipe = s->schedule == SIM_SCHEDULE_GPIPE,
-        .stages = (uint32_t)s->stages,
-        .ps_count = (uint32_t)s->ps_count,
-        .hybrid = s->hybrid,
-        .split = s->split,
-        .symmetric = s->symmetry,
-        .scenario = s,
-    };
-    plan = strategy->build(costs, &po, error);
-    if (!plan)
-      return FALSE;
-    reduce_Bps = (double)costs->reduce_Bps;
   }
+  sim_plan_opts po = {
+      .nodes = comm_topology_nodes(topo),
+      .devices_per_node = comm_topology_devices_per_node(topo),
+      .overlap = s->overlap,
+      .bucket_bytes = s->bucket_bytes,
+      .allreduce = s->allreduce,
+      .iterations = (uint32_t)s->iterations,
+      .micro_batches = (uint32_t)s->micro_batches,
+      .gpipe = s->schedule == SIM_SCHEDULE_GPIPE,
+      .stages = (uint32_t)s->stages,
+      .ps_count = (uint32_t)s->ps_count,
+      .hybrid = s->hybrid,
+      .split = s->split,
+      .symmetric = s->symmetry,
+      .scenario = s,
+      .topology = topo,
+      .net_model = net_model,
+      .device = device,
+  };
+  g_autoptr(sim_plan) plan = strategy->build(costs, &po, error);
+  if (!plan)
+    return FALSE;
+  double reduce_Bps = costs ? (double)costs->reduce_Bps : plan->reduce_Bps;
   g_autoptr(sim_engine) engine = sim_engine_new();
   g_autoptr(trace_chrome) trace = NULL;
   if (outputs && s->trace) {
@@ -233,9 +228,9 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(sim_exec) exec = sim_exec_new(engine, plan->graph);
   g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, reduce_Bps);
   sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
-  if (!three_d)
-    sim_net_adapter_set_ps(adapter, placement, (uint32_t)s->ps_count,
-                           sim_ps_server_reduce_Bps(placement, costs));
+  if (flags & SIM_STRATEGY_SERVERS)
+    sim_net_adapter_set_ps(adapter, s->ps_placement, (uint32_t)s->ps_count,
+                           sim_ps_server_reduce_Bps(s->ps_placement, costs));
   gboolean ran = sim_exec_run(exec, error);
   if (sim_net_adapter_error(adapter)) {
     g_clear_error(error);
@@ -248,10 +243,10 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   sim_report_measure(r, plan, exec);
   r->events = sim_engine_events(engine);
   r->sim_wall_s = sim_engine_wall_s(engine);
-  r->memory_capacity_bytes = three_d ? m3.capacity_bytes : costs->memory_capacity_bytes;
-  r->threads = three_d ? 0 : costs->threads;
-  if (three_d)
-    sim_3d_report(&m3, r);
+  r->memory_capacity_bytes = costs ? costs->memory_capacity_bytes : plan->memory_capacity_bytes;
+  r->threads = costs ? costs->threads : 0;
+  if (strategy->report)
+    strategy->report(plan, r);
   if (trace) {
     if (!trace_chrome_close(trace, error))
       return FALSE;
@@ -292,9 +287,8 @@ void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s)
   one->devices_per_node = 1;
   /* The same strategy on one device where it has a one-device form (dp, ps with its servers,
    * chaos); pipelines and model parallelism become plain training on one device. */
-  const char *name = sim_scenario_strategy_name(s);
-  if (strcmp(name, "ps") != 0 && strcmp(name, "dp") != 0 && strcmp(name, "chaos") != 0)
-    one->strategy = sim_strategy_find("dp");
+  if (!(s->strategy->flags & SIM_STRATEGY_ONE_DEVICE))
+    one->strategy = sim_strategy_default();
   g_clear_pointer(&one->split, g_array_unref);
   one->stages = 0;
   g_clear_pointer(&one->trace, g_free);
@@ -307,7 +301,9 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
   gint64 t0 = g_get_monotonic_time();
   if (!simulate_once(s, o, TRUE, out, o ? o->keep : NULL, error))
     return FALSE;
-  if (o && o->with_speedup && strcmp(sim_scenario_strategy_name(s), "chaos") == 0) {
+  const sim_strategy *st = sim_strategy_for_scenario(s, NULL);
+  unsigned flags = st ? sim_strategy_flags_for(st, s) : 0;
+  if (o && o->with_speedup && (flags & SIM_STRATEGY_THREADS)) {
     /* CHAOS: the speedup over one thread of the same device. */
     g_auto(sim_scenario) one;
     sim_scenario_copy(&one, s);
@@ -319,8 +315,7 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
       return FALSE;
     out->speedup = out->iteration_time_s > 0 ? single.iteration_time_s / out->iteration_time_s : 0;
     out->scaling_efficiency = out->threads ? out->speedup / out->threads : 0;
-  } else if (o && o->with_speedup && strcmp(sim_scenario_strategy_name(s), "3d") != 0 &&
-             !wl_tf_is_transformer(s->model)) {
+  } else if (o && o->with_speedup && !(flags & SIM_STRATEGY_TRANSFORMER)) {
     if (out->devices == 1) {
       out->speedup = 1.0;
     } else {

@@ -5,6 +5,7 @@
 #include "strategy_3d.h"
 
 #include "simulate.h"
+#include "strategy.h"
 
 #include "coll.h"
 #include "devices.h"
@@ -309,6 +310,185 @@ static uint64_t chunk_params(const plan3d *p, uint32_t vs)
       n += (uint64_t)p->tf.vocab * p->tf.hidden;
   }
   return (n + p->T - 1) / p->T;
+}
+
+/* Micro-batch sizes tried for transformers: powers of two up to 8 samples, a bound that keeps
+ * the space small (a larger micro-batch raises activation memory in proportion and only
+ * shortens the pipeline bubble, which more micro-batches already do). */
+#define SEARCH_MAX_MICRO_BATCH 8
+/* Model chunks per device tried with the interleaved schedule: 2 to 8 (those dividing the
+ * layers of a stage are kept). */
+#define SEARCH_MAX_INTERLEAVE 8
+
+/* 3d: tensor-parallel degrees are the divisors of the devices of a node (one NVLink domain). */
+static void tp_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  for (uint64_t t = 1; t <= c->devices_per_node; t++)
+    if (c->devices_per_node % t == 0)
+      sim_search_add_value(out, "tp=%" G_GUINT64_FORMAT, t);
+}
+
+/* Pipeline degrees: the divisors of the layers, up to the devices. */
+static void pp_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  for (uint64_t p = 1; p <= c->layers && p <= c->devices; p++)
+    if (c->layers % p == 0)
+      sim_search_add_value(out, "pp=%" G_GUINT64_FORMAT, p);
+}
+
+/* Micro-batch sizes: the divisors of the global batch up to the bound (those that do not
+ * divide a replica's share are dropped by the check). */
+static void micro_batch_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  for (uint64_t m = 1; m <= SEARCH_MAX_MICRO_BATCH && m <= c->global_batch; m++)
+    if (c->global_batch % m == 0)
+      sim_search_add_value(out, "micro-batch=%" G_GUINT64_FORMAT, m);
+}
+
+static void schedule_3d_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  sim_search_add_value(out, "schedule=1f1b interleave=1");
+  for (int v = 2; v <= SEARCH_MAX_INTERLEAVE; v++)
+    sim_search_add_value(out, "schedule=interleaved interleave=%d", v);
+}
+
+static void recompute_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  sim_search_add_value(out, "recompute=none");
+  sim_search_add_value(out, "recompute=selective");
+  sim_search_add_value(out, "recompute=full");
+}
+
+static void zero_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  for (int z = 0; z <= 3; z++)
+    sim_search_add_value(out, "zero=%d", z);
+}
+
+#define SIM_DROP_TP_HEADS "tensor-parallel degree does not divide the attention heads"
+#define SIM_DROP_TP_PP "tp x pp does not divide the devices"
+#define SIM_DROP_INTERLEAVE_PP "interleaved schedule needs pp > 1 and chunks dividing layers / pp"
+#define SIM_DROP_INTERLEAVE_M "interleaved schedule needs micro-batches a multiple of pp"
+#define SIM_DROP_DP_GIVEN "tp x pp x the --dp given is not the devices"
+#define SIM_DROP_MEMORY_BOUND "does not fit in device memory (bound before simulating)"
+
+/* A lower bound of the memory of the first pipeline stage, which the simulation's memory per
+ * device (the largest stage's) cannot be below, from the workloads' closed forms: the model
+ * state of its blocks (at least layers / pp of them, without the embedding) sharded by ZeRO,
+ * and the activations of the micro-batches it holds at its peak, counted as selective
+ * recomputation counts them when there is none (what flash attention keeps; never more than
+ * without it) and without the extra block of full recomputation. Bytes. */
+static uint64_t first_stage_bytes(const sim_scenario *s, const sim_search_ctx *c, uint64_t dp,
+                                  uint64_t per_replica)
+{
+  uint64_t tp = (uint64_t)s->tp, pp = (uint64_t)s->pp, V = (uint64_t)s->interleave;
+  uint64_t blocks = c->layers / pp;
+  wl_tf_state_bytes st;
+  wl_tf_state_memory(wl_tf_layer_params(&c->tf) * blocks / tp, (uint32_t)dp, (unsigned)s->zero,
+                     s->precision, &st);
+  wl_recompute rc = s->recompute == SIM_RECOMPUTE_FULL ? WL_RECOMPUTE_FULL : WL_RECOMPUTE_SELECTIVE;
+  wl_schedule sched = s->schedule == SIM_SCHEDULE_GPIPE    ? WL_SCHED_GPIPE
+                      : s->schedule == SIM_SCHEDULE_1F1B   ? WL_SCHED_1F1B
+                                                           : WL_SCHED_INTERLEAVED;
+  uint64_t per_layer = wl_tf_layer_activation_bytes(&c->tf, c->tf.seq, (uint64_t)s->micro_batch,
+                                                    (uint32_t)tp, s->sequence_parallel, rc,
+                                                    s->precision);
+  uint64_t chunks = wl_tf_inflight_chunks(sched, (uint32_t)pp, (uint32_t)V,
+                                          per_replica / (uint64_t)s->micro_batch, 0);
+  return st.weights + st.gradients + st.optimizer + per_layer * (blocks / V) * chunks;
+}
+
+/* 3d: dp = devices / (tp pp) and the job's global batch (the rules are check_3d's). */
+static const char *derive_3d(sim_scenario *s, const sim_search_ctx *c, GString *derived,
+                             GError **error)
+{
+  uint64_t tp = (uint64_t)s->tp, pp = (uint64_t)s->pp;
+  gboolean divides = c->devices % (tp * pp) == 0;
+  uint64_t dp = divides ? c->devices / (tp * pp) : 0;
+  /* A --dp the user gave that is not the quotient is left for the check to refuse. */
+  if (divides && (!sim_scenario_given(s, "dp") || (uint64_t)s->dp == dp) &&
+      !sim_search_derive(s, derived, "dp", dp, error))
+    return "";
+  return sim_search_derive(s, derived, "global-batch", c->global_batch, error) ? NULL : "";
+}
+
+/* The memory bound of a candidate that passed the checks. */
+static const char *bound_3d(const sim_scenario *s, const sim_search_ctx *c)
+{
+  uint64_t dp = (uint64_t)s->dp, per_replica = c->global_batch / dp;
+  if (c->capacity_bytes && first_stage_bytes(s, c, dp, per_replica) > c->capacity_bytes)
+    return SIM_DROP_MEMORY_BOUND;
+  return NULL;
+}
+
+static const sim_search_axis axes_3d[] = {{"tp", tp_values},
+                                      {"pp", pp_values},
+                                      {"micro-batch", micro_batch_values},
+                                      {"schedule|interleave", schedule_3d_values},
+                                      {"recompute", recompute_values},
+                                      {"zero", zero_values}};
+
+static const sim_search_family search_3d[] = {
+    {NULL, axes_3d, G_N_ELEMENTS(axes_3d), derive_3d, bound_3d}};
+
+/* ---- The strategy's check -------------------------------------------------------------------- */
+
+/* The rules of a 3-D plan on a cluster shape, in the order the search counts them: the tensor
+ * degree divides the heads, tp x pp the devices, the data-parallel replicas the global batch,
+ * the micro-batch a replica's batch; the interleaved schedule needs a pipeline of chunks that
+ * divide its stages' blocks and micro-batches in multiples of pp. */
+static const char *check_3d(const sim_scenario *s, const sim_shape *shape, GError **error)
+{
+  sim_3d_opts o;
+  wl_tf tf;
+  if (!sim_3d_opts_from_scenario(s, &o, error) || !wl_tf_parse(o.model, &tf, error))
+    return "";
+  uint64_t tp = o.tp ? o.tp : 1, pp = o.pp ? o.pp : 1, V = o.interleave ? o.interleave : 1;
+  if (tf.heads % tp || tf.kv_heads % tp) {
+    bad(error, "--tp %" PRIu64 " does not divide the %u attention heads (%u key/value heads) "
+        "of %s", tp, tf.heads, tf.kv_heads, o.model);
+    return SIM_DROP_TP_HEADS;
+  }
+  if (o.dp && tp * pp * o.dp != shape->devices) {
+    bad(error, "--tp %" PRIu64 " x --pp %" PRIu64 " x --dp %u = %" PRIu64 " is not the %"
+        PRIu64 " devices of the cluster (--nodes x --devices-per-node)", tp, pp, o.dp,
+        tp * pp * o.dp, shape->devices);
+    return shape->devices % (tp * pp) ? SIM_DROP_TP_PP : SIM_DROP_DP_GIVEN;
+  }
+  if (shape->devices % (tp * pp)) {
+    bad(error, "--tp %" PRIu64 " x --pp %" PRIu64 " does not divide the %" PRIu64 " devices of "
+        "the cluster", tp, pp, shape->devices);
+    return SIM_DROP_TP_PP;
+  }
+  uint64_t dp = shape->devices / (tp * pp);
+  uint64_t global = o.global_batch ? o.global_batch : (o.batch ? o.batch : 1) * dp;
+  if (o.micro_batch && global % (dp * o.micro_batch)) {
+    bad(error, "--global-batch %" PRIu64 " is not divisible by --dp %" PRIu64 " x --micro-batch "
+        "%" PRIu64, global, dp, o.micro_batch);
+    return global % dp ? SIM_DROP_NOT_MULTIPLE_REPLICAS : SIM_DROP_MICRO_BATCHES;
+  }
+  if (global % dp) {
+    bad(error, "--global-batch %" PRIu64 " is not divisible by --dp %" PRIu64, global, dp);
+    return SIM_DROP_NOT_MULTIPLE_REPLICAS;
+  }
+  uint64_t per_replica = global / dp;
+  if (o.schedule == WL_SCHED_INTERLEAVED) {
+    if (pp < 2 || (tf.layers / pp) % V) {
+      bad(error, "--schedule interleaved needs --pp of 2 or more and --interleave %" PRIu64
+          " dividing the %" PRIu64 " blocks of a stage", V, tf.layers / pp);
+      return SIM_DROP_INTERLEAVE_PP;
+    }
+    uint64_t m = per_replica / (o.micro_batch ? o.micro_batch : 1);
+    if (m % pp) {
+      bad(error, "--schedule interleaved: the %" PRIu64 " micro-batches per replica "
+          "(--global-batch / (--dp x --micro-batch)) are not a multiple of --pp %" PRIu64, m, pp);
+      return SIM_DROP_INTERLEAVE_M;
+    }
+  }
+  return NULL;
 }
 
 /* ---- Validation ------------------------------------------------------------------------------ */
@@ -984,18 +1164,15 @@ static const sim_key keys_3d[] = {
     {"zero", SIM_KEY_INT, SIM_KEY_OFF(zero), "0", 0, 3, .commands = SIM_OPTS_RUN, .arg = "0-3",
      .help = "ZeRO stage: optimizer (1), gradient (2), parameter (3) sharding over dp"},
 };
-const sim_key_group sim_keys_3d = SIM_KEY_GROUP("3d", "3d", keys_3d);
+const sim_key_group sim_keys_3d = SIM_KEY_GROUP("3d", SIM_STRATEGY_TRANSFORMER, keys_3d);
 
 gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError **error)
 {
   sim_3d_opts_init(o);
-  gboolean dp = strcmp(s->strategy->name, "dp") == 0;
-  if (!dp && strcmp(s->strategy->name, "3d") != 0) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                "%s: %s trains transformers with --strategy 3d (or dp, its special case)",
-                sim_scenario_where(s, "strategy"), s->strategy->name);
+  /* A strategy whose transformer form this is trains with one tensor and one pipeline rank. */
+  if (!sim_strategy_for_scenario(s, error))
     return FALSE;
-  }
+  gboolean dp = !(s->strategy->flags & SIM_STRATEGY_TRANSFORMER);
   o->model = s->model;
   o->seq_len = (uint32_t)s->seq_len;
   o->precision = s->precision;
@@ -1024,7 +1201,10 @@ gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError
   return TRUE;
 }
 
-/* The registry's form: the plan of the scenario behind `opts` (the cost table is not used). */
+static void metrics_free(gpointer m) { g_free(m); }
+
+/* The registry's form: the plan of the scenario behind `opts` (the cost table is not used),
+ * on the driver's topology and network model when it made them. */
 static sim_plan *build_3d(const sim_costs *costs, const sim_plan_opts *opts, GError **error)
 {
   (void)costs;
@@ -1032,15 +1212,42 @@ static sim_plan *build_3d(const sim_costs *costs, const sim_plan_opts *opts, GEr
   sim_3d_opts o;
   if (!s || !sim_3d_opts_from_scenario(s, &o, error))
     return NULL;
-  g_autoptr(comm_topology) topo = sim_scenario_topology(s, error);
-  if (!topo)
+  g_autoptr(comm_topology) own = NULL;
+  const comm_topology *topo = opts->topology;
+  comm_net_model net_model = opts->topology ? opts->net_model : s->net_model;
+  if (!topo && !(topo = own = sim_scenario_topology(s, error)))
     return NULL;
-  const char *device = s->device ? s->device : comm_topology_device_kind(topo);
+  const char *device = opts->device ? opts->device
+                       : s->device  ? s->device
+                                    : comm_topology_device_kind(topo);
   double reduce;
-  sim_3d_metrics m;
-  return sim_3d_build(&o, topo, s->net_model, device, s->calibration, &reduce, &m, error);
+  sim_3d_metrics *m = g_new0(sim_3d_metrics, 1);
+  sim_plan *p = sim_3d_build(&o, topo, net_model, device, s->calibration, &reduce, m, error);
+  if (!p) {
+    g_free(m);
+    return NULL;
+  }
+  p->reduce_Bps = reduce;
+  p->memory_capacity_bytes = m->capacity_bytes;
+  p->extra = m;
+  p->extra_free = metrics_free;
+  return p;
+}
+
+static void report_3d(const sim_plan *plan, sim_report *r)
+{
+  sim_3d_report(plan->extra, r);
 }
 
 const sim_strategy sim__strategy_3d = {
-    "3d", "tensor x pipeline x data parallelism of transformers (Megatron-LM: sequence "
-          "parallelism, interleaved schedules, ZeRO, recomputation)", build_3d};
+    .name = "3d",
+    .description = "tensor x pipeline x data parallelism of transformers (Megatron-LM: "
+                   "sequence parallelism, interleaved schedules, ZeRO, recomputation)",
+    .flags = SIM_STRATEGY_TRANSFORMER | SIM_STRATEGY_ALLREDUCE | SIM_STRATEGY_OVERLAP |
+             SIM_STRATEGY_SCHEDULE,
+    .check = check_3d,
+    .build = build_3d,
+    .report = report_3d,
+    .search = search_3d,
+    .n_search = G_N_ELEMENTS(search_3d),
+};

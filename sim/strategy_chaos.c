@@ -13,6 +13,7 @@
  * lines other cores have modified). Threads do not wait for one another inside a phase, so the
  * only coupling between them is in those per-sample costs. */
 #include "plan.h"
+#include "strategy.h"
 #include "simulate.h"
 
 #include "devices.h"
@@ -213,6 +214,19 @@ static sim_plan *chaos_build(const sim_costs *c, const sim_plan_opts *o, GError 
   return g_steal_pointer(&p);
 }
 
+/* The registry's form of the cost table: one sample per thread, whatever the batch. */
+static sim_costs *chaos_costs(const sim_scenario *s, const char *device, uint64_t batch,
+                              GError **error)
+{
+  (void)batch;
+  return sim_chaos_costs_build(s, device, error);
+}
+
 const sim_strategy sim__strategy_chaos = {
-    "chaos", "CHAOS: the threads of one Xeon Phi or CPU each train their own samples and update "
-             "shared weights without locks; one iteration is one epoch", chaos_build};
+    .name = "chaos",
+    .description = "CHAOS: the threads of one Xeon Phi or CPU each train their own samples and "
+                   "update shared weights without locks; one iteration is one epoch",
+    .flags = SIM_STRATEGY_THREADS | SIM_STRATEGY_ONE_DEVICE,
+    .costs = chaos_costs,
+    .build = chaos_build,
+};

@@ -5,6 +5,7 @@
  * computing their gradients; with overlap off every allreduce waits for the whole backward
  * pass. The optimizer update follows the last allreduce. */
 #include "plan.h"
+#include "strategy.h"
 
 #include "util.h"
 
@@ -165,19 +166,54 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
 /* Gradient synchronisation, shared by every strategy with data-parallel replicas. */
 static const sim_key dp_keys[] = {
     {"allreduce", SIM_KEY_REF, SIM_KEY_OFF(allreduce), "auto", .resolve = sim_algorithm_resolve,
-     .commands = SIM_OPTS_RUN, .strategies = "dp|pp|hybrid|3d", .arg = "NAME",
+     .commands = SIM_OPTS_RUN, .needs = SIM_STRATEGY_ALLREDUCE, .arg = "NAME",
      .help = "gradient allreduce algorithm (dtsim list algorithms)"},
     {"overlap", SIM_KEY_ONOFF, SIM_KEY_OFF(overlap), "on", .commands = SIM_OPTS_RUN,
-     .strategies = "dp|hybrid|3d", .arg = "on|off",
+     .needs = SIM_STRATEGY_OVERLAP, .arg = "on|off",
      .help = "gradient buckets overlap backward compute"},
     {"bucket-mib", SIM_KEY_MIB, SIM_KEY_OFF(bucket_bytes), "25", 0, 1 << 20,
-     .commands = SIM_OPTS_RUN, .strategies = "dp|hybrid|3d", .arg = "MIB",
+     .commands = SIM_OPTS_RUN, .needs = SIM_STRATEGY_OVERLAP, .arg = "MIB",
      .help = "gradient bucket size, MiB"},
     {"symmetry", SIM_KEY_ONOFF, SIM_KEY_OFF(symmetry), "on", .commands = SIM_OPTS_RUN,
-     .strategies = "dp", .arg = "on|off",
+     .needs = SIM_STRATEGY_FOLDABLE, .arg = "on|off",
      .help = "simulate one device for all (exact)"},
 };
-const sim_key_group sim_keys_dp = SIM_KEY_GROUP("dp", "dp", dp_keys);
+const sim_key_group sim_keys_dp = SIM_KEY_GROUP("dp", SIM_STRATEGY_FOLDABLE, dp_keys);
+
+/* ---- Search ---------------------------------------------------------------------------------- */
+
+/* Gradient bucket sizes tried, MiB: PyTorch DDP's default bucket_cap_mb is 25 (docs of
+ * torch.nn.parallel.DistributedDataParallel); Horovod fuses up to 64 MiB by default
+ * (HOROVOD_FUSION_THRESHOLD); 1 and 5 stand for fine-grained overlap. */
+static const int bucket_mib[] = {1, 5, 25, 64};
+static void allreduce_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  for (size_t i = 0; i < comm_coll_algorithm_count(); i++) {
+    const comm_coll_algorithm *a = comm_coll_algorithm_at(i);
+    if (comm_coll_algorithm_supports(a, COMM_COLL_ALLREDUCE))
+      sim_search_add_value(out, "allreduce=%s", comm_coll_algorithm_name(a));
+  }
+}
+
+static void bucket_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  for (size_t i = 0; i < G_N_ELEMENTS(bucket_mib); i++)
+    sim_search_add_value(out, "bucket-mib=%d", bucket_mib[i]);
+}
+
+static const sim_search_axis dp_axes[] = {{"allreduce", allreduce_values},
+                                          {"bucket-mib", bucket_values}};
+static const sim_search_family dp_search[] = {
+    SIM_SEARCH_FAMILY(NULL, dp_axes, sim_search_per_device)};
 
 const sim_strategy sim__strategy_dp = {
-    "dp", "synchronous data parallel: bucketed gradient allreduce, optional overlap", dp_build};
+    .name = "dp",
+    .description = "synchronous data parallel: bucketed gradient allreduce, optional overlap",
+    .flags = SIM_STRATEGY_TRANSFORMER_FORM | SIM_STRATEGY_FOLDABLE | SIM_STRATEGY_REPLAYABLE |
+             SIM_STRATEGY_ONE_DEVICE | SIM_STRATEGY_ALLREDUCE | SIM_STRATEGY_OVERLAP,
+    .build = dp_build,
+    .search = dp_search,
+    .n_search = G_N_ELEMENTS(dp_search),
+};

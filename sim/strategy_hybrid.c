@@ -10,6 +10,7 @@
  *   next, and in backward the partial input gradients are reduce-scattered. The dense layers'
  *   compute per device equals their cost at one mini-batch (N x the samples, 1/N the outputs). */
 #include "plan.h"
+#include "strategy.h"
 
 #include "coll.h"
 
@@ -184,8 +185,54 @@ static const sim_key hybrid_keys[] = {
      .commands = SIM_OPTS_RUN,
      .help = "data parallel over pipelines, or one weird trick (conv dp, dense mp)"},
 };
-const sim_key_group sim_keys_hybrid = SIM_KEY_GROUP("hybrid", "hybrid", hybrid_keys);
+const sim_key_group sim_keys_hybrid = SIM_KEY_GROUP("hybrid", SIM_STRATEGY_KINDS, hybrid_keys);
+
+/* ---- Search ---------------------------------------------------------------------------------- */
+
+/* Stages of each pipeline replica of hybrid dp-pp: the divisors of the devices strictly between
+ * 1 (that is dp) and all of them (that is pp). */
+static void stages_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  for (uint64_t p = 2; p < c->devices; p++)
+    if (c->devices % p == 0)
+      sim_search_add_value(out, "stages=%" G_GUINT64_FORMAT, p);
+}
+
+/* hybrid dp-pp: devices / stages replicas of a pipeline, each global batch / replicas samples. */
+static const char *derive_dp_pp(sim_scenario *s, const sim_search_ctx *c, GString *derived,
+                               GError **error)
+{
+  uint64_t replicas = c->devices / (uint64_t)s->stages;
+  if (c->global_batch % replicas != 0)
+    return SIM_DROP_NOT_MULTIPLE_REPLICAS;
+  uint64_t batch = c->global_batch / replicas;
+  if (batch % (uint64_t)s->micro_batches != 0)
+    return SIM_DROP_MICRO_BATCHES;
+  return sim_search_derive(s, derived, "batch", batch, error) ? NULL : "";
+}
+
+static const sim_search_axis dp_pp_axes[] = {{"stages", stages_values},
+                                             {"micro-batches", sim__pp_micro_batches_values},
+                                             {"schedule", sim__pp_schedule_values}};
+static const sim_search_family hybrid_search[] = {
+    SIM_SEARCH_FAMILY("hybrid=dp-pp", dp_pp_axes, derive_dp_pp),
+    {"hybrid=owt", NULL, 0, sim_search_per_device, NULL},
+};
+
+/* dp-pp replicas are pipelines: costed per micro-batch, --batch a pipeline's. */
+static unsigned hybrid_flags(const sim_scenario *s)
+{
+  return s->hybrid == SIM_HYBRID_DP_PP ? SIM_STRATEGY_STAGED | SIM_STRATEGY_PIPELINED : 0;
+}
 
 const sim_strategy sim__strategy_hybrid = {
-    "hybrid", "dp-pp: data parallel over pipeline replicas; owt: conv layers data parallel, "
-              "fully connected layers model parallel (one weird trick)", hybrid_build};
+    .name = "hybrid",
+    .description = "dp-pp: data parallel over pipeline replicas; owt: conv layers data "
+                   "parallel, fully connected layers model parallel (one weird trick)",
+    .flags = SIM_STRATEGY_ALLREDUCE | SIM_STRATEGY_OVERLAP | SIM_STRATEGY_MICRO_BATCHES |
+             SIM_STRATEGY_SCHEDULE | SIM_STRATEGY_SPLIT | SIM_STRATEGY_KINDS,
+    .scenario_flags = hybrid_flags,
+    .build = hybrid_build,
+    .search = hybrid_search,
+    .n_search = G_N_ELEMENTS(hybrid_search),
+};

@@ -12,6 +12,7 @@
  * with --stages smaller than the device count), each stage's gradients are all-reduced over the
  * replicas before the update. Cost tables passed in are per micro-batch. */
 #include "plan.h"
+#include "strategy.h"
 
 #include "util.h"
 
@@ -264,22 +265,65 @@ static sim_plan *mp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
 
 static const sim_key pp_keys[] = {
     {"micro-batches", SIM_KEY_INT, SIM_KEY_OFF(micro_batches), "4", 1, 1 << 20,
-     .commands = SIM_OPTS_RUN, .strategies = "pp|hybrid", .arg = "M",
+     .commands = SIM_OPTS_RUN, .needs = SIM_STRATEGY_MICRO_BATCHES, .arg = "M",
      .help = "micro-batches per iteration; they must divide --batch"},
     {"schedule", SIM_KEY_CHOICE, SIM_KEY_OFF(schedule), "1f1b",
-     .choices = "gpipe|1f1b|interleaved", .commands = SIM_OPTS_RUN, .strategies = "pp|hybrid|3d",
+     .choices = "gpipe|1f1b|interleaved", .commands = SIM_OPTS_RUN, .needs = SIM_STRATEGY_SCHEDULE,
      .help = "pipeline schedule (interleaved: 3d only)"},
     {"stages", SIM_KEY_INT, SIM_KEY_OFF(stages), NULL, 1, 1000000, .commands = SIM_OPTS_RUN,
-     .strategies = "pp|hybrid", .arg = "P",
+     .needs = SIM_STRATEGY_MICRO_BATCHES, .arg = "P",
      .help = "pipeline stages per replica (default: pp all devices, hybrid a node's)"},
     {"split", SIM_KEY_INT_LIST, SIM_KEY_OFF(split), NULL, 1, 1 << 24, .commands = SIM_OPTS_RUN,
-     .strategies = "mp|pp|hybrid", .arg = "L1,L2,...",
+     .needs = SIM_STRATEGY_SPLIT, .arg = "L1,L2,...",
      .help = "first layer index of each stage after the first (default: balanced)"},
 };
-const sim_key_group sim_keys_pp = SIM_KEY_GROUP("pp", "pp|hybrid", pp_keys);
+const sim_key_group sim_keys_pp = SIM_KEY_GROUP("pp", SIM_STRATEGY_MICRO_BATCHES, pp_keys);
+
+/* ---- Search ---------------------------------------------------------------------------------- */
+
+/* Pipeline micro-batches per iteration tried (CNN pipelines): powers of two up to 64. */
+#define SEARCH_MAX_MICRO_BATCHES 64
+
+void sim__pp_micro_batches_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  for (int m = 1; m <= SEARCH_MAX_MICRO_BATCHES; m *= 2)
+    sim_search_add_value(out, "micro-batches=%d", m);
+}
+
+void sim__pp_schedule_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  sim_search_add_value(out, "schedule=gpipe");
+  sim_search_add_value(out, "schedule=1f1b");
+}
+
+/* pp: one pipeline over all devices trains the global batch in micro-batches. */
+static const char *check_pp(sim_scenario *s, const sim_search_ctx *c, GString *derived,
+                            GError **error)
+{
+  if (c->global_batch % (uint64_t)s->micro_batches != 0)
+    return SIM_DROP_MICRO_BATCHES;
+  return sim_search_derive(s, derived, "batch", c->global_batch, error) ? NULL : "";
+}
+
+static const sim_search_axis pp_axes[] = {{"micro-batches", sim__pp_micro_batches_values},
+                                          {"schedule", sim__pp_schedule_values}};
+static const sim_search_family pp_search[] = {SIM_SEARCH_FAMILY(NULL, pp_axes, check_pp)};
 
 const sim_strategy sim__strategy_pp = {
-    "pp", "pipeline: stages over devices, M micro-batches, GPipe or 1F1B schedule", pp_build};
+    .name = "pp",
+    .description = "pipeline: stages over devices, M micro-batches, GPipe or 1F1B schedule",
+    .flags = SIM_STRATEGY_STAGED | SIM_STRATEGY_PIPELINED | SIM_STRATEGY_ALLREDUCE |
+             SIM_STRATEGY_MICRO_BATCHES | SIM_STRATEGY_SCHEDULE | SIM_STRATEGY_SPLIT,
+    .build = pp_build,
+    .search = pp_search,
+    .n_search = G_N_ELEMENTS(pp_search),
+};
 const sim_strategy sim__strategy_mp = {
-    "mp", "model parallel: layers split over devices (balanced or --split), activations sent point to point",
-    mp_build};
+    .name = "mp",
+    .description = "model parallel: layers split over devices (balanced or --split), "
+                   "activations sent point to point",
+    .flags = SIM_STRATEGY_STAGED | SIM_STRATEGY_SPLIT,
+    .build = mp_build,
+};

@@ -6,6 +6,7 @@
  * in distributed TensorFlow. The servers (placement, shards, aggregation) are comm/coll's; this
  * file only says when pushes start and what waits for pulls. */
 #include "plan.h"
+#include "strategy.h"
 
 #include "util.h"
 
@@ -115,8 +116,46 @@ static const sim_key ps_keys[] = {
      .choices = "cpu|gpu|colocated|dedicated", .commands = SIM_OPTS_RUN,
      .help = "where servers run: host CPUs, devices, hosts of the first K nodes, extra nodes"},
 };
-const sim_key_group sim_keys_ps = SIM_KEY_GROUP("ps", "ps", ps_keys);
+const sim_key_group sim_keys_ps = SIM_KEY_GROUP("ps", SIM_STRATEGY_SERVERS, ps_keys);
+
+/* ---- Search ---------------------------------------------------------------------------------- */
+
+/* Servers: one, two, one per node, one per device (each count once, ascending). */
+static void ps_count_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  const uint64_t k[] = {1, 2, c->nodes, c->devices};
+  /* Ascending, each once: count up through the distinct values. */
+  uint64_t last = 0;
+  for (;;) {
+    uint64_t next = UINT64_MAX;
+    for (size_t i = 0; i < G_N_ELEMENTS(k); i++)
+      if (k[i] > last && k[i] <= c->devices)
+        next = MIN(next, k[i]);
+    if (next == UINT64_MAX)
+      return;
+    sim_search_add_value(out, "ps-count=%" G_GUINT64_FORMAT, next);
+    last = next;
+  }
+}
+
+static void ps_placement_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  for (comm_ps_placement p = COMM_PS_CPU; p <= COMM_PS_DEDICATED; p++)
+    sim_search_add_value(out, "ps-placement=%s", comm_ps_placement_name(p));
+}
+
+static const sim_search_axis ps_axes[] = {{"ps-count", ps_count_values},
+                                          {"ps-placement", ps_placement_values}};
+static const sim_search_family ps_search[] = {
+    SIM_SEARCH_FAMILY(NULL, ps_axes, sim_search_per_device)};
 
 const sim_strategy sim__strategy_ps = {
-    "ps", "parameter servers: pushes as gradients appear, aggregation on the servers, pulls "
-          "before each layer's next forward", ps_build};
+    .name = "ps",
+    .description = "parameter servers: pushes as gradients appear, aggregation on the servers, "
+                   "pulls before each layer's next forward",
+    .flags = SIM_STRATEGY_SERVERS | SIM_STRATEGY_REPLAYABLE | SIM_STRATEGY_ONE_DEVICE,
+    .build = ps_build,
+    .search = ps_search,
+    .n_search = G_N_ELEMENTS(ps_search),
+};

@@ -1,5 +1,6 @@
 /* Sweeps (see sweep.h). */
 #include "sweep.h"
+#include "strategy.h"
 
 #include "comm_net.h"
 #include "simulate.h"
@@ -29,7 +30,7 @@ static const sim_key sweep_keys[] = {
     {"plot", SIM_KEY_STRING, SIM_KEY_OFF(plot), .commands = SIM_OPTS_SWEEP | SIM_OPTS_SEARCH,
      .arg = "FILE.svg", .help = "plot the points"},
 };
-const sim_key_group sim_keys_sweep = SIM_KEY_GROUP("sweep", NULL, sweep_keys);
+const sim_key_group sim_keys_sweep = SIM_KEY_GROUP("sweep", 0, sweep_keys);
 
 static void point_free(gpointer p)
 {

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include "plan.h"
+#include "strategy.h"
 #include "search.h"
 #include "util.h"
 

@@ -26,6 +26,7 @@
 #include "chrome.h"
 #include "comm_net.h"
 #include "replay_internal.h"
+#include "strategy.h"
 #include "simulate.h"
 #include "util.h"
 
@@ -257,7 +258,7 @@ G_GNUC_NORETURN static void refuse(const comm_mpi_ctx *ctx, const sim_scenario *
     replay_timeline tl;
     replay__timeline_init(&tl);
     g_autoptr(GArray) rows = replay__rows_from_plan(out.plan, out.exec);
-    gboolean ok = replay__read_timeline(rows, sim_scenario_strategy_name(&probe), &tl, &error);
+    gboolean ok = replay__read_timeline(rows, probe.strategy, &tl, &error);
     replay__timeline_clear(&tl);
     g_assert(!ok);
   }
@@ -319,10 +320,9 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
       comm_mpi__fail_all(ctx, error);
     s.device = g_strdup(comm_topology_device_kind(topo));
   }
-  const char *strategy = sim_scenario_strategy_name(&s);
-  gboolean is_ps = strcmp(strategy, "ps") == 0;
-  if (strcmp(strategy, "dp") != 0 && !is_ps)
+  if (!(s.strategy->flags & SIM_STRATEGY_REPLAYABLE))
     refuse(ctx, &s);
+  gboolean is_ps = (s.strategy->flags & SIM_STRATEGY_SERVERS) != 0;
   const char *tmpdir = comm_mpi__scratch(&error);
   comm_mpi__agree(ctx, tmpdir != NULL, error);
 
@@ -382,7 +382,7 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
   replay_timeline tl;
   replay__timeline_init(&tl);
   g_autoptr(GArray) rows = replay__rows_from_plan(out.plan, out.exec);
-  ok = replay__read_timeline(rows, strategy, &tl, &error);
+  ok = replay__read_timeline(rows, s.strategy, &tl, &error);
   comm_mpi__scratch_remove();
   comm_mpi__agree(ctx, ok, error);
   GArray *compute = tl.compute, *comms = tl.comms;

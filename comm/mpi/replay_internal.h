@@ -63,7 +63,7 @@ GArray *replay__rows_from_plan(const sim_plan *plan, const sim_exec *exec);
  * a forward waits for its layer's push/pull of the iteration before, tensors are numbered in
  * layer order; an iteration ends with its "iteration end" task. Any other communication of
  * device 0, and any other strategy, is refused (DT_ERROR_INPUT) naming the task. */
-gboolean replay__read_timeline(const GArray *rows, const char *strategy, replay_timeline *tl,
+gboolean replay__read_timeline(const GArray *rows, const sim_strategy *st, replay_timeline *tl,
                                GError **error);
 
 /* The hand-over: the compute thread queues communication tasks as their inputs become ready

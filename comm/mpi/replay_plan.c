@@ -2,6 +2,7 @@
  * timeline of a simulation (the tasks, their dependencies and iterations), and where parameter
  * servers are played. Kept apart so that the unit tests reach it without a launch. */
 #include "replay_internal.h"
+#include "strategy.h"
 #include "util.h"
 
 #include <string.h>
@@ -117,10 +118,15 @@ static gboolean number_tensors(replay_timeline *tl, GError **error)
   return TRUE;
 }
 
-gboolean replay__read_timeline(const GArray *rows, const char *strategy, replay_timeline *tl,
+gboolean replay__read_timeline(const GArray *rows, const sim_strategy *st, replay_timeline *tl,
                                GError **error)
 {
-  gboolean dp = strcmp(strategy, "dp") == 0, ps = strcmp(strategy, "ps") == 0;
+  /* Replayable strategies: data parallel (gradient collectives) or with parameter servers
+   * (pushes and pulls). */
+  gboolean replayable = (st->flags & SIM_STRATEGY_REPLAYABLE) != 0;
+  gboolean ps = replayable && (st->flags & SIM_STRATEGY_SERVERS);
+  gboolean dp = replayable && !ps;
+  const char *strategy = st->name;
   g_autofree char *unit0 = NULL, *host0 = NULL;
   for (guint i = 0; i < rows->len && unit0 == NULL; i++) {
     const replay_row *r = &g_array_index(rows, replay_row, i);

@@ -16,6 +16,7 @@
 #include "coll.h"
 #include "comm_mpi.h"
 #include "replay_internal.h"
+#include "strategy.h"
 #include "util.h"
 
 #define assert_close(a, b, rel) assert_true(fabs((a) - (b)) <= (rel) * fabs(b))
@@ -516,7 +517,7 @@ static void test_read_timeline_ps(void **state)
   replay_timeline tl;
   replay__timeline_init(&tl);
   g_autoptr(GError) error = NULL;
-  if (!replay__read_timeline(rows, "ps", &tl, &error))
+  if (!replay__read_timeline(rows, sim_strategy_find("ps"), &tl, &error))
     fail_msg("%s", error->message);
   /* gpu0's chain: rows 0, 2, 3, 4, 6, 7 and 13, 14, 15, 16, 18, 19 (the copy left out). */
   const uint32_t ids[] = {0, 2, 3, 4, 6, 7, 13, 14, 15, 16, 18, 19};
@@ -568,7 +569,7 @@ static void test_read_timeline_dp(void **state)
   replay_timeline tl;
   replay__timeline_init(&tl);
   g_autoptr(GError) error = NULL;
-  if (!replay__read_timeline(rows, "dp", &tl, &error))
+  if (!replay__read_timeline(rows, sim_strategy_find("dp"), &tl, &error))
     fail_msg("%s", error->message);
   assert_int_equal(tl.compute->len, 5);
   assert_int_equal(tl.comms->len, 1);
@@ -593,7 +594,7 @@ static void test_read_timeline_refused(void **state)
   replay_timeline tl;
   replay__timeline_init(&tl);
   g_autoptr(GError) error = NULL;
-  assert_false(replay__read_timeline(rows, "pp", &tl, &error));
+  assert_false(replay__read_timeline(rows, sim_strategy_find("pp"), &tl, &error));
   assert_int_equal(error->code, DT_ERROR_INPUT);
   assert_non_null(strstr(error->message, "--strategy pp: task 'activations mb0'"));
   assert_non_null(strstr(error->message, "cannot be replayed"));

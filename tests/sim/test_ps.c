@@ -12,6 +12,7 @@
 #include "fake_net.h"
 #include "net_adapter.h"
 #include "plan.h"
+#include "strategy.h"
 #include "report.h"
 #include "util.h"
 

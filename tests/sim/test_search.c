@@ -13,6 +13,7 @@
 
 #include "coll.h"
 #include "plan.h"
+#include "strategy.h"
 #include "search.h"
 #include "util.h"
 

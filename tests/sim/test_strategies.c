@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "plan.h"
+#include "strategy.h"
 #include "coll.h"
 #include "util.h"
 #include "report.h"

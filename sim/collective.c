@@ -9,9 +9,10 @@
 
 #include <math.h>
 
+SIM_CHOICES_OF(comm_coll_op_name, comm_coll_op)
 static const sim_key collective_keys[] = {
     {"op", SIM_KEY_CHOICE, SIM_KEY_OFF(coll_op), "allreduce",
-     .choices = "allreduce|allgather|reduce-scatter|broadcast|reduce|alltoall",
+     .choice_name = comm_coll_op_name_choice, .n_choices = COMM_COLL_N_OPS,
      .commands = SIM_OPTS_COLLECTIVE, .help = "the collective operation"},
     {"bytes", SIM_KEY_SIZE_LIST, SIM_KEY_OFF(coll_bytes), .commands = SIM_OPTS_COLLECTIVE,
      .arg = "SIZES", .help = "size (nccl-tests meaning), a list a,b,c or a doubling range 1K..1G"},

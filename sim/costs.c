@@ -9,16 +9,18 @@
 #include <string.h>
 
 /* What is trained, and how its passes are costed. */
+SIM_CHOICES_OF(wl_precision_name, wl_precision)
+SIM_CHOICES_OF(wl_optimizer_name, wl_optimizer)
 static const sim_key model_keys[] = {
     {"model", SIM_KEY_STRING, SIM_KEY_OFF(model), "resnet50", .commands = SIM_OPTS_RUN,
      .arg = "NAME|FILE|SPEC", .help = "zoo model, workload file or transformer: spec"},
     {"batch", SIM_KEY_INT, SIM_KEY_OFF(batch), "64", 1, 1 << 24, .commands = SIM_OPTS_RUN,
      .arg = "N", .help = "per-device mini-batch, samples"},
     {"precision", SIM_KEY_CHOICE, SIM_KEY_OFF(precision), "fp32",
-     .choices = "fp32|tf32|fp16|bf16|amp|fp8", .commands = SIM_OPTS_RUN | SIM_OPTS_CLUSTER,
+     .choice_name = wl_precision_name_choice, .n_choices = WL_PREC_COUNT, .commands = SIM_OPTS_RUN | SIM_OPTS_CLUSTER,
      .help = "arithmetic precision of compute (the device must have it)"},
     {"optimizer", SIM_KEY_CHOICE, SIM_KEY_OFF(optimizer), "momentum",
-     .choices = "sgd|momentum|adam", .commands = SIM_OPTS_RUN,
+     .choice_name = wl_optimizer_name_choice, .n_choices = WL_OPT_COUNT, .commands = SIM_OPTS_RUN,
      .help = "plain SGD, SGD with momentum, or Adam"},
     {"calibration", SIM_KEY_STRING, SIM_KEY_OFF(calibration), .commands = SIM_OPTS_RUN,
      .arg = "FILE", .help = "overlay of fitted model parameters (from dtsim calibrate)"},

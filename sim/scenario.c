@@ -77,6 +77,17 @@ static int choice_index(const char *list, const char *name)
   }
 }
 
+/* A CHOICE key's names, '|'-separated (made once per key and kept, like help_text). */
+static const char *choice_list(const sim_key *k)
+{
+  if (k->choices)
+    return k->choices;
+  g_autoptr(GString) list = g_string_new(NULL);
+  for (int i = 0; i < k->n_choices; i++)
+    g_string_append_printf(list, "%s%s", i ? "|" : "", k->choice_name(i));
+  return g_intern_string(list->str);
+}
+
 void sim_scenario_init(sim_scenario *s)
 {
   memset(s, 0, sizeof *s);
@@ -217,12 +228,12 @@ static gboolean set_value(sim_scenario *s, const sim_key *k, const char *value,
     }
     return TRUE;
   case SIM_KEY_CHOICE: {
-    int i = choice_index(k->choices, value);
+    int i = choice_index(choice_list(k), value);
     if (i >= 0) {
       *(int *)f = i;
       return TRUE;
     }
-    g_auto(GStrv) choices = g_strsplit(k->choices, "|", -1);
+    g_auto(GStrv) choices = g_strsplit(choice_list(k), "|", -1);
     g_autofree char *list = g_strjoinv(", ", choices);
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: unknown value '%s' (one of: %s)", where,
                 value, list);
@@ -390,7 +401,7 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
       GOptionEntry *en = &entries[e++];
       en->long_name = k->name;
       en->description = help_text(k);
-      en->arg_description = k->kind == SIM_KEY_CHOICE ? k->choices : k->arg;
+      en->arg_description = k->kind == SIM_KEY_CHOICE ? choice_list(k) : k->arg;
       if (k->kind == SIM_KEY_FLAG) {
         en->arg = G_OPTION_ARG_NONE;
         en->arg_data = &slot->flag;

@@ -48,10 +48,8 @@ typedef enum {
   SIM_STRATEGY_KINDS = 1u << 14,        /* takes --hybrid */
 } sim_strategy_flags;
 
-typedef enum { SIM_SCHEDULE_GPIPE, SIM_SCHEDULE_1F1B, SIM_SCHEDULE_INTERLEAVED } sim_schedule;
 typedef enum { SIM_HYBRID_DP_PP, SIM_HYBRID_OWT } sim_hybrid_kind;
 typedef enum { SIM_SCALING_WEAK, SIM_SCALING_STRONG } sim_scaling;
-typedef enum { SIM_RECOMPUTE_NONE, SIM_RECOMPUTE_SELECTIVE, SIM_RECOMPUTE_FULL } sim_recompute;
 
 /* Which commands take a key. */
 typedef enum {
@@ -99,7 +97,7 @@ typedef struct {
   comm_ps_placement ps_placement;
   /* pp, mp and hybrid (strategy_pp.c, strategy_hybrid.c). */
   int64_t micro_batches;        /* pipeline micro-batches per iteration */
-  sim_schedule schedule;
+  wl_schedule schedule;
   int64_t stages;               /* pipeline stages per replica (0: all devices of a replica) */
   GArray *split;                /* int64_t first layer index of stages 2.., or NULL */
   sim_hybrid_kind hybrid;
@@ -111,7 +109,7 @@ typedef struct {
   gboolean sequence_parallel;
   gboolean tp_overlap;          /* tensor-parallel collectives beside the GEMMs */
   wl_attention attention;       /* flash or unfused */
-  sim_recompute recompute;
+  wl_recompute recompute;
   int64_t zero;                 /* ZeRO stage 0..3 */
   /* Outputs (simulate.c). */
   gboolean json;
@@ -169,7 +167,9 @@ typedef struct {
   size_t offset;                /* of the field in sim_scenario */
   const char *def;              /* default, parsed like any value; NULL: zero */
   int64_t min, max;             /* INT, SIZE, MIB, DOUBLE and list bounds */
-  const char *choices;          /* CHOICE: '|'-separated */
+  const char *choices;          /* CHOICE: '|'-separated, or NULL with choice_name: */
+  const char *(*choice_name)(int i); /* CHOICE: the owning module's name of enum value i */
+  int n_choices;                /* CHOICE with choice_name: the values 0 .. n_choices - 1 */
   sim_key_resolve_fn resolve;   /* REF, REF_LIST */
   unsigned commands;            /* sim_opts_set: the commands that take it */
   unsigned needs;               /* sim_strategy_flags a strategy needs to take it; 0: the
@@ -187,6 +187,10 @@ typedef struct {
 } sim_key_group;
 
 #define SIM_KEY_OFF(field) offsetof(sim_scenario, field)
+/* A CHOICE key's names from the module that owns the enumeration: defines NAME_choice(int)
+ * from `const char *fn(type)`, for .choice_name. */
+#define SIM_CHOICES_OF(fn, type) \
+  static const char *fn##_choice(int i) { return fn((type)i); }
 #define SIM_KEY_GROUP(gname, gneeds, table) \
   {.name = gname, .needs = gneeds, .keys = table, .n_keys = G_N_ELEMENTS(table)}
 

@@ -197,7 +197,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       .allreduce = s->allreduce,
       .iterations = (uint32_t)s->iterations,
       .micro_batches = (uint32_t)s->micro_batches,
-      .gpipe = s->schedule == SIM_SCHEDULE_GPIPE,
+      .gpipe = s->schedule == WL_SCHED_GPIPE,
       .stages = (uint32_t)s->stages,
       .ps_count = (uint32_t)s->ps_count,
       .hybrid = s->hybrid,

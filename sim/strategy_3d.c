@@ -389,10 +389,8 @@ static uint64_t first_stage_bytes(const sim_scenario *s, const sim_search_ctx *c
   wl_tf_state_bytes st;
   wl_tf_state_memory(wl_tf_layer_params(&c->tf) * blocks / tp, (uint32_t)dp, (unsigned)s->zero,
                      s->precision, &st);
-  wl_recompute rc = s->recompute == SIM_RECOMPUTE_FULL ? WL_RECOMPUTE_FULL : WL_RECOMPUTE_SELECTIVE;
-  wl_schedule sched = s->schedule == SIM_SCHEDULE_GPIPE    ? WL_SCHED_GPIPE
-                      : s->schedule == SIM_SCHEDULE_1F1B   ? WL_SCHED_1F1B
-                                                           : WL_SCHED_INTERLEAVED;
+  wl_recompute rc = s->recompute == WL_RECOMPUTE_FULL ? WL_RECOMPUTE_FULL : WL_RECOMPUTE_SELECTIVE;
+  wl_schedule sched = s->schedule;
   uint64_t per_layer = wl_tf_layer_activation_bytes(&c->tf, c->tf.seq, (uint64_t)s->micro_batch,
                                                     (uint32_t)tp, s->sequence_parallel, rc,
                                                     s->precision);
@@ -1131,6 +1129,8 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
 
 /* ---- Keys and the registry entry ------------------------------------------------------------ */
 
+SIM_CHOICES_OF(wl_attention_name, wl_attention)
+SIM_CHOICES_OF(wl_recompute_name, wl_recompute)
 static const sim_key keys_3d[] = {
     {"tp", SIM_KEY_INT, SIM_KEY_OFF(tp), "1", 1, 1 << 20, .commands = SIM_OPTS_RUN, .arg = "T",
      .help = "tensor-parallel degree (within the NVLink domain)"},
@@ -1154,12 +1154,13 @@ static const sim_key keys_3d[] = {
     {"tp-overlap", SIM_KEY_ONOFF, SIM_KEY_OFF(tp_overlap), "off", .commands = SIM_OPTS_RUN,
      .arg = "on|off",
      .help = "tensor-parallel collectives run beside the GEMMs (Megatron's --tp-comm-overlap)"},
-    {"attention", SIM_KEY_CHOICE, SIM_KEY_OFF(attention), "flash", .choices = "flash|unfused",
+    {"attention", SIM_KEY_CHOICE, SIM_KEY_OFF(attention), "flash", .choice_name = wl_attention_name_choice,
+     .n_choices = WL_ATTN_UNFUSED + 1,
      .commands = SIM_OPTS_RUN,
      .help = "one fused attention kernel, or batched GEMMs around a softmax that writes the "
              "scores (Megatron-LM before FlashAttention)"},
     {"recompute", SIM_KEY_CHOICE, SIM_KEY_OFF(recompute), "none",
-     .choices = "none|selective|full", .commands = SIM_OPTS_RUN,
+     .choice_name = wl_recompute_name_choice, .n_choices = WL_RECOMPUTE_FULL + 1, .commands = SIM_OPTS_RUN,
      .help = "activation recomputation"},
     {"zero", SIM_KEY_INT, SIM_KEY_OFF(zero), "0", 0, 3, .commands = SIM_OPTS_RUN, .arg = "0-3",
      .help = "ZeRO stage: optimizer (1), gradient (2), parameter (3) sharding over dp"},
@@ -1182,12 +1183,12 @@ gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError
   o->batch = (uint64_t)s->batch;
   o->global_batch = (uint64_t)s->global_batch;
   o->micro_batch = (uint64_t)s->micro_batch;
-  o->schedule = dp ? WL_SCHED_1F1B : (wl_schedule)s->schedule;
+  o->schedule = dp ? WL_SCHED_1F1B : s->schedule;
   o->interleave = dp ? 1 : (uint32_t)s->interleave;
   o->seq_parallel = s->sequence_parallel;
   o->tp_overlap = s->tp_overlap;
   o->attention = s->attention;
-  o->recompute = (wl_recompute)s->recompute;
+  o->recompute = s->recompute;
   o->zero = (unsigned)s->zero;
   o->overlap = s->overlap;
   /* The collectives of a 3d plan are timed once each, every group of a kind at once on the

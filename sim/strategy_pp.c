@@ -263,12 +263,13 @@ static sim_plan *mp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   return sim__pipeline_build(c, o, (uint32_t)devices, 1, 1, error);
 }
 
+SIM_CHOICES_OF(wl_schedule_name, wl_schedule)
 static const sim_key pp_keys[] = {
     {"micro-batches", SIM_KEY_INT, SIM_KEY_OFF(micro_batches), "4", 1, 1 << 20,
      .commands = SIM_OPTS_RUN, .needs = SIM_STRATEGY_MICRO_BATCHES, .arg = "M",
      .help = "micro-batches per iteration; they must divide --batch"},
     {"schedule", SIM_KEY_CHOICE, SIM_KEY_OFF(schedule), "1f1b",
-     .choices = "gpipe|1f1b|interleaved", .commands = SIM_OPTS_RUN, .needs = SIM_STRATEGY_SCHEDULE,
+     .choice_name = wl_schedule_name_choice, .n_choices = WL_SCHED_INTERLEAVED + 1, .commands = SIM_OPTS_RUN, .needs = SIM_STRATEGY_SCHEDULE,
      .help = "pipeline schedule (interleaved: 3d only)"},
     {"stages", SIM_KEY_INT, SIM_KEY_OFF(stages), NULL, 1, 1000000, .commands = SIM_OPTS_RUN,
      .needs = SIM_STRATEGY_MICRO_BATCHES, .arg = "P",

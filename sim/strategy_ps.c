@@ -109,11 +109,13 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
 }
 
 /* The parameter servers themselves are comm/coll's (comm_ps); these say how many and where. */
+SIM_CHOICES_OF(comm_ps_placement_name, comm_ps_placement)
 static const sim_key ps_keys[] = {
     {"ps-count", SIM_KEY_INT, SIM_KEY_OFF(ps_count), "1", 1, 1000000, .commands = SIM_OPTS_RUN,
      .arg = "K", .help = "parameter servers (shards)"},
     {"ps-placement", SIM_KEY_CHOICE, SIM_KEY_OFF(ps_placement), "cpu",
-     .choices = "cpu|gpu|colocated|dedicated", .commands = SIM_OPTS_RUN,
+     .choice_name = comm_ps_placement_name_choice,
+     .n_choices = COMM_PS_DEDICATED + 1, .commands = SIM_OPTS_RUN,
      .help = "where servers run: host CPUs, devices, hosts of the first K nodes, extra nodes"},
 };
 const sim_key_group sim_keys_ps = SIM_KEY_GROUP("ps", SIM_STRATEGY_SERVERS, ps_keys);

@@ -55,7 +55,7 @@ int dtsim_cmd_run(int argc, char **argv)
       g_free(title);
       title = g_strdup_printf("%s, chaos, one sample per thread, %s, %u threads of %s, one "
                               "iteration = one epoch", s.model, wl_precision_name(s.precision),
-                              r.threads, s.device);
+                              r.threads, r.device);
     }
     sim_report_print_table(stdout, &r, title);
   }

@@ -20,6 +20,7 @@ typedef struct {
   uint64_t memory_per_device_bytes;
   uint64_t memory_capacity_bytes;
   uint32_t devices;
+  char device[64];              /* the device kind simulated (catalog name or file) */
   uint64_t samples_per_iteration;
   uint64_t events;
   double sim_wall_s;

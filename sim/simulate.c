@@ -242,6 +242,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   sim_engine_finish(engine);
   sim_report_measure(r, plan, exec);
   r->events = sim_engine_events(engine);
+  g_strlcpy(r->device, device, sizeof r->device);
   r->sim_wall_s = sim_engine_wall_s(engine);
   r->memory_capacity_bytes = costs ? costs->memory_capacity_bytes : plan->memory_capacity_bytes;
   r->threads = costs ? costs->threads : 0;

@@ -26,7 +26,8 @@ gboolean sim_scenario_from_args(sim_scenario *s, const char *command, const char
                                 unsigned set, int argc, char **argv, int *status)
 {
   g_autoptr(GError) error = NULL;
-  if (!sim_scenario_parse_args(s, set, summary, argc, argv, &error)) {
+  sim_command_line cl = {.set = set, .summary = summary};
+  if (!sim_scenario_parse_args(s, &cl, argc, argv, &error)) {
     *status = dtsim_cli_fail(command, error);
     return FALSE;
   }

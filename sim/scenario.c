@@ -518,19 +518,35 @@ GPtrArray *sim_scenario_sweep_args(int argc, char **argv)
   return args;
 }
 
-gboolean sim_scenario_parse_args(sim_scenario *s, unsigned set, const char *summary, int argc,
+gboolean sim_scenario_parse_args(sim_scenario *s, const sim_command_line *cl, int argc,
                                  char **argv, GError **error)
 {
+  unsigned set = cl->set;
   g_autoptr(GPtrArray) args = (set & SIM_OPTS_SWEEP) ? sim_scenario_sweep_args(argc, argv) : NULL;
   /* Option parsing rearranges the vector it is given: give it a view, keep ownership here. */
   g_autofree char **view = g_memdup2(args ? (gconstpointer)args->pdata : (gconstpointer)argv,
                                      (gsize)(args ? args->len : (guint)argc + 1) * sizeof(char *));
   if (args)
     argc = (int)args->len - 1;
-  g_autoptr(GOptionContext) ctx = g_option_context_new("[SCENARIO.ini]");
-  g_option_context_set_summary(ctx, summary);
+  g_autoptr(GOptionContext) ctx =
+      g_option_context_new(cl->parameter ? cl->parameter : "[SCENARIO.ini]");
+  if (cl->summary)
+    g_option_context_set_summary(ctx, cl->summary);
+  if (cl->entries) {
+    dt_option_entries_as_bytes(cl->entries);
+    g_option_context_add_main_entries(ctx, cl->entries, NULL);
+  }
   g_autoptr(sim_scenario_opts) o = sim_scenario_opts_new(ctx, set);
   char **v = view;
+  if (cl->help) {
+    g_option_context_set_help_enabled(ctx, FALSE);
+    for (int i = 1; i < argc; i++)
+      if (g_str_has_prefix(v[i], "--help") || strcmp(v[i], "-h") == 0) {
+        g_autofree char *help = g_option_context_get_help(ctx, FALSE, NULL);
+        cl->help(help, cl->help_data);
+        return FALSE;
+      }
+  }
   if (!g_option_context_parse(ctx, &argc, &v, error))
     return FALSE;
   /* An option given without its value takes the next option as its value ("--sequence-parallel
@@ -553,5 +569,6 @@ gboolean sim_scenario_parse_args(sim_scenario *s, unsigned set, const char *summ
   }
   if (positional == 1 && !sim_scenario_load(s, v[1], set, error))
     return FALSE;
-  return sim_scenario_apply_options(s, o, error) && sim_scenario_check(s, error);
+  return sim_scenario_apply_options(s, o, error) &&
+         (cl->check ? cl->check(s, error) : sim_scenario_check(s, error));
 }

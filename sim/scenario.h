@@ -237,9 +237,26 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_scenario_opts, sim_scenario_opts_free)
  * file and the options are in. */
 gboolean sim_scenario_check(const sim_scenario *s, GError **error);
 
-/* A command line: an optional positional SCENARIO.ini, then options (which override it); with
- * SIM_OPTS_SWEEP a --nodes list is the --nodes-list axis. Ends with sim_scenario_check(). */
-gboolean sim_scenario_parse_args(sim_scenario *s, unsigned set, const char *summary, int argc,
+/* The one command-line front end of the commands that take a scenario (dtsim run, sweep,
+ * collective, search, and the dtsim-mpi commands): an optional positional SCENARIO.ini, then
+ * options (which override it); with SIM_OPTS_SWEEP a --nodes list is the --nodes-list axis. */
+typedef struct {
+  unsigned set;                 /* sim_opts_set: the keys it takes */
+  const char *summary;          /* --help's summary */
+  const char *parameter;        /* --help's usage after the command (NULL: "[SCENARIO.ini]") */
+  GOptionEntry *entries;        /* the command's own options, or NULL (their arg_data filled
+                                 * by GOption as usual) */
+  /* Checks the scenario once the file and the options are in (NULL: sim_scenario_check). */
+  gboolean (*check)(sim_scenario *s, GError **error);
+  /* NULL: GOption prints --help and exits. Else --help in any form is not parsed: this gets
+   * the text and parsing stops (dtsim-mpi prints it on one rank). */
+  void (*help)(const char *text, gpointer data);
+  gpointer help_data;
+} sim_command_line;
+
+/* Parses argv into s. FALSE with *error set on bad input; FALSE with no error when help was
+ * given to cl->help. */
+gboolean sim_scenario_parse_args(sim_scenario *s, const sim_command_line *cl, int argc,
                                  char **argv, GError **error);
 
 /* The arguments of a sweep with a `--nodes LIST` rewritten as `--nodes-list LIST` (a NULL-

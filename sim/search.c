@@ -330,22 +330,13 @@ gboolean sim_search_check(sim_scenario *s, GError **error)
 
 gboolean sim_search_parse_args(sim_scenario *s, int argc, char **argv, GError **error)
 {
-  g_autofree char **view = g_memdup2(argv, (gsize)(argc + 1) * sizeof(char *));
-  g_autoptr(GOptionContext) ctx = g_option_context_new("[SCENARIO.ini]");
-  g_option_context_set_summary(
-      ctx, "Rank every parallel configuration of a job on a cluster: each simulated on the "
-           "analytic network, the best --top K again on the flow network.");
-  g_autoptr(sim_scenario_opts) o = sim_scenario_opts_new(ctx, SIM_CMD_SEARCH);
-  char **v = view;
-  if (!g_option_context_parse(ctx, &argc, &v, error))
-    return FALSE;
-  if (argc > 2) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "unexpected argument '%s'", v[2]);
-    return FALSE;
-  }
-  if (argc == 2 && !sim_scenario_load(s, v[1], SIM_CMD_SEARCH, error))
-    return FALSE;
-  return sim_scenario_apply_options(s, o, error) && sim_search_check(s, error);
+  sim_command_line cl = {
+      .set = SIM_CMD_SEARCH,
+      .summary = "Rank every parallel configuration of a job on a cluster: each simulated on the "
+                 "analytic network, the best --top K again on the flow network.",
+      .check = sim_search_check,
+  };
+  return sim_scenario_parse_args(s, &cl, argc, argv, error);
 }
 
 sim_search *sim_search_new(const sim_scenario *base, GError **error)

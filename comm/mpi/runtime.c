@@ -88,51 +88,34 @@ gboolean comm_mpi__parse(const comm_mpi_ctx *ctx, GOptionContext *octx, int *arg
   return TRUE;
 }
 
-static gboolean check_scenario(sim_scenario *s, GError **error)
+/* --help of a dtsim-mpi command: printed by rank 0 alone. */
+static void print_help(const char *text, gpointer data)
 {
-  return sim_scenario_check(s, error);
+  const comm_mpi_ctx *ctx = data;
+  if (ctx->rank == 0)
+    fputs(text, stdout);
 }
 
 gboolean comm_mpi__scenario(const comm_mpi_ctx *ctx, const char *summary, GOptionEntry *entries,
                             unsigned set, comm_mpi_scenario_check check, int argc, char **argv,
                             sim_scenario *s)
 {
-  if (!check)
-    check = check_scenario;
-  g_autoptr(GOptionContext) octx = g_option_context_new(summary);
-  if (entries) {
-    dt_option_entries_as_bytes(entries);
-    g_option_context_add_main_entries(octx, entries, NULL);
-  }
-  g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, set);
-  /* As `dtsim sweep`: --nodes takes a list. Option parsing rearranges the vector it is given:
-   * give it a view, keep ownership here. */
-  g_autoptr(GPtrArray) args = NULL;
-  if (set & SIM_OPTS_SWEEP) {
-    args = sim_scenario_sweep_args(argc, argv);
-    argc = (int)args->len - 1;
-  } else {
-    args = g_ptr_array_new();
-    for (int i = 0; i <= argc; i++)
-      g_ptr_array_add(args, i < argc ? argv[i] : NULL);
-  }
-  g_autofree char **view = g_memdup2(args->pdata, args->len * sizeof(char *));
-  char **v = view;
-  /* One positional argument is allowed: the scenario file. */
-  const char *scenario_file = NULL;
-  if (argc >= 2 && v[1][0] != '-') {
-    scenario_file = v[1];
-    v[1] = v[0];
-    v++;
-    argc--;
-  }
-  if (!comm_mpi__parse(ctx, octx, &argc, &v))
-    return FALSE;
+  /* dtsim's own front end; GOption's --help would print on every rank and exit without
+   * MPI_Finalize. */
+  sim_command_line cl = {
+      .set = set,
+      .parameter = summary,
+      .entries = entries,
+      .check = check,
+      .help = print_help,
+      .help_data = (gpointer)ctx,
+  };
   g_autoptr(GError) error = NULL;
-  if ((scenario_file && !sim_scenario_load(s, scenario_file, set, &error)) ||
-      !sim_scenario_apply_options(s, so, &error) || !check(s, &error))
+  if (sim_scenario_parse_args(s, &cl, argc, argv, &error))
+    return TRUE;
+  if (error)
     comm_mpi__fail_all(ctx, error);
-  return TRUE;
+  return FALSE;
 }
 
 /* The hwloc package holding this process's CPU binding, or -1 when the binding spans several

@@ -81,7 +81,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                           strchr(argv[a - 1], '=') != NULL);
     if (positional)
       return 0;
-    if (!sim_scenario_parse_args(&s, sets[i], "fuzz", argc, argv, &error)) {
+    sim_command_line cl = {.set = sets[i], .summary = "fuzz"};
+    if (!sim_scenario_parse_args(&s, &cl, argc, argv, &error)) {
       FUZZ_CHECK(error != NULL, "refused without an error");
       FUZZ_CHECK(error->domain == DT_ERROR || error->domain == G_OPTION_ERROR,
                  "error of domain %s: %s", g_quark_to_string(error->domain), error->message);

@@ -1,6 +1,8 @@
 /* Communication tasks on the modeled network (see net_adapter.h). */
 #include "net_adapter.h"
 
+#include "colltime.h"
+
 #include "unshared.h"
 #include "util.h"
 
@@ -28,30 +30,18 @@ typedef struct {
 } group_rec;
 
 /* A symmetric plan's collectives, kept for the next collective of the same algorithm,
- * operation, size and group. Such a plan runs its collectives one at a time on device 0's one
- * communication stream and sends nothing else, so each collective starts on an idle network
- * and every term of its duration is relative to its start (the flow network's times are
- * offsets from the instants its flows start, its rates depend only on the flows in flight):
- * the same inputs give the same duration, to the picosecond, whenever it starts. A collective
- * is timed once, without flows where its transfers never share a link (comm/coll/unshared.h);
- * "nccl", whose channels share links, by its closed form (within 0.5% of its flows); any
- * other by running it as flows on the network. Later ones take that duration as one event. */
-typedef enum {
-  MEMO_TIMED,     /* duration_ps holds */
-  MEMO_RUNNING,   /* the first one runs as flows; its end gives the duration */
-} memo_state;
-
-typedef struct {
-  const comm_coll_algorithm *algo;
-  const comm_coll_group *group;
-  int op;
-  uint64_t bytes;
-  memo_state state;
-  sim_time_ps duration_ps;
-} coll_memo;
+ * operation, size and group (sim_coll_memo, colltime.h). Such a plan runs its collectives one
+ * at a time on device 0's one communication stream and sends nothing else, so each collective
+ * starts on an idle network and every term of its duration is relative to its start (the flow
+ * network's times are offsets from the instants its flows start, its rates depend only on the
+ * flows in flight): the same inputs give the same duration, to the picosecond, whenever it
+ * starts. A collective is timed once, without flows where its transfers never share a link
+ * (comm/coll/unshared.h); "nccl", whose channels share links, by its closed form (within 0.5%
+ * of its flows); any other by running it as flows on the network. Later ones take that
+ * duration as one event. */
 
 struct sim_net_adapter {
-  GArray *memos;            /* coll_memo, of a symmetric plan's collectives */
+  sim_coll_memo memo;       /* of a symmetric plan's collectives */
   const comm_coll_algorithm *nccl;   /* the registry's "nccl", timed by its closed form there */
   comm_net *net;
   const sim_plan *plan;
@@ -97,7 +87,7 @@ sim_net_adapter *sim_net_adapter_new(comm_net *net, const sim_plan *plan, double
   sim_net_adapter *a = g_new0(sim_net_adapter, 1);
   a->net = net;
   a->plan = plan;
-  a->memos = g_array_new(FALSE, FALSE, sizeof(coll_memo));
+  sim_coll_memo_init(&a->memo);
   a->nccl = comm_coll_algorithm_find("nccl", "nccl", NULL);
   a->reduce_Bps = reduce_Bps;
   a->groups = g_ptr_array_new_with_free_func(group_rec_free);
@@ -132,7 +122,7 @@ void sim_net_adapter_free(sim_net_adapter *a)
 {
   if (!a)
     return;
-  g_array_free(a->memos, TRUE);
+  sim_coll_memo_clear(&a->memo);
   g_ptr_array_free(a->colls, TRUE);
   g_ptr_array_free(a->groups, TRUE);
   g_ptr_array_free(a->pending_blocks, TRUE);
@@ -197,9 +187,9 @@ static void task_finished(sim_engine *engine, void *user)
   sim_exec *x = p->exec;
   sim_task_id t = p->task;
   if (p->memo >= 0) {
-    coll_memo *m = &g_array_index(p->adapter->memos, coll_memo, p->memo);
+    sim_coll_memo_entry *m = sim_coll_memo_at(&p->adapter->memo, p->memo);
     m->duration_ps = sim_engine_now(engine) - p->start_ps;
-    m->state = MEMO_TIMED;
+    m->timed = TRUE;
   }
   pending_free(p);
   sim_exec_task_done(x, t);
@@ -374,29 +364,22 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
                            .reduce_Bps = a->reduce_Bps, .form = COMM_COLL_FORM_PIPELINED};
     sim_engine *engine = sim_exec_engine(x);
     if (a->plan->symmetric && !sim_engine_has_observers(engine)) {
-      /* Timed once per (algorithm, group, operation, size); see coll_memo. Observed runs
+      /* Timed once per (algorithm, group, operation, size); see the memo above. Observed runs
        * run every collective as flows, so that a trace shows each one's traffic. */
       const comm_coll_group *group = group_for(a, g, t);
-      coll_memo *memo = NULL;
-      guint k = 0;
-      for (; k < a->memos->len; k++) {
-        coll_memo *u = &g_array_index(a->memos, coll_memo, k);
-        if (u->algo == algo && u->group == group && u->op == op && u->bytes == args.bytes) {
-          memo = u;
-          break;
-        }
-      }
-      if (!memo) {
-        coll_memo u = {algo, group, op, args.bytes, MEMO_RUNNING, 0};
+      int64_t k = sim_coll_memo_find(&a->memo, algo, group, op, args.bytes);
+      if (k < 0) {
+        sim_time_ps duration_ps = 0;
+        gboolean timed = FALSE;
         uint64_t flows;
-        switch (comm_coll_unshared_time(a->net, group, algo, &args, &u.duration_ps, &flows,
+        switch (comm_coll_unshared_time(a->net, group, algo, &args, &duration_ps, &flows,
                                         &error)) {
         case COMM_COLL_UNSHARED_ERROR:
           pending_free(p);
           fail(a, x, error);
           return;
         case COMM_COLL_UNSHARED_DONE:
-          u.state = MEMO_TIMED;
+          timed = TRUE;
           break;
         case COMM_COLL_UNSHARED_SHARED:
           if (comm_coll_resolve(algo, group, &args) == a->nccl) {
@@ -405,23 +388,24 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
              * at the cost of a few passes over the flows instead of running them: on 16384
              * GPUs 0.2 s per collective instead of 10 s. */
             if (!comm_coll_analytic_time(comm_net_topology(a->net), group, algo, &args,
-                                         &u.duration_ps, &error)) {
+                                         &duration_ps, &error)) {
               pending_free(p);
               fail(a, x, error);
               return;
             }
-            u.state = MEMO_TIMED;
-            break;
+            timed = TRUE;
           }
+          break;
+        }
+        k = sim_coll_memo_add(&a->memo, algo, group, op, args.bytes, timed, duration_ps);
+        if (!timed) {
           /* Runs as flows below, and its end times it. */
           p->memo = k;
           p->start_ps = sim_engine_now(engine);
-          break;
         }
-        g_array_append_val(a->memos, u);
-        memo = &g_array_index(a->memos, coll_memo, k);
       }
-      if (memo->state == MEMO_TIMED) {
+      const sim_coll_memo_entry *memo = sim_coll_memo_at(&a->memo, k);
+      if (memo->timed) {
         sim_engine_schedule_in(engine, memo->duration_ps, task_finished_ev, p, 0);
         return;
       }

@@ -6,6 +6,7 @@
 
 #include "simulate.h"
 #include "strategy.h"
+#include "colltime.h"
 
 #include "coll.h"
 #include "devices.h"
@@ -40,140 +41,7 @@ static gboolean bad(GError **error, const char *fmt, ...)
   return FALSE;
 }
 
-/* ---- Collective times on the network model ------------------------------------------------- */
-
-/* Runs collectives alone on an idle engine and network of the job's topology and remembers
- * their times: every group of `groups` that run at the same moment in the job (the tensor-
- * parallel groups of a node, the data-parallel groups of a stage) shares the links as it would.
- * One engine and network serve every size, one after the other: each run ends with the network
- * idle again, and a time is the end of the last collective less the start. The groups of a
- * layout are made once and serve every operation and size on it (a group keeps its route
- * latencies, comm_coll_group). */
-typedef struct {
-  comm_coll_op op;
-  guint layout;        /* in coll_timer.layouts */
-  uint64_t bytes;
-  sim_time_ps time_ps;
-} coll_memo;
-
-typedef struct {
-  uint32_t first, n, stride, groups, group_stride;
-  comm_coll_group **group;   /* groups of them */
-} coll_layout;
-
-typedef struct {
-  const comm_topology *topo;
-  comm_net_model model;
-  const comm_coll_algorithm *algo, *ring;
-  double reduce_Bps;
-  GArray *memo;        /* coll_memo: the collectives timed so far (a few: one per layout,
-                        * operation and size) */
-  GArray *layouts;     /* coll_layout */
-  sim_engine *engine;  /* NULL until the first collective is timed */
-  comm_net *net;
-} coll_timer;
-
-static void coll_timer_clear(coll_timer *ct)
-{
-  g_clear_pointer(&ct->net, comm_net_free);
-  g_clear_pointer(&ct->engine, sim_engine_free);
-  g_clear_pointer(&ct->memo, g_array_unref);
-  for (guint i = 0; ct->layouts && i < ct->layouts->len; i++) {
-    coll_layout *l = &g_array_index(ct->layouts, coll_layout, i);
-    for (uint32_t g = 0; g < l->groups; g++)
-      comm_coll_group_free(l->group[g]);
-    g_free(l->group);
-  }
-  g_clear_pointer(&ct->layouts, g_array_unref);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(coll_timer, coll_timer_clear)
-
-static void free_coll(gpointer p) { comm_coll_free(p); }
 static void free_array(gpointer p) { g_array_unref(p); }
-
-static void coll_done(sim_engine *engine, void *user)
-{
-  (void)engine;
-  (*(uint32_t *)user)++;
-}
-
-/* The layout whose group g has the ranks first + g * group_stride + i * stride, made with its
- * groups when first asked: its place in ct->layouts. */
-static guint coll_layout_of(coll_timer *ct, uint32_t first, uint32_t n, uint32_t stride,
-                            uint32_t groups, uint32_t group_stride)
-{
-  for (guint i = 0; i < ct->layouts->len; i++) {
-    coll_layout *l = &g_array_index(ct->layouts, coll_layout, i);
-    if (l->first == first && l->n == n && l->stride == stride && l->groups == groups &&
-        l->group_stride == group_stride)
-      return i;
-  }
-  coll_layout l = {first, n, stride, groups, group_stride, g_new(comm_coll_group *, groups)};
-  g_autofree uint32_t *ranks = g_new(uint32_t, n);
-  for (uint32_t g = 0; g < groups; g++) {
-    for (uint32_t i = 0; i < n; i++)
-      ranks[i] = first + g * group_stride + i * stride;
-    l.group[g] = comm_coll_group_new(ct->topo, ranks, n);
-  }
-  g_array_append_val(ct->layouts, l);
-  return ct->layouts->len - 1;
-}
-
-/* Time of `groups` concurrent collectives `op` of `bytes` (nccl-tests size), group g having the
- * ranks first + g * group_stride + i * stride for i < n. */
-static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint32_t n,
-                          uint32_t stride, uint32_t groups, uint32_t group_stride,
-                          uint64_t bytes, sim_time_ps *out, GError **error)
-{
-  if (n < 2 || bytes == 0) {
-    *out = 0;
-    return TRUE;
-  }
-  guint layout = coll_layout_of(ct, first, n, stride, groups, group_stride);
-  coll_memo key = {op, layout, bytes, 0};
-  for (guint i = 0; i < ct->memo->len; i++) {
-    const coll_memo *m = &g_array_index(ct->memo, coll_memo, i);
-    if (m->op == op && m->layout == layout && m->bytes == bytes) {
-      *out = m->time_ps;
-      return TRUE;
-    }
-  }
-  const comm_coll_algorithm *algo =
-      comm_coll_algorithm_supports(ct->algo, op) ? ct->algo : ct->ring;
-  if (!ct->engine) {
-    ct->engine = sim_engine_new();
-    ct->net = comm_net_new(ct->engine, ct->topo, ct->model);
-  }
-  sim_engine *engine = ct->engine;
-  comm_net *net = ct->net;
-  sim_time_ps start_ps = sim_engine_now(engine);
-  comm_coll_group **grps = g_array_index(ct->layouts, coll_layout, layout).group;
-  g_autoptr(GPtrArray) colls = g_ptr_array_new_full(groups, free_coll);
-  uint32_t done = 0;
-  comm_coll_args args = {.op = op, .bytes = bytes, .reduce_Bps = ct->reduce_Bps,
-                         .form = COMM_COLL_FORM_PIPELINED};
-  for (uint32_t g = 0; g < groups; g++) {
-    comm_coll *c = comm_coll_new(net, grps[g], algo, &args, error);
-    if (!c) {
-      /* The groups started before it are still pending: this engine and network are not
-       * idle any more, so they go (after the collectives that use them). */
-      g_clear_pointer(&colls, g_ptr_array_unref);
-      g_clear_pointer(&ct->net, comm_net_free);
-      g_clear_pointer(&ct->engine, sim_engine_free);
-      return FALSE;
-    }
-    g_ptr_array_add(colls, c);
-    comm_coll_start(c, coll_done, &done);
-  }
-  sim_engine_run(engine);
-  sim_time_ps t = 0;
-  for (guint i = 0; i < colls->len; i++)
-    t = MAX(t, comm_coll_end_time(g_ptr_array_index(colls, i)) - start_ps);
-  key.time_ps = t;
-  g_array_append_val(ct->memo, key);
-  *out = t;
-  return TRUE;
-}
 
 /* ---- Per-chunk costs ------------------------------------------------------------------------- */
 
@@ -215,7 +83,7 @@ typedef struct {
 /* The time of the tensor-parallel collectives of `count` activations of b s h elements:
  * allreduces, or with sequence parallelism as many all-gathers and reduce-scatters (half
  * each). */
-static gboolean tp_time(coll_timer *ct, const plan3d *p, unsigned count, sim_time_ps *out,
+static gboolean tp_time(sim_coll_timer *ct, const plan3d *p, unsigned count, sim_time_ps *out,
                         GError **error)
 {
   *out = 0;
@@ -225,20 +93,20 @@ static gboolean tp_time(coll_timer *ct, const plan3d *p, unsigned count, sim_tim
   uint32_t groups = p->per_node >= p->T && p->per_node % p->T == 0 ? p->per_node / p->T : 1;
   if (!p->o.seq_parallel) {
     sim_time_ps t;
-    if (!coll_time(ct, COMM_COLL_ALLREDUCE, 0, p->T, 1, groups, p->T, bytes, &t, error))
+    if (!sim_coll_timer_time(ct, COMM_COLL_ALLREDUCE, 0, p->T, 1, groups, p->T, bytes, &t, error))
       return FALSE;
     *out = t * count;
     return TRUE;
   }
   sim_time_ps ag, rs;
-  if (!coll_time(ct, COMM_COLL_ALLGATHER, 0, p->T, 1, groups, p->T, bytes, &ag, error) ||
-      !coll_time(ct, COMM_COLL_REDUCE_SCATTER, 0, p->T, 1, groups, p->T, bytes, &rs, error))
+  if (!sim_coll_timer_time(ct, COMM_COLL_ALLGATHER, 0, p->T, 1, groups, p->T, bytes, &ag, error) ||
+      !sim_coll_timer_time(ct, COMM_COLL_REDUCE_SCATTER, 0, p->T, 1, groups, p->T, bytes, &rs, error))
     return FALSE;
   *out = (ag + rs) * count / 2;
   return TRUE;
 }
 
-static gboolean chunk_costs(const dev_device *dev, coll_timer *ct, plan3d *p, GError **error)
+static gboolean chunk_costs(const dev_device *dev, sim_coll_timer *ct, plan3d *p, GError **error)
 {
   wl_tf_shard sh = {.micro_batch = (uint32_t)p->mb, .seq = p->tf.seq, .tp = p->T,
                     .seq_parallel = p->o.seq_parallel, .precision = p->o.precision,
@@ -755,15 +623,11 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
     return NULL;
   o = &p->o;   /* with the defaults filled in */
   *reduce_Bps = dev_stream_Bps(dev) / 3.0;
-  g_auto(coll_timer) ct = {
-      .topo = topo, .model = net_model, .reduce_Bps = *reduce_Bps,
-      .memo = g_array_new(FALSE, FALSE, sizeof(coll_memo)),
-      .layouts = g_array_new(FALSE, FALSE, sizeof(coll_layout))};
-  ct.algo = comm_coll_algorithm_find(o->allreduce ? o->allreduce : "ring", "--allreduce", error);
-  ct.ring = comm_coll_algorithm_find("ring", "--allreduce", NULL);
-  if (!ct.algo)
+  g_autoptr(sim_coll_timer) ct = sim_coll_timer_new(topo, net_model, o->allreduce, *reduce_Bps,
+                                                     error);
+  if (!ct)
     return NULL;
-  if (!chunk_costs(dev, &ct, p, error))
+  if (!chunk_costs(dev, ct, p, error))
     return NULL;
 
   /* Memory: the stage with the largest footprint. */
@@ -791,12 +655,12 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   for (uint32_t vs = 0; vs < nv; vs++) {
     uint64_t bytes = chunk_params(p, vs) * grad_elem;
     if (o->zero == 0) {
-      if (!coll_time(&ct, COMM_COLL_ALLREDUCE, 0, p->D, p->T, p->T, 1, bytes, &dp_reduce[vs],
+      if (!sim_coll_timer_time(ct, COMM_COLL_ALLREDUCE, 0, p->D, p->T, p->T, 1, bytes, &dp_reduce[vs],
                      error))
         return NULL;
-    } else if (!coll_time(&ct, COMM_COLL_REDUCE_SCATTER, 0, p->D, p->T, p->T, 1, bytes,
+    } else if (!sim_coll_timer_time(ct, COMM_COLL_REDUCE_SCATTER, 0, p->D, p->T, p->T, 1, bytes,
                           &dp_reduce[vs], error) ||
-               !coll_time(&ct, COMM_COLL_ALLGATHER, 0, p->D, p->T, p->T, 1, bytes,
+               !sim_coll_timer_time(ct, COMM_COLL_ALLGATHER, 0, p->D, p->T, p->T, 1, bytes,
                           &dp_gather[vs], error)) {
       return NULL;
     }
@@ -1006,7 +870,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
       sim_stream_id members[2] = {st[0].emb, st[p->P - 1].emb};
       uint64_t bytes = (uint64_t)p->tf.vocab * p->tf.hidden / p->T * grad_elem;
       sim_task_id e = sim_graph_add_collective(g, members, 2, "allreduce embedding grads",
-                                               SIM_OP_ALLREDUCE, ct.algo, bytes);
+                                               SIM_OP_ALLREDUCE, sim_coll_timer_algorithm(ct), bytes);
       sim_graph_depend(g, e, lastb_task[0]);
       sim_graph_depend(g, e, lastb_task[p->P - 1]);
       sim_graph_depend(g, upd_task[0], e);

@@ -10,20 +10,47 @@
 #include <string.h>
 
 /* Every group, in --help order. */
-static const sim_key_group *const groups[] = {
-    &sim_keys_model, &sim_keys_cluster, &sim_keys_run, &sim_keys_dp, &sim_keys_ps,
-    &sim_keys_pp,    &sim_keys_hybrid,  &sim_keys_3d,  &sim_keys_sweep, &sim_keys_collective,
-    &sim_keys_search, &sim_keys_output,
-};
+/* The key groups in --help order: what is trained and where, the run, each registered
+ * strategy's own group (sim/strategy.h: a strategy brings its keys), then the other commands'
+ * and the outputs. Made once. */
+static const sim_key_group *const *key_groups(gsize *n)
+{
+  static const sim_key_group *list[64];
+  static gsize count;
+  if (g_once_init_enter(&count)) {
+    gsize k = 0;
+    list[k++] = &sim_keys_model;
+    list[k++] = &sim_keys_cluster;
+    list[k++] = &sim_keys_run;
+    for (const sim_strategy *const *st = sim_strategies(); *st; st++)
+      if ((*st)->keys)
+        list[k++] = (*st)->keys;
+    list[k++] = &sim_keys_sweep;
+    list[k++] = &sim_keys_collective;
+    list[k++] = &sim_keys_search;
+    list[k++] = &sim_keys_output;
+    g_assert(k <= G_N_ELEMENTS(list));
+    g_once_init_leave(&count, k);
+  }
+  *n = count;
+  return list;
+}
+static gsize n_groups(void)
+{
+  gsize n;
+  key_groups(&n);
+  return n;
+}
+#define GROUP(g) (key_groups(&(gsize){0})[g])
 
 static const sim_key *find_key(const char *name, const sim_key_group **group_out)
 {
-  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++)
-    for (gsize i = 0; i < groups[g]->n_keys; i++)
-      if (strcmp(groups[g]->keys[i].name, name) == 0) {
+  for (gsize g = 0; g < n_groups(); g++)
+    for (gsize i = 0; i < GROUP(g)->n_keys; i++)
+      if (strcmp(GROUP(g)->keys[i].name, name) == 0) {
         if (group_out)
-          *group_out = groups[g];
-        return &groups[g]->keys[i];
+          *group_out = GROUP(g);
+        return &GROUP(g)->keys[i];
       }
   return NULL;
 }
@@ -51,9 +78,9 @@ static void clear_field(sim_scenario *s, const sim_key *k)
 
 void sim_scenario_clear(sim_scenario *s)
 {
-  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++)
-    for (gsize i = 0; i < groups[g]->n_keys; i++)
-      clear_field(s, &groups[g]->keys[i]);
+  for (gsize g = 0; g < n_groups(); g++)
+    for (gsize i = 0; i < GROUP(g)->n_keys; i++)
+      clear_field(s, &GROUP(g)->keys[i]);
   g_clear_pointer(&s->origin, g_hash_table_unref);
   g_clear_pointer(&s->given, g_hash_table_unref);
 }
@@ -95,9 +122,9 @@ void sim_scenario_init(sim_scenario *s)
    * (sim_scenario_where). */
   s->origin = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
   s->given = g_hash_table_new(g_str_hash, g_str_equal);
-  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++)
-    for (gsize i = 0; i < groups[g]->n_keys; i++) {
-      const sim_key *k = &groups[g]->keys[i];
+  for (gsize g = 0; g < n_groups(); g++)
+    for (gsize i = 0; i < GROUP(g)->n_keys; i++) {
+      const sim_key *k = &GROUP(g)->keys[i];
       if (!k->def)
         continue;
       g_autoptr(GError) error = NULL;
@@ -109,9 +136,9 @@ void sim_scenario_init(sim_scenario *s)
 void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src)
 {
   *dst = *src;
-  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++)
-    for (gsize i = 0; i < groups[g]->n_keys; i++) {
-      const sim_key *k = &groups[g]->keys[i];
+  for (gsize g = 0; g < n_groups(); g++)
+    for (gsize i = 0; i < GROUP(g)->n_keys; i++) {
+      const sim_key *k = &GROUP(g)->keys[i];
       void *f = FIELD(dst, k);
       switch (k->kind) {
       case SIM_KEY_STRING:
@@ -383,12 +410,12 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
   o->entries = g_ptr_array_new_with_free_func(g_free);
   /* Slots first, so their addresses stay put while entries point into them. */
   gsize total = 0;
-  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++)
-    total += groups[g]->n_keys;
+  for (gsize g = 0; g < n_groups(); g++)
+    total += GROUP(g)->n_keys;
   g_array_set_size(o->slots, total);
   gsize n = 0;
-  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++) {
-    const sim_key_group *grp = groups[g];
+  for (gsize g = 0; g < n_groups(); g++) {
+    const sim_key_group *grp = GROUP(g);
     GOptionEntry *entries = g_new0(GOptionEntry, grp->n_keys + 1);
     g_ptr_array_add(o->entries, entries);
     gsize e = 0;
@@ -471,8 +498,8 @@ gboolean sim_scenario_check(const sim_scenario *s, GError **error)
       g_ptr_array_add(covered, s->strategy_list->pdata[i]);
   else if (s->strategy)
     g_ptr_array_add(covered, (gpointer)s->strategy);
-  for (gsize g = 0; g < G_N_ELEMENTS(groups); g++) {
-    const sim_key_group *grp = groups[g];
+  for (gsize g = 0; g < n_groups(); g++) {
+    const sim_key_group *grp = GROUP(g);
     for (gsize i = 0; i < grp->n_keys; i++) {
       const sim_key *k = &grp->keys[i];
       unsigned needs = k->needs ? k->needs : grp->needs;

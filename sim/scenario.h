@@ -194,10 +194,10 @@ typedef struct {
 #define SIM_KEY_GROUP(gname, gneeds, table) \
   {.name = gname, .needs = gneeds, .keys = table, .n_keys = G_N_ELEMENTS(table)}
 
-/* The groups, declared beside their consumers. */
+/* The groups, declared beside their consumers (each strategy's own group is its
+ * sim_strategy.keys, sim/strategy.h). */
 extern const sim_key_group sim_keys_model, sim_keys_cluster, sim_keys_run, sim_keys_output,
-    sim_keys_dp, sim_keys_ps, sim_keys_pp, sim_keys_hybrid, sim_keys_3d, sim_keys_sweep,
-    sim_keys_collective, sim_keys_search;
+    sim_keys_sweep, sim_keys_collective, sim_keys_search;
 
 /* ---- The scenario ---------------------------------------------------------------------------- */
 

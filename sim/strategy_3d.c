@@ -1029,7 +1029,7 @@ static const sim_key keys_3d[] = {
     {"zero", SIM_KEY_INT, SIM_KEY_OFF(zero), "0", 0, 3, .commands = SIM_OPTS_RUN, .arg = "0-3",
      .help = "ZeRO stage: optimizer (1), gradient (2), parameter (3) sharding over dp"},
 };
-const sim_key_group sim_keys_3d = SIM_KEY_GROUP("3d", SIM_STRATEGY_TRANSFORMER, keys_3d);
+static const sim_key_group sim_keys_3d = SIM_KEY_GROUP("3d", SIM_STRATEGY_TRANSFORMER, keys_3d);
 
 gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError **error)
 {
@@ -1111,6 +1111,7 @@ const sim_strategy sim__strategy_3d = {
     .flags = SIM_STRATEGY_TRANSFORMER | SIM_STRATEGY_ALLREDUCE | SIM_STRATEGY_OVERLAP |
              SIM_STRATEGY_SCHEDULE,
     .check = check_3d,
+    .keys = &sim_keys_3d,
     .build = build_3d,
     .report = report_3d,
     .search = search_3d,

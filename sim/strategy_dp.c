@@ -178,7 +178,7 @@ static const sim_key dp_keys[] = {
      .needs = SIM_STRATEGY_FOLDABLE, .arg = "on|off",
      .help = "simulate one device for all (exact)"},
 };
-const sim_key_group sim_keys_dp = SIM_KEY_GROUP("dp", SIM_STRATEGY_FOLDABLE, dp_keys);
+static const sim_key_group sim_keys_dp = SIM_KEY_GROUP("dp", SIM_STRATEGY_FOLDABLE, dp_keys);
 
 /* ---- Search ---------------------------------------------------------------------------------- */
 
@@ -213,6 +213,7 @@ const sim_strategy sim__strategy_dp = {
     .description = "synchronous data parallel: bucketed gradient allreduce, optional overlap",
     .flags = SIM_STRATEGY_TRANSFORMER_FORM | SIM_STRATEGY_FOLDABLE | SIM_STRATEGY_REPLAYABLE |
              SIM_STRATEGY_ONE_DEVICE | SIM_STRATEGY_ALLREDUCE | SIM_STRATEGY_OVERLAP,
+    .keys = &sim_keys_dp,
     .build = dp_build,
     .search = dp_search,
     .n_search = G_N_ELEMENTS(dp_search),

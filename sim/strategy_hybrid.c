@@ -185,7 +185,7 @@ static const sim_key hybrid_keys[] = {
      .commands = SIM_OPTS_RUN,
      .help = "data parallel over pipelines, or one weird trick (conv dp, dense mp)"},
 };
-const sim_key_group sim_keys_hybrid = SIM_KEY_GROUP("hybrid", SIM_STRATEGY_KINDS, hybrid_keys);
+static const sim_key_group sim_keys_hybrid = SIM_KEY_GROUP("hybrid", SIM_STRATEGY_KINDS, hybrid_keys);
 
 /* ---- Search ---------------------------------------------------------------------------------- */
 
@@ -232,6 +232,7 @@ const sim_strategy sim__strategy_hybrid = {
     .flags = SIM_STRATEGY_ALLREDUCE | SIM_STRATEGY_OVERLAP | SIM_STRATEGY_MICRO_BATCHES |
              SIM_STRATEGY_SCHEDULE | SIM_STRATEGY_SPLIT | SIM_STRATEGY_KINDS,
     .scenario_flags = hybrid_flags,
+    .keys = &sim_keys_hybrid,
     .build = hybrid_build,
     .search = hybrid_search,
     .n_search = G_N_ELEMENTS(hybrid_search),

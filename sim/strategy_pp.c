@@ -278,7 +278,7 @@ static const sim_key pp_keys[] = {
      .needs = SIM_STRATEGY_SPLIT, .arg = "L1,L2,...",
      .help = "first layer index of each stage after the first (default: balanced)"},
 };
-const sim_key_group sim_keys_pp = SIM_KEY_GROUP("pp", SIM_STRATEGY_MICRO_BATCHES, pp_keys);
+static const sim_key_group sim_keys_pp = SIM_KEY_GROUP("pp", SIM_STRATEGY_MICRO_BATCHES, pp_keys);
 
 /* ---- Search ---------------------------------------------------------------------------------- */
 
@@ -317,6 +317,7 @@ const sim_strategy sim__strategy_pp = {
     .description = "pipeline: stages over devices, M micro-batches, GPipe or 1F1B schedule",
     .flags = SIM_STRATEGY_STAGED | SIM_STRATEGY_PIPELINED | SIM_STRATEGY_ALLREDUCE |
              SIM_STRATEGY_MICRO_BATCHES | SIM_STRATEGY_SCHEDULE | SIM_STRATEGY_SPLIT,
+    .keys = &sim_keys_pp,
     .build = pp_build,
     .search = pp_search,
     .n_search = G_N_ELEMENTS(pp_search),

@@ -118,7 +118,7 @@ static const sim_key ps_keys[] = {
      .n_choices = COMM_PS_DEDICATED + 1, .commands = SIM_OPTS_RUN,
      .help = "where servers run: host CPUs, devices, hosts of the first K nodes, extra nodes"},
 };
-const sim_key_group sim_keys_ps = SIM_KEY_GROUP("ps", SIM_STRATEGY_SERVERS, ps_keys);
+static const sim_key_group sim_keys_ps = SIM_KEY_GROUP("ps", SIM_STRATEGY_SERVERS, ps_keys);
 
 /* ---- Search ---------------------------------------------------------------------------------- */
 
@@ -157,6 +157,7 @@ const sim_strategy sim__strategy_ps = {
     .description = "parameter servers: pushes as gradients appear, aggregation on the servers, "
                    "pulls before each layer's next forward",
     .flags = SIM_STRATEGY_SERVERS | SIM_STRATEGY_REPLAYABLE | SIM_STRATEGY_ONE_DEVICE,
+    .keys = &sim_keys_ps,
     .build = ps_build,
     .search = ps_search,
     .n_search = G_N_ELEMENTS(ps_search),

@@ -77,8 +77,9 @@ typedef struct {
                                      * 2.., or NULL */
   gboolean symmetric;               /* dp: build one device; every collective spans all ranks */
   uint32_t ps_count;
-  sim_hybrid_kind hybrid;
   const sim_scenario *scenario;     /* everything else, for strategies with more options */
+  gconstpointer own;                /* the strategy's own options (the typed struct of its key
+                                     * group, sim_scenario_own), or NULL */
   /* The cluster and network the driver made (strategies that time collectives while they
    * build, as 3d does, use them; NULL: build from the scenario). */
   const comm_topology *topology;

@@ -55,7 +55,31 @@ static const sim_key *find_key(const char *name, const sim_key_group **group_out
   return NULL;
 }
 
-#define FIELD(s, k) ((void *)((char *)(s) + (k)->offset))
+/* The index of the group that declares k. */
+static gsize group_of(const sim_key *k)
+{
+  for (gsize g = 0; g < n_groups(); g++)
+    if (k >= GROUP(g)->keys && k < GROUP(g)->keys + GROUP(g)->n_keys)
+      return g;
+  g_assert_not_reached();
+}
+
+/* Where a key's value lives: in the group's own block (own_size > 0) or in sim_scenario. */
+static void *field_of(const sim_scenario *s, const sim_key *k)
+{
+  gsize g = group_of(k);
+  char *base = GROUP(g)->own_size ? s->own[g] : (char *)s;
+  return base + k->offset;
+}
+#define FIELD(s, k) field_of((s), (k))
+
+gconstpointer sim_scenario_own(const sim_scenario *s, const sim_key_group *group)
+{
+  for (gsize g = 0; g < n_groups(); g++)
+    if (GROUP(g) == group)
+      return s->own[g];
+  return NULL;
+}
 
 static void clear_field(sim_scenario *s, const sim_key *k)
 {
@@ -81,6 +105,8 @@ void sim_scenario_clear(sim_scenario *s)
   for (gsize g = 0; g < n_groups(); g++)
     for (gsize i = 0; i < GROUP(g)->n_keys; i++)
       clear_field(s, &GROUP(g)->keys[i]);
+  for (gsize g = 0; g < G_N_ELEMENTS(s->own); g++)
+    g_clear_pointer(&s->own[g], g_free);
   g_clear_pointer(&s->origin, g_hash_table_unref);
   g_clear_pointer(&s->given, g_hash_table_unref);
 }
@@ -122,6 +148,10 @@ void sim_scenario_init(sim_scenario *s)
    * (sim_scenario_where). */
   s->origin = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
   s->given = g_hash_table_new(g_str_hash, g_str_equal);
+  g_assert(n_groups() <= G_N_ELEMENTS(s->own));
+  for (gsize g = 0; g < n_groups(); g++)
+    if (GROUP(g)->own_size)
+      s->own[g] = g_malloc0(GROUP(g)->own_size);
   for (gsize g = 0; g < n_groups(); g++)
     for (gsize i = 0; i < GROUP(g)->n_keys; i++) {
       const sim_key *k = &GROUP(g)->keys[i];
@@ -136,6 +166,9 @@ void sim_scenario_init(sim_scenario *s)
 void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src)
 {
   *dst = *src;
+  for (gsize g = 0; g < n_groups(); g++)
+    if (GROUP(g)->own_size)
+      dst->own[g] = g_memdup2(src->own[g], GROUP(g)->own_size);
   for (gsize g = 0; g < n_groups(); g++)
     for (gsize i = 0; i < GROUP(g)->n_keys; i++) {
       const sim_key *k = &GROUP(g)->keys[i];

@@ -48,7 +48,6 @@ typedef enum {
   SIM_STRATEGY_KINDS = 1u << 14,        /* takes --hybrid */
 } sim_strategy_flags;
 
-typedef enum { SIM_HYBRID_DP_PP, SIM_HYBRID_OWT } sim_hybrid_kind;
 typedef enum { SIM_SCALING_WEAK, SIM_SCALING_STRONG } sim_scaling;
 
 /* Which commands take a key. */
@@ -100,7 +99,6 @@ typedef struct {
   wl_schedule schedule;
   int64_t stages;               /* pipeline stages per replica (0: all devices of a replica) */
   GArray *split;                /* int64_t first layer index of stages 2.., or NULL */
-  sim_hybrid_kind hybrid;
   /* 3d (tensor x pipeline x data parallel). */
   int64_t tp, pp, dp;           /* degrees; dp 0: devices / (tp pp) */
   int64_t global_batch;         /* samples per iteration over the whole job (0: batch x dp) */
@@ -139,6 +137,9 @@ typedef struct {
   /* Where each key's value came from: key name -> "--key" or "FILE:LINE: [scenario] key";
    * and the set of keys the user gave (the others are at their defaults). */
   GHashTable *origin, *given;
+  /* The values of key groups that keep their own typed struct (sim_key_group.own_size), by
+   * the group's place in the scenario's list; see sim_scenario_own(). */
+  gpointer own[32];
 } sim_scenario;
 
 /* ---- Keys and groups ----------------------------------------------------------------------- */
@@ -180,6 +181,9 @@ typedef struct {
 
 typedef struct {
   const char *name;             /* e.g. "ps" */
+  size_t own_size;              /* > 0: the keys' offsets are into a struct of this size that
+                                 * the scenario keeps for the group (a strategy's own options,
+                                 * sim_scenario_own); 0: into sim_scenario */
   unsigned needs;               /* sim_strategy_flags a strategy needs to take the keys; 0:
                                  * every strategy takes them */
   const sim_key *keys;
@@ -193,6 +197,11 @@ typedef struct {
   static const char *fn##_choice(int i) { return fn((type)i); }
 #define SIM_KEY_GROUP(gname, gneeds, table) \
   {.name = gname, .needs = gneeds, .keys = table, .n_keys = G_N_ELEMENTS(table)}
+/* A group whose keys fill a typed struct of its own (offsets from SIM_KEY_OWN_OFF). */
+#define SIM_KEY_OWN_GROUP(gname, gneeds, table, type) \
+  {.name = gname, .own_size = sizeof(type), .needs = gneeds, .keys = table, \
+   .n_keys = G_N_ELEMENTS(table)}
+#define SIM_KEY_OWN_OFF(type, field) offsetof(type, field)
 
 /* The groups, declared beside their consumers (each strategy's own group is its
  * sim_strategy.keys, sim/strategy.h). */
@@ -207,6 +216,9 @@ void sim_scenario_clear(sim_scenario *s);
 /* A deep copy; clear it with sim_scenario_clear(). */
 void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(sim_scenario, sim_scenario_clear)
+
+/* The typed struct of a group declared with SIM_KEY_OWN_GROUP (a strategy's own options). */
+gconstpointer sim_scenario_own(const sim_scenario *s, const sim_key_group *group);
 
 /* Where the value of `key` came from: "FILE:LINE: [scenario] key" or "--key". */
 const char *sim_scenario_where(const sim_scenario *s, const char *key);

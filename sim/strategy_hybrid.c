@@ -166,9 +166,16 @@ static sim_plan *owt_build(const sim_costs *c, const sim_plan_opts *o, GError **
   return g_steal_pointer(&p);
 }
 
+/* The strategy's own options (its key group's typed struct). */
+typedef enum { HYBRID_DP_PP, HYBRID_OWT } hybrid_kind;
+typedef struct {
+  int kind;                     /* hybrid_kind, a CHOICE key */
+} hybrid_opts;
+
 static sim_plan *hybrid_build(const sim_costs *c, const sim_plan_opts *o, GError **error)
 {
-  if (o->hybrid == SIM_HYBRID_OWT)
+  const hybrid_opts *own = o->own;
+  if (own && own->kind == HYBRID_OWT)
     return owt_build(c, o, error);
   uint64_t devices = (uint64_t)o->nodes * o->devices_per_node;
   uint32_t P = o->stages ? o->stages : o->devices_per_node;
@@ -181,11 +188,12 @@ static sim_plan *hybrid_build(const sim_costs *c, const sim_plan_opts *o, GError
 }
 
 static const sim_key hybrid_keys[] = {
-    {"hybrid", SIM_KEY_CHOICE, SIM_KEY_OFF(hybrid), "dp-pp", .choices = "dp-pp|owt",
+    {"hybrid", SIM_KEY_CHOICE, SIM_KEY_OWN_OFF(hybrid_opts, kind), "dp-pp", .choices = "dp-pp|owt",
      .commands = SIM_OPTS_RUN,
      .help = "data parallel over pipelines, or one weird trick (conv dp, dense mp)"},
 };
-static const sim_key_group sim_keys_hybrid = SIM_KEY_GROUP("hybrid", SIM_STRATEGY_KINDS, hybrid_keys);
+static const sim_key_group sim_keys_hybrid =
+    SIM_KEY_OWN_GROUP("hybrid", SIM_STRATEGY_KINDS, hybrid_keys, hybrid_opts);
 
 /* ---- Search ---------------------------------------------------------------------------------- */
 
@@ -222,7 +230,8 @@ static const sim_search_family hybrid_search[] = {
 /* dp-pp replicas are pipelines: costed per micro-batch, --batch a pipeline's. */
 static unsigned hybrid_flags(const sim_scenario *s)
 {
-  return s->hybrid == SIM_HYBRID_DP_PP ? SIM_STRATEGY_STAGED | SIM_STRATEGY_PIPELINED : 0;
+  const hybrid_opts *own = sim_scenario_own(s, &sim_keys_hybrid);
+  return own->kind == HYBRID_DP_PP ? SIM_STRATEGY_STAGED | SIM_STRATEGY_PIPELINED : 0;
 }
 
 const sim_strategy sim__strategy_hybrid = {

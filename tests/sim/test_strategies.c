@@ -47,8 +47,18 @@ static sim_plan_opts opts(uint32_t devices)
   sim_plan_opts o = {.nodes = 1, .devices_per_node = devices, .overlap = TRUE,
                      .bucket_bytes = 25u << 20,
                      .allreduce = comm_coll_algorithm_find("ring", "ring", NULL), .iterations = 1,
-                     .micro_batches = 1, .ps_count = 1, .hybrid = SIM_HYBRID_DP_PP};
+                     .micro_batches = 1, .ps_count = 1};
   return o;
+}
+
+/* The hybrid strategy's own options for --hybrid KIND, through the scenario's keys. */
+static gconstpointer hybrid_own(sim_scenario *s, const char *kind)
+{
+  sim_scenario_init(s);
+  const sim_strategy *st = sim_strategy_find("hybrid");
+  assert_true(sim_scenario_set(s, "strategy", "hybrid", NULL, NULL));
+  assert_true(sim_scenario_set(s, "hybrid", kind, NULL, NULL));
+  return sim_scenario_own(s, st->keys);
 }
 
 static void run(const sim_strategy *s, const sim_costs *c, const sim_plan_opts *o,
@@ -219,7 +229,8 @@ static void test_hybrid_dp_pp_closed_form(void **state)
   o.nodes = 2;
   o.micro_batches = 2;
   o.gpipe = TRUE;
-  o.hybrid = SIM_HYBRID_DP_PP;
+  g_auto(sim_scenario) s;
+  o.own = hybrid_own(&s, "dp-pp");
   sim_simple_comm net = {SIM_US(10), 10000000000ULL};
   sim_report r;
   run(sim_strategy_find("hybrid"), c, &o, &net, &r);
@@ -251,7 +262,8 @@ static void test_hybrid_owt_closed_form(void **state)
   g_array_index(c->layers, sim_layer_cost, 2).dense = TRUE;
   c->memory_bytes = 100000000;
   sim_plan_opts o = opts(2);
-  o.hybrid = SIM_HYBRID_OWT;
+  g_auto(sim_scenario) s;
+  o.own = hybrid_own(&s, "owt");
   sim_simple_comm net = {SIM_US(10), 10000000000ULL};
   sim_report r;
   run(sim_strategy_find("hybrid"), c, &o, &net, &r);

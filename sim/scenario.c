@@ -35,6 +35,16 @@ static const sim_key_group *const *key_groups(gsize *n)
   *n = count;
   return list;
 }
+/* The strategy whose own group this is, or NULL. A group without flags of its own (needs 0)
+ * applies to its owner alone. */
+static const sim_strategy *group_owner(const sim_key_group *grp)
+{
+  for (const sim_strategy *const *st = sim_strategies(); *st; st++)
+    if ((*st)->keys == grp)
+      return *st;
+  return NULL;
+}
+
 static gsize n_groups(void)
 {
   gsize n;
@@ -476,7 +486,10 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
     if (g == 0) {
       g_option_context_add_main_entries(ctx, entries, NULL);
     } else {
-      g_autofree char *takers = grp->needs ? sim_strategy_names_with(grp->needs, "|") : NULL;
+      const sim_strategy *owner = group_owner(grp);
+      g_autofree char *takers = grp->needs  ? sim_strategy_names_with(grp->needs, "|")
+                                : owner ? g_strdup(owner->name)
+                                        : NULL;
       g_autofree char *desc = takers ? g_strdup_printf("Options of --strategy %s:", takers)
                                      : g_strdup_printf("Options (%s):", grp->name);
       g_autofree char *hdesc = g_strdup_printf("Show the %s options", grp->name);
@@ -536,13 +549,15 @@ gboolean sim_scenario_check(const sim_scenario *s, GError **error)
     for (gsize i = 0; i < grp->n_keys; i++) {
       const sim_key *k = &grp->keys[i];
       unsigned needs = k->needs ? k->needs : grp->needs;
-      if (!needs || !sim_scenario_given(s, k->name))
+      const sim_strategy *owner = needs ? NULL : group_owner(grp);
+      if ((!needs && !owner) || !sim_scenario_given(s, k->name))
         continue;
       gboolean applies = FALSE;
       for (guint c = 0; c < covered->len && !applies; c++)
-        applies = (sim_strategy_flags_for(covered->pdata[c], s) & needs) == needs;
+        applies = owner ? covered->pdata[c] == owner
+                        : (sim_strategy_flags_for(covered->pdata[c], s) & needs) == needs;
       if (!applies) {
-        g_autofree char *list = sim_strategy_names_with(needs, ",");
+        g_autofree char *list = owner ? g_strdup(owner->name) : sim_strategy_names_with(needs, ",");
         g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                     "%s: applies to --strategy %s, not %s", sim_scenario_where(s, k->name), list,
                     s->strategy_list ? "the swept strategies" : sim_scenario_strategy_name(s));

@@ -93,7 +93,8 @@ struct sim_strategy {
   unsigned flags;             /* sim_strategy_flags */
   /* Flags that depend on the scenario's own keys (hybrid's kind), or NULL. */
   unsigned (*scenario_flags)(const sim_scenario *s);
-  /* Its own option group (refused with the strategies lacking the group's flag), or NULL. */
+  /* Its own option group, or NULL: refused with the strategies lacking the group's flags
+   * (needs), or with every other strategy when the group needs none. */
   const sim_key_group *keys;
   /* Its cost table when not the common one (sim_costs_build), or NULL. */
   sim_costs *(*costs)(const sim_scenario *s, const char *device, uint64_t batch, GError **error);

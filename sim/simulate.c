@@ -116,6 +116,10 @@ gboolean sim_check_net_scale(uint64_t devices, gboolean flow, GError **error)
 
 gboolean sim_check_clock(const sim_engine *engine, GError **error)
 {
+  if (sim_engine_error(engine)) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s", sim_engine_error(engine));
+    return FALSE;
+  }
   if (sim_engine_saturated(engine) == 0)
     return TRUE;
   g_set_error(error, DT_ERROR, DT_ERROR_INPUT,

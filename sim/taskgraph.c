@@ -1076,6 +1076,10 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
   sim_engine_schedule_in(x->engine, 0, kickoff, x, 0);
   sim_engine_run(x->engine);
   uint32_t n = x->g->n_tasks;
+  if (sim_engine_error(x->engine)) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s", sim_engine_error(x->engine));
+    return FALSE;
+  }
   if (sim_engine_stalled(x->engine)) {
     /* Name the tasks that were running when the clock stopped. */
     g_autoptr(GString) msg = g_string_new(NULL);

@@ -133,8 +133,9 @@ sim_engine *sim_exec_engine(const sim_exec *exec);
 sim_track_id sim_exec_stream_track(const sim_exec *exec, sim_stream_id s);
 sim_proc_id sim_exec_unit_proc(const sim_exec *exec, sim_unit_id u);
 
-/* Runs every task. Fails (DT_ERROR_INTERNAL) if tasks are left that can never start, naming
- * them: a dependency cycle, or dependencies that contradict stream order. */
+/* Runs every task. Fails with the engine's scheduling error (DT_ERROR_INTERNAL, naming the call
+ * that asked for the past), or (DT_ERROR_INTERNAL) if tasks are left that can never start,
+ * naming them: a dependency cycle, or dependencies that contradict stream order. */
 gboolean sim_exec_run(sim_exec *exec, GError **error);
 void sim_exec_task_done(sim_exec *exec, sim_task_id task);
 

@@ -240,13 +240,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (!three_d)
     sim_net_adapter_set_ps(adapter, placement, (uint32_t)s->ps_count,
                            sim_ps_server_reduce_Bps(placement, costs));
-  gboolean ran = sim_exec_run(exec, error);
-  if (sim_net_adapter_error(adapter)) {
-    g_clear_error(error);
-    g_propagate_error(error, g_error_copy(sim_net_adapter_error(adapter)));
-    return FALSE;
-  }
-  if (!ran || !sim_check_clock(engine, error))
+  if (!sim_exec_run(exec, error) || !sim_check_clock(engine, error))
     return FALSE;
   sim_engine_finish(engine);
   sim_report_measure(r, plan, exec);

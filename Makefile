@@ -1,11 +1,13 @@
 # Front door. `make` builds Release into build/; `make demo` installs what is missing, builds
 # and runs the default scenario; `make test` builds with ASan+UBSan in build-asan/ and runs
 # every test, then runs the unit tests once more under valgrind from a plain Debug build
-# (build-valgrind/, ctest label "valgrind").
+# (build-valgrind/, ctest label "valgrind"). `make` and `make build` also install the commit-msg
+# hook of scripts/hooks/ into .git/hooks when the checkout has none there; `make bench` runs
+# every benchmark with small sizes (bench/run-all.sh).
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all build demo test valgrind deps bench clean
+.PHONY: all build hooks demo test valgrind deps bench clean
 all: build
 
 deps:
@@ -14,8 +16,11 @@ deps:
 build/CMakeCache.txt:
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
-build: build/CMakeCache.txt
+build: build/CMakeCache.txt hooks
 	cmake --build build -j $(JOBS)
+
+hooks:
+	@sh scripts/install-hooks.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory build

@@ -171,6 +171,13 @@ gboolean sim_coll_timer_time(sim_coll_timer *ct, comm_coll_op op, uint32_t first
     comm_coll_start(c, coll_done, &done);
   }
   sim_engine_run(engine);
+  if (sim_engine_error(engine)) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s", sim_engine_error(engine));
+    g_clear_pointer(&colls, g_ptr_array_unref);
+    g_clear_pointer(&ct->net, comm_net_free);
+    g_clear_pointer(&ct->engine, sim_engine_free);
+    return FALSE;
+  }
   sim_time_ps t = 0;
   for (guint i = 0; i < colls->len; i++)
     t = MAX(t, comm_coll_end_time(g_ptr_array_index(colls, i)) - start_ps);

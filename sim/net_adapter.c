@@ -138,7 +138,11 @@ void sim_net_adapter_free(sim_net_adapter *a)
   g_free(a);
 }
 
-const GError *sim_net_adapter_error(const sim_net_adapter *a) { return a->error; }
+static const GError *adapter_error(void *user)
+{
+  const sim_net_adapter *a = user;
+  return a->error;
+}
 
 void sim_net_adapter_set_ps(sim_net_adapter *a, comm_ps_placement placement, uint32_t servers,
                             double server_reduce_Bps)
@@ -428,4 +432,4 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
                          sim_graph_task_name(g, t)));
 }
 
-const sim_comm_ops sim_net_adapter_ops = {"network", adapter_start};
+const sim_comm_ops sim_net_adapter_ops = {"network", adapter_start, adapter_error};

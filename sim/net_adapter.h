@@ -14,13 +14,13 @@ typedef struct sim_net_adapter sim_net_adapter;
 sim_net_adapter *sim_net_adapter_new(comm_net *net, const sim_plan *plan, double reduce_Bps);
 void sim_net_adapter_free(sim_net_adapter *a);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_net_adapter, sim_net_adapter_free)
+/* The first error met while running (an algorithm that cannot run on a group, servers that
+ * cannot be placed) stops the engine and comes back from sim_exec_run() through the ops. */
 extern const sim_comm_ops sim_net_adapter_ops;
 /* Parameter servers for plans with PS tasks: placement, server count, and the servers'
  * aggregation rate in bytes/s. */
 void sim_net_adapter_set_ps(sim_net_adapter *a, comm_ps_placement placement, uint32_t servers,
                             double server_reduce_Bps);
-/* The first error met while running (an algorithm that cannot run on a group), or NULL. */
-const GError *sim_net_adapter_error(const sim_net_adapter *a);
 /* The endpoint a unit of the plan stands for. */
 comm_ep sim_net_adapter_endpoint(const sim_net_adapter *a, sim_unit_id unit);
 

@@ -116,6 +116,10 @@ gboolean sim_check_net_scale(uint64_t devices, gboolean flow, GError **error)
 
 gboolean sim_check_clock(const sim_engine *engine, GError **error)
 {
+  if (sim_engine_error(engine)) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s", sim_engine_error(engine));
+    return FALSE;
+  }
   if (sim_engine_saturated(engine) == 0)
     return TRUE;
   g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
@@ -231,13 +235,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (flags & SIM_STRATEGY_SERVERS)
     sim_net_adapter_set_ps(adapter, s->ps_placement, (uint32_t)s->ps_count,
                            sim_ps_server_reduce_Bps(s->ps_placement, costs));
-  gboolean ran = sim_exec_run(exec, error);
-  if (sim_net_adapter_error(adapter)) {
-    g_clear_error(error);
-    g_propagate_error(error, g_error_copy(sim_net_adapter_error(adapter)));
-    return FALSE;
-  }
-  if (!ran || !sim_check_clock(engine, error))
+  if (!sim_exec_run(exec, error) || !sim_check_clock(engine, error))
     return FALSE;
   sim_engine_finish(engine);
   sim_report_measure(r, plan, exec);

@@ -65,7 +65,8 @@ void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s);
 /* The most devices a scenario may name. */
 #define SIM_MAX_DEVICES 1000000
 gboolean sim_check_net_scale(uint64_t devices, gboolean flow, GError **error);
-/* FALSE with an error when the engine's clock saturated (see sim_engine_saturated()). */
+/* FALSE with an error when the engine met a scheduling error (sim_engine_error()) or its clock
+ * saturated (see sim_engine_saturated()). */
 gboolean sim_check_clock(const sim_engine *engine, GError **error);
 
 #endif

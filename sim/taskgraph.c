@@ -1076,6 +1076,15 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
   sim_engine_schedule_in(x->engine, 0, kickoff, x, 0);
   sim_engine_run(x->engine);
   uint32_t n = x->g->n_tasks;
+  const GError *comm_error = x->comm && x->comm->error ? x->comm->error(x->comm_user) : NULL;
+  if (comm_error) {
+    g_propagate_error(error, g_error_copy(comm_error));
+    return FALSE;
+  }
+  if (sim_engine_error(x->engine)) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s", sim_engine_error(x->engine));
+    return FALSE;
+  }
   if (sim_engine_stalled(x->engine)) {
     /* Name the tasks that were running when the clock stopped. */
     g_autoptr(GString) msg = g_string_new(NULL);
@@ -1150,4 +1159,4 @@ static void simple_start(void *user, sim_exec *x, sim_task_id t)
   sim_engine_schedule_in(x->engine, d, fixed_done, x, t);
 }
 
-const sim_comm_ops sim_simple_comm_ops = {"simple", simple_start};
+const sim_comm_ops sim_simple_comm_ops = {"simple", simple_start, NULL};

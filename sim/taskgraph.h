@@ -115,10 +115,14 @@ typedef struct sim_exec sim_exec;
 
 /* How communication tasks take time. start() is called when a transfer, collective or custom
  * task starts; the model must call sim_exec_task_done(exec, task) exactly once when it ends
- * (from an engine event, possibly at the same time). `user` is the model's state. */
+ * (from an engine event, possibly at the same time). A model that cannot go on stops the
+ * engine (sim_engine_stop) and keeps the error, which error() hands to sim_exec_run() after
+ * the run (NULL: none; error may itself be NULL for a model that never fails). `user` is the
+ * model's state. */
 typedef struct {
   const char *name;
   void (*start)(void *user, sim_exec *exec, sim_task_id task);
+  const GError *(*error)(void *user);
 } sim_comm_ops;
 
 /* An executor may live in room its graph keeps (sim_graph_reserve): it is freed before the
@@ -133,8 +137,10 @@ sim_engine *sim_exec_engine(const sim_exec *exec);
 sim_track_id sim_exec_stream_track(const sim_exec *exec, sim_stream_id s);
 sim_proc_id sim_exec_unit_proc(const sim_exec *exec, sim_unit_id u);
 
-/* Runs every task. Fails (DT_ERROR_INTERNAL) if tasks are left that can never start, naming
- * them: a dependency cycle, or dependencies that contradict stream order. */
+/* Runs every task. Fails with the communication model's error (sim_comm_ops.error), with the
+ * engine's scheduling error (DT_ERROR_INTERNAL, naming the call that asked for the past), or
+ * (DT_ERROR_INTERNAL) if tasks are left that can never start, naming them: a dependency cycle,
+ * or dependencies that contradict stream order. */
 gboolean sim_exec_run(sim_exec *exec, GError **error);
 void sim_exec_task_done(sim_exec *exec, sim_task_id task);
 

@@ -6,10 +6,11 @@
 # on the other systems, and the MAPE it gives on the system held out.
 #
 # Usage: bench/collective/fit.sh [DTSIM] [REFERENCE_DIR]
+# REFERENCE_DIR defaults to the repository's copy of the tables, bench/reference/data.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dtsim=${1:-$here/../../build/dtsim}
-ref=${2:-$here/../../../shared/reference}
+ref=${2:-$here/../reference/data}
 [ -x "$dtsim" ] || { echo "fit.sh: no dtsim binary at $dtsim (build first)" >&2; exit 2; }
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT

@@ -11,10 +11,11 @@
 # (channels, protocols, NCCL's tuning constants) is described in docs/nccl.md.
 #
 # Usage: bench/collective/reference.sh [DTSIM] [REFERENCE_DIR]
+# REFERENCE_DIR defaults to the repository's copy of the tables, bench/reference/data.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dtsim=${1:-$here/../../build/dtsim}
-ref=${2:-$here/../../../shared/reference}
+ref=${2:-$here/../reference/data}
 [ -x "$dtsim" ] || { echo "reference.sh: no dtsim binary at $dtsim (build first)" >&2; exit 2; }
 export DTSIM_DATA_DIR=${DTSIM_DATA_DIR:-$here/../..}
 

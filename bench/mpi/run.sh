@@ -3,7 +3,8 @@
 # one-machine namespace cluster (TCP over links shaped by dtsim-netwire or tc; needs root),
 # with the error figures. Prints the markdown reports and leaves them, with the CSVs, in $OUT.
 #   sh bench/mpi/run.sh [BUILD_DIR]      (default build/; OUT defaults to BUILD_DIR/bench-mpi)
-# RANKS (2) ranks share the machine's memory; HOSTS (2) namespaces form the cluster.
+# RANKS (2) ranks share the machine's memory; HOSTS (2) namespaces form the cluster;
+# CLUSTER=0 skips the cluster (bench/run-all.sh does, with SIZES=1K..64K).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -22,6 +23,10 @@ mpirun -np "$RANKS" --oversubscribe "$mpi" validate --system "$OUT/shm.ini" --si
   --csv "$OUT/shm.csv" --report "$OUT/shm.md" >/dev/null
 cat "$OUT/shm.md"
 
+if [ "${CLUSTER:-1}" = 0 ]; then
+  echo "== namespace cluster: skipped (CLUSTER=0)"
+  exit 0
+fi
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null 2>&1; then
   echo "== namespace cluster: skipped (needs root and iproute2)"
   exit 0

@@ -87,6 +87,10 @@ gboolean comm_mpi_model_predict_costs(comm_mpi_model *m, const comm_mpi_algorith
   gboolean done = FALSE;
   comm_coll_start(coll, on_done, &done);
   sim_engine_run(engine);
+  if (sim_engine_error(engine)) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s", sim_engine_error(engine));
+    return FALSE;
+  }
   if (!done) {
     g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "the simulated %s did not complete",
                 comm_mpi_op_name(algo->op));

@@ -36,19 +36,39 @@ static inline sim_time_ps sim_engine_now(const sim_engine *engine)
   return ((const sim_engine_head *)(const void *)engine)->now;
 }
 
+/* The place of a call, "file:line", relative to the source tree (the build maps the source
+ * folder away with -fmacro-prefix-map). The scheduling macros below pass their caller's. */
+#define SIM_HERE __FILE__ ":" G_STRINGIFY(__LINE__)
+
 /* Schedules fn(engine, data, arg) at absolute time `at_ps`. Returns a handle that stays valid
- * until the event fires or is cancelled. An event in the past (at_ps < now) is refused:
- * NULL is returned and sim_engine_refused() counts it. */
-sim_event *sim_engine_schedule_at(sim_engine *engine, sim_time_ps at_ps, sim_event_fn fn,
-                                  void *data, uint64_t arg);
-/* The same, `delay_ps` (>= 0) after now; saturates at SIM_TIME_MAX. */
-sim_event *sim_engine_schedule_in(sim_engine *engine, sim_time_ps delay_ps, sim_event_fn fn,
-                                  void *data, uint64_t arg);
+ * until the event fires or is cancelled. An event in the past (at_ps < now) is a programming
+ * error of the model that asks for it: nothing is scheduled, NULL is returned, the engine keeps
+ * the first such error with the caller's file and line and the two times (sim_engine_error()),
+ * and the run stops after the current event; later runs dispatch nothing. */
+#define sim_engine_schedule_at(engine, at_ps, fn, data, arg)                                      \
+  sim_engine__schedule_at(engine, at_ps, fn, data, arg, SIM_HERE)
+/* The same, `delay_ps` (>= 0; a negative delay is the same error) after now; saturates at
+ * SIM_TIME_MAX. */
+#define sim_engine_schedule_in(engine, delay_ps, fn, data, arg)                                   \
+  sim_engine__schedule_in(engine, delay_ps, fn, data, arg, SIM_HERE)
 /* Removes a pending event. */
 void sim_engine_cancel(sim_engine *engine, sim_event *event);
 /* Moves a pending event to a new time (>= now); it takes a fresh sequence number, as if it
- * had been cancelled and scheduled again. FALSE if the time is in the past. */
-gboolean sim_engine_reschedule(sim_engine *engine, sim_event *event, sim_time_ps at_ps);
+ * had been cancelled and scheduled again. A time in the past is the error above: the event
+ * stays where it was and FALSE is returned. */
+#define sim_engine_reschedule(engine, event, at_ps)                                               \
+  sim_engine__reschedule(engine, event, at_ps, SIM_HERE)
+/* What the macros call; `where` is the caller's SIM_HERE (a string that outlives the engine). */
+sim_event *sim_engine__schedule_at(sim_engine *engine, sim_time_ps at_ps, sim_event_fn fn,
+                                   void *data, uint64_t arg, const char *where);
+sim_event *sim_engine__schedule_in(sim_engine *engine, sim_time_ps delay_ps, sim_event_fn fn,
+                                   void *data, uint64_t arg, const char *where);
+gboolean sim_engine__reschedule(sim_engine *engine, sim_event *event, sim_time_ps at_ps,
+                                const char *where);
+/* The first scheduling error, one line ("an event was scheduled at 99 ps, in the past (the
+ * current time is 100 ps), by comm/net.c:1288"), or NULL. Owned by the engine. Owners check it after a run
+ * (sim_exec_run() does) and fail with it. */
+const char *sim_engine_error(const sim_engine *engine);
 /* Time of a pending event. */
 sim_time_ps sim_engine_event_time(const sim_engine *engine, const sim_event *event);
 
@@ -67,7 +87,6 @@ void sim_engine_set_stall_limit(sim_engine *engine, uint64_t events);
 gboolean sim_engine_stalled(const sim_engine *engine);
 
 uint64_t sim_engine_events(const sim_engine *engine);   /* dispatched since creation */
-uint64_t sim_engine_refused(const sim_engine *engine);  /* schedule calls refused */
 /* Events scheduled at SIM_TIME_MAX: a time reached only when a duration or a sum saturated
  * (about 106 days of simulated time). Owners turn a non-zero count into an error rather than
  * report a clipped result. */

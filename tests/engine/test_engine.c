@@ -1,5 +1,5 @@
 /* Engine tests: queue order and FIFO ties against a sorted reference and a reference list
- * under random cancels and reschedules, refusal of past events,
+ * under random cancels and reschedules, events in the past as errors naming their call,
  * cancel and reschedule, determinism of the dispatch order, checked time arithmetic. */
 #include <math.h>
 #include <setjmp.h>
@@ -37,7 +37,7 @@ static int cmp_ref(const void *a, const void *b)
 
 /* One million events at random times drawn from a small range (so ties are frequent) come out
  * exactly in (time, insertion order), i.e. what a stable sort of the inputs gives. */
-static void test_heap_order_fifo_1e6(void **state)
+static void test_queue_order_fifo_1e6(void **state)
 {
   const size_t n = 1000000;
   g_autoptr(sim_engine) e = sim_engine_new();
@@ -61,16 +61,28 @@ static void test_heap_order_fifo_1e6(void **state)
   g_free(r.seen);
 }
 
+typedef struct {
+  int line;                 /* the line of the call that asks for the past */
+  gboolean refused;         /* it got NULL */
+} past_probe;
+
+static void noop(sim_engine *e, void *data, uint64_t arg) {}
+
 static void schedule_past(sim_engine *e, void *data, uint64_t arg)
 {
-  int *refused_ok = data;
-  /* now is 100 ps: 99 is in the past, 100 is allowed */
-  *refused_ok = sim_engine_schedule_at(e, 99, schedule_past, NULL, 0) == NULL &&
-                sim_engine_schedule_in(e, -1, schedule_past, NULL, 0) == NULL;
+  past_probe *p = data;
+  /* now is 100 ps: 99 is in the past, 100 would be allowed */
+  p->line = __LINE__ + 1;
+  p->refused = sim_engine_schedule_at(e, 99, noop, NULL, 0) == NULL;
   (void)arg;
 }
 
-static void noop(sim_engine *e, void *data, uint64_t arg) {}
+static void schedule_negative(sim_engine *e, void *data, uint64_t arg)
+{
+  past_probe *p = data;
+  p->line = __LINE__ + 1;
+  p->refused = sim_engine_schedule_in(e, -1, noop, NULL, 0) == NULL;
+}
 
 /* Sequence numbers reach 2^32 - 1: the pending events are renumbered, and the order (time,
  * then scheduling order) is still that of a stable sort, across the renumbering, with
@@ -118,17 +130,52 @@ static void test_sequence_renumbering(void **state)
   g_free(rec.seen);
 }
 
-static void test_refuses_past(void **state)
+/* An event asked for in the past is an error naming the call (this file and the line of the
+ * call) and both times; the run stops after the event that asked for it (the event at the same
+ * time scheduled after it does not run), and later runs dispatch nothing. Only the first error
+ * is kept. */
+static void test_past_event_is_error(void **state)
 {
   g_autoptr(sim_engine) e = sim_engine_new();
-  int ok = 0;
-  sim_engine_schedule_at(e, 100, schedule_past, &ok, 0);
-  sim_engine_run(e);
-  assert_true(ok);
-  assert_int_equal(sim_engine_refused(e), 2);
-  assert_int_equal(sim_engine_now(e), 100);
-  assert_non_null(sim_engine_schedule_at(e, 100, noop, NULL, 0));
+  past_probe p = {0, FALSE}, q = {0, FALSE};
+  sim_engine_schedule_at(e, 100, schedule_past, &p, 0);
+  sim_engine_schedule_at(e, 100, schedule_negative, &q, 0);
+  assert_null(sim_engine_error(e));
   assert_int_equal(sim_engine_run(e), 1);
+  assert_true(p.refused);
+  assert_false(q.refused);   /* never ran */
+  assert_int_equal(sim_engine_now(e), 100);
+  g_autofree char *want = g_strdup_printf("an event was scheduled at 99 ps, in the past (the "
+                                          "current time is 100 ps), by "
+                                          "tests/engine/test_engine.c:%d", p.line);
+  assert_non_null(sim_engine_error(e));
+  assert_string_equal(sim_engine_error(e), want);
+  assert_int_equal(sim_engine_run(e), 0);
+  assert_int_equal(sim_engine_pending(e), 1);
+
+  /* A negative delay, and a move into the past, are the same error. */
+  g_autoptr(sim_engine) f = sim_engine_new();
+  sim_engine_schedule_at(f, 100, schedule_negative, &q, 0);
+  sim_engine_run(f);
+  assert_true(q.refused);
+  g_autofree char *want_in = g_strdup_printf("an event was scheduled with a delay of -1 ps, in "
+                                             "the past (the current time is 100 ps), by "
+                                             "tests/engine/test_engine.c:%d", q.line);
+  assert_string_equal(sim_engine_error(f), want_in);
+
+  g_autoptr(sim_engine) g = sim_engine_new();
+  sim_event *ev = sim_engine_schedule_at(g, 50, noop, NULL, 0);
+  sim_engine_run_until(g, 40);
+  sim_engine_schedule_at(g, 45, noop, NULL, 0);
+  assert_int_equal(sim_engine_run_until(g, 45), 1);   /* now 45; ev still at 50 */
+  int line = __LINE__ + 1;
+  assert_false(sim_engine_reschedule(g, ev, 44));
+  g_autofree char *want_move = g_strdup_printf("an event was moved to 44 ps, in the past (the "
+                                               "current time is 45 ps), by "
+                                               "tests/engine/test_engine.c:%d", line);
+  assert_string_equal(sim_engine_error(g), want_move);
+  assert_int_equal(sim_engine_event_time(g, ev), 50);
+  assert_int_equal(sim_engine_run(g), 0);
 }
 
 static void test_cancel_reschedule(void **state)
@@ -451,7 +498,7 @@ static void test_queue_matches_reference(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_heap_order_fifo_1e6), cmocka_unit_test(test_refuses_past),
+      cmocka_unit_test(test_queue_order_fifo_1e6), cmocka_unit_test(test_past_event_is_error),
       cmocka_unit_test(test_cancel_reschedule),   cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_time_arithmetic),     cmocka_unit_test(test_observers),
       cmocka_unit_test(test_watchdog),           cmocka_unit_test(test_sequence_renumbering),

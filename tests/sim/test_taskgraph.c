@@ -204,6 +204,81 @@ static void test_transfer(void **state)
   assert_int_equal(sim_exec_makespan(x), SIM_US(1010));
 }
 
+/* A communication model whose transfer asks for an event 1 ns before the transfer starts (a
+ * bug), and one that keeps an error and stops the engine, as sim/net_adapter.c does. */
+typedef struct {
+  int line;          /* of the call into the past */
+  GError *error;     /* what the failing model keeps */
+} faulty_comm;
+
+static void faulty_done(sim_engine *e, void *data, uint64_t arg)
+{
+  sim_exec_task_done(data, (sim_task_id)arg);
+}
+
+static void past_start(void *user, sim_exec *x, sim_task_id t)
+{
+  faulty_comm *c = user;
+  sim_engine *e = sim_exec_engine(x);
+  c->line = __LINE__ + 1;
+  sim_engine_schedule_at(e, sim_engine_now(e) - SIM_NS(1), faulty_done, x, t);
+}
+
+static void failing_start(void *user, sim_exec *x, sim_task_id t)
+{
+  faulty_comm *c = user;
+  if (!c->error)
+    c->error = g_error_new(DT_ERROR, DT_ERROR_INPUT, "task '%s': no route",
+                           sim_graph_task_name(sim_exec_graph(x), t));
+  sim_engine_stop(sim_exec_engine(x));
+}
+
+static const GError *failing_error(void *user) { return ((faulty_comm *)user)->error; }
+
+/* A compute task of 10 ns, then a transfer from the same device to another. */
+static sim_graph *compute_then_transfer(void)
+{
+  sim_graph *g = sim_graph_new();
+  sim_stream_id s0 = sim_graph_add_stream(g, sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0"), "c");
+  sim_stream_id s1 = sim_graph_add_stream(g, sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu1"), "c");
+  sim_graph_add_compute(g, s0, "a", "compute", SIM_NS(10), 0, 0);
+  sim_graph_add_transfer(g, s0, s1, "send", 1000);
+  return g;
+}
+
+/* sim_exec_run() fails with the engine's error when the model asks for the past at 10 ns (the
+ * transfer starts when a ends), naming the call; and with the model's own error, which it
+ * hands over through sim_comm_ops.error. */
+static void test_exec_reports_errors(void **state)
+{
+  static const sim_comm_ops past = {"past", past_start, NULL};
+  static const sim_comm_ops failing = {"failing", failing_start, failing_error};
+  g_autoptr(sim_graph) g = compute_then_transfer();
+  faulty_comm c = {0, NULL};
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  sim_exec_set_comm(x, &past, &c);
+  g_autoptr(GError) err = NULL;
+  assert_false(sim_exec_run(x, &err));
+  assert_non_null(err);
+  assert_true(g_error_matches(err, DT_ERROR, DT_ERROR_INTERNAL));
+  g_autofree char *want = g_strdup_printf("an event was scheduled at 9000 ps, in the past (the "
+                                          "current time is 10000 ps), by "
+                                          "tests/sim/test_taskgraph.c:%d", c.line);
+  assert_string_equal(err->message, want);
+
+  g_autoptr(sim_engine) f = sim_engine_new();
+  g_autoptr(sim_exec) y = sim_exec_new(f, g);
+  sim_exec_set_comm(y, &failing, &c);
+  g_autoptr(GError) err2 = NULL;
+  assert_false(sim_exec_run(y, &err2));
+  assert_true(g_error_matches(err2, DT_ERROR, DT_ERROR_INPUT));
+  assert_string_equal(err2->message, "task 'send': no route");
+  /* The compute task ended at 10 ns; the transfer never did. */
+  assert_int_equal(sim_exec_task_end(y, 0), SIM_NS(10));
+  g_clear_error(&c.error);
+}
+
 static void test_cycle_reported(void **state)
 {
   g_autoptr(sim_graph) g = sim_graph_new();
@@ -450,7 +525,7 @@ int main(void)
       cmocka_unit_test(test_memory_deltas_add_up), cmocka_unit_test(test_show_on),
       cmocka_unit_test(test_interned_names), cmocka_unit_test(test_large_graph),
       cmocka_unit_test(test_reserve),
-      cmocka_unit_test(test_categories),
+      cmocka_unit_test(test_categories), cmocka_unit_test(test_exec_reports_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

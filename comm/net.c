@@ -488,7 +488,7 @@ static void recompute(comm_net *net)
      * GLOBAL_RUNS + 1 recomputes checks that this still holds. Observed runs keep to the
      * search, whose NIC counters are stamped only for the links it reached. */
     uint32_t live = net->live_classes.n;
-    if (live >= GLOBAL_MIN_CLASSES && net->covered >= live - live / 8 &&
+    if (!net->plain && live >= GLOBAL_MIN_CLASSES && net->covered >= live - live / 8 &&
         !sim_engine_has_observers(net->engine))
       net->global_left = GLOBAL_RUNS;
     else if (net->sorted_valid)
@@ -612,7 +612,7 @@ static void activate(comm_net *net, flow *f)
     r = MIN(r, link_capacity(net, c->hops[h].link));
   }
   class_links_dirty(net, c);
-  if (!alone) {
+  if (!alone || net->plain) {
     VEC_PUSH(&net->seed_classes, c);
     want_recompute(net);
     return;
@@ -713,8 +713,18 @@ comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_m
   net->class_slabs = g_ptr_array_new_with_free_func(g_free);
   net->route_buf = g_new(uint32_t, comm__route_max(topo) + 1);
   net->touch_mark = 1;
+  const char *plain = g_getenv("DTSIM_NET_PLAIN");
+  net->plain = plain && *plain && strcmp(plain, "0") != 0;
   return net;
 }
+
+void comm_net_set_plain(comm_net *net, gboolean plain)
+{
+  g_return_if_fail(net != NULL && net->active == 0 && net->live_classes.n == 0);
+  net->plain = plain;
+}
+
+gboolean comm_net_get_plain(const comm_net *net) { return net->plain; }
 
 void comm_net_free(comm_net *net)
 {
@@ -821,7 +831,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
     n = comm__route(net->topo, src, dst, net->route_buf);
     lat = comm__route_latency(net, route, n, bytes);
   }
-  gboolean free_route = !sim_engine_has_observers(net->engine);
+  gboolean free_route = !net->plain && !sim_engine_has_observers(net->engine);
   for (uint32_t i = 0; i < n && free_route; i++)
     free_route = net->links[route[i]].n == 0 && !net->reserved_on[route[i]];
   /* If every link of the route is free now, the flow is placed on them at once in a class of

@@ -18,7 +18,8 @@
  * them for the smallest share at each step; a larger one ranks its links in a heap whose keys
  * are lower bounds of the shares (see fill_less in net_internal.h), which makes the whole
  * O(H log L) in the component's class hops H and links L and takes the same steps, in the same
- * order, as the scan. */
+ * order, as the scan. The plain solver (comm_net_set_plain) always scans, and fills even a lone
+ * class by the steps: the reference the heap and the global fill are compared with. */
 #include "net_internal.h"
 
 static inline void heap_place(comm_net *net, uint32_t i, heap_ent x)
@@ -245,7 +246,7 @@ void comm__fill_fix_heap_top(comm_net *net)
  * link id, so results never depend on the order classes were found in. */
 void comm__fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
 {
-  if (cc->n == 1 && cc->v[0]->count == 1) {
+  if (cc->n == 1 && cc->v[0]->count == 1 && !net->plain) {
     fclass *c = cc->v[0];
     double r = INFINITY;
     for (uint32_t h = 0; h < c->nhops; h++)
@@ -254,7 +255,7 @@ void comm__fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
     return;
   }
   net->unfixed = cc->n;
-  if (cl->n <= FILL_SCAN_LINKS) {
+  if (cl->n <= FILL_SCAN_LINKS || net->plain) {
     while (net->unfixed > 0) {
       uint32_t best = UINT32_MAX;
       double best_share = INFINITY;

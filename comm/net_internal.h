@@ -255,6 +255,9 @@ struct comm_net {
   uint32_t route_misses; /* since the table was made */
   gboolean lone_open;
 
+  /* The plain solver (comm_net_set_plain): every speed-up off, for comparison. */
+  gboolean plain;
+
   /* Observers: one SIM_PROC_LINK process per node, a track per NIC and one intra track. */
   gboolean tracks_made;
   sim_proc_id *node_proc;

@@ -18,7 +18,10 @@
  *   steps before it fixed flows through unchanged links, so they repeat exactly, and the
  *   changed links, with no more flows and the same capacity, are not taken earlier. The state
  *   at that step is restored from the log, and the classes of the steps taken from it keep
- *   their rates and their events. */
+ *   their rates and their events.
+ *
+ * The plain solver (comm_net_set_plain) never fills globally: every recompute then searches
+ * for its components and fills each by scanning (net_fill.c). */
 #include "net_internal.h"
 
 /* Sorts v[0 .. n) by fill_less: runs of 8 by insertion, then merged in passes through tmp

@@ -4,12 +4,14 @@
  * be remembered: a pipeline sends between the same pairs of devices over and over, and
  * computing the route and its bottleneck was a few percent of such a run. The memo is a small
  * two-way table by a hash of the ends, grown while it misses often; each entry also keeps the
- * route's latency and its lone sending time for the last size sent on it.
+ * route's latency and its lone sending time for the last size sent on it. The plain solver
+ * (comm_net_set_plain) keeps no memo: every transfer computes its route.
  *
  * Lone routes (comm__lone_*) are sets of routes that share no directed link, for schedules
  * computed without flows (comm/coll/unshared.h): a flow alone on every link of its route
  * takes its route's latency, then its bytes at the route's bottleneck rate, rounded as a
- * reserved flow of net.c is. */
+ * reserved flow of net.c is. The plain solver makes no such set (comm__lone_new gives NULL):
+ * those collectives then run as flows. */
 #include "net_internal.h"
 
 static inline uint32_t route_slot(const comm_net *net, uint64_t key)
@@ -18,9 +20,11 @@ static inline uint32_t route_slot(const comm_net *net, uint64_t key)
 }
 
 /* The memo of the route src -> dst, its bottleneck known; NULL for a route of more than
- * INLINE_HOPS links (then comm__route into route_buf). */
+ * INLINE_HOPS links, and under the plain solver (then comm__route into route_buf). */
 route_memo *comm__route_get(comm_net *net, comm_ep src, comm_ep dst)
 {
+  if (G_UNLIKELY(net->plain))
+    return NULL;
   uint64_t key = ((uint64_t)src << 32 | dst) + 1;
   if (G_UNLIKELY(!net->routes)) {
     net->routes = g_new0(route_memo, ROUTE_MEMOS_MIN);
@@ -101,7 +105,8 @@ struct comm__lone {
 
 comm__lone *comm__lone_new(comm_net *net)
 {
-  if (net->model != COMM_NET_FLOW || net->active > 0 || sim_engine_has_observers(net->engine))
+  if (net->model != COMM_NET_FLOW || net->active > 0 || sim_engine_has_observers(net->engine) ||
+      net->plain)
     return NULL;
   g_return_val_if_fail(!net->lone_open, NULL);
   if (!net->lone_owner)

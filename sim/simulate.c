@@ -33,7 +33,7 @@ static const sim_key cluster_keys[] = {
     {"topology", SIM_KEY_STRING, SIM_KEY_OFF(topology), .commands = SIM_OPTS_CLUSTER,
      .arg = "NAME", .help = "switch, fat-tree[:OVERSUB], ring, torus2d, torus3d, dragonfly"},
     {"net-model", SIM_KEY_CHOICE, SIM_KEY_OFF(net_model), "flow", .choices = "flow|analytic",
-     .commands = SIM_OPTS_CLUSTER, .help = "network fidelity"},
+     .commands = SIM_OPTS_CLUSTER, .help = "network fidelity (DTSIM_NET_PLAIN=1 in the environment: flow without its speed-ups)"},
 };
 const sim_key_group sim_keys_cluster = SIM_KEY_GROUP("cluster", NULL, cluster_keys);
 

@@ -193,6 +193,12 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
  * empty or "0" turns it on), or here before the first send. */
 void comm_net_set_plain(comm_net *net, gboolean plain);
 gboolean comm_net_get_plain(const comm_net *net);
+/* The invariants of the flow network (comm/net_check.c): records that agree, no link over its
+ * capacity, max-min fair rates (every flow has a bottleneck link, saturated, where no flow has
+ * a larger rate). Rates are checked only when no recompute is pending. FALSE with
+ * DT_ERROR_INTERNAL naming the class, link and figures of the first breach. The analytic model
+ * has nothing to check. Builds without NDEBUG run the checks after every recompute. */
+gboolean comm_net_check(comm_net *net, GError **error);
 /* Flows currently in flight, and the most ever in flight at once. */
 uint64_t comm_net_active_flows(const comm_net *net);
 uint64_t comm_net_peak_flows(const comm_net *net);

@@ -40,6 +40,11 @@ static fclass *class_table_get(const class_table *t, uint64_t key)
   }
 }
 
+fclass *comm__class_lookup(const comm_net *net, uint64_t key)
+{
+  return class_table_get(&net->classes, key);
+}
+
 static void class_table_put(class_table *t, uint64_t key, fclass *c);
 
 static void class_table_grow(class_table *t)
@@ -423,6 +428,9 @@ static void recompute_from(comm_net *net, fclass *seed)
   report_nic_rates(net, &net->comp_links);
   apply_rates(net, &net->comp_classes, FALSE);
   net->covered += net->comp_classes.n;
+#ifndef NDEBUG
+  comm__net_check_fill(net, &net->comp_classes, &net->comp_links);
+#endif
 }
 
 /* Fills every live class at once, without searching components: progressive filling over a
@@ -471,6 +479,9 @@ static void recompute(comm_net *net)
     net->global_left--;
     net->full_fills++;
     recompute_all(net);
+#ifndef NDEBUG
+    comm__net_check_fill(net, &net->live_classes, &net->live_links);
+#endif
   } else {
     net->log_valid = FALSE;
     comm__fill_next_epoch(net);
@@ -771,6 +782,8 @@ void comm_net_free(comm_net *net)
   g_free(net->log_ents.v);
   g_free(net->touched.v);
   g_free(net->finished.v);
+  g_free(net->check_load.v);
+  g_free(net->check_top.v);
   if (net->nic_counter_names)
     g_strfreev(net->nic_counter_names);
   g_free(net->node_proc);

@@ -10,7 +10,9 @@
  *                sorted from fill to fill, resuming after the steps of the last fill it would
  *                repeat (its log);
  *   net_route.c  routes: the memo of recent routes and their latencies, and the lone-route
- *                sets of schedules computed without flows (comm__lone_*). */
+ *                sets of schedules computed without flows (comm__lone_*);
+ *   net_check.c  the invariant checker (comm_net_check), run after every recompute in builds
+ *                without NDEBUG. */
 #ifndef DTSIM_COMM_NET_INTERNAL_H
 #define DTSIM_COMM_NET_INTERNAL_H
 
@@ -129,6 +131,11 @@ typedef struct {
   flow **v;
   uint32_t n, cap;
 } flowvec;
+
+typedef struct {
+  double *v;
+  uint32_t n, cap;
+} dblvec;
 
 /* An entry of the link heap of progressive filling: the key beside the link, so that sifting
  * reads one array instead of a link record per comparison. */
@@ -257,6 +264,8 @@ struct comm_net {
 
   /* The plain solver (comm_net_set_plain): every speed-up off, for comparison. */
   gboolean plain;
+  /* Scratch of the invariant checker (net_check.c), per directed link once made. */
+  dblvec check_load, check_top;
 
   /* Observers: one SIM_PROC_LINK process per node, a track per NIC and one intra track. */
   gboolean tracks_made;
@@ -335,6 +344,16 @@ sim_time_ps comm__route_latency(comm_net *net, const uint32_t *links, uint32_t n
                                 uint64_t bytes);
 
 /* ---- net.c --------------------------------------------------------------------------------- */
+
+/* The hashed class of route key (src << 32 | dst), or NULL. */
+fclass *comm__class_lookup(const comm_net *net, uint64_t key);
+
+/* ---- net_check.c ---------------------------------------------------------------------------- */
+
+/* The invariants of comm_net_check over classes cc and links cl (a whole component, or every
+ * live class and link); stops the program with the breach (g_error) if one fails. Builds
+ * without NDEBUG call it after every recompute. */
+void comm__net_check_fill(comm_net *net, const classvec *cc, const u32vec *cl);
 
 /* Classes of slab s handed out at least once (the others were never written). */
 static inline uint32_t comm__class_slab_used(const comm_net *net, guint s)

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "comm_internal.h"
+#include "net_internal.h"
 
 /* ---- Helpers ------------------------------------------------------------------------------ */
 
@@ -1734,6 +1735,90 @@ static void test_plain_solver_same_times(void **state)
   g_free(plain);
 }
 
+/* The invariant checker. one.ini (1 GB/s NICs, fast PCIe, no latency), 5 nodes on one switch:
+ * A (node 0 -> 1) and B (node 0 -> 2), 1e9 bytes each, share node 0's uplink, 0.5 GB/s each;
+ * C (node 3 -> 4) is alone, 1 GB/s. At 0.1 s (no flow starts or ends then) the network checks
+ * out; then each record is broken in turn and the checker must name the breach: A at 0.75 GB/s
+ * puts 1.25 GB/s on the uplink; A at 0.7 and B at 0.3 GB/s fill it but leave B without a
+ * bottleneck (on the uplink A has more, its other links are not full); B's first link (out of
+ * device 0, which A shares) counting one flow too many, 3 for the 2 its classes hold. Restored, the run ends as max-min says: A and B at 2 s, C at 1 s. */
+typedef struct {
+  comm_net *net;
+  int checked;
+} check_run;
+
+static fclass *class_of(comm_net *net, comm_ep src, comm_ep dst)
+{
+  for (uint32_t i = 0; i < net->live_classes.n; i++)
+    if (net->live_classes.v[i]->key == ((uint64_t)src << 32 | dst))
+      return net->live_classes.v[i];
+  fail_msg("no class %u -> %u", src, dst);
+  return NULL;
+}
+
+static void expect_breach(comm_net *net, const char *what)
+{
+  g_autoptr(GError) error = NULL;
+  assert_false(comm_net_check(net, &error));
+  assert_non_null(error);
+  assert_int_equal(error->code, DT_ERROR_INTERNAL);
+  if (!strstr(error->message, what))
+    fail_msg("expected '%s' in: %s", what, error->message);
+}
+
+static void check_at(sim_engine *e, void *data, uint64_t arg)
+{
+  check_run *r = data;
+  comm_net *net = r->net;
+  const comm_topology *t = comm_net_topology(net);
+  g_autoptr(GError) error = NULL;
+  if (!comm_net_check(net, &error))
+    fail_msg("%s", error->message);
+  fclass *a = class_of(net, comm_topology_device(t, 0), comm_topology_device(t, 1));
+  fclass *b = class_of(net, comm_topology_device(t, 0), comm_topology_device(t, 2));
+  assert_true(fabs(a->rate - 0.5e9) < 1.0 && fabs(b->rate - 0.5e9) < 1.0);
+  double ra = a->rate, rb = b->rate;
+  a->rate = 0.75e9;
+  expect_breach(net, "over its capacity");
+  a->rate = 0.7e9;
+  b->rate = 0.3e9;
+  expect_breach(net, "not max-min fair");
+  a->rate = ra;
+  b->rate = rb;
+  link_state *L = &net->links[b->hops[0].link];
+  L->flows++;
+  expect_breach(net, "counts 3 flows, its classes hold 2");
+  L->flows--;
+  if (!comm_net_check(net, &error))
+    fail_msg("%s", error->message);
+  r->checked++;
+}
+
+static void test_net_check(void **state)
+{
+  g_autofree char *one = tmp("one.ini");
+  g_autoptr(comm_topology) t = build(one, 5, "switch", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  done_log log = {0};
+  done_arg da[3] = {{&log, 0}, {&log, 1}, {&log, 2}};
+  comm_net_send(net, comm_topology_device(t, 0), comm_topology_device(t, 1), 1000000000,
+                on_done, &da[0]);
+  comm_net_send(net, comm_topology_device(t, 0), comm_topology_device(t, 2), 1000000000,
+                on_done, &da[1]);
+  comm_net_send(net, comm_topology_device(t, 3), comm_topology_device(t, 4), 1000000000,
+                on_done, &da[2]);
+  check_run r = {net, 0};
+  sim_engine_schedule_at(e, SIM_MS(100), check_at, &r, 0);
+  sim_engine_run(e);
+  assert_int_equal(r.checked, 1);
+  assert_int_equal(log.count, 3);
+  assert_true(llabs(log.at[0] - SIM_S(2)) <= 2 && llabs(log.at[1] - SIM_S(2)) <= 2);
+  assert_true(llabs(log.at[2] - SIM_S(1)) <= 1);
+  g_autoptr(GError) error = NULL;
+  assert_true(comm_net_check(net, &error));
+}
+
 /* Every rank sends to rank r^1 (an NVLink pair, each direction its own link) at once: no two
  * flows share a link, so every one must take its closed-form time. */
 static void test_flow_disjoint_pattern_equals_analytic(void **state)
@@ -1861,6 +1946,7 @@ int main(void)
       cmocka_unit_test(test_global_fill_ranks_changed_links),
       cmocka_unit_test(test_global_fill_after_flows_end),
       cmocka_unit_test(test_plain_solver_same_times),
+      cmocka_unit_test(test_net_check),
       cmocka_unit_test(test_flow_disjoint_pattern_equals_analytic),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_observers),

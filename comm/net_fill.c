@@ -163,7 +163,8 @@ void comm__fill_fix_link(comm_net *net, uint32_t l, double share, gboolean use_h
     VEC_PUSH(&net->log_steps, st);
   }
   /* Locals for what the stores below could otherwise alias (counts and marks are uint32_t
-   * like the link fields); touched has room for every link of the fill (comm__fill_touched_reserve). */
+   * like the link fields); touched has room for every link of the fill
+   * (comm__fill_touched_reserve). */
   link_state *links = net->links;
   uint32_t mark = net->touch_mark, *tv = net->touched.v, tn = 0;
   for (uint32_t j = 0; j < L->n; j++) {

@@ -1741,7 +1741,8 @@ static void test_plain_solver_same_times(void **state)
  * out; then each record is broken in turn and the checker must name the breach: A at 0.75 GB/s
  * puts 1.25 GB/s on the uplink; A at 0.7 and B at 0.3 GB/s fill it but leave B without a
  * bottleneck (on the uplink A has more, its other links are not full); B's first link (out of
- * device 0, which A shares) counting one flow too many, 3 for the 2 its classes hold. Restored, the run ends as max-min says: A and B at 2 s, C at 1 s. */
+ * device 0, which A shares) counting one flow too many, 3 for the 2 its classes hold. Restored,
+ * the run ends as max-min says: A and B at 2 s, C at 1 s. */
 typedef struct {
   comm_net *net;
   int checked;

@@ -42,7 +42,7 @@ static fclass *class_table_get(const class_table *t, uint64_t key)
 
 fclass *comm__class_lookup(const comm_net *net, uint64_t key)
 {
-  return class_table_get(&net->classes, key);
+  return class_table_get(&net->rec.classes, key);
 }
 
 static void class_table_put(class_table *t, uint64_t key, fclass *c);
@@ -107,14 +107,14 @@ static void class_table_remove(class_table *t, uint64_t key)
 static flow *flow_alloc(comm_net *net)
 {
   flow *f;
-  if (net->free_flows.n) {
-    f = net->free_flows.v[--net->free_flows.n];
+  if (net->rec.free_flows.n) {
+    f = net->rec.free_flows.v[--net->rec.free_flows.n];
   } else {
-    if (net->slabs->len == 0 || net->flows_fresh == FLOWS_PER_SLAB) {
-      g_ptr_array_add(net->slabs, g_new(flow, FLOWS_PER_SLAB));
-      net->flows_fresh = 0;
+    if (net->rec.slabs->len == 0 || net->rec.flows_fresh == FLOWS_PER_SLAB) {
+      g_ptr_array_add(net->rec.slabs, g_new(flow, FLOWS_PER_SLAB));
+      net->rec.flows_fresh = 0;
     }
-    f = (flow *)g_ptr_array_index(net->slabs, net->slabs->len - 1) + net->flows_fresh++;
+    f = (flow *)g_ptr_array_index(net->rec.slabs, net->rec.slabs->len - 1) + net->rec.flows_fresh++;
   }
   f->net = net;
   f->ev = NULL;
@@ -125,10 +125,10 @@ static flow *flow_alloc(comm_net *net)
 
 static void flow_release(comm_net *net, flow *f)
 {
-  VEC_PUSH(&net->free_flows, f);
+  VEC_PUSH(&net->rec.free_flows, f);
 }
 
-/* A class for the route src -> dst (nhops links in route_buf order), empty and on no link.
+/* A class for the route src -> dst (nhops links in route order), empty and on no link.
  * `hashed`: found by flows of its route that activate later. A reserved class is not: a flow
  * of its route that activates while it waits out its latency finds it on its links and sends
  * it back, and one that activates later makes a class of its own beside it, which max-min
@@ -137,16 +137,16 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
                            uint32_t nhops, gboolean hashed)
 {
   fclass *c;
-  if (net->free_classes.n) {
-    c = net->free_classes.v[--net->free_classes.n];
+  if (net->rec.free_classes.n) {
+    c = net->rec.free_classes.v[--net->rec.free_classes.n];
   } else {
     /* As flow_alloc; a record handed out for the first time starts cleared (no flow heap). */
-    if (net->class_slabs->len == 0 || net->classes_fresh == CLASSES_PER_SLAB) {
-      g_ptr_array_add(net->class_slabs, g_new(fclass, CLASSES_PER_SLAB));
-      net->classes_fresh = 0;
+    if (net->rec.class_slabs->len == 0 || net->rec.classes_fresh == CLASSES_PER_SLAB) {
+      g_ptr_array_add(net->rec.class_slabs, g_new(fclass, CLASSES_PER_SLAB));
+      net->rec.classes_fresh = 0;
     }
-    c = (fclass *)g_ptr_array_index(net->class_slabs, net->class_slabs->len - 1) +
-        net->classes_fresh++;
+    c = (fclass *)g_ptr_array_index(net->rec.class_slabs, net->rec.class_slabs->len - 1) +
+        net->rec.classes_fresh++;
     memset(c, 0, sizeof *c);
   }
   c->net = net;
@@ -167,7 +167,7 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
     c->hops[i].link = route[i];
   c->hashed = hashed;
   if (hashed)
-    class_table_put(&net->classes, c->key, c);
+    class_table_put(&net->rec.classes, c->key, c);
   c->live_pos = net->live_classes.n;
   VEC_PUSH(&net->live_classes, c);
   return c;
@@ -176,14 +176,14 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
 static void class_release(comm_net *net, fclass *c)
 {
   if (c->hashed)
-    class_table_remove(&net->classes, c->key);
+    class_table_remove(&net->rec.classes, c->key);
   fclass *last = net->live_classes.v[--net->live_classes.n];
   net->live_classes.v[c->live_pos] = last;
   last->live_pos = c->live_pos;
   if (c->hops != c->inline_hops)
     g_free(c->hops);
   c->in_use = FALSE;
-  VEC_PUSH(&net->free_classes, c);
+  VEC_PUSH(&net->rec.free_classes, c);
 }
 
 static inline gboolean flow_before(const flow *a, const flow *b)
@@ -244,25 +244,26 @@ static void make_tracks(comm_net *net)
 {
   const comm_topology *t = net->topo;
   uint32_t nodes = comm__total_nodes(t), N = comm__nics_per_node(t);
-  net->node_proc = g_new(sim_proc_id, nodes);
-  net->node_tracks = g_new(sim_track_id, (size_t)nodes * (N + 1));
-  net->nic_counter_names = g_new0(char *, N + 1);
+  net->obs.node_proc = g_new(sim_proc_id, nodes);
+  net->obs.node_tracks = g_new(sim_track_id, (size_t)nodes * (N + 1));
+  net->obs.nic_counter_names = g_new0(char *, N + 1);
   for (uint32_t k = 0; k < N; k++)
-    net->nic_counter_names[k] = g_strdup_printf("nic%u tx GB/s", k);
+    net->obs.nic_counter_names[k] = g_strdup_printf("nic%u tx GB/s", k);
   for (uint32_t n = 0; n < nodes; n++) {
     g_autofree char *name = n < comm_topology_nodes(t)
                                 ? g_strdup_printf("node %u net", n)
                                 : g_strdup_printf("extra node %u net", n - comm_topology_nodes(t));
-    net->node_proc[n] = sim_engine_add_proc(net->engine, SIM_PROC_LINK, name, (int)(100000 + n));
+    net->obs.node_proc[n] =
+        sim_engine_add_proc(net->engine, SIM_PROC_LINK, name, (int)(100000 + n));
     for (uint32_t k = 0; k < N; k++) {
       g_autofree char *tn = g_strdup_printf("nic%u", k);
-      net->node_tracks[(size_t)n * (N + 1) + k] =
-          sim_engine_add_track(net->engine, net->node_proc[n], tn, (int)k);
+      net->obs.node_tracks[(size_t)n * (N + 1) + k] =
+          sim_engine_add_track(net->engine, net->obs.node_proc[n], tn, (int)k);
     }
-    net->node_tracks[(size_t)n * (N + 1) + N] =
-        sim_engine_add_track(net->engine, net->node_proc[n], "intra", (int)N);
+    net->obs.node_tracks[(size_t)n * (N + 1) + N] =
+        sim_engine_add_track(net->engine, net->obs.node_proc[n], "intra", (int)N);
   }
-  net->tracks_made = TRUE;
+  net->obs.tracks_made = TRUE;
 }
 
 /* The track a transfer is shown on: the NIC it leaves through, or the node's intra track. */
@@ -270,13 +271,13 @@ static void span_begin(comm_net *net, flow *f, comm_ep src, comm_ep dst)
 {
   if (!sim_engine_has_observers(net->engine))
     return;
-  if (!net->tracks_made)
+  if (!net->obs.tracks_made)
     make_tracks(net);
   const comm_topology *t = net->topo;
   uint32_t N = comm__nics_per_node(t);
   uint32_t ns = comm__ep_node(t, src), nd = comm__ep_node(t, dst);
   uint32_t k = ns != nd ? comm__ep_nic(t, src) : N;
-  f->span = sim_engine_span_begin(net->engine, net->node_tracks[(size_t)ns * (N + 1) + k],
+  f->span = sim_engine_span_begin(net->engine, net->obs.node_tracks[(size_t)ns * (N + 1) + k],
                                   comm_topology_endpoint_name(t, dst), "flow", f->bytes, 0);
 }
 
@@ -289,7 +290,7 @@ static void span_end(comm_net *net, flow *f)
 /* Transmit rate of each NIC whose rate may have changed, as a counter in GB/s. */
 static void report_nic_rates(comm_net *net, const u32vec *cl)
 {
-  if (!net->tracks_made || !sim_engine_has_observers(net->engine))
+  if (!net->obs.tracks_made || !sim_engine_has_observers(net->engine))
     return;
   for (uint32_t i = 0; i < cl->n; i++) {
     uint32_t l = cl->v[i];
@@ -301,32 +302,33 @@ static void report_nic_rates(comm_net *net, const u32vec *cl)
       const fclass *c = net->links[l].cls[j];
       sum += c->next_rate > 0 ? c->next_rate * c->count : 0;
     }
-    sim_engine_counter(net->engine, net->node_proc[node], net->nic_counter_names[nic], sum / 1e9);
+    sim_engine_counter(net->engine, net->obs.node_proc[node], net->obs.nic_counter_names[nic],
+                       sum / 1e9);
   }
 }
 
 /* ---- Links -------------------------------------------------------------------------------- */
 
 /* The flows on link l changed (or it came into use or went out of it): its place in
- * net->sorted is out of date. Called by the callers of link_add and link_remove, which stay
+ * net->log.sorted is out of date. Called by the callers of link_add and link_remove, which stay
  * leaf functions. */
 static inline void link_dirty(comm_net *net, uint32_t l)
 {
   link_state *L = &net->links[l];
-  if (net->sorted_valid && !L->dirty) {
+  if (net->log.sorted_valid && !L->dirty) {
     L->dirty = TRUE;
-    VEC_PUSH(&net->dirty_links, l);
+    VEC_PUSH(&net->log.dirty_links, l);
   }
-  if (net->sorted_valid && !L->changed) {
+  if (net->log.sorted_valid && !L->changed) {
     L->changed = TRUE;
-    VEC_PUSH(&net->changed_links, l);
+    VEC_PUSH(&net->log.changed_links, l);
   }
 }
 
 /* link_dirty for every link of class c, tested once for all. */
 static inline void class_links_dirty(comm_net *net, const fclass *c)
 {
-  if (net->sorted_valid)
+  if (net->log.sorted_valid)
     for (uint32_t h = 0; h < c->nhops; h++)
       link_dirty(net, c->hops[h].link);
 }
@@ -381,9 +383,9 @@ static void flow_cb(sim_engine *engine, void *data, uint64_t arg);
 
 static void want_recompute(comm_net *net)
 {
-  if (net->recompute_pending)
+  if (net->rc.pending)
     return;
-  net->recompute_pending = TRUE;
+  net->rc.pending = TRUE;
   sim_engine_schedule_in(net->engine, 0, recompute_cb, net, EV_RECOMPUTE);
 }
 
@@ -421,15 +423,15 @@ static void apply_rates(comm_net *net, const classvec *cc, gboolean lazy)
 
 static void recompute_from(comm_net *net, fclass *seed)
 {
-  if (seed->epoch == net->epoch)
+  if (seed->epoch == net->rc.epoch)
     return;
   comm__fill_collect(net, seed);
-  comm__fill_component(net, &net->comp_classes, &net->comp_links);
-  report_nic_rates(net, &net->comp_links);
-  apply_rates(net, &net->comp_classes, FALSE);
-  net->covered += net->comp_classes.n;
+  comm__fill_component(net, &net->rc.comp_classes, &net->rc.comp_links);
+  report_nic_rates(net, &net->rc.comp_links);
+  apply_rates(net, &net->rc.comp_classes, FALSE);
+  net->rc.covered += net->rc.comp_classes.n;
 #ifndef NDEBUG
-  comm__net_check_fill(net, &net->comp_classes, &net->comp_links);
+  comm__net_check_fill(net, &net->rc.comp_classes, &net->rc.comp_links);
 #endif
 }
 
@@ -453,14 +455,14 @@ static void recompute_all(comm_net *net)
       net->links[l].unfrozen = net->links[l].flows;
     }
     comm__fill_component(net, &net->live_classes, &net->live_links);
-    net->log_valid = FALSE;   /* its scratch is no longer the log's */
+    net->log.valid = FALSE;   /* its scratch is no longer the log's */
   } else {
     uint32_t kept = comm__fill_global(net);
     if (kept > 0) {
       /* The classes that the steps taken from the log fixed have the rates the last fill gave
        * them, which are still theirs, and their events (their flows did not change): only the
        * other classes need applying. */
-      classvec rest = {net->log_cls.v + kept, net->log_cls.n - kept, 0};
+      classvec rest = {net->log.cls.v + kept, net->log.cls.n - kept, 0};
       report_nic_rates(net, &net->live_links);
       apply_rates(net, &rest, TRUE);
       return;
@@ -474,23 +476,23 @@ static void recompute_all(comm_net *net)
  * ended is filled on its own. */
 static void recompute(comm_net *net)
 {
-  net->recompute_pending = FALSE;
-  if (net->global_left > 0) {
-    net->global_left--;
-    net->full_fills++;
+  net->rc.pending = FALSE;
+  if (net->rc.global_left > 0) {
+    net->rc.global_left--;
+    net->rc.full_fills++;
     recompute_all(net);
 #ifndef NDEBUG
     comm__net_check_fill(net, &net->live_classes, &net->live_links);
 #endif
   } else {
-    net->log_valid = FALSE;
+    net->log.valid = FALSE;
     comm__fill_next_epoch(net);
-    net->covered = 0;
-    for (uint32_t i = 0; i < net->seed_classes.n; i++)
-      if (net->seed_classes.v[i]->in_use)
-        recompute_from(net, net->seed_classes.v[i]);
-    for (uint32_t i = 0; i < net->seed_links.n; i++) {
-      link_state *L = &net->links[net->seed_links.v[i]];
+    net->rc.covered = 0;
+    for (uint32_t i = 0; i < net->rc.seed_classes.n; i++)
+      if (net->rc.seed_classes.v[i]->in_use)
+        recompute_from(net, net->rc.seed_classes.v[i]);
+    for (uint32_t i = 0; i < net->rc.seed_links.n; i++) {
+      link_state *L = &net->links[net->rc.seed_links.v[i]];
       for (uint32_t j = 0; j < L->n; j++)
         recompute_from(net, L->cls[j]);
     }
@@ -499,14 +501,14 @@ static void recompute(comm_net *net)
      * GLOBAL_RUNS + 1 recomputes checks that this still holds. Observed runs keep to the
      * search, whose NIC counters are stamped only for the links it reached. */
     uint32_t live = net->live_classes.n;
-    if (!net->plain && live >= GLOBAL_MIN_CLASSES && net->covered >= live - live / 8 &&
+    if (!net->plain && live >= GLOBAL_MIN_CLASSES && net->rc.covered >= live - live / 8 &&
         !sim_engine_has_observers(net->engine))
-      net->global_left = GLOBAL_RUNS;
-    else if (net->sorted_valid)
+      net->rc.global_left = GLOBAL_RUNS;
+    else if (net->log.sorted_valid)
       comm__sorted_drop(net);
   }
-  net->seed_classes.n = 0;
-  net->seed_links.n = 0;
+  net->rc.seed_classes.n = 0;
+  net->rc.seed_links.n = 0;
 }
 
 static void recompute_cb(sim_engine *engine, void *data, uint64_t arg)
@@ -573,7 +575,7 @@ static void activate(comm_net *net, flow *f)
 {
   sim_engine *engine = net->engine;
   sim_time_ps now = sim_engine_now(engine);
-  fclass *c = class_table_get(&net->classes, (uint64_t)f->src << 32 | f->dst);
+  fclass *c = class_table_get(&net->rec.classes, (uint64_t)f->src << 32 | f->dst);
   if (c) {
     /* Its target is the class's service now plus its bytes, in the class's running frame
      * (served as of last_ps), so nothing of the class needs settling here. */
@@ -581,7 +583,7 @@ static void activate(comm_net *net, flow *f)
     if (c->rate > 0.0)
       served_now += c->rate * ((double)(now - c->last_ps) * 1e-12);
     f->target = served_now + (double)f->bytes;
-    f->seq = net->next_seq++;
+    f->seq = net->rec.next_seq++;
     f->cls = c;
     c->count++;
     for (uint32_t h = 0; h < c->nhops; h++)
@@ -589,17 +591,17 @@ static void activate(comm_net *net, flow *f)
     class_links_dirty(net, c);
     class_push(c, f);
     c->moved = TRUE;
-    VEC_PUSH(&net->seed_classes, c);
+    VEC_PUSH(&net->rc.seed_classes, c);
     want_recompute(net);
     return;
   }
   route_memo *m = comm__route_get(net, f->src, f->dst);
-  uint32_t n = m ? m->nhops : comm__route(net->topo, f->src, f->dst, net->route_buf);
-  c = class_alloc(net, f->src, f->dst, m ? m->links : net->route_buf, n, TRUE);
+  uint32_t n = m ? m->nhops : comm__route(net->topo, f->src, f->dst, net->route.buf);
+  c = class_alloc(net, f->src, f->dst, m ? m->links : net->route.buf, n, TRUE);
   c->count = 1;
   c->last_ps = now;
   f->target = (double)f->bytes;
-  f->seq = net->next_seq++;
+  f->seq = net->rec.next_seq++;
   f->cls = c;
   class_push(c, f);
   gboolean alone = TRUE;
@@ -624,7 +626,7 @@ static void activate(comm_net *net, flow *f)
   }
   class_links_dirty(net, c);
   if (!alone || net->plain) {
-    VEC_PUSH(&net->seed_classes, c);
+    VEC_PUSH(&net->rc.seed_classes, c);
     want_recompute(net);
     return;
   }
@@ -632,12 +634,12 @@ static void activate(comm_net *net, flow *f)
    * A flow that joins one of these links later recomputes this one too. */
   c->rate = r;
   c->ev = sim_engine_schedule_at(engine, class_first_end(c), class_cb, c, EV_COMPLETE);
-  if (net->tracks_made && sim_engine_has_observers(engine)) {
-    net->comp_links.n = 0;
+  if (net->obs.tracks_made && sim_engine_has_observers(engine)) {
+    net->rc.comp_links.n = 0;
     for (uint32_t h = 0; h < n; h++)
-      VEC_PUSH(&net->comp_links, c->hops[h].link);
+      VEC_PUSH(&net->rc.comp_links, c->hops[h].link);
     c->next_rate = r;
-    report_nic_rates(net, &net->comp_links);
+    report_nic_rates(net, &net->rc.comp_links);
   }
 }
 
@@ -660,13 +662,13 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
   comm_net *net = c->net;
   sim_time_ps now = sim_engine_now(engine);
   c->ev = NULL;
-  net->finished.n = 0;
+  net->rec.finished.n = 0;
   while (c->hn > 0 && class_first_end(c) <= now) {
     flow *f = class_pop(c);
     f->cls = NULL;
-    VEC_PUSH(&net->finished, f);
+    VEC_PUSH(&net->rec.finished, f);
   }
-  uint32_t k = net->finished.n;
+  uint32_t k = net->rec.finished.n;
   if (k == 0) {
     c->ev = sim_engine_schedule_at(engine, class_first_end(c), class_cb, c, EV_COMPLETE);
     return;
@@ -677,7 +679,7 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
     unmark_reserved(net, c);
   } else {
     class_links_dirty(net, c);
-    gboolean observed = net->tracks_made && sim_engine_has_observers(engine);
+    gboolean observed = net->obs.tracks_made && sim_engine_has_observers(engine);
     for (uint32_t h = 0; h < c->nhops; h++) {
       uint32_t l = c->hops[h].link, node, nic;
       link_state *L = &net->links[l];
@@ -685,19 +687,19 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
       if (c->count == 0)
         link_remove(net, c, h);
       if (L->flows > 0)
-        VEC_PUSH(&net->seed_links, l);
+        VEC_PUSH(&net->rc.seed_links, l);
       else if (observed && comm__nic_uplink(net->topo, l, &node, &nic))
-        sim_engine_counter(engine, net->node_proc[node], net->nic_counter_names[nic], 0.0);
+        sim_engine_counter(engine, net->obs.node_proc[node], net->obs.nic_counter_names[nic], 0.0);
     }
   }
   if (c->count == 0)
     class_release(net, c);
-  if (net->seed_links.n > 0)
+  if (net->rc.seed_links.n > 0)
     want_recompute(net);
   /* The callbacks may send: the finished flows are taken off the scratch list first. */
   flow *one[16];
   flow **list = k <= G_N_ELEMENTS(one) ? one : g_new(flow *, k);
-  memcpy(list, net->finished.v, k * sizeof *list);
+  memcpy(list, net->rec.finished.v, k * sizeof *list);
   for (uint32_t i = 0; i < k; i++)
     finish(net, list[i]);
   if (list != one)
@@ -720,10 +722,10 @@ comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_m
     net->reserved_on = g_new0(fclass *, net->nlinks);
     net->link_class = g_new0(const comm__link_class *, net->nlinks);
   }
-  net->slabs = g_ptr_array_new_with_free_func(g_free);
-  net->class_slabs = g_ptr_array_new_with_free_func(g_free);
-  net->route_buf = g_new(uint32_t, comm__route_max(topo) + 1);
-  net->touch_mark = 1;
+  net->rec.slabs = g_ptr_array_new_with_free_func(g_free);
+  net->rec.class_slabs = g_ptr_array_new_with_free_func(g_free);
+  net->route.buf = g_new(uint32_t, comm__route_max(topo) + 1);
+  net->fill.touch_mark = 1;
   const char *plain = g_getenv("DTSIM_NET_PLAIN");
   net->plain = plain && *plain && strcmp(plain, "0") != 0;
   return net;
@@ -743,8 +745,8 @@ void comm_net_free(comm_net *net)
     return;
   /* Classes still in flight own their routes when those are long; every class record keeps
    * its flow heap for reuse. */
-  for (guint i = 0; i < net->class_slabs->len; i++) {
-    fclass *slab = g_ptr_array_index(net->class_slabs, i);
+  for (guint i = 0; i < net->rec.class_slabs->len; i++) {
+    fclass *slab = g_ptr_array_index(net->rec.class_slabs, i);
     for (size_t j = 0; j < comm__class_slab_used(net, i); j++) {
       if (slab[j].in_use && slab[j].hops != slab[j].inline_hops)
         g_free(slab[j].hops);
@@ -754,42 +756,42 @@ void comm_net_free(comm_net *net)
   for (uint32_t i = 0; i < net->held_links.n; i++)
     g_free(net->links[net->held_links.v[i]].cls);
   g_free(net->held_links.v);
-  g_free(net->free_flows.v);
-  g_free(net->free_classes.v);
+  g_free(net->rec.free_flows.v);
+  g_free(net->rec.free_classes.v);
   g_free(net->links);
   g_free(net->reserved_on);
   g_free(net->link_class);
-  g_ptr_array_free(net->slabs, TRUE);
-  g_ptr_array_free(net->class_slabs, TRUE);
-  g_free(net->classes.keys);
-  g_free(net->classes.vals);
-  g_free(net->route_buf);
-  g_free(net->seed_classes.v);
-  g_free(net->seed_links.v);
-  g_free(net->comp_classes.v);
-  g_free(net->comp_links.v);
+  g_ptr_array_free(net->rec.slabs, TRUE);
+  g_ptr_array_free(net->rec.class_slabs, TRUE);
+  g_free(net->rec.classes.keys);
+  g_free(net->rec.classes.vals);
+  g_free(net->route.buf);
+  g_free(net->rc.seed_classes.v);
+  g_free(net->rc.seed_links.v);
+  g_free(net->rc.comp_classes.v);
+  g_free(net->rc.comp_links.v);
   g_free(net->live_classes.v);
   g_free(net->live_links.v);
-  g_free(net->stack.v);
-  g_free(net->heap.v);
-  g_free(net->sorted.v);
-  g_free(net->dirty_links.v);
-  g_free(net->changed_links.v);
-  g_free(net->fresh.v);
-  g_free(net->sort_tmp.v);
-  g_free(net->log_steps.v);
-  g_free(net->log_cls.v);
-  g_free(net->log_ents.v);
-  g_free(net->touched.v);
-  g_free(net->finished.v);
-  g_free(net->check_load.v);
-  g_free(net->check_top.v);
-  if (net->nic_counter_names)
-    g_strfreev(net->nic_counter_names);
-  g_free(net->node_proc);
-  g_free(net->node_tracks);
-  g_free(net->lone_owner);
-  g_free(net->routes);
+  g_free(net->rc.stack.v);
+  g_free(net->fill.heap.v);
+  g_free(net->log.sorted.v);
+  g_free(net->log.dirty_links.v);
+  g_free(net->log.changed_links.v);
+  g_free(net->log.fresh.v);
+  g_free(net->log.sort_tmp.v);
+  g_free(net->log.steps.v);
+  g_free(net->log.cls.v);
+  g_free(net->log.ents.v);
+  g_free(net->fill.touched.v);
+  g_free(net->rec.finished.v);
+  g_free(net->check.load.v);
+  g_free(net->check.top.v);
+  if (net->obs.nic_counter_names)
+    g_strfreev(net->obs.nic_counter_names);
+  g_free(net->obs.node_proc);
+  g_free(net->obs.node_tracks);
+  g_free(net->route.lone_owner);
+  g_free(net->route.memo);
   g_free(net);
 }
 
@@ -798,8 +800,8 @@ const comm_topology *comm_net_topology(const comm_net *net) { return net->topo; 
 sim_engine *comm_net_engine(const comm_net *net) { return net->engine; }
 uint64_t comm_net_active_flows(const comm_net *net) { return net->active; }
 uint64_t comm_net_peak_flows(const comm_net *net) { return net->peak; }
-uint64_t comm__net_full_fills(const comm_net *net) { return net->full_fills; }
-uint64_t comm__net_steps_reused(const comm_net *net) { return net->steps_reused; }
+uint64_t comm__net_full_fills(const comm_net *net) { return net->rc.full_fills; }
+uint64_t comm__net_steps_reused(const comm_net *net) { return net->log.steps_reused; }
 
 void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm_done_fn done,
                    void *user)
@@ -822,7 +824,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   }
   if (net->model == COMM_NET_ANALYTIC) {
     f->ev = sim_engine_schedule_in(
-        net->engine, comm__p2p_time_buf(net->topo, src, dst, bytes, net->route_buf), flow_cb, f,
+        net->engine, comm__p2p_time_buf(net->topo, src, dst, bytes, net->route.buf), flow_cb, f,
         EV_INSTANT);
     return;
   }
@@ -840,8 +842,8 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
     }
     lat = m->lat_ps;
   } else {
-    route = net->route_buf;
-    n = comm__route(net->topo, src, dst, net->route_buf);
+    route = net->route.buf;
+    n = comm__route(net->topo, src, dst, net->route.buf);
     lat = comm__route_latency(net, route, n, bytes);
   }
   gboolean free_route = !net->plain && !sim_engine_has_observers(net->engine);
@@ -874,7 +876,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   c->rate = m ? m->Bps : r;
   c->last_ps = sim_time_add_sat(sim_engine_now(e), lat);
   f->target = (double)bytes;
-  f->seq = net->next_seq++;
+  f->seq = net->rec.next_seq++;
   f->cls = c;
   class_push(c, f);
   /* class_first_end(c), whose work is target - served = bytes - 0.0 at rate m->Bps: the

@@ -4,7 +4,7 @@
  * every recompute over the classes it filled, and stop at the first breach with the class,
  * the link and the figures.
  *
- * What holds between events, whenever no recompute is pending (net->recompute_pending):
+ * What holds between events, whenever no recompute is pending (net->rc.pending):
  *   records  every live class is in use, at its place in net->live_classes, with as many
  *            flows as its heap holds, each pointing back to it and in (target, seq) order, and
  *            a completion event; a class on its links' lists sits at the slot its hop names;
@@ -75,7 +75,7 @@ static gboolean check_class(const comm_net *net, const fclass *c, GError **error
                     c->hops[h].slot, l);
     }
   }
-  if (net->recompute_pending)
+  if (net->rc.pending)
     return TRUE;
   if (!c->ev)
     return breach(error, net, "class %u -> %u has no completion event", src, dst);
@@ -110,7 +110,7 @@ static gboolean check_link(const comm_net *net, uint32_t l, double *load_Bps, do
     return breach(error, net, "link %u counts %u flows, its classes hold %llu", l, L->flows,
                   (unsigned long long)flows);
   double cap = link_capacity(net, l);
-  if (!net->recompute_pending && load > cap * (1.0 + CHECK_REL))
+  if (!net->rc.pending && load > cap * (1.0 + CHECK_REL))
     return breach(error, net, "link %u carries %.17g B/s, over its capacity %.17g B/s", l, load,
                   cap);
   *load_Bps = load;
@@ -122,14 +122,14 @@ static gboolean check_link(const comm_net *net, uint32_t l, double *load_Bps, do
  * a whole component, or everything live). */
 static gboolean check_set(comm_net *net, const classvec *cc, const u32vec *cl, GError **error)
 {
-  if (net->check_load.cap < net->nlinks) {
-    g_free(net->check_load.v);
-    g_free(net->check_top.v);
-    net->check_load.v = g_new(double, net->nlinks);
-    net->check_top.v = g_new(double, net->nlinks);
-    net->check_load.cap = net->check_top.cap = (uint32_t)net->nlinks;
+  if (net->check.load.cap < net->nlinks) {
+    g_free(net->check.load.v);
+    g_free(net->check.top.v);
+    net->check.load.v = g_new(double, net->nlinks);
+    net->check.top.v = g_new(double, net->nlinks);
+    net->check.load.cap = net->check.top.cap = (uint32_t)net->nlinks;
   }
-  double *load = net->check_load.v, *top = net->check_top.v;
+  double *load = net->check.load.v, *top = net->check.top.v;
   for (uint32_t i = 0; i < cl->n; i++)
     if (!check_link(net, cl->v[i], &load[cl->v[i]], &top[cl->v[i]], error))
       return FALSE;
@@ -137,7 +137,7 @@ static gboolean check_set(comm_net *net, const classvec *cc, const u32vec *cl, G
     const fclass *c = cc->v[i];
     if (!check_class(net, c, error))
       return FALSE;
-    if (net->recompute_pending)
+    if (net->rc.pending)
       continue;
     double bottleneck = INFINITY;
     gboolean fair = FALSE;

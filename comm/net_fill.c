@@ -24,13 +24,13 @@
 
 static inline void heap_place(comm_net *net, uint32_t i, heap_ent x)
 {
-  net->heap.v[i] = x;
+  net->fill.heap.v[i] = x;
   net->links[x.link].hpos = i;
 }
 
 static void heap_up(comm_net *net, uint32_t i)
 {
-  heap_ent *a = net->heap.v, x = a[i];
+  heap_ent *a = net->fill.heap.v, x = a[i];
   while (i > 0) {
     uint32_t p = (i - 1) / 2;
     if (!fill_less(x, a[p]))
@@ -43,8 +43,8 @@ static void heap_up(comm_net *net, uint32_t i)
 
 static void heap_down(comm_net *net, uint32_t i)
 {
-  heap_ent *a = net->heap.v, x = a[i];
-  uint32_t n = net->heap.n;
+  heap_ent *a = net->fill.heap.v, x = a[i];
+  uint32_t n = net->fill.heap.n;
   for (;;) {
     uint32_t c = 2 * i + 1;
     if (c >= n)
@@ -62,16 +62,16 @@ static void heap_down(comm_net *net, uint32_t i)
 void comm__fill_heap_push(comm_net *net, double share_Bps, uint32_t l)
 {
   heap_ent x = {share_Bps, l};
-  VEC_PUSH(&net->heap, x);
-  heap_up(net, net->heap.n - 1);
+  VEC_PUSH(&net->fill.heap, x);
+  heap_up(net, net->fill.heap.n - 1);
 }
 
 /* Removes the entry at i; its link's hpos becomes NOT_IN_HEAP. */
 static void heap_remove(comm_net *net, uint32_t i)
 {
-  net->links[net->heap.v[i].link].hpos = NOT_IN_HEAP;
-  heap_ent last = net->heap.v[--net->heap.n];
-  if (i == net->heap.n)
+  net->links[net->fill.heap.v[i].link].hpos = NOT_IN_HEAP;
+  heap_ent last = net->fill.heap.v[--net->fill.heap.n];
+  if (i == net->fill.heap.n)
     return;
   heap_place(net, i, last);
   heap_up(net, i);
@@ -80,49 +80,49 @@ static void heap_remove(comm_net *net, uint32_t i)
 
 static inline void visit_class(comm_net *net, fclass *c)
 {
-  if (c->epoch == net->epoch)
+  if (c->epoch == net->rc.epoch)
     return;
-  c->epoch = net->epoch;
-  VEC_PUSH(&net->stack, c);
+  c->epoch = net->rc.epoch;
+  VEC_PUSH(&net->rc.stack, c);
 }
 
 /* Starts a new round of marks; after 2^32 of them, clears the marks so that an old one can
  * never look current. */
 void comm__fill_next_epoch(comm_net *net)
 {
-  if (++net->epoch != 0)
+  if (++net->rc.epoch != 0)
     return;
   for (uint64_t l = 0; l < net->nlinks; l++)
     net->links[l].epoch = 0;
-  for (guint s = 0; s < net->class_slabs->len; s++) {
-    fclass *slab = g_ptr_array_index(net->class_slabs, s);
+  for (guint s = 0; s < net->rec.class_slabs->len; s++) {
+    fclass *slab = g_ptr_array_index(net->rec.class_slabs, s);
     for (size_t i = 0; i < comm__class_slab_used(net, s); i++)
       slab[i].epoch = 0;
   }
-  net->epoch = 1;
+  net->rc.epoch = 1;
 }
 
 /* Collects the classes and links connected to `seed` through shared links, and readies them
  * for progressive filling: no class has a rate yet, every link has all its capacity left. */
 void comm__fill_collect(comm_net *net, fclass *seed)
 {
-  net->comp_classes.n = 0;
-  net->comp_links.n = 0;
-  net->stack.n = 0;
+  net->rc.comp_classes.n = 0;
+  net->rc.comp_links.n = 0;
+  net->rc.stack.n = 0;
   visit_class(net, seed);
-  while (net->stack.n > 0) {
-    fclass *c = net->stack.v[--net->stack.n];
+  while (net->rc.stack.n > 0) {
+    fclass *c = net->rc.stack.v[--net->rc.stack.n];
     c->next_rate = -1.0;
-    VEC_PUSH(&net->comp_classes, c);
+    VEC_PUSH(&net->rc.comp_classes, c);
     for (uint32_t h = 0; h < c->nhops; h++) {
       uint32_t l = c->hops[h].link;
       link_state *L = &net->links[l];
-      if (L->epoch == net->epoch)
+      if (L->epoch == net->rc.epoch)
         continue;
-      L->epoch = net->epoch;
+      L->epoch = net->rc.epoch;
       L->rem_Bps = link_capacity(net, l);
       L->unfrozen = L->flows;
-      VEC_PUSH(&net->comp_links, l);
+      VEC_PUSH(&net->rc.comp_links, l);
       for (uint32_t j = 0; j < L->n; j++)
         visit_class(net, L->cls[j]);
     }
@@ -133,20 +133,20 @@ void comm__fill_collect(comm_net *net, fclass *seed)
  * current. */
 uint32_t comm__fill_touch_mark(comm_net *net)
 {
-  if (++net->touch_mark == 0) {
+  if (++net->fill.touch_mark == 0) {
     for (uint64_t k = 0; k < net->nlinks; k++)
       net->links[k].touched = 0;
-    net->touch_mark = 1;
+    net->fill.touch_mark = 1;
   }
-  return net->touch_mark;
+  return net->fill.touch_mark;
 }
 
-/* Room in net->touched for one step of a fill over n links (each is touched once a step). */
+/* Room in net->fill.touched for one step of a fill over n links (each is touched once a step). */
 void comm__fill_touched_reserve(comm_net *net, uint32_t n)
 {
-  if (net->touched.cap < n) {
-    net->touched.cap = n;
-    net->touched.v = g_renew(uint32_t, net->touched.v, n);
+  if (net->fill.touched.cap < n) {
+    net->fill.touched.cap = n;
+    net->fill.touched.v = g_renew(uint32_t, net->fill.touched.v, n);
   }
 }
 
@@ -156,25 +156,25 @@ void comm__fill_touched_reserve(comm_net *net, uint32_t n)
 void comm__fill_fix_link(comm_net *net, uint32_t l, double share, gboolean use_heap)
 {
   link_state *L = &net->links[l];
-  net->touched.n = 0;
-  if (use_heap && net->logging) {
+  net->fill.touched.n = 0;
+  if (use_heap && net->log.logging) {
     log_step st = {share, l, 0, 0};
-    L->fix_step = net->log_steps.n;
-    VEC_PUSH(&net->log_steps, st);
+    L->fix_step = net->log.steps.n;
+    VEC_PUSH(&net->log.steps, st);
   }
   /* Locals for what the stores below could otherwise alias (counts and marks are uint32_t
    * like the link fields); touched has room for every link of the fill
    * (comm__fill_touched_reserve). */
   link_state *links = net->links;
-  uint32_t mark = net->touch_mark, *tv = net->touched.v, tn = 0;
+  uint32_t mark = net->fill.touch_mark, *tv = net->fill.touched.v, tn = 0;
   for (uint32_t j = 0; j < L->n; j++) {
     fclass *c = L->cls[j];
     if (c->next_rate >= 0.0)
       continue;
     c->next_rate = share;
-    net->unfixed--;
-    if (use_heap && net->logging)
-      VEC_PUSH(&net->log_cls, c);
+    net->fill.unfixed--;
+    if (use_heap && net->log.logging)
+      VEC_PUSH(&net->log.cls, c);
     const hop *hp = c->hops;
     uint32_t nh = c->nhops, count = c->count;
     double take = share * count;
@@ -189,15 +189,15 @@ void comm__fill_fix_link(comm_net *net, uint32_t l, double share, gboolean use_h
       }
     }
   }
-  net->touched.n = tn;
+  net->fill.touched.n = tn;
   if (!use_heap)
     return;
   for (uint32_t i = 0; i < tn; i++) {
     link_state *L2 = &links[tv[i]];
-    if (net->logging) {
+    if (net->log.logging) {
       log_ent e = {L2->rem_Bps, tv[i], L2->flows - L2->unfrozen, L2->last_ent};
-      L2->last_ent = net->log_ents.n;
-      VEC_PUSH(&net->log_ents, e);
+      L2->last_ent = net->log.ents.n;
+      VEC_PUSH(&net->log.ents, e);
     }
     if (L2->unfrozen == 0) {
       /* Nothing left to give: out of the heap now, from where it is (usually near the
@@ -211,16 +211,16 @@ void comm__fill_fix_link(comm_net *net, uint32_t l, double share, gboolean use_h
     if (L2->hpos == IN_SORTED) {
       if (share2 < L2->sorted_Bps)
         comm__fill_heap_push(net, share2, tv[i]);
-    } else if (share2 < net->heap.v[L2->hpos].share_Bps) {
-      net->heap.v[L2->hpos].share_Bps = share2;
+    } else if (share2 < net->fill.heap.v[L2->hpos].share_Bps) {
+      net->fill.heap.v[L2->hpos].share_Bps = share2;
       heap_up(net, L2->hpos);
     }
   }
   comm__fill_touch_mark(net);
-  if (net->logging) {
-    log_step *st = &net->log_steps.v[net->log_steps.n - 1];
-    st->cls_end = net->log_cls.n;
-    st->ent_end = net->log_ents.n;
+  if (net->log.logging) {
+    log_step *st = &net->log.steps.v[net->log.steps.n - 1];
+    st->cls_end = net->log.cls.n;
+    st->ent_end = net->log.ents.n;
   }
 }
 
@@ -228,11 +228,11 @@ void comm__fill_fix_link(comm_net *net, uint32_t l, double share, gboolean use_h
  * again when its share has changed since it was ranked (keys are lower bounds of shares). */
 void comm__fill_fix_heap_top(comm_net *net)
 {
-  uint32_t l = net->heap.v[0].link;
+  uint32_t l = net->fill.heap.v[0].link;
   link_state *L = &net->links[l];
   double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
-  if (share != net->heap.v[0].share_Bps) {
-    net->heap.v[0].share_Bps = share;
+  if (share != net->fill.heap.v[0].share_Bps) {
+    net->fill.heap.v[0].share_Bps = share;
     heap_down(net, 0);
     return;
   }
@@ -255,9 +255,9 @@ void comm__fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
     c->next_rate = r;
     return;
   }
-  net->unfixed = cc->n;
+  net->fill.unfixed = cc->n;
   if (cl->n <= FILL_SCAN_LINKS || net->plain) {
-    while (net->unfixed > 0) {
+    while (net->fill.unfixed > 0) {
       uint32_t best = UINT32_MAX;
       double best_share = INFINITY;
       for (uint32_t i = 0; i < cl->n; i++) {
@@ -276,18 +276,18 @@ void comm__fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
     return;
   }
   comm__fill_touched_reserve(net, cl->n);
-  net->heap.n = 0;
+  net->fill.heap.n = 0;
   for (uint32_t i = 0; i < cl->n; i++) {
     link_state *L = &net->links[cl->v[i]];
     heap_ent x = {L->rem_Bps / L->unfrozen, cl->v[i]};
-    VEC_PUSH(&net->heap, x);
+    VEC_PUSH(&net->fill.heap, x);
     L->hpos = i;
   }
-  for (uint32_t i = net->heap.n / 2; i-- > 0;)
+  for (uint32_t i = net->fill.heap.n / 2; i-- > 0;)
     heap_down(net, i);
   /* Once every class has its rate the links left in the heap have nothing to give. */
-  while (net->unfixed > 0) {
-    if (net->links[net->heap.v[0].link].unfrozen == 0) {
+  while (net->fill.unfixed > 0) {
+    if (net->links[net->fill.heap.v[0].link].unfrozen == 0) {
       heap_remove(net, 0);
       continue;
     }

@@ -84,7 +84,7 @@ struct fclass {
                           * bottleneck rate (see comm_net_send) */
   gboolean unplaced;     /* reserved and still alone on its links: kept off their class lists,
                           * marked in net->reserved_on instead (see comm_net_send) */
-  gboolean hashed;       /* in net->classes, where activating flows find their route's class */
+  gboolean hashed;       /* in net->rec.classes, where activating flows find their route's class */
   flow **heap;           /* min-heap of its flows by (target, seq) */
   uint32_t hn, hcap;
 };
@@ -92,20 +92,20 @@ struct fclass {
 typedef struct {
   fclass **cls;
   double rem_Bps;        /* progressive filling: capacity not yet given out */
-  double sorted_Bps;     /* its share in net->sorted (capacity over flows), while there */
+  double sorted_Bps;     /* its share in net->log.sorted (capacity over flows), while there */
   uint32_t n, cap;       /* classes on the link */
   uint32_t flows;        /* flows on the link: the sum of their classes' counts */
   uint32_t live_pos;     /* position in net->live_links while it has classes */
   uint32_t epoch;        /* component search mark */
   uint32_t unfrozen;     /* progressive filling: flows on it without a rate yet */
   uint32_t hpos;         /* progressive filling: position in the link heap, whose entry holds
-                          * the share it is ranked by; IN_SORTED: ranked in net->sorted */
+                          * the share it is ranked by; IN_SORTED: ranked in net->log.sorted */
   uint32_t touched;      /* progressive filling: mark of the last fix that changed it */
-  gboolean dirty;        /* in net->dirty_links */
-  gboolean changed;      /* in net->changed_links */
+  gboolean dirty;        /* in net->log.dirty_links */
+  gboolean changed;      /* in net->log.changed_links */
   uint32_t fill_flows;   /* its flows at the last global fill (0: not live then), */
   uint32_t fix_step;     /* and the step of that fill where it fixed flows (UINT32_MAX: none) */
-  uint32_t last_ent;     /* its last entry in net->log_ents (UINT32_MAX: none) */
+  uint32_t last_ent;     /* its last entry in net->log.ents (UINT32_MAX: none) */
 } link_state;
 
 /* The classes that activating flows join, by route key (src << 32 | dst): open addressing with
@@ -195,17 +195,10 @@ typedef struct {
   sim_time_ps alone_ps;  /* lat_bytes at Bps (sim_time_for_work): a lone flow's sending time */
 } route_memo;
 
-struct comm_net {
-  sim_engine *engine;
-  const comm_topology *topo;
-  comm_net_model model;
+/* The network's state, grouped by the part of the code that owns it. */
 
-  link_state *links;     /* per directed link */
-  fclass **reserved_on;  /* per directed link: the unplaced reserved class on it, or NULL */
-  uint64_t nlinks;
-  uint64_t endpoints;    /* comm__endpoints(topo): valid endpoints are below it */
-  const comm__link_class **link_class; /* per directed link, looked up once (flow model) */
-
+/* Flow and class records (net.c). */
+typedef struct {
   GPtrArray *slabs;
   flowvec free_flows;    /* released records, the last released last (reused first) */
   GPtrArray *class_slabs;
@@ -213,28 +206,35 @@ struct comm_net {
   uint32_t flows_fresh;    /* flows of the last slab handed out; the others never written */
   uint32_t classes_fresh;  /* the same for classes */
   class_table classes;   /* hashed classes by route (src << 32 | dst) */
-  uint64_t active, peak;
   uint64_t next_seq;
+  flowvec finished;      /* scratch of a completion event */
+} net_records;
 
-  uint32_t *route_buf;
-
+/* Recomputes: what seeds them and the component search (net.c, net_fill.c). */
+typedef struct {
   /* Seeds of the next recompute: classes that grew, links flows left. */
   classvec seed_classes;
   u32vec seed_links;
-  gboolean recompute_pending;
+  gboolean pending;      /* a recompute event is scheduled */
   uint32_t epoch;
   classvec comp_classes; /* the component being recomputed */
   u32vec comp_links;
-  classvec live_classes; /* every class in use */
-  u32vec live_links;     /* every link with a class on it */
-  u32vec held_links;     /* every link that has had a class array (freed with the network: a
-                          * pass over all links would touch every page of the link array) */
+  classvec stack;        /* scratch of the component search */
   uint32_t global_left;  /* recomputes still to fill every live class at once */
   uint64_t covered;      /* classes the current recompute has filled */
   uint64_t full_fills;   /* recomputes done by recompute_all */
-  uint32_t unfixed;      /* progressive filling: classes still without a rate */
-  classvec stack;        /* scratch of the component search */
-  heapvec heap;          /* progressive filling: links by (share, id), each at most once */
+} net_recompute;
+
+/* Progressive filling (net_fill.c). */
+typedef struct {
+  uint32_t unfixed;      /* classes still without a rate */
+  heapvec heap;          /* links by (share, id), each at most once */
+  u32vec touched;        /* scratch: links one fix changed */
+  uint32_t touch_mark;
+} net_fill;
+
+/* The global fill: the sorted order and the log (net_log.c). */
+typedef struct {
   heapvec sorted;        /* every live link by (capacity over flows, id), if sorted_valid */
   gboolean sorted_valid;
   u32vec dirty_links;    /* links whose flows changed since sorted was brought up to date */
@@ -242,40 +242,66 @@ struct comm_net {
                           * sorted) */
   heapvec fresh;         /* scratch of sorted_update */
   heapvec sort_tmp;      /* scratch of sort_ents */
-  gboolean log_valid;    /* the log is that of the last global fill */
+  gboolean valid;        /* the log is that of the last global fill */
   gboolean logging;      /* the current fill logs its steps */
-  logstepvec log_steps;
-  classvec log_cls;      /* the classes each step fixed */
-  logentvec log_ents;    /* the links each step changed */
-  u32vec touched;        /* scratch of progressive filling: links one fix changed */
-  uint32_t touch_mark;
-  flowvec finished;      /* scratch of a completion event */
-
+  logstepvec steps;
+  classvec cls;          /* the classes each step fixed */
+  logentvec ents;        /* the links each step changed */
   uint64_t steps_reused; /* global fill steps taken from the log of the one before */
+} net_log;
 
+/* Routes (net_route.c). */
+typedef struct {
+  uint32_t *buf;         /* room for comm__route_max links */
+  route_memo *memo;      /* recent routes (flow model), by a hash of their ends; made on first
+                          * use, ROUTE_MEMOS_MIN of them, and grown while they miss often */
+  uint32_t mask;         /* slots - 1 */
+  uint32_t misses;       /* since the table was made */
   /* Routes of the lone set (comm__lone_new): per link, the id + 1 of the route holding it. */
   uint32_t *lone_owner;
-
-  route_memo *routes;    /* recent routes (flow model), by a hash of their ends; made on first
-                          * use, ROUTE_MEMOS_MIN of them, and grown while they miss often */
-  uint32_t route_mask;   /* slots - 1 */
-  uint32_t route_misses; /* since the table was made */
   gboolean lone_open;
+} net_routes;
 
-  /* The plain solver (comm_net_set_plain): every speed-up off, for comparison. */
-  gboolean plain;
-  /* Scratch of the invariant checker (net_check.c), per directed link once made. */
-  dblvec check_load, check_top;
-
-  /* Observers: one SIM_PROC_LINK process per node, a track per NIC and one intra track. */
+/* Observers: one SIM_PROC_LINK process per node, a track per NIC and one intra track (net.c). */
+typedef struct {
   gboolean tracks_made;
   sim_proc_id *node_proc;
   sim_track_id *node_tracks;   /* node * (N + 1) + k; k == N: intra */
   char **nic_counter_names;
+} net_observers;
+
+struct comm_net {
+  sim_engine *engine;
+  const comm_topology *topo;
+  comm_net_model model;
+  gboolean plain;        /* the plain solver (comm_net_set_plain): every speed-up off */
+
+  /* Links and classes in use, read by every part. */
+  link_state *links;     /* per directed link */
+  fclass **reserved_on;  /* per directed link: the unplaced reserved class on it, or NULL */
+  uint64_t nlinks;
+  uint64_t endpoints;    /* comm__endpoints(topo): valid endpoints are below it */
+  const comm__link_class **link_class; /* per directed link, looked up once (flow model) */
+  classvec live_classes; /* every class in use */
+  u32vec live_links;     /* every link with a class on it */
+  u32vec held_links;     /* every link that has had a class array (freed with the network: a
+                          * pass over all links would touch every page of the link array) */
+  uint64_t active, peak; /* flows in flight, and the most at once */
+
+  net_records rec;
+  net_recompute rc;
+  net_fill fill;
+  net_log log;
+  net_routes route;
+  net_observers obs;
+  struct {
+    dblvec load, top;    /* scratch of the invariant checker (net_check.c), per link */
+  } check;
 };
 
-/* Positions in net->heap that are no position: the link is in no heap, or it is still ranked
- * in net->sorted (a global fill, see net_log.c). */
+
+/* Positions in net->fill.heap that are no position: the link is in no heap, or it is still ranked
+ * in net->log.sorted (a global fill, see net_log.c). */
 #define NOT_IN_HEAP UINT32_MAX
 #define IN_SORTED (UINT32_MAX - 1)
 
@@ -311,7 +337,7 @@ static inline gboolean fill_less(heap_ent a, heap_ent b)
 
 /* Starts a new round of component marks. */
 void comm__fill_next_epoch(comm_net *net);
-/* Collects the component of `seed` into net->comp_classes and net->comp_links, readied for
+/* Collects the component of `seed` into net->rc.comp_classes and net->rc.comp_links, readied for
  * filling. */
 void comm__fill_collect(comm_net *net, fclass *seed);
 /* Progressive filling of classes cc over links cl, whose rem_Bps and unfrozen are set: every
@@ -319,20 +345,20 @@ void comm__fill_collect(comm_net *net, fclass *seed);
 void comm__fill_component(comm_net *net, const classvec *cc, const u32vec *cl);
 /* One step: the unfixed classes of link l get `share`, taken from their links. */
 void comm__fill_fix_link(comm_net *net, uint32_t l, double share, gboolean use_heap);
-/* One step from the top of net->heap: fixed at its share, or ranked again. */
+/* One step from the top of net->fill.heap: fixed at its share, or ranked again. */
 void comm__fill_fix_heap_top(comm_net *net);
 void comm__fill_heap_push(comm_net *net, double share_Bps, uint32_t l);
 /* A new touch mark for the links of one step. */
 uint32_t comm__fill_touch_mark(comm_net *net);
-/* Room in net->touched for one step of a fill over n links. */
+/* Room in net->fill.touched for one step of a fill over n links. */
 void comm__fill_touched_reserve(comm_net *net, uint32_t n);
 
 /* ---- net_log.c: the global fill and its log ------------------------------------------------ */
 
 /* Progressive filling of every live class; returns how many classes (the first of
- * net->log_cls) kept the rates and events of the last fill. */
+ * net->log.cls) kept the rates and events of the last fill. */
 uint32_t comm__fill_global(comm_net *net);
-/* Stops keeping net->sorted and the log (recomputes no longer fill globally). */
+/* Stops keeping net->log.sorted and the log (recomputes no longer fill globally). */
 void comm__sorted_drop(comm_net *net);
 
 /* ---- net_route.c: routes ------------------------------------------------------------------- */
@@ -358,7 +384,7 @@ void comm__net_check_fill(comm_net *net, const classvec *cc, const u32vec *cl);
 /* Classes of slab s handed out at least once (the others were never written). */
 static inline uint32_t comm__class_slab_used(const comm_net *net, guint s)
 {
-  return s + 1 == net->class_slabs->len ? net->classes_fresh : CLASSES_PER_SLAB;
+  return s + 1 == net->rec.class_slabs->len ? net->rec.classes_fresh : CLASSES_PER_SLAB;
 }
 
 #endif

@@ -8,7 +8,7 @@
  * a fill cheap, both bit for bit what a fill from scratch over the heap of net_fill.c gives:
  *
  * - The sorted order. Every live link at its first key (capacity over flows) is kept sorted
- *   from fill to fill (net->sorted); only the links whose flows changed since are re-sorted
+ *   from fill to fill (net->log.sorted); only the links whose flows changed since are re-sorted
  *   and merged in (sorted_update). A fill reads links in that order and sends to the heap only
  *   those whose key changed, taking at each step the smaller (key, id) of the two: the step the
  *   single heap would take.
@@ -63,13 +63,13 @@ static void sort_ents(heap_ent *v, uint32_t n, heapvec *tmp)
     memcpy(v, a, (size_t)n * sizeof *v);
 }
 
-/* Brings net->sorted up to date: the links whose flows changed leave it and come back at their
+/* Brings net->log.sorted up to date: the links whose flows changed leave it and come back at their
  * new share, sorted among themselves and merged in, in one pass over it; the first time, and
  * after recomputes stopped filling globally, every live link is sorted. */
 static void sorted_update(comm_net *net)
 {
-  heapvec *S = &net->sorted;
-  if (!net->sorted_valid) {
+  heapvec *S = &net->log.sorted;
+  if (!net->log.sorted_valid) {
     S->n = 0;
     for (uint32_t i = 0; i < net->live_links.n; i++) {
       uint32_t l = net->live_links.v[i];
@@ -78,29 +78,29 @@ static void sorted_update(comm_net *net)
       heap_ent x = {L->sorted_Bps, l};
       VEC_PUSH(S, x);
     }
-    sort_ents(S->v, S->n, &net->sort_tmp);
-    net->sorted_valid = TRUE;
+    sort_ents(S->v, S->n, &net->log.sort_tmp);
+    net->log.sorted_valid = TRUE;
     return;
   }
   uint32_t kept = 0;
   for (uint32_t i = 0; i < S->n; i++)
     if (!net->links[S->v[i].link].dirty)
       S->v[kept++] = S->v[i];
-  net->fresh.n = 0;
-  for (uint32_t i = 0; i < net->dirty_links.n; i++) {
-    uint32_t l = net->dirty_links.v[i];
+  net->log.fresh.n = 0;
+  for (uint32_t i = 0; i < net->log.dirty_links.n; i++) {
+    uint32_t l = net->log.dirty_links.v[i];
     link_state *L = &net->links[l];
     L->dirty = FALSE;
     if (L->n == 0)
       continue;
     L->sorted_Bps = link_capacity(net, l) / L->flows;
     heap_ent x = {L->sorted_Bps, l};
-    VEC_PUSH(&net->fresh, x);
+    VEC_PUSH(&net->log.fresh, x);
   }
-  net->dirty_links.n = 0;
-  heap_ent *F = net->fresh.v;
-  uint32_t nf = net->fresh.n;
-  sort_ents(F, nf, &net->sort_tmp);
+  net->log.dirty_links.n = 0;
+  heap_ent *F = net->log.fresh.v;
+  uint32_t nf = net->log.fresh.n;
+  sort_ents(F, nf, &net->log.sort_tmp);
   if (S->cap < kept + nf) {
     S->cap = kept + nf;
     S->v = g_renew(heap_ent, S->v, S->cap);
@@ -115,17 +115,17 @@ static void sorted_update(comm_net *net)
   S->n = kept + nf;
 }
 
-/* Stops keeping net->sorted (recomputes no longer fill globally). */
+/* Stops keeping net->log.sorted (recomputes no longer fill globally). */
 void comm__sorted_drop(comm_net *net)
 {
-  for (uint32_t i = 0; i < net->dirty_links.n; i++)
-    net->links[net->dirty_links.v[i]].dirty = FALSE;
-  net->dirty_links.n = 0;
-  for (uint32_t i = 0; i < net->changed_links.n; i++)
-    net->links[net->changed_links.v[i]].changed = FALSE;
-  net->changed_links.n = 0;
-  net->sorted_valid = FALSE;
-  net->log_valid = FALSE;
+  for (uint32_t i = 0; i < net->log.dirty_links.n; i++)
+    net->links[net->log.dirty_links.v[i]].dirty = FALSE;
+  net->log.dirty_links.n = 0;
+  for (uint32_t i = 0; i < net->log.changed_links.n; i++)
+    net->links[net->log.changed_links.v[i]].changed = FALSE;
+  net->log.changed_links.n = 0;
+  net->log.sorted_valid = FALSE;
+  net->log.valid = FALSE;
 }
 
 /* The first step of the last global fill that the next one cannot take as it is, when only
@@ -134,15 +134,15 @@ void comm__sorted_drop(comm_net *net)
  * the same share, with the same subtractions in the same order, in the next fill too; and a
  * link whose classes changed, having no more flows and the same capacity left, has no smaller
  * share at any of those steps than it had, so it is not taken earlier. The first step that a
- * changed link (net->changed_links) fixed is where the two fills may part. 0 when the log
+ * changed link (net->log.changed_links) fixed is where the two fills may part. 0 when the log
  * cannot be used. */
 static uint32_t fill_resume_step(comm_net *net)
 {
-  if (!net->log_valid || !net->sorted_valid)
+  if (!net->log.valid || !net->log.sorted_valid)
     return 0;
-  uint32_t from = net->log_steps.n;
-  for (uint32_t i = 0; i < net->changed_links.n; i++) {
-    const link_state *L = &net->links[net->changed_links.v[i]];
+  uint32_t from = net->log.steps.n;
+  for (uint32_t i = 0; i < net->log.changed_links.n; i++) {
+    const link_state *L = &net->links[net->log.changed_links.v[i]];
     gboolean was_live = L->fill_flows > 0;
     if (L->n > 0 && (!was_live || L->flows > L->fill_flows))
       return 0;
@@ -154,13 +154,13 @@ static uint32_t fill_resume_step(comm_net *net)
 
 /* Progressive filling of every live class over more than FILL_SCAN_LINKS links: the fill of
  * comm__fill_component's heap, with the links that have not yet been re-ranked read in order from
- * net->sorted, which is kept from fill to fill, instead of heaped anew. At the start every link's
- * key is its share, capacity over flows, exactly the heap's first key; a link leaves the sorted
- * order for the heap when its key changes (raised when it comes up, lowered by a fix), and one
- * that has nothing left to give is passed over. The next link is the smaller (key, id) of the
- * sorted order's first live entry and the heap's top, the one the single heap would give, so
- * every fix is the same, in the same order, as there: only the order of re-ranked links (a
- * seventh of them in an nccl all-reduce) costs heap work.
+ * net->log.sorted, which is kept from fill to fill, instead of heaped anew. At the start every
+ * link's key is its share, capacity over flows, exactly the heap's first key; a link leaves the
+ * sorted order for the heap when its key changes (raised when it comes up, lowered by a fix), and
+ * one that has nothing left to give is passed over. The next link is the smaller (key, id) of the
+ * sorted order's first live entry and the heap's top, the one the single heap would give, so every
+ * fix is the same, in the same order, as there: only the order of re-ranked links (a seventh of
+ * them in an nccl all-reduce) costs heap work.
  *
  * The fill logs its steps, and the next one starts after the steps of this one that it would
  * repeat (fill_resume_step): the links' remaining capacities and fixed flows as the log has
@@ -168,22 +168,22 @@ static uint32_t fill_resume_step(comm_net *net)
  * to fix in the heap at its share then (keys only need to be lower bounds of the shares for
  * the order of fixes to be that of the single heap). Flows that end one by one in a ring
  * all-reduce leave most of a fill's steps as they were. Returns the number of classes the
- * steps taken from the log fixed (the first ones of net->log_cls). */
+ * steps taken from the log fixed (the first ones of net->log.cls). */
 uint32_t comm__fill_global(comm_net *net)
 {
   uint32_t from = fill_resume_step(net);
   /* fill_flows as of this fill: only the links whose flows changed since the last differ,
    * unless the sorted order (and so the record of those) was dropped in between. */
-  if (net->sorted_valid)
-    for (uint32_t i = 0; i < net->changed_links.n; i++) {
-      link_state *L = &net->links[net->changed_links.v[i]];
+  if (net->log.sorted_valid)
+    for (uint32_t i = 0; i < net->log.changed_links.n; i++) {
+      link_state *L = &net->links[net->log.changed_links.v[i]];
       L->fill_flows = L->flows;
       L->changed = FALSE;
     }
   else
     for (uint32_t i = 0; i < net->held_links.n; i++)
       net->links[net->held_links.v[i]].fill_flows = net->links[net->held_links.v[i]].flows;
-  net->changed_links.n = 0;
+  net->log.changed_links.n = 0;
   /* Resuming, the links left to fix all go to the heap, ranked by their shares then (lower
    * bounds, as keys must be), and the sorted order is not needed: it takes the links whose
    * flows changed meanwhile at the next fill that starts from the beginning. */
@@ -191,9 +191,9 @@ uint32_t comm__fill_global(comm_net *net)
     sorted_update(net);
   for (uint32_t i = 0; i < net->live_classes.n; i++)
     net->live_classes.v[i]->next_rate = -1.0;
-  net->unfixed = net->live_classes.n;
+  net->fill.unfixed = net->live_classes.n;
   comm__fill_touched_reserve(net, net->live_links.n);
-  net->heap.n = 0;
+  net->fill.heap.n = 0;
   if (from == 0) {
     for (uint32_t i = 0; i < net->live_links.n; i++) {
       link_state *L = &net->links[net->live_links.v[i]];
@@ -203,26 +203,26 @@ uint32_t comm__fill_global(comm_net *net)
       L->fix_step = UINT32_MAX;
       L->last_ent = UINT32_MAX;
     }
-    net->log_steps.n = net->log_cls.n = net->log_ents.n = 0;
+    net->log.steps.n = net->log.cls.n = net->log.ents.n = 0;
   } else {
     /* Resuming, a link that no step from `from` on changed has every flow fixed before it, as
      * at the end of the last fill, which left its state as it was then (0 flows to fix): a
      * link whose classes changed has a step from there on. Those links are made below. */
-    const log_step *last = &net->log_steps.v[from - 1];
-    for (uint32_t k = from; k < net->log_steps.n; k++)
-      net->links[net->log_steps.v[k].link].fix_step = UINT32_MAX;
+    const log_step *last = &net->log.steps.v[from - 1];
+    for (uint32_t k = from; k < net->log.steps.n; k++)
+      net->links[net->log.steps.v[k].link].fix_step = UINT32_MAX;
     for (uint32_t k = 0, j = 0; k < from; k++) {
-      const log_step *st = &net->log_steps.v[k];
+      const log_step *st = &net->log.steps.v[k];
       for (; j < st->cls_end; j++)
-        net->log_cls.v[j]->next_rate = st->share_Bps;
+        net->log.cls.v[j]->next_rate = st->share_Bps;
     }
-    net->unfixed -= last->cls_end;
-    net->steps_reused += from;
+    net->fill.unfixed -= last->cls_end;
+    net->log.steps_reused += from;
     /* The links the steps from `from` on changed, each once: its state before them is its last
      * entry before them, or none (all its capacity, no flow fixed). */
     uint32_t bound = last->ent_end, mark = comm__fill_touch_mark(net);
-    const log_ent *ents = net->log_ents.v;
-    for (uint32_t i = bound; i < net->log_ents.n; i++) {
+    const log_ent *ents = net->log.ents.v;
+    for (uint32_t i = bound; i < net->log.ents.n; i++) {
       uint32_t l = ents[i].link;
       link_state *L = &net->links[l];
       if (L->touched == mark)
@@ -246,21 +246,21 @@ uint32_t comm__fill_global(comm_net *net)
         comm__fill_heap_push(net, MAX(L->rem_Bps, 0.0) / L->unfrozen, l);
     }
     comm__fill_touch_mark(net);   /* the first step's own */
-    net->log_steps.n = from;
-    net->log_cls.n = last->cls_end;
-    net->log_ents.n = last->ent_end;
+    net->log.steps.n = from;
+    net->log.cls.n = last->cls_end;
+    net->log.ents.n = last->ent_end;
   }
-  net->logging = TRUE;
-  const heap_ent *S = net->sorted.v;
-  uint32_t ns = from ? 0 : net->sorted.n, next = 0;
-  while (net->unfixed > 0) {
+  net->log.logging = TRUE;
+  const heap_ent *S = net->log.sorted.v;
+  uint32_t ns = from ? 0 : net->log.sorted.n, next = 0;
+  while (net->fill.unfixed > 0) {
     while (next < ns) {
       const link_state *L = &net->links[S[next].link];
       if (L->hpos == IN_SORTED && L->unfrozen > 0)
         break;
       next++;
     }
-    if (net->heap.n > 0 && (next == ns || fill_less(net->heap.v[0], S[next]))) {
+    if (net->fill.heap.n > 0 && (next == ns || fill_less(net->fill.heap.v[0], S[next]))) {
       comm__fill_fix_heap_top(net);
       continue;
     }
@@ -275,8 +275,8 @@ uint32_t comm__fill_global(comm_net *net)
     L->hpos = NOT_IN_HEAP;
     comm__fill_fix_link(net, l, share, TRUE);
   }
-  net->logging = FALSE;
-  net->log_valid = TRUE;
-  return from ? net->log_steps.v[from - 1].cls_end : 0;
+  net->log.logging = FALSE;
+  net->log.valid = TRUE;
+  return from ? net->log.steps.v[from - 1].cls_end : 0;
 }
 

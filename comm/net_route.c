@@ -16,58 +16,58 @@
 
 static inline uint32_t route_slot(const comm_net *net, uint64_t key)
 {
-  return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 40) & net->route_mask;
+  return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 40) & net->route.mask;
 }
 
 /* The memo of the route src -> dst, its bottleneck known; NULL for a route of more than
- * INLINE_HOPS links, and under the plain solver (then comm__route into route_buf). */
+ * INLINE_HOPS links, and under the plain solver (then comm__route into net->route.buf). */
 route_memo *comm__route_get(comm_net *net, comm_ep src, comm_ep dst)
 {
   if (G_UNLIKELY(net->plain))
     return NULL;
   uint64_t key = ((uint64_t)src << 32 | dst) + 1;
-  if (G_UNLIKELY(!net->routes)) {
-    net->routes = g_new0(route_memo, ROUTE_MEMOS_MIN);
-    net->route_mask = ROUTE_MEMOS_MIN - 1;
+  if (G_UNLIKELY(!net->route.memo)) {
+    net->route.memo = g_new0(route_memo, ROUTE_MEMOS_MIN);
+    net->route.mask = ROUTE_MEMOS_MIN - 1;
   }
   /* Two ways: the route's slot and the next one (routes that share a slot both stay). */
   uint32_t slot = route_slot(net, key);
-  route_memo *m = &net->routes[slot];
+  route_memo *m = &net->route.memo[slot];
   if (G_LIKELY(m->key == key))
     return m;
-  route_memo *m2 = &net->routes[(slot + 1) & net->route_mask];
+  route_memo *m2 = &net->route.memo[(slot + 1) & net->route.mask];
   if (m2->key == key)
     return m2;
   if (m->key != 0)
     m = m2;   /* the new route takes the second way if the first is taken */
-  if (G_UNLIKELY(++net->route_misses > 4 * (net->route_mask + 1) &&
-                 net->route_mask + 1 < ROUTE_MEMOS_MAX)) {
+  if (G_UNLIKELY(++net->route.misses > 4 * (net->route.mask + 1) &&
+                 net->route.mask + 1 < ROUTE_MEMOS_MAX)) {
     /* Four times the slots, the routes kept: fewer of the routes in use share a slot. */
-    route_memo *old = net->routes;
-    uint32_t old_slots = net->route_mask + 1;
-    net->route_mask = 4 * old_slots - 1;
-    net->routes = g_new0(route_memo, net->route_mask + 1);
+    route_memo *old = net->route.memo;
+    uint32_t old_slots = net->route.mask + 1;
+    net->route.mask = 4 * old_slots - 1;
+    net->route.memo = g_new0(route_memo, net->route.mask + 1);
     for (uint32_t i = 0; i < old_slots; i++) {
       if (!old[i].key)
         continue;
       uint32_t j = route_slot(net, old[i].key);
-      if (net->routes[j].key)
-        j = (j + 1) & net->route_mask;
-      net->routes[j] = old[i];
+      if (net->route.memo[j].key)
+        j = (j + 1) & net->route.mask;
+      net->route.memo[j] = old[i];
     }
     g_free(old);
-    net->route_misses = 0;
+    net->route.misses = 0;
     slot = route_slot(net, key);
-    m = &net->routes[slot];
+    m = &net->route.memo[slot];
     if (m->key != 0)
-      m = &net->routes[(slot + 1) & net->route_mask];
+      m = &net->route.memo[(slot + 1) & net->route.mask];
   }
-  uint32_t n = comm__route(net->topo, src, dst, net->route_buf);
+  uint32_t n = comm__route(net->topo, src, dst, net->route.buf);
   if (n > INLINE_HOPS)
     return NULL;
   m->key = key;
   m->nhops = n;
-  memcpy(m->links, net->route_buf, n * sizeof *m->links);
+  memcpy(m->links, net->route.buf, n * sizeof *m->links);
   double r = INFINITY;
   for (uint32_t h = 0; h < n; h++)
     r = MIN(r, link_capacity(net, m->links[h]));
@@ -108,10 +108,10 @@ comm__lone *comm__lone_new(comm_net *net)
   if (net->model != COMM_NET_FLOW || net->active > 0 || sim_engine_has_observers(net->engine) ||
       net->plain)
     return NULL;
-  g_return_val_if_fail(!net->lone_open, NULL);
-  if (!net->lone_owner)
-    net->lone_owner = g_new0(uint32_t, net->nlinks);
-  net->lone_open = TRUE;
+  g_return_val_if_fail(!net->route.lone_open, NULL);
+  if (!net->route.lone_owner)
+    net->route.lone_owner = g_new0(uint32_t, net->nlinks);
+  net->route.lone_open = TRUE;
   comm__lone *l = g_new0(comm__lone, 1);
   l->net = net;
   l->ids = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
@@ -127,8 +127,8 @@ void comm__lone_free(comm__lone *l)
   /* Give the links back: only those of the set's routes were marked. */
   const uint32_t *h = (const uint32_t *)l->hops->data;
   for (guint i = 0; i < l->hops->len; i++)
-    l->net->lone_owner[h[i]] = 0;
-  l->net->lone_open = FALSE;
+    l->net->route.lone_owner[h[i]] = 0;
+  l->net->route.lone_open = FALSE;
   g_hash_table_destroy(l->ids);
   g_array_free(l->routes, TRUE);
   g_array_free(l->hops, TRUE);
@@ -143,17 +143,17 @@ uint32_t comm__lone_route(comm__lone *l, comm_ep src, comm_ep dst)
   if (id)
     return GPOINTER_TO_UINT(id) - 1;
   g_return_val_if_fail(src != dst, UINT32_MAX);
-  uint32_t n = comm__route(net->topo, src, dst, net->route_buf);
+  uint32_t n = comm__route(net->topo, src, dst, net->route.buf);
   uint32_t rid = l->routes->len;
   for (uint32_t i = 0; i < n; i++)
-    if (net->lone_owner[net->route_buf[i]] != 0)
+    if (net->route.lone_owner[net->route.buf[i]] != 0)
       return UINT32_MAX;
   lone_route r = {l->hops->len, n, INFINITY, 0, 0};
   for (uint32_t i = 0; i < n; i++) {
-    net->lone_owner[net->route_buf[i]] = rid + 1;
-    r.Bps = MIN(r.Bps, link_capacity(net, net->route_buf[i]));
+    net->route.lone_owner[net->route.buf[i]] = rid + 1;
+    r.Bps = MIN(r.Bps, link_capacity(net, net->route.buf[i]));
   }
-  g_array_append_vals(l->hops, net->route_buf, n);
+  g_array_append_vals(l->hops, net->route.buf, n);
   g_array_append_val(l->routes, r);
   g_hash_table_insert(l->ids, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(rid + 1));
   return rid;

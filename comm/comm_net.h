@@ -182,6 +182,23 @@ sim_engine *comm_net_engine(const comm_net *net);
  * arrived. src == dst or bytes == 0 completes after zero time (still through an event). */
 void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm_done_fn done,
                    void *user);
+/* The plain solver of the flow model: every speed-up off, so that the same max-min progressive
+ * filling runs as written in comm/net_fill.c's note: no reserved transfers (every transfer waits
+ * out its latency as an event, then joins its links and seeds a recompute), every recompute
+ * searches for its components and fills each by scanning its links (no heap, no global fill,
+ * no sorted order, no log to resume from), no route memo, and no lone-route sets for
+ * collectives computed without flows (comm__lone_new gives NULL). Outputs are the same bytes
+ * with it on and off (tests/cli/plain_tests.sh); only the engine's event count and the speed
+ * differ. Set at comm_net_new from the environment variable DTSIM_NET_PLAIN (any value but
+ * empty or "0" turns it on), or here before the first send. */
+void comm_net_set_plain(comm_net *net, gboolean plain);
+gboolean comm_net_get_plain(const comm_net *net);
+/* The invariants of the flow network (comm/net_check.c): records that agree, no link over its
+ * capacity, max-min fair rates (every flow has a bottleneck link, saturated, where no flow has
+ * a larger rate). Rates are checked only when no recompute is pending. FALSE with
+ * DT_ERROR_INTERNAL naming the class, link and figures of the first breach. The analytic model
+ * has nothing to check. Builds without NDEBUG run the checks after every recompute. */
+gboolean comm_net_check(comm_net *net, GError **error);
 /* Flows currently in flight, and the most ever in flight at once. */
 uint64_t comm_net_active_flows(const comm_net *net);
 uint64_t comm_net_peak_flows(const comm_net *net);

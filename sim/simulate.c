@@ -33,7 +33,9 @@ static const sim_key cluster_keys[] = {
     {"topology", SIM_KEY_STRING, SIM_KEY_OFF(topology), .commands = SIM_OPTS_CLUSTER,
      .arg = "NAME", .help = "switch, fat-tree[:OVERSUB], ring, torus2d, torus3d, dragonfly"},
     {"net-model", SIM_KEY_CHOICE, SIM_KEY_OFF(net_model), "flow", .choices = "flow|analytic",
-     .commands = SIM_OPTS_CLUSTER, .help = "network fidelity"},
+     .commands = SIM_OPTS_CLUSTER,
+     .help = "network fidelity (DTSIM_NET_PLAIN=1 in the environment: flow without its "
+             "speed-ups)"},
 };
 const sim_key_group sim_keys_cluster = SIM_KEY_GROUP("cluster", 0, cluster_keys);
 
@@ -228,6 +230,11 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       trace_chrome_set_info(trace, "command", o->command_line);
     trace_chrome_attach(trace, engine);
   }
+#ifndef NDEBUG
+  g_autoptr(GError) broken = NULL;
+  if (!sim_graph_check(plan->graph, &broken))
+    g_error("%s", broken->message);
+#endif
   g_autoptr(comm_net) net = comm_net_new(engine, topo, net_model);
   g_autoptr(sim_exec) exec = sim_exec_new(engine, plan->graph);
   g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, reduce_Bps);

@@ -13,6 +13,7 @@
 
 #include "util.h"
 
+#include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -1138,6 +1139,125 @@ sim_time_ps sim_exec_task_start(const sim_exec *x, sim_task_id t)
 sim_time_ps sim_exec_task_end(const sim_exec *x, sim_task_id t) { return ts_end_ps(&x->ts[t]); }
 sim_time_ps sim_exec_makespan(const sim_exec *x) { return x->makespan_ps; }
 sim_time_ps sim_exec_stream_busy(const sim_exec *x, sim_stream_id s) { return x->busy_ps[s]; }
+
+/* ---- Invariants ---------------------------------------------------------------------------- */
+
+static gboolean graph_breach(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static gboolean graph_breach(GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *what = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "task graph: %s", what);
+  return FALSE;
+}
+
+/* The graph's invariants, checked from the records alone (see taskgraph.h). The executor's
+ * counts rest on the stream lists: a task waits for the cursor of each distinct member stream,
+ * so each must list it exactly once, in id order (tasks are added in id order); and a task
+ * can start only if no chain of dependencies and stream orders leads back to it. */
+gboolean sim_graph_check(const sim_graph *g, GError **error)
+{
+  g_return_val_if_fail(g != NULL, FALSE);
+  uint32_t n = g->n_tasks, ns = g->streams->len;
+  for (uint32_t i = 0; i < g->n_edges / 2; i++) {
+    sim_task_id before = g->edges[2 * i], after = g->edges[2 * i + 1];
+    if (before >= n || after >= n)
+      return graph_breach(error, "dependency %u joins task %u to task %u, of %u tasks", i,
+                          before, after, n);
+    if (before == after)
+      return graph_breach(error, "task %u '%s' depends on itself", after, TASK(g, after)->name);
+  }
+  /* Per stream: its tasks in id order, each naming the stream among its members. */
+  uint64_t listed = 0, needed = 0;
+  for (uint32_t s = 0; s < ns; s++) {
+    const stream_rec *sr = &g_array_index(g->streams, stream_rec, s);
+    for (uint32_t k = 0; k < sr->n_tasks; k++) {
+      sim_task_id t = sr->tasks[k];
+      if (t >= n || (k > 0 && t <= sr->tasks[k - 1]))
+        return graph_breach(error, "stream %u '%s': task %u at place %u is out of order", s,
+                            sr->name, t, k);
+      const task_rec *r = TASK(g, t);
+      const sim_stream_id *m = task_members(g, r);
+      gboolean member = FALSE;
+      for (uint32_t j = 0; j < r->n_members && !member; j++)
+        member = m[j] == s;
+      if (!member)
+        return graph_breach(error, "stream %u '%s' lists task %u '%s', which is not on it", s,
+                            sr->name, t, r->name);
+    }
+    listed += sr->n_tasks;
+  }
+  for (uint32_t t = 0; t < n; t++) {
+    const task_rec *r = TASK(g, t);
+    const sim_stream_id *m = task_members(g, r);
+    for (uint32_t j = 0; j < r->n_members; j++)
+      if (m[j] >= ns)
+        return graph_breach(error, "task %u '%s' names stream %u, of %u", t, r->name, m[j], ns);
+    needed += streams_needed(g, t);
+  }
+  if (listed != needed)
+    return graph_breach(error, "the streams list %llu tasks, the tasks name %llu distinct "
+                        "streams", (unsigned long long)listed, (unsigned long long)needed);
+  /* No cycle (Kahn's order): a task waits for its dependencies and for the task before it on
+   * each of its streams. */
+  uint32_t *wait = g_new0(uint32_t, MAX(n, 1));
+  uint32_t *succ_at = g_new0(uint32_t, (size_t)n + 1);
+  uint32_t *succ = g_new(uint32_t, MAX(g->n_edges / 2, 1));
+  for (uint32_t i = 0; i < g->n_edges / 2; i++) {
+    succ_at[g->edges[2 * i] + 1]++;
+    wait[g->edges[2 * i + 1]]++;
+  }
+  for (uint32_t t = 0; t < n; t++)
+    succ_at[t + 1] += succ_at[t];
+  uint32_t *fill = g_memdup2(succ_at, (size_t)n * sizeof *succ_at);
+  for (uint32_t i = 0; i < g->n_edges / 2; i++)
+    succ[fill[g->edges[2 * i]]++] = g->edges[2 * i + 1];
+  g_free(fill);
+  /* A stream's next task waits for the one before: the position of each task on each stream is
+   * found again from the stream's list by a cursor per stream. */
+  uint32_t *cursor = g_new0(uint32_t, MAX(ns, 1));
+  for (uint32_t s = 0; s < ns; s++) {
+    const stream_rec *sr = &g_array_index(g->streams, stream_rec, s);
+    for (uint32_t k = 1; k < sr->n_tasks; k++)
+      wait[sr->tasks[k]]++;
+  }
+  uint32_t *ready = g_new(uint32_t, MAX(n, 1)), head = 0, tail = 0;
+  for (uint32_t t = 0; t < n; t++)
+    if (wait[t] == 0)
+      ready[tail++] = t;
+  while (head < tail) {
+    sim_task_id t = ready[head++];
+    for (uint32_t i = succ_at[t]; i < succ_at[t + 1]; i++)
+      if (--wait[succ[i]] == 0)
+        ready[tail++] = succ[i];
+    const task_rec *r = TASK(g, t);
+    const sim_stream_id *m = task_members(g, r);
+    for (uint32_t j = 0; j < r->n_members; j++) {
+      const stream_rec *sr = &g_array_index(g->streams, stream_rec, m[j]);
+      /* Each distinct stream once: the cursor moves past t the first time. */
+      if (cursor[m[j]] < sr->n_tasks && sr->tasks[cursor[m[j]]] == t &&
+          ++cursor[m[j]] < sr->n_tasks && --wait[sr->tasks[cursor[m[j]]]] == 0)
+        ready[tail++] = sr->tasks[cursor[m[j]]];
+    }
+  }
+  sim_task_id stuck = NO_TASK;
+  for (uint32_t t = 0; t < n && stuck == NO_TASK; t++)
+    if (wait[t] > 0)
+      stuck = t;
+  g_free(wait);
+  g_free(succ_at);
+  g_free(succ);
+  g_free(cursor);
+  g_free(ready);
+  if (stuck != NO_TASK)
+    return graph_breach(error, "%u of %u tasks are on a cycle of dependencies and stream "
+                        "orders or wait for one, the first task %u '%s'", n - tail, n, stuck,
+                        TASK(g, stuck)->name);
+  return TRUE;
+}
 
 /* ---- The simple communication model ------------------------------------------------------- */
 

@@ -109,6 +109,14 @@ const char *sim_graph_stream_name(const sim_graph *g, sim_stream_id s);
 const sim_task_id *sim_graph_stream_tasks(const sim_graph *g, sim_stream_id s, uint32_t *n);
 const char *sim_graph_unit_name(const sim_graph *g, sim_unit_id u);
 
+/* The graph's invariants (as hwloc_topology_check() checks a topology): every dependency joins
+ * two tasks of the graph, not a task to itself; every stream lists its tasks once each, in the
+ * order they were added, and only tasks that name it among their members; every task names
+ * streams of the graph; and no chain of dependencies and stream orders leads from a task back
+ * to itself (every task can start). FALSE with DT_ERROR_INTERNAL naming the first breach.
+ * Builds without NDEBUG check every strategy's graph before running it (sim/simulate.c). */
+gboolean sim_graph_check(const sim_graph *g, GError **error);
+
 /* ---- Execution -------------------------------------------------------------------------- */
 
 typedef struct sim_exec sim_exec;

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "comm_internal.h"
+#include "net_internal.h"
 
 /* ---- Helpers ------------------------------------------------------------------------------ */
 
@@ -1646,6 +1647,179 @@ static void test_global_fill_after_flows_end(void **state)
   assert_true(comm__net_steps_reused(net) > 0);
 }
 
+/* The plain solver (comm_net_set_plain) against the flow model with its speed-ups: the same
+ * mixed load, 1500 transfers between random devices and hosts of 16 dgx1-v100 nodes (a
+ * pseudo-random sequence fixed by its seed), of 1 KB to 16 MB each, started in bursts of 1 to
+ * 64 at instants 0 to 2 ms apart, must end at the same picosecond under both, flow by flow.
+ * The load is made to reach the speed-ups: the run with them fills globally and resumes from
+ * its log, the plain run never does. */
+typedef struct {
+  comm_net *net;
+  const comm_topology *topo;
+  sim_time_ps *done;
+  uint64_t rng;
+  uint32_t sent, total;
+} mixed_load;
+
+typedef struct {
+  mixed_load *m;
+  uint32_t id;
+} mixed_flow;
+
+static uint32_t mixed_next(mixed_load *m, uint32_t n)
+{
+  m->rng = m->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (uint32_t)((m->rng >> 33) % n);
+}
+
+static void mixed_done(sim_engine *e, void *user)
+{
+  mixed_flow *f = user;
+  f->m->done[f->id] = sim_engine_now(e);
+  g_free(f);
+}
+
+static void mixed_burst(sim_engine *e, void *data, uint64_t arg)
+{
+  mixed_load *m = data;
+  uint32_t devices = comm_topology_devices(m->topo), nodes = comm_topology_nodes(m->topo);
+  uint32_t burst = 1 + mixed_next(m, 64);
+  for (uint32_t i = 0; i < burst && m->sent < m->total; i++) {
+    comm_ep src = comm_topology_device(m->topo, mixed_next(m, devices));
+    comm_ep dst = mixed_next(m, 8) == 0
+                      ? comm_topology_host(m->topo, mixed_next(m, nodes), 0)
+                      : comm_topology_device(m->topo, mixed_next(m, devices));
+    uint64_t bytes = 1000 + (uint64_t)mixed_next(m, 16000) * 1000;
+    mixed_flow *f = g_new(mixed_flow, 1);
+    *f = (mixed_flow){m, m->sent++};
+    comm_net_send(m->net, src, dst, bytes, mixed_done, f);
+  }
+  if (m->sent < m->total)
+    sim_engine_schedule_in(e, SIM_US(mixed_next(m, 2000)), mixed_burst, m, 0);
+}
+
+static void run_mixed(const comm_topology *t, gboolean plain, sim_time_ps *done, uint32_t total,
+                      uint64_t *full_fills, uint64_t *steps_reused)
+{
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  comm_net_set_plain(net, plain);
+  assert_int_equal(comm_net_get_plain(net), plain);
+  mixed_load m = {net, t, done, 12345, 0, total};
+  sim_engine_schedule_at(e, 0, mixed_burst, &m, 0);
+  sim_engine_run(e);
+  assert_int_equal(comm_net_active_flows(net), 0);
+  *full_fills = comm__net_full_fills(net);
+  *steps_reused = comm__net_steps_reused(net);
+}
+
+static void test_plain_solver_same_times(void **state)
+{
+  g_autoptr(comm_topology) t = build("dgx1-v100", 16, "fat-tree", NULL);
+  enum { TOTAL = 1500 };
+  sim_time_ps *fast = g_new0(sim_time_ps, TOTAL), *plain = g_new0(sim_time_ps, TOTAL);
+  uint64_t fast_fills, fast_reused, plain_fills, plain_reused;
+  run_mixed(t, FALSE, fast, TOTAL, &fast_fills, &fast_reused);
+  run_mixed(t, TRUE, plain, TOTAL, &plain_fills, &plain_reused);
+  assert_true(fast_fills > 0);
+  assert_true(fast_reused > 0);
+  assert_int_equal(plain_fills, 0);
+  assert_int_equal(plain_reused, 0);
+  for (uint32_t i = 0; i < TOTAL; i++) {
+    assert_true(fast[i] > 0);
+    if (fast[i] != plain[i])
+      fail_msg("transfer %u: done at %lld ps with the speed-ups, %lld without", i,
+               (long long)fast[i], (long long)plain[i]);
+  }
+  g_free(fast);
+  g_free(plain);
+}
+
+/* The invariant checker. one.ini (1 GB/s NICs, fast PCIe, no latency), 5 nodes on one switch:
+ * A (node 0 -> 1) and B (node 0 -> 2), 1e9 bytes each, share node 0's uplink, 0.5 GB/s each;
+ * C (node 3 -> 4) is alone, 1 GB/s. At 0.1 s (no flow starts or ends then) the network checks
+ * out; then each record is broken in turn and the checker must name the breach: A at 0.75 GB/s
+ * puts 1.25 GB/s on the uplink; A at 0.7 and B at 0.3 GB/s fill it but leave B without a
+ * bottleneck (on the uplink A has more, its other links are not full); B's first link (out of
+ * device 0, which A shares) counting one flow too many, 3 for the 2 its classes hold. Restored,
+ * the run ends as max-min says: A and B at 2 s, C at 1 s. */
+typedef struct {
+  comm_net *net;
+  int checked;
+} check_run;
+
+static fclass *class_of(comm_net *net, comm_ep src, comm_ep dst)
+{
+  for (uint32_t i = 0; i < net->live_classes.n; i++)
+    if (net->live_classes.v[i]->key == ((uint64_t)src << 32 | dst))
+      return net->live_classes.v[i];
+  fail_msg("no class %u -> %u", src, dst);
+  return NULL;
+}
+
+static void expect_breach(comm_net *net, const char *what)
+{
+  g_autoptr(GError) error = NULL;
+  assert_false(comm_net_check(net, &error));
+  assert_non_null(error);
+  assert_int_equal(error->code, DT_ERROR_INTERNAL);
+  if (!strstr(error->message, what))
+    fail_msg("expected '%s' in: %s", what, error->message);
+}
+
+static void check_at(sim_engine *e, void *data, uint64_t arg)
+{
+  check_run *r = data;
+  comm_net *net = r->net;
+  const comm_topology *t = comm_net_topology(net);
+  g_autoptr(GError) error = NULL;
+  if (!comm_net_check(net, &error))
+    fail_msg("%s", error->message);
+  fclass *a = class_of(net, comm_topology_device(t, 0), comm_topology_device(t, 1));
+  fclass *b = class_of(net, comm_topology_device(t, 0), comm_topology_device(t, 2));
+  assert_true(fabs(a->rate - 0.5e9) < 1.0 && fabs(b->rate - 0.5e9) < 1.0);
+  double ra = a->rate, rb = b->rate;
+  a->rate = 0.75e9;
+  expect_breach(net, "over its capacity");
+  a->rate = 0.7e9;
+  b->rate = 0.3e9;
+  expect_breach(net, "not max-min fair");
+  a->rate = ra;
+  b->rate = rb;
+  link_state *L = &net->links[b->hops[0].link];
+  L->flows++;
+  expect_breach(net, "counts 3 flows, its classes hold 2");
+  L->flows--;
+  if (!comm_net_check(net, &error))
+    fail_msg("%s", error->message);
+  r->checked++;
+}
+
+static void test_net_check(void **state)
+{
+  g_autofree char *one = tmp("one.ini");
+  g_autoptr(comm_topology) t = build(one, 5, "switch", NULL);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(e, t, COMM_NET_FLOW);
+  done_log log = {0};
+  done_arg da[3] = {{&log, 0}, {&log, 1}, {&log, 2}};
+  comm_net_send(net, comm_topology_device(t, 0), comm_topology_device(t, 1), 1000000000,
+                on_done, &da[0]);
+  comm_net_send(net, comm_topology_device(t, 0), comm_topology_device(t, 2), 1000000000,
+                on_done, &da[1]);
+  comm_net_send(net, comm_topology_device(t, 3), comm_topology_device(t, 4), 1000000000,
+                on_done, &da[2]);
+  check_run r = {net, 0};
+  sim_engine_schedule_at(e, SIM_MS(100), check_at, &r, 0);
+  sim_engine_run(e);
+  assert_int_equal(r.checked, 1);
+  assert_int_equal(log.count, 3);
+  assert_true(llabs(log.at[0] - SIM_S(2)) <= 2 && llabs(log.at[1] - SIM_S(2)) <= 2);
+  assert_true(llabs(log.at[2] - SIM_S(1)) <= 1);
+  g_autoptr(GError) error = NULL;
+  assert_true(comm_net_check(net, &error));
+}
+
 /* Every rank sends to rank r^1 (an NVLink pair, each direction its own link) at once: no two
  * flows share a link, so every one must take its closed-form time. */
 static void test_flow_disjoint_pattern_equals_analytic(void **state)
@@ -1772,6 +1946,8 @@ int main(void)
       cmocka_unit_test(test_global_fill_list_order),
       cmocka_unit_test(test_global_fill_ranks_changed_links),
       cmocka_unit_test(test_global_fill_after_flows_end),
+      cmocka_unit_test(test_plain_solver_same_times),
+      cmocka_unit_test(test_net_check),
       cmocka_unit_test(test_flow_disjoint_pattern_equals_analytic),
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_observers),

@@ -304,6 +304,69 @@ static void test_cycle_reported(void **state)
   assert_non_null(strstr(err->message, "'c' (waits for 1 dependencies, 0 of 0 streams)"));
 }
 
+/* sim_graph_check: a graph that can run checks out; one whose dependencies contradict stream
+ * order, one with a cycle of dependencies, and one with a task that depends on itself do not.
+ * In the first bad graph a heads stream s and waits for b, which waits for a on s: 2 of 2
+ * tasks stuck. In the second, c and d wait for each other and e, after d, waits for them: 3
+ * of 3. */
+static void test_graph_check(void **state)
+{
+  g_autoptr(GError) err = NULL;
+  {
+    g_autoptr(sim_graph) g = sim_graph_new();
+    sim_unit_id u0 = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+    sim_unit_id u1 = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu1");
+    sim_stream_id c0 = sim_graph_add_stream(g, u0, "compute");
+    sim_stream_id c1 = sim_graph_add_stream(g, u1, "compute");
+    sim_stream_id m0 = sim_graph_add_stream(g, u0, "comm");
+    sim_stream_id m1 = sim_graph_add_stream(g, u1, "comm");
+    sim_task_id f0 = sim_graph_add_compute(g, c0, "f0", "compute", 5, 0, 0);
+    sim_task_id f1 = sim_graph_add_compute(g, c1, "f1", "compute", 7, 0, 0);
+    sim_task_id x = sim_graph_add_transfer(g, m0, m1, "x", 1000);
+    sim_stream_id both[] = {m0, m1, m0};   /* a repeated member holds the stream once */
+    sim_task_id r = sim_graph_add_collective(g, both, 3, "r", 0, NULL, 1000);
+    sim_task_id b1 = sim_graph_add_compute(g, c1, "b1", "compute", 3, 0, 0);
+    sim_task_id w = sim_graph_add_delay(g, "w", 2);
+    sim_graph_depend(g, x, f0);
+    sim_graph_depend(g, r, f1);
+    sim_graph_depend(g, b1, x);
+    sim_graph_depend(g, w, r);
+    if (!sim_graph_check(g, &err))
+      fail_msg("%s", err->message);
+  }
+  {
+    g_autoptr(sim_graph) g = sim_graph_new();
+    sim_stream_id s = sim_graph_add_stream(g, sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0"), "c");
+    sim_task_id a = sim_graph_add_compute(g, s, "a", "compute", 1, 0, 0);
+    sim_task_id b = sim_graph_add_compute(g, s, "b", "compute", 1, 0, 0);
+    sim_graph_depend(g, a, b);
+    assert_false(sim_graph_check(g, &err));
+    assert_int_equal(err->code, DT_ERROR_INTERNAL);
+    assert_non_null(strstr(err->message, "2 of 2 tasks are on a cycle"));
+    assert_non_null(strstr(err->message, "task 0 'a'"));
+    g_clear_error(&err);
+  }
+  {
+    g_autoptr(sim_graph) g = sim_graph_new();
+    sim_task_id c = sim_graph_add_delay(g, "c", 1);
+    sim_task_id d = sim_graph_add_delay(g, "d", 1);
+    sim_task_id e = sim_graph_add_delay(g, "e", 1);
+    sim_graph_depend(g, c, d);
+    sim_graph_depend(g, d, c);
+    sim_graph_depend(g, e, d);
+    assert_false(sim_graph_check(g, &err));
+    assert_non_null(strstr(err->message, "3 of 3 tasks are on a cycle"));
+    g_clear_error(&err);
+  }
+  {
+    g_autoptr(sim_graph) g = sim_graph_new();
+    sim_task_id c = sim_graph_add_delay(g, "c", 1);
+    sim_graph_depend(g, c, c);
+    assert_false(sim_graph_check(g, &err));
+    assert_non_null(strstr(err->message, "task 0 'c' depends on itself"));
+  }
+}
+
 static uint64_t run_random_graph(void)
 {
   g_autoptr(sim_graph) g = sim_graph_new();
@@ -318,6 +381,7 @@ static uint64_t run_random_graph(void)
       sim_graph_depend(g, t, g_rand_int_range(rng, 0, (gint32)t));
   }
   g_rand_free(rng);
+  assert_true(sim_graph_check(g, NULL));   /* every dependency points back: no cycle */
   g_autoptr(sim_engine) e = sim_engine_new();
   g_autoptr(sim_exec) x = sim_exec_new(e, g);
   assert_true(sim_exec_run(x, NULL));
@@ -520,7 +584,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_chain),          cmocka_unit_test(test_stream_order),
       cmocka_unit_test(test_data_parallel_overlap), cmocka_unit_test(test_transfer),
-      cmocka_unit_test(test_cycle_reported), cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_cycle_reported), cmocka_unit_test(test_graph_check), cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_memory_counter),
       cmocka_unit_test(test_memory_deltas_add_up), cmocka_unit_test(test_show_on),
       cmocka_unit_test(test_interned_names), cmocka_unit_test(test_large_graph),

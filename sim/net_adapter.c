@@ -238,7 +238,7 @@ static const comm_coll_group *group_for(sim_net_adapter *a, const sim_graph *g, 
 static const comm_coll_op op_of[] = {
     [SIM_OP_ALLREDUCE] = COMM_COLL_ALLREDUCE,   [SIM_OP_ALLGATHER] = COMM_COLL_ALLGATHER,
     [SIM_OP_REDUCE_SCATTER] = COMM_COLL_REDUCE_SCATTER, [SIM_OP_BROADCAST] = COMM_COLL_BROADCAST,
-    [SIM_OP_REDUCE] = COMM_COLL_REDUCE,
+    [SIM_OP_REDUCE] = COMM_COLL_REDUCE, [SIM_OP_ALLTOALL] = COMM_COLL_ALLTOALL,
 };
 
 static void fail(sim_net_adapter *a, sim_exec *x, GError *error)
@@ -359,7 +359,7 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
   }
   case SIM_TASK_COLLECTIVE: {
     int op = v.op;
-    if (op < 0 || op > SIM_OP_REDUCE)
+    if (op < 0 || (op > SIM_OP_REDUCE && op != SIM_OP_ALLTOALL))
       break;
     if (n < 2 && !a->plan->symmetric) {
       /* A collective of one device moves nothing; it still ends through an event. */

@@ -10,7 +10,7 @@
 
 /* Every group, in --help order. */
 static const sim_key_group *const groups[] = {
-    &sim_keys_model, &sim_keys_cluster, &sim_keys_run, &sim_keys_dp, &sim_keys_ps,
+    &sim_keys_model, &sim_keys_chakra, &sim_keys_cluster, &sim_keys_run, &sim_keys_dp, &sim_keys_ps,
     &sim_keys_pp,    &sim_keys_hybrid,  &sim_keys_3d,  &sim_keys_sweep, &sim_keys_collective,
     &sim_keys_search, &sim_keys_output,
 };

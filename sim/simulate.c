@@ -1,6 +1,8 @@
 /* The simulation pipeline shared by the commands (see simulate.h). */
 #include "simulate.h"
 
+#include "chakra.h"
+#include "chakra_out.h"
 #include "chrome.h"
 #include "net_adapter.h"
 #include "strategy_3d.h"
@@ -163,14 +165,19 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   const char *sname = strategy->name;
   /* Transformers train with strategy 3d (dp is its special case of one tensor and one
    * pipeline rank): its plan comes from the model's hyper-parameters, not a cost table. */
-  gboolean three_d = strcmp(sname, "3d") == 0 || wl_tf_is_transformer(s->model);
+  gboolean chakra = s->chakra != NULL;
+  gboolean three_d = !chakra && (strcmp(sname, "3d") == 0 || wl_tf_is_transformer(s->model));
   g_autoptr(sim_costs) costs = NULL;
   g_autoptr(sim_plan) plan = NULL;
   comm_ps_placement placement = s->ps_placement;
   double reduce_Bps = 0;
   sim_3d_opts o3;
   sim_3d_metrics m3;
-  if (three_d) {
+  if (chakra) {
+    plan = sim_chakra_plan(s, device, comm_topology_devices(topo), &reduce_Bps, error);
+    if (!plan)
+      return FALSE;
+  } else if (three_d) {
     if (!sim_3d_opts_from_scenario(s, &o3, error))
       return FALSE;
     plan = sim_3d_build(&o3, topo, net_model, device, s->calibration, &reduce_Bps, &m3, error);
@@ -233,7 +240,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(sim_exec) exec = sim_exec_new(engine, plan->graph);
   g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, reduce_Bps);
   sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
-  if (!three_d)
+  if (!three_d && !chakra)
     sim_net_adapter_set_ps(adapter, placement, (uint32_t)s->ps_count,
                            sim_ps_server_reduce_Bps(placement, costs));
   gboolean ran = sim_exec_run(exec, error);
@@ -248,8 +255,8 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   sim_report_measure(r, plan, exec);
   r->events = sim_engine_events(engine);
   r->sim_wall_s = sim_engine_wall_s(engine);
-  r->memory_capacity_bytes = three_d ? m3.capacity_bytes : costs->memory_capacity_bytes;
-  r->threads = three_d ? 0 : costs->threads;
+  r->memory_capacity_bytes = three_d ? m3.capacity_bytes : costs ? costs->memory_capacity_bytes : 0;
+  r->threads = costs ? costs->threads : 0;
   if (three_d)
     sim_3d_report(&m3, r);
   if (trace) {
@@ -264,6 +271,8 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
                  "devices, --iterations 1 shortens it\n", trace_chrome_events(trace));
   }
   if (outputs && s->csv && !write_csv(s->csv, plan, exec, error))
+    return FALSE;
+  if (outputs && s->chakra_out && !sim_chakra_write(plan, s->chakra_out, error))
     return FALSE;
   if (keep) {
     keep->plan = g_steal_pointer(&plan);
@@ -320,7 +329,7 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
     out->speedup = out->iteration_time_s > 0 ? single.iteration_time_s / out->iteration_time_s : 0;
     out->scaling_efficiency = out->threads ? out->speedup / out->threads : 0;
   } else if (o && o->with_speedup && strcmp(sim_scenario_strategy_name(s), "3d") != 0 &&
-             !wl_tf_is_transformer(s->model)) {
+             !wl_tf_is_transformer(s->model) && !s->chakra) {
     if (out->devices == 1) {
       out->speedup = 1.0;
     } else {

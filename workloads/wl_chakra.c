@@ -450,7 +450,7 @@ void wl_chakra_free(wl_chakra_trace *t)
 {
   if (!t)
     return;
-  for (uint32_t r = 0; r < t->n_ranks; r++) {
+  for (uint32_t r = 0; t->ranks && r < t->n_ranks; r++) {
     g_free(t->ranks[r].path);
     g_free(t->ranks[r].nodes);
     g_free(t->ranks[r].deps);

@@ -7,6 +7,7 @@
 #include "util.h"
 #include "wl_chakra.h"
 
+#include <math.h>
 #include <string.h>
 
 static const sim_key chakra_keys[] = {
@@ -107,9 +108,13 @@ static gboolean compute_ps(build *b, const wl_chakra_node *n, sim_time_ps *out, 
     return TRUE;
   }
   (void)error;
+  /* Without a shape, FLOPs are taken as a square matrix product (m = n = k, 2 m n k FLOPs), the
+   * bulk of what a training step computes; bytes alone as a streaming kernel. */
+  uint64_t side = n->flops ? MAX((uint64_t)llround(cbrt((double)n->flops / 2)), 1) : 0;
   wl_op_cost op = {.kind = n->flops ? WL_OP_GEMM : WL_OP_ELEMENTWISE, .pass = WL_PASS_FORWARD,
                    .precision = b->s->precision, .flops = n->flops, .bytes_read = n->bytes,
-                   .out_elems = MAX(n->bytes / 4, 1)};
+                   .gemm_m = side, .gemm_n = side, .gemm_k = side, .gemm_batch = side ? 1 : 0,
+                   .out_elems = side ? side * side : MAX(n->bytes / 4, 1)};
   *out = dev_op_time_ps(b->dev, &op, 0);
   return TRUE;
 }
@@ -581,6 +586,7 @@ gboolean sim_chakra_write(const sim_plan *plan, const char *dir, GError **error)
   const sim_graph *g = plan->graph;
   export e = {.p = plan, .g = g};
   gboolean ok = FALSE;
+  g_autoptr(GPtrArray) lists = NULL;
   uint32_t nu = sim_graph_n_units(g), nt = sim_graph_n_tasks(g), ne = sim_graph_n_edges(g);
   e.units = g_new(sim_unit_id, MAX(nu, 1));
   e.pos = g_new(uint32_t, MAX(nu, 1));
@@ -646,7 +652,7 @@ gboolean sim_chakra_write(const sim_plan *plan, const char *dir, GError **error)
     }
   }
   /* Each place's nodes, in task order. */
-  g_autoptr(GPtrArray) lists = g_ptr_array_new_with_free_func(array_free);
+  lists = g_ptr_array_new_with_free_func(array_free);
   for (uint32_t k = 0; k < e.n_units; k++)
     g_ptr_array_add(lists, g_array_new(FALSE, FALSE, sizeof(sim_task_id)));
   for (sim_task_id t = 0; t < nt; t++) {

@@ -4,6 +4,8 @@
  *   chakra_gen 3d DIR TP PP DP LAYERS MICROBATCHES   a 3-D job (below)
  *   chakra_gen ring DIR RANKS BYTES                  one all-reduce per rank, as Chakra's
  *                                                    generator writes its microbenchmarks
+ *   chakra_gen flops DIR FLOPS                       one rank, one compute node of FLOPS
+ *                                                    operations and no recorded time
  *   chakra_gen missing-dep|cycle|bad-group|unmatched DIR   two ranks with one defect
  *
  * The 3-D job: TP x PP x DP ranks, ranked tensor-parallel rank fastest, then data-parallel, then
@@ -199,7 +201,13 @@ int main(int argc, char **argv)
   if (strcmp(argv[1], "3d") == 0 && argc == 8)
     gen_3d(&g, (uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]), (uint32_t)atoi(argv[5]),
            (uint32_t)atoi(argv[6]), (uint32_t)atoi(argv[7]));
-  else if (strcmp(argv[1], "ring") == 0 && argc == 5)
+  else if (strcmp(argv[1], "flops") == 0 && argc == 4) {
+    begin(&g, 0);
+    trace_chakra_node n = {.name = "gemm", .type = TRACE_CHAKRA_COMP,
+                           .num_ops = g_ascii_strtoull(argv[3], NULL, 10)};
+    chain(&g, &n);
+    end(&g);
+  } else if (strcmp(argv[1], "ring") == 0 && argc == 5)
     gen_ring(&g, (uint32_t)atoi(argv[3]), g_ascii_strtoull(argv[4], NULL, 10));
   else if (argc == 3)
     gen_bad(&g, argv[1]);

@@ -314,6 +314,14 @@ sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t de
                           double *reduce_Bps, GError **error)
 {
   const char *where = sim_scenario_where(s, "chakra");
+  static const char *const replaced[] = {"model", "strategy"};
+  for (guint i = 0; i < G_N_ELEMENTS(replaced); i++)
+    if (sim_scenario_given(s, replaced[i])) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "%s: the trace is the workload and its parallelism; %s does not apply", where,
+                  sim_scenario_where(s, replaced[i]));
+      return NULL;
+    }
   g_autoptr(wl_chakra_trace) t = wl_chakra_load(s->chakra, where, error);
   if (!t)
     return NULL;

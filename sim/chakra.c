@@ -462,10 +462,10 @@ static const char *group_name(export *e, const uint32_t *ranks, uint32_t n)
 }
 
 static const int chakra_of_op[] = {
-    [SIM_OP_ALLREDUCE] = TRACE_CHAKRA_ALL_REDUCE, [SIM_OP_ALLGATHER] = TRACE_CHAKRA_ALL_GATHER,
-    [SIM_OP_REDUCE_SCATTER] = TRACE_CHAKRA_REDUCE_SCATTER,
-    [SIM_OP_BROADCAST] = TRACE_CHAKRA_BROADCAST, [SIM_OP_REDUCE] = TRACE_CHAKRA_REDUCE,
-    [SIM_OP_ALLTOALL] = TRACE_CHAKRA_ALL_TO_ALL,
+    [SIM_OP_ALLREDUCE] = WL_CHAKRA_ALL_REDUCE, [SIM_OP_ALLGATHER] = WL_CHAKRA_ALL_GATHER,
+    [SIM_OP_REDUCE_SCATTER] = WL_CHAKRA_REDUCE_SCATTER,
+    [SIM_OP_BROADCAST] = WL_CHAKRA_BROADCAST, [SIM_OP_REDUCE] = WL_CHAKRA_REDUCE,
+    [SIM_OP_ALLTOALL] = WL_CHAKRA_ALL_TO_ALL,
 };
 
 /* Writes rank first[u] + offset, from place u's tasks. */
@@ -502,7 +502,7 @@ static gboolean write_rank(export *e, uint32_t u, uint32_t offset, const GArray 
     case SIM_TASK_COMPUTE: {
       const sim_unit_info *ui = &g_array_index(e->p->units, sim_unit_info,
                                                sim_graph_stream_unit(g, v.members[0]));
-      n.type = TRACE_CHAKRA_COMP;
+      n.type = WL_CHAKRA_COMP;
       n.is_cpu_op = ui->role != SIM_UNIT_DEVICE;
       n.stream = v.members[0];
       n.num_ops = sim_graph_task_flops(g, t);
@@ -512,12 +512,12 @@ static gboolean write_rank(export *e, uint32_t u, uint32_t offset, const GArray 
       break;
     }
     case SIM_TASK_DELAY:
-      n.type = TRACE_CHAKRA_METADATA;
+      n.type = WL_CHAKRA_METADATA;
       n.duration_micros = (uint64_t)(sim_graph_task_duration(g, t) + 500000) / 1000000;
       break;
     case SIM_TASK_TRANSFER: {
       uint32_t a = unit_pos(e, v.members[0]), bb = unit_pos(e, v.members[1]);
-      n.type = a == u ? TRACE_CHAKRA_SEND : TRACE_CHAKRA_RECV;
+      n.type = a == u ? WL_CHAKRA_SEND : WL_CHAKRA_RECV;
       n.comm_src = (int32_t)(e->first[a] + offset);
       n.comm_dst = (int32_t)(e->first[bb] + offset);
       n.comm_tag = (int32_t)v.members[0];
@@ -525,7 +525,7 @@ static gboolean write_rank(export *e, uint32_t u, uint32_t offset, const GArray 
       break;
     }
     case SIM_TASK_COLLECTIVE: {
-      n.type = TRACE_CHAKRA_COLL;
+      n.type = WL_CHAKRA_COLL;
       n.comm_type = chakra_of_op[v.op];
       n.comm_size = v.bytes;
       uint32_t nr = 0;

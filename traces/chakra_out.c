@@ -153,19 +153,19 @@ gboolean trace_chakra_out_node(trace_chakra_out *w, const trace_chakra_node *n, 
   ChakraProtoMsg__AttributeProto *ap[8];
   size_t k = 0;
   set_attr(&a[k++], "is_cpu_op", ATTR_BOOL, n->is_cpu_op, NULL);
-  if (n->type == TRACE_CHAKRA_COMP) {
+  if (n->type == WL_CHAKRA_COMP) {
     if (n->num_ops)
       set_attr(&a[k++], "num_ops", ATTR_INT64, (int64_t)n->num_ops, NULL);
     if (n->tensor_size)
       set_attr(&a[k++], "tensor_size", ATTR_UINT64, (int64_t)n->tensor_size, NULL);
     if (n->stream >= 0)
       set_attr(&a[k++], "stream", ATTR_INT64, n->stream, NULL);
-  } else if (n->type == TRACE_CHAKRA_COLL) {
+  } else if (n->type == WL_CHAKRA_COLL) {
     set_attr(&a[k++], "comm_type", ATTR_INT64, n->comm_type, NULL);
     set_attr(&a[k++], "comm_size", ATTR_INT64, (int64_t)n->comm_size, NULL);
     if (n->pg_name)
       set_attr(&a[k++], "pg_name", ATTR_STRING, 0, n->pg_name);
-  } else if (n->type == TRACE_CHAKRA_SEND || n->type == TRACE_CHAKRA_RECV) {
+  } else if (n->type == WL_CHAKRA_SEND || n->type == WL_CHAKRA_RECV) {
     set_attr(&a[k++], "comm_src", ATTR_INT32, n->comm_src, NULL);
     set_attr(&a[k++], "comm_dst", ATTR_INT32, n->comm_dst, NULL);
     set_attr(&a[k++], "comm_tag", ATTR_INT32, n->comm_tag, NULL);

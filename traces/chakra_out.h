@@ -10,33 +10,18 @@
 #include <glib.h>
 #include <stdint.h>
 
-/* The schema's node types and collective types, by their numbers in the schema. */
-enum {
-  TRACE_CHAKRA_METADATA = 1,
-  TRACE_CHAKRA_COMP = 4,
-  TRACE_CHAKRA_SEND = 5,
-  TRACE_CHAKRA_RECV = 6,
-  TRACE_CHAKRA_COLL = 7,
-};
-enum {
-  TRACE_CHAKRA_ALL_REDUCE = 0,
-  TRACE_CHAKRA_REDUCE = 1,
-  TRACE_CHAKRA_ALL_GATHER = 2,
-  TRACE_CHAKRA_BROADCAST = 5,
-  TRACE_CHAKRA_ALL_TO_ALL = 6,
-  TRACE_CHAKRA_REDUCE_SCATTER = 7,
-};
+#include "wl_chakra.h"   /* the schema's node and collective types */
 
 typedef struct {
   uint64_t id;
   const char *name;
-  int type;                   /* TRACE_CHAKRA_COMP, ... */
+  int type;                   /* wl_chakra_type */
   uint64_t duration_micros;   /* compute: its time; 0 leaves it out */
   uint64_t num_ops;           /* compute: FLOPs, 0 leaves it out */
   uint64_t tensor_size;       /* compute: bytes it moves, 0 leaves it out */
   gboolean is_cpu_op;
   int64_t stream;             /* the stream of the rank it runs on, -1 leaves it out */
-  int comm_type;              /* collectives */
+  int comm_type;              /* collectives: wl_chakra_comm */
   uint64_t comm_size;         /* communication: bytes */
   const char *pg_name;        /* collectives: process group, NULL for none */
   int32_t comm_src, comm_dst, comm_tag;   /* send and receive */

@@ -65,20 +65,20 @@ static void end(gen *g)
 
 static void comp(gen *g, const char *name, uint64_t us)
 {
-  trace_chakra_node n = {.name = name, .type = TRACE_CHAKRA_COMP, .duration_micros = us};
+  trace_chakra_node n = {.name = name, .type = WL_CHAKRA_COMP, .duration_micros = us};
   chain(g, &n);
 }
 
 static void coll(gen *g, const char *name, int type, uint64_t bytes, const char *pg)
 {
-  trace_chakra_node n = {.name = name, .type = TRACE_CHAKRA_COLL, .comm_type = type,
+  trace_chakra_node n = {.name = name, .type = WL_CHAKRA_COLL, .comm_type = type,
                          .comm_size = bytes, .pg_name = pg};
   chain(g, &n);
 }
 
 static void p2p(gen *g, int type, uint32_t src, uint32_t dst, int tag, uint64_t bytes)
 {
-  trace_chakra_node n = {.name = type == TRACE_CHAKRA_SEND ? "send" : "recv", .type = type,
+  trace_chakra_node n = {.name = type == WL_CHAKRA_SEND ? "send" : "recv", .type = type,
                          .comm_src = (int32_t)src, .comm_dst = (int32_t)dst, .comm_tag = tag,
                          .comm_size = bytes};
   chain(g, &n);
@@ -111,29 +111,29 @@ static void gen_3d(gen *g, uint32_t T, uint32_t P, uint32_t D, uint32_t L, uint3
     begin(g, r);
     for (uint32_t mb = 0; mb < M; mb++) {
       if (s > 0)
-        p2p(g, TRACE_CHAKRA_RECV, r - T * D, r, 0, 2u << 20);
+        p2p(g, WL_CHAKRA_RECV, r - T * D, r, 0, 2u << 20);
       for (uint32_t l = 0; l < L; l++) {
         comp(g, "forward", 100);
         if (T > 1)
-          coll(g, "tp all-reduce", TRACE_CHAKRA_ALL_REDUCE, 1u << 20, tp);
+          coll(g, "tp all-reduce", WL_CHAKRA_ALL_REDUCE, 1u << 20, tp);
       }
       if (s + 1 < P)
-        p2p(g, TRACE_CHAKRA_SEND, r, r + T * D, 0, 2u << 20);
+        p2p(g, WL_CHAKRA_SEND, r, r + T * D, 0, 2u << 20);
     }
     for (uint32_t mb = 0; mb < M; mb++) {
       if (s + 1 < P)
-        p2p(g, TRACE_CHAKRA_RECV, r + T * D, r, 1, 2u << 20);
+        p2p(g, WL_CHAKRA_RECV, r + T * D, r, 1, 2u << 20);
       for (uint32_t l = 0; l < L; l++) {
         comp(g, "backward", 200);
         if (T > 1)
-          coll(g, "tp all-reduce", TRACE_CHAKRA_ALL_REDUCE, 1u << 20, tp);
+          coll(g, "tp all-reduce", WL_CHAKRA_ALL_REDUCE, 1u << 20, tp);
       }
       if (s > 0)
-        p2p(g, TRACE_CHAKRA_SEND, r, r - T * D, 1, 2u << 20);
+        p2p(g, WL_CHAKRA_SEND, r, r - T * D, 1, 2u << 20);
     }
     if (D > 1)
       for (uint32_t l = 0; l < L; l++)
-        coll(g, "dp all-reduce", TRACE_CHAKRA_ALL_REDUCE, 64u << 20, dp);
+        coll(g, "dp all-reduce", WL_CHAKRA_ALL_REDUCE, 64u << 20, dp);
     comp(g, "optimizer", 500);
     end(g);
   }
@@ -143,7 +143,7 @@ static void gen_ring(gen *g, uint32_t n, uint64_t bytes)
 {
   for (uint32_t r = 0; r < n; r++) {
     begin(g, r);
-    coll(g, "ALL_REDUCE", TRACE_CHAKRA_ALL_REDUCE, bytes, NULL);
+    coll(g, "ALL_REDUCE", WL_CHAKRA_ALL_REDUCE, bytes, NULL);
     end(g);
   }
 }
@@ -160,7 +160,7 @@ static void gen_bad(gen *g, const char *kind)
     comp(g, "gemm", 10);
     if (r == 1 && strcmp(kind, "missing-dep") == 0) {
       uint64_t missing = 42;
-      trace_chakra_node n = {.id = g->next_id++, .name = "lost", .type = TRACE_CHAKRA_COMP,
+      trace_chakra_node n = {.id = g->next_id++, .name = "lost", .type = WL_CHAKRA_COMP,
                              .duration_micros = 5, .data_deps = &missing, .n_data_deps = 1,
                              .stream = -1};
       GError *e = NULL;
@@ -170,10 +170,10 @@ static void gen_bad(gen *g, const char *kind)
     if (r == 1 && strcmp(kind, "cycle") == 0) {
       /* Nodes 1 and 2 wait for each other. */
       uint64_t two = 2, one = 1;
-      trace_chakra_node a = {.id = 1, .name = "a", .type = TRACE_CHAKRA_COMP,
+      trace_chakra_node a = {.id = 1, .name = "a", .type = WL_CHAKRA_COMP,
                              .duration_micros = 5, .data_deps = &two, .n_data_deps = 1,
                              .stream = -1};
-      trace_chakra_node b = {.id = 2, .name = "b", .type = TRACE_CHAKRA_COMP,
+      trace_chakra_node b = {.id = 2, .name = "b", .type = WL_CHAKRA_COMP,
                              .duration_micros = 5, .data_deps = &one, .n_data_deps = 1,
                              .stream = -1};
       GError *e = NULL;
@@ -182,7 +182,7 @@ static void gen_bad(gen *g, const char *kind)
       g->next_id = 3;
     }
     if (!(r == 1 && strcmp(kind, "unmatched") == 0))
-      coll(g, "ALL_REDUCE", TRACE_CHAKRA_ALL_REDUCE, 1 << 20, "0");
+      coll(g, "ALL_REDUCE", WL_CHAKRA_ALL_REDUCE, 1 << 20, "0");
     end(g);
   }
 }
@@ -203,7 +203,7 @@ int main(int argc, char **argv)
            (uint32_t)atoi(argv[6]), (uint32_t)atoi(argv[7]));
   else if (strcmp(argv[1], "flops") == 0 && argc == 4) {
     begin(&g, 0);
-    trace_chakra_node n = {.name = "gemm", .type = TRACE_CHAKRA_COMP,
+    trace_chakra_node n = {.name = "gemm", .type = WL_CHAKRA_COMP,
                            .num_ops = g_ascii_strtoull(argv[3], NULL, 10)};
     chain(&g, &n);
     end(&g);

@@ -89,14 +89,14 @@ static void test_fields(void **state)
     /* Written out of dependency order: node 7 (the compute) waits for node 9 (the receive on
      * rank 1, the send on rank 0). */
     uint64_t nine = 9, seven = 7;
-    trace_chakra_node c = {.id = 7, .name = "gemm", .type = TRACE_CHAKRA_COMP,
+    trace_chakra_node c = {.id = 7, .name = "gemm", .type = WL_CHAKRA_COMP,
                            .duration_micros = 250, .num_ops = 1000000, .tensor_size = 4096,
                            .stream = 3, .data_deps = &nine, .n_data_deps = 1};
     trace_chakra_node p = {.id = 9, .name = r ? "recv" : "send",
-                           .type = r ? TRACE_CHAKRA_RECV : TRACE_CHAKRA_SEND, .stream = -1,
+                           .type = r ? WL_CHAKRA_RECV : WL_CHAKRA_SEND, .stream = -1,
                            .comm_src = 0, .comm_dst = 1, .comm_tag = 5, .comm_size = 65536};
-    trace_chakra_node a = {.id = 11, .name = "ar", .type = TRACE_CHAKRA_COLL, .stream = -1,
-                           .comm_type = TRACE_CHAKRA_REDUCE_SCATTER, .comm_size = 1 << 20,
+    trace_chakra_node a = {.id = 11, .name = "ar", .type = WL_CHAKRA_COLL, .stream = -1,
+                           .comm_type = WL_CHAKRA_REDUCE_SCATTER, .comm_size = 1 << 20,
                            .pg_name = "pair", .ctrl_deps = &seven, .n_ctrl_deps = 1};
     node(&f, &c);
     node(&f, &p);
@@ -147,7 +147,7 @@ static void one_bad(const trace_chakra_node *bad, const char *want)
   folder f;
   folder_open(&f);
   begin(&f, 0);
-  trace_chakra_node ok = {.id = 1, .name = "fine", .type = TRACE_CHAKRA_COMP,
+  trace_chakra_node ok = {.id = 1, .name = "fine", .type = WL_CHAKRA_COMP,
                           .duration_micros = 1, .stream = -1};
   node(&f, &ok);
   node(&f, bad);
@@ -161,21 +161,21 @@ static void test_bad_nodes(void **state)
 {
   (void)state;
   uint64_t two = 2, missing = 77;
-  trace_chakra_node dup = {.id = 1, .name = "again", .type = TRACE_CHAKRA_COMP, .stream = -1};
+  trace_chakra_node dup = {.id = 1, .name = "again", .type = WL_CHAKRA_COMP, .stream = -1};
   one_bad(&dup, "node 1 (again): a second node with this id");
   trace_chakra_node invalid = {.id = 2, .name = "x", .type = 0, .stream = -1};
   one_bad(&invalid, "node 2 (x): type 0 is not a node type");
-  trace_chakra_node self = {.id = 2, .name = "self", .type = TRACE_CHAKRA_COMP, .stream = -1,
+  trace_chakra_node self = {.id = 2, .name = "self", .type = WL_CHAKRA_COMP, .stream = -1,
                             .data_deps = &two, .n_data_deps = 1};
   one_bad(&self, "node 2 (self): depends on itself");
-  trace_chakra_node lost = {.id = 2, .name = "lost", .type = TRACE_CHAKRA_COMP, .stream = -1,
+  trace_chakra_node lost = {.id = 2, .name = "lost", .type = WL_CHAKRA_COMP, .stream = -1,
                             .ctrl_deps = &missing, .n_ctrl_deps = 1};
   one_bad(&lost, "node 2 (lost): depends on node 77, which is not in the file");
-  trace_chakra_node ct = {.id = 2, .name = "ct", .type = TRACE_CHAKRA_COLL, .stream = -1,
+  trace_chakra_node ct = {.id = 2, .name = "ct", .type = WL_CHAKRA_COLL, .stream = -1,
                           .comm_type = 12, .comm_size = 8};
   one_bad(&ct, "node 2 (ct): comm_type 12 is not a collective");
-  trace_chakra_node pg = {.id = 2, .name = "pg", .type = TRACE_CHAKRA_COLL, .stream = -1,
-                          .comm_type = TRACE_CHAKRA_ALL_REDUCE, .comm_size = 8, .pg_name = "9"};
+  trace_chakra_node pg = {.id = 2, .name = "pg", .type = WL_CHAKRA_COLL, .stream = -1,
+                          .comm_type = WL_CHAKRA_ALL_REDUCE, .comm_size = 8, .pg_name = "9"};
   /* comm_group.json exists (empty: the writer always writes it) and has no group "9". */
   one_bad(&pg, "node 2 (pg): process group \"9\" is not in comm_group.json");
 }
@@ -188,11 +188,11 @@ static void test_cycle(void **state)
   begin(&f, 0);
   uint64_t a = 1, b = 2, c = 3;
   /* 1 <- 3 <- 2 <- 1: a cycle of three; node 4 waits behind it. */
-  trace_chakra_node n1 = {.id = 1, .name = "one", .type = TRACE_CHAKRA_COMP, .stream = -1,
+  trace_chakra_node n1 = {.id = 1, .name = "one", .type = WL_CHAKRA_COMP, .stream = -1,
                           .data_deps = &c, .n_data_deps = 1};
-  trace_chakra_node n2 = {.id = 2, .name = "two", .type = TRACE_CHAKRA_COMP, .stream = -1,
+  trace_chakra_node n2 = {.id = 2, .name = "two", .type = WL_CHAKRA_COMP, .stream = -1,
                           .data_deps = &a, .n_data_deps = 1};
-  trace_chakra_node n3 = {.id = 3, .name = "three", .type = TRACE_CHAKRA_COMP, .stream = -1,
+  trace_chakra_node n3 = {.id = 3, .name = "three", .type = WL_CHAKRA_COMP, .stream = -1,
                           .data_deps = &b, .n_data_deps = 1};
   node(&f, &n1);
   node(&f, &n2);

@@ -125,6 +125,7 @@ cp "$f" "$TMP/gap/gen.2.et"
 expect_error "a rank missing" "rank 1 is missing" run --nodes 1 --devices-per-node 4 --chakra "$TMP/gap"
 expect_error "not a folder" "$TMP/none" run --chakra "$TMP/none"
 expect_error "--model beside --chakra" "--model does not apply" run --nodes 1 --devices-per-node 8 --chakra "$TMP/3d" --model vgg16
+expect_error "sweep writing traces" "a sweep writes no Chakra traces" sweep --devices 1,2 --chakra-out "$TMP/sweep"
 expect_error "search of a trace" "a search ranks the parallel configurations" search --chakra "$TMP/3d"
 "$DTSIM" run --nodes 1 --devices-per-node 8 --chakra "$TMP/3d" | head -n 1 | grep -q "^Chakra trace .*, 8 ranks on 8 devices" &&
   ok "the table names the trace" || bad "the table's title: $("$DTSIM" run --nodes 1 --devices-per-node 8 --chakra "$TMP/3d" | head -n 1)"

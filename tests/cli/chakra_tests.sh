@@ -234,5 +234,34 @@ PY
     bad "a trace written by Python's protobuf: $t s, want $want"
 fi
 
+# --- Chakra's own generator (src/generator/generator.py of a Chakra checkout named by
+# DTSIM_CHAKRA_SRC, with its published schema): its microbenchmarks of 8 ranks, one collective
+# each, take what dtsim collective gives for the same collective -------------------------------
+if [ -z "${DTSIM_CHAKRA_SRC:-}" ] || [ -z "$py" ] || ! command -v protoc >/dev/null 2>&1; then
+  echo "skip Chakra's generated microbenchmarks: set DTSIM_CHAKRA_SRC to a checkout of mlcommons/chakra (needs protoc and python3-protobuf)"
+else
+  pkg="$TMP/pkg/chakra"
+  mkdir -p "$pkg/schema/protobuf" "$pkg/src/generator" "$pkg/src/third_party/utils" "$TMP/gen"
+  cp "$DTSIM_CHAKRA_SRC/schema/protobuf/et_def.proto" "$pkg/schema/protobuf/"
+  cp "$DTSIM_CHAKRA_SRC/src/generator/generator.py" "$pkg/src/generator/"
+  cp "$DTSIM_CHAKRA_SRC/src/third_party/utils/protolib.py" "$pkg/src/third_party/utils/"
+  protoc --python_out="$pkg/schema/protobuf" -I "$pkg/schema/protobuf" "$pkg/schema/protobuf/et_def.proto"
+  for d in "$pkg" "$pkg/schema" "$pkg/schema/protobuf" "$pkg/src" "$pkg/src/generator" \
+           "$pkg/src/third_party" "$pkg/src/third_party/utils"; do touch "$d/__init__.py"; done
+  (cd "$TMP/gen" && PYTHONPATH="$TMP/pkg" "$py" -m chakra.src.generator.generator --num_npus 8 \
+    --default_comm_size 67108864)
+  for pair in ALL_REDUCE:allreduce ALL_GATHER:allgather REDUCE_SCATTER:reduce-scatter \
+              ALL_TO_ALL:alltoall BROADCAST:broadcast; do
+    name=${pair%%:*}
+    op=${pair#*:}
+    mkdir "$TMP/gen-$name"
+    cp "$TMP/gen/$name".*.et "$TMP/gen-$name/"
+    t=$("$DTSIM" run --nodes 1 --devices-per-node 8 --chakra "$TMP/gen-$name" --json | json_num iteration_time_s)
+    c=$("$DTSIM" collective --nodes 1 --devices-per-node 8 --op "$op" --bytes 64M --json | json_num time_s)
+    [ -n "$t" ] && near "$t" "$c" 1e-9 && ok "Chakra's generated $name: $t s = dtsim collective" ||
+      bad "Chakra's generated $name: $t s, dtsim collective $c s"
+  done
+fi
+
 echo "chakra: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -197,8 +197,11 @@ static gboolean add_group(build *b, uint32_t group, const uint32_t *ranks, uint3
     if (c != count) {
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                   "%s: %u collectives of process group %s, but %s has %u: the ranks of a group "
-                  "must run the same collectives", b->t->ranks[ranks[m]].path, c, gname,
-                  b->t->ranks[ranks[0]].path, count);
+                  "must run the same collectives%s", b->t->ranks[ranks[m]].path, c, gname,
+                  b->t->ranks[ranks[0]].path, count,
+                  group == WL_CHAKRA_WORLD && !b->t->groups_path
+                      ? " (the folder has no comm_group.json: every collective spans all ranks)"
+                      : "");
       return FALSE;
     }
   }

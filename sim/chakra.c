@@ -41,8 +41,7 @@ typedef struct {
   sim_plan *p;
   rank_build *rb;
   const sim_scenario *s;
-  const char *device;
-  dev_device *dev;           /* loaded when a node needs the device model */
+  dev_device *dev;           /* times compute nodes without a recorded duration */
 } build;
 
 static sim_stream_id stream_of(build *b, uint32_t rank, unsigned kind, uint64_t x, uint64_t y)
@@ -101,13 +100,10 @@ static gboolean node_error(GError **error, const wl_chakra_rank *r, uint32_t nod
 }
 
 /* A compute node's time: its recorded duration, or its FLOPs and bytes on the device. */
-static gboolean compute_ps(build *b, const wl_chakra_node *n, sim_time_ps *out, GError **error)
+static sim_time_ps compute_ps(const build *b, const wl_chakra_node *n)
 {
-  if (n->duration_ps || (!n->flops && !n->bytes)) {
-    *out = (sim_time_ps)MIN(n->duration_ps, (uint64_t)SIM_TIME_MAX);
-    return TRUE;
-  }
-  (void)error;
+  if (n->duration_ps || (!n->flops && !n->bytes))
+    return (sim_time_ps)MIN(n->duration_ps, (uint64_t)SIM_TIME_MAX);
   /* Without a shape, FLOPs are taken as a square matrix product (m = n = k, 2 m n k FLOPs), the
    * bulk of what a training step computes; bytes alone as a streaming kernel. */
   uint64_t side = n->flops ? MAX((uint64_t)llround(cbrt((double)n->flops / 2)), 1) : 0;
@@ -115,8 +111,7 @@ static gboolean compute_ps(build *b, const wl_chakra_node *n, sim_time_ps *out, 
                    .precision = b->s->precision, .flops = n->flops, .bytes_read = n->bytes,
                    .gemm_m = side, .gemm_n = side, .gemm_k = side, .gemm_batch = side ? 1 : 0,
                    .out_elems = side ? side * side : MAX(n->bytes / 4, 1)};
-  *out = dev_op_time_ps(b->dev, &op, 0);
-  return TRUE;
+  return dev_op_time_ps(b->dev, &op, 0);
 }
 
 /* Compute, memory and metadata nodes, in each rank's dependency order; communication nodes are
@@ -137,9 +132,7 @@ static gboolean add_local(build *b, uint32_t r, GError **error)
     case WL_CHAKRA_COMP:
     case WL_CHAKRA_MEM_LOAD:
     case WL_CHAKRA_MEM_STORE: {
-      sim_time_ps d;
-      if (!compute_ps(b, n, &d, error))
-        return FALSE;
+      sim_time_ps d = compute_ps(b, n);
       sim_stream_id s = n->cpu ? stream_of(b, r, STREAM_CPU, 0, 0)
                                : stream_of(b, r, STREAM_GPU, n->stream, 0);
       rb->task[i] = sim_graph_add_compute(g, s, n->name, n->cpu ? "cpu" : "compute", d, n->flops,
@@ -343,7 +336,7 @@ sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t de
   /* A reduction reads two operands and writes one: a third of the streaming bandwidth (as in
    * sim_costs_build). */
   *reduce_Bps = dev_stream_Bps(dev) / 3.0;
-  build b = {t, p, g_new0(rank_build, t->n_ranks), s, device, dev};
+  build b = {t, p, g_new0(rank_build, t->n_ranks), s, dev};
   gboolean ok = TRUE;
   for (uint32_t r = 0; r < t->n_ranks; r++) {
     rank_build *rb = &b.rb[r];

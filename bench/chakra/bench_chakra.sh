@@ -3,7 +3,8 @@
 # data 16; 32 micro-batches through 8 layers per stage: 1.12 million nodes) on 128 DGX A100.
 # Usage: sh bench/chakra/bench_chakra.sh [build/dtsim [build/chakra_gen]]
 # Prints the size of the trace and, per network model, the wall time of `dtsim run --chakra`
-# (reading, building the graph and simulating) and its peak memory. Target: 10 s (analytic).
+# (reading, building the graph and simulating), its CPU time (which the load of a shared machine
+# does not change) and its peak memory. Target: 10 s (analytic).
 DTSIM=${1:-build/dtsim}
 GEN=${2:-build/chakra_gen}
 TMP=$(mktemp -d)
@@ -18,9 +19,9 @@ echo "trace: $(ls "$TMP/job" | grep -c '\.et$') ranks, $(du -sk "$TMP/job" | cut
 for model in analytic flow; do
   t0=$(now)
   if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f %M -o "$TMP/rss" "$DTSIM" run --system dgx-a100 --nodes 128 --net-model $model \
+    /usr/bin/time -f "%M %U %S" -o "$TMP/rss" "$DTSIM" run --system dgx-a100 --nodes 128 --net-model $model \
       --chakra "$TMP/job" --json >"$TMP/out" || exit 1
-    rss="$(cat "$TMP/rss") KiB"
+    rss=$(awk '{ printf "%d KiB, CPU %.2f s", $1, $2 + $3 }' "$TMP/rss")
   else
     "$DTSIM" run --system dgx-a100 --nodes 128 --net-model $model --chakra "$TMP/job" --json >"$TMP/out" || exit 1
     rss="?"

@@ -57,7 +57,8 @@ struct sim_net_adapter {
   const sim_plan *plan;
   double reduce_Bps;
   GPtrArray *groups;        /* group_rec*, looked up by content */
-  GPtrArray *colls;         /* comm_coll*, freed with the adapter */
+  GPtrArray *colls;         /* comm_coll*, freed with the adapter or once finished */
+  guint colls_compact_at;   /* length of colls at which the finished ones are freed */
   GError *error;
   sim_exec *exec;
   /* Parameter servers. */
@@ -102,6 +103,7 @@ sim_net_adapter *sim_net_adapter_new(comm_net *net, const sim_plan *plan, double
   a->reduce_Bps = reduce_Bps;
   a->groups = g_ptr_array_new_with_free_func(group_rec_free);
   a->colls = g_ptr_array_new_with_free_func(coll_free);
+  a->colls_compact_at = 1024;
   a->pending_blocks = g_ptr_array_new_with_free_func(g_free);
   return a;
 }
@@ -337,6 +339,24 @@ static void ps_start(sim_net_adapter *a, sim_exec *x, sim_task_id t)
     ps_begin_step(a, pt->iteration);
 }
 
+/* Frees the collectives that finished before `now` (a collective that finishes now may still
+ * be on the stack, in its own completion callback). A run of a Chakra trace of 1024 ranks on the
+ * flow network starts 10^5 collectives; kept to the end they held 3 GB. */
+static void colls_compact(sim_net_adapter *a, sim_time_ps now)
+{
+  GPtrArray *kept = g_ptr_array_new_full(a->colls->len, coll_free);
+  for (guint i = 0; i < a->colls->len; i++) {
+    comm_coll *c = g_ptr_array_index(a->colls, i);
+    if (comm_coll_finished(c) && comm_coll_end_time(c) < now)
+      comm_coll_free(c);
+    else
+      g_ptr_array_add(kept, c);
+  }
+  g_free(g_ptr_array_free(a->colls, FALSE));
+  a->colls = kept;
+  a->colls_compact_at = MAX(1024, 2 * kept->len);
+}
+
 static void adapter_start(void *user, sim_exec *x, sim_task_id t)
 {
   sim_net_adapter *a = user;
@@ -440,6 +460,8 @@ static void adapter_start(void *user, sim_exec *x, sim_task_id t)
       fail(a, x, error);
       return;
     }
+    if (a->colls->len >= a->colls_compact_at)
+      colls_compact(a, sim_engine_now(engine));
     g_ptr_array_add(a->colls, coll);
     comm_coll_start(coll, task_finished, p);
     return;

@@ -124,6 +124,12 @@ cp "$f" "$TMP/gap/gen.0.et"
 cp "$f" "$TMP/gap/gen.2.et"
 expect_error "a rank missing" "rank 1 is missing" run --nodes 1 --devices-per-node 4 --chakra "$TMP/gap"
 expect_error "not a folder" "$TMP/none" run --chakra "$TMP/none"
+# The same keys in a scenario file; a problem names the file's line.
+printf '[scenario]\nchakra = %s\nnodes = 1\ndevices-per-node = 8\n' "$TMP/3d" >"$TMP/trace.ini"
+"$DTSIM" run "$TMP/trace.ini" --json 2>"$TMP/err" | grep -q '"devices":8' && ok "chakra = DIR in a scenario file" ||
+  bad "chakra = DIR in a scenario file: $(cat "$TMP/err")"
+printf '[scenario]\nchakra = %s\n' "$TMP/empty" >"$TMP/empty.ini"
+expect_error "a scenario file's empty trace folder" "empty.ini:2: \[scenario\] chakra" run "$TMP/empty.ini"
 expect_error "--model beside --chakra" "--model does not apply" run --nodes 1 --devices-per-node 8 --chakra "$TMP/3d" --model vgg16
 expect_error "sweep writing traces" "a sweep writes no Chakra traces" sweep --devices 1,2 --chakra-out "$TMP/sweep"
 expect_error "search of a trace" "a search ranks the parallel configurations" search --chakra "$TMP/3d"

@@ -23,9 +23,12 @@ const sim_key_group sim_keys_chakra = SIM_KEY_GROUP("chakra", NULL, chakra_keys)
 /* Streams of a rank, made on first use: a key says what runs there. */
 enum { STREAM_GPU, STREAM_CPU, STREAM_COLL, STREAM_SEND, STREAM_RECV };
 
+/* kind in bits 61-63, a (a stream number, a group + 1 or 0 for all ranks, a peer: below 2^30)
+ * in bits 31-60, b (a tag, below 2^31) in bits 0-30. */
 static inline uint64_t stream_key(unsigned kind, uint64_t a, uint64_t b)
 {
-  return (uint64_t)kind << 60 | a << 31 | b;
+  g_assert(a < (UINT64_C(1) << 30) && b < (UINT64_C(1) << 31));
+  return (uint64_t)kind << 61 | a << 31 | b;
 }
 
 typedef struct {
@@ -47,7 +50,7 @@ typedef struct {
 static sim_stream_id stream_of(build *b, uint32_t rank, unsigned kind, uint64_t x, uint64_t y)
 {
   rank_build *rb = &b->rb[rank];
-  uint64_t key = stream_key(kind, x, y);
+  uint64_t key = stream_key(kind, kind == STREAM_COLL ? (x == WL_CHAKRA_WORLD ? 0 : x + 1) : x, y);
   gpointer v = g_hash_table_lookup(rb->streams, &key);
   if (v)
     return GPOINTER_TO_UINT(v) - 1;

@@ -248,7 +248,7 @@ static gboolean node_from(const char *path, const ChakraProtoMsg__Node *m, GHash
         n->peer = (int32_t)v;
       break;
     case 7: n->tag = (int32_t)CLAMP(v, 0, INT32_MAX); break;
-    case 8: n->stream = (uint32_t)CLAMP(v, 0, UINT32_MAX); break;
+    case 8: n->stream = (uint32_t)CLAMP(v, 0, WL_CHAKRA_MAX_STREAM); break;
     }
   }
   if (!has_size)

@@ -24,6 +24,8 @@
 #define WL_CHAKRA_MAX_NODES (UINT32_C(1) << 26)
 /* Most ranks. */
 #define WL_CHAKRA_MAX_RANKS 1000000u
+/* Streams above this number are taken as this one. */
+#define WL_CHAKRA_MAX_STREAM ((1u << 30) - 1)
 /* No group: the collective spans every rank of the trace. */
 #define WL_CHAKRA_WORLD UINT32_MAX
 

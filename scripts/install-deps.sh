@@ -18,6 +18,13 @@ need_pkg libglib2.0-dev   'pkg-config --exists glib-2.0 gio-2.0'
 need_pkg libjson-glib-dev 'pkg-config --exists json-glib-1.0'
 need_pkg libhwloc-dev     'pkg-config --exists hwloc'
 need_pkg libcmocka-dev    'pkg-config --exists cmocka'
+# Chakra execution traces: the protobuf-c runtime and the compiler of the schema.
+need_pkg libprotobuf-c-dev   'pkg-config --exists libprotobuf-c'
+need_pkg protobuf-c-compiler 'command -v protoc-c'
+# The check of written Chakra traces against the schema (tests/cli/chakra_tests.sh) loads them
+# with Python's protobuf through protoc; the test is skipped without them.
+need_pkg protobuf-compiler   'command -v protoc'
+need_pkg python3-protobuf    'python3 -c "import google.protobuf"'
 need_pkg libopenmpi-dev   'pkg-config --exists ompi-c || test -x /usr/bin/mpicc'
 need_pkg openmpi-bin      'command -v mpirun'
 need_pkg valgrind         'command -v valgrind'

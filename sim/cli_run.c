@@ -30,9 +30,10 @@ int dtsim_cmd_run(int argc, char **argv)
   const char *strategy = sim_scenario_strategy_name(&s);
   if (s.json) {
     g_autoptr(GString) extra = g_string_new("\"model\":");
-    dt_json_string(extra, s.model);
+    g_autofree char *trace = s.chakra ? g_strconcat("chakra:", s.chakra, NULL) : NULL;
+    dt_json_string(extra, trace ? trace : s.model);
     g_string_append(extra, ",\"strategy\":");
-    dt_json_string(extra, strategy);
+    dt_json_string(extra, s.chakra ? "trace" : strategy);
     g_string_append_printf(extra, ",\"batch\":%" G_GINT64_FORMAT, s.batch);
     sim_report_print_json(stdout, &r, extra->str);
   } else {
@@ -50,6 +51,12 @@ int dtsim_cmd_run(int argc, char **argv)
                               G_GINT64_FORMAT " node%s of %s)", s.model, s.tp, s.pp,
                               r.samples_per_iteration, wl_precision_name(s.precision), r.devices,
                               s.nodes, s.nodes == 1 ? "" : "s", s.system);
+    }
+    if (s.chakra) {
+      g_free(title);
+      title = g_strdup_printf("Chakra trace %s, %u ranks on %u devices (%" G_GINT64_FORMAT
+                              " node%s of %s)", s.chakra, r.devices, r.devices, s.nodes,
+                              s.nodes == 1 ? "" : "s", s.system);
     }
     if (r.threads > 0) {
       g_free(title);

@@ -61,7 +61,7 @@ sim_costs *sim_costs_demo(uint64_t batch);
 
 /* Collective operation codes carried by graph tasks (sim_graph_task_op). */
 enum { SIM_OP_ALLREDUCE, SIM_OP_ALLGATHER, SIM_OP_REDUCE_SCATTER, SIM_OP_BROADCAST, SIM_OP_REDUCE,
-       SIM_OP_PS_PUSH, SIM_OP_PS_PULL };
+       SIM_OP_PS_PUSH, SIM_OP_PS_PULL, SIM_OP_ALLTOALL };
 
 typedef struct {
   uint32_t nodes;

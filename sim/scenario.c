@@ -20,6 +20,7 @@ static const sim_key_group *const *key_groups(gsize *n)
   if (g_once_init_enter(&count)) {
     gsize k = 0;
     list[k++] = &sim_keys_model;
+    list[k++] = &sim_keys_chakra;
     list[k++] = &sim_keys_cluster;
     list[k++] = &sim_keys_run;
     for (const sim_strategy *const *st = sim_strategies(); *st; st++)

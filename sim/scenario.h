@@ -74,6 +74,9 @@ typedef struct {
   int64_t threads;              /* hardware threads of a Phi or CPU (0: the device's all) */
   gboolean synthetic;           /* input already on the device */
   int64_t seq_len;              /* sequence length override, tokens (0: the model's) */
+  /* Chakra execution traces (chakra.c). */
+  char *chakra;                 /* folder of traces that is the workload, or NULL */
+  char *chakra_out;             /* folder to write the job's traces to, or NULL */
   /* The cluster (simulate.c). */
   char *system;                 /* system preset name or INI file */
   char *device;                 /* device override, or NULL */
@@ -206,7 +209,7 @@ typedef struct {
 /* The groups, declared beside their consumers (each strategy's own group is its
  * sim_strategy.keys, sim/strategy.h). */
 extern const sim_key_group sim_keys_model, sim_keys_cluster, sim_keys_run, sim_keys_output,
-    sim_keys_sweep, sim_keys_collective, sim_keys_search;
+    sim_keys_sweep, sim_keys_collective, sim_keys_search, sim_keys_chakra;
 
 /* ---- The scenario ---------------------------------------------------------------------------- */
 

@@ -325,6 +325,14 @@ gboolean sim_search_check(sim_scenario *s, GError **error)
                 sim_scenario_where(s, "trace"));
     return FALSE;
   }
+  if (ok && (s->chakra || s->chakra_out)) {
+    const char *key = s->chakra ? "chakra" : "chakra-out";
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: a search ranks the parallel configurations of a model, which a Chakra trace "
+                "fixes; run the trace, or the configuration you want, with 'dtsim run'",
+                sim_scenario_where(s, key));
+    return FALSE;
+  }
   return ok;
 }
 

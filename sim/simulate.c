@@ -1,6 +1,8 @@
 /* The simulation pipeline shared by the commands (see simulate.h). */
 #include "simulate.h"
 
+#include "chakra.h"
+#include "chakra_out.h"
 #include "chrome.h"
 #include "net_adapter.h"
 #include "strategy.h"
@@ -150,31 +152,23 @@ comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error)
   return comm_topology_build(&spec, error);
 }
 
-/* One simulation of a scenario; trace and csv only when asked. */
-static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboolean outputs,
-                              sim_report *r, sim_outcome *keep, GError **error)
+/* The strategy's plan of a scenario: its checks, its cost table (kept in *costs_out) and its
+ * task graph on the driver's cluster. */
+static sim_plan *build_plan(const sim_scenario *s, const comm_topology *topo,
+                            comm_net_model net_model, const char *device,
+                            const sim_strategy **strategy_out, sim_costs **costs_out,
+                            GError **error)
 {
-  /* Every output can be written, or nothing is simulated. */
-  if (outputs && ((s->trace && !dt_outfile_check(s->trace, "--trace", error)) ||
-                  (s->csv && !dt_outfile_check(s->csv, "--csv", error))))
-    return FALSE;
-  comm_net_model net_model = s->net_model;
-  g_autoptr(comm_topology) topo = sim_scenario_topology(s, error);
-  if (!topo)
-    return FALSE;
-  if (!sim_check_net_scale(comm_topology_devices(topo), net_model == COMM_NET_FLOW, error))
-    return FALSE;
-  const char *device = s->device ? s->device : comm_topology_device_kind(topo);
   /* Transformers train with the transformer strategy (dp is its special case of one tensor
    * and one pipeline rank): its plan comes from the model's hyper-parameters, not a cost
    * table. */
   const sim_strategy *strategy = sim_strategy_for_scenario(s, error);
   if (!strategy)
-    return FALSE;
+    return NULL;
   sim_shape shape = {comm_topology_devices(topo), comm_topology_nodes(topo),
                      comm_topology_devices_per_node(topo)};
   if (strategy->check && strategy->check(s, &shape, error))
-    return FALSE;
+    return NULL;
   unsigned flags = sim_strategy_flags_for(strategy, s);
   g_autoptr(sim_costs) costs = NULL;
   if (!(flags & SIM_STRATEGY_TRANSFORMER)) {
@@ -186,14 +180,14 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
                     "%s: %" G_GINT64_FORMAT " micro-batches do not divide a batch of %"
                     G_GINT64_FORMAT " samples", sim_scenario_where(s, "micro-batches"),
                     s->micro_batches, s->batch);
-        return FALSE;
+        return NULL;
       }
       cost_batch = (uint64_t)(s->batch / s->micro_batches);
     }
     costs = strategy->costs ? strategy->costs(s, device, cost_batch, error)
                             : sim_costs_build(s, device, cost_batch, error);
     if (!costs)
-      return FALSE;
+      return NULL;
   }
   sim_plan_opts po = {
       .nodes = comm_topology_nodes(topo),
@@ -214,10 +208,46 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       .net_model = net_model,
       .device = device,
   };
-  g_autoptr(sim_plan) plan = strategy->build(costs, &po, error);
+  sim_plan *plan = strategy->build(costs, &po, error);
+  if (!plan)
+    return NULL;
+  *strategy_out = strategy;
+  *costs_out = g_steal_pointer(&costs);
+  return plan;
+}
+
+/* One simulation of a scenario; trace and csv only when asked. */
+static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboolean outputs,
+                              sim_report *r, sim_outcome *keep, GError **error)
+{
+  /* Every output can be written, or nothing is simulated. */
+  if (outputs && ((s->trace && !dt_outfile_check(s->trace, "--trace", error)) ||
+                  (s->csv && !dt_outfile_check(s->csv, "--csv", error))))
+    return FALSE;
+  comm_net_model net_model = s->net_model;
+  g_autoptr(comm_topology) topo = sim_scenario_topology(s, error);
+  if (!topo)
+    return FALSE;
+  if (!sim_check_net_scale(comm_topology_devices(topo), net_model == COMM_NET_FLOW, error))
+    return FALSE;
+  const char *device = s->device ? s->device : comm_topology_device_kind(topo);
+  /* The plan: a Chakra trace's, or the strategy's (transformers train with the transformer
+   * strategy, dp being its special case of one tensor and one pipeline rank: its plan comes
+   * from the model's hyper-parameters, not a cost table). */
+  const sim_strategy *strategy = NULL;
+  g_autoptr(sim_costs) costs = NULL;
+  g_autoptr(sim_plan) plan = NULL;
+  double reduce_Bps = 0;
+  if (s->chakra) {
+    plan = sim_chakra_plan(s, device, comm_topology_devices(topo), &reduce_Bps, error);
+  } else {
+    plan = build_plan(s, topo, net_model, device, &strategy, &costs, error);
+    if (plan)
+      reduce_Bps = costs ? (double)costs->reduce_Bps : plan->reduce_Bps;
+  }
   if (!plan)
     return FALSE;
-  double reduce_Bps = costs ? (double)costs->reduce_Bps : plan->reduce_Bps;
+  unsigned flags = strategy ? sim_strategy_flags_for(strategy, s) : 0;
   g_autoptr(sim_engine) engine = sim_engine_new();
   g_autoptr(trace_chrome) trace = NULL;
   if (outputs && s->trace) {
@@ -251,7 +281,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   r->sim_wall_s = sim_engine_wall_s(engine);
   r->memory_capacity_bytes = costs ? costs->memory_capacity_bytes : plan->memory_capacity_bytes;
   r->threads = costs ? costs->threads : 0;
-  if (strategy->report)
+  if (strategy && strategy->report)
     strategy->report(plan, r);
   if (trace) {
     if (!trace_chrome_close(trace, error))
@@ -265,6 +295,8 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
                  "devices, --iterations 1 shortens it\n", trace_chrome_events(trace));
   }
   if (outputs && s->csv && !write_csv(s->csv, plan, exec, error))
+    return FALSE;
+  if (outputs && s->chakra_out && !sim_chakra_write(plan, s->chakra_out, error))
     return FALSE;
   if (keep) {
     keep->plan = g_steal_pointer(&plan);
@@ -321,7 +353,7 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
       return FALSE;
     out->speedup = out->iteration_time_s > 0 ? single.iteration_time_s / out->iteration_time_s : 0;
     out->scaling_efficiency = out->threads ? out->speedup / out->threads : 0;
-  } else if (o && o->with_speedup && !(flags & SIM_STRATEGY_TRANSFORMER)) {
+  } else if (o && o->with_speedup && !(flags & SIM_STRATEGY_TRANSFORMER) && !s->chakra) {
     if (out->devices == 1) {
       out->speedup = 1.0;
     } else {

@@ -174,6 +174,8 @@ gboolean sim_sweep_add_speedups(GPtrArray *points, sim_report *reports, GError *
                     ((sim_sweep_point *)points->pdata[0])->scenario.scaling == SIM_SCALING_STRONG;
   for (guint i = 0; i < points->len; i++) {
     sim_sweep_point *pt = points->pdata[i];
+    if (pt->scenario.chakra)
+      continue;   /* a trace has no one-device form: no speedup */
     double *one = g_hash_table_lookup(base, pt->variant);
     if (!one) {
       sim_scenario s;

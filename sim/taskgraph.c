@@ -760,10 +760,24 @@ void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before)
   PUSH(g, g->edges, g->n_edges, g->cap_edges, task);
 }
 
+uint32_t sim_graph_n_edges(const sim_graph *g) { return g->n_edges / 2; }
+
+void sim_graph_edge(const sim_graph *g, uint32_t i, sim_task_id *before, sim_task_id *task)
+{
+  g_return_if_fail(i < g->n_edges / 2);
+  *before = g->edges[2 * i];
+  *task = g->edges[2 * i + 1];
+}
+
 #define TASK(g, t) (&(g)->tasks[(t)])
 
 sim_task_kind sim_graph_task_kind(const sim_graph *g, sim_task_id t) { return TASK(g, t)->kind; }
 const char *sim_graph_task_name(const sim_graph *g, sim_task_id t) { return TASK(g, t)->name; }
+sim_time_ps sim_graph_task_duration(const sim_graph *g, sim_task_id t)
+{
+  sim_task_kind k = TASK(g, t)->kind;
+  return k == SIM_TASK_COMPUTE || k == SIM_TASK_DELAY ? TASK(g, t)->duration_ps : 0;
+}
 const char *sim_graph_task_category(const sim_graph *g, sim_task_id t)
 {
   return g_ptr_array_index(g->categories, TASK(g, t)->category);

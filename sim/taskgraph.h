@@ -85,9 +85,14 @@ void sim_graph_add_memory_delta(sim_graph *g, sim_task_id task, int64_t delta_by
 
 /* `task` starts only after `before` has finished. */
 void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before);
+/* The dependencies, in the order they were added: edge i says `task` waits for `before`. */
+uint32_t sim_graph_n_edges(const sim_graph *g);
+void sim_graph_edge(const sim_graph *g, uint32_t i, sim_task_id *before, sim_task_id *task);
 
 sim_task_kind sim_graph_task_kind(const sim_graph *g, sim_task_id t);
 const char *sim_graph_task_name(const sim_graph *g, sim_task_id t);
+/* The fixed duration of a compute or delay task; 0 for the others. */
+sim_time_ps sim_graph_task_duration(const sim_graph *g, sim_task_id t);
 const char *sim_graph_task_category(const sim_graph *g, sim_task_id t);
 uint64_t sim_graph_task_bytes(const sim_graph *g, sim_task_id t);
 uint64_t sim_graph_task_flops(const sim_graph *g, sim_task_id t);

@@ -1,0 +1,273 @@
+#!/bin/sh
+# Chakra execution traces in and out (docs/chakra.md). Usage:
+#   chakra_tests.sh PATH/TO/dtsim PATH/TO/chakra_gen PATH/TO/et_def.proto
+# Each check prints one line; the last line counts passes and failures.
+DTSIM=${1:?usage: chakra_tests.sh DTSIM CHAKRA_GEN PROTO}
+GEN=${2:?usage: chakra_tests.sh DTSIM CHAKRA_GEN PROTO}
+PROTO=${3:?usage: chakra_tests.sh DTSIM CHAKRA_GEN PROTO}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+json_num() { sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p"; }
+near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= t * m) }'; }
+
+# expect_error NAME PATTERN ARGS... : status 2, one line on stderr naming PATTERN, no stdout
+expect_error() {
+  name=$1; pattern=$2; shift 2
+  "$DTSIM" "$@" >"$TMP/out" 2>"$TMP/err"
+  got=$?
+  lines=$(wc -l <"$TMP/err")
+  if [ "$got" -eq 2 ] && [ "$lines" -eq 1 ] && [ ! -s "$TMP/out" ] && grep -q -- "$pattern" "$TMP/err"; then
+    ok "$name ($(cat "$TMP/err"))"
+  else
+    bad "$name: status $got, $lines stderr lines, want '$pattern': $(cat "$TMP/err") $(head -c 200 "$TMP/out")"
+  fi
+}
+
+# --- round trip: a strategy's job written out, read back, the same iteration time (1%) -------
+# roundtrip NAME CLUSTER-ARGS -- JOB-ARGS
+roundtrip() {
+  name=$1; cluster=$2; shift 2
+  dir="$TMP/rt-$name"
+  # shellcheck disable=SC2086
+  a=$("$DTSIM" run $cluster "$@" --json --chakra-out "$dir" 2>"$TMP/err" | json_num iteration_time_s)
+  # shellcheck disable=SC2086
+  b=$("$DTSIM" run $cluster --chakra "$dir" --json 2>>"$TMP/err" | json_num iteration_time_s)
+  if [ -n "$a" ] && [ -n "$b" ] && near "$b" "$a" 0.01; then
+    ok "round trip $name ($a s out, $b s back in)"
+  else
+    bad "round trip $name: '$a' out, '$b' back in: $(cat "$TMP/err")"
+  fi
+}
+roundtrip dp "--nodes 2 --devices-per-node 4" --strategy dp
+roundtrip dp-unfolded "--nodes 2 --devices-per-node 4" --strategy dp --symmetry off --overlap off
+roundtrip pp-1f1b "--nodes 1 --devices-per-node 4" --strategy pp --micro-batches 8
+roundtrip pp-gpipe "--nodes 2 --devices-per-node 4" --strategy pp --micro-batches 4 --schedule gpipe
+roundtrip hybrid "--nodes 2 --devices-per-node 4" --strategy hybrid --stages 2 --micro-batches 4
+roundtrip 3d "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 2 --pp 2 --global-batch 32 --micro-batch 2
+roundtrip 3d-sp-zero1 "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 4 --pp 2 --global-batch 16 --micro-batch 1 --sequence-parallel on --zero 1
+roundtrip 3d-interleaved "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 2 --pp 2 --global-batch 16 --micro-batch 1 --schedule interleaved --interleave 2
+
+# One file per rank, and comm_group.json; the same job written twice is the same bytes.
+n=$(ls "$TMP/rt-3d" | grep -c '^dtsim\.[0-9]*\.et$')
+[ "$n" -eq 16 ] && [ -s "$TMP/rt-3d/comm_group.json" ] && ok "3d on 16 GPUs: 16 rank files and comm_group.json" ||
+  bad "3d on 16 GPUs: $n rank files"
+"$DTSIM" run --system dgx-a100 --nodes 2 --strategy 3d --model gpt3-1.7b --tp 2 --pp 2 --global-batch 32 \
+  --micro-batch 2 --chakra-out "$TMP/rt-3d-again" >/dev/null 2>&1
+same=1
+for f in "$TMP"/rt-3d/*; do cmp -s "$f" "$TMP/rt-3d-again/$(basename "$f")" || same=0; done
+[ "$same" -eq 1 ] && ok "export is deterministic" || bad "export differs between two runs"
+expect_error "ps has no Chakra form" "parameter-server" run --nodes 1 --devices-per-node 2 --strategy ps \
+  --chakra-out "$TMP/ps"
+
+# --- traces the project generates, values worked out by hand -------------------------------------
+# One rank, 2 micro-batches x 2 layers: forward 4 x 100 us, backward 4 x 200 us, optimizer 500 us.
+"$GEN" 3d "$TMP/one" 1 1 1 2 2
+t=$("$DTSIM" run --nodes 1 --devices-per-node 1 --chakra "$TMP/one" --json | json_num iteration_time_s)
+near "$t" 0.0017 1e-9 && ok "recorded durations: 1700 us ($t s)" || bad "recorded durations: $t, want 0.0017"
+# A ring all-reduce per rank (Chakra's microbenchmark): the time of the same collective alone.
+"$GEN" ring "$TMP/ring" 8 67108864
+t=$("$DTSIM" run --nodes 1 --devices-per-node 8 --chakra "$TMP/ring" --json | json_num iteration_time_s)
+c=$("$DTSIM" collective --nodes 1 --devices-per-node 8 --op allreduce --bytes 64M --json | json_num time_s)
+[ -n "$t" ] && near "$t" "$c" 1e-9 && ok "ring all-reduce trace = dtsim collective ($t s)" ||
+  bad "ring all-reduce trace: $t s, collective $c s"
+# No recorded time: 10^12 FLOPs on a V100 (15.7 TFLOP/s fp32 peak, NVIDIA V100 datasheet) take
+# at least 63.7 ms, and less than twice that at any sane efficiency.
+"$GEN" flops "$TMP/flops" 1000000000000
+t=$("$DTSIM" run --nodes 1 --devices-per-node 1 --system dgx1-v100 --chakra "$TMP/flops" --json | json_num iteration_time_s)
+awk -v t="$t" 'BEGIN { exit !(t >= 1e12 / 15.7e12 && t < 2e12 / 15.7e12) }' &&
+  ok "FLOPs through the device model: $t s for 1e12 FLOPs on a V100" || bad "FLOPs: $t s"
+# A 3-D job of 8 ranks with tensor, pipeline and data-parallel groups runs.
+"$GEN" 3d "$TMP/3d" 2 2 2 2 2
+"$DTSIM" run --nodes 1 --devices-per-node 8 --chakra "$TMP/3d" --json >"$TMP/out" 2>"$TMP/err" &&
+  grep -q '"devices":8' "$TMP/out" && ok "generated 3-D trace of 8 ranks" || bad "generated 3-D trace: $(cat "$TMP/err")"
+
+# --- bad traces: one line naming the file, the node and the problem; status 2 ---------------------
+for k in missing-dep cycle bad-group unmatched; do "$GEN" $k "$TMP/$k"; done
+expect_error "dependency on a missing node" "gen.1.et: node 1 (lost): depends on node 42" run --nodes 1 --devices-per-node 2 --chakra "$TMP/missing-dep"
+expect_error "cycle" "gen.1.et: node 1 (a): its dependencies form a cycle" run --nodes 1 --devices-per-node 2 --chakra "$TMP/cycle"
+expect_error "group naming a rank that does not exist" "comm_group.json: group \"0\" names rank 5, which does not exist" run --nodes 1 --devices-per-node 2 --chakra "$TMP/bad-group"
+expect_error "collectives that do not match" "process group 0" run --nodes 1 --devices-per-node 2 --chakra "$TMP/unmatched"
+expect_error "more ranks than devices" "the trace has 8 ranks, the cluster 4 devices" run --nodes 1 --devices-per-node 4 --chakra "$TMP/3d"
+mkdir "$TMP/trunc"
+f=$(ls "$TMP"/one/gen.0.et)
+size=$(wc -c <"$f")
+head -c $((size - 3)) "$f" >"$TMP/trunc/gen.0.et"
+expect_error "truncated" "trunc/gen.0.et: truncated" run --nodes 1 --devices-per-node 1 --chakra "$TMP/trunc"
+mkdir "$TMP/garbage"
+printf 'P5\n# not a trace, an image\n255 255\n' >"$TMP/garbage/gen.0.et"
+expect_error "garbage" "garbage/gen.0.et: " run --nodes 1 --devices-per-node 1 --chakra "$TMP/garbage"
+mkdir "$TMP/gz"
+printf '\037\213\010\000' >"$TMP/gz/gen.0.et"
+expect_error "gzip magic" "gz/gen.0.et: a gzip file" run --nodes 1 --devices-per-node 1 --chakra "$TMP/gz"
+mkdir "$TMP/claim"
+printf '\000\200\200\200\200\004' >"$TMP/claim/gen.0.et"
+expect_error "a length of 1 GiB" "claims 1073741824 bytes" run --nodes 1 --devices-per-node 1 --chakra "$TMP/claim"
+# A 1 GiB file (sparse: a good trace, then zeros): refused at its first empty node, in bounded
+# memory and time, without reading the rest.
+mkdir "$TMP/huge"
+cp "$f" "$TMP/huge/gen.0.et"
+truncate -s 1G "$TMP/huge/gen.0.et"
+expect_error "1 GiB file" "huge/gen.0.et: node 0 (unnamed): type 0 is not a node type" run --nodes 1 --devices-per-node 1 --chakra "$TMP/huge"
+if [ -x /usr/bin/time ]; then
+  /usr/bin/time -f %M "$DTSIM" run --nodes 1 --devices-per-node 1 --chakra "$TMP/huge" 2>"$TMP/rss" >/dev/null
+  rss=$(tail -n 1 "$TMP/rss")
+  [ "$rss" -lt 200000 ] && ok "1 GiB file: $rss KiB resident" || bad "1 GiB file: $rss KiB resident"
+fi
+mkdir "$TMP/empty" "$TMP/gap"
+expect_error "no trace in the folder" "no Chakra execution trace" run --chakra "$TMP/empty"
+cp "$f" "$TMP/gap/gen.0.et"
+cp "$f" "$TMP/gap/gen.2.et"
+expect_error "a rank missing" "rank 1 is missing" run --nodes 1 --devices-per-node 4 --chakra "$TMP/gap"
+expect_error "not a folder" "$TMP/none" run --chakra "$TMP/none"
+# The same keys in a scenario file; a problem names the file's line.
+printf '[scenario]\nchakra = %s\nnodes = 1\ndevices-per-node = 8\n' "$TMP/3d" >"$TMP/trace.ini"
+"$DTSIM" run "$TMP/trace.ini" --json 2>"$TMP/err" | grep -q '"devices":8' && ok "chakra = DIR in a scenario file" ||
+  bad "chakra = DIR in a scenario file: $(cat "$TMP/err")"
+printf '[scenario]\nchakra = %s\n' "$TMP/empty" >"$TMP/empty.ini"
+expect_error "a scenario file's empty trace folder" "empty.ini:2: \[scenario\] chakra" run "$TMP/empty.ini"
+expect_error "--model beside --chakra" "--model does not apply" run --nodes 1 --devices-per-node 8 --chakra "$TMP/3d" --model vgg16
+expect_error "sweep writing traces" "a sweep writes no Chakra traces" sweep --devices 1,2 --chakra-out "$TMP/sweep"
+expect_error "search of a trace" "a search ranks the parallel configurations" search --chakra "$TMP/3d"
+"$DTSIM" run --nodes 1 --devices-per-node 8 --chakra "$TMP/3d" | head -n 1 | grep -q "^Chakra trace .*, 8 ranks on 8 devices" &&
+  ok "the table names the trace" || bad "the table's title: $("$DTSIM" run --nodes 1 --devices-per-node 8 --chakra "$TMP/3d" | head -n 1)"
+
+# --- the schema, independently: Python's protobuf on our .proto (protoc --python_out) ----------
+py=""
+for c in python3 /usr/bin/python3; do
+  if command -v "$c" >/dev/null 2>&1 && "$c" -c "import google.protobuf" 2>/dev/null; then py=$c; break; fi
+done
+if [ -z "$py" ] || ! command -v protoc >/dev/null 2>&1; then
+  echo "skip the schema check with Python's protobuf: needs protoc (Debian protobuf-compiler) and python3-protobuf"
+else
+  protoc --python_out="$TMP" -I "$(dirname "$PROTO")" "$PROTO"
+  cat >"$TMP/check.py" <<'PY'
+# Reads every rank file of the folders given as Chakra's feeder does (varint-prefixed
+# GlobalMetadata then Nodes) and checks what Chakra's tools rely on; with --write DIR writes a
+# two-rank trace the way Chakra's generator does (comm_type and comm_size int64).
+import glob, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import et_def_pb2 as pb
+
+def varint(f):
+    shift = result = 0
+    while True:
+        c = f.read(1)
+        if not c:
+            return None
+        result |= (c[0] & 0x7F) << shift
+        if not c[0] & 0x80:
+            return result
+        shift += 7
+
+def messages(path):
+    with open(path, "rb") as f:
+        while True:
+            n = varint(f)
+            if n is None:
+                return
+            yield f.read(n)
+
+def put(f, m):
+    data = m.SerializeToString()
+    n = len(data)
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        f.write(bytes([b | 0x80 if n else b]))
+        if not n:
+            break
+    f.write(data)
+
+if sys.argv[1] == "--write":
+    for rank in range(2):
+        with open(os.path.join(sys.argv[2], "py.%d.et" % rank), "wb") as f:
+            put(f, pb.GlobalMetadata(version="0.0.4"))
+            a = pb.Node(id=0, name="gemm", type=pb.COMP_NODE, duration_micros=250)
+            a.attr.add(name="is_cpu_op", bool_val=False)
+            put(f, a)
+            b = pb.Node(id=1, name="ALL_REDUCE", type=pb.COMM_COLL_NODE, data_deps=[0])
+            b.attr.add(name="is_cpu_op", bool_val=False)
+            b.attr.add(name="comm_type", int64_val=pb.ALL_REDUCE)
+            b.attr.add(name="comm_size", int64_val=1 << 20)
+            put(f, b)
+    sys.exit(0)
+
+nodes = 0
+for d in sys.argv[1:]:
+    for path in sorted(glob.glob(os.path.join(d, "*.et"))):
+        msgs = messages(path)
+        meta = pb.GlobalMetadata()
+        meta.ParseFromString(next(msgs))
+        ids = set()
+        deps = []
+        for data in msgs:
+            n = pb.Node()
+            n.ParseFromString(data)
+            assert n.type in (pb.METADATA_NODE, pb.COMP_NODE, pb.COMM_SEND_NODE,
+                              pb.COMM_RECV_NODE, pb.COMM_COLL_NODE), (path, n.id, n.type)
+            assert n.id not in ids, (path, n.id)
+            ids.add(n.id)
+            deps += list(n.data_deps) + list(n.ctrl_deps)
+            attrs = {a.name: a for a in n.attr}
+            assert attrs["is_cpu_op"].WhichOneof("value") == "bool_val"
+            if n.type == pb.COMM_COLL_NODE:
+                assert attrs["comm_type"].WhichOneof("value") == "int64_val"
+                assert attrs["comm_size"].WhichOneof("value") == "int64_val"
+                assert attrs["pg_name"].WhichOneof("value") == "string_val"
+            if n.type in (pb.COMM_SEND_NODE, pb.COMM_RECV_NODE):
+                for k in ("comm_src", "comm_dst", "comm_tag"):
+                    assert attrs[k].WhichOneof("value") == "int32_val", (path, n.id, k)
+            nodes += 1
+        for x in deps:
+            assert x in ids, (path, x)
+print(nodes)
+PY
+  n=$("$py" "$TMP/check.py" "$TMP/rt-dp" "$TMP/rt-pp-gpipe" "$TMP/rt-3d" 2>"$TMP/err")
+  [ -n "$n" ] && [ "$n" -gt 0 ] && ok "Python's protobuf reads the written traces ($n nodes)" ||
+    bad "Python's protobuf on the written traces: $(cat "$TMP/err")"
+  mkdir "$TMP/py"
+  "$py" "$TMP/check.py" --write "$TMP/py"
+  # 250 us of compute, then an all-reduce of 1 MiB over the two ranks.
+  t=$("$DTSIM" run --nodes 1 --devices-per-node 2 --chakra "$TMP/py" --json | json_num iteration_time_s)
+  c=$("$DTSIM" collective --nodes 1 --devices-per-node 2 --op allreduce --bytes 1M --json | json_num time_s)
+  want=$(awk -v c="$c" 'BEGIN { printf "%.12f", 250e-6 + c }')
+  [ -n "$t" ] && near "$t" "$want" 1e-9 && ok "a trace written by Python's protobuf: $t s = 250 us + the all-reduce" ||
+    bad "a trace written by Python's protobuf: $t s, want $want"
+fi
+
+# --- Chakra's own generator (src/generator/generator.py of a Chakra checkout named by
+# DTSIM_CHAKRA_SRC, with its published schema): its microbenchmarks of 8 ranks, one collective
+# each, take what dtsim collective gives for the same collective -------------------------------
+if [ -z "${DTSIM_CHAKRA_SRC:-}" ] || [ -z "$py" ] || ! command -v protoc >/dev/null 2>&1; then
+  echo "skip Chakra's generated microbenchmarks: set DTSIM_CHAKRA_SRC to a checkout of mlcommons/chakra (needs protoc and python3-protobuf)"
+else
+  pkg="$TMP/pkg/chakra"
+  mkdir -p "$pkg/schema/protobuf" "$pkg/src/generator" "$pkg/src/third_party/utils" "$TMP/gen"
+  cp "$DTSIM_CHAKRA_SRC/schema/protobuf/et_def.proto" "$pkg/schema/protobuf/"
+  cp "$DTSIM_CHAKRA_SRC/src/generator/generator.py" "$pkg/src/generator/"
+  cp "$DTSIM_CHAKRA_SRC/src/third_party/utils/protolib.py" "$pkg/src/third_party/utils/"
+  protoc --python_out="$pkg/schema/protobuf" -I "$pkg/schema/protobuf" "$pkg/schema/protobuf/et_def.proto"
+  for d in "$pkg" "$pkg/schema" "$pkg/schema/protobuf" "$pkg/src" "$pkg/src/generator" \
+           "$pkg/src/third_party" "$pkg/src/third_party/utils"; do touch "$d/__init__.py"; done
+  (cd "$TMP/gen" && PYTHONPATH="$TMP/pkg" "$py" -m chakra.src.generator.generator --num_npus 8 \
+    --default_comm_size 67108864)
+  for pair in ALL_REDUCE:allreduce ALL_GATHER:allgather REDUCE_SCATTER:reduce-scatter \
+              ALL_TO_ALL:alltoall BROADCAST:broadcast; do
+    name=${pair%%:*}
+    op=${pair#*:}
+    mkdir "$TMP/gen-$name"
+    cp "$TMP/gen/$name".*.et "$TMP/gen-$name/"
+    t=$("$DTSIM" run --nodes 1 --devices-per-node 8 --chakra "$TMP/gen-$name" --json | json_num iteration_time_s)
+    c=$("$DTSIM" collective --nodes 1 --devices-per-node 8 --op "$op" --bytes 64M --json | json_num time_s)
+    [ -n "$t" ] && near "$t" "$c" 1e-9 && ok "Chakra's generated $name: $t s = dtsim collective" ||
+      bad "Chakra's generated $name: $t s, dtsim collective $c s"
+  done
+fi
+
+echo "chakra: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -52,7 +52,7 @@ uint64_t comm__endpoints(const comm_topology *topo);
 /* Local NIC index that traffic from ep to other nodes leaves through. */
 uint32_t comm__ep_nic(const comm_topology *topo, comm_ep ep);
 /* Flow model: recomputes that filled every live route at once, without a component search
- * (see comm/net.c); for tests. */
+ * (see comm/net_log.c); for tests. */
 uint64_t comm__net_full_fills(const comm_net *net);
 /* Flow model: steps of global fills taken from the log of the fill before; for tests. */
 uint64_t comm__net_steps_reused(const comm_net *net);

@@ -153,7 +153,7 @@ void comm__fill_touched_reserve(comm_net *net, uint32_t n)
 /* Gives every flow of every unfixed class on link l the share `share` and takes it (share
  * times the class's flows) from every link the class crosses. With the heap, the links so
  * changed are collected once each and re-checked after the whole step (see fill_less). */
-void comm__fill_fix_link(comm_net *net, uint32_t l, double share, gboolean use_heap)
+static inline void fix_link(comm_net *net, uint32_t l, double share, gboolean use_heap)
 {
   link_state *L = &net->links[l];
   net->fill.touched.n = 0;
@@ -226,7 +226,7 @@ void comm__fill_fix_link(comm_net *net, uint32_t l, double share, gboolean use_h
 
 /* The link at the top of the heap, with flows still to fix: fixed at its share, or ranked
  * again when its share has changed since it was ranked (keys are lower bounds of shares). */
-void comm__fill_fix_heap_top(comm_net *net)
+static inline void fix_heap_top(comm_net *net)
 {
   uint32_t l = net->fill.heap.v[0].link;
   link_state *L = &net->links[l];
@@ -237,7 +237,7 @@ void comm__fill_fix_heap_top(comm_net *net)
     return;
   }
   heap_remove(net, 0);
-  comm__fill_fix_link(net, l, share, TRUE);
+  fix_link(net, l, share, TRUE);
 }
 
 /* Progressive filling over the component: repeatedly the link with the smallest fair share
@@ -271,7 +271,7 @@ void comm__fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
         }
       }
       g_assert(best != UINT32_MAX);
-      comm__fill_fix_link(net, best, best_share, FALSE);
+      fix_link(net, best, best_share, FALSE);
     }
     return;
   }
@@ -291,7 +291,37 @@ void comm__fill_component(comm_net *net, const classvec *cc, const u32vec *cl)
       heap_remove(net, 0);
       continue;
     }
-    comm__fill_fix_heap_top(net);
+    fix_heap_top(net);
   }
 }
 
+/* Progressive filling with the links not yet re-ranked read in (key, id) order from S[0 .. ns)
+ * (the global fill's sorted order, net_log.c), the others from the heap: at each step the
+ * smaller (key, id) of the first live entry of S and the heap's top, the link a single heap of
+ * them all would give. A link of S whose share is no longer its key goes to the heap. */
+void comm__fill_sorted(comm_net *net, const heap_ent *S, uint32_t ns)
+{
+  uint32_t next = 0;
+  while (net->fill.unfixed > 0) {
+    while (next < ns) {
+      const link_state *L = &net->links[S[next].link];
+      if (L->hpos == IN_SORTED && L->unfrozen > 0)
+        break;
+      next++;
+    }
+    if (net->fill.heap.n > 0 && (next == ns || fill_less(net->fill.heap.v[0], S[next]))) {
+      fix_heap_top(net);
+      continue;
+    }
+    g_assert(next < ns);
+    uint32_t l = S[next++].link;
+    link_state *L = &net->links[l];
+    double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
+    if (share != L->sorted_Bps) {
+      comm__fill_heap_push(net, share, l);
+      continue;
+    }
+    L->hpos = NOT_IN_HEAP;
+    fix_link(net, l, share, TRUE);
+  }
+}

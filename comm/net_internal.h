@@ -343,10 +343,9 @@ void comm__fill_collect(comm_net *net, fclass *seed);
 /* Progressive filling of classes cc over links cl, whose rem_Bps and unfrozen are set: every
  * class gets its next_rate. */
 void comm__fill_component(comm_net *net, const classvec *cc, const u32vec *cl);
-/* One step: the unfixed classes of link l get `share`, taken from their links. */
-void comm__fill_fix_link(comm_net *net, uint32_t l, double share, gboolean use_heap);
-/* One step from the top of net->fill.heap: fixed at its share, or ranked again. */
-void comm__fill_fix_heap_top(comm_net *net);
+/* Progressive filling of the unfixed classes, links read from S[0 .. ns) in order (each at
+ * IN_SORTED, its key sorted_Bps) and from net->fill.heap (see net_fill.c). */
+void comm__fill_sorted(comm_net *net, const heap_ent *S, uint32_t ns);
 void comm__fill_heap_push(comm_net *net, double share_Bps, uint32_t l);
 /* A new touch mark for the links of one step. */
 uint32_t comm__fill_touch_mark(comm_net *net);

@@ -251,30 +251,7 @@ uint32_t comm__fill_global(comm_net *net)
     net->log.ents.n = last->ent_end;
   }
   net->log.logging = TRUE;
-  const heap_ent *S = net->log.sorted.v;
-  uint32_t ns = from ? 0 : net->log.sorted.n, next = 0;
-  while (net->fill.unfixed > 0) {
-    while (next < ns) {
-      const link_state *L = &net->links[S[next].link];
-      if (L->hpos == IN_SORTED && L->unfrozen > 0)
-        break;
-      next++;
-    }
-    if (net->fill.heap.n > 0 && (next == ns || fill_less(net->fill.heap.v[0], S[next]))) {
-      comm__fill_fix_heap_top(net);
-      continue;
-    }
-    g_assert(next < ns);
-    uint32_t l = S[next++].link;
-    link_state *L = &net->links[l];
-    double share = MAX(L->rem_Bps, 0.0) / L->unfrozen;
-    if (share != L->sorted_Bps) {
-      comm__fill_heap_push(net, share, l);
-      continue;
-    }
-    L->hpos = NOT_IN_HEAP;
-    comm__fill_fix_link(net, l, share, TRUE);
-  }
+  comm__fill_sorted(net, net->log.sorted.v, from ? 0 : net->log.sorted.n);
   net->log.logging = FALSE;
   net->log.valid = TRUE;
   return from ? net->log.steps.v[from - 1].cls_end : 0;

@@ -150,7 +150,8 @@ gboolean comm_coll_analytic_time(const comm_topology *topo, const comm_coll_grou
   g_return_val_if_fail(group->topo == topo, FALSE);
   algo = comm_coll_resolve(algo, group, args);
   if (algo->nccl) {
-    g_autoptr(coll__nccl) x = coll__nccl_plan(group, args, -1, -1, error);
+    g_autoptr(coll__nccl) x =
+        coll__nccl_plan_forced(group, args, algo->forced ? &algo->force : NULL, error);
     if (!x)
       return FALSE;
     *out_ps = coll__nccl_chosen(x)->time_ps;
@@ -221,7 +222,7 @@ comm_coll *comm_coll_new(comm_net *net, const comm_coll_group *group,
   c->cost = (coll__cost){args->reduce_Bps, args->step_ps};
   c->algo = comm_coll_resolve(algo, group, args);
   if (c->algo->nccl) {
-    c->nccl = coll__nccl_plan(group, args, -1, -1, error);
+    c->nccl = coll__nccl_plan_forced(group, args, algo->forced ? &algo->force : NULL, error);
     if (!c->nccl || !coll__nccl_prepare(c->nccl, net, error))
       return NULL;
     c->ranks = g_new0(coll_rank, group->n);

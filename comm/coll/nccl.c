@@ -584,6 +584,15 @@ static double hop_us(const comm_coll_group *g, int hw, int a, int p)
   return l;
 }
 
+/* The network's own latency NCCL adds to a network hop, microseconds: its inter-node latency
+ * (tuning.cc: interLat += graphs[a]->latencyInter), twice for Simple ("Also add the flush
+ * extra latency"). NCCL reads it from the network plugin; here it is the route's latency
+ * between the two GPUs (PCIe, NIC, switches), `route_ps`. */
+static double net_latency_us(double route_ps, int p)
+{
+  return (p == COLL__SIMPLE ? 2 : 1) * route_ps * 1e-6;
+}
+
 /* Average per-step cost of a ring or tree over its hops, less the links' own latency (which
  * the network model already charges), so that the total latency is NCCL's. */
 static sim_time_ps step_cost(const coll__nccl *x, int a, int p)
@@ -598,8 +607,10 @@ static sim_time_ps step_cost(const coll__nccl *x, int a, int p)
     /* NCCL: with one rank per node nothing hides a ring's network hops behind intra-node ones,
      * so they take the tree's (longer) network latency. */
     int la = hw == HW_NET && g->per_node == 1 ? A_TREE : a;
-    sum_us += hop_us(g, hw, la, p);
-    link_ps += (double)comm_topology_route_latency(g->topo, g->eps[o[i]], g->eps[o[(i + 1) % n]]);
+    double route_ps =
+        (double)comm_topology_route_latency(g->topo, g->eps[o[i]], g->eps[o[(i + 1) % n]]);
+    sum_us += hop_us(g, hw, la, p) + (hw == HW_NET ? net_latency_us(route_ps, p) : 0);
+    link_ps += route_ps;
     hops++;
   }
   double s = us_ps(sum_us / hops) - link_ps / hops;
@@ -755,7 +766,11 @@ static double tree_path_us(const coll__nccl *x, int p)
       uint32_t r = order[head++];
       for (uint32_t i = t->child_first[r]; i < t->child_first[r + 1]; i++) {
         uint32_t ch = t->child[i];
-        up[ch] = up[r] + hop_us(g, hop_kind(g, o[ch], o[r]), A_TREE, p);
+        int hw = hop_kind(g, o[ch], o[r]);
+        up[ch] = up[r] + hop_us(g, hw, A_TREE, p);
+        if (hw == HW_NET)
+          up[ch] += net_latency_us(
+              (double)comm_topology_route_latency(g->topo, g->eps[o[ch]], g->eps[o[r]]), p);
         worst = MAX(worst, 2 * up[ch]);
         order[tail++] = ch;
       }

@@ -198,7 +198,9 @@ static void test_closed_vs_flow(void **state)
  * of W / 16 on each card at 12.5e9 x 0.9 bytes/s (efa). Before that: the base latency 8.4 us;
  * the fill, 2 x 8 stages (the trees' height: a chain of 7 NVSwitch hops and one network hop)
  * each forwarding a 192 KiB slice (S / (8 x 16) is larger) at one flow's share of its card;
- * NCCL's tree latency 2 x (7 x 4.0 + 1 x 14.0) us. The ring's network bound is 2 x 15/16 x S
+ * NCCL's tree latency 2 x (7 x 4.0 + 1 x 14.0) us plus, on each network hop, the network's own
+ * latency twice (tuning.cc: latencyInter, and again for Simple's flush). The ring's network
+ * bound is 2 x 15/16 x S
  * over the same cards: 1.7 times longer. */
 static void test_tree_by_hand(void **state)
 {
@@ -209,7 +211,11 @@ static void test_tree_by_hand(void **state)
   assert_non_null(x);
   assert_int_equal(coll__nccl_chosen(x)->channels, 8);
   double S = 1073741824.0, W = S / 0.92, nic = 12.5e9 * 0.9;
-  double t_s = 8.4e-6 + 16 * 196608.0 / (nic / 4) + 2 * (7 * 4.0 + 14.0) * 1e-6 + W / 4 / nic;
+  /* The network's own latency on the route between GPUs of two nodes: 4 PCIe 4.0 links of
+   * 150 ns and 2 EFA links of 7.5 us; NCCL adds it to a network hop, twice for Simple. */
+  double route_us = 4 * 0.15 + 2 * 7.5;
+  double t_s = 8.4e-6 + 16 * 196608.0 / (nic / 4) + 2 * (7 * 4.0 + 14.0 + 2 * route_us) * 1e-6 +
+               W / 4 / nic;
   check_by_hand(t, g, x, t_s, 1e-3, 1e-3, "tree 1 GiB on 2 p4d");
 }
 
@@ -385,7 +391,8 @@ static void test_pcie_rings_by_hand(void **state)
 /* One GPU per node: NCCL gives a ring's network hops the tree's network latency (nothing hides
  * them). Two NDm A100 v4 nodes, one GPU each, an 8-byte allreduce on LL rings: LL's ring base
  * latency 6.6 us plus two steps (reduce-scatter, all-gather) of one network hop each at LL's
- * tree network latency, 5.0 us (the ring's own would be 2.7 us); the bytes take nanoseconds. */
+ * tree network latency, 5.0 us (the ring's own would be 2.7 us), plus the network's own latency
+ * (LL: once); the bytes take nanoseconds. */
 static void test_one_gpu_per_node_latency(void **state)
 {
   comm_cluster_spec spec = {.system = "nd-a100-v4", .nodes = 2, .devices_per_node = 1};
@@ -396,7 +403,9 @@ static void test_one_gpu_per_node_latency(void **state)
   comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 8};
   g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, COLL__NCCL_RING, COLL__LL, NULL);
   assert_non_null(x);
-  double t_s = 6.6e-6 + 2 * 5.0e-6;
+  /* Each network hop also pays the network's own latency (NCCL's latencyInter): 4 PCIe 4.0
+   * links of 150 ns and 2 HDR links of 300 ns. */
+  double t_s = 6.6e-6 + 2 * (5.0e-6 + 4 * 0.15e-6 + 2 * 0.3e-6);
   double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
   if (fabs(got - t_s) / t_s > 0.01)
     fail_msg("8 B on 2 x 1 GPU: %.9g s, by hand %.9g s", got, t_s);

@@ -170,6 +170,10 @@ void coll__flow_routes_shares(const coll__flow_routes *r, const coll__flow *f, d
                               sim_time_ps *lat);
 void coll__flow_routes_free(coll__flow_routes *r);
 sim_time_ps coll__reduce_time(uint64_t bytes, double reduce_Bps);
+/* A lower bound on a phase's time: per step, the bytes its busiest link carries over the
+ * link's rate plus the longest route latency, summed over the steps (0 where it is not worked
+ * out: a ring over the whole group, or a phase of more than 2^20 transfers). */
+sim_time_ps coll__phase_link_bound(const coll__phase *ph);
 /* Delay after a rank's step: folded latency, software overhead, reduction. */
 sim_time_ps coll__step_delay(const coll__step *st, const coll__cost *cost);
 

@@ -543,6 +543,54 @@ static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_byt
   return sim_time_add_sat(launch, all);
 }
 
+/* Closed form of the channels' chains (broadcast, reduce; candidate()). */
+static sim_time_ps chains_time(const coll__nccl *x, uint32_t C, uint64_t wire, sim_time_ps launch,
+                               sim_time_ps step, gboolean reduce)
+{
+  const comm_coll_group *g = x->g;
+  uint32_t n = g->n, nf = C * (n - 1), root = x->args.root;
+  g_autofree coll__flow *f = g_new(coll__flow, nf);
+  for (uint32_t c = 0; c < C; c++) {
+    const uint32_t *o = x->orders + (gsize)c * n;
+    uint32_t pr = 0;
+    for (uint32_t i = 0; i < n; i++)
+      if (o[i] == root)
+        pr = i;
+    uint64_t b = coll__seg(wire, C, c);
+    for (uint32_t i = 0; i + 1 < n; i++) {
+      uint32_t a = o[(pr + i) % n], z = o[(pr + i + 1) % n];
+      f[c * (n - 1) + i] = reduce ? (coll__flow){z, a, b} : (coll__flow){a, z, b};
+    }
+  }
+  g_autofree double *share = g_new(double, nf);
+  g_autofree sim_time_ps *lat = g_new(sim_time_ps, nf);
+  coll__flow_shares(g, f, nf, share, lat);
+  sim_time_ps worst = 0;
+  for (uint32_t c = 0; c < C; c++) {
+    /* The slowest hop picks the chunk count; the first chunk crosses every hop, the others
+     * follow at the slowest hop's pace. */
+    double sh = INFINITY, alpha_s = 0;
+    for (uint32_t i = 0; i + 1 < n; i++)
+      if (share[c * (n - 1) + i] < sh) {
+        sh = share[c * (n - 1) + i];
+        alpha_s = (double)sim_time_add_sat(lat[c * (n - 1) + i], step) * 1e-12;
+      }
+    uint64_t b = coll__seg(wire, C, c);
+    double bytes_s = (double)b / sh;
+    double k = n > 2 && alpha_s > 0 ? sqrt((n - 2) * bytes_s / alpha_s) : 1;
+    k = MIN(MAX(round(k), 1.0), MIN(1024.0, MAX(1.0, floor((double)b / 4096))));
+    double first_s = 0, slowest_s = 0;
+    for (uint32_t i = 0; i + 1 < n; i++) {
+      double hop_s = (double)sim_time_add_sat(lat[c * (n - 1) + i], step) * 1e-12 +
+                     (double)b / k / share[c * (n - 1) + i];
+      first_s += hop_s;
+      slowest_s = MAX(slowest_s, hop_s);
+    }
+    worst = MAX(worst, sim_time_from_s(first_s + (k - 1) * slowest_s));
+  }
+  return sim_time_add_sat(launch, worst);
+}
+
 /* Closed form of every flow at once (alltoall, NVLS, trees, CollNet): the slowest flow. With
  * `min_share` the least share of a flow (bytes/s), with `max_lat` the longest route latency. */
 static sim_time_ps flows_time_ex(const comm_coll_group *g, const coll__flow_routes *routes,
@@ -1004,16 +1052,13 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     out->launch_ps = sim_time_add_sat(out->launch_ps, out->fill_ps);
     return TRUE;
   }
-  /* Chains (broadcast, reduce): the channels share the same links, so one channel carrying
-   * the whole buffer has their closed form. */
-  comm_coll_args ca = x->args;
-  ca.bytes = wire;
-  ca.launch_ps = out->launch_ps;
-  ca.step_ps = out->step_ps;
-  ca.reduce_Bps = 0;
-  ca.chunk_bytes = 0;
-  return comm_coll_analytic_time(g->topo, g, coll__algorithm_builtin("ring"), &ca,
-                                 &out->time_ps, NULL);
+  /* Chains (broadcast, reduce): every channel's chain from the root along its ring order,
+   * pipelined in chunks, all at once: each chain's hops at their share of the links the
+   * channels' chains cross together (a chain on one node's switch shares its ports; chains of
+   * a mesh or across nodes take different links), (n - 2 + K) chunk steps of the slowest hop,
+   * K chunks as the chain executor picks them (sqrt((n - 2) B beta / alpha), docs/collectives.md). */
+  out->time_ps = chains_time(x, C, wire, out->launch_ps, out->step_ps, op == COMM_COLL_REDUCE);
+  return TRUE;
 }
 
 static gboolean choose(coll__nccl *x, int force_algo, int force_proto, GError **error)

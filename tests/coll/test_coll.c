@@ -99,8 +99,10 @@ static void test_closed_forms(void **state)
    * without reduction. */
   assert_int_equal(analytic(t4, g4, "halving-doubling", &a),
                    SIM_NS(47000 + 24500 + 22000 + 42000));
-  /* One to all: the root's link carries 3e6 bytes each way: 2 + 240 us, reduction 30 us. */
-  assert_int_equal(analytic(t4, g4, "onetoall", &a), SIM_US(242 + 30 + 242));
+  /* One to all: every member sends to the root at once, each on its own link of the fake (a
+   * link per ordered pair): the busiest link carries one buffer, 2 + 80 us; the root reduces
+   * 3e6 bytes, 30 us; then it sends back the same way, 82 us. */
+  assert_int_equal(analytic(t4, g4, "onetoall", &a), SIM_US(82 + 30 + 82));
   /* Chain broadcast of 2 MiB in 4 chunks of 512 KiB: 4 - 2 + 4 = 6 steps of
    * 2 us + 524288 / 12.5e9 s = 43.94304 us. */
   comm_coll_args b = {.op = COMM_COLL_BROADCAST, .bytes = 2 << 20, .chunk_bytes = 512 << 10};

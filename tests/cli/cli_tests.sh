@@ -159,6 +159,17 @@ expect_error "sweep device count not a multiple of a node" 2 sweep --devices 12
   grep -q "<svg" "$TMP/p.svg" && grep -q "samples/s" "$TMP/p.svg" && [ "$(wc -l <"$TMP/p.csv")" -eq 3 ] &&
   ok "sweep writes an SVG plot with labelled axes and a CSV row per point" || bad "sweep outputs: $(cat "$TMP/err")"
 
+# Parameter servers: any count, several per socket or device (docs/collectives.md).
+for args in "--ps-count 8 --ps-placement cpu" "--ps-count 8 --ps-placement gpu" \
+            "--ps-count 24 --ps-placement colocated" "--system piz-daint --ps-count 2 --ps-placement colocated"; do
+  if "$DTSIM" run --model lenet5 --strategy ps --nodes 8 $args --iterations 1 --json >"$TMP/ps.json" 2>"$TMP/err" &&
+     grep -q '"iteration_time_s"' "$TMP/ps.json"; then
+    ok "ps $args on 8 nodes"
+  else
+    bad "ps $args on 8 nodes: $(cat "$TMP/err")"
+  fi
+done
+
 # nccl:ALGO[/PROTO[/CHANNELS]] forces NCCL's algorithm (docs/nccl.md, "Forcing"); an algorithm
 # the system cannot run is refused in one line.
 expect_error "nccl:nvls without NVLink SHARP" 2 collective --system dgx-a100 --bytes 1M --algorithm nccl:nvls

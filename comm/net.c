@@ -1607,8 +1607,8 @@ comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_m
  * link has carried them all, as under fair sharing (docs/network.md, "Analytic bounds"). */
 static sim_time_ps analytic_time(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes)
 {
-  sim_time_ps alone = comm__p2p_time_buf(net->topo, src, dst, bytes, net->route_buf);
-  uint32_t n = comm__route(net->topo, src, dst, net->route_buf);
+  uint32_t n;
+  sim_time_ps alone = comm__p2p_time_route(net->topo, src, dst, bytes, net->route_buf, &n);
   if (n == 0)
     return alone;
   if (!net->analytic_free)

@@ -353,7 +353,9 @@ const comm_coll_algorithm coll__algorithms[ALG_N] = {
                           "form for the size and group (see docs/collectives.md)",
                   OPS(NULL, NULL, NULL, NULL, NULL), auto_pick},
     [ALG_NCCL] = {"nccl", "what NCCL would run: rings, trees or NVLink SHARP over its channels, "
-                          "protocol LL, LL128 or Simple, by its cost model (docs/nccl.md)",
+                          "protocol LL, LL128 or Simple, by its cost model (docs/nccl.md); "
+                          "nccl:ALGO[/PROTO[/CHANNELS]] forces them as NCCL_ALGO, NCCL_PROTO "
+                          "and NCCL_MIN_NCHANNELS do",
                   OPS(NULL, NULL, NULL, NULL, NULL), NULL, TRUE},
 };
 

@@ -37,6 +37,9 @@ uint32_t comm__route(const comm_topology *topo, comm_ep src, comm_ep dst, uint32
 /* comm_topology_p2p_time with a caller's route buffer (no allocation). */
 sim_time_ps comm__p2p_time_buf(const comm_topology *topo, comm_ep src, comm_ep dst, uint64_t bytes,
                                uint32_t *buf);
+/* The same, leaving the route's `hops` links in buf. */
+sim_time_ps comm__p2p_time_route(const comm_topology *topo, comm_ep src, comm_ep dst,
+                                 uint64_t bytes, uint32_t *buf, uint32_t *hops);
 /* Directed link ids are 0 .. comm_topology_links() - 1. */
 const comm__link_class *comm__link_class_of(const comm_topology *topo, uint32_t dlink);
 /* Node (worker or extra) of a node-local endpoint. */

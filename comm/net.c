@@ -739,6 +739,37 @@ void comm_net_set_plain(comm_net *net, gboolean plain)
 
 gboolean comm_net_get_plain(const comm_net *net) { return net->plain; }
 
+/* The analytic model's time of a transfer: its idle-network time, unless the links of its
+ * route are still busy with transfers that started before it. Each link keeps when its
+ * reserved bytes are through; the transfer reserves bytes / (the link's rate) on every link of
+ * its route after what is reserved there, and ends when the last of its links is through with
+ * it (plus the route's latency) or at its idle-network time, whichever is later. Transfers
+ * that never overlap on a link take their idle-network time, so on an uncontended topology
+ * this is the flow model's time; where many transfers cross one link at once (W workers
+ * pushing to one parameter server, an alltoall through a NIC) the last ends when the busiest
+ * link has carried them all, as under fair sharing (docs/network.md, "Analytic bounds"). */
+static sim_time_ps analytic_time(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes)
+{
+  uint32_t n;
+  sim_time_ps alone = comm__p2p_time_route(net->topo, src, dst, bytes, net->route.buf, &n);
+  if (n == 0)
+    return alone;
+  if (!net->rec.analytic_free)
+    net->rec.analytic_free = g_new0(sim_time_ps, net->nlinks);
+  sim_time_ps now = sim_engine_now(net->engine), through = now, slowest = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t l = net->route.buf[k];
+    sim_time_ps occ = sim_time_for_work((double)bytes, comm__link_class_of(net->topo, l)->Bps);
+    sim_time_ps end = sim_time_add_sat(MAX(now, net->rec.analytic_free[l]), occ);
+    net->rec.analytic_free[l] = end;
+    through = MAX(through, end);
+    slowest = MAX(slowest, occ);
+  }
+  /* The idle-network time is the latency plus the slowest link's occupation. */
+  sim_time_ps latency = alone > slowest ? alone - slowest : 0;
+  return MAX(alone, sim_time_add_sat(through - now, latency));
+}
+
 void comm_net_free(comm_net *net)
 {
   if (!net)
@@ -759,6 +790,7 @@ void comm_net_free(comm_net *net)
   g_free(net->rec.free_flows.v);
   g_free(net->rec.free_classes.v);
   g_free(net->links);
+  g_free(net->rec.analytic_free);
   g_free(net->reserved_on);
   g_free(net->link_class);
   g_ptr_array_free(net->rec.slabs, TRUE);
@@ -823,9 +855,8 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
     return;
   }
   if (net->model == COMM_NET_ANALYTIC) {
-    f->ev = sim_engine_schedule_in(
-        net->engine, comm__p2p_time_buf(net->topo, src, dst, bytes, net->route.buf), flow_cb, f,
-        EV_INSTANT);
+    f->ev = sim_engine_schedule_in(net->engine, analytic_time(net, src, dst, bytes), flow_cb, f,
+                                   EV_INSTANT);
     return;
   }
   route_memo *m = comm__route_get(net, src, dst);

@@ -206,6 +206,9 @@ typedef struct {
   uint32_t flows_fresh;    /* flows of the last slab handed out; the others never written */
   uint32_t classes_fresh;  /* the same for classes */
   class_table classes;   /* hashed classes by route (src << 32 | dst) */
+  /* Analytic model: per directed link, when the transfers reserved on it so far are through
+   * (allocated at the first transfer that crosses a link). */
+  sim_time_ps *analytic_free;
   uint64_t next_seq;
   flowvec finished;      /* scratch of a completion event */
 } net_records;

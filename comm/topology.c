@@ -1174,11 +1174,20 @@ sim_time_ps comm_topology_route_latency(const comm_topology *t, comm_ep src, com
 sim_time_ps comm__p2p_time_buf(const comm_topology *t, comm_ep src, comm_ep dst, uint64_t bytes,
                                uint32_t *buf)
 {
+  uint32_t n;
+  return comm__p2p_time_route(t, src, dst, bytes, buf, &n);
+}
+
+sim_time_ps comm__p2p_time_route(const comm_topology *t, comm_ep src, comm_ep dst,
+                                 uint64_t bytes, uint32_t *buf, uint32_t *hops)
+{
+  *hops = 0;
   if (src == dst)
     return 0;
   sim_time_ps lat;
   double bw;
-  route_figures(t, buf, comm__route(t, src, dst, buf), bytes, &lat, &bw);
+  *hops = comm__route(t, src, dst, buf);
+  route_figures(t, buf, *hops, bytes, &lat, &bw);
   return sim_time_add_sat(lat, sim_time_for_work((double)bytes, bw));
 }
 

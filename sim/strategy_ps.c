@@ -112,11 +112,14 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
 SIM_CHOICES_OF(comm_ps_placement_name, comm_ps_placement)
 static const sim_key ps_keys[] = {
     {"ps-count", SIM_KEY_INT, SIM_KEY_OFF(ps_count), "1", 1, 1000000, .commands = SIM_OPTS_RUN,
-     .arg = "K", .help = "parameter servers (shards)"},
+     .arg = "K", .help = "parameter servers (shards), any count from 1: several share a socket "
+                         "or device when K exceeds them"},
     {"ps-placement", SIM_KEY_CHOICE, SIM_KEY_OFF(ps_placement), "cpu",
      .choice_name = comm_ps_placement_name_choice,
      .n_choices = COMM_PS_DEDICATED + 1, .commands = SIM_OPTS_RUN,
-     .help = "where servers run: host CPUs, devices, hosts of the first K nodes, extra nodes"},
+     .help = "where servers run: cpu and colocated: the worker nodes' host sockets, round-robin "
+             "(server k on node k mod N); gpu: the devices, round-robin; dedicated: K extra "
+             "nodes, one server each. Servers on one socket or device share its aggregation"},
 };
 static const sim_key_group sim_keys_ps = SIM_KEY_GROUP("ps", SIM_STRATEGY_SERVERS, ps_keys);
 

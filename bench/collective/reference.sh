@@ -8,7 +8,8 @@
 #   bench/collective/published.csv     further published rows (DGX-1V, p2.8xlarge, ...),
 #                                      reported separately
 # The prediction uses the catalog as it is and the one fitted slice (bench/collective/fit.sh). The model
-# (channels, protocols, NCCL's tuning constants) is described in docs/nccl.md.
+# (channels, protocols, NCCL's tuning constants) is described in docs/nccl.md. Last, the
+# leave-one-system-out figures of that fit (fit.sh; DTSIM_REFERENCE_NO_FIT=1 leaves them out).
 #
 # Usage: bench/collective/reference.sh [DTSIM] [REFERENCE_DIR]
 # REFERENCE_DIR defaults to the repository's copy of the tables, bench/reference/data.
@@ -65,4 +66,9 @@ if [ -r "$here/published.csv" ]; then
   grep -v '^#' "$here/published.csv" | tail -n +2 | while IFS=, read -r id op bytes system nodes dpn measured unit source; do
     row "$id" "$op" "$bytes" "$system" "$nodes" "$dpn" "$measured" "$unit"
   done | mape
+fi
+
+if [ -z "${DTSIM_REFERENCE_NO_FIT:-}" ]; then
+  printf '\n== leave one system out (bench/collective/fit.sh: the slice fitted without the system)\n'
+  DTSIM_REFERENCE_NO_FIT=1 sh "$here/fit.sh" "$dtsim" "$ref" | sed -n '/^held_out/,$p'
 fi

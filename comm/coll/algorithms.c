@@ -353,7 +353,9 @@ const comm_coll_algorithm coll__algorithms[ALG_N] = {
                           "form for the size and group (see docs/collectives.md)",
                   OPS(NULL, NULL, NULL, NULL, NULL), auto_pick},
     [ALG_NCCL] = {"nccl", "what NCCL would run: rings, trees or NVLink SHARP over its channels, "
-                          "protocol LL, LL128 or Simple, by its cost model (docs/nccl.md)",
+                          "protocol LL, LL128 or Simple, by its cost model (docs/nccl.md); "
+                          "nccl:ALGO[/PROTO[/CHANNELS]] forces them as NCCL_ALGO, NCCL_PROTO "
+                          "and NCCL_MIN_NCHANNELS do",
                   OPS(NULL, NULL, NULL, NULL, NULL), NULL, TRUE},
 };
 
@@ -368,16 +370,101 @@ const comm_coll_algorithm *comm_coll_algorithm_at(size_t index)
   return &coll__algorithms[index];
 }
 
+/* "nccl:ALGO[/PROTO[/CHANNELS]]": NCCL with its algorithm (and protocol, and channel count)
+ * forced, as NCCL_ALGO, NCCL_PROTO and NCCL_MIN_NCHANNELS force them. Each spelling is made
+ * once and kept for the life of the program (the registry hands out const pointers that
+ * outlive any caller), so the same name gives the same entry. Whether this system can run the
+ * algorithm is known only with the group: coll__nccl_plan_forced says so. */
+#define NCCL_MAX_CHANNELS 64   /* NCCL's MAXCHANNELS (src/include/device.h) */
+
+static gboolean parse_nccl_force(const char *spec, const char *what, coll__nccl_force *f,
+                                 GError **error)
+{
+  g_auto(GStrv) part = g_strsplit(spec, "/", -1);
+  guint np = g_strv_length(part);
+  *f = (coll__nccl_force){.algo = -1, .proto = -1, .channels = 0};
+  if (np < 1 || np > 3 || part[0][0] == '\0') {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: '%s' is not nccl:ALGO[/PROTO[/CHANNELS]]", what, spec);
+    return FALSE;
+  }
+  for (int a = 0; a < COLL__NCCL_NALGO; a++)
+    if (a != COLL__NCCL_P2P && g_ascii_strcasecmp(part[0], coll__nccl_algo_names[a]) == 0)
+      f->algo = a;
+  if (f->algo < 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: unknown NCCL algorithm '%s' (known: ring, tree, nvls, nvlstree, "
+                "collnet-direct, collnet-chain, pat)", what, part[0]);
+    return FALSE;
+  }
+  if (np >= 2) {
+    for (int p = 0; p < COLL__NPROTO; p++)
+      if (g_ascii_strcasecmp(part[1], coll__nccl_proto_names[p]) == 0)
+        f->proto = p;
+    if (f->proto < 0) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "%s: unknown NCCL protocol '%s' (known: ll, ll128, simple)", what, part[1]);
+      return FALSE;
+    }
+  }
+  if (np == 3) {
+    guint64 c;
+    if (!g_ascii_string_to_unsigned(part[2], 10, 1, NCCL_MAX_CHANNELS, &c, NULL)) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "%s: NCCL channels '%s' is not a whole number from 1 to %d", what, part[2],
+                  NCCL_MAX_CHANNELS);
+      return FALSE;
+    }
+    f->channels = (uint32_t)c;
+  }
+  return TRUE;
+}
+
+static GHashTable *nccl_forced;   /* canonical name -> comm_coll_algorithm (never freed) */
+G_LOCK_DEFINE_STATIC(nccl_forced);
+
+static const comm_coll_algorithm *nccl_forced_find(const char *name, const char *what,
+                                                   GError **error)
+{
+  coll__nccl_force f;
+  if (!parse_nccl_force(name + strlen("nccl:"), what, &f, error))
+    return NULL;
+  g_autoptr(GString) canon = g_string_new("nccl:");
+  g_string_append(canon, coll__nccl_algo_names[f.algo]);
+  if (f.proto >= 0)
+    g_string_append_printf(canon, "/%s", coll__nccl_proto_names[f.proto]);
+  if (f.channels > 0)
+    g_string_append_printf(canon, "/%u", f.channels);
+  G_LOCK(nccl_forced);
+  if (!nccl_forced)
+    nccl_forced = g_hash_table_new(g_str_hash, g_str_equal);
+  comm_coll_algorithm *a = g_hash_table_lookup(nccl_forced, canon->str);
+  if (!a) {
+    a = g_new0(comm_coll_algorithm, 1);
+    a->name = g_strdup(canon->str);
+    a->description = "NCCL with its algorithm (protocol, channels) forced";
+    a->nccl = TRUE;
+    a->forced = TRUE;
+    a->force = f;
+    g_hash_table_insert(nccl_forced, (char *)a->name, a);
+  }
+  G_UNLOCK(nccl_forced);
+  return a;
+}
+
 const comm_coll_algorithm *comm_coll_algorithm_find(const char *name, const char *what,
                                                     GError **error)
 {
   for (size_t i = 0; i < ALG_N; i++)
     if (name != NULL && strcmp(name, coll__algorithms[i].name) == 0)
       return &coll__algorithms[i];
+  if (name != NULL && g_str_has_prefix(name, "nccl:"))
+    return nccl_forced_find(name, what, error);
   g_autoptr(GString) known = g_string_new(NULL);
   for (size_t i = 0; i < ALG_N; i++)
     g_string_append_printf(known, "%s%s", i ? ", " : "", coll__algorithms[i].name);
-  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: unknown algorithm '%s' (known: %s)", what,
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+              "%s: unknown algorithm '%s' (known: %s, nccl:ALGO[/PROTO[/CHANNELS]])", what,
               name ? name : "", known->str);
   return NULL;
 }

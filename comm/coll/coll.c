@@ -133,13 +133,19 @@ uint32_t comm_coll_group_per_node(const comm_coll_group *g)
 
 /* ---- Closed forms --------------------------------------------------------------------------- */
 
-/* The closed form of a plan: the launch cost plus its phases one after the other. */
+/* The closed form of a plan: the launch cost plus its phases one after the other, each at
+ * least as long as its busiest link takes (coll__phase_link_bound: the closed forms of the
+ * phase kinds time each transfer on its own route, which transfers sharing a NIC, a leaf
+ * uplink or a root's link would not get). */
 static sim_time_ps plan_analytic(const coll__plan *plan, const comm_coll_args *args)
 {
   coll__cost cost = {args->reduce_Bps, args->step_ps};
   sim_time_ps total = plan->nphases > 0 ? args->launch_ps : 0;
-  for (uint32_t i = 0; i < plan->nphases; i++)
-    total = sim_time_add_sat(total, plan->phases[i].kind->analytic(&plan->phases[i], &cost));
+  for (uint32_t i = 0; i < plan->nphases; i++) {
+    const coll__phase *ph = &plan->phases[i];
+    sim_time_ps t = ph->kind->analytic(ph, &cost);
+    total = sim_time_add_sat(total, MAX(t, coll__phase_link_bound(ph)));
+  }
   return total;
 }
 
@@ -150,7 +156,8 @@ gboolean comm_coll_analytic_time(const comm_topology *topo, const comm_coll_grou
   g_return_val_if_fail(group->topo == topo, FALSE);
   algo = comm_coll_resolve(algo, group, args);
   if (algo->nccl) {
-    g_autoptr(coll__nccl) x = coll__nccl_plan(group, args, -1, -1, error);
+    g_autoptr(coll__nccl) x =
+        coll__nccl_plan_forced(group, args, algo->forced ? &algo->force : NULL, error);
     if (!x)
       return FALSE;
     *out_ps = coll__nccl_chosen(x)->time_ps;
@@ -221,7 +228,7 @@ comm_coll *comm_coll_new(comm_net *net, const comm_coll_group *group,
   c->cost = (coll__cost){args->reduce_Bps, args->step_ps};
   c->algo = comm_coll_resolve(algo, group, args);
   if (c->algo->nccl) {
-    c->nccl = coll__nccl_plan(group, args, -1, -1, error);
+    c->nccl = coll__nccl_plan_forced(group, args, algo->forced ? &algo->force : NULL, error);
     if (!c->nccl || !coll__nccl_prepare(c->nccl, net, error))
       return NULL;
     c->ranks = g_new0(coll_rank, group->n);

@@ -129,7 +129,7 @@ uint64_t comm_coll_bytes_received(const comm_coll *coll, uint32_t member);
 typedef enum {
   COMM_PS_CPU,         /* host CPU socket of a worker node */
   COMM_PS_GPU,         /* one device of a worker node */
-  COMM_PS_COLOCATED,   /* hosts of the first K worker nodes (K < N as TensorFlow jobs run) */
+  COMM_PS_COLOCATED,   /* hosts of the worker nodes, round-robin (K < N as TensorFlow jobs ran) */
   COMM_PS_DEDICATED,   /* host of an extra node (comm_cluster_spec.extra_nodes > 0) */
 } comm_ps_placement;
 
@@ -158,6 +158,13 @@ typedef void (*comm_ps_tensor_fn)(sim_engine *engine, uint32_t worker, uint32_t 
 void comm_ps_place_tensors(const uint64_t *tensor_bytes, uint32_t tensors, uint32_t servers,
                            uint32_t *shard_of);
 
+/* Whether `servers` servers can be placed so on this topology, with one line why not: any
+ * count of one or more (cpu, colocated: round-robin over the worker nodes' host sockets, gpu:
+ * over the devices, several per socket or device beyond their number); dedicated needs the
+ * topology's extra nodes. comm_ps_new() checks with it; so does `search` before it proposes a
+ * count, so both accept the same. */
+gboolean comm_ps_check(const comm_topology *topo, comm_ps_placement placement, uint32_t servers,
+                       GError **error);
 /* Workers are the members of `group`. Tensors are placed on K shards by
  * comm_ps_place_tensors(). */
 comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_config *config,

@@ -107,12 +107,22 @@ typedef gboolean (*coll__plan_fn)(coll__plan *plan, const comm_coll_group *group
 typedef const comm_coll_algorithm *(*coll__pick_fn)(const comm_coll_group *group,
                                                     const comm_coll_args *args);
 
+/* What "nccl:ALGO[/PROTO[/CHANNELS]]" forces, as NCCL_ALGO, NCCL_PROTO and
+ * NCCL_MIN_NCHANNELS do: an algorithm (COLL__NCCL_*), a protocol (COLL__LL...; -1: NCCL's
+ * choice) and a channel count (0: NCCL's). */
+typedef struct {
+  int algo, proto;
+  uint32_t channels;
+} coll__nccl_force;
+
 struct comm_coll_algorithm {
   const char *name;
   const char *description;
   coll__plan_fn plan[COMM_COLL_N_OPS];   /* NULL: operation not supported */
   coll__pick_fn pick;                    /* non-NULL only for "auto" */
   gboolean nccl;                         /* "nccl": channels and protocols (nccl.c) */
+  coll__nccl_force force;                /* with nccl and `forced`: what the name forces */
+  gboolean forced;
 };
 
 /* A registry entry by name (programming error if absent). */
@@ -160,6 +170,10 @@ void coll__flow_routes_shares(const coll__flow_routes *r, const coll__flow *f, d
                               sim_time_ps *lat);
 void coll__flow_routes_free(coll__flow_routes *r);
 sim_time_ps coll__reduce_time(uint64_t bytes, double reduce_Bps);
+/* A lower bound on a phase's time: per step, the bytes its busiest link carries over the
+ * link's rate plus the longest route latency, summed over the steps (0 where it is not worked
+ * out: a ring over the whole group, or a phase of more than 2^20 transfers). */
+sim_time_ps coll__phase_link_bound(const coll__phase *ph);
 /* Delay after a rank's step: folded latency, software overhead, reduction. */
 sim_time_ps coll__step_delay(const coll__step *st, const coll__cost *cost);
 
@@ -170,10 +184,17 @@ enum {
   COLL__NCCL_TREE,
   COLL__NCCL_NVLS,
   COLL__NCCL_P2P,
-  COLL__NCCL_COLLNET,
+  COLL__NCCL_COLLNET,         /* CollNet Direct */
+  COLL__NCCL_NVLS_TREE,
+  COLL__NCCL_COLLNET_CHAIN,
+  COLL__NCCL_PAT,
   COLL__NCCL_NALGO
 };
 enum { COLL__LL, COLL__LL128, COLL__SIMPLE, COLL__NPROTO };
+/* The names "nccl:ALGO/PROTO" takes (NCCL_ALGO's and NCCL_PROTO's, lower case): indexed by
+ * COLL__NCCL_* and COLL__LL...; "p2p" (alltoall's point-to-point) is not forced by name. */
+extern const char *const coll__nccl_algo_names[COLL__NCCL_NALGO];
+extern const char *const coll__nccl_proto_names[COLL__NPROTO];
 
 /* What NCCL's cost model picks, and its closed form on an idle network. */
 typedef struct {
@@ -192,9 +213,13 @@ typedef struct coll__nccl coll__nccl;
 
 /* The channels' rings: returns their count C and C x n group indices (g_free them). */
 uint32_t coll__nccl_rings(const comm_coll_group *group, uint32_t **orders);
-/* Chooses as NCCL would; algo / proto >= 0 restrict the choice (tests). */
+/* Chooses as NCCL would; algo / proto >= 0 restrict the choice, channels > 0 sets the channel
+ * count (NCCL_MIN_NCHANNELS). With a forced algorithm the system cannot run, one line says
+ * why. */
 coll__nccl *coll__nccl_plan(const comm_coll_group *group, const comm_coll_args *args, int algo,
                             int proto, GError **error);
+coll__nccl *coll__nccl_plan_forced(const comm_coll_group *group, const comm_coll_args *args,
+                                   const coll__nccl_force *force, GError **error);
 void coll__nccl_free(coll__nccl *x);
 void coll__nccl_routes_free(struct coll__nccl_routes *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(coll__nccl, coll__nccl_free)

@@ -19,7 +19,9 @@
  * as flows: one sub-collective per channel (ring, double tree, chain or all-to-all from the
  * registry, on the channel's rank order), or NVLS's flows to and from the switch. Protocol
  * efficiency shows as wire bytes (payload / efficiency); per-hop latencies as the step cost.
- * docs/nccl.md gives the source of every constant. */
+ * "nccl:ALGO[/PROTO[/CHANNELS]]" restricts the choice as NCCL_ALGO, NCCL_PROTO and
+ * NCCL_MIN_NCHANNELS do (coll__nccl_plan_forced), and refuses an algorithm the system cannot
+ * run in one line. docs/nccl.md gives the source of every constant. */
 #include "coll_internal.h"
 #include "comm_internal.h"
 #include "util.h"
@@ -33,9 +35,9 @@ enum { HW_NVLINK, HW_PCI, HW_NET, HW_N };
 enum { A_TREE, A_RING, A_N };
 enum { ARCH_VOLTA, ARCH_AMPERE, ARCH_HOPPER, ARCH_BLACKWELL, ARCH_N };
 
-static const char *const proto_names[COLL__NPROTO] = {"LL", "LL128", "Simple"};
-static const char *const algo_names[COLL__NCCL_NALGO] = {"ring", "tree", "nvls", "p2p",
-                                                          "collnet"};
+const char *const coll__nccl_proto_names[COLL__NPROTO] = {"LL", "LL128", "Simple"};
+const char *const coll__nccl_algo_names[COLL__NCCL_NALGO] = {
+    "ring", "tree", "nvls", "p2p", "collnet-direct", "nvlstree", "collnet-chain", "pat"};
 
 /* Base latency of a collective, microseconds: [algorithm][protocol]. */
 static const double base_lat_us[A_N][COLL__NPROTO] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
@@ -58,6 +60,21 @@ static const double hw_lat_us[HW_N][A_N][COLL__NPROTO] = {
 #define COLLNET_NET_LAT_US 31.0
 #define COLLNET_ARITY_US 0.4
 #define COLLNET_HOPPER_EFF 0.85
+/* CollNet Chain (Simple only): latency per hop of the chain inside a node and of the network
+ * reduction, microseconds. */
+#define COLLNET_CHAIN_INTRA_LAT_US 2.8
+#define COLLNET_CHAIN_NET_LAT_US 30.0
+/* NVLS Tree (Simple only): NVLS inside each node, a tree of nodes across: latency of the NVLS
+ * pass and of a network hop, microseconds. */
+#define NVLS_TREE_INTRA_LAT_US 25.0
+#define NVLS_TREE_NET_LAT_US 20.9
+/* PAT (allgather and reduce-scatter with one GPU per node, Simple only): base latency, the
+ * network hop (divided by 3.5 per level of its log2 tree) and the linear part per rank,
+ * microseconds; it keeps 0.75 of the ring graph's bus bandwidth. */
+#define PAT_BASE_LAT_US 8.0
+#define PAT_NET_LAT_US 14.0
+#define PAT_PER_RANK_US 2.8
+#define PAT_EFF 0.75
 /* LL's bus bandwidth cap, 1e9 bytes/s: [architecture][1 node, 2 nodes, more]. */
 static const double ll_max_GBps[ARCH_N][3] = {
     {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {141.0, 45.0, 35.0}};
@@ -254,6 +271,41 @@ static GArray *intra_cycles(const comm_coll_group *g, uint32_t per, gboolean *nv
   return cyc;
 }
 
+/* The channels of rings that cross nodes, as NCCL's graph search lays them: each channel of
+ * its search takes `speed` of the bandwidth of every link it crosses, the speed the largest
+ * of NCCL's inter-node speeds (GB/s, src/graph/search.cc speedArrayInter, sm90SpeedArrayInter
+ * from Hopper on) that the NIC carries, so one channel per NIC (the next speed down is always
+ * above half the one before); ncclTopoDupChannels doubles them where the speed is 25 GB/s or
+ * more, except from Hopper on below 50 GB/s with more than 4 channels; ncclTopoPostset
+ * (src/graph/connect.cc) doubles them again. So: 2 channels per NIC on HDR (24 GB/s: DGX
+ * A100, NDm A100 v4), EDR and EFA (12 GB/s: DGX-1, p4d) and Ethernet (3 GB/s at 25 Gb/s:
+ * p3.16xlarge); 4 per NIC on one NDR NIC of a Hopper node, 2 on eight. */
+static uint32_t inter_channels(const comm_topology *topo, uint32_t nics_used)
+{
+  static const double speeds[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                  7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+  static const double speeds_sm90[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                       15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+  const comm_system *sys = comm_topology_system(topo);
+  gboolean hopper = arch_of(topo) >= ARCH_HOPPER;
+  double nic = 0;
+  if (sys && sys->inter)
+    nic = sys->inter->nic_bandwidth_GBps > 0 ? sys->inter->nic_bandwidth_GBps
+                                             : sys->inter->bandwidth_GBps;
+  const double *sp = hopper ? speeds_sm90 : speeds;
+  gsize ns = hopper ? G_N_ELEMENTS(speeds_sm90) : G_N_ELEMENTS(speeds);
+  double speed = sp[ns - 1];
+  for (gsize i = 0; i < ns; i++)
+    if (sp[i] <= nic) {
+      speed = sp[i];
+      break;
+    }
+  uint32_t C = nics_used;
+  if (speed >= 25.0 && !(hopper && speed < 50.0 && C > 4))
+    C *= 2;
+  return MIN(2 * C, 64u);
+}
+
 uint32_t coll__nccl_rings(const comm_coll_group *g, uint32_t **orders_out)
 {
   const comm_topology *topo = g->topo;
@@ -288,8 +340,7 @@ uint32_t coll__nccl_rings(const comm_coll_group *g, uint32_t **orders_out)
   gboolean sw = comm_topology_nvswitch(topo, 0) != UINT32_MAX;
   uint32_t C = mesh ? ncyc : sw ? 2 * per : 2;
   if (nodes > 1)
-    while (C % nics_used != 0 || C < 2 * nics_used)
-      C += mesh ? ncyc : 1;
+    C = inter_channels(topo, nics_used);
   uint32_t *o = g_new(uint32_t, (gsize)C * n);
   g_autofree uint32_t *exit_load = g_new0(uint32_t, nics);
   g_autofree uint32_t *entry_load = g_new0(uint32_t, nics);
@@ -350,6 +401,7 @@ struct coll__nccl {
   comm_coll_args child;         /* what each channel runs (bytes: the whole wire buffer) */
   const comm_coll_algorithm *child_algo;
   char label[64];
+  gboolean forced;              /* nccl:ALGO... (cand_ctx.forced) */
   /* Running. */
   comm_net *net;
   GPtrArray *groups, *colls;
@@ -366,6 +418,8 @@ typedef struct {
   gboolean nvlink_intra;   /* every intra-node ring hop is NVLink */
   double ring_busbw;       /* Simple ring bus bandwidth of the channels, bytes/s */
   double ring_share;       /* slowest channel share, bytes/s */
+  gboolean forced;         /* the algorithm is forced (nccl:ALGO): NCCL_ALGO and NCCL_PROTO
+                            * lift its default limits (LL128 off NVLink, trees on one node) */
 } cand_ctx;
 
 /* The choice times the rings and the trees at several sizes and protocols, and every
@@ -373,7 +427,7 @@ typedef struct {
  * channels) and trees are made once and kept with the group. */
 struct coll__nccl_routes {
   coll__flow_routes *ring, *tree;
-  uint32_t ring_C;
+  uint32_t ring_C, tree_C;
   sim_time_ps *ring_lat;        /* ring flow -> its route's latency */
 };
 
@@ -416,10 +470,15 @@ static sim_time_ps work_time(work_memo *m, uint64_t bytes, double share)
 }
 
 /* Ring channels' closed form: per phase, each rank's pipelined flow (share of its route) plus
- * the folded latency and per-step cost, as the ring executor runs it. */
+ * the folded latency and per-step cost, as the ring executor runs it. With `fill_stages`, the
+ * pipeline's fill comes first (added to `launch`, returned in `fill_out`): a slice crosses
+ * `fill_stages` hops of its ring in turn, each hop at the channel's share of that hop's links
+ * (a ring of n hops visits each hop fill_stages / n times), so the network hops of a ring that
+ * crosses nodes cost what their NIC share gives and its NVLink hops what theirs gives; the
+ * slowest channel's fill counts. */
 static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_bytes,
                               uint32_t phases, sim_time_ps launch, sim_time_ps step,
-                              double *min_share)
+                              uint32_t fill_stages, sim_time_ps *fill_out, double *min_share)
 {
   const comm_coll_group *g = x->g;
   uint32_t n = g->n, nf = C * n;
@@ -443,6 +502,19 @@ static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_byt
   g_autofree sim_time_ps *lat = g_new(sim_time_ps, nf);
   coll__flow_routes_shares(rt->ring, f, share, lat);
   /* Per flow once: its time alone at its share, and its route's latency. */
+  if (fill_stages > 0) {
+    double slice = MIN((double)wire_bytes / ((double)C * n), slice_max_bytes()), worst = 0;
+    for (uint32_t c = 0; c < C; c++) {
+      double per_loop = 0;
+      for (uint32_t i = 0; i < n; i++)
+        per_loop += share[c * n + i] > 0 ? slice / share[c * n + i] : 0;
+      worst = MAX(worst, per_loop * fill_stages / n);
+    }
+    sim_time_ps fill = sim_time_from_s(worst);
+    launch = sim_time_add_sat(launch, fill);
+    if (fill_out)
+      *fill_out = fill;
+  }
   g_autofree sim_time_ps *t_flow = g_new(sim_time_ps, nf);
   const sim_time_ps *l_route = rt->ring_lat;
   work_memo memo = {0};
@@ -469,6 +541,54 @@ static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_byt
   if (!sim_time_mul(phase, (int64_t)phases, &all))
     all = SIM_TIME_MAX;
   return sim_time_add_sat(launch, all);
+}
+
+/* Closed form of the channels' chains (broadcast, reduce; candidate()). */
+static sim_time_ps chains_time(const coll__nccl *x, uint32_t C, uint64_t wire, sim_time_ps launch,
+                               sim_time_ps step, gboolean reduce)
+{
+  const comm_coll_group *g = x->g;
+  uint32_t n = g->n, nf = C * (n - 1), root = x->args.root;
+  g_autofree coll__flow *f = g_new(coll__flow, nf);
+  for (uint32_t c = 0; c < C; c++) {
+    const uint32_t *o = x->orders + (gsize)c * n;
+    uint32_t pr = 0;
+    for (uint32_t i = 0; i < n; i++)
+      if (o[i] == root)
+        pr = i;
+    uint64_t b = coll__seg(wire, C, c);
+    for (uint32_t i = 0; i + 1 < n; i++) {
+      uint32_t a = o[(pr + i) % n], z = o[(pr + i + 1) % n];
+      f[c * (n - 1) + i] = reduce ? (coll__flow){z, a, b} : (coll__flow){a, z, b};
+    }
+  }
+  g_autofree double *share = g_new(double, nf);
+  g_autofree sim_time_ps *lat = g_new(sim_time_ps, nf);
+  coll__flow_shares(g, f, nf, share, lat);
+  sim_time_ps worst = 0;
+  for (uint32_t c = 0; c < C; c++) {
+    /* The slowest hop picks the chunk count; the first chunk crosses every hop, the others
+     * follow at the slowest hop's pace. */
+    double sh = INFINITY, alpha_s = 0;
+    for (uint32_t i = 0; i + 1 < n; i++)
+      if (share[c * (n - 1) + i] < sh) {
+        sh = share[c * (n - 1) + i];
+        alpha_s = (double)sim_time_add_sat(lat[c * (n - 1) + i], step) * 1e-12;
+      }
+    uint64_t b = coll__seg(wire, C, c);
+    double bytes_s = (double)b / sh;
+    double k = n > 2 && alpha_s > 0 ? sqrt((n - 2) * bytes_s / alpha_s) : 1;
+    k = MIN(MAX(round(k), 1.0), MIN(1024.0, MAX(1.0, floor((double)b / 4096))));
+    double first_s = 0, slowest_s = 0;
+    for (uint32_t i = 0; i + 1 < n; i++) {
+      double hop_s = (double)sim_time_add_sat(lat[c * (n - 1) + i], step) * 1e-12 +
+                     (double)b / k / share[c * (n - 1) + i];
+      first_s += hop_s;
+      slowest_s = MAX(slowest_s, hop_s);
+    }
+    worst = MAX(worst, sim_time_from_s(first_s + (k - 1) * slowest_s));
+  }
+  return sim_time_add_sat(launch, worst);
 }
 
 /* Closed form of every flow at once (alltoall, NVLS, trees, CollNet): the slowest flow. With
@@ -512,6 +632,15 @@ static double hop_us(const comm_coll_group *g, int hw, int a, int p)
   return l;
 }
 
+/* The network's own latency NCCL adds to a network hop, microseconds: its inter-node latency
+ * (tuning.cc: interLat += graphs[a]->latencyInter), twice for Simple ("Also add the flush
+ * extra latency"). NCCL reads it from the network plugin; here it is the route's latency
+ * between the two GPUs (PCIe, NIC, switches), `route_ps`. */
+static double net_latency_us(double route_ps, int p)
+{
+  return (p == COLL__SIMPLE ? 2 : 1) * route_ps * 1e-6;
+}
+
 /* Average per-step cost of a ring or tree over its hops, less the links' own latency (which
  * the network model already charges), so that the total latency is NCCL's. */
 static sim_time_ps step_cost(const coll__nccl *x, int a, int p)
@@ -526,19 +655,34 @@ static sim_time_ps step_cost(const coll__nccl *x, int a, int p)
     /* NCCL: with one rank per node nothing hides a ring's network hops behind intra-node ones,
      * so they take the tree's (longer) network latency. */
     int la = hw == HW_NET && g->per_node == 1 ? A_TREE : a;
-    sum_us += hop_us(g, hw, la, p);
-    link_ps += (double)comm_topology_route_latency(g->topo, g->eps[o[i]], g->eps[o[(i + 1) % n]]);
+    double route_ps =
+        (double)comm_topology_route_latency(g->topo, g->eps[o[i]], g->eps[o[(i + 1) % n]]);
+    sum_us += hop_us(g, hw, la, p) + (hw == HW_NET ? net_latency_us(route_ps, p) : 0);
+    link_ps += route_ps;
     hops++;
   }
   double s = us_ps(sum_us / hops) - link_ps / hops;
   return s > 0 ? (sim_time_ps)llround(s) : 0;
 }
 
+/* An NVSwitch that reduces and multicasts (NVLink SHARP) in every node. */
+static gboolean has_nvls(const comm_coll_group *g)
+{
+  const comm_system *sys = comm_topology_system(g->topo);
+  return sys && sys->intra && sys->intra->nvls_efficiency > 0 &&
+         comm_topology_nvswitch(g->topo, 0) != UINT32_MAX;
+}
+
+/* Switches between nodes that reduce (SHARP, CollNet). */
+static gboolean has_sharp(const comm_coll_group *g)
+{
+  const comm_system *sys = comm_topology_system(g->topo);
+  return sys && sys->inter && sys->inter->collnet_sharp;
+}
+
 static gboolean nvls_ok(const coll__nccl *x)
 {
-  const comm_system *sys = comm_topology_system(x->g->topo);
-  return x->g->nodes == 1 && x->args.op == COMM_COLL_ALLREDUCE && sys && sys->intra &&
-         sys->intra->nvls_efficiency > 0 && comm_topology_nvswitch(x->g->topo, 0) != UINT32_MAX;
+  return x->g->nodes == 1 && x->args.op == COMM_COLL_ALLREDUCE && has_nvls(x->g);
 }
 
 /* NVLS closed form: every GPU sends its buffer up (and its share of the stores, 1/n) and gets
@@ -573,24 +717,38 @@ static uint64_t scale_bytes(uint64_t bytes, double factor)
 static gboolean collnet_ok(const coll__nccl *x)
 {
   const comm_coll_group *g = x->g;
-  const comm_system *sys = comm_topology_system(g->topo);
-  return x->args.op == COMM_COLL_ALLREDUCE && g->nodes >= 2 && g->per_node >= 1 && sys &&
-         sys->inter && sys->inter->collnet_sharp &&
-         comm_topology_nvswitch(g->topo, 0) != UINT32_MAX;
+  return x->args.op == COMM_COLL_ALLREDUCE && g->nodes >= 2 && g->per_node >= 1 &&
+         has_sharp(g) && comm_topology_nvswitch(g->topo, 0) != UINT32_MAX;
 }
 
-static coll__flow *collnet_flows(const coll__nccl *x, uint64_t wire, uint32_t *nf)
+/* The flows of CollNet Direct (above), CollNet Chain and NVLS Tree between members. Inside a
+ * node: Direct sends each member's reduce-scatter and all-gather traffic, 2 S (per - 1) / per,
+ * to the next member through the switch; Chain reduces up a chain of the node's members and
+ * broadcasts back down, S on each chain link each way; NVLS Tree's traffic to and from the
+ * NVSwitch is not a member-to-member flow (nvls_tree_time). Across nodes each member's share
+ * S / per goes to the member of its position on the next node (its rail's NIC), `net_factor`
+ * times (1 for the in-network reduction and for a tree of two nodes, 2 for the busiest node of
+ * a larger binary tree: up to its parent and down to two children). */
+typedef enum { NET_DIRECT, NET_CHAIN, NET_NVLS_TREE } net_shape;
+
+static coll__flow *collnet_flows(const coll__nccl *x, uint64_t wire, net_shape shape,
+                                 double net_factor, uint32_t *nf)
 {
   const comm_coll_group *g = x->g;
   uint32_t n = g->n, per = g->per_node;
-  coll__flow *f = g_new(coll__flow, 2 * (gsize)n);
+  coll__flow *f = g_new(coll__flow, 3 * (gsize)n);
   *nf = 0;
   for (uint32_t i = 0; i < n; i++) {
     uint32_t node = i / per, pos = i % per;
-    if (per > 1)
+    if (per > 1 && shape == NET_DIRECT)
       f[(*nf)++] = (coll__flow){i, node * per + (pos + 1) % per,
-                           scale_bytes(wire, 2.0 * (per - 1) / per)};
-    f[(*nf)++] = (coll__flow){i, ((node + 1) % g->nodes) * per + pos, coll__seg(wire, per, pos)};
+                                scale_bytes(wire, 2.0 * (per - 1) / per)};
+    if (shape == NET_CHAIN && pos + 1 < per) {
+      f[(*nf)++] = (coll__flow){i, i + 1, wire};
+      f[(*nf)++] = (coll__flow){i + 1, i, wire};
+    }
+    f[(*nf)++] = (coll__flow){i, ((node + 1) % g->nodes) * per + pos,
+                              scale_bytes(coll__seg(wire, per, pos), net_factor)};
   }
   return f;
 }
@@ -656,7 +814,11 @@ static double tree_path_us(const coll__nccl *x, int p)
       uint32_t r = order[head++];
       for (uint32_t i = t->child_first[r]; i < t->child_first[r + 1]; i++) {
         uint32_t ch = t->child[i];
-        up[ch] = up[r] + hop_us(g, hop_kind(g, o[ch], o[r]), A_TREE, p);
+        int hw = hop_kind(g, o[ch], o[r]);
+        up[ch] = up[r] + hop_us(g, hw, A_TREE, p);
+        if (hw == HW_NET)
+          up[ch] += net_latency_us(
+              (double)comm_topology_route_latency(g->topo, g->eps[o[ch]], g->eps[o[r]]), p);
         worst = MAX(worst, 2 * up[ch]);
         order[tail++] = ch;
       }
@@ -709,7 +871,7 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     out->channels = MAX(comm__nics_per_node(g->topo), 1);
     uint32_t nf;
     uint64_t wire = scale_bytes(x->args.bytes, out->wire);
-    g_autofree coll__flow *f = collnet_flows(x, wire, &nf);
+    g_autofree coll__flow *f = collnet_flows(x, wire, NET_DIRECT, 1.0, &nf);
     double share;
     sim_time_ps flows = flows_time_ex(g, NULL, f, nf, &share, NULL);
     /* Fill: a slice (the ring's) is scattered inside the node, sent up to the switches,
@@ -720,6 +882,81 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
                                           slice_max_bytes(), share));
     out->launch_ps = sim_time_add_sat(out->launch_ps, out->fill_ps);
     out->time_ps = sim_time_add_sat(out->launch_ps, flows);
+    return TRUE;
+  }
+  if (a == COLL__NCCL_COLLNET_CHAIN) {
+    /* CollNet Chain: the node's members reduce up a chain, the chain's head sends to the
+     * switches, which reduce across nodes; the result comes down and is broadcast down the
+     * chain. NCCL's latency: 2 (per - 1) chain hops + the network reduction. */
+    if (p != COLL__SIMPLE || !allreduce || g->nodes < 2 || g->per_node == 0 || !has_sharp(g))
+      return FALSE;
+    uint32_t per = g->per_node;
+    out->wire = 1.0;
+    out->channels = MAX(comm__nics_per_node(g->topo), 1);
+    out->step_ps = 0;
+    uint32_t nf;
+    uint64_t wire = x->args.bytes;
+    g_autofree coll__flow *f = collnet_flows(x, wire, NET_CHAIN, 1.0, &nf);
+    double share;
+    sim_time_ps flows = flows_time_ex(g, NULL, f, nf, &share, NULL);
+    /* Fill: a slice climbs the chain, goes up and down the network and back down the chain. */
+    out->fill_ps = sim_time_from_s(fill_s(2 * per, (double)wire / ((double)out->channels * n),
+                                          slice_max_bytes(), share));
+    out->launch_ps = sim_time_add_sat(
+        us_ps(2.0 * (per - 1) * COLLNET_CHAIN_INTRA_LAT_US + COLLNET_CHAIN_NET_LAT_US),
+        out->fill_ps);
+    out->time_ps = sim_time_add_sat(out->launch_ps, flows);
+    return TRUE;
+  }
+  if (a == COLL__NCCL_NVLS_TREE) {
+    /* NVLS Tree: NVLS inside every node (each member's buffer up to the NVSwitch, its share
+     * of the stores back), a tree of nodes across them, each member carrying its share
+     * S / per over its rail. NCCL's latency: one NVLS pass + 2 log2(nodes) network hops. */
+    if (p != COLL__SIMPLE || !allreduce || g->nodes < 2 || g->per_node == 0 || !has_nvls(g))
+      return FALSE;
+    uint32_t per = g->per_node;
+    double eff = comm_topology_system(g->topo)->intra->nvls_efficiency;
+    out->wire = 1.0;
+    out->channels = NVLS_CHANNELS;
+    out->step_ps = 0;
+    uint64_t up = scale_bytes(x->args.bytes, (1.0 + 1.0 / per) / eff);
+    sim_time_ps intra = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      comm_ep sw = comm_topology_nvswitch(g->topo, g->node[i]);
+      intra = MAX(intra, comm_topology_p2p_time(g->topo, g->eps[i], sw, up));
+      intra = MAX(intra, comm_topology_p2p_time(g->topo, sw, g->eps[i], up));
+    }
+    uint32_t nf;
+    g_autofree coll__flow *f = collnet_flows(x, x->args.bytes, NET_NVLS_TREE,
+                                             g->nodes == 2 ? 1.0 : 2.0, &nf);
+    double share;
+    sim_time_ps net = flows_time_ex(g, NULL, f, nf, &share, NULL);
+    uint32_t levels = 0;
+    while ((1u << (levels + 1)) <= g->nodes)
+      levels++;
+    out->fill_ps = sim_time_from_s(fill_s(NVLS_STAGES + 2 * levels,
+                                          (double)x->args.bytes / ((double)NVLS_CHANNELS * n),
+                                          slice_max_bytes(), share));
+    out->launch_ps = sim_time_add_sat(
+        us_ps(NVLS_TREE_INTRA_LAT_US + 2.0 * levels * NVLS_TREE_NET_LAT_US), out->fill_ps);
+    out->time_ps = sim_time_add_sat(out->launch_ps, MAX(intra, net));
+    return TRUE;
+  }
+  if (a == COLL__NCCL_PAT) {
+    /* PAT (allgather, reduce-scatter; one GPU per node): the ring's bytes at 0.75 of its bus
+     * bandwidth, a logarithmic latency and a linear part per rank (NCCL's model). */
+    if (p != COLL__SIMPLE || (op != COMM_COLL_ALLGATHER && op != COMM_COLL_REDUCE_SCATTER) ||
+        g->per_node != 1 || before_volta(g->topo))
+      return FALSE;
+    uint32_t levels = 0;
+    while ((1u << (levels + 1)) <= n)
+      levels++;
+    out->wire = 1.0 / PAT_EFF;
+    out->step_ps = 0;
+    out->launch_ps = us_ps(PAT_BASE_LAT_US + levels * PAT_NET_LAT_US / 3.5 +
+                           n * PAT_PER_RANK_US);
+    out->time_ps = rings_time(x, C, scale_bytes(x->args.bytes, out->wire), 1, out->launch_ps,
+                              0, 0, NULL, NULL);
     return TRUE;
   }
   if (a == COLL__NCCL_P2P) {
@@ -741,10 +978,13 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
   }
   if (op == COMM_COLL_ALLTOALL)
     return FALSE;
-  if (a == COLL__NCCL_TREE && (!allreduce || g->nodes < 2 || g->per_node == 0))
+  if (a != COLL__NCCL_RING && a != COLL__NCCL_TREE)
     return FALSE;
-  if (p == COLL__LL128 && (!cx->nvlink_intra || cx->arch > ARCH_HOPPER ||
-                           before_volta(g->topo)))
+  if (a == COLL__NCCL_TREE &&
+      (!allreduce || g->per_node == 0 || (g->nodes < 2 && !cx->forced)))
+    return FALSE;
+  if (p == COLL__LL128 && !cx->forced &&
+      (!cx->nvlink_intra || cx->arch > ARCH_HOPPER || before_volta(g->topo)))
     return FALSE;   /* NCCL enables LL128 by default only over NVLink on Volta to Hopper */
   int aa = a == COLL__NCCL_TREE ? A_TREE : A_RING;
   /* Protocol efficiency and caps on the bus bandwidth (NCCL's refinements of its model). */
@@ -777,8 +1017,11 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     uint32_t nf, H;
     g_autofree coll__flow *f = tree_flows(x, wire, &nf, &H);
     struct coll__nccl_routes *rt = routes_of(g);
-    if (!rt->tree)
+    if (!rt->tree || rt->tree_C != C) {
+      coll__flow_routes_free(rt->tree);
       rt->tree = coll__flow_routes_new(g, f, nf);
+      rt->tree_C = C;
+    }
     double share;
     sim_time_ps lat;
     sim_time_ps flows = flows_time_ex(g, rt->tree, f, nf, &share, &lat);
@@ -801,44 +1044,35 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     return TRUE;
   }
   out->step_ps = step_cost(x, aa, p);
-  if (aa == A_RING &&
-      (op == COMM_COLL_ALLREDUCE || op == COMM_COLL_ALLGATHER ||
-       op == COMM_COLL_REDUCE_SCATTER)) {
-    uint32_t stages = (allreduce ? 2 : 1) * (n - 1);
-    double f = fill_s(stages, (double)wire / ((double)C * n), slice_max_bytes(),
-                      cx->ring_share * 1.0);
-    out->fill_ps = sim_time_from_s(f);
-    out->launch_ps = sim_time_add_sat(out->launch_ps, out->fill_ps);
-  }
   if (aa == A_RING && (op == COMM_COLL_ALLREDUCE || op == COMM_COLL_ALLGATHER ||
                        op == COMM_COLL_REDUCE_SCATTER)) {
-    out->time_ps = rings_time(x, C, wire, allreduce ? 2 : 1, out->launch_ps, out->step_ps, NULL);
+    uint32_t stages = (allreduce ? 2 : 1) * (n - 1);
+    out->time_ps = rings_time(x, C, wire, allreduce ? 2 : 1, out->launch_ps, out->step_ps,
+                              stages, &out->fill_ps, NULL);
+    out->launch_ps = sim_time_add_sat(out->launch_ps, out->fill_ps);
     return TRUE;
   }
-  /* Chains (broadcast, reduce): the channels share the same links, so one channel carrying
-   * the whole buffer has their closed form. */
-  comm_coll_args ca = x->args;
-  ca.bytes = wire;
-  ca.launch_ps = out->launch_ps;
-  ca.step_ps = out->step_ps;
-  ca.reduce_Bps = 0;
-  ca.chunk_bytes = 0;
-  return comm_coll_analytic_time(g->topo, g, coll__algorithm_builtin("ring"), &ca,
-                                 &out->time_ps, NULL);
+  /* Chains (broadcast, reduce): every channel's chain from the root along its ring order,
+   * pipelined in chunks, all at once: each chain's hops at their share of the links the
+   * channels' chains cross together (a chain on one node's switch shares its ports; chains of
+   * a mesh or across nodes take different links), (n - 2 + K) chunk steps of the slowest hop,
+   * K chunks as the chain executor picks them (sqrt((n - 2) B beta / alpha), docs/collectives.md). */
+  out->time_ps = chains_time(x, C, wire, out->launch_ps, out->step_ps, op == COMM_COLL_REDUCE);
+  return TRUE;
 }
 
 static gboolean choose(coll__nccl *x, int force_algo, int force_proto, GError **error)
 {
   const comm_coll_group *g = x->g;
   cand_ctx cx = {.x = x, .arch = arch_of(g->topo),
-                 .nb = g->nodes <= 1 ? 0 : g->nodes == 2 ? 1 : 2};
+                 .nb = g->nodes <= 1 ? 0 : g->nodes == 2 ? 1 : 2, .forced = x->forced};
   cx.nvlink_intra = TRUE;
   for (uint32_t i = 0; i + 1 < MIN(g->n, 64); i++)
     if (g->node[i] == g->node[i + 1] && hop_kind(g, x->orders[i], x->orders[i + 1]) != HW_NVLINK)
       cx.nvlink_intra = FALSE;
   if (g->n >= 2) {
     double ms;
-    rings_time(x, x->C, (uint64_t)x->C * g->n * 1024, 1, 0, 0, &ms);
+    rings_time(x, x->C, (uint64_t)x->C * g->n * 1024, 1, 0, 0, 0, NULL, &ms);
     cx.ring_share = ms;
     cx.ring_busbw = ms * x->C;
   }
@@ -866,26 +1100,115 @@ static gboolean choose(coll__nccl *x, int force_algo, int force_proto, GError **
   return TRUE;
 }
 
+/* Why NCCL cannot run `algo` (with protocol `proto`, -1 any) for this operation here, in one
+ * line; NULL when nothing rules it out before its cost is asked. */
+static const char *why_not(const coll__nccl *x, int algo, int proto)
+{
+  const comm_coll_group *g = x->g;
+  comm_coll_op op = x->args.op;
+  gboolean simple_only = algo == COLL__NCCL_NVLS || algo == COLL__NCCL_NVLS_TREE ||
+                         algo == COLL__NCCL_COLLNET || algo == COLL__NCCL_COLLNET_CHAIN ||
+                         algo == COLL__NCCL_PAT;
+  if (simple_only && proto >= 0 && proto != COLL__SIMPLE)
+    return "NCCL runs this algorithm with the Simple protocol only";
+  if (op == COMM_COLL_ALLTOALL && algo != COLL__NCCL_P2P)
+    return "alltoall is point-to-point in NCCL, not one of its collective algorithms";
+  switch (algo) {
+  case COLL__NCCL_NVLS:
+  case COLL__NCCL_NVLS_TREE:
+    if (!has_nvls(g))
+      return "NVLS needs an NVSwitch that reduces in the switch (NVLink SHARP, third-generation "
+             "NVSwitch: H100, H200, B200), which this system lacks";
+    if (op != COMM_COLL_ALLREDUCE)
+      return "NVLS is modelled for allreduce only";
+    if (algo == COLL__NCCL_NVLS && g->nodes > 1)
+      return "NVLS across nodes needs CollNet (SHARP) switches; nvlstree runs NVLS inside nodes "
+             "and a tree across them";
+    if (algo == COLL__NCCL_NVLS_TREE && (g->nodes < 2 || g->per_node == 0))
+      return "nvlstree needs two or more nodes with as many GPUs each";
+    return NULL;
+  case COLL__NCCL_COLLNET:
+  case COLL__NCCL_COLLNET_CHAIN:
+    if (!has_sharp(g))
+      return "CollNet needs switches that reduce in the network (SHARP: an inter-node fabric "
+             "with collnet_sharp = yes, e.g. --inter ib-hdr-sharp), which this system lacks";
+    if (algo == COLL__NCCL_COLLNET && comm_topology_nvswitch(g->topo, 0) == UINT32_MAX)
+      return "NCCL disables CollNet Direct without an NVSwitch in the node";
+    if (op != COMM_COLL_ALLREDUCE || g->nodes < 2 || g->per_node == 0)
+      return "CollNet runs allreduce on two or more nodes with as many GPUs each";
+    return NULL;
+  case COLL__NCCL_PAT:
+    if (op != COMM_COLL_ALLGATHER && op != COMM_COLL_REDUCE_SCATTER)
+      return "PAT runs allgather and reduce-scatter only";
+    if (g->per_node != 1)
+      return "PAT runs with one GPU per node only";
+    return NULL;
+  case COLL__NCCL_TREE:
+    if (op != COMM_COLL_ALLREDUCE || g->per_node == 0)
+      return "NCCL's tree runs allreduce only, on nodes with as many GPUs each";
+    return NULL;
+  default:
+    return NULL;
+  }
+}
+
+static coll__nccl *plan(const comm_coll_group *g, const comm_coll_args *args,
+                        const coll__nccl_force *force, gboolean lift, GError **error);
+
 coll__nccl *coll__nccl_plan(const comm_coll_group *g, const comm_coll_args *args, int algo,
                             int proto, GError **error)
 {
+  coll__nccl_force f = {.algo = algo, .proto = proto, .channels = 0};
+  return plan(g, args, &f, FALSE, error);
+}
+
+coll__nccl *coll__nccl_plan_forced(const comm_coll_group *g, const comm_coll_args *args,
+                                   const coll__nccl_force *force, GError **error)
+{
+  coll__nccl_force none = {.algo = -1, .proto = -1, .channels = 0};
+  return plan(g, args, force ? force : &none, force != NULL, error);
+}
+
+/* Plans the choice within `force`; `lift`: as NCCL_ALGO and NCCL_PROTO do, a forced algorithm
+ * and protocol run where NCCL would not pick them by default. */
+static coll__nccl *plan(const comm_coll_group *g, const comm_coll_args *args,
+                        const coll__nccl_force *force, gboolean lift, GError **error)
+{
+  int algo = force->algo, proto = force->proto;
   g_autoptr(coll__nccl) x = g_new0(coll__nccl, 1);
   x->g = g;
   x->args = *args;
+  x->forced = lift && algo >= 0;
   if ((args->op == COMM_COLL_BROADCAST || args->op == COMM_COLL_REDUCE) && args->root >= g->n) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "root %u is not in a group of %u ranks",
                 args->root, g->n);
     return NULL;
   }
+  const char *why = g->n >= 2 && algo >= 0 ? why_not(x, algo, proto) : NULL;
+  if (why) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "nccl:%s: %s", coll__nccl_algo_names[algo], why);
+    return NULL;
+  }
   x->C = coll__nccl_rings(g, &x->orders);
+  if (force->channels > 0 && force->channels != x->C) {
+    /* NCCL_MIN_NCHANNELS: the channels' rings repeat the ones found, in order. */
+    uint32_t n = g->n, C = force->channels;
+    uint32_t *o = g_new(uint32_t, (gsize)C * n);
+    for (uint32_t c = 0; c < C; c++)
+      memcpy(o + (gsize)c * n, x->orders + (gsize)(c % x->C) * n, n * sizeof *o);
+    g_free(x->orders);
+    x->orders = o;
+    x->C = C;
+  }
   if (g->n < 2) {
+
     x->choice = (coll__nccl_choice){.algo = COLL__NCCL_RING, .proto = COLL__SIMPLE,
                                     .channels = 0, .wire = 1.0};
   } else if (!choose(x, algo, proto, error)) {
     return NULL;
   }
-  g_snprintf(x->label, sizeof x->label, "nccl:%s/%s/%u", algo_names[x->choice.algo],
-             proto_names[x->choice.proto], x->choice.channels);
+  g_snprintf(x->label, sizeof x->label, "nccl:%s/%s/%u", coll__nccl_algo_names[x->choice.algo],
+             coll__nccl_proto_names[x->choice.proto], x->choice.channels);
   return g_steal_pointer(&x);
 }
 
@@ -959,14 +1282,30 @@ static void on_launched(sim_engine *engine, void *data, uint64_t arg)
   const comm_coll_group *g = x->g;
   const coll__nccl_choice *ch = &x->choice;
   uint64_t wire = scale_bytes(x->args.bytes, ch->wire);
-  if (ch->algo == COLL__NCCL_COLLNET || ch->algo == COLL__NCCL_TREE) {
+  if (ch->algo == COLL__NCCL_COLLNET || ch->algo == COLL__NCCL_TREE ||
+      ch->algo == COLL__NCCL_COLLNET_CHAIN || ch->algo == COLL__NCCL_NVLS_TREE) {
     uint32_t nf;
-    g_autofree coll__flow *f = ch->algo == COLL__NCCL_TREE ? tree_flows(x, wire, &nf, NULL)
-                                                           : collnet_flows(x, wire, &nf);
-    x->left = nf;
+    gboolean nvls_tree = ch->algo == COLL__NCCL_NVLS_TREE;
+    g_autofree coll__flow *f =
+        ch->algo == COLL__NCCL_TREE ? tree_flows(x, wire, &nf, NULL)
+        : ch->algo == COLL__NCCL_COLLNET ? collnet_flows(x, wire, NET_DIRECT, 1.0, &nf)
+        : ch->algo == COLL__NCCL_COLLNET_CHAIN ? collnet_flows(x, wire, NET_CHAIN, 1.0, &nf)
+        : collnet_flows(x, wire, NET_NVLS_TREE, g->nodes == 2 ? 1.0 : 2.0, &nf);
+    x->left = nf + (nvls_tree ? 2 * g->n : 0);
     for (uint32_t i = 0; i < nf; i++)
       comm_net_send(x->net, g->eps[f[i].src], g->eps[f[i].dst], f[i].bytes, collnet_flow_done, x);
     x->flows += nf;
+    if (nvls_tree) {
+      /* Each member's buffer up to its node's NVSwitch and its share of the stores back. */
+      double eff = comm_topology_system(g->topo)->intra->nvls_efficiency;
+      uint64_t up = scale_bytes(x->args.bytes, (1.0 + 1.0 / g->per_node) / eff);
+      for (uint32_t i = 0; i < g->n; i++) {
+        comm_ep sw = comm_topology_nvswitch(g->topo, g->node[i]);
+        comm_net_send(x->net, g->eps[i], sw, up, collnet_flow_done, x);
+        comm_net_send(x->net, sw, g->eps[i], up, collnet_flow_done, x);
+      }
+      x->flows += 2 * g->n;
+    }
     return;
   }
   if (ch->algo == COLL__NCCL_NVLS) {
@@ -991,11 +1330,12 @@ gboolean coll__nccl_prepare(coll__nccl *x, comm_net *net, GError **error)
   x->groups = g_ptr_array_new_with_free_func((GDestroyNotify)comm_coll_group_free);
   x->colls = g_ptr_array_new_with_free_func((GDestroyNotify)comm_coll_free);
   if (x->g->n < 2 || ch->algo == COLL__NCCL_NVLS || ch->algo == COLL__NCCL_COLLNET ||
-      ch->algo == COLL__NCCL_TREE)
+      ch->algo == COLL__NCCL_TREE || ch->algo == COLL__NCCL_COLLNET_CHAIN ||
+      ch->algo == COLL__NCCL_NVLS_TREE)
     return TRUE;
   const comm_coll_group *g = x->g;
   uint32_t n = g->n;
-  uint32_t C = ch->algo == COLL__NCCL_RING ? x->C : ch->algo == COLL__NCCL_P2P ? 1 : x->C;
+  uint32_t C = ch->algo == COLL__NCCL_P2P ? 1 : x->C;
   const char *name = ch->algo == COLL__NCCL_P2P ? "direct" : "ring";
   const comm_coll_algorithm *algo = coll__algorithm_builtin(name);
   uint64_t wire = scale_bytes(x->args.bytes, ch->wire);
@@ -1008,7 +1348,7 @@ gboolean coll__nccl_prepare(coll__nccl *x, comm_net *net, GError **error)
     a.step_ps = ch->step_ps;
     a.reduce_Bps = 0;
     a.chunk_bytes = 0;
-    gboolean ordered = ch->algo == COLL__NCCL_RING;
+    gboolean ordered = ch->algo == COLL__NCCL_RING || ch->algo == COLL__NCCL_PAT;
     for (uint32_t i = 0; i < n; i++) {
       uint32_t m = ordered ? o[i] : i;
       ranks[i] = g->rank[m];

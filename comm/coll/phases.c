@@ -276,6 +276,75 @@ void coll__flow_shares(const comm_coll_group *g, const coll__flow *f, uint32_t n
   coll__flow_routes_free(r);
 }
 
+/* ---- The busiest link ---------------------------------------------------------------------- */
+
+/* A step's transfers all run at once, so the step lasts at least as long as its busiest link
+ * takes to carry every byte routed over it, plus the longest route latency: the bound of
+ * alltoall through a node's NICs, of recursive doubling and halving when a node's ranks all
+ * cross its one NIC in the same step, of subgroup rings side by side on one NIC, and of
+ * every rank sending to one root. Seconds (busiest) and picoseconds (latency). */
+static void step_link_bound(const coll__phase *ph, uint32_t s, coll__xfer *scratch,
+                            GArray *flows, double *busiest_s, sim_time_ps *latency_ps)
+{
+  const comm_coll_group *g = ph->group;
+  g_array_set_size(flows, 0);
+  for (uint32_t r = 0; r < g->n; r++) {
+    coll__step st = {.send = scratch};
+    ph->kind->step(ph, r, s, &st);
+    for (uint32_t i = 0; i < st.nsend; i++)
+      if (st.send[i].bytes > 0) {
+        coll__flow f = {r, st.send[i].peer, st.send[i].bytes};
+        g_array_append_val(flows, f);
+      }
+  }
+  *busiest_s = 0;
+  *latency_ps = 0;
+  if (flows->len == 0)
+    return;
+  const coll__flow *f = (const coll__flow *)(void *)flows->data;
+  coll__flow_routes *r = coll__flow_routes_new(g, f, flows->len);
+  uint32_t nl = 0;
+  for (uint32_t j = 0; j < r->first[r->nf]; j++)
+    nl = MAX(nl, r->hop[j] + 1);
+  g_autofree double *load = g_new0(double, (gsize)nl + 1);
+  for (uint32_t i = 0; i < r->nf; i++) {
+    for (uint32_t j = r->first[i]; j < r->first[i + 1]; j++)
+      load[r->hop[j]] += (double)f[i].bytes;
+    *latency_ps = MAX(*latency_ps, r->lat[i]);
+  }
+  for (uint32_t d = 0; d < nl; d++)
+    *busiest_s = MAX(*busiest_s, load[d] / r->cls[d]->Bps);
+  coll__flow_routes_free(r);
+}
+
+/* Beyond this many transfers in one phase the bound is not worked out (its routes would cost
+ * more than the phase's own closed form is worth); docs/network.md says where that bites. */
+#define LINK_BOUND_MAX_TRANSFERS (1u << 20)
+
+sim_time_ps coll__phase_link_bound(const coll__phase *ph)
+{
+  const comm_coll_group *g = ph->group;
+  /* A ring over the whole group has one transfer per hop: nothing shares a link that its own
+   * closed form does not see. */
+  if ((ph->kind == &coll__ring_rs || ph->kind == &coll__ring_ag) && ph->m == g->n)
+    return 0;
+  uint32_t steps = ph->kind->steps(ph);
+  if (steps == 0 || (uint64_t)steps * g->n * MIN(ph->m, g->n) > LINK_BOUND_MAX_TRANSFERS)
+    return 0;
+  g_autofree coll__xfer *scratch = g_new(coll__xfer, g->n);
+  g_autoptr(GArray) flows = g_array_new(FALSE, FALSE, sizeof(coll__flow));
+  double total_s = 0;
+  sim_time_ps total_lat = 0;
+  for (uint32_t s = 0; s < steps; s++) {
+    double b;
+    sim_time_ps l;
+    step_link_bound(ph, s, scratch, flows, &b, &l);
+    total_s += b;
+    total_lat = sim_time_add_sat(total_lat, l);
+  }
+  return sim_time_add_sat(sim_time_from_s(total_s), total_lat);
+}
+
 sim_time_ps coll__reduce_time(uint64_t bytes, double reduce_Bps)
 {
   if (bytes == 0 || reduce_Bps <= 0)
@@ -651,8 +720,11 @@ static void scatter_root_step(const coll__phase *ph, uint32_t r, uint32_t s, col
   }
 }
 
-/* The root's own link carries all m - 1 buffers, so the closed form charges the slowest route
- * to or from the root with (m - 1) x bytes: alpha + (m - 1) B beta (+ (m - 1) B gamma). */
+/* Every rank sends to (or receives from) the root at once: the step lasts as long as the
+ * busiest link of their routes takes to carry all the bytes routed over it (the root's own
+ * links when its m - 1 transfers all cross them; the slowest member's route when that is
+ * slower), plus the longest latency, the software step and the root's reduction of the
+ * (m - 1) buffers. */
 static sim_time_ps root_analytic(const coll__phase *ph, const coll__cost *cost, gboolean gather)
 {
   const comm_coll_group *g = ph->group;
@@ -665,10 +737,16 @@ static sim_time_ps root_analytic(const coll__phase *ph, const coll__cost *cost, 
     if (q == ph->root)
       continue;
     uint32_t root = coll__member(ph, r, ph->root);
-    uint64_t all = coll__phase_bytes(ph, r) * (ph->m - 1);
-    worst = MAX(worst, gather ? coll__p2p(g, r, root, all) : coll__p2p(g, root, r, all));
-    reduce = MAX(reduce, all);
+    uint64_t b = coll__phase_bytes(ph, r);
+    worst = MAX(worst, gather ? coll__p2p(g, r, root, b) : coll__p2p(g, root, r, b));
+    reduce = MAX(reduce, b * (ph->m - 1));
   }
+  g_autofree coll__xfer *scratch = g_new(coll__xfer, g->n);
+  g_autoptr(GArray) flows = g_array_new(FALSE, FALSE, sizeof(coll__flow));
+  double busiest;
+  sim_time_ps lat;
+  step_link_bound(ph, 0, scratch, flows, &busiest, &lat);
+  worst = MAX(worst, sim_time_add_sat(sim_time_from_s(busiest), lat));
   worst = sim_time_add_sat(worst, cost->step_ps);
   return sim_time_add_sat(worst, gather ? coll__reduce_time(reduce, cost->reduce_Bps) : 0);
 }
@@ -720,29 +798,39 @@ static void chain_reduce_step(const coll__phase *ph, uint32_t r, uint32_t t, col
   }
 }
 
-/* (m - 2 + C) steps of the slowest hop carrying the largest chunk. */
+/* A pipeline of hops with different step times: the first chunk crosses every hop (the sum
+ * of the hops' steps), the other C - 1 follow at the slowest hop's pace. With equal hops this
+ * is (m - 2 + C) steps; on a chain whose one network hop is slow, the fast NVLink hops are not
+ * charged the network's step (the executor's ranks each move at their own pace). Per subgroup,
+ * the slowest subgroup's. */
 static sim_time_ps chain_analytic(const coll__phase *ph, const coll__cost *cost, gboolean reduce)
 {
   const comm_coll_group *g = ph->group;
   if (ph->m <= 1)
     return 0;
-  sim_time_ps worst = 0;
-  uint64_t chunk_max = 0;
+  g_autofree sim_time_ps *sum = g_new0(sim_time_ps, g->n);
+  g_autofree sim_time_ps *worst = g_new0(sim_time_ps, g->n);
   for (uint32_t r = 0; r < g->n; r++) {
     uint32_t q = (coll__pos(ph, r) + ph->m - ph->root) % ph->m;
     if (q + 1 >= ph->m)
       continue;
     uint64_t chunk = coll__seg(coll__phase_bytes(ph, r), ph->chunks, 0);
     uint32_t next = coll__member(ph, r, q + 1 + ph->root);
-    worst = MAX(worst, reduce ? coll__p2p(g, next, r, chunk) : coll__p2p(g, r, next, chunk));
-    chunk_max = MAX(chunk_max, chunk);
+    sim_time_ps hop = reduce ? coll__p2p(g, next, r, chunk) : coll__p2p(g, r, next, chunk);
+    hop = sim_time_add_sat(hop, reduce ? coll__reduce_time(chunk, cost->reduce_Bps) : 0);
+    hop = sim_time_add_sat(hop, cost->step_ps);
+    /* The subgroup's first member: its position 0 (its root's subgroup key). */
+    uint32_t key = coll__member(ph, r, 0);
+    sum[key] = sim_time_add_sat(sum[key], hop);
+    worst[key] = MAX(worst[key], hop);
   }
-  sim_time_ps step = sim_time_add_sat(worst, reduce ? coll__reduce_time(chunk_max,
-                                                                         cost->reduce_Bps) : 0);
-  step = sim_time_add_sat(step, cost->step_ps);
-  sim_time_ps total;
-  if (!sim_time_mul(step, (int64_t)chain_steps(ph), &total))
-    total = SIM_TIME_MAX;
+  sim_time_ps total = 0;
+  for (uint32_t k = 0; k < g->n; k++) {
+    sim_time_ps rest;
+    if (!sim_time_mul(worst[k], (int64_t)ph->chunks - 1, &rest))
+      rest = SIM_TIME_MAX;
+    total = MAX(total, sim_time_add_sat(sum[k], rest));
+  }
   return total;
 }
 

@@ -3,7 +3,9 @@
  * Every push and pull is one transfer on the network model, so with the flow model the
  * server's NIC and PCIe links are where contention shows. A server aggregates one tensor at a
  * time (W gradients of `bytes` each, read at the server's rate), in the order the tensors
- * become complete. */
+ * become complete; servers that share a host socket or a device share its aggregation (the
+ * host's memory reads every gradient that arrives there). Any number of servers: several per
+ * socket or device where there are more servers than places (comm_ps_check). */
 #include "coll_internal.h"
 #include "util.h"
 
@@ -24,7 +26,9 @@ struct comm_ps {
   uint32_t *shard_of;         /* per tensor */
   uint64_t *shard_bytes;      /* per shard */
   comm_ep *server_ep;         /* per shard */
-  sim_time_ps *server_free;   /* per shard: when its aggregation unit is next idle */
+  uint32_t *unit_of;          /* per shard: its host's aggregation unit (the first shard on the
+                               * same endpoint): servers on one socket or device share it */
+  sim_time_ps *server_free;   /* per unit (indexed by its first shard): when it is next idle */
 
   sim_time_ps *agg_end;       /* per tensor: when its aggregation ends */
   uint64_t *agg_span;         /* per tensor: the aggregation's span, 0 if unobserved */
@@ -126,37 +130,33 @@ static gboolean place(comm_ps *ps, GError **error)
   return TRUE;
 }
 
+gboolean comm_ps_check(const comm_topology *topo, comm_ps_placement placement, uint32_t servers,
+                       GError **error)
+{
+  if (servers == 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--ps-count: needs at least one server");
+    return FALSE;
+  }
+  /* Any count: TensorFlow ran as many server tasks per host as it was given. cpu and
+   * colocated servers go round-robin over the worker nodes' host sockets, gpu servers over the
+   * devices, several on one socket or device beyond their number; dedicated servers take an
+   * extra node each. */
+  if (placement == COMM_PS_DEDICATED && comm_topology_extra_nodes(topo) == 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "--ps-placement dedicated: the cluster has no extra nodes for the servers");
+    return FALSE;
+  }
+  return TRUE;
+}
+
 comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_config *config,
                      GError **error)
 {
   g_return_val_if_fail(net != NULL && group != NULL && config != NULL, NULL);
   const comm_topology *topo = group->topo;
   uint32_t servers = config->servers;
-  if (servers == 0) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--ps-count: needs at least one server");
+  if (!comm_ps_check(topo, config->placement, servers, error))
     return NULL;
-  }
-  /* Every placement takes any count its hosts can hold: one server per host socket (cpu,
-   * colocated, dedicated) or per device (gpu). */
-  uint64_t places = config->placement == COMM_PS_GPU
-                        ? comm_topology_devices(topo)
-                        : (uint64_t)(config->placement == COMM_PS_DEDICATED
-                                         ? comm_topology_extra_nodes(topo)
-                                         : comm_topology_nodes(topo)) *
-                              MAX(comm_topology_sockets(topo), 1);
-  if (places > 0 && servers > places) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                "--ps-count: %u servers but --ps-placement %s has room for %" G_GUINT64_FORMAT
-                " (one per %s)", servers, comm_ps_placement_name(config->placement), places,
-                config->placement == COMM_PS_GPU ? "device" : "host socket");
-    return NULL;
-  }
-  uint32_t extra = comm_topology_extra_nodes(topo);
-  if (config->placement == COMM_PS_DEDICATED && extra == 0) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                "--ps-placement dedicated: the cluster has no extra nodes for the servers");
-    return NULL;
-  }
   if (config->tensors > 0 && config->tensor_bytes == NULL) {
     g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "parameter server: no tensor sizes");
     return NULL;
@@ -174,6 +174,7 @@ comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_
   ps->shard_of = g_new0(uint32_t, MAX(config->tensors, 1));
   ps->shard_bytes = g_new0(uint64_t, servers);
   ps->server_ep = g_new0(comm_ep, servers);
+  ps->unit_of = g_new0(uint32_t, servers);
   ps->server_free = g_new0(sim_time_ps, servers);
   ps->pushes = g_new0(uint32_t, MAX(config->tensors, 1));
   ps->msgs = g_new(ps_msg, (gsize)group->n * MAX(config->tensors, 1));
@@ -187,6 +188,18 @@ comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_
   balance(ps);
   if (!place(ps, error))
     return NULL;
+  /* Servers on one endpoint share its aggregation: the socket's memory (or the device's) reads
+   * every gradient that arrives there, whichever server it is for. */
+  g_autoptr(GHashTable) first = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (uint32_t k = 0; k < servers; k++) {
+    gpointer key = GUINT_TO_POINTER(ps->server_ep[k] + 1), v;
+    if (g_hash_table_lookup_extended(first, key, NULL, &v)) {
+      ps->unit_of[k] = GPOINTER_TO_UINT(v);
+    } else {
+      ps->unit_of[k] = k;
+      g_hash_table_insert(first, key, GUINT_TO_POINTER(k));
+    }
+  }
   /* Each server is a process of the trace, its aggregations a thread. */
   if (sim_engine_has_observers(ps->engine)) {
     ps->server_track = g_new0(sim_track_id, servers);
@@ -208,6 +221,7 @@ void comm_ps_free(comm_ps *ps)
   g_free(ps->shard_of);
   g_free(ps->shard_bytes);
   g_free(ps->server_ep);
+  g_free(ps->unit_of);
   g_free(ps->server_free);
   g_free(ps->pushes);
   g_free(ps->agg_end);
@@ -292,7 +306,7 @@ static void on_push_done(sim_engine *engine, void *user)
 {
   ps_msg *msg = user;
   comm_ps *ps = msg->ps;
-  uint32_t t = msg->tensor, k = ps->shard_of[t];
+  uint32_t t = msg->tensor, k = ps->unit_of[ps->shard_of[t]];
   if (++ps->pushes[t] < ps->g->n)
     return;
   sim_time_ps now = sim_engine_now(engine);

@@ -159,6 +159,30 @@ expect_error "sweep device count not a multiple of a node" 2 sweep --devices 12
   grep -q "<svg" "$TMP/p.svg" && grep -q "samples/s" "$TMP/p.svg" && [ "$(wc -l <"$TMP/p.csv")" -eq 3 ] &&
   ok "sweep writes an SVG plot with labelled axes and a CSV row per point" || bad "sweep outputs: $(cat "$TMP/err")"
 
+# Parameter servers: any count, several per socket or device (docs/collectives.md).
+for args in "--ps-count 8 --ps-placement cpu" "--ps-count 8 --ps-placement gpu" \
+            "--ps-count 24 --ps-placement colocated" "--system piz-daint --ps-count 2 --ps-placement colocated"; do
+  if "$DTSIM" run --model lenet5 --strategy ps --nodes 8 $args --iterations 1 --json >"$TMP/ps.json" 2>"$TMP/err" &&
+     grep -q '"iteration_time_s"' "$TMP/ps.json"; then
+    ok "ps $args on 8 nodes"
+  else
+    bad "ps $args on 8 nodes: $(cat "$TMP/err")"
+  fi
+done
+
+# nccl:ALGO[/PROTO[/CHANNELS]] forces NCCL's algorithm (docs/nccl.md, "Forcing"); an algorithm
+# the system cannot run is refused in one line.
+expect_error "nccl:nvls without NVLink SHARP" 2 collective --system dgx-a100 --bytes 1M --algorithm nccl:nvls
+expect_error "nccl:collnet-direct without SHARP" 2 collective --system dgx-a100 --nodes 2 --bytes 1M --algorithm nccl:collnet-direct
+expect_error "unknown NCCL algorithm" 2 collective --system dgx-a100 --bytes 1M --algorithm nccl:bogus
+expect_error "NCCL channels out of range" 2 collective --system dgx-a100 --bytes 1M --algorithm nccl:ring/simple/0
+expect_error "run --allreduce nccl:nvls on A100" 2 run --model resnet50 --system dgx-a100 --nodes 2 --allreduce nccl:nvls --iterations 1
+out=$("$DTSIM" collective --system dgx-a100 --bytes 64M --algorithm nccl:ring/ll128/4 --json 2>&1)
+case $out in
+  *'"algorithm":"nccl:ring/LL128/4"'*) ok "nccl:ring/ll128/4 runs 4 LL128 rings" ;;
+  *) bad "nccl:ring/ll128/4: $out" ;;
+esac
+
 # --- outputs ----------------------------------------------------------------------------------
 "$DTSIM" run --model demo --devices-per-node 4 --iterations 2 --trace "$TMP/t.json" --csv "$TMP/t.csv" >/dev/null 2>"$TMP/err" &&
   head -c 16 "$TMP/t.json" | grep -q '{"traceEvents":' && ok "trace written" || bad "trace: $(cat "$TMP/err")"

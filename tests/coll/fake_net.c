@@ -4,6 +4,7 @@
 
 struct comm_topology {
   fake_topology_spec s;
+  comm__link_class intra, inter;   /* the spec's figures as link classes (comm__link_class_of) */
 };
 
 struct comm_net {
@@ -25,6 +26,8 @@ comm_topology *fake_topology_new(const fake_topology_spec *spec)
 {
   comm_topology *t = g_new0(comm_topology, 1);
   t->s = *spec;
+  t->intra = (comm__link_class){(double)spec->intra_Bps, spec->intra_latency_ps, "nvswitch", 0, 0};
+  t->inter = (comm__link_class){(double)spec->inter_Bps, spec->inter_latency_ps, "net", 0, 0};
   return t;
 }
 
@@ -142,11 +145,9 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
 }
 
 /* What the "nccl" algorithm and the closed forms ask of the topology: the fake has no links of
- * its own, so every route is one link of the fake's intra- or inter-node figures, a link of its
+ * its own, so every route is one link of the spec's intra- or inter-node figures, a link of its
  * own for every ordered pair (no contention, as in the fake's transfers), and no NVLink or
  * switch. */
-static const comm__link_class fake_intra = {1e11, 500000, "nvswitch", 0, 0};
-static const comm__link_class fake_inter = {1.25e10, 2000000, "net", 0, 0};
 uint32_t comm__route_max(const comm_topology *t) { return 1; }
 uint64_t comm_topology_links(const comm_topology *t) { return UINT64_C(2) << 30; }
 uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t *out)
@@ -159,7 +160,7 @@ uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t 
 }
 const comm__link_class *comm__link_class_of(const comm_topology *t, uint32_t dlink)
 {
-  return (dlink & 1) ? &fake_inter : &fake_intra;
+  return (dlink & 1) ? &t->inter : &t->intra;
 }
 uint32_t comm__ep_nic(const comm_topology *t, comm_ep ep) { return 0; }
 uint32_t comm__nics_per_node(const comm_topology *t) { return 1; }

@@ -99,8 +99,10 @@ static void test_closed_forms(void **state)
    * without reduction. */
   assert_int_equal(analytic(t4, g4, "halving-doubling", &a),
                    SIM_NS(47000 + 24500 + 22000 + 42000));
-  /* One to all: the root's link carries 3e6 bytes each way: 2 + 240 us, reduction 30 us. */
-  assert_int_equal(analytic(t4, g4, "onetoall", &a), SIM_US(242 + 30 + 242));
+  /* One to all: every member sends to the root at once, each on its own link of the fake (a
+   * link per ordered pair): the busiest link carries one buffer, 2 + 80 us; the root reduces
+   * 3e6 bytes, 30 us; then it sends back the same way, 82 us. */
+  assert_int_equal(analytic(t4, g4, "onetoall", &a), SIM_US(82 + 30 + 82));
   /* Chain broadcast of 2 MiB in 4 chunks of 512 KiB: 4 - 2 + 4 = 6 steps of
    * 2 us + 524288 / 12.5e9 s = 43.94304 us. */
   comm_coll_args b = {.op = COMM_COLL_BROADCAST, .bytes = 2 << 20, .chunk_bytes = 512 << 10};
@@ -329,6 +331,37 @@ static void test_ps_port_bottleneck(void **state)
   assert_int_equal(sim_engine_now(engine), SIM_US(5122 + 16 + 82));
 }
 
+/* Two servers on one host share its aggregation (the host's memory reads every gradient that
+ * arrives, whichever server it is for). As test_ps_port_bottleneck, with two dedicated servers
+ * on the one extra node and a slow aggregation, 1e9 B/s: 16 x 1e6 bytes take 16 ms a tensor.
+ * The last pushes of tensors 0..3 arrive at 1282, 2562, 3842 and 5122 us (one port, 80 us a
+ * push); the host aggregates one tensor at a time: tensor 0 from 1282 to 17282 us, tensor 1 to
+ * 33282, tensor 2 to 49282, tensor 3 to 65282; its pulls take 82 us: 65364 us. Were the two
+ * servers' aggregations independent (shard 0 holds tensors 0 and 2, shard 1 tensors 1 and 3),
+ * the step would end at 34644 us. */
+static void test_ps_servers_share_host(void **state)
+{
+  const uint32_t w = 16;
+  fake_topology_spec s = {w, 1, 1, SIM_NS(500), 100000000000ULL, SIM_US(2), 12500000000ULL};
+  g_autoptr(comm_topology) t = fake_topology_new(&s);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  g_autoptr(sim_engine) engine = sim_engine_new();
+  g_autoptr(comm_net) net = comm_net_new(engine, t, COMM_NET_FLOW);
+  fake_net_set_port_serialisation(net, TRUE);
+  const uint64_t bytes[4] = {1000000, 1000000, 1000000, 1000000};
+  comm_ps_config cfg = {COMM_PS_DEDICATED, 2, bytes, 4, 1e9};
+  g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, NULL);
+  assert_non_null(ps);
+  assert_int_equal(comm_ps_server_endpoint(ps, 0), comm_ps_server_endpoint(ps, 1));
+  int done = 0;
+  pulled_count = 0;
+  comm_ps_step_begin(ps, on_pulled, on_done, &done);
+  comm_ps_push_all(ps);
+  sim_engine_run(engine);
+  assert_int_equal(done, 1);
+  assert_int_equal(sim_engine_now(engine), SIM_US(65364));
+}
+
 static void test_ps_sharding(void **state)
 {
   g_autoptr(comm_topology) t = flat(4);
@@ -351,22 +384,34 @@ static void test_ps_sharding(void **state)
   assert_int_equal(comm_ps_shard_bytes(ps, 2), 9);
   /* gpu placement: shard k on device (k % nodes) of node k. */
   assert_int_equal(comm_ps_server_endpoint(ps, 2), 2);
-  /* Colocated: K servers on the hosts of the first K nodes, K < N allowed (TensorFlow jobs run
-   * them so); more servers than the 4 hosts hold is refused. Dedicated needs extra nodes. */
+  /* Colocated: K servers on the hosts of the worker nodes, round-robin, K < N allowed
+   * (TensorFlow jobs ran them so) and K > N too: server 4 shares node 0's host (one socket
+   * here) with server 0. gpu: 6 servers on 4 devices, servers 4 and 5 on devices 0 and 1.
+   * Dedicated needs extra nodes; no server at all is refused. */
   comm_ps_config three = {COMM_PS_COLOCATED, 3, bytes, 6, 0};
   g_autoptr(comm_ps) co = comm_ps_new(net, g, &three, NULL);
   assert_non_null(co);
   assert_int_equal(comm_ps_servers(co), 3);
   for (uint32_t k = 0; k < 3; k++)
     assert_int_equal(comm_ps_server_endpoint(co, k), comm_topology_host(t, k, 0));
+  comm_ps_config five = {COMM_PS_COLOCATED, 5, bytes, 6, 0};
+  g_autoptr(comm_ps) co5 = comm_ps_new(net, g, &five, NULL);
+  assert_non_null(co5);
+  assert_int_equal(comm_ps_server_endpoint(co5, 4), comm_topology_host(t, 0, 0));
+  comm_ps_config six = {COMM_PS_GPU, 6, bytes, 6, 0};
+  g_autoptr(comm_ps) gp = comm_ps_new(net, g, &six, NULL);
+  assert_non_null(gp);
+  assert_int_equal(comm_ps_server_endpoint(gp, 4), comm_topology_device(t, 0));
+  assert_int_equal(comm_ps_server_endpoint(gp, 5), comm_topology_device(t, 1));
   g_autoptr(GError) e = NULL;
-  comm_ps_config bad = {COMM_PS_COLOCATED, 5, bytes, 6, 0};
+  comm_ps_config bad = {COMM_PS_DEDICATED, 1, bytes, 6, 0};
   assert_null(comm_ps_new(net, g, &bad, &e));
   assert_true(g_error_matches(e, DT_ERROR, DT_ERROR_INPUT));
   g_clear_error(&e);
-  bad.placement = COMM_PS_DEDICATED;
-  bad.servers = 1;
+  bad.placement = COMM_PS_CPU;
+  bad.servers = 0;
   assert_null(comm_ps_new(net, g, &bad, &e));
+  assert_true(g_error_matches(e, DT_ERROR, DT_ERROR_INPUT));
 }
 
 /* Software overheads: launch once, per step on every step a rank takes part in. Ring of 4,
@@ -518,6 +563,7 @@ int main(void)
       cmocka_unit_test(test_flow_vs_analytic),   cmocka_unit_test(test_pipelined_vs_steps),
       cmocka_unit_test(test_bytes_conservation), cmocka_unit_test(test_hierarchical_beats_ring),
       cmocka_unit_test(test_ps_port_bottleneck), cmocka_unit_test(test_ps_sharding),
+      cmocka_unit_test(test_ps_servers_share_host),
       cmocka_unit_test(test_auto_and_registry),  cmocka_unit_test(test_overheads),
       cmocka_unit_test(test_double_tree_shape),  cmocka_unit_test(test_latency_memo),
   };

@@ -205,11 +205,22 @@ typedef struct {
   uint32_t T, P, D, V;
   uint64_t m;                         /* micro-batches per replica and iteration */
   uint64_t mb;                        /* micro-batch, sequences */
-  uint32_t layers_per_chunk;
+  uint32_t *first_block, *n_blocks;   /* per virtual stage (chunk c of rank s is c P + s) */
+  chunk_cost *cost;                   /* per virtual stage */
   uint32_t devices, per_node;
-  chunk_cost first, middle, last, only;   /* only: a chunk that is both first and last */
   uint64_t act_elem_bytes;
 } plan3d;
+
+static void plan3d_free(plan3d *p)
+{
+  if (!p)
+    return;
+  g_free(p->first_block);
+  g_free(p->n_blocks);
+  g_free(p->cost);
+  g_free(p);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(plan3d, plan3d_free)
 
 /* The time of the tensor-parallel collectives of `count` activations of b s h elements:
  * allreduces, or with sequence parallelism as many all-gathers and reduce-scatters (half
@@ -237,13 +248,15 @@ static gboolean tp_time(coll_timer *ct, const plan3d *p, unsigned count, sim_tim
   return TRUE;
 }
 
-static gboolean chunk_costs(const dev_device *dev, coll_timer *ct, plan3d *p, GError **error)
+/* The compute and tensor-parallel time of one block on one device, for one micro-batch. */
+static gboolean block_cost(const dev_device *dev, coll_timer *ct, const plan3d *p, uint32_t block,
+                           chunk_cost *out, GError **error)
 {
   wl_tf_shard sh = {.micro_batch = (uint32_t)p->mb, .seq = p->tf.seq, .tp = p->T,
                     .seq_parallel = p->o.seq_parallel, .precision = p->o.precision,
                     .attention = p->o.attention};
   wl_tf_kernel k[WL_TF_MAX_KERNELS];
-  size_t n = wl_tf_layer_kernels(&p->tf, &sh, k);
+  size_t n = wl_tf_block_kernels(&p->tf, &sh, block, k);
   uint64_t lf = 0, lb = 0, rf = 0;
   sim_time_ps layer_f = kernels_time(dev, k, n, 0, FALSE, &lf);
   sim_time_ps layer_b = kernels_time(dev, k, n, 1, FALSE, &lb);
@@ -258,46 +271,68 @@ static gboolean chunk_costs(const dev_device *dev, coll_timer *ct, plan3d *p, GE
   if (!tp_time(ct, p, 2, &tp_f, error) ||
       !tp_time(ct, p, p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2, &tp_b, error))
     return FALSE;
-  uint32_t L = p->layers_per_chunk;
-  chunk_cost mid = {.fwd_ps = layer_f * L, .bwd_ps = (layer_b + layer_r) * L,
-                    .tp_fwd_ps = tp_f * L, .tp_bwd_ps = tp_b * L,
-                    .fwd_flops = lf * L, .bwd_flops = (lb + rf) * L};
-  /* Embedding (vocabulary-parallel: an allreduce of its output) on the first chunk; final norm,
-   * LM head and cross-entropy (an allreduce of the input gradient) on the last. */
-  wl_tf_kernel e[4], h[4];
-  size_t ne = wl_tf_embedding_kernels(&p->tf, &sh, e);
-  size_t nh = wl_tf_head_kernels(&p->tf, &sh, h);
-  uint64_t ef = 0, eb = 0, hf = 0, hb = 0;
-  sim_time_ps e_f = kernels_time(dev, e, ne, 0, FALSE, &ef), e_b = kernels_time(dev, e, ne, 1, FALSE, &eb);
-  sim_time_ps h_f = kernels_time(dev, h, nh, 0, FALSE, &hf), h_b = kernels_time(dev, h, nh, 1, FALSE, &hb);
-  sim_time_ps tp1;
-  if (!tp_time(ct, p, 1, &tp1, error))
-    return FALSE;
-  p->middle = mid;
-  p->first = mid;
-  p->first.fwd_ps += e_f, p->first.bwd_ps += e_b, p->first.tp_fwd_ps += tp1;
-  p->first.fwd_flops += ef, p->first.bwd_flops += eb;
-  p->last = mid;
-  p->last.fwd_ps += h_f, p->last.bwd_ps += h_b, p->last.tp_bwd_ps += tp1;
-  p->last.fwd_flops += hf, p->last.bwd_flops += hb;
-  p->only = p->first;
-  p->only.fwd_ps += h_f, p->only.bwd_ps += h_b, p->only.tp_bwd_ps += tp1;
-  p->only.fwd_flops += hf, p->only.bwd_flops += hb;
+  *out = (chunk_cost){.fwd_ps = layer_f, .bwd_ps = layer_b + layer_r, .tp_fwd_ps = tp_f,
+                      .tp_bwd_ps = tp_b, .fwd_flops = lf, .bwd_flops = lb + rf};
   return TRUE;
 }
 
-static const chunk_cost *cost_of(const plan3d *p, uint32_t vs)
+/* Adds n times `b` to `c`. */
+static void cost_add(chunk_cost *c, const chunk_cost *b, uint64_t n)
 {
-  uint32_t nv = p->P * p->V;
-  if (nv == 1)
-    return &p->only;
-  return vs == 0 ? &p->first : vs == nv - 1 ? &p->last : &p->middle;
+  c->fwd_ps += b->fwd_ps * (sim_time_ps)n, c->bwd_ps += b->bwd_ps * (sim_time_ps)n;
+  c->tp_fwd_ps += b->tp_fwd_ps * (sim_time_ps)n, c->tp_bwd_ps += b->tp_bwd_ps * (sim_time_ps)n;
+  c->fwd_flops += b->fwd_flops * n, c->bwd_flops += b->bwd_flops * n;
 }
+
+/* The cost of every virtual stage: its blocks of each kind (dense, mixture of experts), the
+ * embedding (vocabulary-parallel: an allreduce of its output) on the first, and the final
+ * norm, LM head and cross-entropy (an allreduce of the input gradient) on the last. */
+static gboolean chunk_costs(const dev_device *dev, coll_timer *ct, plan3d *p, GError **error)
+{
+  uint32_t L = p->tf.layers, split = wl_tf_dense_blocks(&p->tf);
+  chunk_cost kind[2] = {{0}, {0}};
+  if (split > 0 && !block_cost(dev, ct, p, 0, &kind[0], error))
+    return FALSE;
+  if (split < L && !block_cost(dev, ct, p, split, &kind[1], error))
+    return FALSE;
+  wl_tf_shard sh = {.micro_batch = (uint32_t)p->mb, .seq = p->tf.seq, .tp = p->T,
+                    .seq_parallel = p->o.seq_parallel, .precision = p->o.precision,
+                    .attention = p->o.attention};
+  wl_tf_kernel e[4], h[4];
+  size_t ne = wl_tf_embedding_kernels(&p->tf, &sh, e);
+  size_t nh = wl_tf_head_kernels(&p->tf, &sh, h);
+  sim_time_ps tp1;
+  if (!tp_time(ct, p, 1, &tp1, error))
+    return FALSE;
+  chunk_cost emb = {0}, head = {0};
+  emb.fwd_ps = kernels_time(dev, e, ne, 0, FALSE, &emb.fwd_flops);
+  emb.bwd_ps = kernels_time(dev, e, ne, 1, FALSE, &emb.bwd_flops);
+  emb.tp_fwd_ps = tp1;
+  head.fwd_ps = kernels_time(dev, h, nh, 0, FALSE, &head.fwd_flops);
+  head.bwd_ps = kernels_time(dev, h, nh, 1, FALSE, &head.bwd_flops);
+  head.tp_bwd_ps = tp1;
+  uint32_t nv = p->P * p->V;
+  for (uint32_t vs = 0; vs < nv; vs++) {
+    chunk_cost *c = &p->cost[vs];
+    uint32_t first = p->first_block[vs], end = first + p->n_blocks[vs];
+    uint32_t dense = first < split ? MIN(end, split) - first : 0;
+    memset(c, 0, sizeof *c);
+    cost_add(c, &kind[0], dense);
+    cost_add(c, &kind[1], p->n_blocks[vs] - dense);
+    if (vs == 0)
+      cost_add(c, &emb, 1);
+    if (vs == nv - 1)
+      cost_add(c, &head, 1);
+  }
+  return TRUE;
+}
+
+static const chunk_cost *cost_of(const plan3d *p, uint32_t vs) { return &p->cost[vs]; }
 
 /* Parameters one device of virtual stage vs holds (its tensor-parallel share). */
 static uint64_t chunk_params(const plan3d *p, uint32_t vs)
 {
-  uint64_t n = (uint64_t)p->layers_per_chunk * wl_tf_layer_params(&p->tf);
+  uint64_t n = wl_tf_blocks_params(&p->tf, p->first_block[vs], p->n_blocks[vs]);
   uint32_t nv = p->P * p->V;
   if (vs == 0)
     n += wl_tf_embedding_params(&p->tf);
@@ -312,6 +347,21 @@ static uint64_t chunk_params(const plan3d *p, uint32_t vs)
 }
 
 /* ---- Validation ------------------------------------------------------------------------------ */
+
+/* Which blocks each virtual stage holds (wl_tf_partition): the user's split or layout, or the
+ * blocks spread with fewer on the first and last stages. */
+static gboolean plan_partition(plan3d *p, const sim_3d_opts *o, GError **error)
+{
+  uint32_t nv = p->P * p->V;
+  p->first_block = g_new(uint32_t, nv);
+  p->n_blocks = g_new(uint32_t, nv);
+  p->cost = g_new0(chunk_cost, nv);
+  wl_tf_partition_opts po = {.stages = nv, .split = o->split, .n_split = o->n_split,
+                             .layout = o->pp_layout,
+                             .embedding_in_split = o->embedding_in_split,
+                             .loss_in_split = o->loss_in_split};
+  return wl_tf_partition(p->tf.layers, &po, p->first_block, p->n_blocks, error);
+}
 
 static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *topo,
                          const dev_device *dev, GError **error)
@@ -345,10 +395,8 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
     return bad(error, "--tp %u does not divide the MLP size %u of %s", p->T, p->tf.ffn, o->model);
   if (p->V > 1 && o->schedule != WL_SCHED_INTERLEAVED)
     return bad(error, "--interleave %u needs --schedule interleaved", p->V);
-  if (p->tf.layers % (p->P * p->V))
-    return bad(error, "--pp %u x --interleave %u does not divide the %u layers of %s", p->P, p->V,
-               p->tf.layers, o->model);
-  p->layers_per_chunk = p->tf.layers / (p->P * p->V);
+  if (!plan_partition(p, o, error))
+    return FALSE;
   if (o->zero > 3)
     return bad(error, "--zero %u: expected 0, 1, 2 or 3", o->zero);
   if (o->global_batch == 0)
@@ -393,6 +441,21 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
 
 /* ---- Memory ---------------------------------------------------------------------------------- */
 
+/* Activation bytes one micro-batch leaves in virtual stage vs's blocks until its backward. */
+static uint64_t chunk_activation_bytes(const plan3d *p, uint32_t vs, wl_recompute rc)
+{
+  uint64_t bytes = 0;
+  uint32_t first = p->first_block[vs];
+  uint32_t split = wl_tf_dense_blocks(&p->tf);
+  uint32_t dense = first < split ? MIN(first + p->n_blocks[vs], split) - first : 0;
+  uint32_t counts[2] = {dense, p->n_blocks[vs] - dense}, blocks[2] = {0, split};
+  for (int k = 0; k < 2; k++)
+    if (counts[k])
+      bytes += counts[k] * wl_tf_block_activation_bytes(&p->tf, blocks[k], p->tf.seq, p->mb, p->T,
+                                                        p->o.seq_parallel, rc, p->o.precision);
+  return bytes;
+}
+
 static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
 {
   uint64_t params = 0;
@@ -404,10 +467,13 @@ static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
    * recomputation stores. */
   wl_recompute rc = p->o.recompute == WL_RECOMPUTE_NONE && p->o.attention == WL_ATTN_FLASH
                         ? WL_RECOMPUTE_SELECTIVE : p->o.recompute;
-  uint64_t per_layer = wl_tf_layer_activation_bytes(&p->tf, p->tf.seq, p->mb, p->T,
-                                                    p->o.seq_parallel, rc, p->o.precision);
+  /* The in-flight units are micro-batches of one chunk each: counted at the stage's largest
+   * chunk (chunks differ when the blocks do not divide evenly, or by kind). */
+  uint64_t per_chunk = 0;
+  for (uint32_t c = 0; c < p->V; c++)
+    per_chunk = MAX(per_chunk, chunk_activation_bytes(p, c * p->P + s, rc));
   uint64_t chunks = wl_tf_inflight_chunks(p->o.schedule, p->P, p->V, p->m, s);
-  uint64_t act = per_layer * p->layers_per_chunk * chunks;
+  uint64_t act = per_chunk * chunks;
   /* With full recomputation one block's whole activations exist during its backward. */
   if (p->o.recompute == WL_RECOMPUTE_FULL)
     act += wl_tf_layer_activation_bytes(&p->tf, p->tf.seq, p->mb, p->T, p->o.seq_parallel,
@@ -572,7 +638,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   if (!dev)
     return NULL;
   plan3d *p = g_new0(plan3d, 1);
-  g_autofree plan3d *p_owner = p;
+  g_autoptr(plan3d) p_owner = p;
   if (!validate(p, o, topo, dev, error))
     return NULL;
   o = &p->o;   /* with the defaults filled in */
@@ -765,7 +831,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
             g_snprintf(name, sizeof name, "%s grads c%u",
                        o->zero ? "reduce-scatter" : "allreduce", x->chunk);
             sim_time_ps whole = dp_reduce[vs];
-            sim_time_ps tail = o->overlap ? whole / p->layers_per_chunk : whole;
+            sim_time_ps tail = o->overlap ? whole / MAX(p->n_blocks[vs], 1u) : whole;
             sim_task_id last = end;
             if (o->overlap && whole > tail) {
               sim_task_id r = sim_graph_add_compute(g, st[s].dp, name, "dp", whole - tail, 0, 0);
@@ -874,6 +940,16 @@ void sim_3d_report(sim_3d_metrics *m, sim_report *r)
 
 /* ---- describe ---------------------------------------------------------------------------------- */
 
+/* The two kinds of block of a model, as describe lists them: [0] the dense blocks (none in a
+ * model whose every block has experts), [1] the mixture-of-experts blocks (none in a dense
+ * model). first and count per kind. */
+static void block_kinds(const wl_tf *tf, uint32_t first[2], uint32_t count[2])
+{
+  uint32_t dense = wl_tf_dense_blocks(tf);
+  first[0] = 0, count[0] = dense;
+  first[1] = dense, count[1] = tf->layers - dense;
+}
+
 int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_len,
                     wl_precision precision, gboolean json, GError **error)
 {
@@ -883,11 +959,23 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
   if (seq_len)
     wl_tf_set_seq(&tf, seq_len);
   uint64_t b = batch ? batch : 1, s = tf.seq;
-  uint64_t lp = wl_tf_layer_params(&tf), lf = wl_tf_layer_forward_flops(&tf, b, s);
+  uint32_t kfirst[2], kcount[2];
+  block_kinds(&tf, kfirst, kcount);
+  uint64_t lp[2], lf[2], la[2];
+  for (int k = 0; k < 2; k++) {
+    lp[k] = wl_tf_block_params(&tf, kfirst[k]);
+    lf[k] = wl_tf_block_forward_flops(&tf, kfirst[k], b, s);
+    la[k] = wl_tf_block_activation_bytes(&tf, kfirst[k], s, b, 1, FALSE, WL_RECOMPUTE_NONE,
+                                         precision);
+  }
   uint64_t hf = wl_tf_head_forward_flops(&tf, b, s);
-  uint64_t la = wl_tf_layer_activation_bytes(&tf, s, b, 1, FALSE, WL_RECOMPUTE_NONE, precision);
   uint64_t ep = wl_tf_embedding_params(&tf), hp = wl_tf_head_params(&tf);
-  uint64_t total_fwd = lf * tf.layers + hf, total_act = la * tf.layers;
+  uint64_t total_fwd = lf[0] * kcount[0] + lf[1] * kcount[1] + hf;
+  uint64_t total_act = la[0] * kcount[0] + la[1] * kcount[1];
+  uint64_t active = wl_tf_active_params(&tf);
+  /* Per token: the forward FLOPs of one token at this sequence (2 x the matrix weights it
+   * uses + its share of attention + the LM head), and a training step's 3x that. */
+  double fwd_per_token = (double)total_fwd / (double)(b * s);
   if (json) {
     g_autoptr(GString) o = g_string_new("{\"model\":");
     dt_json_string(o, tf.name);
@@ -897,26 +985,40 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
     g_string_append_printf(o, "{\"name\":\"embedding\",\"type\":\"embedding\",\"params\":%" PRIu64
                            ",\"forward_flops\":0,\"backward_flops\":0,\"activation_bytes\":0}",
                            ep);
-    for (uint32_t i = 0; i < tf.layers; i++)
-      g_string_append_printf(o, ",{\"name\":\"block%u\",\"type\":\"transformer\",\"params\":%"
-                             PRIu64 ",\"forward_flops\":%" PRIu64 ",\"backward_flops\":%" PRIu64
-                             ",\"activation_bytes\":%" PRIu64 "}", i, lp, lf, 2 * lf, la);
+    for (uint32_t i = 0; i < tf.layers; i++) {
+      int k = wl_tf_block_is_moe(&tf, i) ? 1 : 0;
+      g_string_append_printf(o, ",{\"name\":\"block%u\",\"type\":\"%s\",\"params\":%" PRIu64
+                             ",\"active_params\":%" PRIu64 ",\"forward_flops\":%" PRIu64
+                             ",\"backward_flops\":%" PRIu64 ",\"activation_bytes\":%" PRIu64 "}",
+                             i, k ? "moe_transformer" : "transformer", lp[k],
+                             wl_tf_block_active_params(&tf, i), lf[k], 2 * lf[k], la[k]);
+    }
     g_string_append_printf(o, ",{\"name\":\"lm_head\",\"type\":\"lm_head\",\"params\":%" PRIu64
                            ",\"forward_flops\":%" PRIu64 ",\"backward_flops\":%" PRIu64
                            ",\"activation_bytes\":0}]", hp, hf, 2 * hf);
-    g_string_append_printf(o, ",\"total_params\":%" PRIu64 ",\"total_forward_flops\":%" PRIu64
-                           ",\"total_backward_flops\":%" PRIu64 ",\"total_activation_bytes\":%"
-                           PRIu64 "}\n", wl_tf_params(&tf), total_fwd, 2 * total_fwd, total_act);
+    g_string_append_printf(o, ",\"total_params\":%" PRIu64 ",\"active_params\":%" PRIu64
+                           ",\"total_forward_flops\":%" PRIu64 ",\"total_backward_flops\":%"
+                           PRIu64 ",\"forward_flops_per_token\":%.0f"
+                           ",\"training_flops_per_token\":%.0f,\"total_activation_bytes\":%"
+                           PRIu64 "}\n", wl_tf_params(&tf), active, total_fwd, 2 * total_fwd,
+                           fwd_per_token, 3 * fwd_per_token, total_act);
     fputs(o->str, out);
     return 0;
   }
-  fprintf(out, "model %s: %u layers, hidden %u, %u heads (%u key/value), ffn %u (%s), %s, "
-          "vocabulary %u, sequence %u, %s; batch %" PRIu64 " sequences, %s\n\n",
-          tf.name, tf.layers, tf.hidden, tf.heads, tf.kv_heads, tf.ffn,
+  fprintf(out, "model %s: %u layers, hidden %u, %u heads (%u key/value) of %" PRIu64 ", ffn %u "
+          "(%s), %s, vocabulary %u, sequence %u, %s; batch %" PRIu64 " sequences, %s\n",
+          tf.name, tf.layers, tf.hidden, tf.heads, tf.kv_heads, wl_tf_head_dim(&tf), tf.ffn,
           tf.mlp == WL_MLP_SWIGLU ? "swiglu" : "gelu",
           tf.norm == WL_NORM_RMSNORM ? "rmsnorm" : "layernorm", tf.vocab, tf.seq,
           tf.causal ? "causal" : "bidirectional", b, wl_precision_name(precision));
-  fprintf(out, "one block, kernel by kernel (no tensor parallelism):\n");
+  if (tf.kv_lora)
+    fprintf(out, "latent attention: query rank %u, key/value rank %u, rotary dims %u, value "
+            "head %u\n", tf.q_lora, tf.kv_lora, tf.rope_dim, tf.v_head_dim);
+  if (tf.experts)
+    fprintf(out, "experts: %u routed (top %u) + %u shared, each a gated MLP of %u; the first %u "
+            "blocks dense\n", tf.experts, tf.topk, tf.shared_experts, tf.moe_ffn,
+            kcount[0]);
+  fprintf(out, "\none block, kernel by kernel (no tensor parallelism):\n");
   fprintf(out, "  %-14s %-11s %-24s %16s %16s %16s\n", "kernel", "kind", "GEMM m x n x k",
           "fwd FLOPs", "bwd FLOPs", "fwd bytes");
   wl_tf_shard sh = {.micro_batch = (uint32_t)b, .seq = (uint32_t)s, .tp = 1,
@@ -927,7 +1029,8 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
     char shape[64] = "-";
     const wl_op_cost *f = &k[i].pass[0];
     if (f->gemm_m)
-      g_snprintf(shape, sizeof shape, "%" PRIu64 " x %" PRIu64 " x %" PRIu64, f->gemm_m,
+      g_snprintf(shape, sizeof shape, "%s%" PRIu64 " x %" PRIu64 " x %" PRIu64,
+                 f->gemm_batch > 1 && f->kind == WL_OP_GEMM ? "E x " : "", f->gemm_m,
                  f->gemm_n, f->gemm_k);
     fprintf(out, "  %-14s %-11s %-24s %16" PRIu64 " %16" PRIu64 " %16" PRIu64 "\n", k[i].name,
             wl_op_kind_name(f->kind), shape, f->flops, k[i].pass[1].flops + k[i].pass[2].flops,
@@ -936,16 +1039,26 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
   fprintf(out, "\n%-16s %8s %16s %20s %20s %18s\n", "layer", "count", "params", "fwd FLOPs",
           "bwd FLOPs", "activation bytes");
   fprintf(out, "%-16s %8u %16" PRIu64 " %20d %20d %18d\n", "embedding", 1, ep, 0, 0, 0);
-  fprintf(out, "%-16s %8u %16" PRIu64 " %20" PRIu64 " %20" PRIu64 " %18" PRIu64 "\n", "block",
-          tf.layers, lp, lf, 2 * lf, la);
+  static const char *const kind_names[2] = {"block", "moe block"};
+  for (int i = 0; i < 2; i++)
+    if (kcount[i])
+      fprintf(out, "%-16s %8u %16" PRIu64 " %20" PRIu64 " %20" PRIu64 " %18" PRIu64 "\n",
+              kind_names[i], kcount[i], lp[i], lf[i], 2 * lf[i], la[i]);
   fprintf(out, "%-16s %8u %16" PRIu64 " %20" PRIu64 " %20" PRIu64 " %18d\n", "lm_head", 1, hp, hf,
           2 * hf, 0);
-  fprintf(out, "\ntotal: %" PRIu64 " params (%.2f B); forward %.4g TFLOP, backward %.4g TFLOP per "
-          "batch; activations %.3f GB without recomputation (Korthikanti et al.)\n",
-          wl_tf_params(&tf), wl_tf_params(&tf) / 1e9, total_fwd / 1e12, 2 * total_fwd / 1e12,
-          total_act / 1e9);
+  fprintf(out, "\ntotal: %" PRIu64 " params (%.2f B), %" PRIu64 " active per token (%.2f B); "
+          "forward %.4g TFLOP, backward %.4g TFLOP per batch; activations %.3f GB without "
+          "recomputation (Korthikanti et al.)\n",
+          wl_tf_params(&tf), wl_tf_params(&tf) / 1e9, active, active / 1e9, total_fwd / 1e12,
+          2 * total_fwd / 1e12, total_act / 1e9);
+  fprintf(out, "  per token: forward %.4g GFLOP, training (forward + backward) %.4g GFLOP\n",
+          fwd_per_token / 1e9, 3 * fwd_per_token / 1e9);
   fprintf(out, "  block: attention %" PRIu64 ", MLP %" PRIu64 ", norms %" PRIu64 " params\n",
-          wl_tf_attention_params(&tf), wl_tf_mlp_params(&tf), 2 * wl_tf_norm_params(&tf));
+          wl_tf_attention_params(&tf),
+          tf.experts ? wl_tf_router_params(&tf) + ((uint64_t)tf.experts + tf.shared_experts) *
+                                                      wl_tf_expert_params(&tf)
+                     : wl_tf_mlp_params(&tf),
+          2 * wl_tf_norm_params(&tf));
   return 0;
 }
 
@@ -983,8 +1096,30 @@ static const sim_key keys_3d[] = {
      .help = "activation recomputation"},
     {"zero", SIM_KEY_INT, SIM_KEY_OFF(zero), "0", 0, 3, .commands = SIM_OPTS_RUN, .arg = "0-3",
      .help = "ZeRO stage: optimizer (1), gradient (2), parameter (3) sharding over dp"},
+    {"pp-layout", SIM_KEY_STRING, SIM_KEY_OFF(pp_layout), .commands = SIM_OPTS_RUN,
+     .arg = "STR",
+     .help = "Megatron-Core's pipeline layout: E embedding, t block, m multi-token "
+             "prediction, L loss, | stage boundary, (...)*N repeat"},
+    {"embedding-in-split", SIM_KEY_ONOFF, SIM_KEY_OFF(embedding_in_split), "off",
+     .commands = SIM_OPTS_RUN, .arg = "on|off",
+     .help = "count the embedding as one block when spreading blocks over the stages"},
+    {"loss-in-split", SIM_KEY_ONOFF, SIM_KEY_OFF(loss_in_split), "off",
+     .commands = SIM_OPTS_RUN, .arg = "on|off",
+     .help = "count the loss (LM head) as one block when spreading blocks over the stages"},
 };
 const sim_key_group sim_keys_3d = SIM_KEY_GROUP("3d", "3d", keys_3d);
+
+/* The pipeline partition options of the scenario (they point into it). */
+static void sim_3d_opts_partition(const sim_scenario *s, sim_3d_opts *o)
+{
+  if (s->split) {
+    o->split = (const int64_t *)(const void *)s->split->data;
+    o->n_split = s->split->len;
+  }
+  o->pp_layout = s->pp_layout;
+  o->embedding_in_split = s->embedding_in_split;
+  o->loss_in_split = s->loss_in_split;
+}
 
 gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError **error)
 {
@@ -1021,6 +1156,7 @@ gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError
   o->allreduce = sim_scenario_given(s, "allreduce") ? comm_coll_algorithm_name(s->allreduce)
                                                     : "ring";
   o->iterations = (uint32_t)s->iterations;
+  sim_3d_opts_partition(s, o);
   return TRUE;
 }
 

@@ -45,6 +45,13 @@ typedef struct {
   gboolean overlap;            /* data-parallel reduction overlapped with backward */
   const char *allreduce;       /* algorithm of the collectives ("ring", "auto", ...) */
   uint32_t iterations;
+  /* Which blocks each pipeline stage holds (wl_tf_partition): the first block of each virtual
+   * stage after the first, or Megatron-Core's layout string, or neither (spread); the
+   * embedding and the loss counted as blocks when spreading. */
+  const int64_t *split;
+  size_t n_split;
+  const char *pp_layout;
+  gboolean embedding_in_split, loss_in_split;
 } sim_3d_opts;
 
 /* The options of a scenario (--strategy 3d, or dp of a transformer: one tensor and one

@@ -273,8 +273,10 @@ static const sim_key pp_keys[] = {
      .strategies = "pp|hybrid", .arg = "P",
      .help = "pipeline stages per replica (default: pp all devices, hybrid a node's)"},
     {"split", SIM_KEY_INT_LIST, SIM_KEY_OFF(split), NULL, 1, 1 << 24, .commands = SIM_OPTS_RUN,
-     .strategies = "mp|pp|hybrid", .arg = "L1,L2,...",
-     .help = "first layer index of each stage after the first (default: balanced)"},
+     .strategies = "mp|pp|hybrid|3d", .arg = "L1,L2,...",
+     .help = "first layer (3d: transformer block) of each stage after the first, of each "
+             "virtual stage with --interleave (default: balanced; 3d: spread, fewer on the "
+             "first and last stages)"},
 };
 const sim_key_group sim_keys_pp = SIM_KEY_GROUP("pp", "pp|hybrid", pp_keys);
 

@@ -1,0 +1,86 @@
+#!/bin/sh
+# Command-line checks of the frontier jobs (issue 26): mixture-of-experts models by describe
+# against counts worked out by hand, uneven pipelines (spread, --split, --pp-layout) and their
+# refusals, and the multi-node NVLink domain of gb200-nvl72.
+# Usage: frontier_tests.sh PATH/TO/dtsim. Each check prints one line; the last counts them.
+DTSIM=${1:?usage: frontier_tests.sh DTSIM}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+# json_num KEY < json : the value of a numeric key of a one-line JSON object (first match)
+json_num() { sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p" | head -1; }
+
+# refused NAME PATTERN ARGS... : exit status 2, one line on stderr containing PATTERN (a fixed
+# string), nothing on stdout
+refused() {
+  name=$1; want=$2; shift 2
+  "$DTSIM" "$@" >"$TMP/out" 2>"$TMP/err"
+  got=$?
+  lines=$(wc -l <"$TMP/err")
+  if [ "$got" -eq 2 ] && [ "$lines" -eq 1 ] && [ ! -s "$TMP/out" ] && grep -qF -- "$want" "$TMP/err"; then
+    ok "$name ($(cat "$TMP/err"))"
+  else
+    bad "$name: status $got, stderr '$(cat "$TMP/err")', stdout $(wc -c <"$TMP/out") bytes"
+  fi
+}
+
+# --- Mixtral 8x7B by hand (config.json): per block attention 2 h^2 + 2 h (8 x 128), eight
+# experts of 3 h 14336, router h x 8, two rmsnorms of h; embedding and untied head V h; final
+# norm h. Active: two of the eight experts. ------------------------------------------------------
+h=4096
+attn=$((2 * h * h + 2 * h * 1024)); expert=$((3 * h * 14336)); rest=$((8 * h + 2 * h))
+total=$((32 * (attn + 8 * expert + rest) + 2 * 32000 * h + h))
+active=$((32 * (attn + 2 * expert + rest) + 2 * 32000 * h + h))
+"$DTSIM" describe mixtral-8x7b --json >"$TMP/m.json" 2>"$TMP/err"
+got=$(json_num total_params <"$TMP/m.json"); got_a=$(json_num active_params <"$TMP/m.json")
+[ "$got" = "$total" ] && [ "$got_a" = "$active" ] &&
+  ok "describe mixtral-8x7b: $got parameters (46.70 B), $got_a active (12.9 B)" ||
+  bad "describe mixtral-8x7b: '$got' / '$got_a', by hand $total / $active; $(cat "$TMP/err")"
+"$DTSIM" describe mixtral-8x7b >"$TMP/m.txt" 2>&1
+grep -q "46.70 B), 12879925248 active per token" "$TMP/m.txt" && grep -q "per token: forward" "$TMP/m.txt" &&
+  ok "describe mixtral-8x7b: the table shows total and active parameters and FLOPs per token" ||
+  bad "describe table: $(grep total "$TMP/m.txt")"
+
+# --- Uneven pipelines --------------------------------------------------------------------------
+# Llama 3 405B's 126 blocks on 8 stages were refused; they are spread (15, 16 x 6, 15).
+"$DTSIM" run --strategy 3d --model llama3-405b --system dgx-h100 --nodes 16 --tp 8 --pp 8 \
+  --global-batch 16 --json >"$TMP/out" 2>"$TMP/err" &&
+  ok "126 blocks on 8 stages run" || bad "126 blocks on 8 stages: $(cat "$TMP/err")"
+# Stage 0's forward time follows its blocks: 10 blocks on 2 stages are 5 + 5 by default and
+# 2 + 8 with --split 2, so stage 0 runs 2/5 of the blocks (its embedding gather is under 1%).
+spec=transformer:family=llama,layers=10,hidden=2048,heads=16,seq=2048,vocab=1000
+base="run --strategy 3d --model $spec --system dgx-h100 --nodes 1 --tp 1 --pp 2 --global-batch 8 --json"
+f5=$("$DTSIM" $base | json_num forward_time_s)
+f2=$("$DTSIM" $base --split 2 | json_num forward_time_s)
+fl=$("$DTSIM" $base --pp-layout 'Ett|t*8L' | json_num forward_time_s)
+awk -v a="$f2" -v b="$f5" 'BEGIN { r = a / b; exit !(r > 0.39 && r < 0.42) }' && [ "$fl" = "$f2" ] &&
+  ok "--split 2 and --pp-layout 'Ett|t*8L': stage 0 forward $f2 s, 2/5 of the default $f5 s" ||
+  bad "stage 0 forward: split $f2, layout $fl, default $f5"
+refused "--split of the wrong length" "--split" $base --split 2,4
+refused "--split not increasing" "--split" run --strategy 3d --model $spec --system dgx-h100 \
+  --nodes 1 --pp 4 --global-batch 8 --split 5,3,8
+refused "--pp-layout with too few blocks" "--pp-layout" $base --pp-layout 'Et|tL'
+refused "--pp-layout: embedding on the last stage" "--pp-layout" $base --pp-layout 't*5|Et*5L'
+refused "--pp-layout: bad letter" "--pp-layout" $base --pp-layout 'Et*5|x*5L'
+refused "--split and --pp-layout" "--pp-layout" $base --split 5 --pp-layout 'Et*5|t*5L'
+refused "more stages than blocks" "--pp" run --strategy 3d --model $spec --system dgx-h100 \
+  --nodes 2 --pp 16 --global-batch 16
+refused "--pp-layout for another strategy" "--pp-layout" run --strategy dp --model $spec --pp-layout 'Et'
+# Spec keys are refused naming the key.
+refused "topk above experts" "topk" describe "transformer:layers=2,hidden=64,heads=4,seq=8,vocab=10,experts=4,topk=8"
+refused "unknown family" "family" describe "transformer:layers=2,hidden=64,heads=4,seq=8,vocab=10,family=t5"
+
+# --- One NVLink domain of 18 GB200 trays: 72 GPUs allreduce over NVLink, two racks over IB. ---
+bw18=$("$DTSIM" collective --system gb200-nvl72 --nodes 18 --op allreduce --bytes 1G --algorithm ring --json | json_num busbw_Bps)
+bw36=$("$DTSIM" collective --system gb200-nvl72 --nodes 36 --op allreduce --bytes 1G --algorithm ring --json | json_num busbw_Bps)
+awk -v a="$bw18" -v b="$bw36" 'BEGIN { exit !(a > 5e11 && b < 1e11) }' &&
+  ok "gb200-nvl72 allreduce busbw: 18 trays $bw18 B/s (NVLink), 36 trays $bw36 B/s (IB)" ||
+  bad "gb200-nvl72 busbw: 18 trays $bw18, 36 trays $bw36"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

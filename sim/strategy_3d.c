@@ -206,7 +206,10 @@ typedef struct {
   uint64_t m;                         /* micro-batches per replica and iteration */
   uint64_t mb;                        /* micro-batch, sequences */
   uint32_t *first_block, *n_blocks;   /* per virtual stage (chunk c of rank s is c P + s) */
-  chunk_cost *cost;                   /* per virtual stage */
+  chunk_cost *cost;                   /* per virtual stage: its blocks, and the embedding's and
+                                       * LM head's tensor-parallel collectives */
+  chunk_cost emb, head;               /* the embedding's and LM head's compute, tasks of their
+                                       * own on the first and last virtual stage */
   uint32_t devices, per_node;
   uint64_t act_elem_bytes;
 } plan3d;
@@ -286,7 +289,8 @@ static void cost_add(chunk_cost *c, const chunk_cost *b, uint64_t n)
 
 /* The cost of every virtual stage: its blocks of each kind (dense, mixture of experts), the
  * embedding (vocabulary-parallel: an allreduce of its output) on the first, and the final
- * norm, LM head and cross-entropy (an allreduce of the input gradient) on the last. */
+ * norm, LM head and cross-entropy (an allreduce of the input gradient) on the last; the
+ * embedding's and the head's compute are kept apart (p->emb, p->head). */
 static gboolean chunk_costs(const dev_device *dev, coll_timer *ct, plan3d *p, GError **error)
 {
   uint32_t L = p->tf.layers, split = wl_tf_dense_blocks(&p->tf);
@@ -304,13 +308,13 @@ static gboolean chunk_costs(const dev_device *dev, coll_timer *ct, plan3d *p, GE
   sim_time_ps tp1;
   if (!tp_time(ct, p, 1, &tp1, error))
     return FALSE;
-  chunk_cost emb = {0}, head = {0};
-  emb.fwd_ps = kernels_time(dev, e, ne, 0, FALSE, &emb.fwd_flops);
-  emb.bwd_ps = kernels_time(dev, e, ne, 1, FALSE, &emb.bwd_flops);
-  emb.tp_fwd_ps = tp1;
-  head.fwd_ps = kernels_time(dev, h, nh, 0, FALSE, &head.fwd_flops);
-  head.bwd_ps = kernels_time(dev, h, nh, 1, FALSE, &head.bwd_flops);
-  head.tp_bwd_ps = tp1;
+  chunk_cost *emb = &p->emb, *head = &p->head;
+  memset(emb, 0, sizeof *emb);
+  memset(head, 0, sizeof *head);
+  emb->fwd_ps = kernels_time(dev, e, ne, 0, FALSE, &emb->fwd_flops);
+  emb->bwd_ps = kernels_time(dev, e, ne, 1, FALSE, &emb->bwd_flops);
+  head->fwd_ps = kernels_time(dev, h, nh, 0, FALSE, &head->fwd_flops);
+  head->bwd_ps = kernels_time(dev, h, nh, 1, FALSE, &head->bwd_flops);
   uint32_t nv = p->P * p->V;
   for (uint32_t vs = 0; vs < nv; vs++) {
     chunk_cost *c = &p->cost[vs];
@@ -320,9 +324,9 @@ static gboolean chunk_costs(const dev_device *dev, coll_timer *ct, plan3d *p, GE
     cost_add(c, &kind[0], dense);
     cost_add(c, &kind[1], p->n_blocks[vs] - dense);
     if (vs == 0)
-      cost_add(c, &emb, 1);
+      c->tp_fwd_ps += tp1;
     if (vs == nv - 1)
-      cost_add(c, &head, 1);
+      c->tp_bwd_ps += tp1;
   }
   return TRUE;
 }
@@ -572,7 +576,7 @@ typedef struct {
 
 /* Task names by (kind, micro-batch, chunk), formatted once and handed out as the graph's copy
  * (sim_graph_intern): the same names recur on every stage and in every iteration. */
-enum { NAME_PASS, NAME_TP, NAME_END, NAME_SEND, NAME_KINDS };
+enum { NAME_PASS, NAME_TP, NAME_END, NAME_SEND, NAME_EMB, NAME_HEAD, NAME_KINDS };
 
 typedef struct {
   sim_graph *g;
@@ -606,7 +610,8 @@ static G_GNUC_NO_INLINE const char *unit_name_make(unit_names *n, int kind, size
   gboolean fwd = at >= (size_t)n->m * n->V;
   /* "F mb3 c1", "B mb3 c1 tp", "F mb3 c1 end", "act mb3 c1", "grad mb3 c1": assembled, not
    * printed (a one-iteration build formats thousands). */
-  static const char *const suffix[NAME_KINDS] = {"", " tp", " end", ""};
+  static const char *const suffix[NAME_KINDS] = {"", " tp", " end", "", " embedding",
+                                                 " lm_head"};
   char text[64], *p = text;
   p = stpcpy(p, kind == NAME_SEND ? (fwd ? "act" : "grad") : (fwd ? "F" : "B"));
   p = put_uint(stpcpy(p, " mb"), mb);
@@ -620,6 +625,40 @@ static inline const char *unit_name(unit_names *n, int kind, size_t at)
 {
   const char *name = n->names[kind * n->per_kind + at];
   return name ? name : unit_name_make(n, kind, at);
+}
+
+/* Adds the compute of one unit on `stream`: the chunk's blocks and, as tasks of their own so
+ * that the schedule shows them, the embedding before them (forward) or after them (backward)
+ * on the first virtual stage and the LM head after them (forward) or before them (backward) on
+ * the last. *first and *last are its first and last task. */
+static void add_unit_compute(const plan3d *p, sim_graph *g, sim_stream_id stream,
+                             unit_names *names, const unit *x, size_t at, uint32_t vs,
+                             sim_task_id *first, sim_task_id *last)
+{
+  uint32_t nv = p->P * p->V;
+  const chunk_cost *cc = cost_of(p, vs);
+  /* In order: before the blocks, the blocks, after them. */
+  const chunk_cost *part[3] = {NULL, cc, NULL};
+  int kind[3] = {NAME_PASS, NAME_PASS, NAME_PASS};
+  if (vs == 0)
+    part[x->fwd ? 0 : 2] = &p->emb, kind[x->fwd ? 0 : 2] = NAME_EMB;
+  if (vs == nv - 1)
+    part[x->fwd ? 2 : 0] = &p->head, kind[x->fwd ? 2 : 0] = NAME_HEAD;
+  gboolean any = FALSE;
+  for (int i = 0; i < 3; i++) {
+    if (!part[i])
+      continue;
+    sim_task_id t = sim_graph_add_compute(g, stream, unit_name(names, kind[i], at),
+                                          x->fwd ? "forward" : "backward",
+                                          x->fwd ? part[i]->fwd_ps : part[i]->bwd_ps,
+                                          x->fwd ? part[i]->fwd_flops : part[i]->bwd_flops, 0);
+    if (any)
+      sim_graph_depend(g, t, *last);
+    else
+      *first = t;
+    *last = t;
+    any = TRUE;
+  }
 }
 
 static sim_task_id add_tp(sim_graph *g, sim_stream_id tp, sim_task_id after, sim_time_ps d,
@@ -741,12 +780,15 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
    * compute, a parameter gather (ZeRO-3), its tensor-parallel part (two tasks and an end when
    * it overlaps) and its send; the dependencies of these and the unit's two pipeline ones. Per
    * chunk and stage: up to three data-parallel tasks and nine dependencies; per stage the
-   * update, and the embedding allreduce. */
+   * update, and the embedding allreduce; per micro-batch the embedding's and the LM head's
+   * two passes and their dependencies. */
   uint64_t units = 2 * (uint64_t)p->m * p->V * p->P;
   uint64_t z3 = o->zero >= 3, ov = o->tp_overlap ? 2 : 0;
   uint64_t chunks = (uint64_t)p->V * p->P;
-  sim_graph_reserve(g, o->iterations * (units * (2 + z3 + 1 + ov) + 3 * chunks + p->P + 1),
-                    o->iterations * (units * (5 + z3 + ov) + 9 * chunks + 2 * p->P + 4));
+  sim_graph_reserve(g, o->iterations * (units * (2 + z3 + 1 + ov) + 3 * chunks + p->P + 1 +
+                                        4 * p->m),
+                    o->iterations * (units * (5 + z3 + ov) + 9 * chunks + 2 * p->P + 4 +
+                                     4 * p->m));
 
   for (uint32_t it = 0; it < o->iterations; it++) {
     for (uint32_t s = 0; s < p->P; s++) {
@@ -780,17 +822,14 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           gather = sim_graph_add_compute(g, st[s].dp, name, "dp", d, 0, 0);
           has_gather = TRUE;
         }
-        sim_task_id c = sim_graph_add_compute(g, st[s].compute,
-                                              unit_name(&names, NAME_PASS, at),
-                                              x->fwd ? "forward" : "backward",
-                                              x->fwd ? cc->fwd_ps : cc->bwd_ps,
-                                              x->fwd ? cc->fwd_flops : cc->bwd_flops, 0);
+        sim_task_id c = 0, c_last = 0;
+        add_unit_compute(p, g, st[s].compute, &names, x, at, vs, &c, &c_last);
         if (has_prev)
           sim_graph_depend(g, c, prev);
         if (has_gather)
           sim_graph_depend(g, c, gather);
         (x->fwd ? f_start : b_start)[slot] = c;
-        sim_task_id end = c;
+        sim_task_id end = c_last;
         sim_time_ps tpd = x->fwd ? cc->tp_fwd_ps : cc->tp_bwd_ps;
         if (tpd > 0) {
           const char *tp_name = unit_name(&names, NAME_TP, at);
@@ -800,10 +839,10 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
             if (has_prev)
               sim_graph_depend(g, tpt, prev);
             end = sim_graph_add_delay(g, unit_name(&names, NAME_END, at), 0);
-            sim_graph_depend(g, end, c);
+            sim_graph_depend(g, end, c_last);
             sim_graph_depend(g, end, tpt);
           } else {
-            end = add_tp(g, st[s].tp, c, tpd, tp_name);
+            end = add_tp(g, st[s].tp, c_last, tpd, tp_name);
           }
         }
         if (x->fwd) {
@@ -835,7 +874,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
             sim_task_id last = end;
             if (o->overlap && whole > tail) {
               sim_task_id r = sim_graph_add_compute(g, st[s].dp, name, "dp", whole - tail, 0, 0);
-              sim_graph_depend(g, r, c);
+              sim_graph_depend(g, r, c_last);
               last = r;
             }
             g_snprintf(name, sizeof name, "%s grads c%u (last bucket)",

@@ -71,6 +71,10 @@ refused "--split and --pp-layout" "--pp-layout" $base --split 5 --pp-layout 'Et*
 refused "more stages than blocks" "--pp" run --strategy 3d --model $spec --system dgx-h100 \
   --nodes 2 --pp 16 --global-batch 16
 refused "--pp-layout for another strategy" "--pp-layout" run --strategy dp --model $spec --pp-layout 'Et'
+# The embedding on the first stage and the LM head on the last are tasks of the schedule.
+"$DTSIM" $base --trace "$TMP/t.json" >/dev/null 2>"$TMP/err"
+grep -q '"F mb0 c0 embedding"' "$TMP/t.json" && grep -q '"B mb0 c0 lm_head"' "$TMP/t.json" &&
+  ok "the trace shows the embedding and LM head passes" || bad "trace: no embedding or LM head task; $(cat "$TMP/err")"
 # Spec keys are refused naming the key.
 refused "topk above experts" "topk" describe "transformer:layers=2,hidden=64,heads=4,seq=8,vocab=10,experts=4,topk=8"
 refused "unknown family" "family" describe "transformer:layers=2,hidden=64,heads=4,seq=8,vocab=10,family=t5"

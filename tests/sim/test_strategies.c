@@ -614,7 +614,8 @@ static void test_3d_bad_input(void **state)
   o.model = "transformer:layers=12,hidden=1024,heads=8,seq=512,vocab=1000";
   o.tp = 16, o.pp = 1;
   expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--tp", "heads", NULL});
-  o.tp = 2, o.pp = 8, o.dp = 1;
+  /* Blocks that do not divide the stages are spread; more stages than blocks are refused. */
+  o.tp = 1, o.pp = 16, o.dp = 1;
   expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--pp", "--interleave", NULL});
   o.tp = 2, o.pp = 2, o.dp = 4;
   o.schedule = WL_SCHED_INTERLEAVED;

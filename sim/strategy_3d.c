@@ -460,6 +460,18 @@ static uint64_t chunk_activation_bytes(const plan3d *p, uint32_t vs, wl_recomput
   return bytes;
 }
 
+/* What a device of pipeline stage s holds beyond its tensors (wl_reserved_memory): the NCCL
+ * communicators it belongs to (its tensor-parallel and data-parallel groups, the two copies of a
+ * tied embedding on the first and last stage) and its point-to-point pipeline peers. */
+static uint64_t stage_reserved(const plan3d *p, uint32_t s, uint64_t dynamic_bytes)
+{
+  gboolean end = s == 0 || s == p->P - 1;
+  uint32_t comms = (p->T > 1) + (p->D > 1) + (p->tf.tied_head && p->P > 1 && end);
+  uint32_t peers = p->P < 2 ? 0 : p->P == 2 || (end && p->V == 1) ? 1 : 2;
+  wl_reserved_bytes r;
+  return wl_reserved_memory(comms, peers, dynamic_bytes, &r);
+}
+
 static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
 {
   uint64_t params = 0;
@@ -497,12 +509,13 @@ static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
   m->optimizer_bytes = st.optimizer;
   m->activations_bytes = act;
   m->other_bytes = other;
+  m->framework_reserved_bytes = stage_reserved(p, s, act + other);
 }
 
 static uint64_t mem_total(const sim_3d_metrics *m)
 {
   return m->weights_bytes + m->gradients_bytes + m->optimizer_bytes + m->activations_bytes +
-         m->other_bytes;
+         m->other_bytes + m->framework_reserved_bytes;
 }
 
 /* ---- Schedules ---------------------------------------------------------------------------------- */
@@ -975,6 +988,7 @@ void sim_3d_report(sim_3d_metrics *m, sim_report *r)
   r->memory_optimizer_bytes = m->optimizer_bytes;
   r->memory_activations_bytes = m->activations_bytes;
   r->memory_other_bytes = m->other_bytes;
+  r->memory_framework_reserved_bytes = m->framework_reserved_bytes;
 }
 
 /* ---- describe ---------------------------------------------------------------------------------- */

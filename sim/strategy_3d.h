@@ -67,6 +67,7 @@ typedef struct {
   double model_tflops_per_device;  /* model FLOPs (no recomputation) per second per device, 1e12 */
   double mfu;                      /* that over the device's dense peak at the precision */
   uint64_t weights_bytes, gradients_bytes, optimizer_bytes, activations_bytes, other_bytes;
+  uint64_t framework_reserved_bytes;   /* CUDA context, NCCL buffers, allocator slack */
   uint64_t micro_batch;            /* as used (the rule's choice when not given) */
   double model_flops;              /* per iteration */
   double peak_flops;               /* the device's dense peak at the precision, FLOP/s */

@@ -197,6 +197,17 @@ typedef struct {
 void wl_tf_state_memory(uint64_t params, uint32_t dp, unsigned zero, wl_precision precision,
                         wl_tf_state_bytes *out);
 
+/* Reserved memory: what a training process holds beyond its tensors: the CUDA context (0.5 GiB),
+ * NCCL's buffers (Simple, LL128 and LL: 9.19 MiB per channel and connection; 32 channels per
+ * collective communicator the rank belongs to, 2 per point-to-point peer) and the caching
+ * allocator's slack (5% of `dynamic_bytes`, the activations and other transient bytes). Bytes;
+ * returns the sum. Sources: docs/workloads.md ("Reserved memory"). */
+typedef struct {
+  uint64_t context, nccl, slack;
+} wl_reserved_bytes;
+uint64_t wl_reserved_memory(uint32_t communicators, uint32_t p2p_peers, uint64_t dynamic_bytes,
+                            wl_reserved_bytes *out);
+
 /* Activation bytes one block keeps for backward for one micro-batch of b sequences, as
  * Korthikanti et al. (2022) count them for 2-byte activations: s b h (34 + 5 a s / h) without
  * parallelism; with tensor parallelism s b h (10 + 24/t + 5 a s / (h t)); with sequence

@@ -1077,6 +1077,22 @@ static void test_tf_partition(void **state)
   expect_partition_error(3, &many, "--pp");
 }
 
+/* Reserved memory: the CUDA context (512 MiB), NCCL's Simple (4 MiB), LL128 (120 x 640 x 8 x 8)
+ * and LL (8 x 512 x 8 x 16) buffers on 32 channels per communicator and 2 per pipeline peer,
+ * and 5% of the transient bytes. */
+static void test_tf_reserved(void **state)
+{
+  (void)state;
+  wl_reserved_bytes r;
+  uint64_t channel = 4194304 + 4915200 + 524288;
+  uint64_t total = wl_reserved_memory(2, 1, 2000000000, &r);
+  assert_int_equal(r.context, 536870912);
+  assert_int_equal(r.nccl, (2 * 32 + 2) * channel);
+  assert_int_equal(r.slack, 100000000);
+  assert_int_equal(total, r.context + r.nccl + r.slack);
+  assert_int_equal(wl_reserved_memory(0, 0, 0, &r), 536870912);
+}
+
 /* Memory per device, worked out by hand. */
 static void test_tf_memory(void **state)
 {
@@ -1131,7 +1147,7 @@ int main(void)
       cmocka_unit_test(test_tf_kernels),       cmocka_unit_test(test_tf_spec),
       cmocka_unit_test(test_tf_memory),       cmocka_unit_test(test_tf_moe_counts),
       cmocka_unit_test(test_tf_moe_kernels),  cmocka_unit_test(test_tf_spec_frontier),
-      cmocka_unit_test(test_tf_partition),
+      cmocka_unit_test(test_tf_partition),    cmocka_unit_test(test_tf_reserved),
       cmocka_unit_test(test_param_counts),     cmocka_unit_test(test_chaos_counts),
       cmocka_unit_test(test_forward_macs),     cmocka_unit_test(test_zoo_rules),
       cmocka_unit_test(test_valid_taps),       cmocka_unit_test(test_conv_costs),

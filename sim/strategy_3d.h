@@ -43,6 +43,8 @@ typedef struct {
   wl_attention attention;      /* flash (default) or unfused */
   unsigned zero;               /* 0..3 */
   gboolean overlap;            /* data-parallel reduction overlapped with backward */
+  uint64_t bucket_bytes;       /* gradient bucket, bytes; 0: Megatron's max(40M, 1M x dp)
+                                * parameters */
   const char *allreduce;       /* algorithm of the collectives ("ring", "auto", ...) */
   uint32_t iterations;
   /* Which blocks each pipeline stage holds (wl_tf_partition): the first block of each virtual

@@ -97,6 +97,25 @@ refused "--strict: the 79.86 GiB plan" "--strict" run --strategy 3d --model gpt3
   --system dgx-a100 --nodes 128 --tp 2 --pp 8 --micro-batch 1 --schedule interleaved \
   --interleave 6 --zero 2 --global-batch 1536 --precision bf16 --strict
 
+# --- Steady state and bucketed overlap: GPT 1.7B on two DGX A100 (DP 16, one micro-batch of 4
+# per replica). Without overlap the whole reduction follows the backward; with it, buckets of
+# max(40M, 16M) parameters close as the backward goes and only the last one's reduction is left
+# exposed, and smaller buckets (--bucket-mib 10) leave less; two iterations are simulated by
+# default and the last is reported. ------------------------------------------------------------
+g17="run --strategy 3d --model gpt3-1.7b --system dgx-a100 --nodes 2 --global-batch 64 --precision fp16 --json"
+"$DTSIM" $g17 --overlap on >"$TMP/on.json"; "$DTSIM" $g17 --overlap off >"$TMP/off.json"
+"$DTSIM" $g17 --bucket-mib 10 >"$TMP/b10.json"; "$DTSIM" $g17 --iterations 1 >"$TMP/i1.json"
+x_on=$(json_num exposed_comm_time_s <"$TMP/on.json"); x_off=$(json_num exposed_comm_time_s <"$TMP/off.json")
+x_b10=$(json_num exposed_comm_time_s <"$TMP/b10.json")
+awk -v a="$x_on" -v b="$x_off" -v c="$x_b10" 'BEGIN { exit !(a < 0.1 * b && c < a) }' &&
+  ok "3d overlap: exposed communication $x_on s with buckets, $x_off s without, $x_b10 s with 10 MiB buckets" ||
+  bad "3d overlap: exposed $x_on (on), $x_off (off), $x_b10 (10 MiB)"
+e2=$(json_num events <"$TMP/on.json"); e1=$(json_num events <"$TMP/i1.json")
+[ "$e2" -gt "$e1" ] && ok "two iterations by default ($e2 events, $e1 with --iterations 1)" ||
+  bad "default iterations: $e2 events, $e1 with --iterations 1"
+"$DTSIM" run --help-all | grep -q "the last one is reported" && ok "--help says how the iteration is measured" ||
+  bad "--help: --iterations does not say what is reported"
+
 # --- One NVLink domain of 18 GB200 trays: 72 GPUs allreduce over NVLink, two racks over IB. ---
 bw18=$("$DTSIM" collective --system gb200-nvl72 --nodes 18 --op allreduce --bytes 1G --algorithm ring --json | json_num busbw_Bps)
 bw36=$("$DTSIM" collective --system gb200-nvl72 --nodes 36 --op allreduce --bytes 1G --algorithm ring --json | json_num busbw_Bps)

@@ -63,7 +63,7 @@ typedef struct {
 typedef struct {
   const comm_topology *topo;
   comm_net_model model;
-  const comm_coll_algorithm *algo, *ring;
+  const comm_coll_algorithm *algo, *ring, *a2a;   /* a2a: for all-to-alls the ring lacks */
   double reduce_Bps;
   GArray *memo;        /* coll_memo: the collectives timed so far (a few: one per layout,
                         * operation and size) */
@@ -137,8 +137,9 @@ static gboolean coll_time(coll_timer *ct, comm_coll_op op, uint32_t first, uint3
       return TRUE;
     }
   }
-  const comm_coll_algorithm *algo =
-      comm_coll_algorithm_supports(ct->algo, op) ? ct->algo : ct->ring;
+  const comm_coll_algorithm *algo = comm_coll_algorithm_supports(ct->algo, op) ? ct->algo
+                                    : op == COMM_COLL_ALLTOALL             ? ct->a2a
+                                                                            : ct->ring;
   if (!ct->engine) {
     ct->engine = sim_engine_new();
     ct->net = comm_net_new(ct->engine, ct->topo, ct->model);
@@ -203,6 +204,7 @@ typedef struct {
   wl_tf tf;
   sim_3d_opts o;
   uint32_t T, P, D, V;
+  uint32_t EP;                        /* expert-parallel degree (1: none) */
   uint64_t m;                         /* micro-batches per replica and iteration */
   uint64_t mb;                        /* micro-batch, sequences */
   uint32_t *first_block, *n_blocks;   /* per virtual stage (chunk c of rank s is c P + s) */
@@ -251,6 +253,19 @@ static gboolean tp_time(coll_timer *ct, const plan3d *p, unsigned count, sim_tim
   return TRUE;
 }
 
+/* One all-to-all of expert parallelism: each device sends its tensor rank's tokens' topk copies
+ * (b s / t x topk x h elements) over its group of ep consecutive devices (expert tensor
+ * parallelism 1), every group of the stage at once. 0 without expert parallelism. */
+static gboolean ep_time(coll_timer *ct, const plan3d *p, sim_time_ps *out, GError **error)
+{
+  *out = 0;
+  if (p->EP < 2)
+    return TRUE;
+  uint64_t bytes = p->mb * p->tf.seq / p->T * p->tf.topk * p->tf.hidden * p->act_elem_bytes;
+  return coll_time(ct, COMM_COLL_ALLTOALL, 0, p->EP, 1, p->T * p->D / p->EP, p->EP, bytes, out,
+                   error);
+}
+
 /* The compute and tensor-parallel time of one block on one device, for one micro-batch. */
 static gboolean block_cost(const dev_device *dev, coll_timer *ct, const plan3d *p, uint32_t block,
                            chunk_cost *out, GError **error)
@@ -258,6 +273,7 @@ static gboolean block_cost(const dev_device *dev, coll_timer *ct, const plan3d *
   wl_tf_shard sh = {.micro_batch = (uint32_t)p->mb, .seq = p->tf.seq, .tp = p->T,
                     .seq_parallel = p->o.seq_parallel, .precision = p->o.precision,
                     .attention = p->o.attention};
+  sh.ep = p->EP;
   wl_tf_kernel k[WL_TF_MAX_KERNELS];
   size_t n = wl_tf_block_kernels(&p->tf, &sh, block, k);
   uint64_t lf = 0, lb = 0, rf = 0;
@@ -274,6 +290,13 @@ static gboolean block_cost(const dev_device *dev, coll_timer *ct, const plan3d *
   if (!tp_time(ct, p, 2, &tp_f, error) ||
       !tp_time(ct, p, p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2, &tp_b, error))
     return FALSE;
+  /* Expert parallelism: the tokens' dispatch and combine all-to-alls in forward, their
+   * conjugates in backward (and again in a fully recomputed forward). */
+  sim_time_ps a2a = 0;
+  if (wl_tf_block_is_moe(&p->tf, block) && !ep_time(ct, p, &a2a, error))
+    return FALSE;
+  tp_f += 2 * a2a;
+  tp_b += (p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2) * a2a;
   *out = (chunk_cost){.fwd_ps = layer_f, .bwd_ps = layer_b + layer_r, .tp_fwd_ps = tp_f,
                       .tp_bwd_ps = tp_b, .fwd_flops = lf, .bwd_flops = lb + rf};
   return TRUE;
@@ -333,10 +356,21 @@ static gboolean chunk_costs(const dev_device *dev, coll_timer *ct, plan3d *p, GE
 
 static const chunk_cost *cost_of(const plan3d *p, uint32_t vs) { return &p->cost[vs]; }
 
-/* Parameters one device of virtual stage vs holds (its tensor-parallel share). */
+/* The routed experts' parameters one device of virtual stage vs holds: with expert parallelism
+ * 1 / ep of them, whole; else in the tensor-parallel share chunk_params counts. */
+static uint64_t chunk_expert_params(const plan3d *p, uint32_t vs)
+{
+  if (p->EP < 2)
+    return 0;
+  return wl_tf_blocks_expert_params(&p->tf, p->first_block[vs], p->n_blocks[vs]) / p->EP;
+}
+
+/* Parameters one device of virtual stage vs holds (its tensor-parallel share, and its experts). */
 static uint64_t chunk_params(const plan3d *p, uint32_t vs)
 {
   uint64_t n = wl_tf_blocks_params(&p->tf, p->first_block[vs], p->n_blocks[vs]);
+  if (p->EP > 1)
+    n -= wl_tf_blocks_expert_params(&p->tf, p->first_block[vs], p->n_blocks[vs]);
   uint32_t nv = p->P * p->V;
   if (vs == 0)
     n += wl_tf_embedding_params(&p->tf);
@@ -347,10 +381,32 @@ static uint64_t chunk_params(const plan3d *p, uint32_t vs)
     if (p->tf.tied_head && nv > 1)
       n += (uint64_t)p->tf.vocab * p->tf.hidden;
   }
-  return (n + p->T - 1) / p->T;
+  return (n + p->T - 1) / p->T + chunk_expert_params(p, vs);
 }
 
 /* ---- Validation ------------------------------------------------------------------------------ */
+
+/* Expert parallelism (Megatron-Core's folding with expert tensor parallelism 1): the tp x dp
+ * devices of a stage regroup into ep x expert-dp, so ep divides them; each device holds whole
+ * experts, so ep divides the experts; with tensor parallelism the tokens are split over the
+ * tensor ranks (sequence parallelism), as Megatron-Core requires for experts. */
+static gboolean check_ep(plan3d *p, const sim_3d_opts *o, GError **error)
+{
+  p->EP = o->ep ? o->ep : 1;
+  if (p->EP == 1)
+    return TRUE;
+  if (!p->tf.experts)
+    return bad(error, "--ep %u: %s has no experts", p->EP, o->model);
+  if (p->tf.experts % p->EP)
+    return bad(error, "--ep %u does not divide the %u experts of %s", p->EP, p->tf.experts,
+               o->model);
+  if ((p->T * p->D) % p->EP)
+    return bad(error, "--ep %u does not divide --tp %u x --dp %u, the devices of a stage", p->EP,
+               p->T, p->D);
+  if (p->T > 1 && !o->seq_parallel)
+    return bad(error, "--ep %u with --tp %u needs --sequence-parallel on", p->EP, p->T);
+  return TRUE;
+}
 
 /* Which blocks each virtual stage holds (wl_tf_partition): the user's split or layout, or the
  * blocks spread with fewer on the first and last stages. */
@@ -399,7 +455,7 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
     return bad(error, "--tp %u does not divide the MLP size %u of %s", p->T, p->tf.ffn, o->model);
   if (p->V > 1 && o->schedule != WL_SCHED_INTERLEAVED)
     return bad(error, "--interleave %u needs --schedule interleaved", p->V);
-  if (!plan_partition(p, o, error))
+  if (!plan_partition(p, o, error) || !check_ep(p, o, error))
     return FALSE;
   if (o->zero > 3)
     return bad(error, "--zero %u: expected 0, 1, 2 or 3", o->zero);
@@ -474,11 +530,17 @@ static uint64_t stage_reserved(const plan3d *p, uint32_t s, uint64_t dynamic_byt
 
 static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
 {
-  uint64_t params = 0;
-  for (uint32_t c = 0; c < p->V; c++)
+  uint64_t params = 0, experts = 0;
+  for (uint32_t c = 0; c < p->V; c++) {
     params += chunk_params(p, c * p->P + s);
-  wl_tf_state_bytes st;
-  wl_tf_state_memory(params, p->D, p->o.zero, p->o.precision, &st);
+    experts += chunk_expert_params(p, c * p->P + s);
+  }
+  /* ZeRO shards the dense parameters' state over the data-parallel group and the experts'
+   * over the expert-data-parallel one (tp x dp / ep devices). */
+  wl_tf_state_bytes st, se;
+  wl_tf_state_memory(params - experts, p->D, p->o.zero, p->o.precision, &st);
+  wl_tf_state_memory(experts, p->T * p->D / p->EP, p->o.zero, p->o.precision, &se);
+  st.weights += se.weights, st.gradients += se.gradients, st.optimizer += se.optimizer;
   /* Flash attention keeps no s x s matrix: without recomputation it stores what selective
    * recomputation stores. */
   wl_recompute rc = p->o.recompute == WL_RECOMPUTE_NONE && p->o.attention == WL_ATTN_FLASH
@@ -582,6 +644,18 @@ static GArray *schedule_units(const plan3d *p, uint32_t s)
 
 /* ---- Data-parallel buckets -------------------------------------------------------------------- */
 
+/* A collective of `bytes` over the expert-data-parallel groups of a stage with expert
+ * parallelism: the tp x dp / ep devices that hold the same experts, every ep-th of the stage's
+ * tp x dp devices, all ep groups at once. 0 without expert parallelism or with one such device. */
+static gboolean expert_dp_time(coll_timer *ct, const plan3d *p, comm_coll_op op, uint64_t bytes,
+                               sim_time_ps *out, GError **error)
+{
+  *out = 0;
+  if (p->EP < 2)
+    return TRUE;
+  return coll_time(ct, op, 0, p->T * p->D / p->EP, p->EP, p->EP, 1, bytes, out, error);
+}
+
 /* Most buckets one chunk's gradients are reduced in (bounds the graph). */
 #define MAX_BUCKETS 64
 
@@ -593,7 +667,7 @@ static GArray *schedule_units(const plan3d *p, uint32_t s)
 static gboolean dp_buckets(coll_timer *ct, const plan3d *p, uint32_t vs, uint64_t grad_elem,
                            uint32_t *n, sim_time_ps *each_ps, GError **error)
 {
-  uint64_t params = chunk_params(p, vs);
+  uint64_t params = chunk_params(p, vs) - chunk_expert_params(p, vs);
   uint64_t per_bucket = p->o.bucket_bytes ? MAX(p->o.bucket_bytes / grad_elem, 1)
                                           : MAX(UINT64_C(40000000), UINT64_C(1000000) * p->D);
   uint64_t k = CLAMP((params + per_bucket - 1) / per_bucket, 1, MAX_BUCKETS);
@@ -752,6 +826,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
       .layouts = g_array_new(FALSE, FALSE, sizeof(coll_layout))};
   ct.algo = comm_coll_algorithm_find(o->allreduce ? o->allreduce : "ring", "--allreduce", error);
   ct.ring = comm_coll_algorithm_find("ring", "--allreduce", NULL);
+  ct.a2a = comm_coll_algorithm_find("direct", "--allreduce", NULL);
   if (!ct.algo)
     return NULL;
   if (!chunk_costs(dev, &ct, p, error))
@@ -785,7 +860,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
     if (!dp_buckets(&ct, p, vs, grad_elem, &n_buckets[vs], &bucket_ps[vs], error))
       return NULL;
   for (uint32_t vs = 0; vs < nv; vs++) {
-    uint64_t bytes = chunk_params(p, vs) * grad_elem;
+    uint64_t experts = chunk_expert_params(p, vs);
+    uint64_t bytes = (chunk_params(p, vs) - experts) * grad_elem;
     if (o->zero == 0) {
       if (!coll_time(&ct, COMM_COLL_ALLREDUCE, 0, p->D, p->T, p->T, 1, bytes, &dp_reduce[vs],
                      error))
@@ -796,6 +872,15 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
                           &dp_gather[vs], error)) {
       return NULL;
     }
+    /* The experts' gradients over their expert-data-parallel group, after the others. */
+    sim_time_ps er = 0, eg = 0;
+    if (!expert_dp_time(&ct, p, o->zero ? COMM_COLL_REDUCE_SCATTER : COMM_COLL_ALLREDUCE,
+                        experts * grad_elem, &er, error) ||
+        (o->zero && !expert_dp_time(&ct, p, COMM_COLL_ALLGATHER, experts * grad_elem, &eg,
+                                    error)))
+      return NULL;
+    dp_reduce[vs] += er, dp_gather[vs] += eg;
+    bucket_ps[vs] += n_buckets[vs] ? er / n_buckets[vs] : 0;
   }
 
   sim_plan *plan = sim__plan_new();
@@ -1200,6 +1285,9 @@ static const sim_key keys_3d[] = {
      .help = "activation recomputation"},
     {"zero", SIM_KEY_INT, SIM_KEY_OFF(zero), "0", 0, 3, .commands = SIM_OPTS_RUN, .arg = "0-3",
      .help = "ZeRO stage: optimizer (1), gradient (2), parameter (3) sharding over dp"},
+    {"ep", SIM_KEY_INT, SIM_KEY_OFF(ep), "1", 1, 1 << 20, .commands = SIM_OPTS_RUN, .arg = "E",
+     .help = "expert-parallel degree: the experts spread over E of a stage's tp x dp devices "
+             "(dispatch and combine all-to-alls over them)"},
     {"pp-layout", SIM_KEY_STRING, SIM_KEY_OFF(pp_layout), .commands = SIM_OPTS_RUN,
      .arg = "STR",
      .help = "Megatron-Core's pipeline layout: E embedding, t block, m multi-token "
@@ -1261,6 +1349,7 @@ gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError
                                                     : "ring";
   o->iterations = (uint32_t)s->iterations;
   o->bucket_bytes = sim_scenario_given(s, "bucket-mib") ? s->bucket_bytes : 0;
+  o->ep = dp ? 1 : (uint32_t)s->ep;
   sim_3d_opts_partition(s, o);
   return TRUE;
 }

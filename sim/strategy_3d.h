@@ -54,6 +54,7 @@ typedef struct {
   size_t n_split;
   const char *pp_layout;
   gboolean embedding_in_split, loss_in_split;
+  uint32_t ep;                 /* expert parallelism (0 or 1: none), expert tensor parallelism 1 */
 } sim_3d_opts;
 
 /* The options of a scenario (--strategy 3d, or dp of a transformer: one tensor and one

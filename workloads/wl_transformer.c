@@ -452,6 +452,12 @@ uint64_t wl_tf_blocks_params(const wl_tf *tf, uint32_t first, uint32_t count)
   return n;
 }
 
+uint64_t wl_tf_blocks_expert_params(const wl_tf *tf, uint32_t first, uint32_t count)
+{
+  uint32_t end = first + count, split = CLAMP(wl_tf_dense_blocks(tf), first, end);
+  return (uint64_t)(end - split) * tf->experts * wl_tf_expert_params(tf);
+}
+
 uint64_t wl_tf_embedding_params(const wl_tf *tf)
 {
   uint64_t h = tf->hidden;
@@ -611,17 +617,19 @@ static size_t qkv_kernels(const wl_tf *tf, uint64_t T, uint64_t t, wl_precision 
 /* The MLP of a mixture-of-experts block on one rank: the router, the gather of each token's
  * topk copies by expert, the experts' grouped GEMMs (tokens spread evenly: T topk / experts
  * rows each), the scatter-and-sum back, and the shared experts. */
-static size_t moe_kernels(const wl_tf *tf, uint64_t T, uint64_t Tn, uint64_t t, wl_precision p,
-                          wl_tf_kernel *out)
+static size_t moe_kernels(const wl_tf *tf, uint64_t T, uint64_t Tn, uint64_t t, uint64_t ep,
+                          wl_precision p, wl_tf_kernel *out)
 {
   uint64_t h = tf->hidden, f = tf->moe_ffn, E = tf->experts, k = tf->topk;
-  uint64_t copies = T * k, rows = (copies + E - 1) / E;
+  /* Expert parallelism: the rank's own tokens, its E / ep whole experts. */
+  uint64_t Tr = ep > 1 ? T / t : T, el = ep > 1 ? E / ep : E, et = ep > 1 ? 1 : t;
+  uint64_t copies = Tr * k, rows = (copies * (ep > 1 ? ep : 1) + E - 1) / E;
   size_t n = 0;
-  linear(&out[n++], "router", Tn, E, h, p);
+  linear(&out[n++], "router", ep > 1 ? Tr : Tn, E, h, p);
   stream(&out[n++], "permute", copies * h, 1, 1, 0, p);
-  batched(&out[n++], "experts_fc1", E, rows, 2 * f / t, h, p);
-  stream(&out[n++], "experts_swiglu", copies * f / t, 2, 1, 8, p);
-  batched(&out[n++], "experts_fc2", E, rows, h, f / t, p);
+  batched(&out[n++], "experts_fc1", el, rows, 2 * f / et, h, p);
+  stream(&out[n++], "experts_swiglu", (ep > 1 ? rows * el : copies) * f / et, 2, 1, 8, p);
+  batched(&out[n++], "experts_fc2", el, rows, h, f / et, p);
   stream(&out[n++], "unpermute", copies * h, 2, 1, 2, p);
   if (tf->shared_experts) {
     uint64_t sf = (uint64_t)tf->shared_experts * f;
@@ -688,7 +696,7 @@ size_t wl_tf_block_kernels(const wl_tf *tf, const wl_tf_shard *sh, uint32_t bloc
   stream(&out[n++], "residual1", Tn * h, 2, 1, 2, p);
   stream(&out[n++], "norm2", Tn * h, 1, 1, 8, p);
   if (wl_tf_block_is_moe(tf, block)) {
-    n += moe_kernels(tf, T, Tn, t, p, &out[n]);
+    n += moe_kernels(tf, T, Tn, t, sh->ep, p, &out[n]);
   } else {
     gboolean swiglu = tf->mlp == WL_MLP_SWIGLU;
     linear(&out[n++], "fc1", T, (swiglu ? 2 * f : f) / t, h, p);

@@ -110,6 +110,9 @@ uint64_t wl_tf_attention_params(const wl_tf *tf);   /* Q, K, V and output projec
 uint64_t wl_tf_mlp_params(const wl_tf *tf);         /* the dense MLP of width ffn */
 uint64_t wl_tf_expert_params(const wl_tf *tf);      /* one expert (gated MLP of moe_ffn) */
 uint64_t wl_tf_router_params(const wl_tf *tf);      /* h x experts (+ bias) */
+/* Parameters of the routed experts of blocks first .. first + count - 1 (what expert
+ * parallelism spreads). */
+uint64_t wl_tf_blocks_expert_params(const wl_tf *tf, uint32_t first, uint32_t count);
 uint64_t wl_tf_norm_params(const wl_tf *tf);        /* one norm */
 gboolean wl_tf_block_is_moe(const wl_tf *tf, uint32_t block);
 /* The blocks with the dense MLP, which come first: all of them in a model without experts. */
@@ -153,6 +156,10 @@ typedef struct {
   gboolean seq_parallel;
   wl_precision precision;
   wl_attention attention;
+  /* Expert parallelism (0 or 1: none): the experts spread over `ep` devices, each whole (expert
+   * tensor parallelism 1); a device routes its own tokens (those of its tensor rank, sequence
+   * parallel) and runs its experts on what every device of the group sends them. */
+  uint32_t ep;
 } wl_tf_shard;
 
 /* One kernel of a block with its three passes (forward, backward-data, backward-weights);
@@ -169,7 +176,10 @@ typedef struct {
  * count. A mixture-of-experts block runs the router GEMM on every token, gathers each token's
  * topk copies by expert, runs the experts as grouped GEMMs (one GEMM per expert of tokens x
  * topk / experts rows, each expert's width split over the tensor-parallel ranks), and
- * scatters and sums the copies back, beside the shared experts' GEMMs. */
+ * scatters and sums the copies back, beside the shared experts' GEMMs. With expert
+ * parallelism the device's tokens are its tensor rank's (b s / t), its experts experts / ep,
+ * whole, and each gets tokens x topk x ep / experts rows (tokens spread evenly); the dispatch
+ * and combine between the permutes are the strategy's all-to-alls. */
 size_t wl_tf_block_kernels(const wl_tf *tf, const wl_tf_shard *sh, uint32_t block,
                            wl_tf_kernel *out);
 /* The kernels of the block (the last), in forward order; returns the count.

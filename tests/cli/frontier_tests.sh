@@ -116,6 +116,20 @@ e2=$(json_num events <"$TMP/on.json"); e1=$(json_num events <"$TMP/i1.json")
 "$DTSIM" run --help-all | grep -q "the last one is reported" && ok "--help says how the iteration is measured" ||
   bad "--help: --iterations does not say what is reported"
 
+# --- Expert parallelism: Mixtral 8x7B on 8 DGX H100 (PP 4, DP 16). With EP 8 each device holds
+# one whole expert per block instead of all eight: the weights of a stage's 8 blocks drop from
+# (8 x 8 experts x 3 h 14336 + the rest) x 2 bytes to a eighth of the experts' share. -----------
+mx="run --strategy 3d --model mixtral-8x7b --system dgx-h100 --nodes 8 --pp 4 --global-batch 256 --precision bf16 --zero 1 --json"
+w1=$("$DTSIM" $mx | json_num weights); w8=$("$DTSIM" $mx --ep 8 | json_num weights)
+experts=$((8 * 8 * 3 * 4096 * 14336 * 2))
+d1=$((w1 - w8)); want=$((experts - experts / 8))
+[ "$d1" = "$want" ] && ok "--ep 8: weights $w1 -> $w8 bytes, 7/8 of the stage's expert bytes gone" ||
+  bad "--ep 8: weights $w1 -> $w8 (difference $d1, by hand $want)"
+refused "--ep without experts" "no experts" run --strategy 3d --model llama3-8b --system dgx-h100 --ep 2 --global-batch 8
+refused "--ep not dividing the experts" "--ep 3" run --strategy 3d --model mixtral-8x7b --system dgx-h100 --ep 3 --global-batch 8
+refused "--ep with tp needs sequence parallelism" "--sequence-parallel" run --strategy 3d \
+  --model mixtral-8x7b --system dgx-h100 --tp 2 --ep 4 --global-batch 8
+
 # --- One NVLink domain of 18 GB200 trays: 72 GPUs allreduce over NVLink, two racks over IB. ---
 bw18=$("$DTSIM" collective --system gb200-nvl72 --nodes 18 --op allreduce --bytes 1G --algorithm ring --json | json_num busbw_Bps)
 bw36=$("$DTSIM" collective --system gb200-nvl72 --nodes 36 --op allreduce --bytes 1G --algorithm ring --json | json_num busbw_Bps)

@@ -945,6 +945,26 @@ static void test_tf_moe_kernels(void **state)
       assert_int_equal(k[i].pass[0].gemm_n, 256);
     }
   assert_int_equal(wl_tf_block_forward_flops(&tf, 1, 2, 512), full);
+  /* Expert parallelism over 4 devices (expert tensor parallelism 1): the rank routes its
+   * T / t = 256 tokens; it holds 8 / 4 = 2 whole experts, each of 256 x 2 x 4 / 8 = 256 rows
+   * (what the 4 devices of the group send it), gate and up 2 x 512 wide. */
+  sh.ep = 4;
+  n = wl_tf_block_kernels(&tf, &sh, 1, k);
+  uint64_t experts = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(k[i].name, "router") == 0)
+      assert_int_equal(k[i].pass[0].gemm_m, 256);
+    if (strcmp(k[i].name, "experts_fc1") == 0) {
+      assert_int_equal(k[i].pass[0].gemm_batch, 2);
+      assert_int_equal(k[i].pass[0].gemm_m, 256);
+      assert_int_equal(k[i].pass[0].gemm_n, 1024);
+    }
+    if (g_str_has_prefix(k[i].name, "experts_fc"))
+      experts += k[i].pass[0].flops;
+  }
+  /* Over the 4 ranks: the routed experts' 2 T topk 3 h 512 FLOPs. */
+  assert_int_equal(experts * 4, 2 * T * 2 * 3 * h * 512);
+  assert_int_equal(wl_tf_blocks_expert_params(&tf, 0, 2), 2 * 8 * wl_tf_expert_params(&tf));
 }
 
 static void test_tf_spec_frontier(void **state)

@@ -14,7 +14,7 @@ static const char *const system_keys[] = {
     "description", "device", "devices_per_node", "layout", "intra", "inter", "pcie",
     "nics_per_node", "sockets", "pcie_switches_per_socket", "socket_link_GBps",
     "socket_link_latency_ns", "topology", "nvlink_pairs", "switch_bandwidth_GBps", "p2p_level",
-    "gpudirect_rdma", "host_memory_GBps", "rail_optimized", "pxn", NULL};
+    "gpudirect_rdma", "host_memory_GBps", "rail_optimized", "pxn", "nvlink_domain_nodes", NULL};
 
 static const char *const layouts[] = {"nvlink-hybrid-cube", "nvswitch", "pcie-tree", "single",
                                       "host", NULL};
@@ -249,6 +249,14 @@ comm_system *comm_system_load(const char *name, const char *what, GError **error
       !dt_ini_double(ini, "system", "switch_bandwidth_GBps", FALSE, 1e-3, 1e6, &s->switch_GBps,
                      error))
     return NULL;
+  if (!get_u32(ini, "system", "nvlink_domain_nodes", FALSE, 0, 4096, &s->nvlink_domain_nodes,
+               error))
+    return NULL;
+  if (s->nvlink_domain_nodes > 1 && strcmp(s->layout, "nvswitch") != 0) {
+    dt_ini_error(ini, "system", "nvlink_domain_nodes", error,
+                 "only the nvswitch layout spans nodes (layout here: %s)", s->layout);
+    return NULL;
+  }
   if (s->switch_GBps > 0 && strcmp(s->layout, "nvswitch") != 0) {
     dt_ini_error(ini, "system", "switch_bandwidth_GBps", error,
                  "only the nvswitch layout has a switch (layout here: %s)", s->layout);

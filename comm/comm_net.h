@@ -65,6 +65,8 @@ typedef struct {
   uint32_t pcie_switches_per_socket;
   double socket_link_GBps;    /* per direction, 1e9 bytes/s */
   double socket_link_latency_ns;
+  uint32_t nvlink_domain_nodes;   /* nvswitch layout: consecutive nodes whose devices share one
+                                   * NVLink domain (GB200 NVL72: 18 trays of 4); 0 or 1: a node */
   double switch_GBps;         /* nvswitch layout: what the switch carries in total, all flows
                                * through it in both directions together (1e9 bytes/s); 0:
                                * non-blocking */

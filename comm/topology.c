@@ -61,6 +61,12 @@ struct comm_topology {
   uint32_t dims[3], ndims;                 /* ring / torus */
   uint32_t df_p, df_a, df_h, df_g;         /* dragonfly */
   uint64_t base_nic, base_net, n_links;    /* undirected link counts */
+  /* A multi-node NVLink domain (docs/network.md, "NVLink domains"): `domain` consecutive worker
+   * nodes reach each other's devices through their NVSwitch vertices, each joined to the
+   * domain's switches by one link (base_dom + node) of class dom_class. 0: none. */
+  uint32_t domain;
+  uint64_t base_dom;
+  uint8_t dom_class;
   uint32_t net_max;
   uint32_t route_max;
 
@@ -628,6 +634,36 @@ static gboolean parse_dims(const char *text, const char *arg, uint32_t want, uin
   return TRUE;
 }
 
+/* The links of a multi-node NVLink domain, after the network's: one per worker node from its
+ * NVSwitch vertex to the domain's switches, as fast as all its devices' NVLink together (the
+ * domain is non-blocking: the NVL72's switch trays give every GPU its full NVLink bandwidth to
+ * every other), with no latency of its own (one switch hop, as inside a node). */
+static gboolean build_domain(comm_topology *t, GError **error)
+{
+  const comm_system *s = t->sys;
+  t->domain = s->nvlink_domain_nodes > 1 && t->nvs != NO_VERTEX && t->nodes > 1
+                  ? s->nvlink_domain_nodes : 0;
+  if (!t->domain)
+    return TRUE;
+  if (!s->intra)
+    return system_error(s, "nvlink_domain_nodes", error, "needs an intra-node fabric");
+  const comm_fabric *f = s->intra;
+  t->base_dom = t->n_links;
+  t->n_links += t->nodes;
+  t->dom_class = add_class(t, f->bandwidth_GBps * f->links_per_device * t->G, f->efficiency, 0,
+                           NULL, "nvswitch");
+  return TRUE;
+}
+
+/* Whether endpoints a and b are devices of different nodes of one NVLink domain. */
+static gboolean same_domain(const comm_topology *t, comm_ep a, comm_ep b)
+{
+  uint32_t na = a / t->V, nb = b / t->V;
+  return t->domain && na != nb && na < t->nodes && nb < t->nodes &&
+         na / t->domain == nb / t->domain && is_device_vertex(t, a % t->V) &&
+         is_device_vertex(t, b % t->V);
+}
+
 static gboolean build_network(comm_topology *t, GError **error)
 {
   const char *text = t->kind_text;
@@ -718,6 +754,8 @@ static gboolean build_network(comm_topology *t, GError **error)
                       "torus3d[:XxYxZ], dragonfly)");
   }
   t->n_links = t->base_net + net_links;
+  if (!build_domain(t, error))
+    return FALSE;
   if (t->n_links * 2 >= UINT32_MAX)
     return topo_error(error, text, "too many links (%" G_GUINT64_FORMAT ")", t->n_links);
   double nic_GBps = inter->nic_bandwidth_GBps > 0 ? inter->nic_bandwidth_GBps
@@ -902,6 +940,8 @@ const char *comm_path_class_name(comm_path_class c)
 
 comm_path_class comm_topology_path_class(const comm_topology *t, comm_ep a, comm_ep b)
 {
+  if (same_domain(t, a, b))
+    return COMM_PATH_NVL;
   if (a / t->V != b / t->V)
     return COMM_PATH_NET;
   return (comm_path_class)t->pclass[(size_t)(a % t->V) * t->V + b % t->V];
@@ -909,6 +949,8 @@ comm_path_class comm_topology_path_class(const comm_topology *t, comm_ep a, comm
 
 gboolean comm_topology_bounces(const comm_topology *t, comm_ep a, comm_ep b)
 {
+  if (same_domain(t, a, b))
+    return FALSE;
   if (a / t->V != b / t->V) {
     uint32_t ua = a % t->V, ub = b % t->V, ka = t->nic_of[ua], kb = t->nic_of[ub];
     gboolean recv = t->bounce[(size_t)(t->nic_base + kb) * t->V + ub];
@@ -956,6 +998,8 @@ const comm__link_class *comm__link_class_of(const comm_topology *t, uint32_t dli
     c = g_array_index(t->lclass, uint8_t, e % t->LL);
   else if (e < t->base_net)
     c = t->nic_class;
+  else if (t->domain && e >= t->base_dom)
+    c = t->dom_class;
   else
     c = t->net_class;
   return &g_array_index(t->classes, comm__link_class, c);
@@ -1101,6 +1145,12 @@ uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t 
   uint32_t us = src % t->V, ud = dst % t->V;
   if (ns == nd)
     return src == dst ? 0 : local_path(t, ns, us, ud, out);
+  if (same_domain(t, src, dst)) {
+    uint32_t n = local_path(t, ns, us, t->nvs, out);
+    out[n++] = dir(t->base_dom + ns, TRUE);
+    out[n++] = dir(t->base_dom + nd, FALSE);
+    return n + local_path(t, nd, t->nvs, ud, out + n);
+  }
   uint32_t ks = t->nic_of[us], kd = t->nic_of[ud];
   /* A host process (a parameter server) talking to a device uses the NIC of the device's rail
    * when that NIC hangs off the host's socket, as NCCL's rings keep every channel on one rail:

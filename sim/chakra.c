@@ -14,7 +14,8 @@ static const sim_key chakra_keys[] = {
     {"chakra", SIM_KEY_STRING, SIM_KEY_OFF(chakra), .commands = SIM_OPTS_RUN, .arg = "DIR",
      .help = "the workload is a folder of Chakra execution traces (PREFIX.RANK.et)"},
     {"chakra-out", SIM_KEY_STRING, SIM_KEY_OFF(chakra_out), .commands = SIM_OPTS_RUN,
-     .arg = "DIR", .help = "write the simulated job as Chakra execution traces, one per rank"},
+     .arg = "DIR", .help = "write the simulated job as Chakra execution traces, one per rank (one "
+                          "iteration unless --iterations is given)"},
 };
 const sim_key_group sim_keys_chakra = SIM_KEY_GROUP("chakra", 0, chakra_keys);
 

@@ -51,7 +51,7 @@ typedef struct {
 struct sim_coll_timer {
   const comm_topology *topo;
   comm_net_model model;
-  const comm_coll_algorithm *algo, *ring;
+  const comm_coll_algorithm *algo, *ring, *a2a;
   double reduce_Bps;
   sim_coll_memo memo;  /* keyed by layout (its index + 1 as the address) */
   GArray *layouts;     /* coll_layout */
@@ -71,6 +71,7 @@ sim_coll_timer *sim_coll_timer_new(const comm_topology *topo, comm_net_model mod
   ct->model = model;
   ct->algo = a;
   ct->ring = comm_coll_algorithm_find("ring", "--allreduce", NULL);
+  ct->a2a = comm_coll_algorithm_find("direct", "--allreduce", NULL);
   ct->reduce_Bps = reduce_Bps;
   sim_coll_memo_init(&ct->memo);
   ct->layouts = g_array_new(FALSE, FALSE, sizeof(coll_layout));
@@ -138,8 +139,9 @@ gboolean sim_coll_timer_time(sim_coll_timer *ct, comm_coll_op op, uint32_t first
   }
   guint layout = coll_layout_of(ct, first, n, stride, groups, group_stride);
   const void *where = GUINT_TO_POINTER(layout + 1);
-  const comm_coll_algorithm *algo =
-      comm_coll_algorithm_supports(ct->algo, op) ? ct->algo : ct->ring;
+  const comm_coll_algorithm *algo = comm_coll_algorithm_supports(ct->algo, op) ? ct->algo
+                                    : op == COMM_COLL_ALLTOALL             ? ct->a2a
+                                                                            : ct->ring;
   int64_t k = sim_coll_memo_find(&ct->memo, algo, where, op, bytes);
   if (k >= 0) {
     *out = sim_coll_memo_at(&ct->memo, k)->duration_ps;

@@ -50,7 +50,8 @@ sim_coll_memo_entry *sim_coll_memo_at(sim_coll_memo *m, int64_t i);
 
 typedef struct sim_coll_timer sim_coll_timer;
 
-/* `algo` times every operation it supports; the ring the others. Collectives reduce at
+/* `algo` times every operation it supports; all-to-alls it lacks go direct, the others by
+ * the ring. Collectives reduce at
  * `reduce_Bps` bytes/s. NULL with an error naming --allreduce when `algo` is unknown. */
 sim_coll_timer *sim_coll_timer_new(const comm_topology *topo, comm_net_model model,
                                    const char *algo, double reduce_Bps, GError **error);

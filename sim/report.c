@@ -210,10 +210,11 @@ void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_jso
     json_double(o, "mfu", r->mfu);
     g_string_append_printf(o, "\"memory_breakdown_bytes\":{\"weights\":%" G_GUINT64_FORMAT
                            ",\"gradients\":%" G_GUINT64_FORMAT ",\"optimizer\":%" G_GUINT64_FORMAT
-                           ",\"activations\":%" G_GUINT64_FORMAT ",\"other\":%" G_GUINT64_FORMAT "},",
+                           ",\"activations\":%" G_GUINT64_FORMAT ",\"other\":%" G_GUINT64_FORMAT
+                           ",\"framework_reserved\":%" G_GUINT64_FORMAT "},",
                            r->memory_weights_bytes, r->memory_gradients_bytes,
                            r->memory_optimizer_bytes, r->memory_activations_bytes,
-                           r->memory_other_bytes);
+                           r->memory_other_bytes, r->memory_framework_reserved_bytes);
   }
   if (extra_json && *extra_json)
     g_string_append_printf(o, "%s,", extra_json);
@@ -252,11 +253,13 @@ void sim_report_print_table(FILE *out, const sim_report *r, const char *title)
     fprintf(out, "  %-28s %12.4g tokens/s, %.1f model TFLOP/s per device, MFU %.1f%%\n",
             "throughput (tokens)", r->tokens_per_s, r->model_tflops_per_device, 100.0 * r->mfu);
     fprintf(out, "  %-28s weights %.2f, gradients %.2f, optimizer %.2f, activations %.2f, "
-            "other %.2f GiB\n", "memory breakdown", (double)r->memory_weights_bytes / (1 << 30),
+            "other %.2f, framework reserved %.2f GiB\n", "memory breakdown",
+            (double)r->memory_weights_bytes / (1 << 30),
             (double)r->memory_gradients_bytes / (1 << 30),
             (double)r->memory_optimizer_bytes / (1 << 30),
             (double)r->memory_activations_bytes / (1 << 30),
-            (double)r->memory_other_bytes / (1 << 30));
+            (double)r->memory_other_bytes / (1 << 30),
+            (double)r->memory_framework_reserved_bytes / (1 << 30));
   }
   if (r->speedup > 0 && r->threads > 0)
     fprintf(out, "  %-28s %12.2fx on %u threads (efficiency %.1f%%)\n",

@@ -33,6 +33,7 @@ typedef struct {
   double tokens_per_s, model_tflops_per_device, mfu;
   uint64_t memory_weights_bytes, memory_gradients_bytes, memory_optimizer_bytes;
   uint64_t memory_activations_bytes, memory_other_bytes;
+  uint64_t memory_framework_reserved_bytes;   /* CUDA context, NCCL buffers, allocator slack */
 } sim_report;
 
 /* Fills r from a finished execution of p. */

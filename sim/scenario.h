@@ -112,6 +112,10 @@ typedef struct {
   wl_attention attention;       /* flash or unfused */
   wl_recompute recompute;
   int64_t zero;                 /* ZeRO stage 0..3 */
+  int64_t ep;                   /* expert-parallel degree (1: none) */
+  char *pp_layout;              /* Megatron-Core's pipeline layout string, or NULL */
+  gboolean embedding_in_split;  /* the embedding counts as a block when spreading blocks */
+  gboolean loss_in_split;       /* the loss (LM head) likewise */
   /* Outputs (simulate.c). */
   gboolean json;
   char *trace, *csv;

@@ -72,13 +72,28 @@ typedef struct {
   wl_tf tf;
   sim_3d_opts o;
   uint32_t T, P, D, V;
+  uint32_t EP;                        /* expert-parallel degree (1: none) */
   uint64_t m;                         /* micro-batches per replica and iteration */
   uint64_t mb;                        /* micro-batch, sequences */
-  uint32_t layers_per_chunk;
+  uint32_t *first_block, *n_blocks;   /* per virtual stage (chunk c of rank s is c P + s) */
+  chunk_cost *cost;                   /* per virtual stage: its blocks, and the embedding's and
+                                       * LM head's tensor-parallel collectives */
+  chunk_cost emb, head;               /* the embedding's and LM head's compute, tasks of their
+                                       * own on the first and last virtual stage */
   uint32_t devices, per_node;
-  chunk_cost first, middle, last, only;   /* only: a chunk that is both first and last */
   uint64_t act_elem_bytes;
 } plan3d;
+
+static void plan3d_free(plan3d *p)
+{
+  if (!p)
+    return;
+  g_free(p->first_block);
+  g_free(p->n_blocks);
+  g_free(p->cost);
+  g_free(p);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(plan3d, plan3d_free)
 
 /* The time of the tensor-parallel collectives of `count` activations of b s h elements:
  * allreduces, or with sequence parallelism as many all-gathers and reduce-scatters (half
@@ -106,13 +121,29 @@ static gboolean tp_time(sim_coll_timer *ct, const plan3d *p, unsigned count, sim
   return TRUE;
 }
 
-static gboolean chunk_costs(const dev_device *dev, sim_coll_timer *ct, plan3d *p, GError **error)
+/* One all-to-all of expert parallelism: each device sends its tensor rank's tokens' topk copies
+ * (b s / t x topk x h elements) over its group of ep consecutive devices (expert tensor
+ * parallelism 1), every group of the stage at once. 0 without expert parallelism. */
+static gboolean ep_time(sim_coll_timer *ct, const plan3d *p, sim_time_ps *out, GError **error)
+{
+  *out = 0;
+  if (p->EP < 2)
+    return TRUE;
+  uint64_t bytes = p->mb * p->tf.seq / p->T * p->tf.topk * p->tf.hidden * p->act_elem_bytes;
+  return sim_coll_timer_time(ct, COMM_COLL_ALLTOALL, 0, p->EP, 1, p->T * p->D / p->EP, p->EP, bytes, out,
+                   error);
+}
+
+/* The compute and tensor-parallel time of one block on one device, for one micro-batch. */
+static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan3d *p, uint32_t block,
+                           chunk_cost *out, GError **error)
 {
   wl_tf_shard sh = {.micro_batch = (uint32_t)p->mb, .seq = p->tf.seq, .tp = p->T,
                     .seq_parallel = p->o.seq_parallel, .precision = p->o.precision,
                     .attention = p->o.attention};
+  sh.ep = p->EP;
   wl_tf_kernel k[WL_TF_MAX_KERNELS];
-  size_t n = wl_tf_layer_kernels(&p->tf, &sh, k);
+  size_t n = wl_tf_block_kernels(&p->tf, &sh, block, k);
   uint64_t lf = 0, lb = 0, rf = 0;
   sim_time_ps layer_f = kernels_time(dev, k, n, 0, FALSE, &lf);
   sim_time_ps layer_b = kernels_time(dev, k, n, 1, FALSE, &lb);
@@ -127,46 +158,87 @@ static gboolean chunk_costs(const dev_device *dev, sim_coll_timer *ct, plan3d *p
   if (!tp_time(ct, p, 2, &tp_f, error) ||
       !tp_time(ct, p, p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2, &tp_b, error))
     return FALSE;
-  uint32_t L = p->layers_per_chunk;
-  chunk_cost mid = {.fwd_ps = layer_f * L, .bwd_ps = (layer_b + layer_r) * L,
-                    .tp_fwd_ps = tp_f * L, .tp_bwd_ps = tp_b * L,
-                    .fwd_flops = lf * L, .bwd_flops = (lb + rf) * L};
-  /* Embedding (vocabulary-parallel: an allreduce of its output) on the first chunk; final norm,
-   * LM head and cross-entropy (an allreduce of the input gradient) on the last. */
-  wl_tf_kernel e[4], h[4];
-  size_t ne = wl_tf_embedding_kernels(&p->tf, &sh, e);
-  size_t nh = wl_tf_head_kernels(&p->tf, &sh, h);
-  uint64_t ef = 0, eb = 0, hf = 0, hb = 0;
-  sim_time_ps e_f = kernels_time(dev, e, ne, 0, FALSE, &ef), e_b = kernels_time(dev, e, ne, 1, FALSE, &eb);
-  sim_time_ps h_f = kernels_time(dev, h, nh, 0, FALSE, &hf), h_b = kernels_time(dev, h, nh, 1, FALSE, &hb);
-  sim_time_ps tp1;
-  if (!tp_time(ct, p, 1, &tp1, error))
+  /* Expert parallelism: the tokens' dispatch and combine all-to-alls in forward, their
+   * conjugates in backward (and again in a fully recomputed forward). */
+  sim_time_ps a2a = 0;
+  if (wl_tf_block_is_moe(&p->tf, block) && !ep_time(ct, p, &a2a, error))
     return FALSE;
-  p->middle = mid;
-  p->first = mid;
-  p->first.fwd_ps += e_f, p->first.bwd_ps += e_b, p->first.tp_fwd_ps += tp1;
-  p->first.fwd_flops += ef, p->first.bwd_flops += eb;
-  p->last = mid;
-  p->last.fwd_ps += h_f, p->last.bwd_ps += h_b, p->last.tp_bwd_ps += tp1;
-  p->last.fwd_flops += hf, p->last.bwd_flops += hb;
-  p->only = p->first;
-  p->only.fwd_ps += h_f, p->only.bwd_ps += h_b, p->only.tp_bwd_ps += tp1;
-  p->only.fwd_flops += hf, p->only.bwd_flops += hb;
+  tp_f += 2 * a2a;
+  tp_b += (p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2) * a2a;
+  *out = (chunk_cost){.fwd_ps = layer_f, .bwd_ps = layer_b + layer_r, .tp_fwd_ps = tp_f,
+                      .tp_bwd_ps = tp_b, .fwd_flops = lf, .bwd_flops = lb + rf};
   return TRUE;
 }
 
-static const chunk_cost *cost_of(const plan3d *p, uint32_t vs)
+/* Adds n times `b` to `c`. */
+static void cost_add(chunk_cost *c, const chunk_cost *b, uint64_t n)
 {
-  uint32_t nv = p->P * p->V;
-  if (nv == 1)
-    return &p->only;
-  return vs == 0 ? &p->first : vs == nv - 1 ? &p->last : &p->middle;
+  c->fwd_ps += b->fwd_ps * (sim_time_ps)n, c->bwd_ps += b->bwd_ps * (sim_time_ps)n;
+  c->tp_fwd_ps += b->tp_fwd_ps * (sim_time_ps)n, c->tp_bwd_ps += b->tp_bwd_ps * (sim_time_ps)n;
+  c->fwd_flops += b->fwd_flops * n, c->bwd_flops += b->bwd_flops * n;
 }
 
-/* Parameters one device of virtual stage vs holds (its tensor-parallel share). */
+/* The cost of every virtual stage: its blocks of each kind (dense, mixture of experts), the
+ * embedding (vocabulary-parallel: an allreduce of its output) on the first, and the final
+ * norm, LM head and cross-entropy (an allreduce of the input gradient) on the last; the
+ * embedding's and the head's compute are kept apart (p->emb, p->head). */
+static gboolean chunk_costs(const dev_device *dev, sim_coll_timer *ct, plan3d *p, GError **error)
+{
+  uint32_t L = p->tf.layers, split = wl_tf_dense_blocks(&p->tf);
+  chunk_cost kind[2] = {{0}, {0}};
+  if (split > 0 && !block_cost(dev, ct, p, 0, &kind[0], error))
+    return FALSE;
+  if (split < L && !block_cost(dev, ct, p, split, &kind[1], error))
+    return FALSE;
+  wl_tf_shard sh = {.micro_batch = (uint32_t)p->mb, .seq = p->tf.seq, .tp = p->T,
+                    .seq_parallel = p->o.seq_parallel, .precision = p->o.precision,
+                    .attention = p->o.attention};
+  wl_tf_kernel e[4], h[4];
+  size_t ne = wl_tf_embedding_kernels(&p->tf, &sh, e);
+  size_t nh = wl_tf_head_kernels(&p->tf, &sh, h);
+  sim_time_ps tp1;
+  if (!tp_time(ct, p, 1, &tp1, error))
+    return FALSE;
+  chunk_cost *emb = &p->emb, *head = &p->head;
+  memset(emb, 0, sizeof *emb);
+  memset(head, 0, sizeof *head);
+  emb->fwd_ps = kernels_time(dev, e, ne, 0, FALSE, &emb->fwd_flops);
+  emb->bwd_ps = kernels_time(dev, e, ne, 1, FALSE, &emb->bwd_flops);
+  head->fwd_ps = kernels_time(dev, h, nh, 0, FALSE, &head->fwd_flops);
+  head->bwd_ps = kernels_time(dev, h, nh, 1, FALSE, &head->bwd_flops);
+  uint32_t nv = p->P * p->V;
+  for (uint32_t vs = 0; vs < nv; vs++) {
+    chunk_cost *c = &p->cost[vs];
+    uint32_t first = p->first_block[vs], end = first + p->n_blocks[vs];
+    uint32_t dense = first < split ? MIN(end, split) - first : 0;
+    memset(c, 0, sizeof *c);
+    cost_add(c, &kind[0], dense);
+    cost_add(c, &kind[1], p->n_blocks[vs] - dense);
+    if (vs == 0)
+      c->tp_fwd_ps += tp1;
+    if (vs == nv - 1)
+      c->tp_bwd_ps += tp1;
+  }
+  return TRUE;
+}
+
+static const chunk_cost *cost_of(const plan3d *p, uint32_t vs) { return &p->cost[vs]; }
+
+/* The routed experts' parameters one device of virtual stage vs holds: with expert parallelism
+ * 1 / ep of them, whole; else in the tensor-parallel share chunk_params counts. */
+static uint64_t chunk_expert_params(const plan3d *p, uint32_t vs)
+{
+  if (p->EP < 2)
+    return 0;
+  return wl_tf_blocks_expert_params(&p->tf, p->first_block[vs], p->n_blocks[vs]) / p->EP;
+}
+
+/* Parameters one device of virtual stage vs holds (its tensor-parallel share, and its experts). */
 static uint64_t chunk_params(const plan3d *p, uint32_t vs)
 {
-  uint64_t n = (uint64_t)p->layers_per_chunk * wl_tf_layer_params(&p->tf);
+  uint64_t n = wl_tf_blocks_params(&p->tf, p->first_block[vs], p->n_blocks[vs]);
+  if (p->EP > 1)
+    n -= wl_tf_blocks_expert_params(&p->tf, p->first_block[vs], p->n_blocks[vs]);
   uint32_t nv = p->P * p->V;
   if (vs == 0)
     n += wl_tf_embedding_params(&p->tf);
@@ -177,7 +249,7 @@ static uint64_t chunk_params(const plan3d *p, uint32_t vs)
     if (p->tf.tied_head && nv > 1)
       n += (uint64_t)p->tf.vocab * p->tf.hidden;
   }
-  return (n + p->T - 1) / p->T;
+  return (n + p->T - 1) / p->T + chunk_expert_params(p, vs);
 }
 
 /* Micro-batch sizes tried for transformers: powers of two up to 8 samples, a bound that keeps
@@ -238,7 +310,7 @@ static void zero_values(const sim_search_ctx *c, GPtrArray *out)
 
 #define SIM_DROP_TP_HEADS "tensor-parallel degree does not divide the attention heads"
 #define SIM_DROP_TP_PP "tp x pp does not divide the devices"
-#define SIM_DROP_INTERLEAVE_PP "interleaved schedule needs pp > 1 and chunks dividing layers / pp"
+#define SIM_DROP_INTERLEAVE_PP "interleaved schedule needs pp > 1 and a block per model chunk"
 #define SIM_DROP_INTERLEAVE_M "interleaved schedule needs micro-batches a multiple of pp"
 #define SIM_DROP_DP_GIVEN "tp x pp x the --dp given is not the devices"
 #define SIM_DROP_MEMORY_BOUND "does not fit in device memory (bound before simulating)"
@@ -304,8 +376,9 @@ static const sim_search_family search_3d[] = {
 
 /* The rules of a 3-D plan on a cluster shape, in the order the search counts them: the tensor
  * degree divides the heads, tp x pp the devices, the data-parallel replicas the global batch,
- * the micro-batch a replica's batch; the interleaved schedule needs a pipeline of chunks that
- * divide its stages' blocks and micro-batches in multiples of pp. */
+ * the micro-batch a replica's batch; the interleaved schedule needs a pipeline with a block for
+ * each model chunk (blocks that do not divide are spread) and micro-batches in multiples of
+ * pp. */
 static const char *check_3d(const sim_scenario *s, const sim_shape *shape, GError **error)
 {
   sim_3d_opts o;
@@ -342,9 +415,10 @@ static const char *check_3d(const sim_scenario *s, const sim_shape *shape, GErro
   }
   uint64_t per_replica = global / dp;
   if (o.schedule == WL_SCHED_INTERLEAVED) {
-    if (pp < 2 || (tf.layers / pp) % V) {
-      bad(error, "--schedule interleaved needs --pp of 2 or more and --interleave %" PRIu64
-          " dividing the %" PRIu64 " blocks of a stage", V, tf.layers / pp);
+    if (pp < 2 || tf.layers < pp * V) {
+      bad(error, "--schedule interleaved needs --pp of 2 or more and a block for each of the "
+          "--pp %" PRIu64 " x --interleave %" PRIu64 " model chunks (%u blocks)", pp, V,
+          tf.layers);
       return SIM_DROP_INTERLEAVE_PP;
     }
     uint64_t m = per_replica / (o.micro_batch ? o.micro_batch : 1);
@@ -358,6 +432,43 @@ static const char *check_3d(const sim_scenario *s, const sim_shape *shape, GErro
 }
 
 /* ---- Validation ------------------------------------------------------------------------------ */
+
+/* Expert parallelism (Megatron-Core's folding with expert tensor parallelism 1): the tp x dp
+ * devices of a stage regroup into ep x expert-dp, so ep divides them; each device holds whole
+ * experts, so ep divides the experts; with tensor parallelism the tokens are split over the
+ * tensor ranks (sequence parallelism), as Megatron-Core requires for experts. */
+static gboolean check_ep(plan3d *p, const sim_3d_opts *o, GError **error)
+{
+  p->EP = o->ep ? o->ep : 1;
+  if (p->EP == 1)
+    return TRUE;
+  if (!p->tf.experts)
+    return bad(error, "--ep %u: %s has no experts", p->EP, o->model);
+  if (p->tf.experts % p->EP)
+    return bad(error, "--ep %u does not divide the %u experts of %s", p->EP, p->tf.experts,
+               o->model);
+  if ((p->T * p->D) % p->EP)
+    return bad(error, "--ep %u does not divide --tp %u x --dp %u, the devices of a stage", p->EP,
+               p->T, p->D);
+  if (p->T > 1 && !o->seq_parallel)
+    return bad(error, "--ep %u with --tp %u needs --sequence-parallel on", p->EP, p->T);
+  return TRUE;
+}
+
+/* Which blocks each virtual stage holds (wl_tf_partition): the user's split or layout, or the
+ * blocks spread with fewer on the first and last stages. */
+static gboolean plan_partition(plan3d *p, const sim_3d_opts *o, GError **error)
+{
+  uint32_t nv = p->P * p->V;
+  p->first_block = g_new(uint32_t, nv);
+  p->n_blocks = g_new(uint32_t, nv);
+  p->cost = g_new0(chunk_cost, nv);
+  wl_tf_partition_opts po = {.stages = nv, .split = o->split, .n_split = o->n_split,
+                             .layout = o->pp_layout,
+                             .embedding_in_split = o->embedding_in_split,
+                             .loss_in_split = o->loss_in_split};
+  return wl_tf_partition(p->tf.layers, &po, p->first_block, p->n_blocks, error);
+}
 
 static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *topo,
                          const dev_device *dev, GError **error)
@@ -391,10 +502,8 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
     return bad(error, "--tp %u does not divide the MLP size %u of %s", p->T, p->tf.ffn, o->model);
   if (p->V > 1 && o->schedule != WL_SCHED_INTERLEAVED)
     return bad(error, "--interleave %u needs --schedule interleaved", p->V);
-  if (p->tf.layers % (p->P * p->V))
-    return bad(error, "--pp %u x --interleave %u does not divide the %u layers of %s", p->P, p->V,
-               p->tf.layers, o->model);
-  p->layers_per_chunk = p->tf.layers / (p->P * p->V);
+  if (!plan_partition(p, o, error) || !check_ep(p, o, error))
+    return FALSE;
   if (o->zero > 3)
     return bad(error, "--zero %u: expected 0, 1, 2 or 3", o->zero);
   if (o->global_batch == 0)
@@ -439,21 +548,57 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
 
 /* ---- Memory ---------------------------------------------------------------------------------- */
 
+/* Activation bytes one micro-batch leaves in virtual stage vs's blocks until its backward. */
+static uint64_t chunk_activation_bytes(const plan3d *p, uint32_t vs, wl_recompute rc)
+{
+  uint64_t bytes = 0;
+  uint32_t first = p->first_block[vs];
+  uint32_t split = wl_tf_dense_blocks(&p->tf);
+  uint32_t dense = first < split ? MIN(first + p->n_blocks[vs], split) - first : 0;
+  uint32_t counts[2] = {dense, p->n_blocks[vs] - dense}, blocks[2] = {0, split};
+  for (int k = 0; k < 2; k++)
+    if (counts[k])
+      bytes += counts[k] * wl_tf_block_activation_bytes(&p->tf, blocks[k], p->tf.seq, p->mb, p->T,
+                                                        p->o.seq_parallel, rc, p->o.precision);
+  return bytes;
+}
+
+/* What a device of pipeline stage s holds beyond its tensors (wl_reserved_memory): the NCCL
+ * communicators it belongs to (its tensor-parallel and data-parallel groups, the two copies of a
+ * tied embedding on the first and last stage) and its point-to-point pipeline peers. */
+static uint64_t stage_reserved(const plan3d *p, uint32_t s, uint64_t dynamic_bytes)
+{
+  gboolean end = s == 0 || s == p->P - 1;
+  uint32_t comms = (p->T > 1) + (p->D > 1) + (p->tf.tied_head && p->P > 1 && end);
+  uint32_t peers = p->P < 2 ? 0 : p->P == 2 || (end && p->V == 1) ? 1 : 2;
+  wl_reserved_bytes r;
+  return wl_reserved_memory(comms, peers, dynamic_bytes, &r);
+}
+
 static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
 {
-  uint64_t params = 0;
-  for (uint32_t c = 0; c < p->V; c++)
+  uint64_t params = 0, experts = 0;
+  for (uint32_t c = 0; c < p->V; c++) {
     params += chunk_params(p, c * p->P + s);
-  wl_tf_state_bytes st;
-  wl_tf_state_memory(params, p->D, p->o.zero, p->o.precision, &st);
+    experts += chunk_expert_params(p, c * p->P + s);
+  }
+  /* ZeRO shards the dense parameters' state over the data-parallel group and the experts'
+   * over the expert-data-parallel one (tp x dp / ep devices). */
+  wl_tf_state_bytes st, se;
+  wl_tf_state_memory(params - experts, p->D, p->o.zero, p->o.precision, &st);
+  wl_tf_state_memory(experts, p->T * p->D / p->EP, p->o.zero, p->o.precision, &se);
+  st.weights += se.weights, st.gradients += se.gradients, st.optimizer += se.optimizer;
   /* Flash attention keeps no s x s matrix: without recomputation it stores what selective
    * recomputation stores. */
   wl_recompute rc = p->o.recompute == WL_RECOMPUTE_NONE && p->o.attention == WL_ATTN_FLASH
                         ? WL_RECOMPUTE_SELECTIVE : p->o.recompute;
-  uint64_t per_layer = wl_tf_layer_activation_bytes(&p->tf, p->tf.seq, p->mb, p->T,
-                                                    p->o.seq_parallel, rc, p->o.precision);
+  /* The in-flight units are micro-batches of one chunk each: counted at the stage's largest
+   * chunk (chunks differ when the blocks do not divide evenly, or by kind). */
+  uint64_t per_chunk = 0;
+  for (uint32_t c = 0; c < p->V; c++)
+    per_chunk = MAX(per_chunk, chunk_activation_bytes(p, c * p->P + s, rc));
   uint64_t chunks = wl_tf_inflight_chunks(p->o.schedule, p->P, p->V, p->m, s);
-  uint64_t act = per_layer * p->layers_per_chunk * chunks;
+  uint64_t act = per_chunk * chunks;
   /* With full recomputation one block's whole activations exist during its backward. */
   if (p->o.recompute == WL_RECOMPUTE_FULL)
     act += wl_tf_layer_activation_bytes(&p->tf, p->tf.seq, p->mb, p->T, p->o.seq_parallel,
@@ -473,12 +618,13 @@ static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
   m->optimizer_bytes = st.optimizer;
   m->activations_bytes = act;
   m->other_bytes = other;
+  m->framework_reserved_bytes = stage_reserved(p, s, act + other);
 }
 
 static uint64_t mem_total(const sim_3d_metrics *m)
 {
   return m->weights_bytes + m->gradients_bytes + m->optimizer_bytes + m->activations_bytes +
-         m->other_bytes;
+         m->other_bytes + m->framework_reserved_bytes;
 }
 
 /* ---- Schedules ---------------------------------------------------------------------------------- */
@@ -543,6 +689,41 @@ static GArray *schedule_units(const plan3d *p, uint32_t s)
   return u;
 }
 
+/* ---- Data-parallel buckets -------------------------------------------------------------------- */
+
+/* A collective of `bytes` over the expert-data-parallel groups of a stage with expert
+ * parallelism: the tp x dp / ep devices that hold the same experts, every ep-th of the stage's
+ * tp x dp devices, all ep groups at once. 0 without expert parallelism or with one such device. */
+static gboolean expert_dp_time(sim_coll_timer *ct, const plan3d *p, comm_coll_op op, uint64_t bytes,
+                               sim_time_ps *out, GError **error)
+{
+  *out = 0;
+  if (p->EP < 2)
+    return TRUE;
+  return sim_coll_timer_time(ct, op, 0, p->T * p->D / p->EP, p->EP, p->EP, 1, bytes, out, error);
+}
+
+/* Most buckets one chunk's gradients are reduced in (bounds the graph). */
+#define MAX_BUCKETS 64
+
+/* Megatron-Core's gradient buckets with --overlap-grad-reduce: --ddp-bucket-size parameters, by
+ * default max(40,000,000, 1,000,000 x dp) (megatron/training/training.py), or --bucket-mib;
+ * each bucket is reduced (all-reduce, or reduce-scatter with the distributed optimizer) as soon
+ * as the last micro-batch's backward has produced its gradients. *n: the buckets of virtual
+ * stage vs (its gradients split evenly), *each_ps: the time of one on the network. */
+static gboolean dp_buckets(sim_coll_timer *ct, const plan3d *p, uint32_t vs, uint64_t grad_elem,
+                           uint32_t *n, sim_time_ps *each_ps, GError **error)
+{
+  uint64_t params = chunk_params(p, vs) - chunk_expert_params(p, vs);
+  uint64_t per_bucket = p->o.bucket_bytes ? MAX(p->o.bucket_bytes / grad_elem, 1)
+                                          : MAX(UINT64_C(40000000), UINT64_C(1000000) * p->D);
+  uint64_t k = CLAMP((params + per_bucket - 1) / per_bucket, 1, MAX_BUCKETS);
+  *n = (uint32_t)k;
+  uint64_t bytes = (params + k - 1) / k * grad_elem;
+  return sim_coll_timer_time(ct, p->o.zero ? COMM_COLL_REDUCE_SCATTER : COMM_COLL_ALLREDUCE, 0, p->D, p->T,
+                   p->T, 1, bytes, each_ps, error);
+}
+
 /* ---- Building the graph ----------------------------------------------------------------------- */
 
 typedef struct {
@@ -552,7 +733,7 @@ typedef struct {
 
 /* Task names by (kind, micro-batch, chunk), formatted once and handed out as the graph's copy
  * (sim_graph_intern): the same names recur on every stage and in every iteration. */
-enum { NAME_PASS, NAME_TP, NAME_END, NAME_SEND, NAME_KINDS };
+enum { NAME_PASS, NAME_TP, NAME_END, NAME_SEND, NAME_EMB, NAME_HEAD, NAME_KINDS };
 
 typedef struct {
   sim_graph *g;
@@ -586,7 +767,8 @@ static G_GNUC_NO_INLINE const char *unit_name_make(unit_names *n, int kind, size
   gboolean fwd = at >= (size_t)n->m * n->V;
   /* "F mb3 c1", "B mb3 c1 tp", "F mb3 c1 end", "act mb3 c1", "grad mb3 c1": assembled, not
    * printed (a one-iteration build formats thousands). */
-  static const char *const suffix[NAME_KINDS] = {"", " tp", " end", ""};
+  static const char *const suffix[NAME_KINDS] = {"", " tp", " end", "", " embedding",
+                                                 " lm_head"};
   char text[64], *p = text;
   p = stpcpy(p, kind == NAME_SEND ? (fwd ? "act" : "grad") : (fwd ? "F" : "B"));
   p = put_uint(stpcpy(p, " mb"), mb);
@@ -600,6 +782,68 @@ static inline const char *unit_name(unit_names *n, int kind, size_t at)
 {
   const char *name = n->names[kind * n->per_kind + at];
   return name ? name : unit_name_make(n, kind, at);
+}
+
+/* Adds the compute of one unit on `stream`: the chunk's blocks and, as tasks of their own so
+ * that the schedule shows them, the embedding before them (forward) or after them (backward)
+ * on the first virtual stage and the LM head after them (forward) or before them (backward) on
+ * the last. *first and *last are its first and last task. */
+static void add_unit_compute(const plan3d *p, sim_graph *g, sim_stream_id stream,
+                             unit_names *names, const unit *x, size_t at, uint32_t vs,
+                             uint32_t pieces, sim_task_id *piece_end, sim_task_id *first,
+                             sim_task_id *last)
+{
+  uint32_t nv = p->P * p->V;
+  const chunk_cost *cc = cost_of(p, vs);
+  /* In order: before the blocks, the blocks, after them. */
+  const chunk_cost *part[3] = {NULL, cc, NULL};
+  int kind[3] = {NAME_PASS, NAME_PASS, NAME_PASS};
+  if (vs == 0)
+    part[x->fwd ? 0 : 2] = &p->emb, kind[x->fwd ? 0 : 2] = NAME_EMB;
+  if (vs == nv - 1)
+    part[x->fwd ? 2 : 0] = &p->head, kind[x->fwd ? 2 : 0] = NAME_HEAD;
+  gboolean any = FALSE;
+  for (int i = 0; i < 3; i++) {
+    if (!part[i])
+      continue;
+    /* The blocks in `pieces` equal parts (a data-parallel bucket closes at the end of each). */
+    uint32_t n = i == 1 ? MAX(pieces, 1u) : 1;
+    sim_time_ps d = x->fwd ? part[i]->fwd_ps : part[i]->bwd_ps;
+    uint64_t f = x->fwd ? part[i]->fwd_flops : part[i]->bwd_flops;
+    for (uint32_t j = 0; j < n; j++) {
+      sim_task_id t = sim_graph_add_compute(g, stream, unit_name(names, kind[i], at),
+                                            x->fwd ? "forward" : "backward",
+                                            d * (j + 1) / n - d * j / n, f * (j + 1) / n - f * j / n,
+                                            0);
+      if (any)
+        sim_graph_depend(g, t, *last);
+      else
+        *first = t;
+      *last = t;
+      any = TRUE;
+      if (i == 1 && piece_end)
+        piece_end[j] = t;
+    }
+  }
+}
+
+/* The reductions of a chunk's n gradient buckets on the data-parallel stream, bucket j after
+ * the piece of backward that closes it (piece_end[j]); returns the last. */
+static sim_task_id add_buckets(sim_graph *g, sim_stream_id dp, const sim_task_id *piece_end,
+                               uint32_t n, sim_time_ps each_ps, unsigned zero, uint32_t chunk)
+{
+  sim_task_id r = 0;
+  for (uint32_t j = 0; j < n; j++) {
+    char name[64];
+    g_snprintf(name, sizeof name, "%s grads c%u bucket %u", zero ? "reduce-scatter" : "allreduce",
+               chunk, j);
+    sim_task_id t = sim_graph_add_compute(g, dp, name, "dp", each_ps, 0, 0);
+    sim_graph_depend(g, t, piece_end[j]);
+    if (j > 0)
+      sim_graph_depend(g, t, r);
+    r = t;
+  }
+  return r;
 }
 
 static sim_task_id add_tp(sim_graph *g, sim_stream_id tp, sim_task_id after, sim_time_ps d,
@@ -618,7 +862,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   if (!dev)
     return NULL;
   plan3d *p = g_new0(plan3d, 1);
-  g_autofree plan3d *p_owner = p;
+  g_autoptr(plan3d) p_owner = p;
   if (!validate(p, o, topo, dev, error))
     return NULL;
   o = &p->o;   /* with the defaults filled in */
@@ -652,8 +896,14 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   uint32_t nv = p->P * p->V;
   g_autofree sim_time_ps *dp_reduce = g_new0(sim_time_ps, nv);
   g_autofree sim_time_ps *dp_gather = g_new0(sim_time_ps, nv);
+  g_autofree uint32_t *n_buckets = g_new0(uint32_t, nv);
+  g_autofree sim_time_ps *bucket_ps = g_new0(sim_time_ps, nv);
+  for (uint32_t vs = 0; vs < nv && o->overlap && p->D > 1; vs++)
+    if (!dp_buckets(ct, p, vs, grad_elem, &n_buckets[vs], &bucket_ps[vs], error))
+      return NULL;
   for (uint32_t vs = 0; vs < nv; vs++) {
-    uint64_t bytes = chunk_params(p, vs) * grad_elem;
+    uint64_t experts = chunk_expert_params(p, vs);
+    uint64_t bytes = (chunk_params(p, vs) - experts) * grad_elem;
     if (o->zero == 0) {
       if (!sim_coll_timer_time(ct, COMM_COLL_ALLREDUCE, 0, p->D, p->T, p->T, 1, bytes, &dp_reduce[vs],
                      error))
@@ -664,6 +914,15 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
                           &dp_gather[vs], error)) {
       return NULL;
     }
+    /* The experts' gradients over their expert-data-parallel group, after the others. */
+    sim_time_ps er = 0, eg = 0;
+    if (!expert_dp_time(ct, p, o->zero ? COMM_COLL_REDUCE_SCATTER : COMM_COLL_ALLREDUCE,
+                        experts * grad_elem, &er, error) ||
+        (o->zero && !expert_dp_time(ct, p, COMM_COLL_ALLGATHER, experts * grad_elem, &eg,
+                                    error)))
+      return NULL;
+    dp_reduce[vs] += er, dp_gather[vs] += eg;
+    bucket_ps[vs] += n_buckets[vs] ? er / n_buckets[vs] : 0;
   }
 
   sim_plan *plan = sim__plan_new();
@@ -717,12 +976,15 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
    * compute, a parameter gather (ZeRO-3), its tensor-parallel part (two tasks and an end when
    * it overlaps) and its send; the dependencies of these and the unit's two pipeline ones. Per
    * chunk and stage: up to three data-parallel tasks and nine dependencies; per stage the
-   * update, and the embedding allreduce. */
+   * update, and the embedding allreduce; per micro-batch the embedding's and the LM head's
+   * two passes and their dependencies. */
   uint64_t units = 2 * (uint64_t)p->m * p->V * p->P;
   uint64_t z3 = o->zero >= 3, ov = o->tp_overlap ? 2 : 0;
   uint64_t chunks = (uint64_t)p->V * p->P;
-  sim_graph_reserve(g, o->iterations * (units * (2 + z3 + 1 + ov) + 3 * chunks + p->P + 1),
-                    o->iterations * (units * (5 + z3 + ov) + 9 * chunks + 2 * p->P + 4));
+  sim_graph_reserve(g, o->iterations * (units * (2 + z3 + 1 + ov) + 3 * chunks + p->P + 1 +
+                                        4 * p->m),
+                    o->iterations * (units * (5 + z3 + ov) + 9 * chunks + 2 * p->P + 4 +
+                                     4 * p->m));
 
   for (uint32_t it = 0; it < o->iterations; it++) {
     for (uint32_t s = 0; s < p->P; s++) {
@@ -756,17 +1018,18 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           gather = sim_graph_add_compute(g, st[s].dp, name, "dp", d, 0, 0);
           has_gather = TRUE;
         }
-        sim_task_id c = sim_graph_add_compute(g, st[s].compute,
-                                              unit_name(&names, NAME_PASS, at),
-                                              x->fwd ? "forward" : "backward",
-                                              x->fwd ? cc->fwd_ps : cc->bwd_ps,
-                                              x->fwd ? cc->fwd_flops : cc->bwd_flops, 0);
+        sim_task_id c = 0, c_last = 0;
+        /* The last backward of a chunk closes its gradient buckets one after the other. */
+        gboolean buckets = !x->fwd && i == last_b[x->chunk] && o->overlap && p->D > 1;
+        sim_task_id piece_end[MAX_BUCKETS];
+        add_unit_compute(p, g, st[s].compute, &names, x, at, vs, buckets ? n_buckets[vs] : 1,
+                         buckets ? piece_end : NULL, &c, &c_last);
         if (has_prev)
           sim_graph_depend(g, c, prev);
         if (has_gather)
           sim_graph_depend(g, c, gather);
         (x->fwd ? f_start : b_start)[slot] = c;
-        sim_task_id end = c;
+        sim_task_id end = c_last;
         sim_time_ps tpd = x->fwd ? cc->tp_fwd_ps : cc->tp_bwd_ps;
         if (tpd > 0) {
           const char *tp_name = unit_name(&names, NAME_TP, at);
@@ -776,10 +1039,10 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
             if (has_prev)
               sim_graph_depend(g, tpt, prev);
             end = sim_graph_add_delay(g, unit_name(&names, NAME_END, at), 0);
-            sim_graph_depend(g, end, c);
+            sim_graph_depend(g, end, c_last);
             sim_graph_depend(g, end, tpt);
           } else {
-            end = add_tp(g, st[s].tp, c, tpd, tp_name);
+            end = add_tp(g, st[s].tp, c_last, tpd, tp_name);
           }
         }
         if (x->fwd) {
@@ -800,25 +1063,16 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
                                                   xfer_bytes);
             sim_graph_depend(g, b_send[slot], end);
           }
-          if (i == last_b[x->chunk] && p->D > 1) {
-            /* Gradients are reduced in buckets as the last micro-batch's backward produces
-             * them (one bucket per block): the reduction starts with that backward and its
-             * last bucket follows its end. Without overlap it all waits for the backward. */
+          if (buckets) {
+            dp_tasks[x->chunk] = add_buckets(g, st[s].dp, piece_end, n_buckets[vs],
+                                             bucket_ps[vs], o->zero, x->chunk);
+          } else if (i == last_b[x->chunk] && p->D > 1) {
+            /* Without overlap the chunk's gradients are reduced at once after the backward
+             * (and after the device's whole backward, below). */
             g_snprintf(name, sizeof name, "%s grads c%u",
                        o->zero ? "reduce-scatter" : "allreduce", x->chunk);
-            sim_time_ps whole = dp_reduce[vs];
-            sim_time_ps tail = o->overlap ? whole / p->layers_per_chunk : whole;
-            sim_task_id last = end;
-            if (o->overlap && whole > tail) {
-              sim_task_id r = sim_graph_add_compute(g, st[s].dp, name, "dp", whole - tail, 0, 0);
-              sim_graph_depend(g, r, c);
-              last = r;
-            }
-            g_snprintf(name, sizeof name, "%s grads c%u (last bucket)",
-                       o->zero ? "reduce-scatter" : "allreduce", x->chunk);
-            sim_task_id r = sim_graph_add_compute(g, st[s].dp, name, "dp", tail, 0, 0);
+            sim_task_id r = sim_graph_add_compute(g, st[s].dp, name, "dp", dp_reduce[vs], 0, 0);
             sim_graph_depend(g, r, end);
-            sim_graph_depend(g, r, last);
             dp_tasks[x->chunk] = r;
           }
         }
@@ -912,9 +1166,20 @@ void sim_3d_report(sim_3d_metrics *m, sim_report *r)
   r->memory_optimizer_bytes = m->optimizer_bytes;
   r->memory_activations_bytes = m->activations_bytes;
   r->memory_other_bytes = m->other_bytes;
+  r->memory_framework_reserved_bytes = m->framework_reserved_bytes;
 }
 
 /* ---- describe ---------------------------------------------------------------------------------- */
+
+/* The two kinds of block of a model, as describe lists them: [0] the dense blocks (none in a
+ * model whose every block has experts), [1] the mixture-of-experts blocks (none in a dense
+ * model). first and count per kind. */
+static void block_kinds(const wl_tf *tf, uint32_t first[2], uint32_t count[2])
+{
+  uint32_t dense = wl_tf_dense_blocks(tf);
+  first[0] = 0, count[0] = dense;
+  first[1] = dense, count[1] = tf->layers - dense;
+}
 
 int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_len,
                     wl_precision precision, gboolean json, GError **error)
@@ -925,11 +1190,23 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
   if (seq_len)
     wl_tf_set_seq(&tf, seq_len);
   uint64_t b = batch ? batch : 1, s = tf.seq;
-  uint64_t lp = wl_tf_layer_params(&tf), lf = wl_tf_layer_forward_flops(&tf, b, s);
+  uint32_t kfirst[2], kcount[2];
+  block_kinds(&tf, kfirst, kcount);
+  uint64_t lp[2], lf[2], la[2];
+  for (int k = 0; k < 2; k++) {
+    lp[k] = wl_tf_block_params(&tf, kfirst[k]);
+    lf[k] = wl_tf_block_forward_flops(&tf, kfirst[k], b, s);
+    la[k] = wl_tf_block_activation_bytes(&tf, kfirst[k], s, b, 1, FALSE, WL_RECOMPUTE_NONE,
+                                         precision);
+  }
   uint64_t hf = wl_tf_head_forward_flops(&tf, b, s);
-  uint64_t la = wl_tf_layer_activation_bytes(&tf, s, b, 1, FALSE, WL_RECOMPUTE_NONE, precision);
   uint64_t ep = wl_tf_embedding_params(&tf), hp = wl_tf_head_params(&tf);
-  uint64_t total_fwd = lf * tf.layers + hf, total_act = la * tf.layers;
+  uint64_t total_fwd = lf[0] * kcount[0] + lf[1] * kcount[1] + hf;
+  uint64_t total_act = la[0] * kcount[0] + la[1] * kcount[1];
+  uint64_t active = wl_tf_active_params(&tf);
+  /* Per token: the forward FLOPs of one token at this sequence (2 x the matrix weights it
+   * uses + its share of attention + the LM head), and a training step's 3x that. */
+  double fwd_per_token = (double)total_fwd / (double)(b * s);
   if (json) {
     g_autoptr(GString) o = g_string_new("{\"model\":");
     dt_json_string(o, tf.name);
@@ -939,26 +1216,40 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
     g_string_append_printf(o, "{\"name\":\"embedding\",\"type\":\"embedding\",\"params\":%" PRIu64
                            ",\"forward_flops\":0,\"backward_flops\":0,\"activation_bytes\":0}",
                            ep);
-    for (uint32_t i = 0; i < tf.layers; i++)
-      g_string_append_printf(o, ",{\"name\":\"block%u\",\"type\":\"transformer\",\"params\":%"
-                             PRIu64 ",\"forward_flops\":%" PRIu64 ",\"backward_flops\":%" PRIu64
-                             ",\"activation_bytes\":%" PRIu64 "}", i, lp, lf, 2 * lf, la);
+    for (uint32_t i = 0; i < tf.layers; i++) {
+      int k = wl_tf_block_is_moe(&tf, i) ? 1 : 0;
+      g_string_append_printf(o, ",{\"name\":\"block%u\",\"type\":\"%s\",\"params\":%" PRIu64
+                             ",\"active_params\":%" PRIu64 ",\"forward_flops\":%" PRIu64
+                             ",\"backward_flops\":%" PRIu64 ",\"activation_bytes\":%" PRIu64 "}",
+                             i, k ? "moe_transformer" : "transformer", lp[k],
+                             wl_tf_block_active_params(&tf, i), lf[k], 2 * lf[k], la[k]);
+    }
     g_string_append_printf(o, ",{\"name\":\"lm_head\",\"type\":\"lm_head\",\"params\":%" PRIu64
                            ",\"forward_flops\":%" PRIu64 ",\"backward_flops\":%" PRIu64
                            ",\"activation_bytes\":0}]", hp, hf, 2 * hf);
-    g_string_append_printf(o, ",\"total_params\":%" PRIu64 ",\"total_forward_flops\":%" PRIu64
-                           ",\"total_backward_flops\":%" PRIu64 ",\"total_activation_bytes\":%"
-                           PRIu64 "}\n", wl_tf_params(&tf), total_fwd, 2 * total_fwd, total_act);
+    g_string_append_printf(o, ",\"total_params\":%" PRIu64 ",\"active_params\":%" PRIu64
+                           ",\"total_forward_flops\":%" PRIu64 ",\"total_backward_flops\":%"
+                           PRIu64 ",\"forward_flops_per_token\":%.0f"
+                           ",\"training_flops_per_token\":%.0f,\"total_activation_bytes\":%"
+                           PRIu64 "}\n", wl_tf_params(&tf), active, total_fwd, 2 * total_fwd,
+                           fwd_per_token, 3 * fwd_per_token, total_act);
     fputs(o->str, out);
     return 0;
   }
-  fprintf(out, "model %s: %u layers, hidden %u, %u heads (%u key/value), ffn %u (%s), %s, "
-          "vocabulary %u, sequence %u, %s; batch %" PRIu64 " sequences, %s\n\n",
-          tf.name, tf.layers, tf.hidden, tf.heads, tf.kv_heads, tf.ffn,
+  fprintf(out, "model %s: %u layers, hidden %u, %u heads (%u key/value) of %" PRIu64 ", ffn %u "
+          "(%s), %s, vocabulary %u, sequence %u, %s; batch %" PRIu64 " sequences, %s\n",
+          tf.name, tf.layers, tf.hidden, tf.heads, tf.kv_heads, wl_tf_head_dim(&tf), tf.ffn,
           tf.mlp == WL_MLP_SWIGLU ? "swiglu" : "gelu",
           tf.norm == WL_NORM_RMSNORM ? "rmsnorm" : "layernorm", tf.vocab, tf.seq,
           tf.causal ? "causal" : "bidirectional", b, wl_precision_name(precision));
-  fprintf(out, "one block, kernel by kernel (no tensor parallelism):\n");
+  if (tf.kv_lora)
+    fprintf(out, "latent attention: query rank %u, key/value rank %u, rotary dims %u, value "
+            "head %u\n", tf.q_lora, tf.kv_lora, tf.rope_dim, tf.v_head_dim);
+  if (tf.experts)
+    fprintf(out, "experts: %u routed (top %u) + %u shared, each a gated MLP of %u; the first %u "
+            "blocks dense\n", tf.experts, tf.topk, tf.shared_experts, tf.moe_ffn,
+            kcount[0]);
+  fprintf(out, "\none block, kernel by kernel (no tensor parallelism):\n");
   fprintf(out, "  %-14s %-11s %-24s %16s %16s %16s\n", "kernel", "kind", "GEMM m x n x k",
           "fwd FLOPs", "bwd FLOPs", "fwd bytes");
   wl_tf_shard sh = {.micro_batch = (uint32_t)b, .seq = (uint32_t)s, .tp = 1,
@@ -969,7 +1260,8 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
     char shape[64] = "-";
     const wl_op_cost *f = &k[i].pass[0];
     if (f->gemm_m)
-      g_snprintf(shape, sizeof shape, "%" PRIu64 " x %" PRIu64 " x %" PRIu64, f->gemm_m,
+      g_snprintf(shape, sizeof shape, "%s%" PRIu64 " x %" PRIu64 " x %" PRIu64,
+                 f->gemm_batch > 1 && f->kind == WL_OP_GEMM ? "E x " : "", f->gemm_m,
                  f->gemm_n, f->gemm_k);
     fprintf(out, "  %-14s %-11s %-24s %16" PRIu64 " %16" PRIu64 " %16" PRIu64 "\n", k[i].name,
             wl_op_kind_name(f->kind), shape, f->flops, k[i].pass[1].flops + k[i].pass[2].flops,
@@ -978,16 +1270,26 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
   fprintf(out, "\n%-16s %8s %16s %20s %20s %18s\n", "layer", "count", "params", "fwd FLOPs",
           "bwd FLOPs", "activation bytes");
   fprintf(out, "%-16s %8u %16" PRIu64 " %20d %20d %18d\n", "embedding", 1, ep, 0, 0, 0);
-  fprintf(out, "%-16s %8u %16" PRIu64 " %20" PRIu64 " %20" PRIu64 " %18" PRIu64 "\n", "block",
-          tf.layers, lp, lf, 2 * lf, la);
+  static const char *const kind_names[2] = {"block", "moe block"};
+  for (int i = 0; i < 2; i++)
+    if (kcount[i])
+      fprintf(out, "%-16s %8u %16" PRIu64 " %20" PRIu64 " %20" PRIu64 " %18" PRIu64 "\n",
+              kind_names[i], kcount[i], lp[i], lf[i], 2 * lf[i], la[i]);
   fprintf(out, "%-16s %8u %16" PRIu64 " %20" PRIu64 " %20" PRIu64 " %18d\n", "lm_head", 1, hp, hf,
           2 * hf, 0);
-  fprintf(out, "\ntotal: %" PRIu64 " params (%.2f B); forward %.4g TFLOP, backward %.4g TFLOP per "
-          "batch; activations %.3f GB without recomputation (Korthikanti et al.)\n",
-          wl_tf_params(&tf), wl_tf_params(&tf) / 1e9, total_fwd / 1e12, 2 * total_fwd / 1e12,
-          total_act / 1e9);
+  fprintf(out, "\ntotal: %" PRIu64 " params (%.2f B), %" PRIu64 " active per token (%.2f B); "
+          "forward %.4g TFLOP, backward %.4g TFLOP per batch; activations %.3f GB without "
+          "recomputation (Korthikanti et al.)\n",
+          wl_tf_params(&tf), wl_tf_params(&tf) / 1e9, active, active / 1e9, total_fwd / 1e12,
+          2 * total_fwd / 1e12, total_act / 1e9);
+  fprintf(out, "  per token: forward %.4g GFLOP, training (forward + backward) %.4g GFLOP\n",
+          fwd_per_token / 1e9, 3 * fwd_per_token / 1e9);
   fprintf(out, "  block: attention %" PRIu64 ", MLP %" PRIu64 ", norms %" PRIu64 " params\n",
-          wl_tf_attention_params(&tf), wl_tf_mlp_params(&tf), 2 * wl_tf_norm_params(&tf));
+          wl_tf_attention_params(&tf),
+          tf.experts ? wl_tf_router_params(&tf) + ((uint64_t)tf.experts + tf.shared_experts) *
+                                                      wl_tf_expert_params(&tf)
+                     : wl_tf_mlp_params(&tf),
+          2 * wl_tf_norm_params(&tf));
   return 0;
 }
 
@@ -1028,8 +1330,33 @@ static const sim_key keys_3d[] = {
      .help = "activation recomputation"},
     {"zero", SIM_KEY_INT, SIM_KEY_OFF(zero), "0", 0, 3, .commands = SIM_OPTS_RUN, .arg = "0-3",
      .help = "ZeRO stage: optimizer (1), gradient (2), parameter (3) sharding over dp"},
+    {"ep", SIM_KEY_INT, SIM_KEY_OFF(ep), "1", 1, 1 << 20, .commands = SIM_OPTS_RUN, .arg = "E",
+     .help = "expert-parallel degree: the experts spread over E of a stage's tp x dp devices "
+             "(dispatch and combine all-to-alls over them)"},
+    {"pp-layout", SIM_KEY_STRING, SIM_KEY_OFF(pp_layout), .commands = SIM_OPTS_RUN,
+     .arg = "STR",
+     .help = "Megatron-Core's pipeline layout: E embedding, t block, m multi-token "
+             "prediction, L loss, | stage boundary, (...)*N repeat"},
+    {"embedding-in-split", SIM_KEY_ONOFF, SIM_KEY_OFF(embedding_in_split), "off",
+     .commands = SIM_OPTS_RUN, .arg = "on|off",
+     .help = "count the embedding as one block when spreading blocks over the stages"},
+    {"loss-in-split", SIM_KEY_ONOFF, SIM_KEY_OFF(loss_in_split), "off",
+     .commands = SIM_OPTS_RUN, .arg = "on|off",
+     .help = "count the loss (LM head) as one block when spreading blocks over the stages"},
 };
 static const sim_key_group sim_keys_3d = SIM_KEY_GROUP("3d", SIM_STRATEGY_TRANSFORMER, keys_3d);
+
+/* The pipeline partition options of the scenario (they point into it). */
+static void sim_3d_opts_partition(const sim_scenario *s, sim_3d_opts *o)
+{
+  if (s->split) {
+    o->split = (const int64_t *)(const void *)s->split->data;
+    o->n_split = s->split->len;
+  }
+  o->pp_layout = s->pp_layout;
+  o->embedding_in_split = s->embedding_in_split;
+  o->loss_in_split = s->loss_in_split;
+}
 
 gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError **error)
 {
@@ -1056,13 +1383,16 @@ gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError
   o->zero = (unsigned)s->zero;
   o->overlap = s->overlap;
   /* The collectives of a 3d plan are timed once each, every group of a kind at once on the
-   * network. 3d uses the ring unless --allreduce names an algorithm: bench/llm's accuracy
-   * figures are the ring's (7.3% over its 27 rows; with nccl, the default elsewhere on GPUs,
-   * 9.3%, its tensor-parallel allreduces paying NCCL's protocol latencies). nccl costs about
-   * as little to simulate (0.02 s of CPU at 1024 GPUs, 0.34 s at 16384). */
+   * network. 3d uses the ring unless --allreduce names an algorithm: with the gradient buckets
+   * overlapping backward, bench/llm's 27 rows are 9.8% off with the ring (9.9% leave-one-out)
+   * and 10.7% (11.8%) with dp's default, auto, whose choices for the tensor-parallel
+   * allreduces cost more than the ring's on NVLink. */
   o->allreduce = sim_scenario_given(s, "allreduce") ? comm_coll_algorithm_name(s->allreduce)
                                                     : "ring";
   o->iterations = (uint32_t)s->iterations;
+  o->bucket_bytes = sim_scenario_given(s, "bucket-mib") ? s->bucket_bytes : 0;
+  o->ep = dp ? 1 : (uint32_t)s->ep;
+  sim_3d_opts_partition(s, o);
   return TRUE;
 }
 
@@ -1109,7 +1439,7 @@ const sim_strategy sim__strategy_3d = {
     .description = "tensor x pipeline x data parallelism of transformers (Megatron-LM: "
                    "sequence parallelism, interleaved schedules, ZeRO, recomputation)",
     .flags = SIM_STRATEGY_TRANSFORMER | SIM_STRATEGY_ALLREDUCE | SIM_STRATEGY_OVERLAP |
-             SIM_STRATEGY_SCHEDULE,
+             SIM_STRATEGY_SCHEDULE | SIM_STRATEGY_SPLIT,
     .check = check_3d,
     .keys = &sim_keys_3d,
     .build = build_3d,

@@ -43,8 +43,18 @@ typedef struct {
   wl_attention attention;      /* flash (default) or unfused */
   unsigned zero;               /* 0..3 */
   gboolean overlap;            /* data-parallel reduction overlapped with backward */
+  uint64_t bucket_bytes;       /* gradient bucket, bytes; 0: Megatron's max(40M, 1M x dp)
+                                * parameters */
   const char *allreduce;       /* algorithm of the collectives ("ring", "auto", ...) */
   uint32_t iterations;
+  /* Which blocks each pipeline stage holds (wl_tf_partition): the first block of each virtual
+   * stage after the first, or Megatron-Core's layout string, or neither (spread); the
+   * embedding and the loss counted as blocks when spreading. */
+  const int64_t *split;
+  size_t n_split;
+  const char *pp_layout;
+  gboolean embedding_in_split, loss_in_split;
+  uint32_t ep;                 /* expert parallelism (0 or 1: none), expert tensor parallelism 1 */
 } sim_3d_opts;
 
 /* The options of a scenario (--strategy 3d, or dp of a transformer: one tensor and one
@@ -60,6 +70,7 @@ typedef struct {
   double model_tflops_per_device;  /* model FLOPs (no recomputation) per second per device, 1e12 */
   double mfu;                      /* that over the device's dense peak at the precision */
   uint64_t weights_bytes, gradients_bytes, optimizer_bytes, activations_bytes, other_bytes;
+  uint64_t framework_reserved_bytes;   /* CUDA context, NCCL buffers, allocator slack */
   uint64_t micro_batch;            /* as used (the rule's choice when not given) */
   double model_flops;              /* per iteration */
   double peak_flops;               /* the device's dense peak at the precision, FLOP/s */

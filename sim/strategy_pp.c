@@ -276,7 +276,9 @@ static const sim_key pp_keys[] = {
      .help = "pipeline stages per replica (default: pp all devices, hybrid a node's)"},
     {"split", SIM_KEY_INT_LIST, SIM_KEY_OFF(split), NULL, 1, 1 << 24, .commands = SIM_OPTS_RUN,
      .needs = SIM_STRATEGY_SPLIT, .arg = "L1,L2,...",
-     .help = "first layer index of each stage after the first (default: balanced)"},
+     .help = "first layer (3d: transformer block) of each stage after the first, of each "
+             "virtual stage with --interleave (default: balanced; 3d: spread, fewer on the "
+             "first and last stages)"},
 };
 static const sim_key_group sim_keys_pp = SIM_KEY_GROUP("pp", SIM_STRATEGY_MICRO_BATCHES, pp_keys);
 

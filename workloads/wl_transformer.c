@@ -37,6 +37,15 @@ static void llama(wl_tf *tf, const char *name, uint32_t l, uint32_t h, uint32_t 
   tf->mlp = WL_MLP_SWIGLU, tf->norm = WL_NORM_RMSNORM, tf->causal = TRUE;
   tf->final_norm = TRUE;
   tf->lm_fraction = 1.0;
+  tf->positions = WL_POS_ROTARY;
+}
+
+/* A mixture of experts on a Llama-style model: blocks dense .. l - 1 route each token to k of
+ * e gated experts of width f, beside `shared` always-on ones. */
+static void moe(wl_tf *tf, uint32_t e, uint32_t k, uint32_t f, uint32_t shared, uint32_t dense)
+{
+  tf->experts = e, tf->topk = k, tf->moe_ffn = f, tf->shared_experts = shared;
+  tf->dense_layers = dense;
 }
 
 static const wl_tf_zoo_entry zoo[] = {
@@ -48,6 +57,18 @@ static const wl_tf_zoo_entry zoo[] = {
     {"llama3-70b", "Llama 3 70B: 80 layers, h 8192, 64 heads (8 kv), ffn 28672, s 8192"},
     {"llama3-405b", "Llama 3 405B: 126 layers, h 16384, 128 heads (8 kv), ffn 53248, s 8192"},
     {"bert-large", "BERT-large: 24 layers, h 1024, 16 heads, s 512, vocabulary 30522"},
+    {"mixtral-8x7b", "Mixtral 8x7B: 32 layers, h 4096, 32 heads (8 kv), 8 experts top 2 of "
+                     "ffn 14336, s 4096"},
+    {"mixtral-8x22b", "Mixtral 8x22B: 56 layers, h 6144, 48 heads (8 kv), 8 experts top 2 of "
+                      "ffn 16384, s 4096"},
+    {"deepseek-v3", "DeepSeek-V3: 61 layers (3 dense), h 7168, MLA 128 heads, 1 shared + 256 "
+                    "experts top 8 of ffn 2048, s 4096"},
+    {"qwen3-30b-a3b", "Qwen3 30B-A3B: 48 layers, h 2048, 32 heads (4 kv) of 128, 128 experts "
+                      "top 8 of ffn 768, s 4096"},
+    {"qwen3-235b-a22b", "Qwen3 235B-A22B: 94 layers, h 4096, 64 heads (4 kv) of 128, 128 "
+                        "experts top 8 of ffn 1536, s 4096"},
+    {"gpt-oss-120b", "GPT-OSS 120B: 36 layers, h 2880, 64 heads (8 kv) of 64, 128 experts top "
+                     "4 of ffn 2880, s 4096"},
 };
 
 const wl_tf_zoo_entry *wl_tf_zoo(size_t *n)
@@ -85,6 +106,42 @@ static gboolean zoo_build(const char *name, wl_tf *tf)
     /* Masked-language-model pre-training predicts the masked tokens only: NVIDIA's recipe
      * masks at most 20 of 128 (80 of 512) tokens per sequence. */
     tf->lm_fraction = 20.0 / 128.0;
+  } else if (strcmp(name, "mixtral-8x7b") == 0) {
+    /* Jiang et al. 2024 (arXiv 2401.04088) Table 1; mistralai/Mixtral-8x7B-v0.1 config.json. */
+    llama(tf, name, 32, 4096, 32, 8, 14336, 4096, 32000);
+    moe(tf, 8, 2, 14336, 0, 0);
+  } else if (strcmp(name, "mixtral-8x22b") == 0) {
+    /* mistralai/Mixtral-8x22B-v0.1 config.json (vocabulary 32768). */
+    llama(tf, name, 56, 6144, 48, 8, 16384, 4096, 32768);
+    moe(tf, 8, 2, 16384, 0, 0);
+  } else if (strcmp(name, "deepseek-v3") == 0) {
+    /* DeepSeek-V3 technical report (arXiv 2412.19437) section 4.2 and deepseek-ai/DeepSeek-V3
+     * config.json: MLA with q_lora_rank 1536, kv_lora_rank 512, qk_nope_head_dim 128,
+     * qk_rope_head_dim 64, v_head_dim 128; the first 3 blocks dense (ffn 18432); 1 shared and
+     * 256 routed experts of 2048, 8 per token; a per-expert bias on the routing scores. The
+     * multi-token-prediction module (one more block, 14 B) is not counted: 671 B. */
+    llama(tf, name, 61, 7168, 128, 128, 18432, 4096, 129280);
+    tf->head_dim = 192, tf->v_head_dim = 128, tf->rope_dim = 64;
+    tf->q_lora = 1536, tf->kv_lora = 512;
+    moe(tf, 256, 8, 2048, 1, 3);
+    tf->router_bias = TRUE;
+  } else if (strcmp(name, "qwen3-30b-a3b") == 0) {
+    /* Qwen3 technical report (arXiv 2505.09388) Table 2; Qwen/Qwen3-30B-A3B config.json:
+     * head_dim 128, q/k rmsnorm per head, every block a mixture of experts. */
+    llama(tf, name, 48, 2048, 32, 4, 6144, 4096, 151936);
+    tf->head_dim = 128, tf->qk_norm = TRUE;
+    moe(tf, 128, 8, 768, 0, 0);
+  } else if (strcmp(name, "qwen3-235b-a22b") == 0) {
+    llama(tf, name, 94, 4096, 64, 4, 12288, 4096, 151936);
+    tf->head_dim = 128, tf->qk_norm = TRUE;
+    moe(tf, 128, 8, 1536, 0, 0);
+  } else if (strcmp(name, "gpt-oss-120b") == 0) {
+    /* OpenAI gpt-oss model card (2025) and openai/gpt-oss-120b config.json: head_dim 64,
+     * biases on the attention, router and experts, a learned sink per head; every other
+     * block attends to a 128-token window, which is counted here as full attention. */
+    llama(tf, name, 36, 2880, 64, 8, 2880, 4096, 201088);
+    tf->head_dim = 64, tf->bias = TRUE, tf->sinks = TRUE;
+    moe(tf, 128, 4, 2880, 0, 0);
   } else
     return FALSE;
   return TRUE;
@@ -121,33 +178,125 @@ static gboolean spec_uint(const char *spec, const char *key, const char *value, 
   return TRUE;
 }
 
+/* A count of at most 2^31 - 1 that may be 0. */
+static gboolean spec_count(const char *spec, const char *key, const char *value, uint32_t *out,
+                           GError **error)
+{
+  if (strcmp(value, "0") == 0) {
+    *out = 0;
+    return TRUE;
+  }
+  if (!spec_uint(spec, key, value, out, NULL))
+    return spec_error(error, spec, key, "expected a non-negative integer");
+  return TRUE;
+}
+
+static gboolean spec_bool(const char *spec, const char *key, const char *value, gboolean *out,
+                          GError **error)
+{
+  if (strcmp(value, "1") == 0)
+    *out = TRUE;
+  else if (strcmp(value, "0") == 0)
+    *out = FALSE;
+  else
+    return spec_error(error, spec, key, "expected 1 or 0");
+  return TRUE;
+}
+
+/* The keys of an inline spec with an unsigned value, and where each goes. */
+typedef struct {
+  const char *key;
+  size_t offset;
+  gboolean zero_ok;
+} spec_number;
+
+static const spec_number spec_numbers[] = {
+    {"layers", G_STRUCT_OFFSET(wl_tf, layers), FALSE},
+    {"hidden", G_STRUCT_OFFSET(wl_tf, hidden), FALSE},
+    {"heads", G_STRUCT_OFFSET(wl_tf, heads), FALSE},
+    {"seq", G_STRUCT_OFFSET(wl_tf, seq), FALSE},
+    {"vocab", G_STRUCT_OFFSET(wl_tf, vocab), FALSE},
+    {"ffn", G_STRUCT_OFFSET(wl_tf, ffn), FALSE},
+    {"kv-heads", G_STRUCT_OFFSET(wl_tf, kv_heads), FALSE},
+    {"head-dim", G_STRUCT_OFFSET(wl_tf, head_dim), FALSE},
+    {"experts", G_STRUCT_OFFSET(wl_tf, experts), FALSE},
+    {"topk", G_STRUCT_OFFSET(wl_tf, topk), FALSE},
+    {"moe-ffn", G_STRUCT_OFFSET(wl_tf, moe_ffn), FALSE},
+    {"shared-experts", G_STRUCT_OFFSET(wl_tf, shared_experts), TRUE},
+    {"dense-layers", G_STRUCT_OFFSET(wl_tf, dense_layers), TRUE},
+};
+
+#define SPEC_KEYS                                                                                 \
+  "layers, hidden, heads, seq, vocab, ffn, kv-heads, head-dim, mlp, norm, causal, family, "     \
+  "bias, tied, positions, experts, topk, moe-ffn, shared-experts, dense-layers"
+
+/* Checks the keys that relate to each other, and fills in the defaults. */
+static gboolean spec_finish(const char *spec, wl_tf *tf, GError **error)
+{
+  static const char *const required[] = {"layers", "hidden", "heads", "seq", "vocab"};
+  uint32_t vals[] = {tf->layers, tf->hidden, tf->heads, tf->seq, tf->vocab};
+  for (size_t i = 0; i < G_N_ELEMENTS(required); i++)
+    if (vals[i] == 0)
+      return spec_error(error, spec, required[i], "missing");
+  if (!tf->head_dim && tf->hidden % tf->heads)
+    return spec_error(error, spec, "heads", "does not divide hidden (give head-dim)");
+  if (tf->kv_heads == 0)
+    tf->kv_heads = tf->heads;
+  if (tf->kv_heads > tf->heads || tf->heads % tf->kv_heads)
+    return spec_error(error, spec, "kv-heads", "must divide heads");
+  if (tf->ffn == 0)
+    tf->ffn = 4 * tf->hidden;
+  if (!tf->experts) {
+    static const char *const moe_keys[] = {"topk", "moe-ffn", "shared-experts", "dense-layers"};
+    uint32_t moe_vals[] = {tf->topk, tf->moe_ffn, tf->shared_experts, tf->dense_layers};
+    for (size_t i = 0; i < G_N_ELEMENTS(moe_keys); i++)
+      if (moe_vals[i])
+        return spec_error(error, spec, moe_keys[i], "needs experts");
+  } else {
+    if (tf->topk == 0)
+      tf->topk = 1;
+    if (tf->topk > tf->experts)
+      return spec_error(error, spec, "topk", "exceeds experts");
+    if (tf->moe_ffn == 0)
+      tf->moe_ffn = tf->ffn;
+    if (tf->dense_layers > tf->layers)
+      return spec_error(error, spec, "dense-layers", "exceeds layers");
+  }
+  tf->max_positions = tf->positions == WL_POS_LEARNED ? tf->seq : 0;
+  return TRUE;
+}
+
 static gboolean parse_spec(const char *spec, wl_tf *tf, GError **error)
 {
-  gpt(tf, spec, 0, 0, 0, 0, 0);
-  tf->ffn = 0;
-  tf->lm_fraction = 1.0;
-  tf->kv_heads = 0;
   g_auto(GStrv) items = g_strsplit(spec + strlen("transformer:"), ",", -1);
+  /* The family sets the defaults the other keys override, wherever it stands. */
+  gpt(tf, spec, 0, 0, 0, 0, 0);
+  for (char **it = items; *it; it++)
+    if (g_str_has_prefix(*it, "family=")) {
+      const char *v = *it + strlen("family=");
+      if (strcmp(v, "llama") == 0)
+        llama(tf, spec, 0, 0, 0, 0, 0, 0, 0);
+      else if (strcmp(v, "gpt") != 0)
+        return spec_error(error, spec, "family", "expected gpt or llama");
+    }
+  tf->ffn = 0;
+  tf->kv_heads = 0;
   for (char **it = items; *it; it++) {
     char *eq = strchr(*it, '=');
     if (!eq)
       return spec_error(error, spec, *it, "expected key=value");
     *eq = '\0';
     const char *k = *it, *v = eq + 1;
-    if (strcmp(k, "layers") == 0) {
-      if (!spec_uint(spec, k, v, &tf->layers, error)) return FALSE;
-    } else if (strcmp(k, "hidden") == 0) {
-      if (!spec_uint(spec, k, v, &tf->hidden, error)) return FALSE;
-    } else if (strcmp(k, "heads") == 0) {
-      if (!spec_uint(spec, k, v, &tf->heads, error)) return FALSE;
-    } else if (strcmp(k, "seq") == 0) {
-      if (!spec_uint(spec, k, v, &tf->seq, error)) return FALSE;
-    } else if (strcmp(k, "vocab") == 0) {
-      if (!spec_uint(spec, k, v, &tf->vocab, error)) return FALSE;
-    } else if (strcmp(k, "ffn") == 0) {
-      if (!spec_uint(spec, k, v, &tf->ffn, error)) return FALSE;
-    } else if (strcmp(k, "kv-heads") == 0) {
-      if (!spec_uint(spec, k, v, &tf->kv_heads, error)) return FALSE;
+    const spec_number *num = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(spec_numbers); i++)
+      if (strcmp(k, spec_numbers[i].key) == 0)
+        num = &spec_numbers[i];
+    if (num) {
+      uint32_t *out = G_STRUCT_MEMBER_P(tf, num->offset);
+      if (!(num->zero_ok ? spec_count : spec_uint)(spec, k, v, out, error))
+        return FALSE;
+    } else if (strcmp(k, "family") == 0) {
+      continue;
     } else if (strcmp(k, "mlp") == 0) {
       if (strcmp(v, "gelu") == 0) tf->mlp = WL_MLP_GELU;
       else if (strcmp(v, "swiglu") == 0) tf->mlp = WL_MLP_SWIGLU;
@@ -156,31 +305,22 @@ static gboolean parse_spec(const char *spec, wl_tf *tf, GError **error)
       if (strcmp(v, "layernorm") == 0) tf->norm = WL_NORM_LAYERNORM;
       else if (strcmp(v, "rmsnorm") == 0) tf->norm = WL_NORM_RMSNORM;
       else return spec_error(error, spec, k, "expected layernorm or rmsnorm");
+    } else if (strcmp(k, "positions") == 0) {
+      if (strcmp(v, "learned") == 0) tf->positions = WL_POS_LEARNED;
+      else if (strcmp(v, "rotary") == 0) tf->positions = WL_POS_ROTARY;
+      else if (strcmp(v, "alibi") == 0) tf->positions = WL_POS_ALIBI;
+      else return spec_error(error, spec, k, "expected learned, rotary or alibi");
     } else if (strcmp(k, "causal") == 0) {
-      if (strcmp(v, "1") == 0) tf->causal = TRUE;
-      else if (strcmp(v, "0") == 0) tf->causal = FALSE;
-      else return spec_error(error, spec, k, "expected 1 or 0");
+      if (!spec_bool(spec, k, v, &tf->causal, error)) return FALSE;
+    } else if (strcmp(k, "bias") == 0) {
+      if (!spec_bool(spec, k, v, &tf->bias, error)) return FALSE;
+    } else if (strcmp(k, "tied") == 0) {
+      if (!spec_bool(spec, k, v, &tf->tied_head, error)) return FALSE;
     } else {
-      return spec_error(error, spec, k,
-                        "unknown key (expected layers, hidden, heads, seq, vocab, ffn, "
-                        "kv-heads, mlp, norm, causal)");
+      return spec_error(error, spec, k, "unknown key (expected " SPEC_KEYS ")");
     }
   }
-  static const char *const required[] = {"layers", "hidden", "heads", "seq", "vocab"};
-  uint32_t vals[] = {tf->layers, tf->hidden, tf->heads, tf->seq, tf->vocab};
-  for (size_t i = 0; i < G_N_ELEMENTS(required); i++)
-    if (vals[i] == 0)
-      return spec_error(error, spec, required[i], "missing");
-  if (tf->hidden % tf->heads)
-    return spec_error(error, spec, "heads", "does not divide hidden");
-  if (tf->kv_heads == 0)
-    tf->kv_heads = tf->heads;
-  if (tf->kv_heads > tf->heads || tf->heads % tf->kv_heads)
-    return spec_error(error, spec, "kv-heads", "must divide heads");
-  if (tf->ffn == 0)
-    tf->ffn = 4 * tf->hidden;
-  tf->max_positions = tf->seq;
-  return TRUE;
+  return spec_finish(spec, tf, error);
 }
 
 gboolean wl_tf_parse(const char *name, wl_tf *out, GError **error)
@@ -202,15 +342,46 @@ void wl_tf_set_seq(wl_tf *tf, uint32_t seq)
 
 /* ---- Parameters ----------------------------------------------------------------------------- */
 
-uint64_t wl_tf_head_dim(const wl_tf *tf) { return tf->hidden / tf->heads; }
+uint64_t wl_tf_head_dim(const wl_tf *tf)
+{
+  return tf->head_dim ? tf->head_dim : tf->hidden / tf->heads;
+}
 
+static uint64_t v_dim(const wl_tf *tf) { return tf->v_head_dim ? tf->v_head_dim : wl_tf_head_dim(tf); }
+
+/* Width of the keys (kv-heads x head_dim) and of the values (kv-heads x value head). */
 static uint64_t kv_dim(const wl_tf *tf) { return (uint64_t)tf->kv_heads * wl_tf_head_dim(tf); }
+static uint64_t kv_vdim(const wl_tf *tf) { return (uint64_t)tf->kv_heads * v_dim(tf); }
+
+/* A norm over n elements: scale (and shift for layernorm). */
+static uint64_t norm_of(const wl_tf *tf, uint64_t n) { return tf->norm == WL_NORM_LAYERNORM ? 2 * n : n; }
+
+/* Matrix weights of the attention: the projections (MLA: compressions and expansions). */
+static uint64_t attention_matrix_params(const wl_tf *tf)
+{
+  uint64_t h = tf->hidden, a = tf->heads, hd = wl_tf_head_dim(tf), vd = v_dim(tf);
+  if (tf->kv_lora) {
+    uint64_t q = tf->q_lora ? h * tf->q_lora + (uint64_t)tf->q_lora * a * hd : h * a * hd;
+    uint64_t kv = h * ((uint64_t)tf->kv_lora + tf->rope_dim) +
+                  (uint64_t)tf->kv_lora * a * (hd - tf->rope_dim + vd);
+    return q + kv + a * vd * h;
+  }
+  return h * a * hd + h * kv_dim(tf) + h * kv_vdim(tf) + a * vd * h;
+}
 
 uint64_t wl_tf_attention_params(const wl_tf *tf)
 {
-  uint64_t h = tf->hidden, kvd = kv_dim(tf);
-  uint64_t w = h * h + 2 * h * kvd + h * h;
-  return w + (tf->bias ? h + 2 * kvd + h : 0);
+  uint64_t h = tf->hidden, a = tf->heads, hd = wl_tf_head_dim(tf);
+  uint64_t n = attention_matrix_params(tf);
+  if (tf->bias && !tf->kv_lora)
+    n += a * hd + kv_dim(tf) + kv_vdim(tf) + h;
+  if (tf->kv_lora)   /* the norms of the two compressions */
+    n += norm_of(tf, tf->q_lora) + norm_of(tf, tf->kv_lora);
+  if (tf->qk_norm)
+    n += 2 * norm_of(tf, hd);
+  if (tf->sinks)
+    n += a;
+  return n;
 }
 
 uint64_t wl_tf_mlp_params(const wl_tf *tf)
@@ -221,14 +392,70 @@ uint64_t wl_tf_mlp_params(const wl_tf *tf)
   return 2 * h * f + (tf->bias ? f + h : 0);
 }
 
-uint64_t wl_tf_norm_params(const wl_tf *tf)
+uint64_t wl_tf_expert_params(const wl_tf *tf)
 {
-  return tf->norm == WL_NORM_LAYERNORM ? 2 * (uint64_t)tf->hidden : tf->hidden;
+  uint64_t h = tf->hidden, f = tf->moe_ffn;
+  return 3 * h * f + (tf->bias ? 2 * f + h : 0);
+}
+
+uint64_t wl_tf_router_params(const wl_tf *tf)
+{
+  uint64_t e = tf->experts;
+  return tf->hidden * e + (tf->bias || tf->router_bias ? e : 0);
+}
+
+uint64_t wl_tf_norm_params(const wl_tf *tf) { return norm_of(tf, tf->hidden); }
+
+gboolean wl_tf_block_is_moe(const wl_tf *tf, uint32_t block)
+{
+  return tf->experts > 0 && block >= tf->dense_layers;
+}
+
+uint32_t wl_tf_dense_blocks(const wl_tf *tf)
+{
+  return tf->experts ? MIN(tf->dense_layers, tf->layers) : tf->layers;
+}
+
+/* The block's parameters, with `experts` of its routed experts counted. */
+static uint64_t block_params_with(const wl_tf *tf, uint32_t block, uint64_t experts)
+{
+  uint64_t mlp = wl_tf_block_is_moe(tf, block)
+                     ? wl_tf_router_params(tf) + (experts + tf->shared_experts) * wl_tf_expert_params(tf)
+                     : wl_tf_mlp_params(tf);
+  return wl_tf_attention_params(tf) + mlp + 2 * wl_tf_norm_params(tf);
+}
+
+uint64_t wl_tf_block_params(const wl_tf *tf, uint32_t block)
+{
+  return block_params_with(tf, block, tf->experts);
+}
+
+uint64_t wl_tf_block_active_params(const wl_tf *tf, uint32_t block)
+{
+  return block_params_with(tf, block, tf->topk);
 }
 
 uint64_t wl_tf_layer_params(const wl_tf *tf)
 {
-  return wl_tf_attention_params(tf) + wl_tf_mlp_params(tf) + 2 * wl_tf_norm_params(tf);
+  return wl_tf_block_params(tf, tf->layers ? tf->layers - 1 : 0);
+}
+
+uint64_t wl_tf_blocks_params(const wl_tf *tf, uint32_t first, uint32_t count)
+{
+  /* Blocks are of two kinds, dense before `split`: each kind is counted once. */
+  uint32_t end = first + count, split = CLAMP(wl_tf_dense_blocks(tf), first, end);
+  uint64_t n = 0;
+  if (split > first)
+    n += (uint64_t)(split - first) * wl_tf_block_params(tf, first);
+  if (end > split)
+    n += (uint64_t)(end - split) * wl_tf_block_params(tf, split);
+  return n;
+}
+
+uint64_t wl_tf_blocks_expert_params(const wl_tf *tf, uint32_t first, uint32_t count)
+{
+  uint32_t end = first + count, split = CLAMP(wl_tf_dense_blocks(tf), first, end);
+  return (uint64_t)(end - split) * tf->experts * wl_tf_expert_params(tf);
 }
 
 uint64_t wl_tf_embedding_params(const wl_tf *tf)
@@ -247,22 +474,43 @@ uint64_t wl_tf_head_params(const wl_tf *tf)
 
 uint64_t wl_tf_params(const wl_tf *tf)
 {
-  return wl_tf_embedding_params(tf) + (uint64_t)tf->layers * wl_tf_layer_params(tf) +
+  return wl_tf_embedding_params(tf) + wl_tf_blocks_params(tf, 0, tf->layers) +
          wl_tf_head_params(tf);
+}
+
+uint64_t wl_tf_active_params(const wl_tf *tf)
+{
+  uint64_t n = wl_tf_embedding_params(tf) + wl_tf_head_params(tf);
+  uint32_t dense = wl_tf_dense_blocks(tf);
+  if (dense)
+    n += (uint64_t)dense * wl_tf_block_active_params(tf, 0);
+  if (tf->layers > dense)
+    n += (uint64_t)(tf->layers - dense) * wl_tf_block_active_params(tf, dense);
+  return n;
 }
 
 /* ---- Model FLOPs ---------------------------------------------------------------------------- */
 
-/* Weights of one block that take part in matrix products (no biases or norms). */
-static uint64_t layer_matrix_params(const wl_tf *tf)
+/* Weights of block `block` that one token multiplies (no biases or norms): the attention's,
+ * and the dense MLP's or the router's and its topk and shared experts'. */
+static uint64_t block_matrix_params(const wl_tf *tf, uint32_t block)
 {
-  uint64_t h = tf->hidden, kvd = kv_dim(tf), f = tf->ffn;
-  return 2 * h * h + 2 * h * kvd + (tf->mlp == WL_MLP_SWIGLU ? 3 : 2) * h * f;
+  uint64_t h = tf->hidden;
+  uint64_t mlp = wl_tf_block_is_moe(tf, block)
+                     ? h * tf->experts + ((uint64_t)tf->topk + tf->shared_experts) * 3 * h * tf->moe_ffn
+                     : (tf->mlp == WL_MLP_SWIGLU ? 3 : 2) * h * tf->ffn;
+  return attention_matrix_params(tf) + mlp;
+}
+
+uint64_t wl_tf_block_forward_flops(const wl_tf *tf, uint32_t block, uint64_t b, uint64_t s)
+{
+  return 2 * b * s * block_matrix_params(tf, block) +
+         2 * b * s * s * tf->heads * (wl_tf_head_dim(tf) + v_dim(tf));
 }
 
 uint64_t wl_tf_layer_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s)
 {
-  return 2 * b * s * layer_matrix_params(tf) + 4 * b * s * s * tf->hidden;
+  return wl_tf_block_forward_flops(tf, tf->layers ? tf->layers - 1 : 0, b, s);
 }
 
 uint64_t wl_tf_head_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s)
@@ -272,7 +520,12 @@ uint64_t wl_tf_head_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s)
 
 double wl_tf_iteration_flops(const wl_tf *tf, uint64_t B, uint64_t s, wl_recompute rc)
 {
-  double layer = (double)wl_tf_layer_forward_flops(tf, B, s) * tf->layers;
+  double layer = 0;
+  uint32_t dense = wl_tf_dense_blocks(tf);
+  if (dense)
+    layer += (double)wl_tf_block_forward_flops(tf, 0, B, s) * dense;
+  if (tf->layers > dense)
+    layer += (double)wl_tf_block_forward_flops(tf, dense, B, s) * (tf->layers - dense);
   double head = (double)wl_tf_head_forward_flops(tf, B, s);
   return (rc == WL_RECOMPUTE_FULL ? 4.0 : 3.0) * layer + 3.0 * head;
 }
@@ -337,12 +590,63 @@ static void stream(wl_tf_kernel *kn, const char *name, uint64_t elems, unsigned 
   }
 }
 
-size_t wl_tf_layer_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *out)
+/* The attention's projections into Q, K and V on one rank (n: the count so far). Plain
+ * attention: one GEMM to (heads + 2 kv-heads) x head widths / t. MLA: the query compression
+ * (replicated on every rank) and its expansion, the key/value compression with the shared
+ * rotary key (replicated) and its expansion into the rank's heads. */
+static size_t qkv_kernels(const wl_tf *tf, uint64_t T, uint64_t t, wl_precision p,
+                          wl_tf_kernel *out)
+{
+  uint64_t h = tf->hidden, a = tf->heads, hd = wl_tf_head_dim(tf), vd = v_dim(tf);
+  size_t n = 0;
+  if (!tf->kv_lora) {
+    linear(&out[n++], "qkv", T, (a * hd + kv_dim(tf) + kv_vdim(tf)) / t, h, p);
+    return n;
+  }
+  if (tf->q_lora) {
+    linear(&out[n++], "q_down", T, tf->q_lora, h, p);
+    linear(&out[n++], "q_up", T, a * hd / t, tf->q_lora, p);
+  } else {
+    linear(&out[n++], "q", T, a * hd / t, h, p);
+  }
+  linear(&out[n++], "kv_down", T, (uint64_t)tf->kv_lora + tf->rope_dim, h, p);
+  linear(&out[n++], "kv_up", T, a * (hd - tf->rope_dim + vd) / t, tf->kv_lora, p);
+  return n;
+}
+
+/* The MLP of a mixture-of-experts block on one rank: the router, the gather of each token's
+ * topk copies by expert, the experts' grouped GEMMs (tokens spread evenly: T topk / experts
+ * rows each), the scatter-and-sum back, and the shared experts. */
+static size_t moe_kernels(const wl_tf *tf, uint64_t T, uint64_t Tn, uint64_t t, uint64_t ep,
+                          wl_precision p, wl_tf_kernel *out)
+{
+  uint64_t h = tf->hidden, f = tf->moe_ffn, E = tf->experts, k = tf->topk;
+  /* Expert parallelism: the rank's own tokens, its E / ep whole experts. */
+  uint64_t Tr = ep > 1 ? T / t : T, el = ep > 1 ? E / ep : E, et = ep > 1 ? 1 : t;
+  uint64_t copies = Tr * k, rows = (copies * (ep > 1 ? ep : 1) + E - 1) / E;
+  size_t n = 0;
+  linear(&out[n++], "router", ep > 1 ? Tr : Tn, E, h, p);
+  stream(&out[n++], "permute", copies * h, 1, 1, 0, p);
+  batched(&out[n++], "experts_fc1", el, rows, 2 * f / et, h, p);
+  stream(&out[n++], "experts_swiglu", (ep > 1 ? rows * el : copies) * f / et, 2, 1, 8, p);
+  batched(&out[n++], "experts_fc2", el, rows, h, f / et, p);
+  stream(&out[n++], "unpermute", copies * h, 2, 1, 2, p);
+  if (tf->shared_experts) {
+    uint64_t sf = (uint64_t)tf->shared_experts * f;
+    linear(&out[n++], "shared_fc1", T, 2 * sf / t, h, p);
+    stream(&out[n++], "shared_swiglu", T * sf / t, 2, 1, 8, p);
+    linear(&out[n++], "shared_fc2", T, h, sf / t, p);
+  }
+  return n;
+}
+
+size_t wl_tf_block_kernels(const wl_tf *tf, const wl_tf_shard *sh, uint32_t block,
+                           wl_tf_kernel *out)
 {
   uint64_t t = sh->tp ? sh->tp : 1;
   uint64_t T = (uint64_t)sh->micro_batch * sh->seq;          /* tokens */
   uint64_t Tn = sh->seq_parallel ? T / t : T;                 /* tokens outside TP regions */
-  uint64_t h = tf->hidden, kvd = kv_dim(tf), f = tf->ffn, hd = wl_tf_head_dim(tf);
+  uint64_t h = tf->hidden, f = tf->ffn, hd = wl_tf_head_dim(tf), vd = v_dim(tf);
   uint64_t heads = tf->heads / t;
   wl_precision p = sh->precision;
   uint64_t e = wl_precision_bytes(p);
@@ -350,7 +654,7 @@ size_t wl_tf_layer_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel 
   /* Norms read x and write y (layernorm: mean, variance, scale, shift: about 8 FLOPs per
    * element); residual blocks apply dropout and add: read two tensors, write one and a mask. */
   stream(&out[n++], "norm1", Tn * h, 1, 1, 8, p);
-  linear(&out[n++], "qkv", T, (h + 2 * kvd) / t, h, p);
+  n += qkv_kernels(tf, T, t, p, &out[n]);
   if (sh->attention == WL_ATTN_UNFUSED) {
     /* Per head: scores S = Q K^T (s x s x hd), softmax with mask and dropout over S (read S,
      * write the probabilities and the dropped-out copy, and a 1-byte mask), then P V. */
@@ -359,18 +663,22 @@ size_t wl_tf_layer_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel 
     out[n++].attention_core = TRUE;
     stream(&out[n], "softmax", bh * sh->seq * sh->seq, 1, 2, 6, p);
     out[n++].attention_core = TRUE;
-    batched(&out[n], "context", bh, sh->seq, hd, sh->seq, p);
+    batched(&out[n], "context", bh, sh->seq, vd, sh->seq, p);
     out[n++].attention_core = TRUE;
   } else {
-    /* Flash attention: per head b s^2 hd multiply-adds for Q K^T and as many for P V. */
+    /* Flash attention: per head b s^2 hd multiply-adds for Q K^T and b s^2 vd for P V. */
     wl_tf_kernel *at = &out[n++];
     memset(at, 0, sizeof *at);
     at->name = "attention";
     at->attention_core = TRUE;
-    uint64_t mm = 4 * (uint64_t)sh->micro_batch * heads * sh->seq * sh->seq * hd;
+    uint64_t mm = 2 * (uint64_t)sh->micro_batch * heads * sh->seq * sh->seq * (hd + vd);
     if (tf->causal)
       mm /= 2;
-    uint64_t qkv_bytes = T * (h + 2 * kvd) / t * e, o_bytes = T * h / t * e;
+    /* What the kernel reads: the rank's queries, keys and values (MLA expands its keys and
+     * values to every head); what it writes: the rank's heads x value width. */
+    uint64_t kv_heads = tf->kv_lora ? tf->heads : tf->kv_heads;
+    uint64_t qkv_bytes = T * (tf->heads * hd + kv_heads * (hd + vd)) / t * e;
+    uint64_t o_bytes = T * tf->heads * vd / t * e;
     for (int i = 0; i < 2; i++) {
       wl_op_cost *c = &at->pass[i];
       c->kind = WL_OP_ATTENTION;
@@ -380,20 +688,29 @@ size_t wl_tf_layer_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel 
       c->flops = i ? mm * 5 / 2 : mm;
       c->bytes_read = i ? qkv_bytes + 2 * o_bytes : qkv_bytes;
       c->bytes_written = i ? qkv_bytes : o_bytes;
-      c->out_elems = T * h / t;
+      c->out_elems = T * tf->heads * vd / t;
       at->has[i] = TRUE;
     }
   }
-  linear(&out[n++], "proj", T, h, h / t, p);
+  linear(&out[n++], "proj", T, h, tf->heads * vd / t, p);
   stream(&out[n++], "residual1", Tn * h, 2, 1, 2, p);
   stream(&out[n++], "norm2", Tn * h, 1, 1, 8, p);
-  gboolean swiglu = tf->mlp == WL_MLP_SWIGLU;
-  linear(&out[n++], "fc1", T, (swiglu ? 2 * f : f) / t, h, p);
-  stream(&out[n++], swiglu ? "swiglu" : "gelu", T * f / t, swiglu ? 2 : 1, 1, 8, p);
-  linear(&out[n++], "fc2", T, h, f / t, p);
+  if (wl_tf_block_is_moe(tf, block)) {
+    n += moe_kernels(tf, T, Tn, t, sh->ep, p, &out[n]);
+  } else {
+    gboolean swiglu = tf->mlp == WL_MLP_SWIGLU;
+    linear(&out[n++], "fc1", T, (swiglu ? 2 * f : f) / t, h, p);
+    stream(&out[n++], swiglu ? "swiglu" : "gelu", T * f / t, swiglu ? 2 : 1, 1, 8, p);
+    linear(&out[n++], "fc2", T, h, f / t, p);
+  }
   stream(&out[n++], "residual2", Tn * h, 2, 1, 2, p);
-  (void)heads;
+  g_assert(n <= WL_TF_MAX_KERNELS);
   return n;
+}
+
+size_t wl_tf_layer_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *out)
+{
+  return wl_tf_block_kernels(tf, sh, tf->layers ? tf->layers - 1 : 0, out);
 }
 
 size_t wl_tf_embedding_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *out)
@@ -452,11 +769,14 @@ void wl_tf_state_memory(uint64_t params, uint32_t dp, unsigned zero, wl_precisio
   out->weights = zero >= 3 ? (w + d - 1) / d : w;
 }
 
-uint64_t wl_tf_layer_activation_bytes(const wl_tf *tf, uint64_t s, uint64_t b, uint32_t tp,
-                                      gboolean sp, wl_recompute rc, wl_precision precision)
+uint64_t wl_tf_block_activation_bytes(const wl_tf *tf, uint32_t block, uint64_t s, uint64_t b,
+                                      uint32_t tp, gboolean sp, wl_recompute rc,
+                                      wl_precision precision)
 {
   uint64_t t = tp ? tp : 1;
-  uint64_t h = tf->hidden, a = tf->heads, kvd = kv_dim(tf), f = tf->ffn;
+  uint64_t h = tf->hidden, a = tf->heads, f = tf->ffn;
+  uint64_t hd = wl_tf_head_dim(tf), vd = v_dim(tf);
+  uint64_t kv = tf->kv_lora ? tf->heads : tf->kv_heads;
   uint64_t eb = wl_precision_bytes(precision);   /* 2 in the paper */
   uint64_t sb = s * b;
   if (rc == WL_RECOMPUTE_FULL)
@@ -464,16 +784,29 @@ uint64_t wl_tf_layer_activation_bytes(const wl_tf *tf, uint64_t s, uint64_t b, u
   /* Outside tensor-parallel regions: the two norms' inputs (2 sbh each), the inputs of the QKV
    * and first MLP GEMMs (2 sbh each), two dropout masks (sbh each, 1 byte): 10 sbh. */
   uint64_t outside = (8 * sb * h) * eb / 2 + 2 * sb * h;
-  /* Inside: Q, K and V (2 sbh + 4 sb kvd), the projection's input (2 sbh), the MLP
-   * activation's input and output (2 sbf each; swiglu's input is gate and up, 4 sbf): 24 sbh
-   * for GPT. */
-  uint64_t inside = (2 * sb * h + 4 * sb * kvd + 2 * sb * h +
-                     (tf->mlp == WL_MLP_SWIGLU ? 6 : 4) * sb * f) * eb / 2;
+  /* Inside: Q, K and V (2 sb (a hd + kv (hd + vd)); 2 sbh + 4 sb kvd for plain attention),
+   * the projection's input (2 sb a vd), MLA's two compressions, and the MLP's: the
+   * activation's input and output (2 sbf each; swiglu's input is gate and up, 4 sbf), 24 sbh
+   * for GPT; a mixture of experts keeps per routed copy its gathered input and its experts'
+   * tensors, and as much per shared expert without the gather. */
+  uint64_t mlp = wl_tf_block_is_moe(tf, block)
+                     ? (uint64_t)tf->topk * (2 * h + 6 * tf->moe_ffn) +
+                           (uint64_t)tf->shared_experts * 6 * tf->moe_ffn
+                     : (tf->mlp == WL_MLP_SWIGLU ? 6 : 4) * f;
+  uint64_t inside = sb * (2 * (a * hd + kv * (hd + vd)) + 2 * a * vd +
+                          2 * ((uint64_t)tf->q_lora + tf->kv_lora) + mlp) * eb / 2;
   /* Attention matrix: softmax output (2 a s^2 b), its dropout mask (a s^2 b) and output
    * (2 a s^2 b). */
   uint64_t scores = rc == WL_RECOMPUTE_NONE ? 5 * a * s * sb : 0;
   uint64_t bytes = (sp ? outside / t : outside) + inside / t + scores / t;
   return bytes;
+}
+
+uint64_t wl_tf_layer_activation_bytes(const wl_tf *tf, uint64_t s, uint64_t b, uint32_t tp,
+                                      gboolean sp, wl_recompute rc, wl_precision precision)
+{
+  return wl_tf_block_activation_bytes(tf, tf->layers ? tf->layers - 1 : 0, s, b, tp, sp, rc,
+                                      precision);
 }
 
 uint64_t wl_tf_inflight_chunks(wl_schedule sched, uint32_t P, uint32_t V, uint64_t m,

@@ -1,12 +1,16 @@
 /* Transformer language models: hyper-parameters, parameter and FLOP counts in closed form, the
  * kernels one layer runs at a tensor-parallel degree, and the memory one device holds.
  *
- * A transformer is described by its hyper-parameters (wl_tf), not by a layer graph: every
- * block is the same, so the cost of one block, the embedding and the LM head is all a strategy
- * needs. Models come from the zoo (gpt3-1.7b, gpt3-175b, llama2-7b, llama2-70b, llama3-8b,
- * llama3-70b, llama3-405b, bert-large) or from an inline spec
- * "transformer:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F][,kv-heads=K][,mlp=gelu|swiglu]
- * [,norm=layernorm|rmsnorm][,causal=1|0]".
+ * A transformer is described by its hyper-parameters (wl_tf), not by a layer graph: blocks are
+ * of at most two kinds (dense, and mixture of experts after the first dense_layers), so the
+ * cost of one block of each kind, the embedding and the LM head is all a strategy needs. Models
+ * come from the zoo (gpt3-1.7b, gpt3-175b, llama2-7b, llama2-70b, llama3-8b, llama3-70b,
+ * llama3-405b, bert-large, mixtral-8x7b, mixtral-8x22b, deepseek-v3, qwen3-30b-a3b,
+ * qwen3-235b-a22b, gpt-oss-120b) or from an inline spec
+ * "transformer:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F][,kv-heads=K][,head-dim=D]
+ * [,mlp=gelu|swiglu][,norm=layernorm|rmsnorm][,causal=1|0][,family=gpt|llama][,bias=0|1]
+ * [,tied=0|1][,positions=learned|rotary|alibi][,experts=E,topk=K,moe-ffn=F,shared-experts=S,
+ * dense-layers=N]" (docs/workloads.md).
  *
  * Units: FLOPs count 2 per multiply-add; bytes are bytes; b is the micro-batch in sequences,
  * s the sequence length in tokens, h the hidden size, a the attention heads, t the
@@ -23,6 +27,9 @@
 
 typedef enum { WL_MLP_GELU, WL_MLP_SWIGLU } wl_mlp_kind;
 typedef enum { WL_NORM_LAYERNORM, WL_NORM_RMSNORM } wl_norm_kind;
+/* How tokens know their place: learned position embeddings (GPT, BERT), rotary embeddings
+ * (Llama) or ALiBi's linear biases; only learned ones have parameters. */
+typedef enum { WL_POS_LEARNED, WL_POS_ROTARY, WL_POS_ALIBI } wl_positions;
 typedef enum { WL_RECOMPUTE_NONE, WL_RECOMPUTE_SELECTIVE, WL_RECOMPUTE_FULL } wl_recompute;
 typedef enum { WL_SCHED_GPIPE, WL_SCHED_1F1B, WL_SCHED_INTERLEAVED } wl_schedule;
 /* How attention runs: one fused kernel that keeps the s x s scores on chip (FlashAttention,
@@ -50,6 +57,31 @@ typedef struct {
   gboolean tied_head;         /* the LM head reuses the embedding matrix */
   gboolean pooler;            /* BERT's pooler (h x h + h) */
   double lm_fraction;         /* tokens the LM head predicts: 1, or BERT's masked 15.6% */
+  wl_positions positions;
+  /* Attention shape. head_dim: width of one query/key head (0: hidden / heads), so the
+   * attention width is heads x head_dim even where that is not hidden (Qwen3, GPT-OSS). */
+  uint32_t head_dim;
+  uint32_t v_head_dim;        /* width of one value head (0: head_dim) */
+  gboolean qk_norm;           /* an rmsnorm over each query and key head (Qwen3) */
+  gboolean sinks;             /* one learned attention-sink logit per head (GPT-OSS) */
+  /* Multi-head latent attention (DeepSeek-V2/V3) when kv_lora > 0: queries come from h
+   * through a rank-q_lora compression (normed, then expanded to heads x head_dim), keys and
+   * values from one rank-kv_lora compression (normed, expanded to heads x (head_dim -
+   * rope_dim) keys and heads x v_head_dim values), plus rope_dim rotary key dimensions shared
+   * by all heads, taken from h directly. */
+  uint32_t q_lora;            /* 0: queries straight from h */
+  uint32_t kv_lora;
+  uint32_t rope_dim;          /* decoupled rotary dimensions of each query and key head */
+  /* Mixture of experts: the MLP of blocks dense_layers .. layers - 1 is a router over
+   * `experts` gated MLPs of width moe_ffn, of which each token uses `topk`, plus
+   * shared_experts always-on gated MLPs of width moe_ffn. experts = 0: a dense model. */
+  uint32_t experts;
+  uint32_t topk;
+  uint32_t moe_ffn;
+  uint32_t shared_experts;
+  uint32_t dense_layers;      /* the first blocks keep the dense MLP of width ffn */
+  gboolean router_bias;       /* a bias per expert on the router's scores (GPT-OSS; DeepSeek-V3's
+                               * load-balancing correction) */
 } wl_tf;
 
 /* The transformer zoo, in a fixed order. */
@@ -69,19 +101,43 @@ void wl_tf_set_seq(wl_tf *tf, uint32_t seq);
 
 /* ---- Parameters ----------------------------------------------------------------------------- */
 
-uint64_t wl_tf_head_dim(const wl_tf *tf);
-uint64_t wl_tf_attention_params(const wl_tf *tf);   /* Q, K, V and output projections */
-uint64_t wl_tf_mlp_params(const wl_tf *tf);
+/* Blocks differ only in their MLP: a mixture-of-experts model keeps the dense MLP in its first
+ * dense_layers blocks. "The block" of the functions without a block index is the model's last
+ * (its main kind: a mixture-of-experts block when the model has experts). */
+uint64_t wl_tf_head_dim(const wl_tf *tf);           /* one query/key head */
+uint64_t wl_tf_attention_params(const wl_tf *tf);   /* Q, K, V and output projections (MLA:
+                                                     * compressions and their norms) */
+uint64_t wl_tf_mlp_params(const wl_tf *tf);         /* the dense MLP of width ffn */
+uint64_t wl_tf_expert_params(const wl_tf *tf);      /* one expert (gated MLP of moe_ffn) */
+uint64_t wl_tf_router_params(const wl_tf *tf);      /* h x experts (+ bias) */
+/* Parameters of the routed experts of blocks first .. first + count - 1 (what expert
+ * parallelism spreads). */
+uint64_t wl_tf_blocks_expert_params(const wl_tf *tf, uint32_t first, uint32_t count);
 uint64_t wl_tf_norm_params(const wl_tf *tf);        /* one norm */
-uint64_t wl_tf_layer_params(const wl_tf *tf);       /* one block */
+gboolean wl_tf_block_is_moe(const wl_tf *tf, uint32_t block);
+/* The blocks with the dense MLP, which come first: all of them in a model without experts. */
+uint32_t wl_tf_dense_blocks(const wl_tf *tf);
+uint64_t wl_tf_block_params(const wl_tf *tf, uint32_t block);
+/* Parameters one token uses in the block: all but the experts it is not routed to. */
+uint64_t wl_tf_block_active_params(const wl_tf *tf, uint32_t block);
+uint64_t wl_tf_layer_params(const wl_tf *tf);       /* the block (the last) */
+/* Parameters of blocks first .. first + count - 1. */
+uint64_t wl_tf_blocks_params(const wl_tf *tf, uint32_t first, uint32_t count);
 uint64_t wl_tf_embedding_params(const wl_tf *tf);   /* tokens, positions, types, norm */
 uint64_t wl_tf_head_params(const wl_tf *tf);        /* final norm, pooler, untied LM head */
 uint64_t wl_tf_params(const wl_tf *tf);
+/* Parameters one token uses: the embedding, every block's active ones and the head (the
+ * convention of Mixtral's 12.9 B and DeepSeek-V3's 37 B; GPT-OSS's model card leaves the
+ * embedding out). */
+uint64_t wl_tf_active_params(const wl_tf *tf);
 
 /* ---- Model FLOPs (Megatron's convention) ------------------------------------------------------ */
 
-/* Forward FLOPs of one block for b sequences of s tokens: 2 b s (block weights) + 4 b s^2 h. */
-uint64_t wl_tf_layer_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s);
+/* Forward FLOPs of one block for b sequences of s tokens: 2 b s (the matrix weights a token
+ * uses, the router's included) + 2 b s^2 heads (query/key width + value width), which is
+ * 4 b s^2 h for plain attention. */
+uint64_t wl_tf_block_forward_flops(const wl_tf *tf, uint32_t block, uint64_t b, uint64_t s);
+uint64_t wl_tf_layer_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s);   /* the block */
 /* Forward FLOPs of the LM head: 2 b s h V. */
 uint64_t wl_tf_head_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s);
 /* FLOPs of one iteration over B sequences: 3 x forward (forward + backward), plus one more
@@ -100,6 +156,10 @@ typedef struct {
   gboolean seq_parallel;
   wl_precision precision;
   wl_attention attention;
+  /* Expert parallelism (0 or 1: none): the experts spread over `ep` devices, each whole (expert
+   * tensor parallelism 1); a device routes its own tokens (those of its tensor rank, sequence
+   * parallel) and runs its experts on what every device of the group sends them. */
+  uint32_t ep;
 } wl_tf_shard;
 
 /* One kernel of a block with its three passes (forward, backward-data, backward-weights);
@@ -111,8 +171,18 @@ typedef struct {
   gboolean attention_core;    /* recomputed by selective recomputation */
 } wl_tf_kernel;
 
-#define WL_TF_MAX_KERNELS 16
-/* The kernels of one block on one tensor-parallel rank, in forward order; returns the count.
+#define WL_TF_MAX_KERNELS 24
+/* The kernels of block `block` on one tensor-parallel rank, in forward order; returns the
+ * count. A mixture-of-experts block runs the router GEMM on every token, gathers each token's
+ * topk copies by expert, runs the experts as grouped GEMMs (one GEMM per expert of tokens x
+ * topk / experts rows, each expert's width split over the tensor-parallel ranks), and
+ * scatters and sums the copies back, beside the shared experts' GEMMs. With expert
+ * parallelism the device's tokens are its tensor rank's (b s / t), its experts experts / ep,
+ * whole, and each gets tokens x topk x ep / experts rows (tokens spread evenly); the dispatch
+ * and combine between the permutes are the strategy's all-to-alls. */
+size_t wl_tf_block_kernels(const wl_tf *tf, const wl_tf_shard *sh, uint32_t block,
+                           wl_tf_kernel *out);
+/* The kernels of the block (the last), in forward order; returns the count.
  * Flash attention is one kernel (scores, softmax and the product with V without writing the
  * s x s matrix); its backward recomputes the scores (2.5x the forward's matrix FLOPs), and a
  * causal mask halves both. Unfused attention is a batched GEMM Q K^T, a softmax with mask and
@@ -137,6 +207,17 @@ typedef struct {
 void wl_tf_state_memory(uint64_t params, uint32_t dp, unsigned zero, wl_precision precision,
                         wl_tf_state_bytes *out);
 
+/* Reserved memory: what a training process holds beyond its tensors: the CUDA context (0.5 GiB),
+ * NCCL's buffers (Simple, LL128 and LL: 9.19 MiB per channel and connection; 32 channels per
+ * collective communicator the rank belongs to, 2 per point-to-point peer) and the caching
+ * allocator's slack (5% of `dynamic_bytes`, the activations and other transient bytes). Bytes;
+ * returns the sum. Sources: docs/workloads.md ("Reserved memory"). */
+typedef struct {
+  uint64_t context, nccl, slack;
+} wl_reserved_bytes;
+uint64_t wl_reserved_memory(uint32_t communicators, uint32_t p2p_peers, uint64_t dynamic_bytes,
+                            wl_reserved_bytes *out);
+
 /* Activation bytes one block keeps for backward for one micro-batch of b sequences, as
  * Korthikanti et al. (2022) count them for 2-byte activations: s b h (34 + 5 a s / h) without
  * parallelism; with tensor parallelism s b h (10 + 24/t + 5 a s / (h t)); with sequence
@@ -147,6 +228,12 @@ void wl_tf_state_memory(uint64_t params, uint32_t dp, unsigned zero, wl_precisio
 uint64_t wl_tf_layer_activation_bytes(const wl_tf *tf, uint64_t s, uint64_t b, uint32_t t,
                                       gboolean seq_parallel, wl_recompute rc,
                                       wl_precision precision);
+/* The same for block `block`: a mixture-of-experts block keeps, per token and routed copy,
+ * the gathered input (h) and the experts' gate, up and activation outputs (3 moe_ffn), and
+ * as much per shared expert, in place of the dense MLP's tensors. */
+uint64_t wl_tf_block_activation_bytes(const wl_tf *tf, uint32_t block, uint64_t s, uint64_t b,
+                                      uint32_t t, gboolean seq_parallel, wl_recompute rc,
+                                      wl_precision precision);
 
 /* Micro-batches of one model chunk whose activations pipeline rank `rank` (0 = first stage) of
  * `P` holds at its peak, with `m` micro-batches per iteration and `V` chunks per rank:
@@ -154,6 +241,28 @@ uint64_t wl_tf_layer_activation_bytes(const wl_tf *tf, uint64_t s, uint64_t b, u
  * (V - 1) P + 1, at most m V. Each unit is one micro-batch of layers / (P V) blocks. */
 uint64_t wl_tf_inflight_chunks(wl_schedule sched, uint32_t P, uint32_t V, uint64_t m,
                                uint32_t rank);
+
+/* ---- Pipeline partition --------------------------------------------------------------------- */
+
+/* How the blocks go onto `stages` virtual pipeline stages (pp x interleave, in pipeline order:
+ * chunk c of rank r is stage c pp + r). The embedding is on the first, the LM head and loss on
+ * the last. Given `split` (the first block of each stage after the first, n_split of them) or
+ * `layout` (Megatron-Core's pipeline_model_parallel_layout: E embedding, t block, m
+ * multi-token-prediction block (not modelled), L loss, | stage boundary, (...)*N and X*N
+ * repeats, commas and spaces ignored), that; else the blocks spread as evenly as they go, the
+ * remainder on the middle stages so the first and last hold fewer, and with
+ * embedding_in_split / loss_in_split the embedding / loss counted as one block there. */
+typedef struct {
+  uint32_t stages;
+  const int64_t *split;
+  size_t n_split;
+  const char *layout;
+  gboolean embedding_in_split, loss_in_split;
+} wl_tf_partition_opts;
+/* Fills first[v] and count[v] for every stage v. Bad options are DT_ERROR_INPUT naming
+ * --split, --pp-layout, --embedding-in-split or --loss-in-split. */
+gboolean wl_tf_partition(uint32_t layers, const wl_tf_partition_opts *o, uint32_t *first,
+                         uint32_t *count, GError **error);
 
 const char *wl_attention_name(wl_attention a);
 int wl_attention_parse(const char *name);

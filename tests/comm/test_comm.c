@@ -540,6 +540,32 @@ static route_shape shape_of(const comm_topology *t, uint32_t a, uint32_t b)
   return r;
 }
 
+/* A multi-node NVLink domain: GB200 NVL72 trays of 4 GPUs, 18 trays per domain. GPU 0 reaches
+ * GPU 71 (tray 17, same rack) over NVLink only: its NVSwitch link, the tray's link to the
+ * domain's switches, the other tray's, the other GPU's NVSwitch link (4 links, no NIC, path
+ * class NVL) at the GPU's 18 x 50 GB/s x 0.8 = 720 GB/s; GPU 72 (tray 18, the next rack) only
+ * through the InfiniBand network (a NIC, class NET). */
+static void test_nvlink_domain(void **state)
+{
+  (void)state;
+  g_autoptr(comm_topology) t = build("gb200-nvl72", 36, NULL, NULL);
+  assert_int_equal(comm_topology_devices_per_node(t), 4);
+  route_shape in = shape_of(t, 0, 71);
+  assert_int_equal(in.links, 4);
+  assert_int_equal(in.spine_links, 0);
+  assert_int_equal(in.node, UINT32_MAX);
+  comm_ep a = comm_topology_device(t, 0);
+  assert_int_equal(comm_topology_path_class(t, a, comm_topology_device(t, 71)), COMM_PATH_NVL);
+  assert_false(comm_topology_bounces(t, a, comm_topology_device(t, 71)));
+  assert_true(fabs(comm_topology_route_Bps(t, a, comm_topology_device(t, 71)) - 720e9) < 1e3);
+  route_shape out = shape_of(t, 0, 72);
+  assert_int_equal(out.node, 0);
+  assert_int_equal(comm_topology_path_class(t, a, comm_topology_device(t, 72)), COMM_PATH_NET);
+  assert_true(comm_topology_route_Bps(t, a, comm_topology_device(t, 72)) < 100e9);
+  /* Inside one tray: the NVSwitch, two links. */
+  assert_int_equal(shape_of(t, 0, 3).links, 2);
+}
+
 /* Rails and PXN on two DGX A100 (a GPU and a ConnectX-6 per rail) under a rail-optimized fat
  * tree whose 40-port leaves keep one port up (fat-tree:39, 39 down): leaf k holds NIC k of both
  * nodes. With PXN, GPU i sending to GPU j of the other node hands the data over the NVSwitch to
@@ -1979,6 +2005,7 @@ int main(void)
       cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_observers),
       cmocka_unit_test(test_list_catalogs),
+      cmocka_unit_test(test_nvlink_domain),
   };
   return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }

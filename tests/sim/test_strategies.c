@@ -573,7 +573,7 @@ static void test_3d_dp_collective_times(void **state)
   const comm_coll_algorithm *ring = comm_coll_algorithm_find("ring", "test", NULL);
   guint found = 0;
   for (sim_task_id t = 0; t < sim_graph_n_tasks(plan->graph); t++) {
-    if (strcmp(sim_graph_task_name(plan->graph, t), "allreduce grads c0 (last bucket)") != 0)
+    if (strcmp(sim_graph_task_name(plan->graph, t), "allreduce grads c0") != 0)
       continue;
     uint32_t s = found++;   /* stage 0's task is made first */
     assert_true(s < 2);
@@ -593,6 +593,48 @@ static void test_3d_dp_collective_times(void **state)
                G_GINT64_FORMAT " ps", s, got, want);
   }
   assert_int_equal(found, 2);
+
+  /* With overlap, buckets of a quarter of stage 0's gradients (of a tensor rank; --bucket-mib):
+   * four buckets,
+   * each the ring's closed form over a quarter of them; the first starts before the last
+   * micro-batch's backward of the chunk ends (it closes with the first quarter of it), the
+   * last after it. */
+  o.overlap = TRUE;
+  uint64_t rank_params = (params[0] + 1) / 2;   /* one tensor rank's */
+  o.bucket_bytes = rank_params / 4 * 2 + 2;
+  g_autoptr(sim_plan) p2 = build_3d(&o, topo, &reduce, &m);
+  g_autoptr(sim_engine) e2 = sim_engine_new();
+  g_autoptr(sim_exec) x2 = run_simple(e2, p2);
+  uint64_t per = o.bucket_bytes / 2, k = (rank_params + per - 1) / per;
+  assert_int_equal(k, 4);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = (rank_params + k - 1) / k * 2,
+                      .reduce_Bps = reduce, .form = COMM_COLL_FORM_PIPELINED};
+  sim_time_ps want = 0;
+  for (uint32_t r = 0; r < 2; r++) {
+    uint32_t ranks[2] = {r, r + 2};
+    g_autoptr(comm_coll_group) g = comm_coll_group_new(topo, ranks, 2);
+    sim_time_ps ps;
+    assert_true(comm_coll_analytic_time(topo, g, ring, &a, &ps, NULL));
+    want = MAX(want, ps);
+  }
+  sim_time_ps first_start = -1, last_start = -1, backward_end = 0;
+  guint buckets = 0;
+  for (sim_task_id t = 0; t < sim_graph_n_tasks(p2->graph); t++) {
+    const char *name = sim_graph_task_name(p2->graph, t);
+    /* Stage 0's last micro-batch (mb 1) backward through chunk 0, made first. */
+    if (strcmp(name, "B mb1 c0") == 0 && buckets == 0)
+      backward_end = MAX(backward_end, sim_exec_task_end(x2, t));
+    if (!g_str_has_prefix(name, "allreduce grads c0 bucket ") || buckets >= k)
+      continue;
+    buckets++;
+    assert_int_equal(sim_exec_task_end(x2, t) - sim_exec_task_start(x2, t), want);
+    if (first_start < 0)
+      first_start = sim_exec_task_start(x2, t);
+    last_start = sim_exec_task_start(x2, t);
+  }
+  assert_int_equal(buckets, k);
+  assert_true(first_start < backward_end);
+  assert_true(last_start >= backward_end);
 }
 
 static void expect_3d_error(const sim_3d_opts *o, const comm_topology *topo, const char *device,
@@ -627,7 +669,8 @@ static void test_3d_bad_input(void **state)
   o.model = "transformer:layers=12,hidden=1024,heads=8,seq=512,vocab=1000";
   o.tp = 16, o.pp = 1;
   expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--tp", "heads", NULL});
-  o.tp = 2, o.pp = 8, o.dp = 1;
+  /* Blocks that do not divide the stages are spread; more stages than blocks are refused. */
+  o.tp = 1, o.pp = 16, o.dp = 1;
   expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--pp", "--interleave", NULL});
   o.tp = 2, o.pp = 2, o.dp = 4;
   o.schedule = WL_SCHED_INTERLEAVED;

@@ -861,6 +861,258 @@ static void test_tf_spec(void **state)
                     "causal");
 }
 
+/* Mixture-of-experts and frontier shapes against their published parameter counts. Mixtral
+ * 8x7B (Jiang et al. 2024: 46.7 B, 12.9 B active; by hand from config.json: per block
+ * attention 2 h^2 + 2 h (8 x 128) = 41,943,040, eight experts of 3 h ffn = 1,409,286,144, router
+ * h x 8, two rmsnorms 2h; embedding and head 2 x 32000 h; final norm h); Mixtral 8x22B (141 B,
+ * 39 B active); DeepSeek-V3 (671 B, 37 B active, technical report section 4.2); Qwen3 30B-A3B
+ * (30.5 B, 3.3 B active) and 235B-A22B (235 B, 22 B active), Qwen3 technical report Table 2 and
+ * model cards; GPT-OSS 120B (model card: 116.83 B, 5.13 B active without the embedding). */
+static void test_tf_moe_counts(void **state)
+{
+  (void)state;
+  wl_tf m = tf_of("mixtral-8x7b");
+  uint64_t h = 4096, attn = 2 * h * h + 2 * h * 1024, expert = 3 * h * 14336;
+  uint64_t block = attn + 8 * expert + 8 * h + 2 * h;
+  assert_int_equal(wl_tf_params(&m), 32 * block + 2 * 32000 * h + h);
+  assert_int_equal((wl_tf_params(&m) + 5000000) / 10000000, 4670);
+  uint64_t active = 32 * (block - 6 * expert) + 2 * 32000 * h + h;
+  assert_int_equal(wl_tf_active_params(&m), active);
+  assert_int_equal((wl_tf_active_params(&m) + 50000000) / 100000000, 129);
+  /* Forward FLOPs of a block: 2 b s (attention, router and two experts) + 4 b s^2 h. */
+  assert_int_equal(wl_tf_layer_forward_flops(&m, 1, 4096),
+                   2 * 4096 * (attn + 8 * h + 2 * expert) + 4 * 4096ULL * 4096 * h);
+  static const struct {
+    const char *name;
+    double total, active, tolerance;
+  } pub[] = {
+      {"mixtral-8x22b", 141e9, 39e9, 0.01},   {"deepseek-v3", 671e9, 37e9, 0.02},
+      {"qwen3-30b-a3b", 30.5e9, 3.3e9, 0.02}, {"qwen3-235b-a22b", 235e9, 22e9, 0.02},
+      {"gpt-oss-120b", 116.83e9, 5.13e9 + 201088.0 * 2880, 0.001},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(pub); i++) {
+    wl_tf tf = tf_of(pub[i].name);
+    double t = (double)wl_tf_params(&tf), a = (double)wl_tf_active_params(&tf);
+    if (fabs(t / pub[i].total - 1) > pub[i].tolerance ||
+        fabs(a / pub[i].active - 1) > pub[i].tolerance + 0.02)
+      fail_msg("%s: %.4g total, %.4g active", pub[i].name, t, a);
+  }
+  /* DeepSeek-V3's 3 dense blocks come first; its latent attention by hand: q 7168 x 1536 +
+   * 1536 (norm) + 1536 x 128 x 192, kv 7168 x 576 + 512 (norm) + 512 x 128 x 256, output
+   * 128 x 128 x 7168. */
+  wl_tf d = tf_of("deepseek-v3");
+  assert_false(wl_tf_block_is_moe(&d, 2));
+  assert_true(wl_tf_block_is_moe(&d, 3));
+  assert_int_equal(wl_tf_attention_params(&d), 7168ULL * 1536 + 1536 + 1536ULL * 128 * 192 +
+                                                   7168ULL * 576 + 512 + 512ULL * 128 * 256 +
+                                                   128ULL * 128 * 7168);
+  assert_int_equal(wl_tf_blocks_params(&d, 0, 4),
+                   3 * wl_tf_block_params(&d, 0) + wl_tf_block_params(&d, 3));
+  /* Its attention's score and value products at width 192 and 128 per head. */
+  assert_int_equal(wl_tf_block_forward_flops(&d, 0, 1, 4096) -
+                       2 * 4096 * (wl_tf_attention_params(&d) - 1536 - 512 + 3 * 7168ULL * 18432),
+                   2 * 4096ULL * 4096 * 128 * (192 + 128));
+}
+
+/* The kernels of a mixture-of-experts block add up, over the t ranks, to its forward FLOPs
+ * (router on every rank: counted once per rank), non-causal. */
+static void test_tf_moe_kernels(void **state)
+{
+  (void)state;
+  wl_tf tf = tf_of("transformer:family=llama,layers=2,hidden=1024,heads=16,seq=512,vocab=1000,"
+                   "causal=0,experts=8,topk=2,moe-ffn=512,shared-experts=1");
+  wl_tf_shard sh = {.micro_batch = 2, .seq = 512, .tp = 4, .precision = WL_PREC_BF16};
+  wl_tf_kernel k[WL_TF_MAX_KERNELS];
+  size_t n = wl_tf_block_kernels(&tf, &sh, 1, k);
+  uint64_t matmul = 0, router = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (k[i].pass[0].kind == WL_OP_GEMM || k[i].pass[0].kind == WL_OP_ATTENTION)
+      matmul += k[i].pass[0].flops;
+    if (strcmp(k[i].name, "router") == 0)
+      router = k[i].pass[0].flops;
+  }
+  uint64_t T = 1024, h = 1024;
+  /* 2 T (attention 4 h^2 + router 8 h + two routed and one shared expert of 3 h 512) +
+   * 4 b s^2 h; every GEMM but the router's is split over the 4 ranks. */
+  uint64_t full = 2 * T * (4 * h * h + 8 * h + 3 * 3 * h * 512) + 4 * 2 * 512ULL * 512 * h;
+  assert_int_equal(router, 2 * T * 8 * h);
+  assert_int_equal((matmul - router) * 4 + router, full);
+  /* Each expert's GEMM: T x topk / experts = 256 rows, 2 x 512 / 4 gate and up columns. */
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(k[i].name, "experts_fc1") == 0) {
+      assert_int_equal(k[i].pass[0].gemm_batch, 8);
+      assert_int_equal(k[i].pass[0].gemm_m, 256);
+      assert_int_equal(k[i].pass[0].gemm_n, 256);
+    }
+  assert_int_equal(wl_tf_block_forward_flops(&tf, 1, 2, 512), full);
+  /* Expert parallelism over 4 devices (expert tensor parallelism 1): the rank routes its
+   * T / t = 256 tokens; it holds 8 / 4 = 2 whole experts, each of 256 x 2 x 4 / 8 = 256 rows
+   * (what the 4 devices of the group send it), gate and up 2 x 512 wide. */
+  sh.ep = 4;
+  n = wl_tf_block_kernels(&tf, &sh, 1, k);
+  uint64_t experts = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(k[i].name, "router") == 0)
+      assert_int_equal(k[i].pass[0].gemm_m, 256);
+    if (strcmp(k[i].name, "experts_fc1") == 0) {
+      assert_int_equal(k[i].pass[0].gemm_batch, 2);
+      assert_int_equal(k[i].pass[0].gemm_m, 256);
+      assert_int_equal(k[i].pass[0].gemm_n, 1024);
+    }
+    if (g_str_has_prefix(k[i].name, "experts_fc"))
+      experts += k[i].pass[0].flops;
+  }
+  /* Over the 4 ranks: the routed experts' 2 T topk 3 h 512 FLOPs. */
+  assert_int_equal(experts * 4, 2 * T * 2 * 3 * h * 512);
+  assert_int_equal(wl_tf_blocks_expert_params(&tf, 0, 2), 2 * 8 * wl_tf_expert_params(&tf));
+}
+
+static void test_tf_spec_frontier(void **state)
+{
+  (void)state;
+  /* family=llama: swiglu, rmsnorm, rotary (no position parameters), no biases, untied head; the
+   * keys after it override (and so do keys before it). */
+  wl_tf l = tf_of("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=100,family=llama");
+  assert_int_equal(l.mlp, WL_MLP_SWIGLU);
+  assert_int_equal(l.norm, WL_NORM_RMSNORM);
+  assert_false(l.bias);
+  assert_false(l.tied_head);
+  assert_int_equal(wl_tf_embedding_params(&l), 100 * 512);
+  assert_int_equal(wl_tf_head_params(&l), 512 + 100 * 512);
+  wl_tf g = tf_of("transformer:family=llama,layers=2,hidden=512,heads=8,seq=128,vocab=100,"
+                  "positions=learned,tied=1,bias=1");
+  assert_int_equal(wl_tf_embedding_params(&g), 100 * 512 + 128 * 512);
+  assert_int_equal(wl_tf_head_params(&g), 512);
+  /* head-dim: 8 heads of 128 = 1024 wide attention on h 512: Q and output 2 x 512 x 1024, K and
+   * V (2 kv-heads) 2 x 512 x 256. */
+  wl_tf w = tf_of("transformer:family=llama,layers=2,hidden=512,heads=8,seq=128,vocab=100,"
+                  "head-dim=128,kv-heads=2");
+  assert_int_equal(wl_tf_attention_params(&w), 2 * 512 * 1024 + 2 * 512 * 256);
+  /* heads that do not divide hidden are fine with head-dim. */
+  wl_tf odd = tf_of("transformer:layers=2,hidden=500,heads=8,seq=128,vocab=100,head-dim=64");
+  assert_int_equal(wl_tf_head_dim(&odd), 64);
+  /* Experts: the first dense-layers blocks keep the dense MLP. */
+  wl_tf e = tf_of("transformer:family=llama,layers=4,hidden=512,heads=8,seq=128,vocab=100,"
+                  "ffn=2048,experts=4,topk=2,moe-ffn=256,shared-experts=1,dense-layers=1");
+  assert_false(wl_tf_block_is_moe(&e, 0));
+  assert_true(wl_tf_block_is_moe(&e, 1));
+  uint64_t attn = wl_tf_attention_params(&e), norms = 2 * 512;
+  assert_int_equal(wl_tf_block_params(&e, 0), attn + 3 * 512 * 2048 + norms);
+  assert_int_equal(wl_tf_block_params(&e, 1), attn + 512 * 4 + 5 * 3 * 512 * 256 + norms);
+  assert_int_equal(wl_tf_block_active_params(&e, 1), attn + 512 * 4 + 3 * 3 * 512 * 256 + norms);
+  expect_spec_error("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=1,family=bert",
+                    "family");
+  expect_spec_error("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=1,bias=2", "bias");
+  expect_spec_error("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=1,positions=none",
+                    "positions");
+  expect_spec_error("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=1,topk=2", "topk");
+  expect_spec_error("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=1,experts=4,topk=5",
+                    "topk");
+  expect_spec_error("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=1,experts=4,"
+                    "dense-layers=3", "dense-layers");
+  expect_spec_error("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=1,experts=0",
+                    "experts");
+  expect_spec_error("transformer:layers=2,hidden=512,heads=8,seq=128,vocab=1,experts=2,"
+                    "shared-experts=-1", "shared-experts");
+}
+
+static void expect_partition(uint32_t layers, const wl_tf_partition_opts *o,
+                             const uint32_t *want)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree uint32_t *first = g_new(uint32_t, o->stages);
+  g_autofree uint32_t *count = g_new(uint32_t, o->stages);
+  if (!wl_tf_partition(layers, o, first, count, &error))
+    fail_msg("%s", error->message);
+  uint32_t next = 0;
+  for (uint32_t v = 0; v < o->stages; v++) {
+    if (count[v] != want[v] || first[v] != next)
+      fail_msg("stage %u: %u blocks from %u, expected %u from %u", v, count[v], first[v],
+               want[v], next);
+    next += want[v];
+  }
+}
+
+static void expect_partition_error(uint32_t layers, const wl_tf_partition_opts *o,
+                                   const char *option)
+{
+  g_autoptr(GError) error = NULL;
+  uint32_t first[64], count[64];
+  g_assert(o->stages <= 64);
+  assert_false(wl_tf_partition(layers, o, first, count, &error));
+  assert_int_equal(error->code, DT_ERROR_INPUT);
+  if (!g_str_has_prefix(error->message, option))
+    fail_msg("'%s' does not start with %s", error->message, option);
+}
+
+/* Llama 3 405B's 126 blocks on 8 stages: 15.75 each, so two stages of 15 (first and last) and
+ * six of 16. BLOOM 176B's 70 blocks on 12 stages with the embedding counted as a block: 71
+ * units, 5 each and 11 over, so the ten middle stages and the first hold 6 units and the first's
+ * sixth is the embedding. DeepSeek-V3 with Megatron-Core's layout for PP 16 x VPP 2. */
+static void test_tf_partition(void **state)
+{
+  (void)state;
+  wl_tf_partition_opts o = {.stages = 8};
+  expect_partition(126, &o, (uint32_t[]){15, 16, 16, 16, 16, 16, 16, 15});
+  o.stages = 4;
+  expect_partition(32, &o, (uint32_t[]){8, 8, 8, 8});
+  o.stages = 12;
+  o.embedding_in_split = TRUE;
+  expect_partition(70, &o, (uint32_t[]){5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5});
+  o.loss_in_split = TRUE;   /* 72 units: 6 each, less one on each end */
+  expect_partition(70, &o, (uint32_t[]){5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5});
+  wl_tf_partition_opts s = {.stages = 4, .split = (int64_t[]){7, 16, 25}, .n_split = 3};
+  expect_partition(32, &s, (uint32_t[]){7, 9, 9, 7});
+  wl_tf_partition_opts l = {.stages = 32, .layout = "Et*3|(tt|)*29,m|L"};
+  uint32_t want[32];
+  want[0] = 3;
+  for (int v = 1; v < 30; v++)
+    want[v] = 2;
+  want[30] = want[31] = 0;
+  expect_partition(61, &l, want);
+  wl_tf_partition_opts l2 = {.stages = 3, .layout = "E(t)*2|t t|t,L"};
+  expect_partition(5, &l2, (uint32_t[]){2, 2, 1});
+  /* Refused, naming the option. */
+  wl_tf_partition_opts bad = {.stages = 4, .split = (int64_t[]){7, 7, 25}, .n_split = 3};
+  expect_partition_error(32, &bad, "--split");
+  bad.n_split = 2;
+  expect_partition_error(32, &bad, "--split");
+  wl_tf_partition_opts bl = {.stages = 3, .layout = "Et|t|tL"};
+  expect_partition(3, &bl, (uint32_t[]){1, 1, 1});
+  bl.layout = "Et|tE|t,L";
+  expect_partition_error(3, &bl, "--pp-layout");
+  bl.layout = "Et|t|tt,L";
+  expect_partition_error(3, &bl, "--pp-layout");
+  bl.layout = "Et|(t|t,L";
+  expect_partition_error(3, &bl, "--pp-layout");
+  bl.layout = "Et|t*0|t,L";
+  expect_partition_error(3, &bl, "--pp-layout");
+  bl.layout = "Et|x|t,L";
+  expect_partition_error(3, &bl, "--pp-layout");
+  bl.layout = "(((((((((((((((((t)))))))))))))))))|t|t";
+  expect_partition_error(3, &bl, "--pp-layout");
+  bl.layout = "(t*1000000)*1000000|t|t";
+  expect_partition_error(3, &bl, "--pp-layout");
+  wl_tf_partition_opts many = {.stages = 40};
+  expect_partition_error(3, &many, "--pp");
+}
+
+/* Reserved memory: the CUDA context (512 MiB), NCCL's Simple (4 MiB), LL128 (120 x 640 x 8 x 8)
+ * and LL (8 x 512 x 8 x 16) buffers on 32 channels per communicator and 2 per pipeline peer,
+ * and 5% of the transient bytes. */
+static void test_tf_reserved(void **state)
+{
+  (void)state;
+  wl_reserved_bytes r;
+  uint64_t channel = 4194304 + 4915200 + 524288;
+  uint64_t total = wl_reserved_memory(2, 1, 2000000000, &r);
+  assert_int_equal(r.context, 536870912);
+  assert_int_equal(r.nccl, (2 * 32 + 2) * channel);
+  assert_int_equal(r.slack, 100000000);
+  assert_int_equal(total, r.context + r.nccl + r.slack);
+  assert_int_equal(wl_reserved_memory(0, 0, 0, &r), 536870912);
+}
+
 /* Memory per device, worked out by hand. */
 static void test_tf_memory(void **state)
 {
@@ -913,7 +1165,9 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tf_param_counts), cmocka_unit_test(test_tf_flops_eq3),
       cmocka_unit_test(test_tf_kernels),       cmocka_unit_test(test_tf_spec),
-      cmocka_unit_test(test_tf_memory),
+      cmocka_unit_test(test_tf_memory),       cmocka_unit_test(test_tf_moe_counts),
+      cmocka_unit_test(test_tf_moe_kernels),  cmocka_unit_test(test_tf_spec_frontier),
+      cmocka_unit_test(test_tf_partition),    cmocka_unit_test(test_tf_reserved),
       cmocka_unit_test(test_param_counts),     cmocka_unit_test(test_chaos_counts),
       cmocka_unit_test(test_forward_macs),     cmocka_unit_test(test_zoo_rules),
       cmocka_unit_test(test_valid_taps),       cmocka_unit_test(test_conv_costs),

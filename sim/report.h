@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "plan.h"
+#include "trainrun.h"
 
 typedef struct {
   double iteration_time_s;
@@ -32,6 +33,10 @@ typedef struct {
   double tokens_per_s, model_tflops_per_device, mfu;
   uint64_t memory_weights_bytes, memory_gradients_bytes, memory_optimizer_bytes;
   uint64_t memory_activations_bytes, memory_other_bytes;
+  uint64_t tokens_per_iteration;  /* sequence models: samples x sequence length; else 0 */
+  /* The whole training run (--train-tokens or --train-samples), when has_train. */
+  gboolean has_train;
+  sim_trainrun train;
 } sim_report;
 
 /* Fills r from a finished execution of p. */

@@ -111,7 +111,13 @@ typedef struct {
   double launch_us, step_us;    /* software costs, microseconds */
   int64_t root;
   gboolean steps;               /* rings step by step */
+  /* The whole training run (trainrun_keys.c): 0 where not given. */
+  int64_t train_tokens, train_samples;
+  double gpu_hour_cost;         /* USD per device-hour (0 and not given: no cost reported) */
+  double mtbf_hours;            /* mean time between failures of one device, hours */
+  double checkpoint_interval_min, checkpoint_write_s, restart_s;
   /* Search (search.c). */
+  int rank_by;                  /* sim_search_rank_by */
   int64_t top;                  /* rows printed */
   int64_t jobs;                 /* threads simulating candidates (0: one per processor) */
   /* Where each key's value came from: key name -> "--key" or "FILE:LINE: [scenario] key";
@@ -167,7 +173,7 @@ typedef struct {
 /* The groups, declared beside their consumers. */
 extern const sim_key_group sim_keys_model, sim_keys_cluster, sim_keys_run, sim_keys_output,
     sim_keys_dp, sim_keys_ps, sim_keys_pp, sim_keys_hybrid, sim_keys_3d, sim_keys_sweep,
-    sim_keys_collective, sim_keys_search;
+    sim_keys_collective, sim_keys_search, sim_keys_trainrun;
 
 /* ---- The scenario ---------------------------------------------------------------------------- */
 

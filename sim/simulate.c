@@ -4,6 +4,7 @@
 #include "chrome.h"
 #include "net_adapter.h"
 #include "strategy_3d.h"
+#include "trainrun_keys.h"
 #include "util.h"
 
 #include <string.h>
@@ -250,8 +251,10 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   r->sim_wall_s = sim_engine_wall_s(engine);
   r->memory_capacity_bytes = three_d ? m3.capacity_bytes : costs->memory_capacity_bytes;
   r->threads = three_d ? 0 : costs->threads;
-  if (three_d)
+  if (three_d) {
     sim_3d_report(&m3, r);
+    r->tokens_per_iteration = m3.global_batch * (uint64_t)m3.seq;
+  }
   if (trace) {
     if (!trace_chrome_close(trace, error))
       return FALSE;
@@ -335,6 +338,8 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
     }
     out->scaling_efficiency = out->speedup / out->devices;
   }
+  if (!sim_trainrun_report(s, out, error))
+    return FALSE;
   out->sim_wall_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
   return TRUE;
 }

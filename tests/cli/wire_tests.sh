@@ -1,0 +1,132 @@
+#!/bin/sh
+# Command-line tests of "every rank on the wire": the whole training run (--train-tokens,
+# --train-samples, --gpu-hour-cost, --mtbf-hours, checkpoints and restarts), topologies,
+# stragglers and failed links. Usage: wire_tests.sh PATH/TO/dtsim
+# Each check prints one line; the last line counts passes and failures.
+DTSIM=${1:?usage: wire_tests.sh DTSIM}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+# json_num KEY < json : the value of a numeric key of a one-line JSON object
+json_num() { sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p"; }
+# near A B RELTOL : |A-B| <= RELTOL*|B|
+near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= t * m) }'; }
+# calc EXPR : the value of an awk expression
+calc() { awk "BEGIN { printf \"%.17g\", $1 }"; }
+
+# expect_error NAME STATUS ARGS... : exit status, one line on stderr, nothing on stdout
+expect_error() {
+  name=$1; want=$2; shift 2
+  "$DTSIM" "$@" >"$TMP/out" 2>"$TMP/err"
+  got=$?
+  lines=$(wc -l <"$TMP/err")
+  if [ "$got" -eq "$want" ] && [ "$lines" -eq 1 ] && [ ! -s "$TMP/out" ]; then
+    ok "$name (status $got: $(cat "$TMP/err"))"
+  else
+    bad "$name: status $got (want $want), $lines stderr lines, stdout: $(head -c 200 "$TMP/out")"
+  fi
+}
+
+# check NAME GOT WANT RELTOL
+check() {
+  if [ -n "$2" ] && near "$2" "$3" "$4"; then ok "$1 ($2, want $3)"; else bad "$1: got '$2', want $3"; fi
+}
+
+# --- the whole training run ----------------------------------------------------------------------
+# demo on one dgx1-v100: 8 devices x 64 samples = 512 samples per iteration; 1e6 samples is
+# ceil(1953.125) = 1954 iterations. Checkpoints every 60 min of 60 s, no failures: the wall
+# time is the work x 61/60 and the goodput 60/61 = 0.98360656.
+out=$("$DTSIM" run --model demo --train-samples 1000000 --checkpoint-interval-min 60 \
+      --checkpoint-write-s 60 --json 2>"$TMP/err")
+it=$(printf '%s' "$out" | json_num iteration_time_s)
+check "train_iterations = ceil(1e6 / 512)" "$(printf '%s' "$out" | json_num train_iterations)" 1954 0
+check "train_time_s = 1954 x iteration x 61/60" "$(printf '%s' "$out" | json_num train_time_s)" \
+  "$(calc "1954 * $it * 61 / 60")" 1e-9
+check "goodput with checkpoints only = 60/61" "$(printf '%s' "$out" | json_num goodput)" 0.98360656 1e-7
+check "no failures without an MTBF" "$(printf '%s' "$out" | json_num expected_failures)" 0 0
+
+# Failures: 8 devices of 80 h fail as a job every 10 h = 36000 s; with checkpoints of 60 s
+# every 59 min (3540 s; t + d = 3600 s = M/10) and no restart cost, Daly's wall time is
+# 36000 (e^0.1 - 1) Ts / 3540 = 1.0695 Ts (e^0.1 - 1 = 0.10517092): goodput 0.93498597;
+# failures = wall / 36000; at 3 USD per device-hour the cost is 8 x wall / 3600 x 3.
+out=$("$DTSIM" run --model demo --train-samples 1000000 --mtbf-hours 80 \
+      --checkpoint-interval-min 59 --checkpoint-write-s 60 --gpu-hour-cost 3 --json 2>"$TMP/err")
+it=$(printf '%s' "$out" | json_num iteration_time_s)
+wall=$(printf '%s' "$out" | json_num train_time_s)
+check "Daly wall time" "$wall" "$(calc "1954 * $it * 36000 * 0.10517091807564763 / 3540")" 1e-9
+check "goodput with failures" "$(printf '%s' "$out" | json_num goodput)" 0.9349859746 1e-9
+check "expected failures = wall / job MTBF" "$(printf '%s' "$out" | json_num expected_failures)" \
+  "$(calc "$wall / 36000")" 1e-9
+check "train_cost_usd = 8 x hours x 3" "$(printf '%s' "$out" | json_num train_cost_usd)" \
+  "$(calc "8 * $wall / 3600 * 3")" 1e-9
+# No interval: Daly's optimum for d = 60 s, M = 36000 s is 2038.6534 s (tests/sim/test_trainrun.c).
+out=$("$DTSIM" run --model demo --train-samples 1000000 --mtbf-hours 80 --checkpoint-write-s 60 --json)
+check "Daly's optimum interval" "$(printf '%s' "$out" | json_num checkpoint_interval_s)" 2038.653419 1e-8
+"$DTSIM" run --model demo --train-samples 1000000 --mtbf-hours 80 --checkpoint-write-s 60 \
+  --gpu-hour-cost 3 >"$TMP/out" 2>&1 && grep -q "training run" "$TMP/out" &&
+  grep -q "training cost" "$TMP/out" && grep -q "goodput" "$TMP/out" &&
+  ok "the table shows the run" || bad "table: $(cat "$TMP/out")"
+
+# Tokens of a transformer: 16 sequences of 2048 tokens = 32768 per iteration; 1e6 tokens is
+# ceil(30.52) = 31 iterations.
+out=$("$DTSIM" run --strategy 3d --model llama3-8b --system dgx-a100 --nodes 2 --tp 2 --pp 2 \
+      --global-batch 16 --seq-len 2048 --precision bf16 --train-tokens 1000000 --json 2>"$TMP/err")
+it=$(printf '%s' "$out" | json_num iteration_time_s)
+check "tokens: ceil(1e6 / 32768) iterations" "$(printf '%s' "$out" | json_num train_iterations)" 31 0
+check "tokens: wall = 31 iterations" "$(printf '%s' "$out" | json_num train_time_s)" \
+  "$(calc "31 * $it")" 1e-9
+
+# The same keys from a scenario file.
+printf '[scenario]\nmodel = demo\ntrain-samples = 1000000\ngpu-hour-cost = 2\n' >"$TMP/run.ini"
+"$DTSIM" run "$TMP/run.ini" --json | grep -q '"train_cost_usd"' && ok "scenario file keys" ||
+  bad "scenario file keys"
+printf '[scenario]\nmodel = demo\ntrain-samples = 1000000\nmtbf-hours = 0\n' >"$TMP/bad.ini"
+expect_error "zero MTBF in a file" 2 run "$TMP/bad.ini"
+grep -q "bad.ini:4" "$TMP/err" && ok "the file's line is named" || bad "no line: $(cat "$TMP/err")"
+
+expect_error "both targets" 2 run --model demo --train-samples 10 --train-tokens 10
+expect_error "price without a run" 2 run --model demo --gpu-hour-cost 2
+expect_error "MTBF without a run" 2 run --model demo --mtbf-hours 100
+expect_error "restart without a run" 2 run --model demo --restart-s 100
+expect_error "zero MTBF" 2 run --model demo --train-samples 10 --mtbf-hours 0
+expect_error "zero interval" 2 run --model demo --train-samples 10 --checkpoint-interval-min 0
+expect_error "negative samples" 2 run --model demo --train-samples -5
+expect_error "negative price" 2 run --model demo --train-samples 5 --gpu-hour-cost -1
+expect_error "tokens of a CNN" 2 run --model demo --train-tokens 1000000
+expect_error "a run that never ends" 2 run --model demo --nodes 1000 --train-samples 1000 \
+  --mtbf-hours 0.001 --checkpoint-write-s 3600
+
+# Sweeps: each point its own run; the cost is devices x hours x price on every line.
+"$DTSIM" sweep --model demo --nodes 1,2,4 --train-samples 1000000 --gpu-hour-cost 2 --json >"$TMP/sweep" 2>"$TMP/err"
+n=0; good=0
+while read -r line; do
+  n=$((n + 1))
+  d=$(printf '%s' "$line" | json_num devices); w=$(printf '%s' "$line" | json_num train_time_s)
+  c=$(printf '%s' "$line" | json_num train_cost_usd)
+  near "$c" "$(calc "$d * $w / 3600 * 2")" 1e-9 && good=$((good + 1))
+done <"$TMP/sweep"
+[ "$n" -eq 3 ] && [ "$good" -eq 3 ] && ok "sweep: cost on every point" || bad "sweep: $n lines, $good good"
+
+# Search: --rank-by cost orders the rows by train_cost_usd, cheapest first.
+"$DTSIM" search --model demo --nodes 2 --global-batch 256 --train-samples 10000000 \
+  --gpu-hour-cost 3 --rank-by cost --top 4 --json >"$TMP/search" 2>"$TMP/err"
+json_num train_cost_usd <"$TMP/search" >"$TMP/costs"
+[ "$(wc -l <"$TMP/costs")" -eq 4 ] && sort -g -c "$TMP/costs" && ok "search --rank-by cost: cheapest first" ||
+  bad "search --rank-by cost: $(cat "$TMP/costs" "$TMP/err")"
+"$DTSIM" search --model demo --nodes 2 --global-batch 256 --train-samples 10000000 \
+  --rank-by time --top 4 --json >"$TMP/search" 2>"$TMP/err"
+json_num train_time_s <"$TMP/search" >"$TMP/times"
+[ "$(wc -l <"$TMP/times")" -eq 4 ] && sort -g -c "$TMP/times" && ok "search --rank-by time: shortest first" ||
+  bad "search --rank-by time: $(cat "$TMP/times" "$TMP/err")"
+expect_error "rank by time without a run" 2 search --model demo --rank-by time
+expect_error "rank by cost without a price" 2 search --model demo --rank-by cost --train-samples 100
+"$DTSIM" search --help-all | grep -q -- "--rank-by=throughput|time|cost" && ok "search --help: --rank-by" ||
+  bad "search --help: --rank-by"
+
+echo "passed $pass, failed $fail"
+[ "$fail" -eq 0 ]

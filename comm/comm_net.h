@@ -107,6 +107,12 @@ typedef void (*comm_done_fn)(sim_engine *engine, void *user);
 
 /* ---- Topology ---------------------------------------------------------------------------- */
 
+/* A link named by its two vertices as traces show them ("node0/nic1", "leaf3", "spine0",
+ * "switch"), for --link-down. */
+typedef struct {
+  char a[64], b[64];
+} comm_link_name;
+
 /* What the user asked for; NULL or 0 fields take the preset's value. */
 typedef struct {
   const char *system;           /* system preset name or INI path (required) */
@@ -114,11 +120,15 @@ typedef struct {
   uint32_t devices_per_node;    /* 0: the preset's */
   const char *intra;            /* intra-node fabric name or INI path */
   const char *inter;            /* inter-node network name or INI path */
-  const char *topology;         /* "switch", "fat-tree[:OVERSUB]", "ring", "torus2d", ... */
+  const char *topology;         /* "switch", "fat-tree[:OVERSUB]", "rail[:OVERSUB]", ... */
   uint32_t extra_nodes;         /* nodes without devices (dedicated parameter servers) */
   /* Where system, intra and inter were given, for messages ("--intra" or "FILE:LINE: [scenario]
    * intra"); NULL: the option. */
   const char *system_where, *intra_where, *inter_where;
+  /* Failed links (--link-down): routes avoid them; a cluster they cut in two is refused. */
+  const comm_link_name *links_down;
+  uint32_t n_links_down;
+  const char *links_down_where;   /* how messages name them; NULL: "--link-down" */
 } comm_cluster_spec;
 
 comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error);
@@ -136,6 +146,15 @@ uint32_t comm_topology_sockets(const comm_topology *topo);
 /* The device catalog name the preset puts in its nodes (e.g. "v100-sxm2-16gb"). */
 const char *comm_topology_device_kind(const comm_topology *topo);
 const char *comm_topology_endpoint_name(const comm_topology *topo, comm_ep ep);
+/* The name of directed link `dlink` as "FROM-TO" (vertex names as above, switches of the
+ * network as "switch", "leaf3", "spine0", "router5"; a switch's or a memory's own capacity as
+ * "node0/nvswitch (switch)", "node0/cpu0 (memory)"). Newly allocated. */
+char *comm_topology_link_name(const comm_topology *topo, uint32_t dlink);
+/* The tier of directed link `dlink`, for plots: "nvlink", "pcie", "nic", "leaf", "spine",
+ * "network" (ring, torus and dragonfly links) or "host" (socket links, memory). */
+const char *comm_topology_link_tier(const comm_topology *topo, uint32_t dlink);
+/* Undirected links that are down (--link-down). */
+uint32_t comm_topology_links_down(const comm_topology *topo);
 /* Closed-form time of `bytes` from src to dst on an idle network: the sum of per-hop latencies
  * (each link's small-message latency when `bytes` is below its fabric's small_message_bytes)
  * plus bytes over the route's bottleneck bandwidth. 0 bytes gives the route's latency for

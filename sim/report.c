@@ -215,6 +215,11 @@ void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_jso
                            r->memory_optimizer_bytes, r->memory_activations_bytes,
                            r->memory_other_bytes);
   }
+  if (r->symmetry_note[0]) {
+    g_string_append(o, "\"symmetry\":");
+    dt_json_string(o, r->symmetry_note);
+    g_string_append_c(o, ',');
+  }
   if (r->has_train) {
     const sim_trainrun *t = &r->train;
     g_string_append_printf(o, "\"train_iterations\":%" G_GUINT64_FORMAT ",", t->iterations);
@@ -288,6 +293,8 @@ void sim_report_print_table(FILE *out, const sim_report *r, const char *title)
   else if (r->speedup > 0)
     fprintf(out, "  %-28s %12.2fx on %u devices (scaling efficiency %.1f%%)\n",
             "speedup over one device", r->speedup, r->devices, 100.0 * r->scaling_efficiency);
+  if (r->symmetry_note[0])
+    fprintf(out, "  %-28s %s\n", "symmetry", r->symmetry_note);
   if (r->has_train) {
     const sim_trainrun *t = &r->train;
     char wall[32], work[32], every[32];

@@ -34,6 +34,8 @@ typedef struct {
   uint64_t memory_weights_bytes, memory_gradients_bytes, memory_optimizer_bytes;
   uint64_t memory_activations_bytes, memory_other_bytes;
   uint64_t tokens_per_iteration;  /* sequence models: samples x sequence length; else 0 */
+  /* What stragglers did to the folding of the run ("unfolded: ...", "folded: ..."), or "". */
+  char symmetry_note[240];
   /* The whole training run (--train-tokens or --train-samples), when has_train. */
   gboolean has_train;
   sim_trainrun train;

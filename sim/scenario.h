@@ -116,6 +116,9 @@ typedef struct {
   double gpu_hour_cost;         /* USD per device-hour (0 and not given: no cost reported) */
   double mtbf_hours;            /* mean time between failures of one device, hours */
   double checkpoint_interval_min, checkpoint_write_s, restart_s;
+  /* Stragglers and failed links (faults.c): NULL when none. */
+  GArray *stragglers;           /* sim_straggler */
+  GArray *links_down;           /* comm_link_name */
   /* Search (search.c). */
   int rank_by;                  /* sim_search_rank_by */
   int64_t top;                  /* rows printed */
@@ -140,10 +143,15 @@ typedef enum {
   SIM_KEY_INT_LIST,   /* GArray of int64_t in [min, max] (a,b,c; a..b doubles) */
   SIM_KEY_SIZE_LIST,  /* GArray of uint64_t bytes (a,b,c; a..b doubles) */
   SIM_KEY_REF_LIST,   /* GPtrArray of registry entries */
+  SIM_KEY_ITEM_LIST,  /* GArray of `item_size` records, each item parsed by `parse`; the
+                       * option is repeatable (each adds), a file gives a comma-separated list */
 } sim_key_kind;
 
 /* Finds a registry entry by name; `where` names the option or file:line:key in the error. */
 typedef const void *(*sim_key_resolve_fn)(const char *name, const char *where, GError **error);
+/* Parses one item of an ITEM_LIST into `out` (item_size bytes). */
+typedef gboolean (*sim_key_parse_fn)(const char *item, const char *where, void *out,
+                                     GError **error);
 
 typedef struct {
   const char *name;             /* --name on the command line, key in [scenario] */
@@ -153,6 +161,8 @@ typedef struct {
   int64_t min, max;             /* INT, SIZE, MIB, DOUBLE and list bounds */
   const char *choices;          /* CHOICE: '|'-separated */
   sim_key_resolve_fn resolve;   /* REF, REF_LIST */
+  sim_key_parse_fn parse;       /* ITEM_LIST */
+  size_t item_size;             /* ITEM_LIST: bytes of one parsed item */
   unsigned commands;            /* sim_opts_set: the commands that take it */
   const char *strategies;       /* '|'-separated strategies it applies to; NULL: the group's */
   const char *arg;              /* argument name in --help */
@@ -173,7 +183,7 @@ typedef struct {
 /* The groups, declared beside their consumers. */
 extern const sim_key_group sim_keys_model, sim_keys_cluster, sim_keys_run, sim_keys_output,
     sim_keys_dp, sim_keys_ps, sim_keys_pp, sim_keys_hybrid, sim_keys_3d, sim_keys_sweep,
-    sim_keys_collective, sim_keys_search, sim_keys_trainrun;
+    sim_keys_collective, sim_keys_search, sim_keys_trainrun, sim_keys_faults;
 
 /* ---- The scenario ---------------------------------------------------------------------------- */
 

@@ -2,6 +2,7 @@
 #include "simulate.h"
 
 #include "chrome.h"
+#include "faults.h"
 #include "net_adapter.h"
 #include "strategy_3d.h"
 #include "trainrun_keys.h"
@@ -32,7 +33,8 @@ static const sim_key cluster_keys[] = {
     {"inter", SIM_KEY_STRING, SIM_KEY_OFF(inter), .commands = SIM_OPTS_CLUSTER,
      .arg = "NAME|FILE", .help = "inter-node network (default: the preset's)"},
     {"topology", SIM_KEY_STRING, SIM_KEY_OFF(topology), .commands = SIM_OPTS_CLUSTER,
-     .arg = "NAME", .help = "switch, fat-tree[:OVERSUB], ring, torus2d, torus3d, dragonfly"},
+     .arg = "NAME",
+     .help = "switch, fat-tree[:OVERSUB], rail[:OVERSUB], ring, torus2d, torus3d, dragonfly"},
     {"net-model", SIM_KEY_CHOICE, SIM_KEY_OFF(net_model), "flow", .choices = "flow|analytic",
      .commands = SIM_OPTS_CLUSTER, .help = "network fidelity"},
 };
@@ -142,6 +144,7 @@ comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error)
       .intra_where = sim_scenario_where(s, "intra"),
       .inter_where = sim_scenario_where(s, "inter"),
   };
+  sim_faults_spec(s, &spec);
   return comm_topology_build(&spec, error);
 }
 
@@ -210,7 +213,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
         .ps_count = (uint32_t)s->ps_count,
         .hybrid = s->hybrid,
         .split = s->split,
-        .symmetric = s->symmetry,
+        .symmetric = s->symmetry && !sim_faults_unfold(s),
         .scenario = s,
     };
     plan = strategy->build(costs, &po, error);
@@ -218,6 +221,10 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       return FALSE;
     reduce_Bps = (double)costs->reduce_Bps;
   }
+  char symmetry_note[sizeof r->symmetry_note];
+  if (!sim_faults_apply(s, topo, plan, three_d, three_d ? o3.tp : 1, three_d ? o3.pp : 1,
+                        symmetry_note, sizeof symmetry_note, error))
+    return FALSE;
   g_autoptr(sim_engine) engine = sim_engine_new();
   g_autoptr(trace_chrome) trace = NULL;
   if (outputs && s->trace) {
@@ -247,6 +254,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     return FALSE;
   sim_engine_finish(engine);
   sim_report_measure(r, plan, exec);
+  g_strlcpy(r->symmetry_note, symmetry_note, sizeof r->symmetry_note);
   r->events = sim_engine_events(engine);
   r->sim_wall_s = sim_engine_wall_s(engine);
   r->memory_capacity_bytes = three_d ? m3.capacity_bytes : costs->memory_capacity_bytes;
@@ -299,6 +307,9 @@ void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s)
   if (strcmp(name, "ps") != 0 && strcmp(name, "dp") != 0 && strcmp(name, "chaos") != 0)
     one->strategy = sim_strategy_find("dp");
   g_clear_pointer(&one->split, g_array_unref);
+  /* The reference is a healthy device. */
+  g_clear_pointer(&one->stragglers, g_array_unref);
+  g_clear_pointer(&one->links_down, g_array_unref);
   one->stages = 0;
   g_clear_pointer(&one->trace, g_free);
   g_clear_pointer(&one->csv, g_free);

@@ -85,6 +85,10 @@ void sim_graph_add_memory_delta(sim_graph *g, sim_task_id task, int64_t delta_by
 
 /* `task` starts only after `before` has finished. */
 void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before);
+/* Multiplies the duration of every compute task on the streams of `unit` (except its host-to-
+ * device copies, stream "h2d") by factor, rounded to the picosecond: a slower device.
+ * Returns how many tasks changed. */
+uint32_t sim_graph_scale_unit_compute(sim_graph *g, sim_unit_id unit, double factor);
 
 sim_task_kind sim_graph_task_kind(const sim_graph *g, sim_task_id t);
 const char *sim_graph_task_name(const sim_graph *g, sim_task_id t);

@@ -128,5 +128,70 @@ expect_error "rank by cost without a price" 2 search --model demo --rank-by cost
 "$DTSIM" search --help-all | grep -q -- "--rank-by=throughput|time|cost" && ok "search --help: --rank-by" ||
   bad "search --help: --rank-by"
 
+# --- topologies -----------------------------------------------------------------------------------
+"$DTSIM" collective --op allreduce --bytes 64M --system nd-h100-v5 --nodes 4 --topology rail:3 \
+  --json >"$TMP/out" 2>"$TMP/err" && grep -q '"topology":"rail:3"' "$TMP/out" &&
+  ok "collective on rail:3" || bad "collective on rail:3: $(cat "$TMP/err")"
+expect_error "rail oversubscription below 1" 2 collective --op allreduce --bytes 1M --topology rail:0.5
+"$DTSIM" run --help-all | grep -q "rail\[:OVERSUB\]" && ok "--help names rail" || bad "--help names rail"
+
+# --- stragglers ----------------------------------------------------------------------------------
+# demo, data parallel on one DGX-1: every device computes for C s and the last gradient bucket's
+# allreduce is exposed for E s after backward. A device 1.5 times slower makes everyone wait:
+# the iteration is 1.5 C + E (the allreduce starts when the straggler's last gradient is
+# ready and takes as long as before).
+out=$("$DTSIM" run --model demo --json)
+C=$(printf '%s' "$out" | json_num compute_time_s); E=$(printf '%s' "$out" | json_num exposed_comm_time_s)
+out=$("$DTSIM" run --model demo --straggler 3:1.5 --json 2>"$TMP/err")
+check "straggler: 1.5 C + E" "$(printf '%s' "$out" | json_num iteration_time_s)" "$(calc "1.5 * $C + $E")" 1e-8
+printf '%s' "$out" | grep -q '"symmetry":"unfolded: --straggler breaks the symmetry of the 8' &&
+  ok "straggler: the run says it unfolded" || bad "no unfolded note: $out"
+out2=$("$DTSIM" run --model demo --straggler node0/dev3:1.5 --symmetry off --json)
+[ "$(printf '%s' "$out" | json_num iteration_time_s)" = "$(printf '%s' "$out2" | json_num iteration_time_s)" ] &&
+  ok "straggler by name, unfolded by hand: the same" || bad "straggler by name: $out2"
+printf '%s' "$out2" | grep -q '"symmetry"' && bad "note without folding" || ok "no note when nothing was folded"
+# Two stragglers: the slowest sets the pace, 2 C + E.
+out=$("$DTSIM" run --model demo --straggler 3:1.5 --straggler 5:2 --json)
+check "two stragglers: 2 C + E" "$(printf '%s' "$out" | json_num iteration_time_s)" "$(calc "2 * $C + $E")" 1e-8
+"$DTSIM" run --model demo --straggler 3:1.5 >"$TMP/out" && grep -q "^  symmetry  *unfolded" "$TMP/out" &&
+  ok "the table says it unfolded" || bad "table: $(cat "$TMP/out")"
+expect_error "straggler beyond the cluster" 2 run --model demo --straggler 8:2
+expect_error "straggler node beyond the cluster" 2 run --model demo --straggler node1/dev0:2
+expect_error "straggler faster" 2 run --model demo --straggler 3:0.5
+expect_error "straggler without a factor" 2 run --model demo --straggler 3
+expect_error "straggler not a device" 2 run --model demo --straggler gpu3:2
+expect_error "straggler of chaos" 2 run --model demo --strategy chaos --device xeon-phi-7250 --straggler 0:2
+# 3-D: 16 devices as tp 2 x pp 2 x dp 4; rank = stage x 8 + replica x 2 + tensor rank, so 4 is
+# stage 0 of replica 2 and 13 stage 1 of replica 2: one replica, folded; 0 and 13 are not.
+T3="--strategy 3d --model llama3-8b --system dgx-a100 --nodes 2 --tp 2 --pp 2 --global-batch 16 --seq-len 2048 --precision bf16"
+base=$("$DTSIM" run $T3 --json | json_num iteration_time_s)
+out=$("$DTSIM" run $T3 --straggler 4:1.2 --straggler 13:1.1 --json 2>"$TMP/err")
+slow=$(printf '%s' "$out" | json_num iteration_time_s)
+printf '%s' "$out" | grep -q '"symmetry":"folded: the stragglers are in data-parallel replica 2' &&
+  awk -v a="$slow" -v b="$base" 'BEGIN { exit !(a > b) }' && ok "3d: one replica's stragglers, folded ($base -> $slow s)" ||
+  bad "3d stragglers: $out $(cat "$TMP/err")"
+expect_error "3d: stragglers of two replicas" 2 run $T3 --straggler 0:1.2 --straggler 13:1.2
+
+# --- failed links -------------------------------------------------------------------------------
+# One DGX-1 (hybrid cube mesh): GPU 0 - GPU 1 is one NVLink; with it down the ring's routes
+# change and the allreduce cannot be faster.
+up=$("$DTSIM" run --model demo --json | json_num iteration_time_s)
+down=$("$DTSIM" run --model demo --link-down node0/dev0-node0/dev1 --json 2>"$TMP/err" | json_num iteration_time_s)
+awk -v a="$down" -v b="$up" 'BEGIN { exit !(a >= b) }' && ok "NVLink down: $up -> $down s" || bad "NVLink down: '$down' $(cat "$TMP/err")"
+"$DTSIM" collective --op allreduce --bytes 64M --system nd-h100-v5 --nodes 2 --topology fat-tree \
+  --link-down node0/nic0-leaf0 --link-down leaf0-node1/nic3 --json >"$TMP/out" 2>"$TMP/err" &&
+  ok "collective with two NIC links down" || bad "collective with links down: $(cat "$TMP/err")"
+printf '[scenario]\nmodel = demo\nlink-down = node0/dev0-node0/dev1, node0/dev0-node0/dev2\n' >"$TMP/ld.ini"
+"$DTSIM" run "$TMP/ld.ini" --json >/dev/null 2>"$TMP/err" && ok "link-down list in a file" || bad "file: $(cat "$TMP/err")"
+expect_error "link-down: no such vertex" 2 run --model demo --link-down node0/dev9-node0/dev1
+expect_error "link-down: not A-B" 2 run --model demo --link-down node0/dev0
+expect_error "link-down: no such link" 2 run --model demo --link-down node0/dev0-node0/dev7
+expect_error "link-down: analytic" 2 run --model demo --link-down node0/dev0-node0/dev1 --net-model analytic
+expect_error "link-down: 3d" 2 run $T3 --link-down node0/nic0-leaf0
+expect_error "link-down: a node cut off" 2 run --model demo --nodes 2 --topology fat-tree \
+  --link-down node0/nic0-leaf0 --link-down node0/nic1-leaf0 --link-down node0/nic2-leaf0 \
+  --link-down node0/nic3-leaf0
+grep -q "reaches no NIC" "$TMP/err" && ok "cut off: says why" || bad "cut off: $(cat "$TMP/err")"
+
 echo "passed $pass, failed $fail"
 [ "$fail" -eq 0 ]

@@ -150,9 +150,12 @@ const char *comm_topology_endpoint_name(const comm_topology *topo, comm_ep ep);
  * network as "switch", "leaf3", "spine0", "router5"; a switch's or a memory's own capacity as
  * "node0/nvswitch (switch)", "node0/cpu0 (memory)"). Newly allocated. */
 char *comm_topology_link_name(const comm_topology *topo, uint32_t dlink);
-/* The tier of directed link `dlink`, for plots: "nvlink", "pcie", "nic", "leaf", "spine",
- * "network" (ring, torus and dragonfly links) or "host" (socket links, memory). */
+/* The tier of directed link `dlink`, for plots: "nvlink" (NVLink, NVSwitch), "pcie", "host"
+ * (socket links, memory), a NIC's cable "leaf" (fat tree), "rail" (fat tree in rails) or "nic"
+ * (other networks), "spine" (leaf to spine) or "network" (ring, torus, dragonfly links). */
 const char *comm_topology_link_tier(const comm_topology *topo, uint32_t dlink);
+/* Its capacity, bytes/s (after the fabric's efficiency). */
+double comm_topology_link_Bps(const comm_topology *topo, uint32_t dlink);
 /* Undirected links that are down (--link-down). */
 uint32_t comm_topology_links_down(const comm_topology *topo);
 /* Closed-form time of `bytes` from src to dst on an idle network: the sum of per-hop latencies
@@ -201,6 +204,12 @@ sim_engine *comm_net_engine(const comm_net *net);
  * arrived. src == dst or bytes == 0 completes after zero time (still through an event). */
 void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm_done_fn done,
                    void *user);
+/* Told of every transfer of the flow network as it ends: its route (directed link ids), when
+ * its bytes started moving (after the route's latency) and when the last one arrived. For views
+ * of link load (traces/linkload.h); fn NULL turns it off. Costs a route lookup per flow. */
+typedef void (*comm_flow_observer_fn)(void *user, const uint32_t *links, uint32_t n,
+                                      sim_time_ps start_ps, sim_time_ps end_ps, uint64_t bytes);
+void comm_net_set_flow_observer(comm_net *net, comm_flow_observer_fn fn, void *user);
 /* Flows currently in flight, and the most ever in flight at once. */
 uint64_t comm_net_active_flows(const comm_net *net);
 uint64_t comm_net_peak_flows(const comm_net *net);

@@ -60,6 +60,7 @@ struct flow {
   uint64_t span;
   uint64_t bytes;
   comm_ep src, dst;
+  sim_time_ps start_ps;  /* when its bytes start moving (after the route's latency) */
 };
 
 /* The active flows of one route (source, destination). Max-min fairness gives flows with the
@@ -332,6 +333,8 @@ struct comm_net {
 
   /* Observers: one SIM_PROC_LINK process per node, a track per NIC and one intra track. */
   gboolean tracks_made;
+  comm_flow_observer_fn flow_obs;   /* told of each flow as it ends, or NULL */
+  void *flow_obs_user;
   sim_proc_id *node_proc;
   sim_track_id *node_tracks;   /* node * (N + 1) + k; k == N: intra */
   char **nic_counter_names;
@@ -1427,6 +1430,12 @@ static void finish(comm_net *net, flow *f)
   comm_done_fn done = f->done;
   void *user = f->user;
   span_end(net, f);
+  if (G_UNLIKELY(net->flow_obs != NULL) && f->bytes > 0 && f->src != f->dst &&
+      net->model == COMM_NET_FLOW) {
+    uint32_t n = comm__route(net->topo, f->src, f->dst, net->route_buf);
+    net->flow_obs(net->flow_obs_user, net->route_buf, n, f->start_ps,
+                  sim_engine_now(net->engine), f->bytes);
+  }
   flow_release(net, f);
   net->active--;
   if (done)
@@ -1652,6 +1661,12 @@ const comm_topology *comm_net_topology(const comm_net *net) { return net->topo; 
 sim_engine *comm_net_engine(const comm_net *net) { return net->engine; }
 uint64_t comm_net_active_flows(const comm_net *net) { return net->active; }
 uint64_t comm_net_peak_flows(const comm_net *net) { return net->peak; }
+void comm_net_set_flow_observer(comm_net *net, comm_flow_observer_fn fn, void *user)
+{
+  net->flow_obs = fn;
+  net->flow_obs_user = user;
+}
+
 uint64_t comm__net_full_fills(const comm_net *net) { return net->full_fills; }
 uint64_t comm__net_steps_reused(const comm_net *net) { return net->steps_reused; }
 
@@ -1698,6 +1713,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
     n = comm__route(net->topo, src, dst, net->route_buf);
     lat = route_latency(net, route, n, bytes);
   }
+  f->start_ps = sim_time_add_sat(sim_engine_now(net->engine), lat);
   gboolean free_route = !sim_engine_has_observers(net->engine);
   for (uint32_t i = 0; i < n && free_route; i++)
     free_route = net->links[route[i]].n == 0 && !net->reserved_on[route[i]];

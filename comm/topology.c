@@ -1543,13 +1543,18 @@ char *comm_topology_link_name(const comm_topology *t, uint32_t dlink)
   return fwd ? g_strdup_printf("%s-%s", a, b) : g_strdup_printf("%s-%s", b, a);
 }
 
+double comm_topology_link_Bps(const comm_topology *t, uint32_t dlink)
+{
+  return comm__link_class_of(t, dlink)->Bps;
+}
+
 const char *comm_topology_link_tier(const comm_topology *t, uint32_t dlink)
 {
   uint64_t e = dlink / 2;
   if (e >= t->base_net)
     return t->net == NET_FATTREE ? "spine" : "network";
   if (e >= t->base_nic)
-    return t->net == NET_FATTREE ? "leaf" : "nic";
+    return t->net != NET_FATTREE ? "nic" : t->ft_rails ? "rail" : "leaf";
   const char *kind = comm__link_class_of(t, dlink)->kind;
   if (kind[0] == 'n')
     return "nvlink";

@@ -5,6 +5,7 @@
 
 #include "plan.h"
 #include "faults.h"
+#include "linkviews.h"
 #include "trainrun_keys.h"
 #include "util.h"
 
@@ -14,7 +15,7 @@
 static const sim_key_group *const groups[] = {
     &sim_keys_model, &sim_keys_cluster, &sim_keys_run, &sim_keys_dp, &sim_keys_ps,
     &sim_keys_pp,    &sim_keys_hybrid,  &sim_keys_3d,  &sim_keys_sweep, &sim_keys_collective,
-    &sim_keys_search, &sim_keys_trainrun, &sim_keys_faults, &sim_keys_output,
+    &sim_keys_search, &sim_keys_trainrun, &sim_keys_faults, &sim_keys_links, &sim_keys_output,
 };
 
 static const sim_key *find_key(const char *name, const sim_key_group **group_out)
@@ -498,7 +499,8 @@ gboolean sim_scenario_check(const sim_scenario *s, GError **error)
       }
     }
   }
-  return sim_trainrun_check(s, error) && sim_faults_check(s, error);
+  return sim_trainrun_check(s, error) && sim_faults_check(s, error) &&
+         sim_linkviews_check(s, error);
 }
 
 /* ---- Command lines --------------------------------------------------------------------------- */

@@ -119,6 +119,9 @@ typedef struct {
   /* Stragglers and failed links (faults.c): NULL when none. */
   GArray *stragglers;           /* sim_straggler */
   GArray *links_down;           /* comm_link_name */
+  /* Views of link load (linkviews.c). */
+  int64_t trace_links;          /* busiest links shown as counters in --trace */
+  char *link_heatmap;           /* SVG output, or NULL */
   /* Search (search.c). */
   int rank_by;                  /* sim_search_rank_by */
   int64_t top;                  /* rows printed */
@@ -183,7 +186,7 @@ typedef struct {
 /* The groups, declared beside their consumers. */
 extern const sim_key_group sim_keys_model, sim_keys_cluster, sim_keys_run, sim_keys_output,
     sim_keys_dp, sim_keys_ps, sim_keys_pp, sim_keys_hybrid, sim_keys_3d, sim_keys_sweep,
-    sim_keys_collective, sim_keys_search, sim_keys_trainrun, sim_keys_faults;
+    sim_keys_collective, sim_keys_search, sim_keys_trainrun, sim_keys_faults, sim_keys_links;
 
 /* ---- The scenario ---------------------------------------------------------------------------- */
 

@@ -599,6 +599,11 @@ gboolean sim_search_check(sim_scenario *s, GError **error)
                 sim_scenario_where(s, "trace"));
     return FALSE;
   }
+  if (ok && s->link_heatmap) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: a search draws no heat map; run the "
+                "configuration you want with 'dtsim run'", sim_scenario_where(s, "link-heatmap"));
+    return FALSE;
+  }
   if (ok && s->rank_by != SIM_SEARCH_RANK_THROUGHPUT && !sim_trainrun_asked(s)) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: ranking by the whole run's %s needs "
                 "--train-tokens or --train-samples", sim_scenario_where(s, "rank-by"),

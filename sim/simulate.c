@@ -3,6 +3,7 @@
 
 #include "chrome.h"
 #include "faults.h"
+#include "linkviews.h"
 #include "net_adapter.h"
 #include "strategy_3d.h"
 #include "trainrun_keys.h"
@@ -154,7 +155,8 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
 {
   /* Every output can be written, or nothing is simulated. */
   if (outputs && ((s->trace && !dt_outfile_check(s->trace, "--trace", error)) ||
-                  (s->csv && !dt_outfile_check(s->csv, "--csv", error))))
+                  (s->csv && !dt_outfile_check(s->csv, "--csv", error)) ||
+                  !sim_linkviews_check_outputs(s, error)))
     return FALSE;
   const sim_strategy *strategy = s->strategy;
   comm_net_model net_model = s->net_model;
@@ -240,6 +242,14 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(comm_net) net = comm_net_new(engine, topo, net_model);
   g_autoptr(sim_exec) exec = sim_exec_new(engine, plan->graph);
   g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, reduce_Bps);
+  g_autoptr(GError) views_error = NULL;
+  g_autoptr(sim_linkviews) views =
+      outputs ? sim_linkviews_attach(s, plan, three_d, net, topo, trace != NULL, &views_error)
+              : NULL;
+  if (views_error) {
+    g_propagate_error(error, g_steal_pointer(&views_error));
+    return FALSE;
+  }
   sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
   if (!three_d)
     sim_net_adapter_set_ps(adapter, placement, (uint32_t)s->ps_count,
@@ -262,6 +272,12 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (three_d) {
     sim_3d_report(&m3, r);
     r->tokens_per_iteration = m3.global_batch * (uint64_t)m3.seq;
+  }
+  if (views) {
+    g_autofree char *title = g_strdup_printf("%s, %s, %u devices, %s", s->model, sname,
+                                             r->devices, comm_topology_kind(topo));
+    if (!sim_linkviews_finish(views, trace, engine, sim_exec_makespan(exec), title, error))
+      return FALSE;
   }
   if (trace) {
     if (!trace_chrome_close(trace, error))

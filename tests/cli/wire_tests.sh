@@ -193,5 +193,30 @@ expect_error "link-down: a node cut off" 2 run --model demo --nodes 2 --topology
   --link-down node0/nic3-leaf0
 grep -q "reaches no NIC" "$TMP/err" && ok "cut off: says why" || bad "cut off: $(cat "$TMP/err")"
 
+# --- link load -------------------------------------------------------------------------------------
+# An unfolded data-parallel run on two DGX A100 (rails): the trace carries the rate of the 8
+# busiest links as counters of a "busiest links" process, and the heat map has rows of the
+# NVLink (NVSwitch) and rail tiers.
+"$DTSIM" run --model resnet50 --system dgx-a100 --nodes 2 --batch 32 --symmetry off \
+  --trace "$TMP/t.json" --link-heatmap "$TMP/h.svg" >/dev/null 2>"$TMP/err"
+grep -q '"name":"busiest links"' "$TMP/t.json" 2>/dev/null && ok "trace: busiest links process" ||
+  bad "trace: no busiest links: $(cat "$TMP/err")"
+n=$(grep -o '"name":"[^"]*-[^"]* GB/s"' "$TMP/t.json" | sort -u | wc -l)
+[ "$n" -eq 8 ] && ok "trace: 8 busiest link counters" || bad "trace: $n link counters"
+grep -q '>nvlink<' "$TMP/h.svg" && grep -q '>rail<' "$TMP/h.svg" && grep -q '</svg>' "$TMP/h.svg" &&
+  ok "heat map: nvlink and rail tiers" || bad "heat map: $(head -c 300 "$TMP/h.svg")"
+"$DTSIM" run --model resnet50 --system dgx-a100 --nodes 2 --batch 32 --symmetry off \
+  --trace "$TMP/t2.json" --trace-links 3 >/dev/null 2>&1
+n=$(grep -o '"name":"[^"]*-[^"]* GB/s"' "$TMP/t2.json" | sort -u | wc -l)
+[ "$n" -eq 3 ] && ok "trace: --trace-links 3" || bad "trace-links 3: $n counters"
+expect_error "heat map of a folded run" 2 run --model demo --link-heatmap "$TMP/f.svg"
+[ ! -e "$TMP/f.svg" ] && ok "no heat map file left" || bad "a heat map file was left"
+expect_error "heat map on the analytic network" 2 run --model demo --symmetry off --net-model analytic --link-heatmap "$TMP/f.svg"
+expect_error "heat map of 3d" 2 run $T3 --link-heatmap "$TMP/f.svg"
+expect_error "heat map in a sweep" 2 sweep --model demo --nodes 1,2 --link-heatmap "$TMP/f.svg"
+expect_error "heat map in a search" 2 search --model demo --link-heatmap "$TMP/f.svg"
+expect_error "trace-links without a trace" 2 run --model demo --trace-links 4
+expect_error "heat map into a folder" 2 run --model demo --symmetry off --link-heatmap "$TMP"
+
 echo "passed $pass, failed $fail"
 [ "$fail" -eq 0 ]

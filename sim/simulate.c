@@ -174,7 +174,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(sim_plan) plan = NULL;
   comm_ps_placement placement = s->ps_placement;
   double reduce_Bps = 0;
-  sim_3d_opts o3;
+  sim_3d_opts o3 = {0};
   sim_3d_metrics m3;
   if (three_d) {
     if (!sim_3d_opts_from_scenario(s, &o3, error))
@@ -223,8 +223,10 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       return FALSE;
     reduce_Bps = (double)costs->reduce_Bps;
   }
+  /* A 3-D plan is folded unless every device was asked for (--symmetry off). */
+  gboolean folded_3d = three_d && !o3.every_device;
   char symmetry_note[sizeof r->symmetry_note];
-  if (!sim_faults_apply(s, topo, plan, three_d, three_d ? o3.tp : 1, three_d ? o3.pp : 1,
+  if (!sim_faults_apply(s, topo, plan, folded_3d, three_d ? o3.tp : 1, three_d ? o3.pp : 1,
                         symmetry_note, sizeof symmetry_note, error))
     return FALSE;
   g_autoptr(sim_engine) engine = sim_engine_new();
@@ -244,7 +246,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, reduce_Bps);
   g_autoptr(GError) views_error = NULL;
   g_autoptr(sim_linkviews) views =
-      outputs ? sim_linkviews_attach(s, plan, three_d, net, topo, trace != NULL, &views_error)
+      outputs ? sim_linkviews_attach(s, plan, folded_3d, net, topo, trace != NULL, &views_error)
               : NULL;
   if (views_error) {
     g_propagate_error(error, g_steal_pointer(&views_error));

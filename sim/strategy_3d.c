@@ -564,6 +564,225 @@ static sim_task_id add_tp(sim_graph *g, sim_stream_id tp, sim_task_id after, sim
   return t;
 }
 
+/* ---- Every device (--symmetry off) --------------------------------------------------------------
+ *
+ * The folded plan above holds one device per stage and prices the data-parallel collectives on
+ * an idle network. Here every device of the job is a unit with its own streams, every pipeline
+ * transfer of every replica is a flow, and every data-parallel collective (the reduction of each
+ * chunk's gradients, in two parts with overlap as above, the distributed optimizer's parameter
+ * gather, the tied embedding's allreduce) is a collective task over its group's streams, run as
+ * flows on the shared topology: collectives of different stages and replicas meet on the links
+ * they share. Without tensor parallelism only so far (the tensor-parallel collectives of each
+ * pass are folded into one duration by tp_time). Ranks as Megatron's with T = 1: device
+ * s D + d is stage s of replica d. */
+static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
+                                    const comm_coll_algorithm *algo,
+                                    const sim_3d_metrics *metrics, GError **error)
+{
+  const sim_3d_opts *o = &p->o;
+  if (p->T > 1 || o->zero >= 3) {
+    bad(error, "--symmetry off: --strategy 3d simulates every device without tensor "
+        "parallelism (--tp 1) and with ZeRO 0 to 2 so far");
+    return NULL;
+  }
+  uint32_t P = p->P, D = p->D, V = p->V, nv = P * V, n_dev = P * D;
+  uint64_t grad_elem = o->precision == WL_PREC_FP32 || o->precision == WL_PREC_TF32 ? 4 : 2;
+  sim_plan *plan = sim__plan_new();
+  sim_graph *g = plan->graph;
+  plan->devices = p->devices;
+  plan->samples_per_iteration = o->global_batch;
+  plan->memory_per_device_bytes = mem_total(metrics);
+  gboolean tied = p->tf.tied_head && P > 1;
+  g_autofree stage_streams *st = g_new0(stage_streams, n_dev);
+  for (uint32_t s = 0; s < P; s++)
+    for (uint32_t d = 0; d < D; d++) {
+      uint32_t rank = s * D + d;
+      g_autofree char *name = g_strdup_printf("gpu%u (stage %u, replica %u, node %u)", rank, s, d,
+                                              rank / p->per_node);
+      stage_streams *x = &st[rank];
+      x->unit = sim__plan_add_unit(plan, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, rank, name);
+      x->compute = sim_graph_add_stream(g, x->unit, "compute");
+      x->dp = sim_graph_add_stream(g, x->unit, "dp");
+      if (P > 1) {
+        x->send_f = sim_graph_add_stream(g, x->unit, "pp send activations");
+        x->recv_f = sim_graph_add_stream(g, x->unit, "pp receive activations");
+        x->send_b = sim_graph_add_stream(g, x->unit, "pp send gradients");
+        x->recv_b = sim_graph_add_stream(g, x->unit, "pp receive gradients");
+        if (tied && (s == 0 || s == P - 1))
+          x->emb = sim_graph_add_stream(g, x->unit, "pp embedding gradients");
+      }
+    }
+  plan->probe_unit = st[0].unit;
+  plan->probe_compute = st[0].compute;
+
+  /* Per (replica, micro-batch, virtual stage). */
+  uint64_t slots = (uint64_t)D * p->m * nv;
+#define SLOT(d, mb, vs) (((uint64_t)(d) * p->m + (mb)) * nv + (vs))
+  g_autofree sim_task_id *f_end = g_new(sim_task_id, slots);
+  g_autofree sim_task_id *f_send = g_new(sim_task_id, slots);
+  g_autofree sim_task_id *b_send = g_new(sim_task_id, slots);
+  g_autofree sim_task_id *f_start = g_new(sim_task_id, slots);
+  g_autofree sim_task_id *b_start = g_new(sim_task_id, slots);
+  g_autofree sim_task_id *last_task = g_new(sim_task_id, n_dev);
+  g_autofree gboolean *has_last = g_new0(gboolean, n_dev);
+  g_autofree sim_task_id *prev = g_new(sim_task_id, D);
+  g_autofree sim_task_id *cur = g_new(sim_task_id, D);
+  g_autofree sim_task_id *upd_task = g_new(sim_task_id, n_dev);
+  g_autofree sim_task_id *lastb_task = g_new(sim_task_id, n_dev);
+  g_autofree sim_stream_id *members = g_new(sim_stream_id, D);
+  uint64_t xfer_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes;
+  g_autoptr(GPtrArray) orders = g_ptr_array_new_with_free_func(free_array);
+  for (uint32_t s = 0; s < P; s++)
+    g_ptr_array_add(orders, schedule_units(p, s));
+  g_autofree const char **name_table = g_new0(const char *, (size_t)NAME_KINDS * 2 * p->m * V);
+  unit_names names = {g, (uint32_t)p->m, V, (size_t)2 * p->m * V, name_table};
+  int reduce_op = o->zero ? SIM_OP_REDUCE_SCATTER : SIM_OP_ALLREDUCE;
+  const char *reduce_name = o->zero ? "reduce-scatter" : "allreduce";
+
+  for (uint32_t it = 0; it < o->iterations; it++) {
+    for (uint32_t s = 0; s < P; s++) {
+      GArray *order = g_ptr_array_index(orders, s);
+      gboolean has_prev = has_last[s * D];
+      for (uint32_t d = 0; d < D; d++) {
+        prev[d] = last_task[s * D + d];
+        members[d] = st[s * D + d].dp;
+      }
+      g_autofree uint32_t *last_b = g_new0(uint32_t, V);
+      for (guint i = 0; i < order->len; i++)
+        if (!g_array_index(order, unit, i).fwd)
+          last_b[g_array_index(order, unit, i).chunk] = i;
+      g_autofree sim_task_id *dp_tasks = g_new(sim_task_id, V);
+      for (guint i = 0; i < order->len; i++) {
+        const unit *x = &g_array_index(order, unit, i);
+        uint32_t vs = x->chunk * P + s;
+        const chunk_cost *cc = cost_of(p, vs);
+        size_t at = unit_at(&names, x);
+        for (uint32_t d = 0; d < D; d++) {
+          stage_streams *me = &st[s * D + d];
+          uint64_t slot = SLOT(d, x->mb, vs);
+          sim_task_id c = sim_graph_add_compute(g, me->compute, unit_name(&names, NAME_PASS, at),
+                                                x->fwd ? "forward" : "backward",
+                                                x->fwd ? cc->fwd_ps : cc->bwd_ps,
+                                                x->fwd ? cc->fwd_flops : cc->bwd_flops, 0);
+          if (has_prev)
+            sim_graph_depend(g, c, prev[d]);
+          (x->fwd ? f_start : b_start)[slot] = c;
+          cur[d] = c;
+          if (x->fwd) {
+            f_end[slot] = c;
+            if (vs + 1 < nv) {
+              uint32_t ns = (vs + 1) % P;
+              f_send[slot] = sim_graph_add_transfer(g, me->send_f, st[ns * D + d].recv_f,
+                                                    unit_name(&names, NAME_SEND, at), xfer_bytes);
+              sim_graph_depend(g, f_send[slot], c);
+            }
+          } else if (vs > 0) {
+            uint32_t ps = (vs - 1) % P;
+            b_send[slot] = sim_graph_add_transfer(g, me->send_b, st[ps * D + d].recv_b,
+                                                  unit_name(&names, NAME_SEND, at), xfer_bytes);
+            sim_graph_depend(g, b_send[slot], c);
+          }
+        }
+        if (!x->fwd && i == last_b[x->chunk] && D > 1) {
+          /* The chunk's gradients over the stage's replicas, in two parts with overlap as in
+           * the folded plan: all but the last block's bucket from the start of the last
+           * backward, the last bucket after its end. */
+          uint64_t bytes = chunk_params(p, vs) * grad_elem;
+          uint64_t tail = o->overlap ? bytes / p->layers_per_chunk : bytes;
+          char name[64];
+          sim_task_id last = 0;
+          gboolean has_head = o->overlap && bytes > tail;
+          if (has_head) {
+            g_snprintf(name, sizeof name, "%s grads c%u", reduce_name, x->chunk);
+            last = sim_graph_add_collective(g, members, D, name, reduce_op, algo, bytes - tail);
+            for (uint32_t d = 0; d < D; d++)
+              sim_graph_depend(g, last, cur[d]);
+          }
+          g_snprintf(name, sizeof name, "%s grads c%u (last bucket)", reduce_name, x->chunk);
+          sim_task_id r = sim_graph_add_collective(g, members, D, name, reduce_op, algo, tail);
+          for (uint32_t d = 0; d < D; d++)
+            sim_graph_depend(g, r, cur[d]);
+          if (has_head)
+            sim_graph_depend(g, r, last);
+          dp_tasks[x->chunk] = r;
+        }
+        for (uint32_t d = 0; d < D; d++)
+          prev[d] = cur[d];
+        has_prev = TRUE;
+      }
+      if (!o->overlap && D > 1)
+        for (uint32_t c = 0; c < V; c++)
+          for (uint32_t d = 0; d < D; d++)
+            sim_graph_depend(g, dp_tasks[c], prev[d]);
+      uint64_t params = 0;
+      for (uint32_t c = 0; c < V; c++)
+        params += chunk_params(p, c * P + s);
+      uint64_t shard = o->zero >= 1 ? (params + D - 1) / D : params;
+      wl_op_cost upd = {.kind = WL_OP_UPDATE, .pass = WL_PASS_UPDATE, .precision = o->precision,
+                        .flops = shard * 10, .bytes_read = shard * (grad_elem + 12),
+                        .bytes_written = shard * (12 + grad_elem), .out_elems = shard};
+      sim_time_ps upd_ps = dev_op_time_ps(dev, &upd, 0);
+      for (uint32_t d = 0; d < D; d++) {
+        sim_task_id u = sim_graph_add_compute(g, st[s * D + d].compute, "optimizer", "update",
+                                              upd_ps, upd.flops, 0);
+        sim_graph_depend(g, u, prev[d]);
+        if (D > 1)
+          for (uint32_t c = 0; c < V; c++)
+            sim_graph_depend(g, u, dp_tasks[c]);
+        upd_task[s * D + d] = u;
+        lastb_task[s * D + d] = prev[d];
+        last_task[s * D + d] = u;
+        has_last[s * D + d] = TRUE;
+      }
+      if (o->zero >= 1 && D > 1) {
+        /* Distributed optimizer: the updated parameters gathered over the replicas. */
+        for (uint32_t c = 0; c < V; c++) {
+          uint64_t bytes = chunk_params(p, c * P + s) * grad_elem;
+          sim_task_id a = sim_graph_add_collective(g, members, D, "allgather params",
+                                                   SIM_OP_ALLGATHER, algo, bytes);
+          for (uint32_t d = 0; d < D; d++) {
+            sim_graph_depend(g, a, upd_task[s * D + d]);
+            if (!o->overlap)
+              last_task[s * D + d] = a;
+          }
+        }
+      }
+      if (s == 0)
+        g_array_append_val(plan->iteration_end, last_task[0]);
+    }
+    if (tied) {
+      uint64_t bytes = (uint64_t)p->tf.vocab * p->tf.hidden * grad_elem;
+      for (uint32_t d = 0; d < D; d++) {
+        sim_stream_id pair[2] = {st[d].emb, st[(P - 1) * D + d].emb};
+        sim_task_id e = sim_graph_add_collective(g, pair, 2, "allreduce embedding grads",
+                                                 SIM_OP_ALLREDUCE, algo, bytes);
+        sim_graph_depend(g, e, lastb_task[d]);
+        sim_graph_depend(g, e, lastb_task[(P - 1) * D + d]);
+        sim_graph_depend(g, upd_task[d], e);
+        sim_graph_depend(g, upd_task[(P - 1) * D + d], e);
+      }
+    }
+    for (uint32_t s = 0; s < P; s++) {
+      GArray *order = g_ptr_array_index(orders, s);
+      for (guint i = 0; i < order->len; i++) {
+        const unit *x = &g_array_index(order, unit, i);
+        uint32_t vs = x->chunk * P + s;
+        for (uint32_t d = 0; d < D; d++) {
+          uint64_t slot = SLOT(d, x->mb, vs);
+          if (x->fwd && vs > 0)
+            sim_graph_depend(g, f_start[slot], f_send[slot - 1]);
+          if (!x->fwd && vs + 1 < nv)
+            sim_graph_depend(g, b_start[slot], b_send[slot + 1]);
+          if (!x->fwd && vs + 1 == nv)
+            sim_graph_depend(g, b_start[slot], f_end[slot]);
+        }
+      }
+    }
+  }
+#undef SLOT
+  return plan;
+}
+
 sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
                        comm_net_model net_model, const char *device, const char *calibration,
                        double *reduce_Bps, sim_3d_metrics *metrics, GError **error)
@@ -603,6 +822,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   metrics->capacity_bytes = dev_memory_bytes(dev);
   metrics->model_flops = wl_tf_iteration_flops(&p->tf, o->global_batch, p->tf.seq,
                                                WL_RECOMPUTE_NONE);
+  if (o->every_device)
+    return build_every_device(p, dev, ct.algo, metrics, error);
 
   /* Data-parallel collectives of one chunk's gradients (or parameters): the T groups of a
    * stage, ranks s T D + d T + r, run at once. */
@@ -1021,6 +1242,7 @@ gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError
   o->allreduce = sim_scenario_given(s, "allreduce") ? comm_coll_algorithm_name(s->allreduce)
                                                     : "ring";
   o->iterations = (uint32_t)s->iterations;
+  o->every_device = !s->symmetry;
   return TRUE;
 }
 

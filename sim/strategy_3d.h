@@ -45,6 +45,7 @@ typedef struct {
   gboolean overlap;            /* data-parallel reduction overlapped with backward */
   const char *allreduce;       /* algorithm of the collectives ("ring", "auto", ...) */
   uint32_t iterations;
+  gboolean every_device;       /* --symmetry off: every device simulated (build_every_device) */
 } sim_3d_opts;
 
 /* The options of a scenario (--strategy 3d, or dp of a transformer: one tensor and one

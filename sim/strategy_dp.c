@@ -174,8 +174,8 @@ static const sim_key dp_keys[] = {
      .commands = SIM_OPTS_RUN, .strategies = "dp|hybrid|3d", .arg = "MIB",
      .help = "gradient bucket size, MiB"},
     {"symmetry", SIM_KEY_ONOFF, SIM_KEY_OFF(symmetry), "on", .commands = SIM_OPTS_RUN,
-     .strategies = "dp", .arg = "on|off",
-     .help = "simulate one device for all (exact)"},
+     .strategies = "dp|3d", .arg = "on|off",
+     .help = "on: one device stands for all where that is exact; off: every device simulated"},
 };
 const sim_key_group sim_keys_dp = SIM_KEY_GROUP("dp", "dp", dp_keys);
 

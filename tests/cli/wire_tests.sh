@@ -193,6 +193,38 @@ expect_error "link-down: a node cut off" 2 run --model demo --nodes 2 --topology
   --link-down node0/nic3-leaf0
 grep -q "reaches no NIC" "$TMP/err" && ok "cut off: says why" || bad "cut off: $(cat "$TMP/err")"
 
+# --- every device of a 3-D run -----------------------------------------------------------------
+# --symmetry off simulates every device and every transfer and collective of every group as
+# flows; where nothing contends it equals the folded run within 0.5% (the contract's bound).
+for cfg in "--model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 --global-batch 16" \
+           "--model gpt3-1.7b --system dgx-a100 --nodes 2 --pp 2 --global-batch 32 --schedule interleaved --interleave 2" \
+           "--model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 --global-batch 16 --zero 1 --overlap off" \
+           "--model llama3-8b --system dgx-h100 --nodes 2 --pp 4 --global-batch 32 --seq-len 2048"; do
+  f=$("$DTSIM" run --strategy 3d --precision bf16 $cfg --json)
+  u=$("$DTSIM" run --strategy 3d --precision bf16 $cfg --symmetry off --json 2>"$TMP/err")
+  fi=$(printf '%s' "$f" | json_num iteration_time_s); ui=$(printf '%s' "$u" | json_num iteration_time_s)
+  fe=$(printf '%s' "$f" | json_num events); ue=$(printf '%s' "$u" | json_num events)
+  if [ -n "$ui" ] && near "$ui" "$fi" 0.005 && [ "$ue" -gt "$fe" ]; then
+    ok "3d every device = folded within 0.5% ($fi vs $ui s; $fe vs $ue events): $cfg"
+  else
+    bad "3d every device: '$fi' vs '$ui' ($fe vs $ue events) $(cat "$TMP/err"): $cfg"
+  fi
+done
+U3="--strategy 3d --model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 --global-batch 16 --precision bf16 --symmetry off"
+base=$("$DTSIM" run $U3 --json | json_num iteration_time_s)
+slow=$("$DTSIM" run $U3 --straggler 0:1.2 --straggler 5:1.1 --json 2>"$TMP/err" | json_num iteration_time_s)
+awk -v a="$slow" -v b="$base" 'BEGIN { exit !(a > b) }' && ok "3d every device: stragglers of two replicas ($base -> $slow s)" ||
+  bad "3d every device stragglers: '$slow' $(cat "$TMP/err")"
+# GPU 0's NVSwitch port down: its pipeline and data-parallel traffic goes over PCIe and the
+# host instead, which is slower.
+cut=$("$DTSIM" run $U3 --link-down node0/dev0-node0/nvswitch --json 2>"$TMP/err" | json_num iteration_time_s)
+awk -v a="$cut" -v b="$base" 'BEGIN { exit !(a > b) }' && ok "3d every device: NVSwitch port down ($base -> $cut s)" ||
+  bad "3d every device: NVSwitch port down: '$cut' $(cat "$TMP/err")"
+"$DTSIM" run $U3 --nodes 2 --global-batch 32 --link-down node0/nic0-leaf0 --json >/dev/null 2>"$TMP/err" &&
+  ok "3d every device: a failed NIC link" || bad "3d link down: $(cat "$TMP/err")"
+expect_error "3d every device: tensor parallelism not yet" 2 run $U3 --tp 2
+expect_error "3d folded: failed link refused" 2 run --strategy 3d --model gpt3-1.7b --system dgx-a100 --pp 2 --global-batch 16 --link-down node0/nic0-leaf0
+
 # --- link load -------------------------------------------------------------------------------------
 # An unfolded data-parallel run on two DGX A100 (rails): the trace carries the rate of the 8
 # busiest links as counters of a "busiest links" process, and the heat map has rows of the

@@ -109,6 +109,12 @@ typedef void (*comm_done_fn)(sim_engine *engine, void *user);
 
 /* ---- Topology ---------------------------------------------------------------------------- */
 
+/* A link named by its two vertices as traces show them ("node0/nic1", "leaf3", "spine0",
+ * "switch"), for --link-down. */
+typedef struct {
+  char a[64], b[64];
+} comm_link_name;
+
 /* What the user asked for; NULL or 0 fields take the preset's value. */
 typedef struct {
   const char *system;           /* system preset name or INI path (required) */
@@ -116,11 +122,15 @@ typedef struct {
   uint32_t devices_per_node;    /* 0: the preset's */
   const char *intra;            /* intra-node fabric name or INI path */
   const char *inter;            /* inter-node network name or INI path */
-  const char *topology;         /* "switch", "fat-tree[:OVERSUB]", "ring", "torus2d", ... */
+  const char *topology;         /* "switch", "fat-tree[:OVERSUB]", "rail[:OVERSUB]", ... */
   uint32_t extra_nodes;         /* nodes without devices (dedicated parameter servers) */
   /* Where system, intra and inter were given, for messages ("--intra" or "FILE:LINE: [scenario]
    * intra"); NULL: the option. */
   const char *system_where, *intra_where, *inter_where;
+  /* Failed links (--link-down): routes avoid them; a cluster they cut in two is refused. */
+  const comm_link_name *links_down;
+  uint32_t n_links_down;
+  const char *links_down_where;   /* how messages name them; NULL: "--link-down" */
 } comm_cluster_spec;
 
 comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error);
@@ -138,6 +148,18 @@ uint32_t comm_topology_sockets(const comm_topology *topo);
 /* The device catalog name the preset puts in its nodes (e.g. "v100-sxm2-16gb"). */
 const char *comm_topology_device_kind(const comm_topology *topo);
 const char *comm_topology_endpoint_name(const comm_topology *topo, comm_ep ep);
+/* The name of directed link `dlink` as "FROM-TO" (vertex names as above, switches of the
+ * network as "switch", "leaf3", "spine0", "router5"; a switch's or a memory's own capacity as
+ * "node0/nvswitch (switch)", "node0/cpu0 (memory)"). Newly allocated. */
+char *comm_topology_link_name(const comm_topology *topo, uint32_t dlink);
+/* The tier of directed link `dlink`, for plots: "nvlink" (NVLink, NVSwitch), "pcie", "host"
+ * (socket links, memory), a NIC's cable "leaf" (fat tree), "rail" (fat tree in rails) or "nic"
+ * (other networks), "spine" (leaf to spine) or "network" (ring, torus, dragonfly links). */
+const char *comm_topology_link_tier(const comm_topology *topo, uint32_t dlink);
+/* Its capacity, bytes/s (after the fabric's efficiency). */
+double comm_topology_link_Bps(const comm_topology *topo, uint32_t dlink);
+/* Undirected links that are down (--link-down). */
+uint32_t comm_topology_links_down(const comm_topology *topo);
 /* Closed-form time of `bytes` from src to dst on an idle network: the sum of per-hop latencies
  * (each link's small-message latency when `bytes` is below its fabric's small_message_bytes)
  * plus bytes over the route's bottleneck bandwidth. 0 bytes gives the route's latency for
@@ -201,6 +223,12 @@ gboolean comm_net_get_plain(const comm_net *net);
  * DT_ERROR_INTERNAL naming the class, link and figures of the first breach. The analytic model
  * has nothing to check. Builds without NDEBUG run the checks after every recompute. */
 gboolean comm_net_check(comm_net *net, GError **error);
+/* Told of every transfer of the flow network as it ends: its route (directed link ids), when
+ * its bytes started moving (after the route's latency) and when the last one arrived. For views
+ * of link load (traces/linkload.h); fn NULL turns it off. Costs a route lookup per flow. */
+typedef void (*comm_flow_observer_fn)(void *user, const uint32_t *links, uint32_t n,
+                                      sim_time_ps start_ps, sim_time_ps end_ps, uint64_t bytes);
+void comm_net_set_flow_observer(comm_net *net, comm_flow_observer_fn fn, void *user);
 /* Flows currently in flight, and the most ever in flight at once. */
 uint64_t comm_net_active_flows(const comm_net *net);
 uint64_t comm_net_peak_flows(const comm_net *net);

@@ -563,6 +563,12 @@ static void finish(comm_net *net, flow *f)
   comm_done_fn done = f->done;
   void *user = f->user;
   span_end(net, f);
+  if (G_UNLIKELY(net->obs.flow_obs != NULL) && f->bytes > 0 && f->src != f->dst &&
+      net->model == COMM_NET_FLOW) {
+    uint32_t n = comm__route(net->topo, f->src, f->dst, net->route.buf);
+    net->obs.flow_obs(net->obs.flow_obs_user, net->route.buf, n, f->start_ps,
+                      sim_engine_now(net->engine), f->bytes);
+  }
   flow_release(net, f);
   net->active--;
   if (done)
@@ -832,6 +838,12 @@ const comm_topology *comm_net_topology(const comm_net *net) { return net->topo; 
 sim_engine *comm_net_engine(const comm_net *net) { return net->engine; }
 uint64_t comm_net_active_flows(const comm_net *net) { return net->active; }
 uint64_t comm_net_peak_flows(const comm_net *net) { return net->peak; }
+void comm_net_set_flow_observer(comm_net *net, comm_flow_observer_fn fn, void *user)
+{
+  net->obs.flow_obs = fn;
+  net->obs.flow_obs_user = user;
+}
+
 uint64_t comm__net_full_fills(const comm_net *net) { return net->rc.full_fills; }
 uint64_t comm__net_steps_reused(const comm_net *net) { return net->log.steps_reused; }
 
@@ -877,6 +889,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
     n = comm__route(net->topo, src, dst, net->route.buf);
     lat = comm__route_latency(net, route, n, bytes);
   }
+  f->start_ps = sim_time_add_sat(sim_engine_now(net->engine), lat);
   gboolean free_route = !net->plain && !sim_engine_has_observers(net->engine);
   for (uint32_t i = 0; i < n && free_route; i++)
     free_route = net->links[route[i]].n == 0 && !net->reserved_on[route[i]];

@@ -55,6 +55,7 @@ struct flow {
   uint64_t span;
   uint64_t bytes;
   comm_ep src, dst;
+  sim_time_ps start_ps;  /* when its bytes start moving (after the route's latency) */
 };
 
 /* The active flows of one route (source, destination). Max-min fairness gives flows with the
@@ -268,6 +269,8 @@ typedef struct {
 /* Observers: one SIM_PROC_LINK process per node, a track per NIC and one intra track (net.c). */
 typedef struct {
   gboolean tracks_made;
+  comm_flow_observer_fn flow_obs;   /* told of each flow as it ends, or NULL */
+  void *flow_obs_user;
   sim_proc_id *node_proc;
   sim_track_id *node_tracks;   /* node * (N + 1) + k; k == N: intra */
   char **nic_counter_names;

@@ -71,6 +71,7 @@ struct comm_topology {
   uint32_t route_max;
 
   char **names;            /* lazily filled endpoint names, per node vertex */
+  GHashTable *down;        /* failed undirected links (--link-down), keys id + 1; or NULL */
   uint8_t *nvl;            /* G x G NVLink ports between local devices (point-to-point wiring) */
 };
 
@@ -681,7 +682,7 @@ static gboolean build_network(comm_topology *t, GError **error)
       return topo_error(error, text, "switch takes no argument");
     t->net = NET_SWITCH;
     t->net_max = 0;
-  } else if (strcmp(name, "fat-tree") == 0) {
+  } else if (strcmp(name, "fat-tree") == 0 || strcmp(name, "rail") == 0) {
     double over = 1.0;
     if (arg) {
       g_autoptr(GError) local = NULL;
@@ -698,8 +699,9 @@ static gboolean build_network(comm_topology *t, GError **error)
     t->ft_down = down;
     t->ft_up = radix - down;
     /* Rail-optimized (docs/network.md): NIC k of each group of `down` nodes on the group's
-     * leaf of rail k, N leaves per group. Otherwise the NICs fill the leaves in order. */
-    t->ft_rails = t->sys->rail_optimized && t->N > 1;
+     * leaf of rail k, N leaves per group; `rail` asks for it on any system, `fat-tree` where
+     * the system says its fabric is wired so. Otherwise the NICs fill the leaves in order. */
+    t->ft_rails = (name[0] == 'r' || t->sys->rail_optimized) && t->N > 1;
     t->ft_leaves = t->ft_rails ? (uint32_t)((n + down - 1) / down) * t->N
                                : (uint32_t)((nics + down - 1) / down);
     net_links = (uint64_t)t->ft_leaves * t->ft_up;
@@ -750,8 +752,8 @@ static gboolean build_network(comm_topology *t, GError **error)
     t->net_max = 3;
   } else {
     return topo_error(error, text,
-                      "unknown topology (known: switch, fat-tree[:OVERSUB], ring, torus2d[:XxY], "
-                      "torus3d[:XxYxZ], dragonfly)");
+                      "unknown topology (known: switch, fat-tree[:OVERSUB], rail[:OVERSUB], ring, "
+                      "torus2d[:XxY], torus3d[:XxYxZ], dragonfly)");
   }
   t->n_links = t->base_net + net_links;
   if (!build_domain(t, error))
@@ -769,6 +771,8 @@ static gboolean build_network(comm_topology *t, GError **error)
 }
 
 /* ---- Building ------------------------------------------------------------------------------- */
+
+static gboolean build_failures(comm_topology *t, const comm_cluster_spec *spec, GError **error);
 
 comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error)
 {
@@ -852,6 +856,8 @@ comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error
       !build_network(t, error))
     return NULL;
   build_pxn(t);
+  if (!build_failures(t, spec, error))
+    return NULL;
   return g_steal_pointer(&t);
 }
 
@@ -880,6 +886,8 @@ void comm_topology_free(comm_topology *t)
   g_free(t->dev_socket);
   g_free(t->nic_socket);
   g_free(t->nvl);
+  if (t->down)
+    g_hash_table_unref(t->down);
   g_free(t);
 }
 
@@ -1105,8 +1113,12 @@ static uint32_t net_path(const comm_topology *t, uint32_t x, uint32_t y, uint32_
     uint32_t lx = ft_leaf(t, x), ly = ft_leaf(t, y);
     if (lx == ly)
       return 0;
-    /* Destination-mod-k: the up port (and spine) is chosen by the destination. */
-    uint32_t spine = y % t->ft_up;
+    /* Destination-mod-k: the up port (and spine) is chosen by the destination's port on its
+     * leaf. With the NICs in order that port is y mod d, and y mod u is the same port mod u
+     * (u divides d at 1:1); in rails it is the node's place in its leaf group: NIC k of every
+     * node is y = node N + k, and y mod u would send a leaf's traffic to a rail up through
+     * only u / gcd(N, u) of its spines (4 of 32 with 8 rails). */
+    uint32_t spine = t->ft_rails ? (y / t->N) % t->ft_down % t->ft_up : y % t->ft_up;
     out[0] = dir(t->base_net + (uint64_t)lx * t->ft_up + spine, TRUE);
     out[1] = dir(t->base_net + (uint64_t)ly * t->ft_up + spine, FALSE);
     return 2;
@@ -1139,7 +1151,10 @@ static uint32_t net_path(const comm_topology *t, uint32_t x, uint32_t y, uint32_
   return 0;
 }
 
-uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t *out)
+static uint32_t route_avoiding(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t *out);
+
+/* The route with every link up. */
+static uint32_t route_default(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t *out)
 {
   uint32_t ns = src / t->V, nd = dst / t->V;
   uint32_t us = src % t->V, ud = dst % t->V;
@@ -1181,6 +1196,419 @@ uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t 
   out[n++] = dir(t->base_nic + y, FALSE);
   n += local_path(t, nd, t->nic_base + kd, ud, out + n);
   return n;
+}
+
+uint32_t comm__route(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t *out)
+{
+  if (G_UNLIKELY(t->down != NULL))
+    return route_avoiding(t, src, dst, out);
+  return route_default(t, src, dst, out);
+}
+
+/* ---- Failed links (--link-down) -------------------------------------------------------------
+ *
+ * A failed link is an undirected link id in t->down. The default routes stand where they cross
+ * no failed link; the others are found again: inside a node by breadth-first search that skips
+ * the node's failed links (NVLink and NVSwitch paths first, then PCIe, then the socket link, as
+ * build_paths ranks them), to another node through the sender's NIC if it still reaches the
+ * network and otherwise the nearest one that does (the same on the receiving side, without
+ * PXN), and through the first spine, counting up from the default one, whose two links are up.
+ * build_failures() refuses a set of failures that leaves some pair without a route. */
+
+static inline gboolean link_down(const comm_topology *t, uint64_t e)
+{
+  return g_hash_table_contains(t->down, GSIZE_TO_POINTER((gsize)e + 1));
+}
+
+static gboolean route_up(const comm_topology *t, const uint32_t *route, uint32_t n)
+{
+  for (uint32_t i = 0; i < n; i++)
+    if (link_down(t, route[i] / 2))
+      return FALSE;
+  return TRUE;
+}
+
+/* A path u -> v inside `node` over links that are up, written to out (global directed ids);
+ * UINT32_MAX when none is left. As local_bfs: NICs never forward, devices only between two
+ * devices. */
+static uint32_t local_path_up(const comm_topology *t, uint32_t node, uint32_t u, uint32_t v,
+                              uint32_t *out)
+{
+  if (u == v)
+    return 0;
+  gboolean transit = is_device_vertex(t, u) && is_device_vertex(t, v);
+  g_autofree uint32_t *dist = g_new(uint32_t, t->V);
+  g_autofree uint32_t *pred = g_new(uint32_t, t->V);
+  g_autofree uint32_t *queue = g_new(uint32_t, t->V);
+  uint64_t base = (uint64_t)node * t->LL;
+  for (int grade = 0; grade <= LINK_GRADE_MAX; grade++) {
+    for (uint32_t w = 0; w < t->V; w++)
+      dist[w] = UINT32_MAX;
+    dist[u] = 0;
+    uint32_t head = 0, tail = 0;
+    queue[tail++] = u;
+    while (head < tail && dist[v] == UINT32_MAX) {
+      uint32_t x = queue[head++];
+      if (x != u && (is_nic_vertex(t, x) || (is_device_vertex(t, x) && !transit)))
+        continue;
+      for (uint32_t l = 0; l < t->LL; l++) {
+        uint32_t a = g_array_index(t->la, uint32_t, l), b = g_array_index(t->lb, uint32_t, l);
+        if (a == b || (a != x && b != x) || link_grade(t, l) > grade || link_down(t, base + l))
+          continue;
+        uint32_t y = a == x ? b : a;
+        if (dist[y] != UINT32_MAX)
+          continue;
+        dist[y] = dist[x] + 1;
+        pred[y] = a == x ? 2 * l : 2 * l + 1;
+        queue[tail++] = y;
+      }
+    }
+    if (dist[v] == UINT32_MAX)
+      continue;
+    /* Walk back, then write forward; through the NVSwitch add its own capacity's loop. */
+    uint32_t n = 0;
+    for (uint32_t w = v; w != u; w = link_head(t, pred[w] ^ 1))
+      queue[n++] = pred[w];
+    uint32_t len = 0;
+    for (uint32_t i = n; i-- > 0;) {
+      out[len++] = (uint32_t)(2 * base) + queue[i];
+      if (link_head(t, queue[i]) == t->nvs && i > 0 && t->switch_link != NO_VERTEX)
+        out[len++] = (uint32_t)(2 * (base + t->switch_link));
+    }
+    return len;
+  }
+  return UINT32_MAX;
+}
+
+/* The NIC by which vertex u of `node` reaches the network: its own when its link to the network
+ * is up and a path to it is left, else the nearest such NIC (lowest index among equals);
+ * UINT32_MAX when none. The path from u to it (or from it to u, `to_nic` FALSE) goes to out. */
+static uint32_t nic_up(const comm_topology *t, uint32_t node, uint32_t u, gboolean to_nic,
+                       uint32_t *out, uint32_t *len)
+{
+  uint32_t best = UINT32_MAX, best_len = UINT32_MAX;
+  g_autofree uint32_t *buf = g_new(uint32_t, 3 * (size_t)t->V + 2);
+  for (uint32_t i = 0; i <= t->N; i++) {
+    /* The vertex's own NIC first, then the others in order. */
+    uint32_t k = i == 0 ? t->nic_of[u] : i - 1;
+    if (k == NO_VERTEX || (i > 0 && k == t->nic_of[u]) ||
+        link_down(t, t->base_nic + (uint64_t)node * t->N + k))
+      continue;
+    uint32_t nic = t->nic_base + k;
+    uint32_t n = to_nic ? local_path_up(t, node, u, nic, buf) : local_path_up(t, node, nic, u, buf);
+    if (n == UINT32_MAX || (i > 0 && n >= best_len))
+      continue;
+    best = k;
+    best_len = n;
+    memcpy(out, buf, n * sizeof *out);
+    if (i == 0)
+      break;
+  }
+  *len = best_len;
+  return best;
+}
+
+/* Links between NICs x and y that are up: the fat tree's default spine or the next one up. */
+static uint32_t net_path_up(const comm_topology *t, uint32_t x, uint32_t y, uint32_t *out)
+{
+  uint32_t n = net_path(t, x, y, out);
+  if (route_up(t, out, n) || t->net != NET_FATTREE || n != 2)
+    return route_up(t, out, n) ? n : UINT32_MAX;
+  uint64_t lx = (out[0] / 2 - t->base_net) / t->ft_up, ly = (out[1] / 2 - t->base_net) / t->ft_up;
+  uint32_t first = (uint32_t)((out[0] / 2 - t->base_net) % t->ft_up);
+  for (uint32_t i = 1; i < t->ft_up; i++) {
+    uint32_t spine = (first + i) % t->ft_up;
+    out[0] = dir(t->base_net + lx * t->ft_up + spine, TRUE);
+    out[1] = dir(t->base_net + ly * t->ft_up + spine, FALSE);
+    if (route_up(t, out, 2))
+      return 2;
+  }
+  return UINT32_MAX;
+}
+
+/* A route that avoids the failed links, or 0 links when none is left (build_failures refuses
+ * such clusters, so a run never meets one). */
+static uint32_t route_avoiding(const comm_topology *t, comm_ep src, comm_ep dst, uint32_t *out)
+{
+  uint32_t n = route_default(t, src, dst, out);
+  if (route_up(t, out, n))
+    return n;
+  uint32_t ns = src / t->V, nd = dst / t->V, us = src % t->V, ud = dst % t->V;
+  if (ns == nd) {
+    n = local_path_up(t, ns, us, ud, out);
+    return n == UINT32_MAX ? 0 : n;
+  }
+  uint32_t a, b;
+  uint32_t ks = nic_up(t, ns, us, TRUE, out, &a);
+  if (ks == UINT32_MAX)
+    return 0;
+  n = a;
+  uint32_t x = ns * t->N + ks;
+  out[n++] = dir(t->base_nic + x, TRUE);
+  g_autofree uint32_t *tail = g_new(uint32_t, 3 * (size_t)t->V + 2);
+  uint32_t kd = nic_up(t, nd, ud, FALSE, tail, &b);
+  if (kd == UINT32_MAX)
+    return 0;
+  uint32_t y = nd * t->N + kd;
+  uint32_t m = net_path_up(t, x, y, out + n);
+  if (m == UINT32_MAX)
+    return 0;
+  n += m;
+  out[n++] = dir(t->base_nic + y, FALSE);
+  memcpy(out + n, tail, b * sizeof *out);
+  return n + b;
+}
+
+/* The switches of the network by name: "switch", "leafN", "spineN". UINT32_MAX: not one. */
+typedef enum { SW_NONE, SW_SWITCH, SW_LEAF, SW_SPINE } switch_kind;
+
+static switch_kind parse_switch(const comm_topology *t, const char *name, uint32_t *index)
+{
+  unsigned v;
+  char tail;
+  if (t->net == NET_SWITCH && strcmp(name, "switch") == 0) {
+    *index = 0;
+    return SW_SWITCH;
+  }
+  if (t->net == NET_FATTREE && sscanf(name, "leaf%u%c", &v, &tail) == 1 && v < t->ft_leaves) {
+    *index = v;
+    return SW_LEAF;
+  }
+  if (t->net == NET_FATTREE && sscanf(name, "spine%u%c", &v, &tail) == 1 && v < t->ft_up) {
+    *index = v;
+    return SW_SPINE;
+  }
+  return SW_NONE;
+}
+
+/* A vertex of a node by its name ("node3/nic1"): FALSE when not one. */
+static gboolean parse_vertex(const comm_topology *t, const char *name, uint32_t *node,
+                             uint32_t *v)
+{
+  for (uint32_t k = 0; k < 2; k++) {
+    const char *prefix = k == 0 ? "node" : "extra";
+    size_t len = strlen(prefix);
+    if (strncmp(name, prefix, len) != 0)
+      continue;
+    char *end = NULL;
+    guint64 idx = g_ascii_strtoull(name + len, &end, 10);
+    uint32_t limit = k == 0 ? t->nodes : t->extra;
+    if (end == name + len || *end != '/' || idx >= limit)
+      return FALSE;
+    uint32_t nd = k == 0 ? (uint32_t)idx : t->nodes + (uint32_t)idx;
+    for (uint32_t w = 0; w < t->V; w++)
+      if (strcmp(comm_topology_endpoint_name(t, (comm_ep)((uint64_t)nd * t->V + w)), name) == 0) {
+        *node = nd;
+        *v = w;
+        return TRUE;
+      }
+    return FALSE;
+  }
+  return FALSE;
+}
+
+/* Marks the link between the two named vertices as down. */
+static gboolean mark_down(comm_topology *t, const comm_link_name *l, const char *where,
+                          GError **error)
+{
+  uint32_t na, va, nb, vb, sa, sb;
+  gboolean a_node = parse_vertex(t, l->a, &na, &va), b_node = parse_vertex(t, l->b, &nb, &vb);
+  switch_kind ka = a_node ? SW_NONE : parse_switch(t, l->a, &sa);
+  switch_kind kb = b_node ? SW_NONE : parse_switch(t, l->b, &sb);
+  if ((!a_node && ka == SW_NONE) || (!b_node && kb == SW_NONE)) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: '%s' is not a vertex of this cluster "
+                "(nodeN/devK, nodeN/nicK, nodeN/nvswitch, nodeN/cpuK, nodeN/pcieK; %s)", where,
+                (!a_node && ka == SW_NONE) ? l->a : l->b,
+                t->net == NET_FATTREE ? "leafN, spineN"
+                : t->net == NET_SWITCH ? "switch" : "no network switch can fail on this topology");
+    return FALSE;
+  }
+  gboolean found = FALSE;
+  if (a_node && b_node) {
+    for (uint32_t i = 0; na == nb && i < t->LL; i++) {
+      uint32_t x = g_array_index(t->la, uint32_t, i), y = g_array_index(t->lb, uint32_t, i);
+      if (x != y && ((x == va && y == vb) || (x == vb && y == va))) {
+        g_hash_table_add(t->down, GSIZE_TO_POINTER((gsize)((uint64_t)na * t->LL + i) + 1));
+        found = TRUE;
+      }
+    }
+  } else if (a_node != b_node) {
+    /* A NIC and the switch of the network it plugs into. */
+    uint32_t node = a_node ? na : nb, v = a_node ? va : vb, sw = a_node ? sb : sa;
+    switch_kind k = a_node ? kb : ka;
+    if (is_nic_vertex(t, v)) {
+      uint32_t x = node * t->N + (v - t->nic_base);
+      if (k == SW_SWITCH || (k == SW_LEAF && ft_leaf(t, x) == sw)) {
+        g_hash_table_add(t->down, GSIZE_TO_POINTER((gsize)(t->base_nic + x) + 1));
+        found = TRUE;
+      }
+    }
+  } else if ((ka == SW_LEAF && kb == SW_SPINE) || (ka == SW_SPINE && kb == SW_LEAF)) {
+    uint32_t leaf = ka == SW_LEAF ? sa : sb, spine = ka == SW_LEAF ? sb : sa;
+    g_hash_table_add(t->down,
+                     GSIZE_TO_POINTER((gsize)(t->base_net + (uint64_t)leaf * t->ft_up + spine) + 1));
+    found = TRUE;
+  }
+  if (!found) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: no link joins %s and %s", where, l->a, l->b);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Marks the failed links and refuses a cluster they cut: every pair of devices of a node with a
+ * failed link inside it must still be joined, every device of a node with a failed link must
+ * still reach a NIC that reaches the network, and every leaf must still share a working spine
+ * with every other leaf. */
+static gboolean build_failures(comm_topology *t, const comm_cluster_spec *spec, GError **error)
+{
+  if (spec->n_links_down == 0)
+    return TRUE;
+  const char *where = spec->links_down_where ? spec->links_down_where : "--link-down";
+  t->down = g_hash_table_new(g_direct_hash, g_direct_equal);
+  for (uint32_t i = 0; i < spec->n_links_down; i++)
+    if (!mark_down(t, &spec->links_down[i], where, error))
+      return FALSE;
+  /* Rerouted paths inside a node may be longer than the stored ones. */
+  t->route_max = 3 * MAX(t->local_max, 2 * t->V + 1) + t->net_max + 2;
+  g_autofree uint32_t *buf = g_new(uint32_t, t->route_max);
+  g_autoptr(GHashTable) nodes = g_hash_table_new(g_direct_hash, g_direct_equal);
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init(&it, t->down);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    uint64_t e = GPOINTER_TO_SIZE(key) - 1;
+    if (e < t->base_nic)
+      g_hash_table_add(nodes, GUINT_TO_POINTER((uint32_t)(e / t->LL) + 1));
+    else if (e < t->base_net)
+      g_hash_table_add(nodes, GUINT_TO_POINTER((uint32_t)((e - t->base_nic) / t->N) + 1));
+  }
+  g_hash_table_iter_init(&it, nodes);
+  while (g_hash_table_iter_next(&it, &key, NULL)) {
+    uint32_t node = GPOINTER_TO_UINT(key) - 1;
+    uint32_t ends = t->sw_base;   /* devices and sockets */
+    for (uint32_t u = 0; u < ends; u++) {
+      for (uint32_t v = 0; v < ends; v++)
+        if (u != v && local_path_up(t, node, u, v, buf) == UINT32_MAX) {
+          g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: no route is left from %s to %s",
+                      where, comm_topology_endpoint_name(t, node * t->V + u),
+                      comm_topology_endpoint_name(t, node * t->V + v));
+          return FALSE;
+        }
+      uint32_t len;
+      if (t->total_nodes > 1 && nic_up(t, node, u, TRUE, buf, &len) == UINT32_MAX) {
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s reaches no NIC to the network",
+                    where, comm_topology_endpoint_name(t, node * t->V + u));
+        return FALSE;
+      }
+    }
+  }
+  if (t->net == NET_FATTREE) {
+    for (uint32_t a = 0; a < t->ft_leaves; a++)
+      for (uint32_t b = a + 1; b < t->ft_leaves; b++) {
+        gboolean any = FALSE;
+        for (uint32_t s = 0; s < t->ft_up && !any; s++)
+          any = !link_down(t, t->base_net + (uint64_t)a * t->ft_up + s) &&
+                !link_down(t, t->base_net + (uint64_t)b * t->ft_up + s);
+        if (!any) {
+          g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: no route is left between leaf%u and "
+                      "leaf%u (no spine reaches both)", where, a, b);
+          return FALSE;
+        }
+      }
+  }
+  return TRUE;
+}
+
+uint32_t comm_topology_links_down(const comm_topology *t)
+{
+  return t->down ? g_hash_table_size(t->down) : 0;
+}
+
+/* The network's switch at one end of a network link. */
+static char *net_switch_name(const comm_topology *t, uint64_t e, gboolean a_side)
+{
+  uint64_t k = e - t->base_net;
+  switch (t->net) {
+  case NET_FATTREE:
+    return a_side ? g_strdup_printf("leaf%" G_GUINT64_FORMAT, k / t->ft_up)
+                  : g_strdup_printf("spine%" G_GUINT64_FORMAT, k % t->ft_up);
+  case NET_RING:
+  case NET_TORUS2D:
+  case NET_TORUS3D: {
+    uint32_t r = (uint32_t)(k / t->ndims), d = (uint32_t)(k % t->ndims), stride = 1;
+    for (uint32_t i = 0; i < d; i++)
+      stride *= t->dims[i];
+    uint32_t c = (r / stride) % t->dims[d];
+    uint32_t next = r - c * stride + ((c + 1) % t->dims[d]) * stride;
+    return g_strdup_printf("router%u", a_side ? r : next);
+  }
+  case NET_SWITCH:
+  case NET_DRAGONFLY:
+  default:
+    return g_strdup_printf("net%" G_GUINT64_FORMAT "%s", k, a_side ? "a" : "b");
+  }
+}
+
+/* The vertex at the network's end of NIC x's link. */
+static char *nic_switch_name(const comm_topology *t, uint32_t x)
+{
+  switch (t->net) {
+  case NET_SWITCH:
+    return g_strdup("switch");
+  case NET_FATTREE:
+    return g_strdup_printf("leaf%u", ft_leaf(t, x));
+  case NET_RING:
+  case NET_TORUS2D:
+  case NET_TORUS3D:
+    return g_strdup_printf("router%u", x / t->N);
+  case NET_DRAGONFLY:
+  default:
+    return g_strdup_printf("router%u", (x / t->N) / t->df_p);
+  }
+}
+
+char *comm_topology_link_name(const comm_topology *t, uint32_t dlink)
+{
+  uint64_t e = dlink / 2;
+  gboolean fwd = (dlink & 1) == 0;
+  g_autofree char *a = NULL, *b = NULL;
+  if (e < t->base_nic) {
+    uint32_t node = (uint32_t)(e / t->LL), l = (uint32_t)(e % t->LL);
+    uint32_t x = g_array_index(t->la, uint32_t, l), y = g_array_index(t->lb, uint32_t, l);
+    const char *xn = comm_topology_endpoint_name(t, (comm_ep)((uint64_t)node * t->V + x));
+    if (x == y)
+      return g_strdup_printf("%s (%s)", xn, l == t->switch_link ? "switch" : "memory");
+    a = g_strdup(xn);
+    b = g_strdup(comm_topology_endpoint_name(t, (comm_ep)((uint64_t)node * t->V + y)));
+  } else if (e < t->base_net) {
+    uint32_t x = (uint32_t)(e - t->base_nic);
+    a = g_strdup(comm_topology_endpoint_name(t, (comm_ep)((uint64_t)(x / t->N) * t->V +
+                                                          t->nic_base + x % t->N)));
+    b = nic_switch_name(t, x);
+  } else {
+    a = net_switch_name(t, e, TRUE);
+    b = net_switch_name(t, e, FALSE);
+  }
+  return fwd ? g_strdup_printf("%s-%s", a, b) : g_strdup_printf("%s-%s", b, a);
+}
+
+double comm_topology_link_Bps(const comm_topology *t, uint32_t dlink)
+{
+  return comm__link_class_of(t, dlink)->Bps;
+}
+
+const char *comm_topology_link_tier(const comm_topology *t, uint32_t dlink)
+{
+  uint64_t e = dlink / 2;
+  if (e >= t->base_net)
+    return t->net == NET_FATTREE ? "spine" : "network";
+  if (e >= t->base_nic)
+    return t->net != NET_FATTREE ? "nic" : t->ft_rails ? "rail" : "leaf";
+  const char *kind = comm__link_class_of(t, dlink)->kind;
+  if (kind[0] == 'n')
+    return "nvlink";
+  return kind[0] == 'p' ? "pcie" : "host";
 }
 
 /* Latency (sum, for a message of `bytes`) and bottleneck bandwidth (min) of a route. */

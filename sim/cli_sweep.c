@@ -39,6 +39,11 @@ int dtsim_cmd_sweep(int argc, char **argv)
                 "'dtsim run'");
     return dtsim_cli_fail("sweep", error);
   }
+  if (s.link_heatmap) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "%s: a sweep draws no heat map; run the point "
+                "you want with 'dtsim run'", sim_scenario_where(&s, "link-heatmap"));
+    return dtsim_cli_fail("sweep", error);
+  }
   g_autoptr(GPtrArray) points = sim_sweep_expand(&s, &error);
   if (!points || (s.csv && !dt_outfile_check(s.csv, "--csv", &error)) ||
       (s.plot && !dt_outfile_check(s.plot, "--plot", &error)))

@@ -115,6 +115,9 @@ typedef struct {
    * received data, bytes/s, and their memory, bytes. */
   double reduce_Bps;
   uint64_t memory_capacity_bytes;
+  /* A folded 3-D plan (one unit per pipeline stage, standing for its tensor and data-parallel
+   * peers): its tensor and pipeline degrees; 0 for other plans. */
+  uint32_t fold_tp, fold_pp;
   /* The strategy's own figures for its report (see sim_strategy.report), freed with the plan. */
   gpointer extra;
   GDestroyNotify extra_free;

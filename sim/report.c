@@ -216,6 +216,21 @@ void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_jso
                            r->memory_optimizer_bytes, r->memory_activations_bytes,
                            r->memory_other_bytes, r->memory_framework_reserved_bytes);
   }
+  if (r->symmetry_note[0]) {
+    g_string_append(o, "\"symmetry\":");
+    dt_json_string(o, r->symmetry_note);
+    g_string_append_c(o, ',');
+  }
+  if (r->has_train) {
+    const sim_trainrun *t = &r->train;
+    g_string_append_printf(o, "\"train_iterations\":%" G_GUINT64_FORMAT ",", t->iterations);
+    json_double(o, "train_time_s", t->train_time_s);
+    if (t->has_cost)
+      json_double(o, "train_cost_usd", t->train_cost_usd);
+    json_double(o, "expected_failures", t->expected_failures);
+    json_double(o, "goodput", t->goodput);
+    json_double(o, "checkpoint_interval_s", t->checkpoint_interval_s);
+  }
   if (extra_json && *extra_json)
     g_string_append_printf(o, "%s,", extra_json);
   g_string_truncate(o, o->len - 1);
@@ -226,6 +241,20 @@ void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_jso
 static void row_ms(FILE *out, const char *label, double s, double total)
 {
   fprintf(out, "  %-28s %12.3f ms %6.1f%%\n", label, s * 1e3, total > 0 ? 100.0 * s / total : 0);
+}
+
+/* A duration in the unit that reads best: "12.3 s", "4.56 min", "7.89 h", "10.1 days". */
+static const char *duration(char buf[32], double s)
+{
+  if (s < 60)
+    g_snprintf(buf, 32, "%.3g s", s);
+  else if (s < 3600)
+    g_snprintf(buf, 32, "%.3g min", s / 60);
+  else if (s < 86400)
+    g_snprintf(buf, 32, "%.3g h", s / 3600);
+  else
+    g_snprintf(buf, 32, "%.4g days", s / 86400);
+  return buf;
 }
 
 void sim_report_print_table(FILE *out, const sim_report *r, const char *title)
@@ -267,6 +296,25 @@ void sim_report_print_table(FILE *out, const sim_report *r, const char *title)
   else if (r->speedup > 0)
     fprintf(out, "  %-28s %12.2fx on %u devices (scaling efficiency %.1f%%)\n",
             "speedup over one device", r->speedup, r->devices, 100.0 * r->scaling_efficiency);
+  if (r->symmetry_note[0])
+    fprintf(out, "  %-28s %s\n", "symmetry", r->symmetry_note);
+  if (r->has_train) {
+    const sim_trainrun *t = &r->train;
+    char wall[32], work[32], every[32];
+    fprintf(out, "  %-28s %15s (%" G_GUINT64_FORMAT " iterations, %s of work)\n", "training run",
+            duration(wall, t->train_time_s), t->iterations, duration(work, t->solve_time_s));
+    if (t->has_cost)
+      fprintf(out, "  %-28s %15.2f USD (%u devices for %.4g hours)\n", "training cost",
+              t->train_cost_usd, r->devices, t->train_time_s / 3600);
+    if (t->job_mtbf_s > 0)
+      fprintf(out, "  %-28s %15.2f (the job fails every %s on average)\n", "expected failures",
+              t->expected_failures, duration(every, t->job_mtbf_s));
+    if (t->checkpoint_interval_s > 0)
+      fprintf(out, "  %-28s %15s of training between checkpoints%s\n", "checkpoint interval",
+              duration(every, t->checkpoint_interval_s),
+              t->job_mtbf_s > 0 ? "" : " (no failures)");
+    fprintf(out, "  %-28s %14.2f%% of the wall time trains\n", "goodput", 100 * t->goodput);
+  }
   fprintf(out, "  %-28s %12" G_GUINT64_FORMAT " in %.3f s (%.3g events/s)\n", "simulated events",
           r->events, r->sim_wall_s, r->sim_wall_s > 0 ? (double)r->events / r->sim_wall_s : 0.0);
 }

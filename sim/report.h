@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "plan.h"
+#include "trainrun.h"
 
 typedef struct {
   double iteration_time_s;
@@ -34,6 +35,12 @@ typedef struct {
   uint64_t memory_weights_bytes, memory_gradients_bytes, memory_optimizer_bytes;
   uint64_t memory_activations_bytes, memory_other_bytes;
   uint64_t memory_framework_reserved_bytes;   /* CUDA context, NCCL buffers, allocator slack */
+  uint64_t tokens_per_iteration;  /* sequence models: samples x sequence length; else 0 */
+  /* What stragglers did to the folding of the run ("unfolded: ...", "folded: ..."), or "". */
+  char symmetry_note[240];
+  /* The whole training run (--train-tokens or --train-samples), when has_train. */
+  gboolean has_train;
+  sim_trainrun train;
 } sim_report;
 
 /* Fills r from a finished execution of p. */

@@ -5,6 +5,9 @@
 
 #include "plan.h"
 #include "strategy.h"
+#include "faults.h"
+#include "linkviews.h"
+#include "trainrun_keys.h"
 #include "util.h"
 
 #include <string.h>
@@ -29,6 +32,9 @@ static const sim_key_group *const *key_groups(gsize *n)
     list[k++] = &sim_keys_sweep;
     list[k++] = &sim_keys_collective;
     list[k++] = &sim_keys_search;
+    list[k++] = &sim_keys_trainrun;
+    list[k++] = &sim_keys_faults;
+    list[k++] = &sim_keys_links;
     list[k++] = &sim_keys_output;
     g_assert(k <= G_N_ELEMENTS(list));
     g_once_init_leave(&count, k);
@@ -101,6 +107,7 @@ static void clear_field(sim_scenario *s, const sim_key *k)
     break;
   case SIM_KEY_INT_LIST:
   case SIM_KEY_SIZE_LIST:
+  case SIM_KEY_ITEM_LIST:
     g_clear_pointer((GArray **)f, g_array_unref);
     break;
   case SIM_KEY_REF_LIST:
@@ -190,6 +197,7 @@ void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src)
         break;
       case SIM_KEY_INT_LIST:
       case SIM_KEY_SIZE_LIST:
+      case SIM_KEY_ITEM_LIST:
         if (*(GArray **)f)
           *(GArray **)f = g_array_copy(*(GArray **)f);
         break;
@@ -341,6 +349,22 @@ static gboolean set_value(sim_scenario *s, const sim_key *k, const char *value,
     *(GPtrArray **)f = list;
     return TRUE;
   }
+  case SIM_KEY_ITEM_LIST: {
+    /* Appends: a repeated option adds its items to those before it. */
+    g_auto(GStrv) items = dt_parse_name_list(value, where, error);
+    if (!items)
+      return FALSE;
+    g_autofree void *item = g_malloc0(k->item_size);
+    GArray **list = f;
+    for (char **it = items; *it; it++) {
+      if (!k->parse(*it, where, item, error))
+        return FALSE;
+      if (!*list)
+        *list = g_array_new(FALSE, TRUE, (guint)k->item_size);
+      g_array_append_vals(*list, item, 1);
+    }
+    return TRUE;
+  }
   }
   return FALSE;
 }
@@ -419,6 +443,7 @@ typedef struct {
   const sim_key *key;
   char *value;            /* set by GOptionContext */
   gboolean flag;          /* SIM_KEY_FLAG */
+  char **values;          /* SIM_KEY_ITEM_LIST: every occurrence */
 } opt_slot;
 
 struct sim_scenario_opts {
@@ -476,6 +501,9 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
       if (k->kind == SIM_KEY_FLAG) {
         en->arg = G_OPTION_ARG_NONE;
         en->arg_data = &slot->flag;
+      } else if (k->kind == SIM_KEY_ITEM_LIST) {
+        en->arg = G_OPTION_ARG_STRING_ARRAY;
+        en->arg_data = &slot->values;
       } else {
         en->arg = G_OPTION_ARG_STRING;
         en->arg_data = &slot->value;
@@ -507,8 +535,10 @@ void sim_scenario_opts_free(sim_scenario_opts *o)
 {
   if (!o)
     return;
-  for (guint i = 0; i < o->slots->len; i++)
+  for (guint i = 0; i < o->slots->len; i++) {
     g_free(g_array_index(o->slots, opt_slot, i).value);
+    g_strfreev(g_array_index(o->slots, opt_slot, i).values);
+  }
   g_array_free(o->slots, TRUE);
   g_ptr_array_free(o->entries, TRUE);
   g_free(o);
@@ -522,6 +552,13 @@ gboolean sim_scenario_apply_options(sim_scenario *s, const sim_scenario_opts *o,
     if (slot->key->kind == SIM_KEY_FLAG) {
       if (slot->flag && !set_given(s, slot->key, "on", where, error))
         return FALSE;
+    } else if (slot->key->kind == SIM_KEY_ITEM_LIST) {
+      /* The options replace what a file gave; each occurrence adds. */
+      if (slot->values)
+        clear_field(s, slot->key);
+      for (char **v = slot->values; v && *v; v++)
+        if (!set_given(s, slot->key, *v, where, error))
+          return FALSE;
     } else if (slot->value && !set_given(s, slot->key, slot->value, where, error)) {
       return FALSE;
     }
@@ -566,7 +603,8 @@ gboolean sim_scenario_check(const sim_scenario *s, GError **error)
       }
     }
   }
-  return TRUE;
+  return sim_trainrun_check(s, error) && sim_faults_check(s, error) &&
+         sim_linkviews_check(s, error);
 }
 
 /* ---- Command lines --------------------------------------------------------------------------- */

@@ -138,7 +138,19 @@ typedef struct {
   double launch_us, step_us;    /* software costs, microseconds */
   int64_t root;
   gboolean steps;               /* rings step by step */
+  /* The whole training run (trainrun_keys.c): 0 where not given. */
+  int64_t train_tokens, train_samples;
+  double gpu_hour_cost;         /* USD per device-hour (0 and not given: no cost reported) */
+  double mtbf_hours;            /* mean time between failures of one device, hours */
+  double checkpoint_interval_min, checkpoint_write_s, restart_s;
+  /* Stragglers and failed links (faults.c): NULL when none. */
+  GArray *stragglers;           /* sim_straggler */
+  GArray *links_down;           /* comm_link_name */
+  /* Views of link load (linkviews.c). */
+  int64_t trace_links;          /* busiest links shown as counters in --trace */
+  char *link_heatmap;           /* SVG output, or NULL */
   /* Search (search.c). */
+  int rank_by;                  /* sim_search_rank_by */
   int64_t top;                  /* rows printed */
   int64_t jobs;                 /* threads simulating candidates (0: one per processor) */
   /* Where each key's value came from: key name -> "--key" or "FILE:LINE: [scenario] key";
@@ -164,10 +176,15 @@ typedef enum {
   SIM_KEY_INT_LIST,   /* GArray of int64_t in [min, max] (a,b,c; a..b doubles) */
   SIM_KEY_SIZE_LIST,  /* GArray of uint64_t bytes (a,b,c; a..b doubles) */
   SIM_KEY_REF_LIST,   /* GPtrArray of registry entries */
+  SIM_KEY_ITEM_LIST,  /* GArray of `item_size` records, each item parsed by `parse`; the
+                       * option is repeatable (each adds), a file gives a comma-separated list */
 } sim_key_kind;
 
 /* Finds a registry entry by name; `where` names the option or file:line:key in the error. */
 typedef const void *(*sim_key_resolve_fn)(const char *name, const char *where, GError **error);
+/* Parses one item of an ITEM_LIST into `out` (item_size bytes). */
+typedef gboolean (*sim_key_parse_fn)(const char *item, const char *where, void *out,
+                                     GError **error);
 
 typedef struct {
   const char *name;             /* --name on the command line, key in [scenario] */
@@ -179,6 +196,8 @@ typedef struct {
   const char *(*choice_name)(int i); /* CHOICE: the owning module's name of enum value i */
   int n_choices;                /* CHOICE with choice_name: the values 0 .. n_choices - 1 */
   sim_key_resolve_fn resolve;   /* REF, REF_LIST */
+  sim_key_parse_fn parse;       /* ITEM_LIST */
+  size_t item_size;             /* ITEM_LIST: bytes of one parsed item */
   unsigned commands;            /* sim_opts_set: the commands that take it */
   unsigned needs;               /* sim_strategy_flags a strategy needs to take it; 0: the
                                  * group's */
@@ -213,7 +232,8 @@ typedef struct {
 /* The groups, declared beside their consumers (each strategy's own group is its
  * sim_strategy.keys, sim/strategy.h). */
 extern const sim_key_group sim_keys_model, sim_keys_cluster, sim_keys_run, sim_keys_output,
-    sim_keys_sweep, sim_keys_collective, sim_keys_search, sim_keys_chakra;
+    sim_keys_sweep, sim_keys_collective, sim_keys_search, sim_keys_chakra, sim_keys_trainrun,
+    sim_keys_faults, sim_keys_links;
 
 /* ---- The scenario ---------------------------------------------------------------------------- */
 

@@ -6,6 +6,7 @@
 #include "plan.h"
 #include "simulate.h"
 #include "sweep.h"
+#include "trainrun_keys.h"
 #include "util.h"
 
 #include <math.h>
@@ -19,6 +20,10 @@ static const sim_key search_keys[] = {
      .arg = "K", .help = "rows printed, best first; the best K are simulated again on the flow network"},
     {"jobs", SIM_KEY_INT, SIM_KEY_OFF(jobs), "0", 0, 1024, .commands = SIM_OPTS_SEARCH,
      .arg = "N", .help = "threads simulating candidates (default 0: one per processor)"},
+    {"rank-by", SIM_KEY_CHOICE, SIM_KEY_OFF(rank_by), "throughput", .choices = "throughput|time|cost",
+     .commands = SIM_OPTS_SEARCH,
+     .help = "best first by throughput, by the whole run's train_time_s (needs --train-tokens or "
+             "--train-samples) or its train_cost_usd (also --gpu-hour-cost)"},
 };
 const sim_key_group sim_keys_search = SIM_KEY_GROUP("search", 0, search_keys);
 
@@ -333,6 +338,22 @@ gboolean sim_search_check(sim_scenario *s, GError **error)
                 sim_scenario_where(s, key));
     return FALSE;
   }
+  if (ok && s->link_heatmap) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: a search draws no heat map; run the "
+                "configuration you want with 'dtsim run'", sim_scenario_where(s, "link-heatmap"));
+    return FALSE;
+  }
+  if (ok && s->rank_by != SIM_SEARCH_RANK_THROUGHPUT && !sim_trainrun_asked(s)) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: ranking by the whole run's %s needs "
+                "--train-tokens or --train-samples", sim_scenario_where(s, "rank-by"),
+                s->rank_by == SIM_SEARCH_RANK_TIME ? "time" : "cost");
+    return FALSE;
+  }
+  if (ok && s->rank_by == SIM_SEARCH_RANK_COST && !sim_scenario_given(s, "gpu-hour-cost")) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: ranking by cost needs --gpu-hour-cost",
+                sim_scenario_where(s, "rank-by"));
+    return FALSE;
+  }
   return ok;
 }
 
@@ -525,11 +546,31 @@ gboolean sim_search_evaluate(const sim_search *S, gboolean flow, const guint *wh
 
 /* ---- Ranking --------------------------------------------------------------------------------- */
 
-static gint by_throughput(gconstpointer a, gconstpointer b, gpointer data)
+/* What the ranking orders by, higher first: throughput, or the whole run's time or cost
+ * negated. */
+static double merit(sim_search_rank_by by, const sim_report *r)
 {
-  const sim_search_result *r = data;
+  switch (by) {
+  case SIM_SEARCH_RANK_TIME:
+    return -r->train.train_time_s;
+  case SIM_SEARCH_RANK_COST:
+    return -r->train.train_cost_usd;
+  case SIM_SEARCH_RANK_THROUGHPUT:
+  default:
+    return r->throughput_samples_per_s;
+  }
+}
+
+typedef struct {
+  const sim_search_result *results;
+  sim_search_rank_by by;
+} rank_order;
+
+static gint by_merit(gconstpointer a, gconstpointer b, gpointer data)
+{
+  const rank_order *o = data;
   guint i = *(const guint *)a, j = *(const guint *)b;
-  double x = r[i].report.throughput_samples_per_s, y = r[j].report.throughput_samples_per_s;
+  double x = merit(o->by, &o->results[i].report), y = merit(o->by, &o->results[j].report);
   if (x != y)
     return x > y ? -1 : 1;
   return i < j ? -1 : i > j;
@@ -544,7 +585,8 @@ void sim_search_rank(sim_search *S)
   for (guint i = 0; i < S->candidates->len; i++)
     if (S->analytic[i].status == SIM_SEARCH_OK)
       g_array_append_val(S->ranked, i);
-  g_array_sort_with_data(S->ranked, by_throughput, S->analytic);
+  rank_order order = {S->analytic, (sim_search_rank_by)S->base.rank_by};
+  g_array_sort_with_data(S->ranked, by_merit, &order);
   g_clear_pointer(&S->finalists, g_array_unref);
   S->finalists = g_array_new(FALSE, FALSE, sizeof(guint));
   guint K = MIN((guint)S->base.top, S->ranked->len);
@@ -587,13 +629,14 @@ double sim_search_kendall_tau(const double *a, const double *b, guint n)
 
 static gint by_flow(gconstpointer a, gconstpointer b, gpointer data)
 {
-  const sim_search_result *r = data;
+  const rank_order *o = data;
+  const sim_search_result *r = o->results;
   guint i = *(const guint *)a, j = *(const guint *)b;
-  /* Simulated finalists first, by flow throughput; then in analytic order. */
+  /* Simulated finalists first, by their flow merit; then in analytic order. */
   gboolean oi = r[i].status != SIM_SEARCH_REFUSED, oj = r[j].status != SIM_SEARCH_REFUSED;
   if (oi != oj)
     return oi ? -1 : 1;
-  double x = r[i].report.throughput_samples_per_s, y = r[j].report.throughput_samples_per_s;
+  double x = merit(o->by, &r[i].report), y = merit(o->by, &r[j].report);
   if (oi && x != y)
     return x > y ? -1 : 1;
   return i < j ? -1 : i > j;
@@ -606,7 +649,8 @@ void sim_search_finish(sim_search *S)
   guint K = S->finalists->len;
   for (guint j = 0; j < K; j++)
     g_array_append_val(S->final, j);
-  g_array_sort_with_data(S->final, by_flow, S->flow);
+  rank_order order = {S->flow, (sim_search_rank_by)S->base.rank_by};
+  g_array_sort_with_data(S->final, by_flow, &order);
   /* Agreement: the analytic rank against the flow throughput of each finalist. */
   g_autofree double *a = g_new(double, MAX(K, 1));
   g_autofree double *b = g_new(double, MAX(K, 1));
@@ -787,9 +831,15 @@ void sim_search_print(const sim_search *S, FILE *out, FILE *summary)
   int w = (int)strlen("configuration");
   for (guint k = 0; k < rs->len; k++)
     w = MAX(w, (int)strlen(sim_search_label(S, g_array_index(rs, row, k).candidate)));
-  fprintf(out, "%4s  %-*s %12s %14s %6s %8s %9s %8s %12s\n", "rank", w, "configuration",
+  gboolean train = sim_trainrun_asked(&S->base), cost = sim_scenario_given(&S->base, "gpu-hour-cost");
+  fprintf(out, "%4s  %-*s %12s %14s %6s %8s %9s %8s %12s", "rank", w, "configuration",
           "iteration_ms", S->seq ? "tokens_per_s" : "samples_per_s", "mfu_%", "mem_GiB",
           "exposed_%", "analytic", "analytic_ms");
+  if (train)
+    fprintf(out, " %10s %8s", "train_days", "goodput");
+  if (cost)
+    fprintf(out, " %14s", "train_cost_usd");
+  fputc('\n', out);
   for (guint k = 0; k < rs->len; k++) {
     const row *r = &g_array_index(rs, row, k);
     const sim_report *m = &r->result->report;
@@ -802,12 +852,17 @@ void sim_search_print(const sim_search *S, FILE *out, FILE *summary)
               sim_search_label(S, r->candidate), r->result->reason);
       continue;
     }
-    fprintf(out, "%4u  %-*s %12.3f %14.1f %6s %8.2f %9.1f %8u %12.3f\n", k + 1, w,
+    fprintf(out, "%4u  %-*s %12.3f %14.1f %6s %8.2f %9.1f %8u %12.3f", k + 1, w,
             sim_search_label(S, r->candidate), it * 1e3,
             m->throughput_samples_per_s * (double)(S->seq ? S->seq : 1), mfu_text,
             (double)m->memory_per_device_bytes / (1 << 30),
             it > 0 ? 100 * m->exposed_comm_time_s / it : 0, r->analytic_rank,
             r->analytic->report.iteration_time_s * 1e3);
+    if (train)
+      fprintf(out, " %10.3f %8.4f", m->train.train_time_s / 86400, m->train.goodput);
+    if (cost)
+      fprintf(out, " %14.2f", m->train.train_cost_usd);
+    fputc('\n', out);
   }
   print_summary(S, summary);
 }

@@ -21,6 +21,13 @@
 
 typedef struct sim_search sim_search;
 
+/* --rank-by: what "best" means (the scenario's rank_by). */
+typedef enum {
+  SIM_SEARCH_RANK_THROUGHPUT,   /* highest throughput */
+  SIM_SEARCH_RANK_TIME,         /* shortest whole run (train_time_s) */
+  SIM_SEARCH_RANK_COST,         /* cheapest whole run (train_cost_usd) */
+} sim_search_rank_by;
+
 typedef enum {
   SIM_SEARCH_OK,        /* simulated, fits in memory */
   SIM_SEARCH_NO_FIT,    /* simulated, needs more memory than the device has */

@@ -4,8 +4,11 @@
 #include "chakra.h"
 #include "chakra_out.h"
 #include "chrome.h"
+#include "faults.h"
+#include "linkviews.h"
 #include "net_adapter.h"
 #include "strategy.h"
+#include "trainrun_keys.h"
 #include "util.h"
 
 #include <string.h>
@@ -33,7 +36,8 @@ static const sim_key cluster_keys[] = {
     {"inter", SIM_KEY_STRING, SIM_KEY_OFF(inter), .commands = SIM_OPTS_CLUSTER,
      .arg = "NAME|FILE", .help = "inter-node network (default: the preset's)"},
     {"topology", SIM_KEY_STRING, SIM_KEY_OFF(topology), .commands = SIM_OPTS_CLUSTER,
-     .arg = "NAME", .help = "switch, fat-tree[:OVERSUB], ring, torus2d, torus3d, dragonfly"},
+     .arg = "NAME",
+     .help = "switch, fat-tree[:OVERSUB], rail[:OVERSUB], ring, torus2d, torus3d, dragonfly"},
     {"net-model", SIM_KEY_CHOICE, SIM_KEY_OFF(net_model), "flow", .choices = "flow|analytic",
      .commands = SIM_OPTS_CLUSTER,
      .help = "network fidelity (DTSIM_NET_PLAIN=1 in the environment: flow without its "
@@ -152,6 +156,7 @@ comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error)
       .intra_where = sim_scenario_where(s, "intra"),
       .inter_where = sim_scenario_where(s, "inter"),
   };
+  sim_faults_spec(s, &spec);
   return comm_topology_build(&spec, error);
 }
 
@@ -204,7 +209,7 @@ static sim_plan *build_plan(const sim_scenario *s, const comm_topology *topo,
       .stages = (uint32_t)s->stages,
       .ps_count = (uint32_t)s->ps_count,
       .split = s->split,
-      .symmetric = s->symmetry,
+      .symmetric = s->symmetry && !sim_faults_unfold(s),
       .scenario = s,
       .own = strategy->keys ? sim_scenario_own(s, strategy->keys) : NULL,
       .topology = topo,
@@ -225,7 +230,8 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
 {
   /* Every output can be written, or nothing is simulated. */
   if (outputs && ((s->trace && !dt_outfile_check(s->trace, "--trace", error)) ||
-                  (s->csv && !dt_outfile_check(s->csv, "--csv", error))))
+                  (s->csv && !dt_outfile_check(s->csv, "--csv", error)) ||
+                  !sim_linkviews_check_outputs(s, error)))
     return FALSE;
   comm_net_model net_model = s->net_model;
   g_autoptr(comm_topology) topo = sim_scenario_topology(s, error);
@@ -251,6 +257,12 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (!plan)
     return FALSE;
   unsigned flags = strategy ? sim_strategy_flags_for(strategy, s) : 0;
+  /* A folded 3-D plan holds one unit per stage (plan->fold_pp, sim_plan). */
+  gboolean folded_3d = plan->fold_pp != 0;
+  char symmetry_note[sizeof r->symmetry_note];
+  if (!sim_faults_apply(s, topo, plan, folded_3d, folded_3d ? plan->fold_tp : 1,
+                        folded_3d ? plan->fold_pp : 1, symmetry_note, sizeof symmetry_note, error))
+    return FALSE;
   g_autoptr(sim_engine) engine = sim_engine_new();
   g_autoptr(trace_chrome) trace = NULL;
   if (outputs && s->trace) {
@@ -271,6 +283,14 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(comm_net) net = comm_net_new(engine, topo, net_model);
   g_autoptr(sim_exec) exec = sim_exec_new(engine, plan->graph);
   g_autoptr(sim_net_adapter) adapter = sim_net_adapter_new(net, plan, reduce_Bps);
+  g_autoptr(GError) views_error = NULL;
+  g_autoptr(sim_linkviews) views =
+      outputs ? sim_linkviews_attach(s, plan, folded_3d, net, topo, trace != NULL, &views_error)
+              : NULL;
+  if (views_error) {
+    g_propagate_error(error, g_steal_pointer(&views_error));
+    return FALSE;
+  }
   sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
   if (flags & SIM_STRATEGY_SERVERS)
     sim_net_adapter_set_ps(adapter, s->ps_placement, (uint32_t)s->ps_count,
@@ -279,6 +299,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     return FALSE;
   sim_engine_finish(engine);
   sim_report_measure(r, plan, exec);
+  g_strlcpy(r->symmetry_note, symmetry_note, sizeof r->symmetry_note);
   r->events = sim_engine_events(engine);
   g_strlcpy(r->device, device, sizeof r->device);
   r->sim_wall_s = sim_engine_wall_s(engine);
@@ -286,6 +307,13 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   r->threads = costs ? costs->threads : 0;
   if (strategy && strategy->report)
     strategy->report(plan, r);
+  if (views) {
+    g_autofree char *title = g_strdup_printf("%s, %s, %u devices, %s", s->model,
+                                             s->chakra ? "chakra" : sim_scenario_strategy_name(s),
+                                             r->devices, comm_topology_kind(topo));
+    if (!sim_linkviews_finish(views, trace, engine, sim_exec_makespan(exec), title, error))
+      return FALSE;
+  }
   if (trace) {
     if (!trace_chrome_close(trace, error))
       return FALSE;
@@ -331,6 +359,9 @@ void sim_scenario_single_device(sim_scenario *one, const sim_scenario *s)
   if (!(s->strategy->flags & SIM_STRATEGY_ONE_DEVICE))
     one->strategy = sim_strategy_default();
   g_clear_pointer(&one->split, g_array_unref);
+  /* The reference is a healthy device. */
+  g_clear_pointer(&one->stragglers, g_array_unref);
+  g_clear_pointer(&one->links_down, g_array_unref);
   one->stages = 0;
   g_clear_pointer(&one->trace, g_free);
   g_clear_pointer(&one->csv, g_free);
@@ -379,6 +410,8 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
     }
     out->scaling_efficiency = out->speedup / out->devices;
   }
+  if (!sim_trainrun_report(s, out, error))
+    return FALSE;
   out->sim_wall_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
   return TRUE;
 }

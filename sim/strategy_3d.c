@@ -854,6 +854,313 @@ static sim_task_id add_tp(sim_graph *g, sim_stream_id tp, sim_task_id after, sim
   return t;
 }
 
+/* The tensor-parallel collectives of one pass over a chunk, as tp_time prices them: `count`
+ * allreduces, or with sequence parallelism count / 2 all-gather and reduce-scatter pairs (and
+ * one all-gather more when count is odd), each of b s h activations. */
+static uint32_t tp_ops(const plan3d *p, unsigned count, int *ops)
+{
+  uint32_t n = 0;
+  if (p->T < 2)
+    return 0;
+  if (!p->o.seq_parallel) {
+    for (unsigned k = 0; k < count; k++)
+      ops[n++] = SIM_OP_ALLREDUCE;
+    return n;
+  }
+  for (unsigned k = 0; k + 1 < count; k += 2) {
+    ops[n++] = SIM_OP_ALLGATHER;
+    ops[n++] = SIM_OP_REDUCE_SCATTER;
+  }
+  if (count % 2)
+    ops[n++] = SIM_OP_ALLGATHER;
+  return n;
+}
+
+/* ---- Every device (--symmetry off) --------------------------------------------------------------
+ *
+ * The folded plan above holds one device per stage and prices the tensor- and data-parallel
+ * collectives on an idle network. Here every device of the job is a unit with its own streams;
+ * every pipeline transfer of every replica and tensor rank is a flow; every tensor-parallel
+ * collective of every pass (as tp_ops lists them), every data-parallel collective (each chunk's
+ * gradient reduction, in two parts with overlap as above; the distributed optimizer's gather;
+ * the tied embedding's allreduce) is a collective task over its group's streams, run as flows
+ * on the shared topology: collectives of different groups meet on the links they share. Ranks
+ * as Megatron's: device s T D + d T + r is tensor rank r of replica d at stage s. ZeRO 3's
+ * per-pass gathers are not built yet. */
+static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
+                                    const comm_coll_algorithm *algo,
+                                    const sim_3d_metrics *metrics, GError **error)
+{
+  const sim_3d_opts *o = &p->o;
+  if (o->zero >= 3) {
+    bad(error, "--symmetry off: --strategy 3d simulates every device with ZeRO 0 to 2 so far");
+    return NULL;
+  }
+  uint32_t T = p->T, P = p->P, D = p->D, V = p->V, nv = P * V, n_dev = P * D * T;
+  uint64_t grad_elem = o->precision == WL_PREC_FP32 || o->precision == WL_PREC_TF32 ? 4 : 2;
+  sim_plan *plan = sim__plan_new();
+  sim_graph *g = plan->graph;
+  plan->devices = p->devices;
+  plan->samples_per_iteration = o->global_batch;
+  plan->memory_per_device_bytes = mem_total(metrics);
+  gboolean tied = p->tf.tied_head && P > 1;
+#define RANK(s, d, r) (((s) * D + (d)) * T + (r))
+  g_autofree stage_streams *st = g_new0(stage_streams, n_dev);
+  for (uint32_t s = 0; s < P; s++)
+    for (uint32_t d = 0; d < D; d++)
+      for (uint32_t r = 0; r < T; r++) {
+        uint32_t rank = RANK(s, d, r);
+        g_autofree char *name = g_strdup_printf("gpu%u (stage %u, replica %u, tp %u, node %u)",
+                                                rank, s, d, r, rank / p->per_node);
+        stage_streams *x = &st[rank];
+        x->unit = sim__plan_add_unit(plan, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, rank, name);
+        x->compute = sim_graph_add_stream(g, x->unit, "compute");
+        if (T > 1)
+          x->tp = sim_graph_add_stream(g, x->unit, "tp");
+        x->dp = sim_graph_add_stream(g, x->unit, "dp");
+        if (P > 1) {
+          x->send_f = sim_graph_add_stream(g, x->unit, "pp send activations");
+          x->recv_f = sim_graph_add_stream(g, x->unit, "pp receive activations");
+          x->send_b = sim_graph_add_stream(g, x->unit, "pp send gradients");
+          x->recv_b = sim_graph_add_stream(g, x->unit, "pp receive gradients");
+          if (tied && (s == 0 || s == P - 1))
+            x->emb = sim_graph_add_stream(g, x->unit, "pp embedding gradients");
+        }
+      }
+  plan->probe_unit = st[0].unit;
+  plan->probe_compute = st[0].compute;
+
+  /* Per (device of a stage, micro-batch, virtual stage); a stage has D T devices. */
+  uint32_t per_stage = D * T;
+  uint64_t slots = (uint64_t)per_stage * p->m * nv;
+#define SLOT(k, mb, vs) (((uint64_t)(k) * p->m + (mb)) * nv + (vs))
+  g_autofree sim_task_id *f_end = g_new(sim_task_id, slots);
+  g_autofree sim_task_id *f_send = g_new(sim_task_id, slots);
+  g_autofree sim_task_id *b_send = g_new(sim_task_id, slots);
+  g_autofree sim_task_id *f_start = g_new(sim_task_id, slots);
+  g_autofree sim_task_id *b_start = g_new(sim_task_id, slots);
+  g_autofree sim_task_id *last_task = g_new(sim_task_id, n_dev);
+  g_autofree gboolean *has_last = g_new0(gboolean, n_dev);
+  g_autofree sim_task_id *prev = g_new(sim_task_id, per_stage);
+  g_autofree sim_task_id *comp = g_new(sim_task_id, per_stage);
+  g_autofree sim_task_id *cur = g_new(sim_task_id, per_stage);
+  g_autofree sim_task_id *upd_task = g_new(sim_task_id, n_dev);
+  g_autofree sim_task_id *lastb_task = g_new(sim_task_id, n_dev);
+  g_autofree sim_stream_id *dp_members = g_new(sim_stream_id, (gsize)T * D);
+  g_autofree sim_stream_id *tp_members = g_new(sim_stream_id, (gsize)D * T);
+  int ops[2 * 4 * 1024 + 2];
+  uint64_t xfer_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes / T;
+  uint64_t tp_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes;
+  g_autoptr(GPtrArray) orders = g_ptr_array_new_with_free_func(free_array);
+  for (uint32_t s = 0; s < P; s++)
+    g_ptr_array_add(orders, schedule_units(p, s));
+  g_autofree const char **name_table = g_new0(const char *, (size_t)NAME_KINDS * 2 * p->m * V);
+  unit_names names = {g, (uint32_t)p->m, V, (size_t)2 * p->m * V, name_table};
+  int reduce_op = o->zero ? SIM_OP_REDUCE_SCATTER : SIM_OP_ALLREDUCE;
+  const char *reduce_name = o->zero ? "reduce-scatter" : "allreduce";
+  unsigned tp_count_b = o->recompute == WL_RECOMPUTE_FULL ? 4 : 2;
+  uint32_t most_blocks = 0;
+  for (uint32_t vs = 0; vs < nv; vs++)
+    most_blocks = MAX(most_blocks, p->n_blocks[vs]);
+  if ((2 + tp_count_b) * most_blocks + 1 > G_N_ELEMENTS(ops) / 2) {
+    bad(error, "--symmetry off: chunks of %u blocks are more than it builds collectives for",
+        most_blocks);
+    return NULL;
+  }
+
+  for (uint32_t it = 0; it < o->iterations; it++) {
+    for (uint32_t s = 0; s < P; s++) {
+      GArray *order = g_ptr_array_index(orders, s);
+      gboolean has_prev = has_last[RANK(s, 0, 0)];
+      for (uint32_t d = 0; d < D; d++)
+        for (uint32_t r = 0; r < T; r++) {
+          prev[d * T + r] = last_task[RANK(s, d, r)];
+          /* Data-parallel groups by tensor rank: dp_members[r D + d]; tensor-parallel groups
+           * by replica: tp_members[d T + r]. */
+          dp_members[r * D + d] = st[RANK(s, d, r)].dp;
+          tp_members[d * T + r] = st[RANK(s, d, r)].tp;
+        }
+      g_autofree uint32_t *last_b = g_new0(uint32_t, V);
+      for (guint i = 0; i < order->len; i++)
+        if (!g_array_index(order, unit, i).fwd)
+          last_b[g_array_index(order, unit, i).chunk] = i;
+      /* The last task of each chunk's reduction, per data-parallel group (tensor rank). */
+      g_autofree sim_task_id *dp_tasks = g_new(sim_task_id, (gsize)V * T);
+      for (guint i = 0; i < order->len; i++) {
+        const unit *x = &g_array_index(order, unit, i);
+        uint32_t vs = x->chunk * P + s;
+        const chunk_cost *cc = cost_of(p, vs);
+        size_t at = unit_at(&names, x);
+        for (uint32_t k = 0; k < per_stage; k++) {
+          uint32_t d = k / T, r = k % T;
+          comp[k] = sim_graph_add_compute(g, st[RANK(s, d, r)].compute,
+                                          unit_name(&names, NAME_PASS, at),
+                                          x->fwd ? "forward" : "backward",
+                                          x->fwd ? cc->fwd_ps : cc->bwd_ps,
+                                          x->fwd ? cc->fwd_flops : cc->bwd_flops, 0);
+          if (has_prev)
+            sim_graph_depend(g, comp[k], prev[k]);
+          (x->fwd ? f_start : b_start)[SLOT(k, x->mb, vs)] = comp[k];
+          cur[k] = comp[k];
+        }
+        /* Tensor-parallel collectives of the pass, group by group: after the compute, or
+         * beside it (--tp-overlap: from the pass's start, the pass ending when both have). */
+        unsigned count = x->fwd ? 2 * p->n_blocks[vs] + (vs == 0)
+                                : tp_count_b * p->n_blocks[vs] + (vs == nv - 1);
+        uint32_t n_ops = tp_ops(p, count, ops);
+        for (uint32_t d = 0; d < D && n_ops > 0; d++) {
+          sim_task_id c = 0;
+          for (uint32_t j = 0; j < n_ops; j++) {
+            sim_task_id t = sim_graph_add_collective(g, &tp_members[d * T], T,
+                                                     unit_name(&names, NAME_TP, at), ops[j], algo,
+                                                     tp_bytes);
+            for (uint32_t r = 0; r < T && j == 0; r++) {
+              if (!o->tp_overlap)
+                sim_graph_depend(g, t, comp[d * T + r]);
+              else if (has_prev)
+                sim_graph_depend(g, t, prev[d * T + r]);
+            }
+            c = t;
+          }
+          for (uint32_t r = 0; r < T; r++) {
+            uint32_t k = d * T + r;
+            if (o->tp_overlap) {
+              cur[k] = sim_graph_add_delay(g, unit_name(&names, NAME_END, at), 0);
+              sim_graph_depend(g, cur[k], comp[k]);
+              sim_graph_depend(g, cur[k], c);
+            } else {
+              cur[k] = c;
+            }
+          }
+        }
+        for (uint32_t k = 0; k < per_stage; k++) {
+          uint32_t d = k / T, r = k % T;
+          uint64_t slot = SLOT(k, x->mb, vs);
+          stage_streams *me = &st[RANK(s, d, r)];
+          if (x->fwd) {
+            f_end[slot] = cur[k];
+            if (vs + 1 < nv) {
+              uint32_t ns = (vs + 1) % P;
+              f_send[slot] = sim_graph_add_transfer(g, me->send_f, st[RANK(ns, d, r)].recv_f,
+                                                    unit_name(&names, NAME_SEND, at), xfer_bytes);
+              sim_graph_depend(g, f_send[slot], cur[k]);
+            }
+          } else if (vs > 0) {
+            uint32_t ps = (vs - 1) % P;
+            b_send[slot] = sim_graph_add_transfer(g, me->send_b, st[RANK(ps, d, r)].recv_b,
+                                                  unit_name(&names, NAME_SEND, at), xfer_bytes);
+            sim_graph_depend(g, b_send[slot], cur[k]);
+          }
+        }
+        if (!x->fwd && i == last_b[x->chunk] && D > 1) {
+          /* The chunk's gradients over the replicas, one group per tensor rank, in two parts
+           * with overlap as in the folded plan: all but the last block's bucket from the start
+           * of the last backward, the last bucket after its end. */
+          uint64_t bytes = chunk_params(p, vs) * grad_elem;
+          uint64_t tail = o->overlap && p->n_blocks[vs] ? bytes / p->n_blocks[vs] : bytes;
+          gboolean has_head = o->overlap && bytes > tail;
+          for (uint32_t r = 0; r < T; r++) {
+            char name[64];
+            sim_task_id head = 0;
+            if (has_head) {
+              g_snprintf(name, sizeof name, "%s grads c%u", reduce_name, x->chunk);
+              head = sim_graph_add_collective(g, &dp_members[r * D], D, name, reduce_op, algo,
+                                              bytes - tail);
+              for (uint32_t d = 0; d < D; d++)
+                sim_graph_depend(g, head, comp[d * T + r]);
+            }
+            g_snprintf(name, sizeof name, "%s grads c%u (last bucket)", reduce_name, x->chunk);
+            sim_task_id t = sim_graph_add_collective(g, &dp_members[r * D], D, name, reduce_op,
+                                                     algo, tail);
+            for (uint32_t d = 0; d < D; d++)
+              sim_graph_depend(g, t, cur[d * T + r]);
+            if (has_head)
+              sim_graph_depend(g, t, head);
+            dp_tasks[(gsize)x->chunk * T + r] = t;
+          }
+        }
+        for (uint32_t k = 0; k < per_stage; k++)
+          prev[k] = cur[k];
+        has_prev = TRUE;
+      }
+      if (!o->overlap && D > 1)
+        for (uint32_t c = 0; c < V; c++)
+          for (uint32_t k = 0; k < per_stage; k++)
+            sim_graph_depend(g, dp_tasks[(gsize)c * T + k % T], prev[k]);
+      uint64_t params = 0;
+      for (uint32_t c = 0; c < V; c++)
+        params += chunk_params(p, c * P + s);
+      uint64_t shard = o->zero >= 1 ? (params + D - 1) / D : params;
+      wl_op_cost upd = {.kind = WL_OP_UPDATE, .pass = WL_PASS_UPDATE, .precision = o->precision,
+                        .flops = shard * 10, .bytes_read = shard * (grad_elem + 12),
+                        .bytes_written = shard * (12 + grad_elem), .out_elems = shard};
+      sim_time_ps upd_ps = dev_op_time_ps(dev, &upd, 0);
+      for (uint32_t k = 0; k < per_stage; k++) {
+        uint32_t rank = RANK(s, k / T, k % T);
+        sim_task_id u = sim_graph_add_compute(g, st[rank].compute, "optimizer", "update", upd_ps,
+                                              upd.flops, 0);
+        sim_graph_depend(g, u, prev[k]);
+        if (D > 1)
+          for (uint32_t c = 0; c < V; c++)
+            sim_graph_depend(g, u, dp_tasks[(gsize)c * T + k % T]);
+        upd_task[rank] = u;
+        lastb_task[rank] = prev[k];
+        last_task[rank] = u;
+        has_last[rank] = TRUE;
+      }
+      if (o->zero >= 1 && D > 1) {
+        /* Distributed optimizer: the updated parameters gathered over the replicas. */
+        for (uint32_t c = 0; c < V; c++)
+          for (uint32_t r = 0; r < T; r++) {
+            uint64_t bytes = chunk_params(p, c * P + s) * grad_elem;
+            sim_task_id a = sim_graph_add_collective(g, &dp_members[r * D], D, "allgather params",
+                                                     SIM_OP_ALLGATHER, algo, bytes);
+            for (uint32_t d = 0; d < D; d++) {
+              sim_graph_depend(g, a, upd_task[RANK(s, d, r)]);
+              if (!o->overlap)
+                last_task[RANK(s, d, r)] = a;
+            }
+          }
+      }
+      if (s == 0)
+        g_array_append_val(plan->iteration_end, last_task[0]);
+    }
+    if (tied) {
+      uint64_t bytes = (uint64_t)p->tf.vocab * p->tf.hidden / T * grad_elem;
+      for (uint32_t d = 0; d < D; d++)
+        for (uint32_t r = 0; r < T; r++) {
+          uint32_t a = RANK(0, d, r), b = RANK(P - 1, d, r);
+          sim_stream_id pair[2] = {st[a].emb, st[b].emb};
+          sim_task_id e = sim_graph_add_collective(g, pair, 2, "allreduce embedding grads",
+                                                   SIM_OP_ALLREDUCE, algo, bytes);
+          sim_graph_depend(g, e, lastb_task[a]);
+          sim_graph_depend(g, e, lastb_task[b]);
+          sim_graph_depend(g, upd_task[a], e);
+          sim_graph_depend(g, upd_task[b], e);
+        }
+    }
+    for (uint32_t s = 0; s < P; s++) {
+      GArray *order = g_ptr_array_index(orders, s);
+      for (guint i = 0; i < order->len; i++) {
+        const unit *x = &g_array_index(order, unit, i);
+        uint32_t vs = x->chunk * P + s;
+        for (uint32_t k = 0; k < per_stage; k++) {
+          uint64_t slot = SLOT(k, x->mb, vs);
+          if (x->fwd && vs > 0)
+            sim_graph_depend(g, f_start[slot], f_send[slot - 1]);
+          if (!x->fwd && vs + 1 < nv)
+            sim_graph_depend(g, b_start[slot], b_send[slot + 1]);
+          if (!x->fwd && vs + 1 == nv)
+            sim_graph_depend(g, b_start[slot], f_end[slot]);
+        }
+      }
+    }
+  }
+#undef SLOT
+#undef RANK
+  return plan;
+}
+
 sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
                        comm_net_model net_model, const char *device, const char *calibration,
                        double *reduce_Bps, sim_3d_metrics *metrics, GError **error)
@@ -889,6 +1196,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   metrics->capacity_bytes = dev_memory_bytes(dev);
   metrics->model_flops = wl_tf_iteration_flops(&p->tf, o->global_batch, p->tf.seq,
                                                WL_RECOMPUTE_NONE);
+  if (o->every_device)
+    return build_every_device(p, dev, sim_coll_timer_algorithm(ct), metrics, error);
 
   /* Data-parallel collectives of one chunk's gradients (or parameters): the T groups of a
    * stage, ranks s T D + d T + r, run at once. */
@@ -1393,6 +1702,7 @@ gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError
   o->bucket_bytes = sim_scenario_given(s, "bucket-mib") ? s->bucket_bytes : 0;
   o->ep = dp ? 1 : (uint32_t)s->ep;
   sim_3d_opts_partition(s, o);
+  o->every_device = !s->symmetry;
   return TRUE;
 }
 
@@ -1424,6 +1734,10 @@ static sim_plan *build_3d(const sim_costs *costs, const sim_plan_opts *opts, GEr
   }
   p->reduce_Bps = reduce;
   p->memory_capacity_bytes = m->capacity_bytes;
+  if (!o.every_device) {
+    p->fold_tp = o.tp ? o.tp : 1;
+    p->fold_pp = o.pp ? o.pp : 1;
+  }
   p->extra = m;
   p->extra_free = metrics_free;
   return p;
@@ -1431,7 +1745,9 @@ static sim_plan *build_3d(const sim_costs *costs, const sim_plan_opts *opts, GEr
 
 static void report_3d(const sim_plan *plan, sim_report *r)
 {
-  sim_3d_report(plan->extra, r);
+  sim_3d_metrics *m = plan->extra;
+  sim_3d_report(m, r);
+  r->tokens_per_iteration = m->global_batch * (uint64_t)m->seq;
 }
 
 const sim_strategy sim__strategy_3d = {
@@ -1439,7 +1755,7 @@ const sim_strategy sim__strategy_3d = {
     .description = "tensor x pipeline x data parallelism of transformers (Megatron-LM: "
                    "sequence parallelism, interleaved schedules, ZeRO, recomputation)",
     .flags = SIM_STRATEGY_TRANSFORMER | SIM_STRATEGY_ALLREDUCE | SIM_STRATEGY_OVERLAP |
-             SIM_STRATEGY_SCHEDULE | SIM_STRATEGY_SPLIT,
+             SIM_STRATEGY_SCHEDULE | SIM_STRATEGY_SPLIT | SIM_STRATEGY_FOLDABLE,
     .check = check_3d,
     .keys = &sim_keys_3d,
     .build = build_3d,

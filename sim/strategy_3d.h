@@ -55,6 +55,7 @@ typedef struct {
   const char *pp_layout;
   gboolean embedding_in_split, loss_in_split;
   uint32_t ep;                 /* expert parallelism (0 or 1: none), expert tensor parallelism 1 */
+  gboolean every_device;       /* --symmetry off: every device simulated (build_every_device) */
 } sim_3d_opts;
 
 /* The options of a scenario (--strategy 3d, or dp of a transformer: one tensor and one

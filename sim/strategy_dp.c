@@ -176,7 +176,7 @@ static const sim_key dp_keys[] = {
      .help = "gradient bucket size, MiB"},
     {"symmetry", SIM_KEY_ONOFF, SIM_KEY_OFF(symmetry), "on", .commands = SIM_OPTS_RUN,
      .needs = SIM_STRATEGY_FOLDABLE, .arg = "on|off",
-     .help = "simulate one device for all (exact)"},
+     .help = "on: one device stands for all where that is exact; off: every device simulated"},
 };
 static const sim_key_group sim_keys_dp = SIM_KEY_GROUP("dp", SIM_STRATEGY_FOLDABLE, dp_keys);
 

@@ -202,11 +202,34 @@ void sim_sweep_print_table(FILE *out, GPtrArray *points, const sim_report *r)
 {
   fputs("# speedup and eff_%: against the same strategy on one device (mp, pp and hybrid: "
         "plain training of the same batch on one device)\n", out);
-  fprintf(out, "%-24s %7s %5s %6s %12s %14s %8s %7s %9s %9s\n", "variant", "devices", "nodes",
+  /* The whole run's columns when one is asked (every point then has it). */
+  gboolean train = points->len > 0 && r[0].has_train, cost = train && r[0].train.has_cost;
+  fprintf(out, "%-24s %7s %5s %6s %12s %14s %8s %7s %9s %9s", "variant", "devices", "nodes",
           "batch", "iteration_ms", "samples_per_s", "speedup", "eff_%", "exposed_%", "mem_GiB");
+  if (train)
+    fprintf(out, " %10s %8s", "train_days", "goodput");
+  if (cost)
+    fprintf(out, " %14s", "train_cost_usd");
+  fputc('\n', out);
   for (guint i = 0; i < points->len; i++) {
     const sim_sweep_point *pt = points->pdata[i];
     double it = r[i].iteration_time_s;
+    if (train)
+      fprintf(out, "%-24s %7" G_GUINT64_FORMAT " %5" G_GINT64_FORMAT " %6" G_GINT64_FORMAT
+                   " %12.3f %14.1f %8.2f %7.1f %9.1f %9.2f %10.3f %8.4f",
+              pt->variant, pt->devices, pt->scenario.nodes, pt->scenario.batch, it * 1e3,
+              r[i].throughput_samples_per_s, r[i].speedup, 100 * r[i].scaling_efficiency,
+              it > 0 ? 100 * r[i].exposed_comm_time_s / it : 0,
+              (double)r[i].memory_per_device_bytes / (1 << 30), r[i].train.train_time_s / 86400,
+              r[i].train.goodput);
+    if (cost)
+      fprintf(out, " %14.2f", r[i].train.train_cost_usd);
+    if (train) {
+      fprintf(out, "%s\n", r[i].memory_capacity_bytes &&
+                                   r[i].memory_per_device_bytes > r[i].memory_capacity_bytes
+                               ? "  does not fit" : "");
+      continue;
+    }
     fprintf(out, "%-24s %7" G_GUINT64_FORMAT " %5" G_GINT64_FORMAT " %6" G_GINT64_FORMAT
                  " %12.3f %14.1f %8.2f %7.1f %9.1f %9.2f%s\n",
             pt->variant, pt->devices, pt->scenario.nodes, pt->scenario.batch, it * 1e3,

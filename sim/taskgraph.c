@@ -13,6 +13,7 @@
 
 #include "util.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -606,6 +607,26 @@ sim_task_id sim_graph_add_compute(sim_graph *g, sim_stream_id stream, const char
     t->bytes = bytes;
   }
   return task_id(g, t);
+}
+
+uint32_t sim_graph_scale_unit_compute(sim_graph *g, sim_unit_id unit, double factor)
+{
+  g_return_val_if_fail(factor > 0, 0);
+  uint32_t changed = 0;
+  for (sim_stream_id s = 0; s < g->streams->len; s++) {
+    if (sim_graph_stream_unit(g, s) != unit || strcmp(sim_graph_stream_name(g, s), "h2d") == 0)
+      continue;
+    uint32_t n;
+    const sim_task_id *tasks = sim_graph_stream_tasks(g, s, &n);
+    for (uint32_t i = 0; i < n; i++) {
+      task_rec *t = &g->tasks[tasks[i]];
+      if (t->kind != SIM_TASK_COMPUTE)
+        continue;
+      t->duration_ps = (sim_time_ps)llround((double)t->duration_ps * factor);
+      changed++;
+    }
+  }
+  return changed;
 }
 
 sim_task_id sim_graph_add_delay(sim_graph *g, const char *name, sim_time_ps duration_ps)

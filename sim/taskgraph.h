@@ -89,6 +89,11 @@ void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before);
 uint32_t sim_graph_n_edges(const sim_graph *g);
 void sim_graph_edge(const sim_graph *g, uint32_t i, sim_task_id *before, sim_task_id *task);
 
+/* Multiplies the duration of every compute task on the streams of `unit` (except its host-to-
+ * device copies, stream "h2d") by factor, rounded to the picosecond: a slower device.
+ * Returns how many tasks changed. */
+uint32_t sim_graph_scale_unit_compute(sim_graph *g, sim_unit_id unit, double factor);
+
 sim_task_kind sim_graph_task_kind(const sim_graph *g, sim_task_id t);
 const char *sim_graph_task_name(const sim_graph *g, sim_task_id t);
 /* The fixed duration of a compute or delay task; 0 for the others. */

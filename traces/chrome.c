@@ -282,6 +282,12 @@ static void on_counter(void *user, sim_proc_id proc, const char *name, sim_time_
   end_event(t);
 }
 
+void trace_chrome_counter_at(trace_chrome *t, sim_proc_id proc, const char *name,
+                             sim_time_ps at_ps, double value)
+{
+  on_counter(t, proc, name, at_ps, value);
+}
+
 static const sim_observer_ops chrome_ops = {
     .proc_added = on_proc,
     .track_added = on_track,

@@ -39,6 +39,9 @@ uint64_t trace_chrome_events(const trace_chrome *t);
 gboolean trace_chrome_truncated(const trace_chrome *t);
 /* Writes the file and renames it into place. */
 gboolean trace_chrome_close(trace_chrome *t, GError **error);
+/* A counter event at a given time (views computed after the run: link load). */
+void trace_chrome_counter_at(trace_chrome *t, sim_proc_id proc, const char *name,
+                             sim_time_ps at_ps, double value);
 
 /* Appends picoseconds as microseconds with three decimals. */
 void trace__us(GString *out, sim_time_ps ps);

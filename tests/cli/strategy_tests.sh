@@ -30,7 +30,7 @@ expect_error "micro-batches need a micro-batched strategy" \
   run --model lenet5 --strategy mp --micro-batches 2
 expect_error "servers need the ps strategy" "--ps-count: applies to --strategy ps, not dp" \
   run --model lenet5 --ps-count 2
-expect_error "--symmetry needs a foldable strategy" "--symmetry: applies to --strategy dp, not pp" \
+expect_error "--symmetry needs a foldable strategy" "--symmetry: applies to --strategy dp,3d, not pp" \
   run --model lenet5 --strategy pp --symmetry off
 "$DTSIM" run --help-all >"$TMP/out" 2>&1
 grep -q "Options of --strategy pp|hybrid:" "$TMP/out" &&

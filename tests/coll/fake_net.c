@@ -171,3 +171,13 @@ sim_time_ps comm_topology_route_latency(const comm_topology *t, comm_ep src, com
   return comm_topology_p2p_time(t, src, dst, 0);
 }
 const comm_system *comm_topology_system(const comm_topology *t) { return NULL; }
+/* Link views and failed links have nothing to show on the fake network. */
+const char *comm_topology_kind(const comm_topology *t) { return "fake"; }
+char *comm_topology_link_name(const comm_topology *t, uint32_t dlink) { return g_strdup("fake"); }
+const char *comm_topology_link_tier(const comm_topology *t, uint32_t dlink) { return "network"; }
+double comm_topology_link_Bps(const comm_topology *t, uint32_t dlink)
+{
+  return comm__link_class_of(t, dlink)->Bps;
+}
+uint32_t comm_topology_links_down(const comm_topology *t) { return 0; }
+void comm_net_set_flow_observer(comm_net *net, comm_flow_observer_fn fn, void *user) {}

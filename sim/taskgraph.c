@@ -6,9 +6,6 @@
  * Each stream keeps the ids of its tasks in insertion order; the executor advances a cursor
  * per stream. Each task counts what it still waits for: its unfinished dependencies and the
  * member streams whose cursor has not reached it; it starts when the count reaches zero. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE   /* mremap */
-#endif
 #include "taskgraph.h"
 
 #include "util.h"
@@ -160,11 +157,13 @@ static inline const sim_stream_id *task_members(const sim_graph *g, const task_r
  * and marked for transparent huge pages before it is touched: one fault and one TLB entry per
  * 2 MiB. (Measured here: a 4 KiB fault costs 1.6 us, a huge page 0.2 ms, so a huge page pays
  * from a quarter full: a pipeline's 2.09 MB task states took 511 faults from the heap.) A
- * grown array moves its pages into the start of its new mapping (mremap, both 2 MiB-aligned,
- * so huge pages move whole): nothing is copied or zeroed again. (Marking glibc's own blocks
- * instead splits their mappings, and its realloc then copies.) Smaller arrays, and sanitizer
- * builds, use the heap. Sizes are the capacity in bytes, given again when the array is
- * freed. */
+ * grown array is copied into its new mapping. Moving the pages with mremap copied nothing,
+ * but Open MPI 4.1's memory hooks (active under dtsim-mpi, e.g. as root) intercept mremap
+ * and drop its fifth argument: the pages moved elsewhere and the copy then read the unmapped
+ * old array (exit 139). Arrays double, so the copies add up to less than the final size.
+ * (Marking glibc's own blocks instead splits their mappings, and its realloc then copies
+ * too.) Smaller arrays, and sanitizer builds, use the heap. Sizes are the capacity in bytes,
+ * given again when the array is freed. */
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
 #if defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
 #define BIG_BYTES ((size_t)512 << 10)
@@ -209,10 +208,6 @@ static void *big_resize(void *old, size_t old_bytes, size_t new_bytes, gboolean 
   if (map + HUGE_PAGE_BYTES > items)
     munmap(items + len, (size_t)(map + HUGE_PAGE_BYTES - items));
   (void)madvise(items, len, MADV_HUGEPAGE);   /* a hint: refused, the array still works */
-  if (old_bytes >= BIG_BYTES &&
-      mremap(old, huge_round(old_bytes), huge_round(old_bytes), MREMAP_MAYMOVE | MREMAP_FIXED,
-             items) == items)
-    return items;
   if (old_bytes)
     memcpy(items, old, old_bytes);
   big_free(old, old_bytes);

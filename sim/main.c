@@ -50,8 +50,13 @@ int main(int argc, char **argv)
     return 0;
   }
   for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
-    if (strcmp(argv[1], commands[i].name) == 0)
+    if (strcmp(argv[1], commands[i].name) == 0) {
+      /* "dtsim run": in --help's usage line and in messages printed outside a command's own
+       * error path (dt_memory_fail). */
+      g_autofree char *prg = g_strdup_printf("dtsim %s", commands[i].name);
+      g_set_prgname(prg);
       return commands[i].fn(argc - 1, argv + 1);
+    }
   fprintf(stderr, "dtsim: unknown command '%s' (run 'dtsim --help')\n", argv[1]);
   return 2;
 }

@@ -65,6 +65,7 @@ typedef struct {
   const sim_strategy *strategy;
   int64_t iterations;
   gboolean strict;              /* a configuration that does not fit in memory is an error */
+  uint64_t max_memory;          /* bytes this process may take (0: half the physical memory) */
   /* dp and the data-parallel part of hybrid and 3d (strategy_dp.c). */
   const comm_coll_algorithm *allreduce;
   gboolean overlap;

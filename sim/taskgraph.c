@@ -176,11 +176,32 @@ static size_t huge_round(size_t bytes)
   return (bytes + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1);
 }
 
+/* Bytes held by the large arrays of every graph and executor of the process, against the
+ * memory limit (dt_memory_limit): the last guard when a graph outgrows what its builder
+ * checked beforehand (sim_graph_check_size). Mapped arrays count whole huge pages. */
+static int64_t big_held_bytes;
+
+static size_t big_counted(size_t bytes)
+{
+  return bytes < BIG_BYTES ? bytes : huge_round(bytes);
+}
+
+static void big_count(size_t old_bytes, size_t new_bytes)
+{
+  int64_t delta = (int64_t)big_counted(new_bytes) - (int64_t)big_counted(old_bytes);
+  int64_t held = __atomic_add_fetch(&big_held_bytes, delta, __ATOMIC_RELAXED);
+  if (delta > 0 && (uint64_t)held > dt_memory_limit())
+    dt_memory_fail(new_bytes);
+}
+
 static void big_free(void *items, size_t bytes)
 {
+  if (!items)
+    return;
+  big_count(bytes, 0);
   if (bytes < BIG_BYTES)
     g_free(items);
-  else if (items)
+  else
     munmap(items, huge_round(bytes));
 }
 
@@ -189,9 +210,12 @@ static void big_free(void *items, size_t bytes)
 static void *big_resize(void *old, size_t old_bytes, size_t new_bytes, gboolean zero)
 {
   if (new_bytes < BIG_BYTES) {
+    big_count(old ? old_bytes : 0, new_bytes);
+    void *items = old == NULL && zero ? g_try_malloc0(new_bytes) : g_try_realloc(old, new_bytes);
+    if (!items && new_bytes)
+      dt_memory_fail(new_bytes);
     if (old == NULL && zero)
-      return g_malloc0(new_bytes);
-    void *items = g_realloc(old, new_bytes);
+      return items;
     if (zero)
       memset((char *)items + old_bytes, 0, new_bytes - old_bytes);
     return items;
@@ -201,13 +225,14 @@ static void *big_resize(void *old, size_t old_bytes, size_t new_bytes, gboolean 
   char *map = mmap(NULL, len + HUGE_PAGE_BYTES, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (map == MAP_FAILED)
-    g_error("out of memory for an array of %zu bytes", new_bytes);
+    dt_memory_fail(new_bytes);
   char *items = (char *)huge_round((uintptr_t)map);
   if (items > map)
     munmap(map, (size_t)(items - map));
   if (map + HUGE_PAGE_BYTES > items)
     munmap(items + len, (size_t)(map + HUGE_PAGE_BYTES - items));
   (void)madvise(items, len, MADV_HUGEPAGE);   /* a hint: refused, the array still works */
+  big_count(0, new_bytes);
   if (old_bytes)
     memcpy(items, old, old_bytes);
   big_free(old, old_bytes);
@@ -720,6 +745,21 @@ static gboolean make_block(sim_graph *g, uint32_t tasks, uint32_t ids)
   g->cap_edges = ids;
   g->block = b;
   return TRUE;
+}
+
+gboolean sim_graph_check_size(uint64_t tasks, GError **error)
+{
+  /* grow() keeps capacities below UINT32_MAX / 2. */
+  if (tasks >= (uint64_t)UINT32_MAX / 2) {
+    g_autofree char *count = tasks == UINT64_MAX ? g_strdup("more than 2^60")
+                                                 : g_strdup_printf("%" G_GUINT64_FORMAT, tasks);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "the task graph would hold %s tasks, more than the %u one run can number: use "
+                "fewer devices, micro-batches or iterations", count, UINT32_MAX / 2 - 1);
+    return FALSE;
+  }
+  g_autofree char *what = g_strdup_printf("the task graph of %" G_GUINT64_FORMAT " tasks", tasks);
+  return dt_memory_check(tasks * SIM_RUN_BYTES_PER_TASK, what, error);
 }
 
 void sim_graph_reserve(sim_graph *g, uint64_t tasks, uint64_t edges)

@@ -70,7 +70,8 @@ static void remove_folder(const char *dir)
   rmdir(dir);
 }
 
-static void on_signal(int sig)
+/* Async-signal-safe: also the signal handler's clean-up. */
+void dt__outfile_abandon_all(void)
 {
   for (int i = 0; i < PENDING_SLOTS; i++)
     if (pending[i])
@@ -78,6 +79,11 @@ static void on_signal(int sig)
   for (int i = 0; i < SCRATCH_SLOTS; i++)
     if (scratch[i])
       remove_folder(scratch[i]);
+}
+
+static void on_signal(int sig)
+{
+  dt__outfile_abandon_all();
   /* Die of the signal as if there were no handler, so the parent sees why. */
   signal(sig, SIG_DFL);
   raise(sig);

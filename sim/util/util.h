@@ -170,6 +170,25 @@ void dt_scratch_remove(const char *dir);
  * when they start. */
 void dt_scratch_sweep(const char *prefix);
 
+/* ---- Memory ---------------------------------------------------------------------------------- */
+
+/* The memory one run may take, bytes: --max-memory, by default half of the machine's physical
+ * memory (dt_memory_physical_bytes). Work that can be sized before it is built (task graphs,
+ * searches) is checked against it with dt_memory_check, which refuses (DT_ERROR_INPUT, naming
+ * `what`, the estimate and the limit) what would take more. */
+uint64_t dt_memory_physical_bytes(void);
+uint64_t dt_memory_limit(void);
+void dt_memory_set_limit(uint64_t bytes);   /* 0: the default */
+gboolean dt_memory_check(uint64_t need_bytes, const char *what, GError **error);
+/* "1.5 GiB", "512 bytes": a size for messages, in the C locale. */
+char *dt_memory_format(uint64_t bytes);
+/* An allocation of `bytes` failed, or would pass the limit: one line on stderr, the temporary
+ * output files still open removed, exit status 1. For the allocators of the large arrays. */
+G_GNUC_NORETURN void dt_memory_fail(uint64_t bytes);
+/* Removes the temporary files of every output still open and the scratch folders (what a
+ * signal or dt_memory_fail leaves to clean up). */
+void dt__outfile_abandon_all(void);
+
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
 /* The one JSON writer of every --json output and trace: a string with its quotes, escaped

@@ -43,5 +43,40 @@ nest 64 >"$TMP/deep64.json"
 expect_error "64 levels pass the scan (and are no workload)" 2 describe "$TMP/deep64.json"
 err_has "64 levels: not refused for depth" "deep64.json: not a JSON object"
 
+# --- 3. work and memory bounded before the build --------------------------------------------------
+# 3d, 2 devices as --pp 2, a global batch of 2^40 samples in micro-batches of 1: m = 2^40
+# micro-batches, units = 2 m x 1 chunk x 2 stages = 2^42, each 3 tasks (compute, tensor-parallel
+# part, send), plus 3 per chunk and stage (6), one update per stage (2) and the embedding
+# allreduce (1): 3 x 2^42 + 9 = 13194139533321 tasks, past the 2^31 - 2 ids of one run.
+# (It tried to allocate 8 TiB and aborted.)
+expect_error "global batch 2^40 refused before the build" 2 run --strategy 3d --model gpt3-1.7b \
+  --global-batch 1099511627776 --pp 2 --micro-batch 1 --devices-per-node 2
+err_has "the task count, worked out by hand" "13194139533321 tasks, more than the 2147483646"
+# The same with 65536 samples: 3 x 2^18 + 9 = 786441 tasks, at 128 bytes each 96.0 MiB.
+expect_error "3d graph over --max-memory 10M" 2 run --strategy 3d --model gpt3-1.7b \
+  --global-batch 65536 --pp 2 --micro-batch 1 --devices-per-node 2 --max-memory 10M
+err_has "estimate and limit" "786441 tasks would take about 96.0 MiB of memory, more than the limit of 10.0 MiB (--max-memory)"
+# pp, LeNet-5 on 4 stages, 100000 micro-batches: per device 2M + 2 tasks, one input copy, 2M
+# transfers on each of 3 links, one allreduce per stage: 4 (200002) + 1 + 600000 + 4 = 1400013
+# tasks, 170.9 MiB.
+expect_error "pp graph over --max-memory 64M" 2 run --model lenet5 --strategy pp --batch 100000 \
+  --micro-batches 100000 --devices-per-node 4 --max-memory 64M
+err_has "pp estimate" "1400013 tasks would take about 170.9 MiB"
+# dp unfolded, LeNet-5 (13 layers, 5 of them with weights: conv1, conv2, fc1, fc2, fc3) on 8000
+# devices: per device 13 forward + 13 backward-data + 5 backward-weights + step + update = 33
+# tasks, 264000 in all, 32.2 MiB.
+expect_error "unfolded dp over --max-memory 16M" 2 run --model lenet5 --nodes 1000 --symmetry off \
+  --max-memory 16M
+err_has "dp estimate" "264000 tasks would take about 32.2 MiB"
+expect_error "--max-memory below 1 MiB" 2 run --model lenet5 --max-memory 1000
+err_has "--max-memory named" "--max-memory"
+# A graph no builder sizes beforehand (parameter servers) stops at the limit: one line, exit 1,
+# no temporary output left behind.
+mkdir "$TMP/mem"
+expect_error "ps graph past --max-memory 1M" 1 run --model resnet50 --strategy ps --nodes 16 \
+  --max-memory 1M --csv "$TMP/mem/t.csv"
+err_has "out of memory, the limit" "out of memory allocating"
+[ -z "$(ls -A "$TMP/mem")" ] && ok "nothing left in the output folder" || bad "left: $(ls -A "$TMP/mem")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

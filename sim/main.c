@@ -36,6 +36,10 @@ int main(int argc, char **argv)
   /* The user's locale, for GLib's messages and character set. Option values are taken as bytes
    * (dt_option_entries_as_bytes), so a file name need not be text in that set. */
   setlocale(LC_ALL, "");
+  /* Numbers are written and read the C way whatever the locale: CSV columns, SVG coordinates,
+   * INI overlays and JSON are read by programs, and a decimal comma (de_DE) broke CSV rows
+   * into extra columns and SVG attributes into nonsense. */
+  setlocale(LC_NUMERIC, "C");
   if (argc < 2) {
     fprintf(stderr, "dtsim: missing command (run 'dtsim --help')\n");
     return 2;

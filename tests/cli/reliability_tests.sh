@@ -28,6 +28,8 @@ expect_error() {
 err_has() {
   if grep -qF -- "$2" "$TMP/err"; then ok "$1"; else bad "$1: $(head -c 300 "$TMP/err")"; fi
 }
+# Two measured rows for calibrate (fast with --generations 5 --no-loo).
+printf 'model,framework,precision,device,system,nodes,devices_per_node,batch_per_device,strategy,ps_placement,measured,unit,source\nresnet50,x,fp32,v100-sxm2-16gb,dgx1-v100,1,1,32,fwd+bwd,none,110,ms,test\nvgg16,x,fp32,v100-sxm2-16gb,dgx1-v100,1,1,32,fwd+bwd,none,190,ms,test\n' >"$TMP/m.csv"
 nest() { # N: N nested arrays around nothing
   awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "["; for (i = 0; i < n; i++) printf "]" }'
 }
@@ -77,6 +79,38 @@ expect_error "ps graph past --max-memory 1M" 1 run --model resnet50 --strategy p
   --max-memory 1M --csv "$TMP/mem/t.csv"
 err_has "out of memory, the limit" "out of memory allocating"
 [ -z "$(ls -A "$TMP/mem")" ] && ok "nothing left in the output folder" || bad "left: $(ls -A "$TMP/mem")"
+
+# --- 4. decimal-comma locales ----------------------------------------------------------------------
+# A German locale compiled into $TMP (localedef needs the locale sources of Debian's `locales`
+# package, not root). Every file read by programs is the same byte for byte as in the C locale;
+# a decimal comma once split CSV fields (0,000000000000) and SVG attributes (x="80,0").
+mkdir "$TMP/loc"
+if localedef -i de_DE -f UTF-8 "$TMP/loc/de_DE.UTF-8" >/dev/null 2>&1 &&
+   [ "$(LOCPATH=$TMP/loc LC_ALL=de_DE.UTF-8 locale decimal_point 2>/dev/null)" = "," ]; then
+  for lang in C de; do
+    if [ $lang = C ]; then set -- env LC_ALL=C; else set -- env LOCPATH="$TMP/loc" LC_ALL=de_DE.UTF-8; fi
+    "$@" "$DTSIM" run --model lenet5 --csv "$TMP/run-$lang.csv" >/dev/null 2>&1
+    "$@" "$DTSIM" sweep --model lenet5 --devices 1,2 --csv "$TMP/sweep-$lang.csv" \
+      --plot "$TMP/sweep-$lang.svg" >/dev/null 2>&1
+    "$@" "$DTSIM" search --model lenet5 --top 2 --csv "$TMP/search-$lang.csv" \
+      --plot "$TMP/search-$lang.svg" >/dev/null 2>&1
+    "$@" "$DTSIM" calibrate "$TMP/m.csv" --generations 5 --no-loo -o "$TMP/cal-$lang.ini" >/dev/null 2>&1
+  done
+  # The sweep's last column is the wall-clock time of each point.
+  for lang in C de; do sed 's/,[^,]*$//' "$TMP/sweep-$lang.csv" >"$TMP/sweepnw-$lang.csv"; done
+  for f in run.csv sweepnw.csv sweep.svg search.csv search.svg cal.ini; do
+    a=$TMP/${f%.*}-C.${f#*.}; b=$TMP/${f%.*}-de.${f#*.}
+    [ -s "$a" ] && cmp -s "$a" "$b" && ok "de_DE: $f as in the C locale" ||
+      bad "de_DE: $f differs: $(diff "$a" "$b" 2>&1 | head -3)"
+  done
+  # Every row of the run's CSV has its 11 columns.
+  awk -F, 'NF != 11 { bad = 1 } END { exit bad }' "$TMP/run-de.csv" &&
+    ok "de_DE: 11 fields in every CSV row" || bad "de_DE: $(sed -n 2p "$TMP/run-de.csv")"
+  LOCPATH=$TMP/loc LC_ALL=de_DE.UTF-8 "$DTSIM" run --model lenet5 --batch 32 --json >"$TMP/out" 2>&1 &&
+    ok "de_DE: options read as before" || bad "de_DE run: $(cat "$TMP/out")"
+else
+  echo "skip decimal-comma locale (localedef or the de_DE locale sources missing)"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -59,7 +59,13 @@ int main(int argc, char **argv)
        * error path (dt_memory_fail). */
       g_autofree char *prg = g_strdup_printf("dtsim %s", commands[i].name);
       g_set_prgname(prg);
-      return commands[i].fn(argc - 1, argv + 1);
+      /* The outputs of a command replace their old versions together, once it succeeded. */
+      dt_outfile_hold();
+      int status = commands[i].fn(argc - 1, argv + 1);
+      g_autoptr(GError) error = NULL;
+      if (!dt_outfile_release(status == 0, &error))
+        status = dtsim_cli_fail(commands[i].name, error);
+      return status;
     }
   fprintf(stderr, "dtsim: unknown command '%s' (run 'dtsim --help')\n", argv[1]);
   return 2;

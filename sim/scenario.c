@@ -493,6 +493,24 @@ GPtrArray *sim_scenario_sweep_args(int argc, char **argv)
   return args;
 }
 
+/* No output of the command overwrites an input or another output (dt_files_distinct). */
+static gboolean check_files(const sim_scenario *s, const char *scenario_file, GError **error)
+{
+  const dt_file_role files[] = {
+      {scenario_file, "the scenario file", FALSE},
+      {s->model, sim_scenario_where(s, "model"), FALSE},
+      {s->calibration, sim_scenario_where(s, "calibration"), FALSE},
+      {s->system, sim_scenario_where(s, "system"), FALSE},
+      {s->device, sim_scenario_where(s, "device"), FALSE},
+      {s->intra, sim_scenario_where(s, "intra"), FALSE},
+      {s->inter, sim_scenario_where(s, "inter"), FALSE},
+      {s->trace, sim_scenario_where(s, "trace"), TRUE},
+      {s->csv, sim_scenario_where(s, "csv"), TRUE},
+      {s->plot, sim_scenario_where(s, "plot"), TRUE},
+  };
+  return dt_files_distinct(files, G_N_ELEMENTS(files), error);
+}
+
 gboolean sim_scenario_parse_args(sim_scenario *s, unsigned set, const char *summary, int argc,
                                  char **argv, GError **error)
 {
@@ -528,5 +546,6 @@ gboolean sim_scenario_parse_args(sim_scenario *s, unsigned set, const char *summ
   }
   if (positional == 1 && !sim_scenario_load(s, v[1], set, error))
     return FALSE;
-  return sim_scenario_apply_options(s, o, error) && sim_scenario_check(s, error);
+  return sim_scenario_apply_options(s, o, error) && sim_scenario_check(s, error) &&
+         check_files(s, positional == 1 ? v[1] : NULL, error);
 }

@@ -153,8 +153,30 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(dt_outfile, dt_outfile_free)
 
 /* Checks, without creating anything, that dt_outfile_open(path) would succeed as far as can be
  * known beforehand: the folder exists and can be written, the target is of a kind written
- * above. Commands call it for every output before simulating. Errors name `what` (the option). */
+ * above. Commands call it for every output before simulating. Errors name `what` (the option).
+ * A name starting with '-' is refused as the option it likely is ("--export --json" would
+ * write a file named --json); ./-x names such a file. */
 gboolean dt_outfile_check(const char *path, const char *what, GError **error);
+
+/* One file a command reads or writes, for dt_files_distinct: `what` names its role in
+ * messages ("--csv", "the scenario file"); a NULL path is skipped. */
+typedef struct {
+  const char *path;
+  const char *what;
+  gboolean output;
+} dt_file_role;
+/* Refuses (DT_ERROR_INPUT) an output that is the same file as an input or as another output
+ * of the same command: the same inode when the file exists (links followed), the same folder
+ * and name when it does not. FIFOs and character devices (/dev/null) may repeat. Inputs that
+ * are no file (catalog names) are skipped. */
+gboolean dt_files_distinct(const dt_file_role *files, size_t n, GError **error);
+
+/* Holding: from dt_outfile_hold() on, dt_outfile_commit() writes and closes the temporary file
+ * but leaves the rename to dt_outfile_release(), so that the outputs of one command replace
+ * their old versions together, or (release with keep FALSE, or a signal) none of them does.
+ * Outputs written in place (FIFOs, devices) are not held. */
+void dt_outfile_hold(void);
+gboolean dt_outfile_release(gboolean keep, GError **error);
 
 /* ---- Scratch folders ------------------------------------------------------------------------ */
 

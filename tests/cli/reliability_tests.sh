@@ -4,6 +4,7 @@
 # characters written into files, errors reported before the long work and blamed on the right
 # option. Usage: reliability_tests.sh PATH/TO/dtsim. Each check prints one line; the last counts.
 DTSIM=${1:?usage: reliability_tests.sh DTSIM}
+case $DTSIM in /*) ;; *) DTSIM=$(pwd)/$DTSIM ;; esac
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 pass=0
@@ -111,6 +112,43 @@ if localedef -i de_DE -f UTF-8 "$TMP/loc/de_DE.UTF-8" >/dev/null 2>&1 &&
 else
   echo "skip decimal-comma locale (localedef or the de_DE locale sources missing)"
 fi
+
+# --- 5. outputs that would overwrite inputs or each other ------------------------------------------
+F=$TMP/files
+mkdir "$F"
+printf '[scenario]\nmodel = lenet5\ncsv = %s/s.ini\n' "$F" >"$F/s.ini"
+cp "$F/s.ini" "$F/s.orig"
+expect_error "scenario whose csv is itself" 2 run "$F/s.ini"
+err_has "names the key and the scenario file" "s.ini:3: [scenario] csv:"
+cmp -s "$F/s.ini" "$F/s.orig" && ok "the scenario file is untouched" || bad "scenario file changed"
+expect_error "--trace and --csv the same file" 2 run --model lenet5 --trace "$F/x" --csv "$F/x"
+err_has "names both" "--csv: $F/x is also the output of --trace"
+expect_error "sweep --csv and --plot the same file" 2 sweep --model lenet5 --devices 1,2 \
+  --csv "$F/p" --plot "$F/p"
+# The same file by another name: a symbolic link to the model.
+"$DTSIM" describe lenet5 --export "$F/m.json" >/dev/null
+ln -s m.json "$F/link.json"
+expect_error "--csv is the --model file through a link" 2 run --model "$F/m.json" --csv "$F/link.json"
+err_has "names --model" "is also --model"
+expect_error "describe --export onto its model" 2 describe "$F/m.json" --export "$F/m.json"
+expect_error "calibrate -o onto its measurements" 2 calibrate "$TMP/m.csv" -o "$TMP/m.csv"
+(cd "$F" && "$DTSIM" describe lenet5 --export --json >/dev/null 2>"$TMP/err"; echo $? >"$TMP/st")
+[ "$(cat "$TMP/st")" = 2 ] && [ ! -e "$F/--json" ] && ok "describe --export --json writes no file named --json" ||
+  bad "--export --json: status $(cat "$TMP/st"), $(ls "$F")"
+err_has "says it looks like an option" "--export: '--json' looks like an option"
+"$DTSIM" run --model lenet5 --csv /dev/null --trace /dev/null >/dev/null 2>&1 &&
+  ok "/dev/null may take two outputs" || bad "/dev/null twice refused"
+# Outputs replace their old versions together: a run refused after simulating (--strict: VGG-16
+# at 1024 samples needs far more than a V100's 16 GiB) leaves both old files.
+printf 'old\n' >"$F/t.json"; printf 'old\n' >"$F/a.csv"
+expect_error "--strict refusal after the simulation" 2 run --model vgg16 --batch 1024 --strict \
+  --trace "$F/t.json" --csv "$F/a.csv"
+[ "$(cat "$F/t.json")" = old ] && [ "$(cat "$F/a.csv")" = old ] && ok "both old outputs kept" ||
+  bad "outputs replaced: $(head -c 40 "$F/t.json")"
+ls "$F" | grep -q '\.tmp-' && bad "temporary files left: $(ls "$F")" || ok "no temporary file left"
+"$DTSIM" run --model lenet5 --trace "$F/t.json" --csv "$F/a.csv" >/dev/null 2>&1
+grep -q traceEvents "$F/t.json" && head -n 1 "$F/a.csv" | grep -q '^task,' &&
+  ok "a successful run replaces both" || bad "not replaced: $(head -c 40 "$F/a.csv")"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

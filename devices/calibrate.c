@@ -385,6 +385,12 @@ void dev_calib_row(const dev_calib *c, guint i, const char **label, const char *
 gboolean dev_calib_write_overlay(const dev_calib *c, const char *path, const char *stack,
                                  GError **error)
 {
+  /* Every text value is one line: a newline would add keys or groups to the overlay. */
+  if (stack && !dt_check_line(stack, "--stack", error))
+    return FALSE;
+  for (guint i = 0; i < c->defaults->len; i++)
+    if (!dt_check_line(dev_device_name(c->defaults->pdata[i]), "device name", error))
+      return FALSE;
   g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
   if (out == NULL)
     return FALSE;

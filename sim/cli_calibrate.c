@@ -135,6 +135,8 @@ int dtsim_cmd_calibrate(int argc, char **argv)
   const dt_file_role files[] = {{argv[1], "the measurements", FALSE},
                                 {calibration, "--calibration", FALSE},
                                 {output, "--output", TRUE}};
+  if (stack && !dt_check_line(stack, "--stack", &error))
+    return dtsim_cli_fail("calibrate", error);
   if (output && (!dt_outfile_check(output, "--output", &error) ||
                  !dt_files_distinct(files, G_N_ELEMENTS(files), &error)))
     return dtsim_cli_fail("calibrate", error);

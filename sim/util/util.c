@@ -325,6 +325,19 @@ char **dt_catalog_names(const char *subdir)
   return (char **)g_ptr_array_free(names, FALSE);
 }
 
+gboolean dt_check_line(const char *value, const char *what, GError **error)
+{
+  for (const unsigned char *p = (const unsigned char *)value; p && *p; p++)
+    if (*p < 0x20 || *p == 0x7f) {
+      g_autofree char *shown = dt_escape(value);
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "%s: '%s' holds a control character (\\x%02x); a value written into a file "
+                  "is one line of text", what, shown, *p);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 char *dt_escape(const char *text)
 {
   if (text == NULL)

@@ -118,6 +118,12 @@ gboolean dt_read_file(const char *path, const char *what, uint64_t max_bytes, ch
  * (dtsim_cli_fail, dtsim-mpi), so a value echoed in a message never breaks it in two. */
 char *dt_escape(const char *text);
 
+/* Refuses (DT_ERROR_INPUT, naming `what`) a value with a control character (newline, tab,
+ * escape, DEL): the check before a value is written into an INI file, where a newline would
+ * start a new key or group ("x\n[device]\npeak_tflops_fp32 = 1000"). CSV fields and JSON
+ * strings are quoted and escaped instead (dt_csv_field, dt_json_string). */
+gboolean dt_check_line(const char *value, const char *what, GError **error);
+
 /* ---- Option values as bytes ---------------------------------------------------------------- */
 
 /* GOption converts G_OPTION_ARG_STRING values from the locale's character set to UTF-8, which

@@ -119,6 +119,7 @@ typedef struct {
   /* Where system, intra and inter were given, for messages ("--intra" or "FILE:LINE: [scenario]
    * intra"); NULL: the option. */
   const char *system_where, *intra_where, *inter_where;
+  const char *devices_per_node_where;   /* NULL: --devices-per-node */
 } comm_cluster_spec;
 
 comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error);

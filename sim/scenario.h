@@ -188,6 +188,12 @@ gboolean sim_scenario_given(const sim_scenario *s, const char *key);
 gboolean sim_scenario_set(sim_scenario *s, const char *key, const char *value, const char *where,
                           GError **error);
 
+/* Every output (--trace, --csv, --plot) can be written, and none is the same file as an input
+ * (`scenario_file` or NULL, --model, --calibration, --system, --device, --intra, --inter) or
+ * another output: checked before any work, errors name the keys. */
+gboolean sim_scenario_check_files(const sim_scenario *s, const char *scenario_file,
+                                  GError **error);
+
 /* Reads [scenario] of an INI file into s; keys the commands in `set` do not take are refused. */
 gboolean sim_scenario_load(sim_scenario *s, const char *path, unsigned set, GError **error);
 

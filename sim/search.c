@@ -614,7 +614,8 @@ gboolean sim_search_parse_args(sim_scenario *s, int argc, char **argv, GError **
   }
   if (argc == 2 && !sim_scenario_load(s, v[1], SIM_CMD_SEARCH, error))
     return FALSE;
-  return sim_scenario_apply_options(s, o, error) && sim_search_check(s, error);
+  return sim_scenario_apply_options(s, o, error) && sim_search_check(s, error) &&
+         sim_scenario_check_files(s, argc == 2 ? v[1] : NULL, error);
 }
 
 sim_search *sim_search_new(const sim_scenario *base, GError **error)

@@ -144,6 +144,7 @@ comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error)
       .system_where = sim_scenario_where(s, "system"),
       .intra_where = sim_scenario_where(s, "intra"),
       .inter_where = sim_scenario_where(s, "inter"),
+      .devices_per_node_where = sim_scenario_where(s, "devices-per-node"),
   };
   return comm_topology_build(&spec, error);
 }

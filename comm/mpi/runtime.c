@@ -10,7 +10,7 @@
 
 static void print_error(const comm_mpi_ctx *ctx, const GError *error)
 {
-  g_autofree char *msg = dt_escape(error ? error->message : "failed");
+  g_autofree char *msg = dt_message(error ? error->message : "failed");
   fprintf(stderr, "dtsim-mpi%s%s: %s\n", ctx->command ? " " : "",
           ctx->command ? ctx->command : "", msg);
   fflush(stderr);
@@ -130,7 +130,8 @@ gboolean comm_mpi__scenario(const comm_mpi_ctx *ctx, const char *summary, GOptio
     return FALSE;
   g_autoptr(GError) error = NULL;
   if ((scenario_file && !sim_scenario_load(s, scenario_file, set, &error)) ||
-      !sim_scenario_apply_options(s, so, &error) || !check(s, &error))
+      !sim_scenario_apply_options(s, so, &error) || !check(s, &error) ||
+      !sim_scenario_check_files(s, scenario_file, &error))
     comm_mpi__fail_all(ctx, error);
   return TRUE;
 }

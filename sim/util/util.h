@@ -117,6 +117,11 @@ gboolean dt_read_file(const char *path, const char *what, uint64_t max_bytes, ch
  * UTF-8 become \xHH; valid UTF-8 (josé) is kept. Used by every path that prints a message
  * (dtsim_cli_fail, dtsim-mpi), so a value echoed in a message never breaks it in two. */
 char *dt_escape(const char *text);
+/* A one-line message for the user: dt_escape(text), with every word (run of characters other
+ * than spaces) of more than DT_MESSAGE_WORD_MAX bytes cut to its first 48 and last 32 bytes
+ * around "...", so that a 1 MB value given as an option is not echoed whole. */
+#define DT_MESSAGE_WORD_MAX 100
+char *dt_message(const char *text);
 
 /* Refuses (DT_ERROR_INPUT, naming `what`) a value with a control character (newline, tab,
  * escape, DEL): the check before a value is written into an INI file, where a newline would

@@ -171,5 +171,29 @@ assert 'a\nb,"c' in names
 json.loads(open(sys.argv[3]).read())
 PY
 
+# --- 8. errors before the long work, blamed on what was given ---------------------------------------
+expect_error "calibrate -o into a missing folder" 2 calibrate "$TMP/m.csv" -o "$TMP/no/dir/x.ini"
+err_has "named as --output, before the fit" "--output: cannot write $TMP/no/dir/x.ini: no folder"
+expect_error "search --plot into a missing folder" 2 search --model lenet5 --nodes 4 --plot "$TMP/no/x.svg"
+err_has "named as --plot, before the search" "--plot: cannot write $TMP/no/x.svg: no folder"
+expect_error "--calibration of a missing file" 2 run --model lenet5 --calibration "$TMP/nope"
+err_has "blamed on --calibration" "dtsim run: --calibration: $TMP/nope: no such file"
+expect_error "--calibration missing, 3d" 2 run --strategy 3d --model gpt3-1.7b --calibration "$TMP/nope"
+err_has "blamed on --calibration (3d)" "--calibration: $TMP/nope: no such file"
+printf '[calibration]\nbogus = 1\n' >"$TMP/bad-overlay.ini"
+expect_error "an overlay with an unknown key" 2 run --model lenet5 --calibration "$TMP/bad-overlay.ini"
+err_has "the overlay's key under --calibration" "dtsim run: --calibration: $TMP/bad-overlay.ini:2: [calibration] bogus: unknown key"
+expect_error "calibrate from a bad overlay" 2 calibrate "$TMP/m.csv" --calibration "$TMP/bad-overlay.ini"
+err_has "not prefixed by the measurements' line" "dtsim calibrate: --calibration: $TMP/bad-overlay.ini:2:"
+# dgx1-v100's hybrid cube wires 8 devices: 10 is the option's fault, not the catalog file's.
+expect_error "--devices-per-node 10 on dgx1-v100" 2 run --model lenet5 --devices-per-node 10
+err_has "blamed on --devices-per-node" "dtsim run: --devices-per-node: the nvlink-hybrid-cube layout wires at most 8 devices, not 10"
+# A value of 100 000 characters is echoed as its first 48 and last 32 around "...".
+long=$(awk 'BEGIN { for (i = 0; i < 100000; i++) printf "x" }')
+expect_error "a 100000-character --model" 2 run --model "$long"
+w=$(grep -o "'x*\.\.\.x*'" "$TMP/err")
+[ ${#w} -eq 83 ] && ok "echoed as 83 characters (quote and 47 x, ..., 31 x and quote)" ||
+  bad "echoed ${#w} characters: $(head -c 200 "$TMP/err")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -260,6 +260,16 @@ case "$case_" in
   bad-option)
     status=0; launch "$n" calibrate --sizes 1K,banana || status=$?
     expect_one_message "$status" "banana"
+    # Bad input ends every rank cleanly: exit status 2 and no MPI_ABORT banner; with mpirun
+    # --quiet (which drops mpirun's own note on the status), stderr is that one line.
+    [ "$status" -eq 2 ] || fail "status $status, expected 2"
+    grep -q MPI_ABORT "$out.stderr" && { cat "$out.stderr" >&2; fail "MPI_ABORT banner printed"; }
+    status=0
+    timeout "$LIMIT" "$MPIEXEC" $ROOT_FLAG --quiet "$MPIEXEC_NUMPROC_FLAG" "$n" --oversubscribe \
+      "$DTSIM_MPI" calibrate --sizes 1K,banana >"$out.stdout" 2>"$out.stderr" || status=$?
+    [ "$status" -eq 2 ] && [ "$(wc -l <"$out.stderr")" -eq 1 ] && [ ! -s "$out.stdout" ] ||
+      { cat "$out.stderr" >&2; fail "--quiet: status $status, $(wc -l <"$out.stderr") lines"; }
+    echo "ok: status 2, one line: $(cat "$out.stderr")"
     ;;
   files)
     # Options refused before anything is measured (the calibration takes minutes).

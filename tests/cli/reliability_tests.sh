@@ -73,11 +73,16 @@ expect_error "unfolded dp over --max-memory 16M" 2 run --model lenet5 --nodes 10
 err_has "dp estimate" "264000 tasks would take about 32.2 MiB"
 expect_error "--max-memory below 1 MiB" 2 run --model lenet5 --max-memory 1000
 err_has "--max-memory named" "--max-memory"
-# A graph no builder sizes beforehand (parameter servers) stops at the limit: one line, exit 1,
-# no temporary output left behind.
+# ps, LeNet-5 on 4 devices: at least (2 x 13 + 2) x 4 = 112 tasks a iteration, x 10000 iterations
+# = 1120000 tasks, 136.7 MiB.
+expect_error "ps graph over --max-memory 64M" 2 run --model lenet5 --strategy ps --devices-per-node 4 \
+  --iterations 10000 --max-memory 64M
+err_has "ps estimate" "1120000 tasks would take about 136.7 MiB"
+# A graph no builder sizes beforehand (one weird trick, owt) stops at the limit: one line, exit
+# 1, no temporary output left behind.
 mkdir "$TMP/mem"
-expect_error "ps graph past --max-memory 1M" 1 run --model resnet50 --strategy ps --nodes 16 \
-  --max-memory 1M --csv "$TMP/mem/t.csv"
+expect_error "owt graph past --max-memory 1M" 1 run --model resnet50 --strategy hybrid --hybrid owt \
+  --iterations 2000 --max-memory 1M --csv "$TMP/mem/t.csv"
 err_has "out of memory, the limit" "out of memory allocating"
 [ -z "$(ls -A "$TMP/mem")" ] && ok "nothing left in the output folder" || bad "left: $(ls -A "$TMP/mem")"
 

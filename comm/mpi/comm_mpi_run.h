@@ -23,6 +23,12 @@ typedef struct {
 G_GNUC_NORETURN void comm_mpi__fail_all(const comm_mpi_ctx *ctx, const GError *error);
 /* Ends every rank after an error only this rank saw: this rank prints, then aborts the job. */
 G_GNUC_NORETURN void comm_mpi__fail_here(const comm_mpi_ctx *ctx, const GError *error);
+/* The default limit on a whole job, seconds (DTSIM_MPI_TIMEOUT_S overrides it; 0: none). */
+#define COMM_MPI_TIMEOUT_S 86400
+/* Arms this rank's time limit (see watchdog.c); FALSE with an error naming
+ * DTSIM_MPI_TIMEOUT_S when its value is not a whole number of seconds. */
+gboolean comm_mpi__watchdog_start(const comm_mpi_ctx *ctx, GError **error);
+
 /* Collective check: when `ok` is FALSE on some ranks, the lowest of them prints its error and
  * every rank finalizes MPI and exits with that error's status; otherwise returns. Every rank
  * must call it. */

@@ -88,6 +88,10 @@ int main(int argc, char **argv)
     comm_mpi__fail_all(&ctx, error);
   }
 
+  /* A stopped rank would leave the others waiting forever: a time limit on the job. */
+  if (!comm_mpi__watchdog_start(&ctx, &error))
+    comm_mpi__fail_all(&ctx, error);
+
   /* Every rank must run the same command with the same options, or the ranks would wait for
    * each other in different collectives forever. Rank 0's hash is the reference. */
   uint64_t mine = comm_mpi_hash_argv(argc, argv), ref = mine;

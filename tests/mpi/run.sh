@@ -160,6 +160,31 @@ case "$case_" in
     cmp -s "$out.stdout" "$out.ref" || { diff "$out.stdout" "$out.ref" | head -5; fail "ranking differs from dtsim search"; }
     echo "ok: search of ResNet-50 on 16 nodes, 10 rows, the same as dtsim search"
     ;;
+  stopped-rank)
+    # A rank stopped by SIGSTOP once left the others waiting in a collective forever. With
+    # DTSIM_MPI_TIMEOUT_S=10 the running rank ends the job after 10 s with one line (the
+    # stopped rank, continued by mpirun to be ended, may print its own too).
+    DTSIM_MPI_TIMEOUT_S=10 timeout "$LIMIT" "$MPIEXEC" $ROOT_FLAG "$MPIEXEC_NUMPROC_FLAG" "$n" \
+      --oversubscribe "$DTSIM_MPI" replay --model resnet18 --batch 16 --iterations 300 \
+      >"$out.stdout" 2>"$out.stderr" &
+    tp=$!
+    sleep 3
+    mp=$(ps -o pid= --ppid "$tp" | tr -d ' ')
+    victim=$(ps -o pid= --ppid "${mp:-0}" | tail -n 1 | tr -d ' ')
+    [ -n "$victim" ] || { wait "$tp"; fail "no rank found under mpirun"; }
+    kill -STOP "$victim"
+    t0=$(date +%s)
+    status=0; wait "$tp" || status=$?
+    kill -KILL "$victim" 2>/dev/null
+    t=$(($(date +%s) - t0))
+    [ "$status" -ne 0 ] || fail "the job exited 0"
+    [ "$status" -ne 124 ] || fail "the job hung: killed after ${LIMIT}s"
+    [ "$t" -le 40 ] || fail "the job took $t s to end after the stop"
+    count=$(grep -c "the job is still running after 10 s (DTSIM_MPI_TIMEOUT_S)" "$out.stderr" || true)
+    [ "$count" -ge 1 ] && [ "$count" -le "$n" ] ||
+      { cat "$out.stderr" >&2; fail "expected a timeout line per rank at most, got $count"; }
+    echo "ok: a stopped rank ended the job after $t s, status $status: $(grep -m 1 DTSIM_MPI_TIMEOUT_S "$out.stderr")"
+    ;;
   sweep-nodes)
     # A list of node counts, as `dtsim sweep --nodes 1,2` takes it (issue 12: dtsim-mpi once
     # refused it): the same points, in the same order.

@@ -131,6 +131,7 @@ typedef struct {
   const comm_link_name *links_down;
   uint32_t n_links_down;
   const char *links_down_where;   /* how messages name them; NULL: "--link-down" */
+  const char *devices_per_node_where;   /* NULL: --devices-per-node */
 } comm_cluster_spec;
 
 comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error);

@@ -24,6 +24,7 @@ struct comm_topology {
   char *kind_text;         /* topology as given */
   uint32_t nodes, extra, total_nodes;
   uint32_t G;              /* devices per node */
+  char *G_where;           /* where G was given when not the system's ("--devices-per-node") */
   gboolean host_layout;    /* devices are the sockets */
 
   /* Node-local vertices: [devices][sockets][PCIe switches][NVSwitch][NICs]. */
@@ -131,6 +132,23 @@ static gboolean system_error(const comm_system *s, const char *key, GError **err
   return FALSE;
 }
 
+/* A devices-per-node count the system cannot take: blamed on the option or key that gave it,
+ * or on the system file's own devices_per_node. */
+static gboolean devices_error(const comm_topology *t, GError **error, const char *fmt, ...)
+    G_GNUC_PRINTF(3, 4);
+static gboolean devices_error(const comm_topology *t, GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  if (!t->G_where)
+    return system_error(t->sys, "devices_per_node", error, "%s", msg);
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s (system %s)", t->G_where, msg,
+              t->sys->path);
+  return FALSE;
+}
+
 /* Counts NVLink ports between local devices a and b (both directions). */
 static void add_nvl(comm_topology *t, uint32_t a, uint32_t b, uint32_t n)
 {
@@ -164,8 +182,8 @@ static gboolean add_nvlink_pairs(comm_topology *t, GError **error)
     return TRUE;
   }
   if (t->G > 8)
-    return system_error(s, "devices_per_node", error,
-                        "the nvlink-hybrid-cube layout wires at most 8 devices, not %u", t->G);
+    return devices_error(t, error,
+                         "the nvlink-hybrid-cube layout wires at most 8 devices, not %u", t->G);
   for (gsize i = 0; i < G_N_ELEMENTS(hybrid_cube); i++) {
     if (hybrid_cube[i].a >= t->G || hybrid_cube[i].b >= t->G)
       continue;
@@ -191,7 +209,7 @@ static gboolean build_node(comm_topology *t, GError **error)
   t->nic_base = t->sw_base + t->P + (nvswitch ? 1 : 0);
   t->V = t->nic_base + t->N;
   if (t->V > 65535)
-    return system_error(s, "devices_per_node", error, "a node of %u vertices is too large", t->V);
+    return devices_error(t, error, "a node of %u vertices is too large", t->V);
 
   /* Device-to-device fabric first, so that breadth-first search meets NVLink before PCIe
    * among paths of equal length. */
@@ -835,6 +853,9 @@ comm_topology *comm_topology_build(const comm_cluster_spec *spec, GError **error
   t->extra = spec->extra_nodes;
   t->total_nodes = spec->nodes + spec->extra_nodes;
   t->G = spec->devices_per_node ? spec->devices_per_node : s->devices_per_node;
+  if (spec->devices_per_node)
+    t->G_where = g_strdup(spec->devices_per_node_where ? spec->devices_per_node_where
+                                                       : "--devices-per-node");
   t->host_layout = strcmp(s->layout, "host") == 0;
   if (t->G > 4096) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--devices-per-node: %u is more than 4096", t->G);
@@ -865,6 +886,7 @@ void comm_topology_free(comm_topology *t)
 {
   if (!t)
     return;
+  g_free(t->G_where);
   if (t->names) {
     for (uint64_t i = 0; i < (uint64_t)t->total_nodes * t->V; i++)
       g_free(t->names[i]);

@@ -44,6 +44,7 @@ struct dev_calib {
   unsigned generations;
   double fit_mape, loo_mape, default_mape;
   char *calibration_path;
+  gboolean overlay_failed;      /* the last error was the overlay's, not a row's */
 };
 
 static void row_clear(gpointer p)
@@ -96,7 +97,13 @@ static gint device_index(dev_calib *c, const char *name, GError **error)
   for (guint i = 0; i < c->defaults->len; i++)
     if (strcmp(dev_device_name(c->defaults->pdata[i]), name) == 0)
       return (gint)i;
-  dev_device *d = dev_device_load(name, c->calibration_path, error);
+  dev_device *d = dev_device_load(name, NULL, error);
+  if (d && c->calibration_path) {
+    /* The device loads alone: what fails now is the overlay's (--calibration), not the row's. */
+    dev_device_free(d);
+    d = dev_device_load(name, c->calibration_path, error);
+    c->overlay_failed = d == NULL;
+  }
   if (d == NULL)
     return -1;
   g_ptr_array_add(c->defaults, d);
@@ -385,6 +392,12 @@ void dev_calib_row(const dev_calib *c, guint i, const char **label, const char *
 gboolean dev_calib_write_overlay(const dev_calib *c, const char *path, const char *stack,
                                  GError **error)
 {
+  /* Every text value is one line: a newline would add keys or groups to the overlay. */
+  if (stack && !dt_check_line(stack, "--stack", error))
+    return FALSE;
+  for (guint i = 0; i < c->defaults->len; i++)
+    if (!dt_check_line(dev_device_name(c->defaults->pdata[i]), "device name", error))
+      return FALSE;
   g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
   if (out == NULL)
     return FALSE;
@@ -487,8 +500,13 @@ static gboolean add_row(dev_calib *c, const char *path, guint line, const char *
                         uint64_t link_bytes, double measured_s, GError **error)
 {
   g_autoptr(GError) local = NULL;
-  if (!add_row_ops(c, label, device, ops, 0, host_overhead, 0, link_bytes, measured_s, &local))
+  if (!add_row_ops(c, label, device, ops, 0, host_overhead, 0, link_bytes, measured_s, &local)) {
+    if (c->overlay_failed) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--calibration: %s", local->message);
+      return FALSE;
+    }
     return bad_row(path, line, local->message, error);
+  }
   return TRUE;
 }
 

@@ -32,6 +32,9 @@ need_pkg valgrind         'command -v valgrind'
 need_pkg python3          'command -v python3'
 # ip netns and tc, for the one-machine cluster of scripts/netns-cluster.sh.
 need_pkg iproute2         'command -v ip && command -v tc'
+# The locale sources (/usr/share/i18n/locales) from which tests/cli/reliability_tests.sh
+# compiles a decimal-comma locale into a scratch folder with localedef.
+need_pkg locales          'test -f /usr/share/i18n/locales/de_DE'
 if [ "${DTSIM_FUZZ_DEPS:-0}" = 1 ]; then
   need_pkg clang              'command -v clang'
   need_pkg libclang-rt-14-dev 'ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a'

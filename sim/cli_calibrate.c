@@ -130,6 +130,16 @@ int dtsim_cmd_calibrate(int argc, char **argv)
     error = g_error_new(DT_ERROR, DT_ERROR_INPUT, "expected one MEASURED.csv argument");
     return dtsim_cli_fail("calibrate", error);
   }
+  /* The overlay can be written, and replaces neither the measurements nor the overlay it
+   * starts from: checked before the fit, which takes minutes. */
+  const dt_file_role files[] = {{argv[1], "the measurements", FALSE},
+                                {calibration, "--calibration", FALSE},
+                                {output, "--output", TRUE}};
+  if (stack && !dt_check_line(stack, "--stack", &error))
+    return dtsim_cli_fail("calibrate", error);
+  if (output && (!dt_outfile_check(output, "--output", &error) ||
+                 !dt_files_distinct(files, G_N_ELEMENTS(files), &error)))
+    return dtsim_cli_fail("calibrate", error);
   if (generations < 1 || generations > 100000) {
     error = g_error_new(DT_ERROR, DT_ERROR_INPUT, "--generations: %d is out of range (1 to "
                         "100000)", generations);

@@ -6,7 +6,7 @@
 
 int dtsim_cli_fail(const char *cmd, const GError *error)
 {
-  g_autofree char *msg = dt_escape(error ? error->message : "failed");
+  g_autofree char *msg = dt_message(error ? error->message : "failed");
   fprintf(stderr, "dtsim %s: %s\n", cmd, msg);
   return dt_error_exit_status(error);
 }

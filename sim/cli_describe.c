@@ -182,6 +182,11 @@ int dtsim_cmd_describe(int argc, char **argv)
                 "expected one MODEL (a zoo name or a workload file; see 'dtsim list models')");
     return dtsim_cli_fail("describe", error);
   }
+  /* The export can be written and does not replace the model it describes. */
+  const dt_file_role files[] = {{argv[1], "the model", FALSE}, {export_path, "--export", TRUE}};
+  if (export_path && (!dt_outfile_check(export_path, "--export", &error) ||
+                      !dt_files_distinct(files, G_N_ELEMENTS(files), &error)))
+    return dtsim_cli_fail("describe", error);
   if (batch < 1 || batch > UINT32_MAX) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--batch: %" G_GINT64_FORMAT
                 " is not a batch size of at least 1", batch);

@@ -42,9 +42,18 @@ dev_device *sim_scenario_device(const sim_scenario *s, const char *device_name,
   g_autofree char *path = dt_catalog_path("devices/catalog", device_name, where, error);
   if (!path)
     return NULL;
-  dev_device *dev = dev_device_load(path, calibration, error);
-  if (!dev)
+  dev_device *dev = dev_device_load(path, NULL, error);
+  if (!dev) {
     g_prefix_error(error, "%s: ", where);
+    return NULL;
+  }
+  if (!calibration)
+    return dev;
+  /* The device loads alone: what fails now is the overlay's, and --calibration is named. */
+  dev_device_free(dev);
+  dev = dev_device_load(path, calibration, error);
+  if (!dev)
+    g_prefix_error(error, "%s: ", sim_scenario_where(s, "calibration"));
   return dev;
 }
 

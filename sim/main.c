@@ -36,6 +36,10 @@ int main(int argc, char **argv)
   /* The user's locale, for GLib's messages and character set. Option values are taken as bytes
    * (dt_option_entries_as_bytes), so a file name need not be text in that set. */
   setlocale(LC_ALL, "");
+  /* Numbers are written and read the C way whatever the locale: CSV columns, SVG coordinates,
+   * INI overlays and JSON are read by programs, and a decimal comma (de_DE) broke CSV rows
+   * into extra columns and SVG attributes into nonsense. */
+  setlocale(LC_NUMERIC, "C");
   if (argc < 2) {
     fprintf(stderr, "dtsim: missing command (run 'dtsim --help')\n");
     return 2;
@@ -50,8 +54,19 @@ int main(int argc, char **argv)
     return 0;
   }
   for (gsize i = 0; i < G_N_ELEMENTS(commands); i++)
-    if (strcmp(argv[1], commands[i].name) == 0)
-      return commands[i].fn(argc - 1, argv + 1);
+    if (strcmp(argv[1], commands[i].name) == 0) {
+      /* "dtsim run": in --help's usage line and in messages printed outside a command's own
+       * error path (dt_memory_fail). */
+      g_autofree char *prg = g_strdup_printf("dtsim %s", commands[i].name);
+      g_set_prgname(prg);
+      /* The outputs of a command replace their old versions together, once it succeeded. */
+      dt_outfile_hold();
+      int status = commands[i].fn(argc - 1, argv + 1);
+      g_autoptr(GError) error = NULL;
+      if (!dt_outfile_release(status == 0, &error))
+        status = dtsim_cli_fail(commands[i].name, error);
+      return status;
+    }
   fprintf(stderr, "dtsim: unknown command '%s' (run 'dtsim --help')\n", argv[1]);
   return 2;
 }

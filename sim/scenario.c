@@ -632,6 +632,38 @@ GPtrArray *sim_scenario_sweep_args(int argc, char **argv)
   return args;
 }
 
+/* Every output can be written, and none overwrites an input or another output
+ * (dt_files_distinct). */
+gboolean sim_scenario_check_files(const sim_scenario *s, const char *scenario_file, GError **error)
+{
+  const dt_file_role files[] = {
+      {scenario_file, "the scenario file", FALSE},
+      {s->model, sim_scenario_where(s, "model"), FALSE},
+      {s->calibration, sim_scenario_where(s, "calibration"), FALSE},
+      {s->system, sim_scenario_where(s, "system"), FALSE},
+      {s->device, sim_scenario_where(s, "device"), FALSE},
+      {s->intra, sim_scenario_where(s, "intra"), FALSE},
+      {s->inter, sim_scenario_where(s, "inter"), FALSE},
+      {s->trace, sim_scenario_where(s, "trace"), TRUE},
+      {s->csv, sim_scenario_where(s, "csv"), TRUE},
+      {s->plot, sim_scenario_where(s, "plot"), TRUE},
+      {s->link_heatmap, sim_scenario_where(s, "link-heatmap"), TRUE},
+  };
+  /* The overlay is a file, never a catalog name: a missing one is said at once, by its key
+   * (not by the device or system it would have been laid over). */
+  if (s->calibration && !g_file_test(s->calibration, G_FILE_TEST_EXISTS)) {
+    g_autofree char *shown = dt_escape(s->calibration);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s: no such file",
+                sim_scenario_where(s, "calibration"), shown);
+    return FALSE;
+  }
+  /* Every output can be written, checked before the work (a search or a sweep takes long). */
+  for (gsize i = 0; i < G_N_ELEMENTS(files); i++)
+    if (files[i].output && files[i].path && !dt_outfile_check(files[i].path, files[i].what, error))
+      return FALSE;
+  return dt_files_distinct(files, G_N_ELEMENTS(files), error);
+}
+
 gboolean sim_scenario_parse_args(sim_scenario *s, const sim_command_line *cl, int argc,
                                  char **argv, GError **error)
 {
@@ -684,5 +716,6 @@ gboolean sim_scenario_parse_args(sim_scenario *s, const sim_command_line *cl, in
   if (positional == 1 && !sim_scenario_load(s, v[1], set, error))
     return FALSE;
   return sim_scenario_apply_options(s, o, error) &&
-         (cl->check ? cl->check(s, error) : sim_scenario_check(s, error));
+         (cl->check ? cl->check(s, error) : sim_scenario_check(s, error)) &&
+         sim_scenario_check_files(s, positional == 1 ? v[1] : NULL, error);
 }

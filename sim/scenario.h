@@ -89,6 +89,7 @@ typedef struct {
   const sim_strategy *strategy;
   int64_t iterations;
   gboolean strict;              /* a configuration that does not fit in memory is an error */
+  uint64_t max_memory;          /* bytes this process may take (0: half the physical memory) */
   /* dp and the data-parallel part of hybrid and 3d (strategy_dp.c). */
   const comm_coll_algorithm *allreduce;
   gboolean overlap;
@@ -258,6 +259,12 @@ gboolean sim_scenario_set(sim_scenario *s, const char *key, const char *value, c
 
 /* TRUE when the scalar `key` (int, choice, on/off or registry entry) holds `value`. */
 gboolean sim_scenario_key_equals(const sim_scenario *s, const char *key, const char *value);
+
+/* Every output (--trace, --csv, --plot) can be written, and none is the same file as an input
+ * (`scenario_file` or NULL, --model, --calibration, --system, --device, --intra, --inter) or
+ * another output: checked before any work, errors name the keys. */
+gboolean sim_scenario_check_files(const sim_scenario *s, const char *scenario_file,
+                                  GError **error);
 
 /* Reads [scenario] of an INI file into s; keys the commands in `set` do not take are refused. */
 gboolean sim_scenario_load(sim_scenario *s, const char *path, unsigned set, GError **error);

@@ -55,6 +55,10 @@ static const sim_key run_keys[] = {
              "the next), 1 for a cold first iteration"},
     {"strict", SIM_KEY_FLAG, SIM_KEY_OFF(strict), .commands = SIM_OPTS_RUN,
      .help = "a configuration that does not fit in device memory is an error"},
+    {"max-memory", SIM_KEY_SIZE, SIM_KEY_OFF(max_memory), NULL, 1 << 20, INT64_MAX,
+     .commands = SIM_OPTS_RUN, .arg = "SIZE",
+     .help = "memory the simulation may take; larger task graphs and searches are refused "
+             "before they are built (default: half the physical memory)"},
 };
 const sim_key_group sim_keys_run = SIM_KEY_GROUP("run", 0, run_keys);
 
@@ -155,6 +159,7 @@ comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error)
       .system_where = sim_scenario_where(s, "system"),
       .intra_where = sim_scenario_where(s, "intra"),
       .inter_where = sim_scenario_where(s, "inter"),
+      .devices_per_node_where = sim_scenario_where(s, "devices-per-node"),
   };
   sim_faults_spec(s, &spec);
   return comm_topology_build(&spec, error);
@@ -228,6 +233,7 @@ static sim_plan *build_plan(const sim_scenario *s, const comm_topology *topo,
 static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboolean outputs,
                               sim_report *r, sim_outcome *keep, GError **error)
 {
+  dt_memory_set_limit(s->max_memory);
   /* Every output can be written, or nothing is simulated. */
   if (outputs && ((s->trace && !dt_outfile_check(s->trace, "--trace", error)) ||
                   (s->csv && !dt_outfile_check(s->csv, "--csv", error)) ||

@@ -470,6 +470,28 @@ static gboolean plan_partition(plan3d *p, const sim_3d_opts *o, GError **error)
   return wl_tf_partition(p->tf.layers, &po, p->first_block, p->n_blocks, error);
 }
 
+/* The tasks (and in *deps the dependencies) of the graph of all iterations. Per unit (a pass
+ * of a micro-batch over a chunk): its compute, a parameter gather (ZeRO-3), its tensor-parallel
+ * part (two tasks and an end when it overlaps) and its send; the dependencies of these and the
+ * unit's two pipeline ones. Per chunk and stage: up to three data-parallel tasks and nine
+ * dependencies; per stage the update, and the embedding allreduce; per micro-batch the
+ * embedding's and the LM head's two passes and their dependencies. */
+static uint64_t graph_size(const plan3d *p, uint64_t *deps)
+{
+  const sim_3d_opts *o = &p->o;
+  /* Sizes past 2^60 (refused by the caller) are UINT64_MAX: the products below then cannot
+   * overflow, being at most 9 units per micro-batch and 16 per chunk. */
+  if ((double)o->iterations * 2 * (double)p->m * p->V * p->P * 16 > 0x1p60) {
+    *deps = UINT64_MAX;
+    return UINT64_MAX;
+  }
+  uint64_t units = 2 * p->m * p->V * p->P;
+  uint64_t z3 = o->zero >= 3, ov = o->tp_overlap ? 2 : 0;
+  uint64_t chunks = (uint64_t)p->V * p->P;
+  *deps = o->iterations * (units * (5 + z3 + ov) + 9 * chunks + 2 * p->P + 4 + 4 * p->m);
+  return o->iterations * (units * (2 + z3 + 1 + ov) + 3 * chunks + p->P + 1 + 4 * p->m);
+}
+
 static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *topo,
                          const dev_device *dev, GError **error)
 {
@@ -540,6 +562,9 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
                p->m, p->P);
   if (o->schedule == WL_SCHED_GPIPE && p->V > 1)
     return bad(error, "--schedule gpipe runs one model chunk per device (--interleave 1)");
+  uint64_t deps;
+  if (!sim_graph_check_size(graph_size(p, &deps), error))
+    return FALSE;
   if (!dev_check_precision(dev, o->precision, "--precision", error))
     return FALSE;
   p->act_elem_bytes = wl_precision_bytes(o->precision);
@@ -1281,19 +1306,10 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
     g_ptr_array_add(orders, schedule_units(p, s));
   g_autofree const char **name_table = g_new0(const char *, (size_t)NAME_KINDS * 2 * p->m * p->V);
   unit_names names = {g, p->m, p->V, (size_t)2 * p->m * p->V, name_table};
-  /* Room for the whole graph at once. Per unit (a pass of a micro-batch over a chunk): its
-   * compute, a parameter gather (ZeRO-3), its tensor-parallel part (two tasks and an end when
-   * it overlaps) and its send; the dependencies of these and the unit's two pipeline ones. Per
-   * chunk and stage: up to three data-parallel tasks and nine dependencies; per stage the
-   * update, and the embedding allreduce; per micro-batch the embedding's and the LM head's
-   * two passes and their dependencies. */
-  uint64_t units = 2 * (uint64_t)p->m * p->V * p->P;
-  uint64_t z3 = o->zero >= 3, ov = o->tp_overlap ? 2 : 0;
-  uint64_t chunks = (uint64_t)p->V * p->P;
-  sim_graph_reserve(g, o->iterations * (units * (2 + z3 + 1 + ov) + 3 * chunks + p->P + 1 +
-                                        4 * p->m),
-                    o->iterations * (units * (5 + z3 + ov) + 9 * chunks + 2 * p->P + 4 +
-                                     4 * p->m));
+  /* Room for the whole graph at once. */
+  uint64_t deps;
+  uint64_t tasks = graph_size(p, &deps);
+  sim_graph_reserve(g, tasks, deps);
 
   for (uint32_t it = 0; it < o->iterations; it++) {
     for (uint32_t s = 0; s < p->P; s++) {

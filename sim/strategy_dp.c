@@ -89,6 +89,17 @@ static sim_plan *dp_build(const sim_costs *c, const sim_plan_opts *o, GError **e
    * where a collective's time does not depend on the flows of the other ranks). */
   p->symmetric = o->symmetric && devices > 1;
   uint32_t built = p->symmetric ? 1 : (uint32_t)devices;
+  /* Per iteration and device built: a forward and a backward-data pass per layer, a
+   * backward-weights pass per layer with weights, the host step and the update (and the
+   * buckets' allreduces). */
+  uint64_t per_device = 2 * (uint64_t)n + 2;
+  for (guint i = 0; i < n; i++) {
+    const sim_layer_cost *l = sim_costs_layer(c, i);
+    per_device += l->param_bytes > 0 || l->backward_weights_ps > 0;
+  }
+  if (!sim_graph_check_size((uint64_t)(o->iterations ? o->iterations : 1) * built * per_device,
+                            error))
+    return NULL;
   uint64_t saved = 0;    /* activations kept for backward, bytes */
   for (guint i = 0; i < n; i++)
     saved += sim_costs_layer(c, i)->saved_bytes;

@@ -81,12 +81,22 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--micro-batches: %u is outside 1 to 100000", M);
     return NULL;
   }
+  uint32_t devices = P * R;
+  uint32_t iterations = o->iterations ? o->iterations : 1;
+  /* Per iteration and device: a host step, 2M computes and an update; per replica, the input
+   * copy; per link between stages, 2M transfers; per stage, an allreduce. The dependencies:
+   * one per backward, two per transfer, M + 1 per device around the allreduce, and at most
+   * three more per device (step, copy, update). */
+  uint64_t links = (uint64_t)R * (P - 1);
+  uint64_t tasks = (uint64_t)devices * (2 * (uint64_t)M + 2) + R + 2 * links * M + P;
+  uint64_t deps = (uint64_t)devices * (2 * (uint64_t)M + 4) + 4 * links * M;
+  if (!sim_graph_check_size(iterations * tasks, error))
+    return NULL;
   g_autofree uint32_t *first = g_new(uint32_t, P + 1);
   if (!sim__partition(c, P, o->split, first, error))
     return NULL;
   g_autoptr(sim_plan) p = sim__plan_new();
   sim_graph *g = p->graph;
-  uint32_t devices = P * R;
   p->devices = devices;
   p->samples_per_iteration = (uint64_t)R * M * c->batch;
   for (uint32_t s = 0; s < P; s++) {
@@ -142,14 +152,6 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
   g_autofree sim_task_id *B = g_new(sim_task_id, (gsize)devices * M);
   g_autofree sim_task_id *first_task = g_new0(sim_task_id, devices);
   g_autofree sim_stream_id *members = g_new(sim_stream_id, R);
-  uint32_t iterations = o->iterations ? o->iterations : 1;
-  /* Per iteration and device: a host step, 2M computes and an update; per replica, the input
-   * copy; per link between stages, 2M transfers; per stage, an allreduce. The dependencies:
-   * one per backward, two per transfer, M + 1 per device around the allreduce, and at most
-   * three more per device (step, copy, update). */
-  uint64_t links = (uint64_t)R * (P - 1);
-  uint64_t tasks = (uint64_t)devices * (2 * (uint64_t)M + 2) + R + 2 * links * M + P;
-  uint64_t deps = (uint64_t)devices * (2 * (uint64_t)M + 4) + 4 * links * M;
   sim_graph_reserve(g, iterations * tasks, iterations * deps);
   for (uint32_t it = 0; it < iterations; it++) {
     for (uint32_t r = 0; r < R; r++)

@@ -16,6 +16,11 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   if (!sim__check_devices(devices, "ps", error))
     return NULL;
   guint n = sim_costs_n_layers(c);
+  /* At least, per iteration and device: the input copy, a forward and a backward pass per
+   * layer, and the iteration's end (the weight gradients and their pushes come on top). */
+  if (!sim_graph_check_size((uint64_t)(o->iterations ? o->iterations : 1) * devices *
+                                (2 * (uint64_t)n + 2), error))
+    return NULL;
   g_autoptr(sim_plan) p = sim__plan_new();
   sim_graph *g = p->graph;
   p->devices = (uint32_t)devices;

@@ -6,9 +6,6 @@
  * Each stream keeps the ids of its tasks in insertion order; the executor advances a cursor
  * per stream. Each task counts what it still waits for: its unfinished dependencies and the
  * member streams whose cursor has not reached it; it starts when the count reaches zero. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE   /* mremap */
-#endif
 #include "taskgraph.h"
 
 #include "util.h"
@@ -162,11 +159,13 @@ static inline const sim_stream_id *task_members(const sim_graph *g, const task_r
  * and marked for transparent huge pages before it is touched: one fault and one TLB entry per
  * 2 MiB. (Measured here: a 4 KiB fault costs 1.6 us, a huge page 0.2 ms, so a huge page pays
  * from a quarter full: a pipeline's 2.09 MB task states took 511 faults from the heap.) A
- * grown array moves its pages into the start of its new mapping (mremap, both 2 MiB-aligned,
- * so huge pages move whole): nothing is copied or zeroed again. (Marking glibc's own blocks
- * instead splits their mappings, and its realloc then copies.) Smaller arrays, and sanitizer
- * builds, use the heap. Sizes are the capacity in bytes, given again when the array is
- * freed. */
+ * grown array is copied into its new mapping. Moving the pages with mremap copied nothing,
+ * but Open MPI 4.1's memory hooks (active under dtsim-mpi, e.g. as root) intercept mremap
+ * and drop its fifth argument: the pages moved elsewhere and the copy then read the unmapped
+ * old array (exit 139). Arrays double, so the copies add up to less than the final size.
+ * (Marking glibc's own blocks instead splits their mappings, and its realloc then copies
+ * too.) Smaller arrays, and sanitizer builds, use the heap. Sizes are the capacity in bytes,
+ * given again when the array is freed. */
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
 #if defined(MADV_HUGEPAGE) && !defined(__SANITIZE_ADDRESS__)
 #define BIG_BYTES ((size_t)512 << 10)
@@ -179,11 +178,32 @@ static size_t huge_round(size_t bytes)
   return (bytes + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1);
 }
 
+/* Bytes held by the large arrays of every graph and executor of the process, against the
+ * memory limit (dt_memory_limit): the last guard when a graph outgrows what its builder
+ * checked beforehand (sim_graph_check_size). Mapped arrays count whole huge pages. */
+static int64_t big_held_bytes;
+
+static size_t big_counted(size_t bytes)
+{
+  return bytes < BIG_BYTES ? bytes : huge_round(bytes);
+}
+
+static void big_count(size_t old_bytes, size_t new_bytes)
+{
+  int64_t delta = (int64_t)big_counted(new_bytes) - (int64_t)big_counted(old_bytes);
+  int64_t held = __atomic_add_fetch(&big_held_bytes, delta, __ATOMIC_RELAXED);
+  if (delta > 0 && (uint64_t)held > dt_memory_limit())
+    dt_memory_fail(new_bytes);
+}
+
 static void big_free(void *items, size_t bytes)
 {
+  if (!items)
+    return;
+  big_count(bytes, 0);
   if (bytes < BIG_BYTES)
     g_free(items);
-  else if (items)
+  else
     munmap(items, huge_round(bytes));
 }
 
@@ -192,9 +212,12 @@ static void big_free(void *items, size_t bytes)
 static void *big_resize(void *old, size_t old_bytes, size_t new_bytes, gboolean zero)
 {
   if (new_bytes < BIG_BYTES) {
+    big_count(old ? old_bytes : 0, new_bytes);
+    void *items = old == NULL && zero ? g_try_malloc0(new_bytes) : g_try_realloc(old, new_bytes);
+    if (!items && new_bytes)
+      dt_memory_fail(new_bytes);
     if (old == NULL && zero)
-      return g_malloc0(new_bytes);
-    void *items = g_realloc(old, new_bytes);
+      return items;
     if (zero)
       memset((char *)items + old_bytes, 0, new_bytes - old_bytes);
     return items;
@@ -204,17 +227,14 @@ static void *big_resize(void *old, size_t old_bytes, size_t new_bytes, gboolean 
   char *map = mmap(NULL, len + HUGE_PAGE_BYTES, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (map == MAP_FAILED)
-    g_error("out of memory for an array of %zu bytes", new_bytes);
+    dt_memory_fail(new_bytes);
   char *items = (char *)huge_round((uintptr_t)map);
   if (items > map)
     munmap(map, (size_t)(items - map));
   if (map + HUGE_PAGE_BYTES > items)
     munmap(items + len, (size_t)(map + HUGE_PAGE_BYTES - items));
   (void)madvise(items, len, MADV_HUGEPAGE);   /* a hint: refused, the array still works */
-  if (old_bytes >= BIG_BYTES &&
-      mremap(old, huge_round(old_bytes), huge_round(old_bytes), MREMAP_MAYMOVE | MREMAP_FIXED,
-             items) == items)
-    return items;
+  big_count(0, new_bytes);
   if (old_bytes)
     memcpy(items, old, old_bytes);
   big_free(old, old_bytes);
@@ -747,6 +767,21 @@ static gboolean make_block(sim_graph *g, uint32_t tasks, uint32_t ids)
   g->cap_edges = ids;
   g->block = b;
   return TRUE;
+}
+
+gboolean sim_graph_check_size(uint64_t tasks, GError **error)
+{
+  /* grow() keeps capacities below UINT32_MAX / 2. */
+  if (tasks >= (uint64_t)UINT32_MAX / 2) {
+    g_autofree char *count = tasks == UINT64_MAX ? g_strdup("more than 2^60")
+                                                 : g_strdup_printf("%" G_GUINT64_FORMAT, tasks);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "the task graph would hold %s tasks, more than the %u one run can number: use "
+                "fewer devices, micro-batches or iterations", count, UINT32_MAX / 2 - 1);
+    return FALSE;
+  }
+  g_autofree char *what = g_strdup_printf("the task graph of %" G_GUINT64_FORMAT " tasks", tasks);
+  return dt_memory_check(tasks * SIM_RUN_BYTES_PER_TASK, what, error);
 }
 
 void sim_graph_reserve(sim_graph *g, uint64_t tasks, uint64_t edges)

@@ -380,12 +380,18 @@ wl_model *wl__load_json(const char *source, JsonNode *root, const char *text, GE
 
 /* ---- Strict JSON -------------------------------------------------------------------------- */
 
+/* The deepest nesting of objects and arrays read. A dtsim workload nests 4 levels (top object,
+ * layers array, layer object, shape array), a Paleo network 4 plus 2 per nested Block; 64
+ * leaves room for 29 nested Blocks and keeps json-glib's recursion far from the stack's end. */
+#define WL_JSON_MAX_DEPTH 64
+
 /* One character-exact pass over `text` against RFC 8259: one value, then only whitespace.
  * json-glib is more lenient: it took "{...}{...}" and "0 {...}" (two documents) and even some
  * text that is not JSON before a second document, kept one of them and leaked the others
  * (found by the workload fuzz harness). What passes here json-glib reads as one value. On a
- * fault *at is where it is and *what says what is wrong. Iterative: nesting is bounded by
- * the file size only. */
+ * fault *at is where it is and *what says what is wrong. Iterative, and nesting deeper than
+ * WL_JSON_MAX_DEPTH is refused here, before json-glib sees the text: json-glib's parser
+ * recurses once per level and overflowed the stack at 100 000 nested arrays. */
 static gboolean json_scan_string(const char *t, gsize n, gsize *i, const char **what)
 {
   for ((*i)++; *i < n; (*i)++) {
@@ -466,7 +472,7 @@ static gboolean json_scan_scalar(const char *t, gsize n, gsize *i, const char **
 static gboolean json_check(const char *t, gsize n, gsize *at, const char **what)
 {
   enum { VALUE, VALUE_OR_CLOSE, KEY, KEY_OR_CLOSE, COLON, NEXT_OR_CLOSE, DONE } want = VALUE;
-  g_autofree char *stack = g_malloc(n + 1);   /* the open containers, '{' or '[' */
+  char stack[WL_JSON_MAX_DEPTH];   /* the open containers, '{' or '[' */
   gsize depth = 0, i = 0;
   /* A UTF-8 byte order mark may be ignored (RFC 8259, 8.1), as json-glib does. */
   if (n >= 3 && memcmp(t, "\xef\xbb\xbf", 3) == 0)
@@ -496,6 +502,11 @@ static gboolean json_check(const char *t, gsize n, gsize *at, const char **what)
       /* fall through */
     case VALUE:
       if (c == '{' || c == '[') {
+        if (depth == WL_JSON_MAX_DEPTH) {
+          *what = "objects and arrays nested deeper than " G_STRINGIFY(WL_JSON_MAX_DEPTH)
+                  " levels";
+          return FALSE;
+        }
         stack[depth++] = c;
         i++;
         want = c == '{' ? KEY_OR_CLOSE : VALUE_OR_CLOSE;

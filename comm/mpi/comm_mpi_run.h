@@ -18,13 +18,20 @@ typedef struct {
 } comm_mpi_ctx;
 
 /* Ends every rank after an error all ranks reached together (the same options everywhere):
- * rank 0 prints "dtsim-mpi COMMAND: message" on stderr, then aborts the job with the exit
- * status of the error (2 for bad input, 1 otherwise). */
+ * rank 0 prints "dtsim-mpi COMMAND: message" on stderr, then every rank finalizes MPI and exits
+ * with the status of the error (2 for bad input, 1 otherwise): one line, no MPI_Abort. */
 G_GNUC_NORETURN void comm_mpi__fail_all(const comm_mpi_ctx *ctx, const GError *error);
 /* Ends every rank after an error only this rank saw: this rank prints, then aborts the job. */
 G_GNUC_NORETURN void comm_mpi__fail_here(const comm_mpi_ctx *ctx, const GError *error);
+/* The default limit on a whole job, seconds (DTSIM_MPI_TIMEOUT_S overrides it; 0: none). */
+#define COMM_MPI_TIMEOUT_S 86400
+/* Arms this rank's time limit (see watchdog.c); FALSE with an error naming
+ * DTSIM_MPI_TIMEOUT_S when its value is not a whole number of seconds. */
+gboolean comm_mpi__watchdog_start(const comm_mpi_ctx *ctx, GError **error);
+
 /* Collective check: when `ok` is FALSE on some ranks, the lowest of them prints its error and
- * the job ends; otherwise returns. Every rank must call it. */
+ * every rank finalizes MPI and exits with that error's status; otherwise returns. Every rank
+ * must call it. */
 void comm_mpi__agree(const comm_mpi_ctx *ctx, gboolean ok, const GError *error);
 
 /* This rank's scratch folder, /tmp/dtsim-mpi-HOST-PID-XXXXXX (or under $TMPDIR; see

@@ -40,8 +40,9 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-  /* The user's locale (see sim/main.c); option values are bytes. */
+  /* The user's locale (see sim/main.c); option values are bytes; numbers in the C locale. */
   setlocale(LC_ALL, "");
+  setlocale(LC_NUMERIC, "C");
   /* The tuned component obeys coll_tuned_<op>_algorithm only with dynamic rules on; it is read
    * at MPI_Init, so it is set here unless the user chose otherwise. */
   g_setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", FALSE);
@@ -86,6 +87,10 @@ int main(int argc, char **argv)
                 "with N >= 2");
     comm_mpi__fail_all(&ctx, error);
   }
+
+  /* A stopped rank would leave the others waiting forever: a time limit on the job. */
+  if (!comm_mpi__watchdog_start(&ctx, &error))
+    comm_mpi__fail_all(&ctx, error);
 
   /* Every rank must run the same command with the same options, or the ranks would wait for
    * each other in different collectives forever. Rank 0's hash is the reference. */

@@ -10,7 +10,7 @@
 
 static void print_error(const comm_mpi_ctx *ctx, const GError *error)
 {
-  g_autofree char *msg = dt_escape(error ? error->message : "failed");
+  g_autofree char *msg = dt_message(error ? error->message : "failed");
   fprintf(stderr, "dtsim-mpi%s%s: %s\n", ctx->command ? " " : "",
           ctx->command ? ctx->command : "", msg);
   fflush(stderr);
@@ -31,16 +31,27 @@ void comm_mpi__scratch_remove(void)
   g_clear_pointer(&scratch_dir, g_free);
 }
 
-void comm_mpi__fail_all(const comm_mpi_ctx *ctx, const GError *error)
+/* Ends this rank cleanly with `status`, every rank of the job doing the same at the same
+ * point: no MPI_Abort, whose banner buried the one-line message under seven more. (mpirun
+ * still reports a non-zero exit status unless it runs with --quiet.) */
+static G_GNUC_NORETURN void end_all(int status)
 {
   comm_mpi__scratch_remove();
-  if (ctx->rank == 0) {
+  dt__outfile_abandon_all();
+  fflush(stdout);
+  fflush(stderr);
+  /* MPI_T first: see main(). */
+  MPI_T_finalize();
+  MPI_Finalize();
+  exit(status);
+}
+
+void comm_mpi__fail_all(const comm_mpi_ctx *ctx, const GError *error)
+{
+  /* Every rank is here with the same error: rank 0 alone prints it. */
+  if (ctx->rank == 0)
     print_error(ctx, error);
-    MPI_Abort(MPI_COMM_WORLD, dt_error_exit_status(error));
-  }
-  /* The other ranks wait for rank 0's abort to end them, so exactly one message is printed. */
-  for (;;)
-    MPI_Barrier(MPI_COMM_WORLD);
+  end_all(dt_error_exit_status(error));
 }
 
 void comm_mpi__fail_here(const comm_mpi_ctx *ctx, const GError *error)
@@ -57,11 +68,14 @@ void comm_mpi__agree(const comm_mpi_ctx *ctx, gboolean ok, const GError *error)
   MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (first == ctx->size)
     return;
-  comm_mpi__scratch_remove();
-  if (first == ctx->rank)
-    comm_mpi__fail_here(ctx, error);
-  for (;;)
-    MPI_Barrier(MPI_COMM_WORLD);
+  /* Every rank knows: the lowest failing rank prints its error and tells its exit status. */
+  int status = 1;
+  if (first == ctx->rank) {
+    print_error(ctx, error);
+    status = dt_error_exit_status(error);
+  }
+  MPI_Bcast(&status, 1, MPI_INT, first, MPI_COMM_WORLD);
+  end_all(status);
 }
 
 gboolean comm_mpi__parse(const comm_mpi_ctx *ctx, GOptionContext *octx, int *argc, char ***argv)

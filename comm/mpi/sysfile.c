@@ -84,10 +84,15 @@ static char *system_text(const comm_mpi_system *sys, const char *comment,
                          const link_latencies *lat, uint32_t per_node)
 {
   GString *s = g_string_new(NULL);
+  /* Text from outside (host names, the command line) on one line each: escaped, so that a
+   * newline cannot add keys or groups. */
+  g_autofree char *comment_line = comment ? dt_escape(comment) : NULL;
+  g_autofree char *description = dt_escape(sys->description ? sys->description
+                                                            : "measured with dtsim-mpi");
   g_string_append(s, "# System fitted by dtsim-mpi calibrate: one-way time = latency + bytes /\n"
                      "# bandwidth per locality class, by least squares on ping-pong times.\n");
-  if (comment)
-    g_string_append_printf(s, "# %s\n", comment);
+  if (comment_line)
+    g_string_append_printf(s, "# %s\n", comment_line);
   g_string_append_printf(s,
                          "\n[system]\ndescription = %s\n"
                          "# The ranks are processes on the hosts' CPUs: each is a \"host\" device\n"
@@ -95,8 +100,7 @@ static char *system_text(const comm_mpi_system *sys, const char *comment,
                          "device = host\ndevices_per_node = %u\nlayout = nvswitch\n"
                          "pcie = " HOST_LINK_FABRIC "\nnics_per_node = 1\nsockets = 1\n"
                          "topology = switch\n",
-                         sys->description ? sys->description : "measured with dtsim-mpi",
-                         per_node);
+                         description, per_node);
   if (sys->switch_GBps > 0)
     g_string_append_printf(s, "# %u ranks of a node exchanging at once moved %.4g GB/s each per\n"
                               "# direction: the node's memory system carries that many times as\n"

@@ -70,7 +70,8 @@ static void remove_folder(const char *dir)
   rmdir(dir);
 }
 
-static void on_signal(int sig)
+/* Async-signal-safe: also the signal handler's clean-up. */
+void dt__outfile_abandon_all(void)
 {
   for (int i = 0; i < PENDING_SLOTS; i++)
     if (pending[i])
@@ -78,6 +79,11 @@ static void on_signal(int sig)
   for (int i = 0; i < SCRATCH_SLOTS; i++)
     if (scratch[i])
       remove_folder(scratch[i]);
+}
+
+static void on_signal(int sig)
+{
+  dt__outfile_abandon_all();
   /* Die of the signal as if there were no handler, so the parent sees why. */
   signal(sig, SIG_DFL);
   raise(sig);
@@ -275,6 +281,13 @@ gboolean dt_outfile_check(const char *path, const char *what, GError **error)
   g_autofree char *target = NULL;
   target_kind kind;
   struct stat st;
+  if (path[0] == '-') {
+    g_autofree char *shown = dt_escape(path);
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: '%s' looks like an option, not a file name (write ./%s to name such a "
+                "file)", what, shown, shown);
+    return FALSE;
+  }
   if (!classify(path, what, &target, &kind, &st, error))
     return FALSE;
   g_autofree char *shown = dt_escape(path);
@@ -372,6 +385,88 @@ static void drop_tmp(dt_outfile *out)
   g_clear_pointer(&out->tmp_path, g_free);
 }
 
+/* ---- Outputs replaced together ---------------------------------------------------------------- */
+
+typedef struct {
+  char *tmp_path, *target, *path;
+  int slot;
+} held_file;
+static gboolean holding;
+static GArray *held;   /* held_file, in commit order */
+
+void dt_outfile_hold(void)
+{
+  holding = TRUE;
+}
+
+gboolean dt_outfile_release(gboolean keep, GError **error)
+{
+  holding = FALSE;
+  gboolean ok = TRUE;
+  for (guint i = 0; held && i < held->len; i++) {
+    held_file *h = &g_array_index(held, held_file, i);
+    if (keep && ok && g_rename(h->tmp_path, h->target) != 0) {
+      g_autofree char *shown = dt_escape(h->path);
+      g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s: rename failed: %s", shown,
+                  g_strerror(errno));
+      ok = FALSE;
+    }
+    if (!keep || !ok)
+      g_unlink(h->tmp_path);
+    set_pending(h->slot, NULL);
+    g_free(h->tmp_path);
+    g_free(h->target);
+    g_free(h->path);
+  }
+  g_clear_pointer(&held, g_array_unref);
+  return ok;
+}
+
+/* Two names for one file: the identity of a path, "DEV:INO" when it exists (links followed),
+ * else its folder's real path and its name; NULL for what may repeat (FIFOs, devices). */
+static char *file_identity(const char *path)
+{
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+      return NULL;
+    return g_strdup_printf("%ju:%ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
+  }
+  g_autofree char *dir = g_path_get_dirname(path);
+  g_autofree char *base = g_path_get_basename(path);
+  char *real = realpath(dir, NULL);
+  char *id = g_build_filename(real ? real : dir, base, NULL);
+  free(real);
+  return id;
+}
+
+gboolean dt_files_distinct(const dt_file_role *files, size_t n, GError **error)
+{
+  g_autofree char **ids = g_new0(char *, n + 1);
+  gboolean ok = TRUE;
+  for (size_t i = 0; i < n && ok; i++) {
+    if (!files[i].path || !files[i].path[0])
+      continue;
+    /* An input that is no file is a catalog name: nothing to overwrite. */
+    if (!files[i].output && !g_file_test(files[i].path, G_FILE_TEST_EXISTS))
+      continue;
+    ids[i] = file_identity(files[i].path);
+    for (size_t j = 0; j < i && ids[i] && ok; j++) {
+      if (!ids[j] || strcmp(ids[i], ids[j]) != 0 || (!files[i].output && !files[j].output))
+        continue;
+      const dt_file_role *out = files[i].output ? &files[i] : &files[j];
+      const dt_file_role *other = out == &files[i] ? &files[j] : &files[i];
+      g_autofree char *shown = dt_escape(out->path);
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s is also %s%s; give another name",
+                  out->what, shown, other->output ? "the output of " : "", other->what);
+      ok = FALSE;
+    }
+  }
+  for (size_t i = 0; i < n; i++)
+    g_free(ids[i]);
+  return ok;
+}
+
 gboolean dt_outfile_commit(dt_outfile *out, GError **error)
 {
   g_return_val_if_fail(out && out->stream, FALSE);
@@ -387,6 +482,16 @@ gboolean dt_outfile_commit(dt_outfile *out, GError **error)
   }
   if (!out->tmp_path)
     return TRUE;   /* written in place */
+  if (holding) {
+    /* dt_outfile_release renames it, or removes it; a signal before that removes it. */
+    if (!held)
+      held = g_array_new(FALSE, FALSE, sizeof(held_file));
+    held_file h = {g_steal_pointer(&out->tmp_path), g_strdup(out->target), g_strdup(out->path),
+                   out->slot};
+    g_array_append_val(held, h);
+    out->slot = -1;
+    return TRUE;
+  }
   if (g_rename(out->tmp_path, out->target) != 0) {
     g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s: rename failed: %s", shown,
                 g_strerror(errno));

@@ -325,6 +325,49 @@ char **dt_catalog_names(const char *subdir)
   return (char **)g_ptr_array_free(names, FALSE);
 }
 
+/* The byte offset at or before `at` that starts a UTF-8 character of text[0..n). */
+static size_t char_start(const char *text, size_t at)
+{
+  while (at > 0 && ((unsigned char)text[at] & 0xc0) == 0x80)
+    at--;
+  return at;
+}
+
+char *dt_message(const char *text)
+{
+  g_autofree char *escaped = dt_escape(text);
+  GString *out = g_string_sized_new(MIN(strlen(escaped), 4096) + 8);
+  const char *p = escaped;
+  while (*p) {
+    size_t n = strcspn(p, " ");
+    if (n > DT_MESSAGE_WORD_MAX) {
+      size_t head = char_start(p, 48), tail = char_start(p, n - 32);
+      g_string_append_len(out, p, (gssize)head);
+      g_string_append(out, "...");
+      g_string_append_len(out, p + tail, (gssize)(n - tail));
+    } else {
+      g_string_append_len(out, p, (gssize)n);
+    }
+    p += n;
+    while (*p == ' ')
+      g_string_append_c(out, *p++);
+  }
+  return g_string_free(out, FALSE);
+}
+
+gboolean dt_check_line(const char *value, const char *what, GError **error)
+{
+  for (const unsigned char *p = (const unsigned char *)value; p && *p; p++)
+    if (*p < 0x20 || *p == 0x7f) {
+      g_autofree char *shown = dt_escape(value);
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "%s: '%s' holds a control character (\\x%02x); a value written into a file "
+                  "is one line of text", what, shown, *p);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 char *dt_escape(const char *text)
 {
   if (text == NULL)

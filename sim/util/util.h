@@ -117,6 +117,17 @@ gboolean dt_read_file(const char *path, const char *what, uint64_t max_bytes, ch
  * UTF-8 become \xHH; valid UTF-8 (josé) is kept. Used by every path that prints a message
  * (dtsim_cli_fail, dtsim-mpi), so a value echoed in a message never breaks it in two. */
 char *dt_escape(const char *text);
+/* A one-line message for the user: dt_escape(text), with every word (run of characters other
+ * than spaces) of more than DT_MESSAGE_WORD_MAX bytes cut to its first 48 and last 32 bytes
+ * around "...", so that a 1 MB value given as an option is not echoed whole. */
+#define DT_MESSAGE_WORD_MAX 100
+char *dt_message(const char *text);
+
+/* Refuses (DT_ERROR_INPUT, naming `what`) a value with a control character (newline, tab,
+ * escape, DEL): the check before a value is written into an INI file, where a newline would
+ * start a new key or group ("x\n[device]\npeak_tflops_fp32 = 1000"). CSV fields and JSON
+ * strings are quoted and escaped instead (dt_csv_field, dt_json_string). */
+gboolean dt_check_line(const char *value, const char *what, GError **error);
 
 /* ---- Option values as bytes ---------------------------------------------------------------- */
 
@@ -153,8 +164,30 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(dt_outfile, dt_outfile_free)
 
 /* Checks, without creating anything, that dt_outfile_open(path) would succeed as far as can be
  * known beforehand: the folder exists and can be written, the target is of a kind written
- * above. Commands call it for every output before simulating. Errors name `what` (the option). */
+ * above. Commands call it for every output before simulating. Errors name `what` (the option).
+ * A name starting with '-' is refused as the option it likely is ("--export --json" would
+ * write a file named --json); ./-x names such a file. */
 gboolean dt_outfile_check(const char *path, const char *what, GError **error);
+
+/* One file a command reads or writes, for dt_files_distinct: `what` names its role in
+ * messages ("--csv", "the scenario file"); a NULL path is skipped. */
+typedef struct {
+  const char *path;
+  const char *what;
+  gboolean output;
+} dt_file_role;
+/* Refuses (DT_ERROR_INPUT) an output that is the same file as an input or as another output
+ * of the same command: the same inode when the file exists (links followed), the same folder
+ * and name when it does not. FIFOs and character devices (/dev/null) may repeat. Inputs that
+ * are no file (catalog names) are skipped. */
+gboolean dt_files_distinct(const dt_file_role *files, size_t n, GError **error);
+
+/* Holding: from dt_outfile_hold() on, dt_outfile_commit() writes and closes the temporary file
+ * but leaves the rename to dt_outfile_release(), so that the outputs of one command replace
+ * their old versions together, or (release with keep FALSE, or a signal) none of them does.
+ * Outputs written in place (FIFOs, devices) are not held. */
+void dt_outfile_hold(void);
+gboolean dt_outfile_release(gboolean keep, GError **error);
 
 /* ---- Scratch folders ------------------------------------------------------------------------ */
 
@@ -169,6 +202,25 @@ void dt_scratch_remove(const char *dir);
  * by this user, whose process PID no longer exists. Programs that make scratch folders call it
  * when they start. */
 void dt_scratch_sweep(const char *prefix);
+
+/* ---- Memory ---------------------------------------------------------------------------------- */
+
+/* The memory one run may take, bytes: --max-memory, by default half of the machine's physical
+ * memory (dt_memory_physical_bytes). Work that can be sized before it is built (task graphs,
+ * searches) is checked against it with dt_memory_check, which refuses (DT_ERROR_INPUT, naming
+ * `what`, the estimate and the limit) what would take more. */
+uint64_t dt_memory_physical_bytes(void);
+uint64_t dt_memory_limit(void);
+void dt_memory_set_limit(uint64_t bytes);   /* 0: the default */
+gboolean dt_memory_check(uint64_t need_bytes, const char *what, GError **error);
+/* "1.5 GiB", "512 bytes": a size for messages, in the C locale. */
+char *dt_memory_format(uint64_t bytes);
+/* An allocation of `bytes` failed, or would pass the limit: one line on stderr, the temporary
+ * output files still open removed, exit status 1. For the allocators of the large arrays. */
+G_GNUC_NORETURN void dt_memory_fail(uint64_t bytes);
+/* Removes the temporary files of every output still open and the scratch folders (what a
+ * signal or dt_memory_fail leaves to clean up). */
+void dt__outfile_abandon_all(void);
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 

@@ -307,10 +307,16 @@ static void test_topology_errors(void **state)
   g_autofree char *m7 = build_error(&spec);
   assert_contains(m7, "--inter");
 
-  /* The hybrid cube mesh has 8 corners. */
+  /* The hybrid cube mesh has 8 corners: 16 is the fault of the option (or key) that asked for
+   * it, not of the system file, which is named after it. */
   spec = (comm_cluster_spec){.system = "dgx1-v100", .nodes = 1, .devices_per_node = 16};
   g_autofree char *m8 = build_error(&spec);
-  assert_contains(m8, "devices_per_node");
+  assert_true(g_str_has_prefix(m8, "--devices-per-node: "));
+  assert_contains(m8, "at most 8 devices, not 16 (system ");
+  assert_contains(m8, "dgx1-v100.ini)");
+  spec.devices_per_node_where = "s.ini:4: [scenario] devices-per-node";
+  g_autofree char *m8b = build_error(&spec);
+  assert_true(g_str_has_prefix(m8b, "s.ini:4: [scenario] devices-per-node: "));
 
   /* No NIC: the nodes are disconnected. */
   g_autofree char *nonic = write_file("nonic.ini", "[system]\ndescription = x\ndevice = k80\n"

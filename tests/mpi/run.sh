@@ -15,9 +15,14 @@ LIMIT=${DTSIM_MPI_TEST_TIMEOUT:-120}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# As root, Open MPI wants --allow-run-as-root (the environment also allows it): given here so
+# that the launches are the ones the README shows.
+ROOT_FLAG=
+[ "$(id -u)" -eq 0 ] && ROOT_FLAG=--allow-run-as-root
+
 launch() { # launch RANKS ARGS...: mpirun with the test's options; stdout/stderr to $out.*
   r=$1; shift
-  timeout "$LIMIT" "$MPIEXEC" "$MPIEXEC_NUMPROC_FLAG" "$r" --oversubscribe \
+  timeout "$LIMIT" "$MPIEXEC" $ROOT_FLAG "$MPIEXEC_NUMPROC_FLAG" "$r" --oversubscribe \
     "$DTSIM_MPI" "$@" >"$out.stdout" 2>"$out.stderr"
 }
 
@@ -135,6 +140,51 @@ case "$case_" in
     cmp -s "$out.stdout" "$out.ref" || { diff "$out.stdout" "$out.ref" | head -5; fail "3d ranking differs from dtsim search"; }
     echo "ok: 4 rows of a 3d search, the same as dtsim search"
     ;;
+  readme)
+    # The README's launches. Arrays of 512 KiB and more were grown with mremap, which Open MPI
+    # 4.1's memory hooks break (exit 139, as root in particular): 65536 micro-batches make the
+    # pipeline's task arrays that big. The points and the ranking are dtsim's, byte for byte.
+    strip() { sed 's/"sim_wall_s":[0-9.e+-]*,\{0,1\}//' "$1"; }
+    args="--model lenet5 --strategy pp --batch 65536 --micro-batches 65536 --devices 2,4 --json"
+    launch "$n" sweep $args || { cat "$out.stderr" >&2; fail "sweep of 65536 micro-batches failed"; }
+    "$DTSIM" sweep $args >"$out.ref" 2>/dev/null || fail "dtsim sweep failed"
+    [ "$(wc -l <"$out.stdout")" -eq 2 ] || { cat "$out.stdout"; fail "expected 2 points"; }
+    strip "$out.stdout" >"$out.a"
+    strip "$out.ref" >"$out.b"
+    cmp -s "$out.a" "$out.b" || { diff "$out.a" "$out.b" | head -5; fail "differs from dtsim sweep"; }
+    echo "ok: sweep of 65536 micro-batches on 2 and 4 devices, the same as dtsim sweep"
+    args="--model resnet50 --nodes 16 --json"
+    launch "$n" search $args || { cat "$out.stderr" >&2; fail "search --nodes 16 failed"; }
+    "$DTSIM" search $args --jobs 2 >"$out.ref" 2>/dev/null || fail "dtsim search failed"
+    [ "$(wc -l <"$out.stdout")" -eq 10 ] || { cat "$out.stdout"; fail "expected the top 10 rows"; }
+    cmp -s "$out.stdout" "$out.ref" || { diff "$out.stdout" "$out.ref" | head -5; fail "ranking differs from dtsim search"; }
+    echo "ok: search of ResNet-50 on 16 nodes, 10 rows, the same as dtsim search"
+    ;;
+  stopped-rank)
+    # A rank stopped by SIGSTOP once left the others waiting in a collective forever. With
+    # DTSIM_MPI_TIMEOUT_S=10 the running rank ends the job after 10 s with one line (the
+    # stopped rank, continued by mpirun to be ended, may print its own too).
+    DTSIM_MPI_TIMEOUT_S=10 timeout "$LIMIT" "$MPIEXEC" $ROOT_FLAG "$MPIEXEC_NUMPROC_FLAG" "$n" \
+      --oversubscribe "$DTSIM_MPI" replay --model resnet18 --batch 16 --iterations 300 \
+      >"$out.stdout" 2>"$out.stderr" &
+    tp=$!
+    sleep 3
+    mp=$(ps -o pid= --ppid "$tp" | tr -d ' ')
+    victim=$(ps -o pid= --ppid "${mp:-0}" | tail -n 1 | tr -d ' ')
+    [ -n "$victim" ] || { wait "$tp"; fail "no rank found under mpirun"; }
+    kill -STOP "$victim"
+    t0=$(date +%s)
+    status=0; wait "$tp" || status=$?
+    kill -KILL "$victim" 2>/dev/null
+    t=$(($(date +%s) - t0))
+    [ "$status" -ne 0 ] || fail "the job exited 0"
+    [ "$status" -ne 124 ] || fail "the job hung: killed after ${LIMIT}s"
+    [ "$t" -le 40 ] || fail "the job took $t s to end after the stop"
+    count=$(grep -c "the job is still running after 10 s (DTSIM_MPI_TIMEOUT_S)" "$out.stderr" || true)
+    [ "$count" -ge 1 ] && [ "$count" -le "$n" ] ||
+      { cat "$out.stderr" >&2; fail "expected a timeout line per rank at most, got $count"; }
+    echo "ok: a stopped rank ended the job after $t s, status $status: $(grep -m 1 DTSIM_MPI_TIMEOUT_S "$out.stderr")"
+    ;;
   sweep-nodes)
     # A list of node counts, as `dtsim sweep --nodes 1,2` takes it (issue 12: dtsim-mpi once
     # refused it): the same points, in the same order.
@@ -235,6 +285,16 @@ case "$case_" in
   bad-option)
     status=0; launch "$n" calibrate --sizes 1K,banana || status=$?
     expect_one_message "$status" "banana"
+    # Bad input ends every rank cleanly: exit status 2 and no MPI_ABORT banner; with mpirun
+    # --quiet (which drops mpirun's own note on the status), stderr is that one line.
+    [ "$status" -eq 2 ] || fail "status $status, expected 2"
+    grep -q MPI_ABORT "$out.stderr" && { cat "$out.stderr" >&2; fail "MPI_ABORT banner printed"; }
+    status=0
+    timeout "$LIMIT" "$MPIEXEC" $ROOT_FLAG --quiet "$MPIEXEC_NUMPROC_FLAG" "$n" --oversubscribe \
+      "$DTSIM_MPI" calibrate --sizes 1K,banana >"$out.stdout" 2>"$out.stderr" || status=$?
+    [ "$status" -eq 2 ] && [ "$(wc -l <"$out.stderr")" -eq 1 ] && [ ! -s "$out.stdout" ] ||
+      { cat "$out.stderr" >&2; fail "--quiet: status $status, $(wc -l <"$out.stderr") lines"; }
+    echo "ok: status 2, one line: $(cat "$out.stderr")"
     ;;
   files)
     # Options refused before anything is measured (the calibration takes minutes).

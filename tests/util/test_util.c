@@ -539,6 +539,100 @@ static void test_json_csv_writers(void **state)
   }
 }
 
+/* Outputs held together (dt_outfile_hold): nothing is renamed before the release; a release
+ * that keeps renames both, one that does not leaves the old files. */
+static void test_outfile_hold(void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp("dtsim-hold-XXXXXX", NULL);
+  g_autofree char *a = g_build_filename(dir, "a.csv", NULL);
+  g_autofree char *b = g_build_filename(dir, "b.json", NULL);
+  g_autoptr(GError) e = NULL;
+  assert_true(g_file_set_contents(a, "old a", -1, NULL));
+  for (int keep = 0; keep <= 1; keep++) {
+    dt_outfile_hold();
+    const char *paths[] = {a, b};
+    for (int i = 0; i < 2; i++) {
+      dt_outfile *o = dt_outfile_open(paths[i], &e);
+      fputs("new", dt_outfile_stream(o));
+      assert_true(dt_outfile_commit(o, &e));
+      dt_outfile_free(o);
+    }
+    g_autofree char *text = NULL;
+    assert_true(g_file_get_contents(a, &text, NULL, NULL));
+    assert_string_equal(text, "old a");   /* committed, not renamed yet */
+    assert_false(g_file_test(b, G_FILE_TEST_EXISTS));
+    assert_true(dt_outfile_release(keep, &e));
+    g_free(text);
+    assert_true(g_file_get_contents(a, &text, NULL, NULL));
+    assert_string_equal(text, keep ? "new" : "old a");
+    assert_int_equal(g_file_test(b, G_FILE_TEST_EXISTS), keep);
+    /* No temporary name is left either way: a.csv, and b.json once kept. */
+    GDir *d = g_dir_open(dir, 0, NULL);
+    int n = 0;
+    while (g_dir_read_name(d))
+      n++;
+    g_dir_close(d);
+    assert_int_equal(n, 1 + keep);
+  }
+  g_unlink(a);
+  g_unlink(b);
+  g_rmdir(dir);
+}
+
+/* Same file by inode (a link), same path not yet written, devices that may repeat. */
+static void test_files_distinct(void **state)
+{
+  g_autofree char *dir = g_dir_make_tmp("dtsim-same-XXXXXX", NULL);
+  g_autofree char *in = g_build_filename(dir, "in.ini", NULL);
+  g_autofree char *link = g_build_filename(dir, "link.ini", NULL);
+  g_autofree char *dotted = g_build_filename(dir, ".", "in.ini", NULL);
+  g_autofree char *fresh = g_build_filename(dir, "new.csv", NULL);
+  g_autofree char *base = g_path_get_basename(dir);
+  g_autofree char *fresh2 = g_build_filename(dir, "..", base, "new.csv", NULL);
+  assert_true(g_file_set_contents(in, "[scenario]\n", -1, NULL));
+  assert_int_equal(symlink("in.ini", link), 0);
+  g_autoptr(GError) e = NULL;
+  dt_file_role r1[] = {{in, "the scenario file", FALSE}, {link, "--csv", TRUE}};
+  assert_false(dt_files_distinct(r1, 2, &e));
+  assert_non_null(strstr(e->message, "--csv:"));
+  assert_non_null(strstr(e->message, "is also the scenario file"));
+  g_clear_error(&e);
+  dt_file_role r2[] = {{dotted, "--model", FALSE}, {in, "--trace", TRUE}};
+  assert_false(dt_files_distinct(r2, 2, &e));
+  g_clear_error(&e);
+  dt_file_role r3[] = {{fresh, "--trace", TRUE}, {fresh2, "--plot", TRUE}};
+  assert_false(dt_files_distinct(r3, 2, &e));
+  assert_non_null(strstr(e->message, "is also the output of --trace"));
+  g_clear_error(&e);
+  dt_file_role r4[] = {{"lenet5", "--model", FALSE}, {in, "--model", FALSE},
+                       {"/dev/null", "--csv", TRUE}, {"/dev/null", "--trace", TRUE},
+                       {fresh, "--plot", TRUE}, {NULL, "--calibration", FALSE}};
+  assert_true(dt_files_distinct(r4, 6, &e));   /* two inputs may be one file */
+  g_unlink(link);
+  g_unlink(in);
+  g_rmdir(dir);
+}
+
+/* Messages: long words cut to 48 + ... + 32 bytes (on a character boundary); control
+ * characters refused in values written into files. */
+static void test_message_and_lines(void **state)
+{
+  g_autoptr(GString) w = g_string_new("unknown model '");
+  for (int i = 0; i < 200; i++)
+    g_string_append_c(w, (char)('a' + i % 26));
+  g_string_append(w, "' here");
+  g_autofree char *m = dt_message(w->str);
+  /* "'" + 47 letters, "...", 31 letters + "'", then " here". */
+  assert_int_equal(strlen(m), strlen("unknown model ") + 48 + 3 + 32 + strlen(" here"));
+  assert_non_null(strstr(m, "'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstu..."));
+  g_autofree char *short_m = dt_message("a\nb c");
+  assert_string_equal(short_m, "a\\nb c");
+  g_autoptr(GError) e = NULL;
+  assert_true(dt_check_line("tensorflow-2017 é", "--stack", &e));
+  assert_false(dt_check_line("x\n[device]", "--stack", &e));
+  assert_non_null(strstr(e->message, "--stack: 'x\\n[device]'"));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -548,7 +642,8 @@ int main(void)
       cmocka_unit_test(test_scratch),
       cmocka_unit_test(test_read_file), cmocka_unit_test(test_escape),
       cmocka_unit_test(test_option_bytes), cmocka_unit_test(test_size_list),
-      cmocka_unit_test(test_json_csv_writers),
+      cmocka_unit_test(test_json_csv_writers), cmocka_unit_test(test_outfile_hold),
+      cmocka_unit_test(test_files_distinct), cmocka_unit_test(test_message_and_lines),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

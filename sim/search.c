@@ -606,7 +606,7 @@ gboolean sim_search_parse_args(sim_scenario *s, int argc, char **argv, GError **
            "analytic network, the best --top K again on the flow network.");
   g_autoptr(sim_scenario_opts) o = sim_scenario_opts_new(ctx, SIM_CMD_SEARCH);
   char **v = view;
-  if (!g_option_context_parse(ctx, &argc, &v, error))
+  if (!dt_args_check_repeats(argc, v, error) || !g_option_context_parse(ctx, &argc, &v, error))
     return FALSE;
   if (argc > 2) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "unexpected argument '%s'", v[2]);

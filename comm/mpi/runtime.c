@@ -79,7 +79,8 @@ gboolean comm_mpi__parse(const comm_mpi_ctx *ctx, GOptionContext *octx, int *arg
     }
   }
   g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(octx, argc, argv, &error))
+  if (!dt_args_check_repeats(*argc, *argv, &error) ||
+      !g_option_context_parse(octx, argc, argv, &error))
     comm_mpi__fail_all(ctx, error);
   if (*argc > 1) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "unexpected argument '%s'", (*argv)[1]);
@@ -100,11 +101,12 @@ gboolean comm_mpi__scenario(const comm_mpi_ctx *ctx, const char *summary, GOptio
   if (!check)
     check = check_scenario;
   g_autoptr(GOptionContext) octx = g_option_context_new(summary);
+  /* The scenario's options make the main group; the command's own join it. */
+  g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, set);
   if (entries) {
     dt_option_entries_as_bytes(entries);
     g_option_context_add_main_entries(octx, entries, NULL);
   }
-  g_autoptr(sim_scenario_opts) so = sim_scenario_opts_new(octx, set);
   /* As `dtsim sweep`: --nodes takes a list. Option parsing rearranges the vector it is given:
    * give it a view, keep ownership here. */
   g_autoptr(GPtrArray) args = NULL;

@@ -376,6 +376,26 @@ void dt_option_entries_as_bytes(GOptionEntry *entries)
   }
 }
 
+gboolean dt_args_check_repeats(int argc, char **argv, GError **error)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (int i = 1; i < argc && argv[i]; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0)
+      break;
+    if (!g_str_has_prefix(a, "--") || g_str_has_prefix(a, "--help"))
+      continue;
+    char *name = g_strndup(a, strcspn(a, "="));
+    if (!g_hash_table_add(seen, name)) {
+      g_autofree char *shown = dt_escape(name);
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: given twice (give each option once)",
+                  shown);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
 void dt_json_string(GString *out, const char *s)

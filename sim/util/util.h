@@ -127,6 +127,10 @@ char *dt_escape(const char *text);
  * every message that echoes them goes through dt_escape. Call before adding the entries. */
 void dt_option_entries_as_bytes(GOptionEntry *entries);
 
+/* Refuses an option given twice (GOption would keep the last silently): scans argv[1..] for
+ * "--name" and "--name=value" up to a "--". */
+gboolean dt_args_check_repeats(int argc, char **argv, GError **error);
+
 /* ---- Output files ------------------------------------------------------------------------ */
 
 /* Output files (--trace, --csv, --plot, calibration overlays, ...). What is at the path decides

@@ -392,6 +392,11 @@ const char *comm_coll_algorithm_description(const comm_coll_algorithm *algo)
   return algo->description;
 }
 
+gboolean comm_coll_algorithm_own_costs(const comm_coll_algorithm *algo)
+{
+  return algo->nccl;
+}
+
 gboolean comm_coll_algorithm_supports(const comm_coll_algorithm *algo, comm_coll_op op)
 {
   g_return_val_if_fail(op < COMM_COLL_N_OPS, FALSE);

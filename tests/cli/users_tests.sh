@@ -1,0 +1,104 @@
+#!/bin/sh
+# Command-line checks of what a new user hit (issue 28, item 5) and of silent switches and
+# ignored values (issue 30, item 6): every one either works as documented or is refused with one
+# line naming the option or FILE:LINE, exit status 2, nothing on stdout.
+# Usage: users_tests.sh PATH/TO/dtsim. Each check prints one line; the last counts them.
+DTSIM=${1:?usage: users_tests.sh DTSIM}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+# json_num KEY < json : the value of a numeric key of a one-line JSON object (first match)
+json_num() { sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p" | head -1; }
+
+# refused NAME PATTERN ARGS... : exit status 2, one line on stderr containing PATTERN (a fixed
+# string), nothing on stdout
+refused() {
+  name=$1; want=$2; shift 2
+  (cd "$TMP" && "$DTSIM" "$@") >"$TMP/out" 2>"$TMP/err"
+  got=$?
+  lines=$(wc -l <"$TMP/err")
+  if [ "$got" -eq 2 ] && [ "$lines" -eq 1 ] && [ ! -s "$TMP/out" ] && grep -qF -- "$want" "$TMP/err"; then
+    ok "$name ($(cat "$TMP/err"))"
+  else
+    bad "$name: status $got (want 2), $lines stderr lines (want 1 with '$want'): $(head -c 300 "$TMP/err"); stdout: $(head -c 200 "$TMP/out")"
+  fi
+}
+
+# runs NAME PATTERN ARGS... : exit status 0 and PATTERN (fixed string) on stdout
+runs() {
+  name=$1; want=$2; shift 2
+  (cd "$TMP" && "$DTSIM" "$@") >"$TMP/out" 2>"$TMP/err"
+  got=$?
+  if [ "$got" -eq 0 ] && grep -qF -- "$want" "$TMP/out"; then
+    ok "$name"
+  else
+    bad "$name: status $got, '$want' not in stdout: $(head -c 300 "$TMP/out") stderr: $(head -c 300 "$TMP/err")"
+  fi
+}
+
+# --- boolean option values (issue 30) ---------------------------------------------------------
+runs "--json=yes prints JSON" '"iteration_time_s":' run --model lenet5 --json=yes
+"$DTSIM" run --model lenet5 --json=no >"$TMP/out" 2>&1
+grep -q '^{' "$TMP/out" && bad "--json=no printed JSON" || ok "--json=no prints the table"
+for v in on off yes no true false 1 0; do
+  "$DTSIM" run --model lenet5 --json="$v" >/dev/null 2>"$TMP/err" || bad "--json=$v: $(cat "$TMP/err")"
+done
+ok "--json takes on/off/yes/no/true/false/1/0"
+refused "--json=maybe" "--json: 'maybe'" run --model lenet5 --json=maybe
+# LeNet-5 at batch 2^20 per device needs far more than a V100's 16 GiB: with --strict=off it
+# is a warning in the report, not an error.
+runs "--strict=off is off" "iteration time" run --model lenet5 --batch 1048576 --strict=off
+refused "--strict=on is on" "--strict" run --model lenet5 --batch 1048576 --strict=on
+
+# --- repeated options and duplicate keys (issue 30) ------------------------------------------
+refused "--batch given twice" "--batch: given twice" run --model lenet5 --batch 8 --batch 16
+refused "--bytes given twice" "--bytes: given twice" collective --bytes 1M --bytes=2M
+refused "describe --json twice" "--json: given twice" describe lenet5 --json --json
+printf '[scenario]\nmodel = lenet5\nbatch = 4\n# comment\nbatch = 8\n' >"$TMP/dup.ini"
+refused "INI key given twice" "dup.ini:5: [scenario] batch: given twice (first on line 3)" run dup.ini
+printf '[scenario]\nmodel = lenet5\ngarbage line here\n' >"$TMP/garbage.ini"
+refused "INI garbage line has its line" "garbage.ini:3:" run garbage.ini
+
+# --- decimal numbers (issue 30) ----------------------------------------------------------------
+# LeNet-5's conv1: 6 x 28 x 28 outputs of 5 x 5 multiply-adds and a bias each: 4704 x 51 =
+# 239904 FLOPs per sample, 2399040 for ten (octal 010 would be eight: 1919232).
+got=$("$DTSIM" describe lenet5 --batch 010 --json | grep -o '"forward_flops":[0-9]*' | head -1)
+[ "$got" = '"forward_flops":2399040' ] && ok "describe --batch 010 is ten (conv1 2399040 FLOPs)" \
+  || bad "describe --batch 010: conv1 $got, want 10 x 239904"
+
+# --- unknown models, help (issue 28) ---------------------------------------------------------
+refused "unknown model lists transformers" "gpt3-175b" run --model nosuchnet
+"$DTSIM" run --help >"$TMP/out" 2>&1
+for o in --nodes --system --strategy --model --json; do
+  grep -q -- "^  $o" "$TMP/out" || bad "run --help lacks $o"
+done
+ok "run --help shows --nodes, --system, --strategy, --model, --json"
+
+# --- dtsim collective (issues 28 and 30) -------------------------------------------------------
+refused "collective --bytes 0" "--bytes" collective --bytes 0
+refused "collective --bytes 0 in a list" "--bytes" collective --bytes 1K,0
+for o in launch-us=5 step-us=1 reduce-GBps=10 chunk=64K; do
+  refused "collective --$o under nccl" "--${o%%=*}: changes nothing under nccl" \
+    collective --bytes 1M --algorithm nccl --"$o"
+done
+runs "collective --launch-us with ring" "ring" collective --bytes 1M --algorithm ring --launch-us 5
+# --csv: one row per size, the sizes given.
+(cd "$TMP" && "$DTSIM" collective --bytes 1K,1M --algorithm ring --csv c.csv >/dev/null 2>&1)
+if [ "$(sed -n 1p "$TMP/c.csv" | cut -d, -f3)" = bytes ] && [ "$(wc -l <"$TMP/c.csv")" -eq 3 ] &&
+   [ "$(sed -n 2p "$TMP/c.csv" | cut -d, -f3)" = 1024 ] &&
+   [ "$(sed -n 3p "$TMP/c.csv" | cut -d, -f3)" = 1048576 ]; then
+  ok "collective --csv writes a row per size"
+else
+  bad "collective --csv: $(cat "$TMP/c.csv" 2>&1 | head -3)"
+fi
+(cd "$TMP" && "$DTSIM" collective --bytes 1M --algorithm ring --trace ct.json >/dev/null 2>&1)
+grep -qF '"command":"collective --bytes 1M --algorithm ring --trace ct.json"' "$TMP/ct.json" \
+  && ok "collective trace records the arguments" || bad "collective trace: $(grep -o '"command":"[^"]*"' "$TMP/ct.json")"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

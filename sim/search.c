@@ -213,6 +213,8 @@ static gboolean derive(sim_scenario *s, GString *derived, const char *key, uint6
 #define DROP_INTERLEAVE_PP "interleaved schedule needs pp > 1 and chunks dividing layers / pp"
 #define DROP_INTERLEAVE_M "interleaved schedule needs micro-batches a multiple of pp"
 #define DROP_DP_GIVEN "tp x pp x the --dp given is not the devices"
+#define DROP_ZERO_DP "ZeRO needs a data-parallel group (dp > 1)"
+#define DROP_SP_TP "sequence parallelism needs tp > 1"
 #define DROP_MEMORY_BOUND "does not fit in device memory (bound before simulating)"
 
 /* dp, ps and owt: every device trains global batch / devices samples. */
@@ -286,6 +288,10 @@ static const char *check_3d(sim_scenario *s, const search_ctx *c, GString *deriv
   uint64_t dp = c->devices / (tp * pp);
   if (sim_scenario_given(s, "dp") && (uint64_t)s->dp != dp)
     return DROP_DP_GIVEN;
+  if (s->zero > 0 && dp < 2)
+    return DROP_ZERO_DP;
+  if (s->sequence_parallel && tp < 2)
+    return DROP_SP_TP;
   if (c->global_batch % dp != 0)
     return DROP_NOT_MULTIPLE_REPLICAS;
   uint64_t per_replica = c->global_batch / dp;

@@ -313,6 +313,49 @@ static uint64_t chunk_params(const plan3d *p, uint32_t vs)
 
 /* ---- Validation ------------------------------------------------------------------------------ */
 
+/* Combinations that would run as something else than asked, refused naming the option. */
+
+/* Sequence parallelism splits the tensor-parallel group's activations: none without one. */
+static gboolean check_sequence_parallel(const sim_3d_opts *o, uint32_t T, GError **error)
+{
+  if (o->seq_parallel && T < 2)
+    return bad(error, "--sequence-parallel on: needs --tp 2 or more (--tp %u has no "
+               "tensor-parallel group to split the sequence over)", T);
+  return TRUE;
+}
+
+/* ZeRO shards over the data-parallel group: with one replica there is nothing to shard. */
+static gboolean check_zero(const sim_3d_opts *o, uint32_t D, GError **error)
+{
+  if (o->zero > 0 && D < 2)
+    return bad(error, "--zero %u: shards over the data-parallel group, and --dp %u has none "
+               "(use --zero 0 or --dp 2 or more)", o->zero, D);
+  return TRUE;
+}
+
+/* The interleaved schedule splits each device's layers into V chunks of a pipeline of P
+ * stages: it needs both, given (without --interleave it would silently be 1F1B). */
+static gboolean check_interleaved(const sim_3d_opts *o, uint32_t P, uint32_t V, GError **error)
+{
+  if (o->schedule != WL_SCHED_INTERLEAVED)
+    return TRUE;
+  if (P < 2)
+    return bad(error, "--schedule interleaved: needs --pp 2 or more (--pp %u is no pipeline)", P);
+  if (V < 2)
+    return bad(error, "--schedule interleaved: give --interleave V, 2 or more model chunks per "
+               "device (with 1 it is 1f1b)");
+  return TRUE;
+}
+
+/* Tensor parallelism runs within the NVLink domain: one node's devices. */
+static gboolean check_tp_domain(uint32_t T, uint32_t per_node, GError **error)
+{
+  if (T > per_node)
+    return bad(error, "--tp %u: a tensor-parallel group stays within the NVLink domain, the %u "
+               "devices of one node", T, per_node);
+  return TRUE;
+}
+
 static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *topo,
                          const dev_device *dev, GError **error)
 {
@@ -343,6 +386,9 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
                p->T, p->tf.heads, p->tf.kv_heads, o->model);
   if (p->tf.ffn % p->T)
     return bad(error, "--tp %u does not divide the MLP size %u of %s", p->T, p->tf.ffn, o->model);
+  if (!check_tp_domain(p->T, p->per_node, error) || !check_sequence_parallel(o, p->T, error) ||
+      !check_zero(o, p->D, error) || !check_interleaved(o, p->P, p->V, error))
+    return FALSE;
   if (p->V > 1 && o->schedule != WL_SCHED_INTERLEAVED)
     return bad(error, "--interleave %u needs --schedule interleaved", p->V);
   if (p->tf.layers % (p->P * p->V))

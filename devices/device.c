@@ -391,6 +391,38 @@ static double pcie_lane_Bps(unsigned gen)
   }
 }
 
+static char *stem_of(const char *name_or_path);
+
+/* An overlay must change something, and one fitted on a single device applies to that device
+ * only (fits over several devices, "a;b", are shared by design). */
+static gboolean check_overlay(const dt_ini *base, const dt_ini *overlay, GError **error)
+{
+  GKeyFile *kf = dt_ini_keyfile(overlay);
+  g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
+  gsize fitted = 0;
+  for (char **g = groups; *g; g++)
+    if (strcmp(*g, "calibration") != 0) {
+      g_auto(GStrv) keys = g_key_file_get_keys(kf, *g, NULL, NULL);
+      fitted += keys ? g_strv_length(keys) : 0;
+    }
+  if (fitted == 0) {
+    g_autofree char *shown = dt_escape(dt_ini_path(overlay));
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: an empty calibration overlay (no fitted parameter)", shown);
+    return FALSE;
+  }
+  g_autofree char *fitted_on = g_key_file_get_value(kf, "calibration", "device", NULL);
+  if (!fitted_on)
+    return TRUE;
+  g_strstrip(fitted_on);
+  g_autofree char *device = stem_of(dt_ini_path(base));
+  if (!strchr(fitted_on, ';') && strcmp(fitted_on, device) != 0)
+    return dt_ini_error(overlay, "calibration", "device", error,
+                        "fitted on %s, not on %s (refit on %s or give --device %s)", fitted_on,
+                        device, device, fitted_on);
+  return TRUE;
+}
+
 static dev_device *load(const char *name, const dt_ini *base, const char *overlay_path,
                         GError **error)
 {
@@ -412,7 +444,7 @@ static dev_device *load(const char *name, const dt_ini *base, const char *overla
   g_autoptr(dt_ini) overlay = NULL;
   if (overlay_path) {
     overlay = dt_ini_load(overlay_path, error);
-    if (overlay == NULL || !apply_ini(dev, overlay, error))
+    if (overlay == NULL || !check_overlay(base, overlay, error) || !apply_ini(dev, overlay, error))
       return NULL;
     dev->overlay_path = g_strdup(overlay_path);
   }

@@ -98,6 +98,11 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint6
   g_autoptr(wl_model) model = wl_model_load(s->model, error);
   if (!model)
     return NULL;
+  if (sim_scenario_given(s, "seq-len")) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: applies to transformers, not %s",
+                sim_scenario_where(s, "seq-len"), s->model);
+    return NULL;
+  }
   wl_precision prec = s->precision;
   g_autoptr(wl_net) net = wl_net_new(model, (uint32_t)batch, prec, error);
   if (!net)

@@ -100,5 +100,35 @@ fi
 grep -qF '"command":"collective --bytes 1M --algorithm ring --trace ct.json"' "$TMP/ct.json" \
   && ok "collective trace records the arguments" || bad "collective trace: $(grep -o '"command":"[^"]*"' "$TMP/ct.json")"
 
+# --- options that would change nothing or something else (issues 28 and 30) ------------------
+refused "--seq-len on a CNN" "--seq-len: applies to transformers" run --model lenet5 --seq-len 128
+refused "pp --schedule interleaved" "--schedule: interleaved needs --strategy 3d" \
+  run --model lenet5 --strategy pp --schedule interleaved
+refused "hybrid --schedule interleaved" "--schedule: interleaved needs --strategy 3d" \
+  run --model lenet5 --strategy hybrid --nodes 2 --schedule interleaved
+TF="transformer:layers=4,hidden=256,heads=16,seq=128,vocab=1000"
+refused "--sequence-parallel on --tp 1" "--sequence-parallel on: needs --tp 2" \
+  run --model "$TF" --strategy 3d --tp 1 --sequence-parallel on
+refused "--zero 3 --dp 1" "--zero 3: shards over the data-parallel group" \
+  run --model "$TF" --strategy 3d --tp 8 --dp 1 --zero 3
+refused "interleaved --pp 1" "--schedule interleaved: needs --pp 2" \
+  run --model "$TF" --strategy 3d --schedule interleaved --interleave 2 --pp 1
+refused "interleaved without --interleave" "give --interleave V" \
+  run --model "$TF" --strategy 3d --schedule interleaved --pp 2
+# Two dgx-a100 nodes: 8 A100 each behind NVSwitch, InfiniBand between (DGX A100 datasheet).
+refused "--tp 16 across two dgx-a100" "--tp 16: a tensor-parallel group stays within the NVLink domain" \
+  run --model "$TF" --strategy 3d --system dgx-a100 --nodes 2 --tp 16
+runs "--tp 8 --pp 2 --interleave 2 on two dgx-a100" "iteration time" \
+  run --model "$TF" --strategy 3d --system dgx-a100 --nodes 2 --tp 8 --pp 2 \
+  --schedule interleaved --interleave 2 --sequence-parallel on --global-batch 4
+
+# --- calibration overlays (issues 28 and 30) ---------------------------------------------------
+refused "--calibration /dev/null" "an empty calibration overlay" run --model lenet5 --calibration /dev/null
+printf '[calibration]\ndevice = p100-sxm2-16gb\n[efficiency]\nconv = 0.5\n' >"$TMP/p100.ini"
+refused "overlay of a P100 on a V100" "fitted on p100-sxm2-16gb, not on v100-sxm2-16gb" \
+  run --model lenet5 --system dgx1-v100 --calibration p100.ini
+runs "overlay of a P100 on a P100" "iteration time" \
+  run --model lenet5 --device p100-sxm2-16gb --calibration p100.ini
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

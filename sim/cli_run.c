@@ -19,13 +19,6 @@ int dtsim_cmd_run(int argc, char **argv)
   g_autoptr(GError) error = NULL;
   if (!sim_simulate(&s, &o, &r, &error))
     return dtsim_cli_fail("run", error);
-  if (s.strict && r.memory_capacity_bytes && r.memory_per_device_bytes > r.memory_capacity_bytes) {
-    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
-                "--strict: %.2f GiB per device does not fit in %.2f GiB",
-                (double)r.memory_per_device_bytes / (1 << 30),
-                (double)r.memory_capacity_bytes / (1 << 30));
-    return dtsim_cli_fail("run", error);
-  }
   const char *strategy = sim_scenario_strategy_name(&s);
   if (s.json) {
     g_autoptr(GString) extra = g_string_new("\"model\":");

@@ -144,6 +144,18 @@ comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error)
   return comm_topology_build(&spec, error);
 }
 
+/* --strict: a configuration that does not fit in device memory is an error. */
+static gboolean check_strict(const sim_scenario *s, const sim_report *r, GError **error)
+{
+  if (!s->strict || !r->memory_capacity_bytes ||
+      r->memory_per_device_bytes <= r->memory_capacity_bytes)
+    return TRUE;
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %.2f GiB per device does not fit in %.2f GiB",
+              sim_scenario_where(s, "strict"), (double)r->memory_per_device_bytes / (1 << 30),
+              (double)r->memory_capacity_bytes / (1 << 30));
+  return FALSE;
+}
+
 /* One simulation of a scenario; trace and csv only when asked. */
 static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboolean outputs,
                               sim_report *r, sim_outcome *keep, GError **error)
@@ -252,6 +264,9 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   r->threads = three_d ? 0 : costs->threads;
   if (three_d)
     sim_3d_report(&m3, r);
+  /* Before any output is written: a refused run leaves no trace or CSV behind. */
+  if (outputs && !check_strict(s, r, error))
+    return FALSE;
   if (trace) {
     if (!trace_chrome_close(trace, error))
       return FALSE;

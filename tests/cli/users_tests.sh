@@ -55,6 +55,12 @@ refused "--json=maybe" "--json: 'maybe'" run --model lenet5 --json=maybe
 runs "--strict=off is off" "iteration time" run --model lenet5 --batch 1048576 --strict=off
 refused "--strict=on is on" "--strict" run --model lenet5 --batch 1048576 --strict=on
 
+# --strict refuses before writing: no trace, no CSV left behind.
+refused "--strict with outputs" "does not fit" run --model lenet5 --batch 1048576 --strict \
+  --trace strict.json --csv strict.csv
+[ ! -e "$TMP/strict.json" ] && [ ! -e "$TMP/strict.csv" ] && ok "--strict failure writes no outputs" \
+  || bad "--strict failure left $(ls "$TMP"/strict.* 2>/dev/null)"
+
 # --- repeated options and duplicate keys (issue 30) ------------------------------------------
 refused "--batch given twice" "--batch: given twice" run --model lenet5 --batch 8 --batch 16
 refused "--bytes given twice" "--bytes: given twice" collective --bytes 1M --bytes=2M

@@ -588,6 +588,12 @@ int64_t dev_op_time_ps(const dev_device *dev, const wl_op_cost *op, unsigned thr
   return to_ps(dev->model->op_seconds(dev, op, clamp_threads(dev, threads)));
 }
 
+double dev_op_flops(const dev_device *dev, const wl_op_cost *op)
+{
+  g_return_val_if_fail(dev != NULL && op != NULL, 0);
+  return dev->model->op_flops ? dev->model->op_flops(dev, op) : (double)op->flops;
+}
+
 double dev_thread_speedup(const dev_device *dev, const wl_op_cost *op, unsigned threads)
 {
   g_return_val_if_fail(dev != NULL && op != NULL, 1);

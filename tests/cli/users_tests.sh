@@ -136,5 +136,20 @@ refused "overlay of a P100 on a V100" "fitted on p100-sxm2-16gb, not on v100-sxm
 runs "overlay of a P100 on a P100" "iteration time" \
   run --model lenet5 --device p100-sxm2-16gb --calibration p100.ini
 
+# --- search and auto (issues 28 and 30) --------------------------------------------------------
+# VGG-16's 3x3 convolutions run as Winograd on a V100 in fp32 (a quarter of the direct
+# multiplies): counted as direct FLOPs the utilization came out at 147.6%.
+"$DTSIM" search --model vgg16 --nodes 4 --global-batch 2048 --strategy dp --json >"$TMP/s.json" 2>"$TMP/err"
+mfu=$(head -1 "$TMP/s.json" | json_num mfu)
+awk -v u="$mfu" 'BEGIN { exit !(u > 0 && u < 1) }' && ok "search vgg16 mfu $mfu is below 1" \
+  || bad "search vgg16: mfu '$mfu' $(cat "$TMP/err")"
+grep -q '"allreduce":"auto"' "$TMP/s.json" && bad "search tries allreduce=auto beside nccl" \
+  || ok "search tries nccl once (not again as auto)"
+refused "search: --tp on a CNN" "--tp: applies to --strategy 3d" search --model resnet50 --tp 2
+refused "search: --zero on a CNN" "--zero: applies to --strategy 3d" search --model resnet50 --zero 1
+# 8193 dgx-a100 nodes hold 65544 GPUs, past the 65536 ranks where auto was the ring.
+runs "auto on 65544 GPUs is nccl" " nccl:" collective --system dgx-a100 --nodes 8193 --bytes 25M \
+  --net-model analytic --algorithm auto
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -25,7 +25,12 @@ int dtsim_cmd_run(int argc, char **argv)
     dt_json_string(extra, s.model);
     g_string_append(extra, ",\"strategy\":");
     dt_json_string(extra, strategy);
-    g_string_append_printf(extra, ",\"batch\":%" G_GINT64_FORMAT, s.batch);
+    /* Transformer jobs train a global batch (--batch is not theirs): say that one. */
+    if (r.transformer)
+      g_string_append_printf(extra, ",\"global_batch\":%" G_GUINT64_FORMAT,
+                             r.samples_per_iteration);
+    else
+      g_string_append_printf(extra, ",\"batch\":%" G_GINT64_FORMAT, s.batch);
     sim_report_print_json(stdout, &r, extra->str);
   } else {
     gboolean pipeline = g_str_equal(strategy, "mp") || g_str_equal(strategy, "pp") ||

@@ -128,6 +128,15 @@ runs "--tp 8 --pp 2 --interleave 2 on two dgx-a100" "iteration time" \
   run --model "$TF" --strategy 3d --system dgx-a100 --nodes 2 --tp 8 --pp 2 \
   --schedule interleaved --interleave 2 --sequence-parallel on --global-batch 4
 
+# 3d JSON: the global batch given, no per-device --batch, no speedup that was never measured.
+"$DTSIM" run --model "$TF" --strategy 3d --tp 2 --pp 2 --global-batch 48 --json >"$TMP/3d.json" 2>"$TMP/err"
+if [ "$(json_num global_batch <"$TMP/3d.json")" = 48 ] && ! grep -q '"batch":' "$TMP/3d.json" &&
+   ! grep -q '"speedup":' "$TMP/3d.json"; then
+  ok "3d JSON: global_batch 48, no batch, no speedup"
+else
+  bad "3d JSON: $(cat "$TMP/3d.json" "$TMP/err" | head -c 400)"
+fi
+
 # --- calibration overlays (issues 28 and 30) ---------------------------------------------------
 refused "--calibration /dev/null" "an empty calibration overlay" run --model lenet5 --calibration /dev/null
 printf '[calibration]\ndevice = p100-sxm2-16gb\n[efficiency]\nconv = 0.5\n' >"$TMP/p100.ini"

@@ -265,6 +265,20 @@ uint64_t wl_tf_layer_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s)
   return 2 * b * s * layer_matrix_params(tf) + 4 * b * s * s * tf->hidden;
 }
 
+uint64_t wl_tf_layer_attention_flops(const wl_tf *tf, uint64_t b, uint64_t s)
+{
+  uint64_t mm = 4 * b * s * s * (uint64_t)tf->heads * wl_tf_head_dim(tf);
+  return tf->causal ? mm / 2 : mm;
+}
+
+void wl_tf_layer_run_flops(const wl_tf *tf, uint64_t b, uint64_t s, uint64_t *forward,
+                           uint64_t *backward)
+{
+  uint64_t weights = 2 * b * s * layer_matrix_params(tf), attention = wl_tf_layer_attention_flops(tf, b, s);
+  *forward = weights + attention;
+  *backward = 2 * weights + attention * 5 / 2;
+}
+
 uint64_t wl_tf_head_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s)
 {
   return 2 * b * s * (uint64_t)tf->hidden * tf->vocab;

@@ -82,6 +82,15 @@ uint64_t wl_tf_params(const wl_tf *tf);
 
 /* Forward FLOPs of one block for b sequences of s tokens: 2 b s (block weights) + 4 b s^2 h. */
 uint64_t wl_tf_layer_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s);
+/* Forward FLOPs of one block's attention core as flash attention runs it: 4 b s^2 x heads x
+ * head_dim, half of it for a causal model (the masked triangle of the scores is skipped). */
+uint64_t wl_tf_layer_attention_flops(const wl_tf *tf, uint64_t b, uint64_t s);
+/* FLOPs of one block as its kernels run (wl_tf_layer_kernels' GEMMs and attention, without
+ * the elementwise kernels): forward 2 b s (block weights) + the attention core, backward twice
+ * the weights' and 5/2 of the attention's (Q K^T again, dV, dP, dQ, dK). Megatron's count above
+ * runs the whole score matrix instead. */
+void wl_tf_layer_run_flops(const wl_tf *tf, uint64_t b, uint64_t s, uint64_t *forward,
+                           uint64_t *backward);
 /* Forward FLOPs of the LM head: 2 b s h V. */
 uint64_t wl_tf_head_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s);
 /* FLOPs of one iteration over B sequences: 3 x forward (forward + backward), plus one more

@@ -77,6 +77,17 @@ got=$("$DTSIM" describe lenet5 --batch 010 --json | grep -o '"forward_flops":[0-
 [ "$got" = '"forward_flops":2399040' ] && ok "describe --batch 010 is ten (conv1 2399040 FLOPs)" \
   || bad "describe --batch 010: conv1 $got, want 10 x 239904"
 
+# describe gpt3-175b (h = 12288, s = 2048, b = 1, causal): a block's GEMMs 24 b s h^2 =
+# 7421703487488 FLOPs and causal flash attention 2 b s^2 h = 103079215104 (the kernel table's
+# row): 7524782702592 forward; backward 48 b s h^2 + 5 b s^2 h = 15101105012736.
+"$DTSIM" describe gpt3-175b --json >"$TMP/d.json" 2>&1
+if grep -q '"name":"block0","type":"transformer","params":[0-9]*,"forward_flops":7524782702592,"backward_flops":15101105012736' "$TMP/d.json" &&
+   "$DTSIM" describe gpt3-175b | grep -q "^  attention .* 103079215104 "; then
+  ok "describe gpt3-175b: block row and kernel table both causal"
+else
+  bad "describe gpt3-175b: $(grep -o '"name":"block0"[^}]*' "$TMP/d.json")"
+fi
+
 # --- unknown models, help (issue 28) ---------------------------------------------------------
 refused "unknown model lists transformers" "gpt3-175b" run --model nosuchnet
 "$DTSIM" run --help >"$TMP/out" 2>&1

@@ -68,7 +68,8 @@ void sim__costs_add_layers(sim_costs *c, const wl_net *net, wl_optimizer opt,
       lc.update_ps = time(user, l, &upd, TRUE);
     }
     lc.forward_flops = l->cost[WL_PASS_FORWARD].flops;
-    lc.backward_flops = l->cost[WL_PASS_BACKWARD_DATA].flops + l->cost[WL_PASS_BACKWARD_WEIGHTS].flops;
+    lc.backward_data_flops = l->cost[WL_PASS_BACKWARD_DATA].flops;
+    lc.backward_weights_flops = l->cost[WL_PASS_BACKWARD_WEIGHTS].flops;
     lc.param_bytes = l->grad_bytes;
     lc.output_bytes = l->out_elems * elem_bytes;
     sim_costs_add_layer(c, &lc);

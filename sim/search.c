@@ -551,7 +551,8 @@ static gboolean cnn_flops_per_sample(const sim_scenario *s, const char *device, 
     /* The synthetic demo workload has no layers for a device to run: its table's FLOPs. */
     for (guint i = 0; i < sim_costs_n_layers(costs); i++) {
       const sim_layer_cost *l = sim_costs_layer(costs, i);
-      flops += (double)l->forward_flops + (double)l->backward_flops;
+      flops += (double)l->forward_flops + (double)l->backward_data_flops +
+               (double)l->backward_weights_flops;
     }
     *out = flops / (double)batch;
     return TRUE;

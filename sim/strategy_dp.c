@@ -53,12 +53,12 @@ static void add_device_passes(sim_plan *p, const sim_costs *c, const layer_names
     grad_ready[k] = prev;
     if (l->param_bytes > 0 || l->backward_weights_ps > 0) {
       prev = sim_graph_add_compute(g, ds->s.compute, names[k].dw, "backward", l->backward_weights_ps,
-                                   l->backward_flops / 2, 0);
+                                   l->backward_weights_flops, 0);
       grad_ready[k] = prev;
     }
     if (k > 0) {
       prev = sim_graph_add_compute(g, ds->s.compute, names[k].dx, "backward", l->backward_data_ps,
-                                   l->backward_flops / 2, 0);
+                                   l->backward_data_flops, 0);
     }
     /* The layer's saved activations are free once its last backward pass is done (or, for a
      * first layer with no backward pass, once the pass before it is). */

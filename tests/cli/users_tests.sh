@@ -88,6 +88,17 @@ else
   bad "describe gpt3-175b: $(grep -o '"name":"block0"[^}]*' "$TMP/d.json")"
 fi
 
+# run --csv: LeNet-5's conv1 at batch 64 runs 64 x 239904 = 15353856 FLOPs forward and as many
+# for its weight gradient (it has no data gradient); conv1/relu's data gradient 64 x 4704 =
+# 301056 (one per element, as forward).
+(cd "$TMP" && "$DTSIM" run --model lenet5 --csv r.csv >/dev/null 2>&1)
+if [ "$(grep ',conv1 dW,' "$TMP/r.csv" | cut -d, -f11)" = 15353856 ] &&
+   [ "$(grep ',conv1/relu dX,' "$TMP/r.csv" | cut -d, -f11)" = 301056 ]; then
+  ok "run --csv: conv1 dW 15353856 FLOPs, conv1/relu dX 301056"
+else
+  bad "run --csv: $(grep -E ',conv1 dW,|,conv1/relu dX,' "$TMP/r.csv")"
+fi
+
 # --- unknown models, help (issue 28) ---------------------------------------------------------
 refused "unknown model lists transformers" "gpt3-175b" run --model nosuchnet
 "$DTSIM" run --help >"$TMP/out" 2>&1

@@ -61,6 +61,19 @@ refused "--strict with outputs" "does not fit" run --model lenet5 --batch 104857
 [ ! -e "$TMP/strict.json" ] && [ ! -e "$TMP/strict.csv" ] && ok "--strict failure writes no outputs" \
   || bad "--strict failure left $(ls "$TMP"/strict.* 2>/dev/null)"
 
+# --- the default dp trace (issue 28) ----------------------------------------------------------
+# Two dgx1-v100 nodes: 16 GPUs, each a process of the trace, and the ring's transfers between
+# them as flow events (arrows), 2 per transfer.
+(cd "$TMP" && "$DTSIM" run --nodes 2 --iterations 2 --trace t.json >/dev/null 2>"$TMP/err")
+gpus=$(grep -o '"name":"process_name","pid":[0-9]*,"args":{"name":"gpu[0-9]* ' "$TMP/t.json" | wc -l)
+arrows=$(grep -c '"ph":"[sf]"' "$TMP/t.json")
+[ "$gpus" -eq 16 ] && [ "$arrows" -gt 0 ] && ok "dp trace: 16 GPUs, $arrows flow events" \
+  || bad "dp trace: $gpus GPU processes (want 16), $arrows flow events; $(cat "$TMP/err")"
+(cd "$TMP" && "$DTSIM" run --nodes 2 --trace t1.json --symmetry on >/dev/null 2>"$TMP/err")
+gpus=$(grep -o '"name":"process_name","pid":[0-9]*,"args":{"name":"gpu[0-9]* ' "$TMP/t1.json" | wc -l)
+[ "$gpus" -eq 1 ] && grep -q "one device standing for all 16" "$TMP/err" \
+  && ok "dp trace with --symmetry on: one GPU, and a note" || bad "symmetry on: $gpus GPUs; $(cat "$TMP/err")"
+
 # --- repeated options and duplicate keys (issue 30) ------------------------------------------
 refused "--batch given twice" "--batch: given twice" run --model lenet5 --batch 8 --batch 16
 refused "--bytes given twice" "--bytes: given twice" collective --bytes 1M --bytes=2M

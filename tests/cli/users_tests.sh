@@ -195,5 +195,18 @@ refused "search: --zero on a CNN" "--zero: applies to --strategy 3d" search --mo
 runs "auto on 65544 GPUs is nccl" " nccl:" collective --system dgx-a100 --nodes 8193 --bytes 25M \
   --net-model analytic --algorithm auto
 
+# --- docs/devices.md names every catalog device (issue 28: it lacked the H200 and B200) -------
+DOC=${DTSIM_DATA_DIR:-.}/docs/devices.md
+missing=""
+for d in $("$DTSIM" list devices --json | sed -n 's/^{"kind":"device","name":"\([^"]*\)".*/\1/p'); do
+  grep -qF "\`$d\`" "$DOC" || missing="$missing $d"
+done
+[ -z "$missing" ] && ok "docs/devices.md names every catalog device" || bad "docs/devices.md lacks$missing"
+
+# --- the host's memory is the same on every call (issue 28) ------------------------------------
+a=$("$DTSIM" list devices --json | grep '"name":"host"')
+b=$("$DTSIM" list devices --json | grep '"name":"host"')
+[ -n "$a" ] && [ "$a" = "$b" ] && ok "list devices: the host line is the same twice" || bad "host: '$a' then '$b'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

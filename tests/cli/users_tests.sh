@@ -83,6 +83,21 @@ refused "INI key given twice" "dup.ini:5: [scenario] batch: given twice (first o
 printf '[scenario]\nmodel = lenet5\ngarbage line here\n' >"$TMP/garbage.ini"
 refused "INI garbage line has its line" "garbage.ini:3:" run garbage.ini
 
+cat >"$TMP/dup.json" <<'JSON'
+{
+  "format": "dtsim-workload",
+  "input": [1, 8, 8],
+  "layers": [
+    {"name": "fc", "type": "fc", "parents": ["input"], "out_features": 10, "out_features": 20},
+    {"name": "loss", "type": "softmax", "parents": ["fc"]}
+  ]
+}
+JSON
+refused "JSON member given twice" 'dup.json:5:76: member "out_features" given twice' describe dup.json
+# The same name in two objects is fine: each layer has its own "name".
+sed 's/, "out_features": 20//' "$TMP/dup.json" >"$TMP/ok.json"
+runs "JSON names repeated across objects" "fc" describe ok.json
+
 # --- decimal numbers (issue 30) ----------------------------------------------------------------
 # LeNet-5's conv1: 6 x 28 x 28 outputs of 5 x 5 multiply-adds and a bias each: 4704 x 51 =
 # 239904 FLOPs per sample, 2399040 for ten (octal 010 would be eight: 1919232).

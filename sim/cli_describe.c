@@ -174,7 +174,7 @@ int dtsim_cmd_describe(int argc, char **argv)
       {NULL}};
   g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - describe a model layer by layer");
   dt_option_entries_as_bytes(entries);
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  dt_option_add_main_entries(ctx, entries);
   int status;
   if (!dtsim_cli_parse(ctx, "describe", &argc, &argv, &status))
     return status;

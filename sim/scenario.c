@@ -204,18 +204,7 @@ static gboolean set_value(sim_scenario *s, const sim_key *k, const char *value,
     return dt_parse_double(value, where, (double)k->min, (double)k->max, f, error);
   case SIM_KEY_ONOFF:
   case SIM_KEY_FLAG:
-    if (!strcmp(value, "on") || !strcmp(value, "true") || !strcmp(value, "yes") ||
-        !strcmp(value, "1")) {
-      *(gboolean *)f = TRUE;
-    } else if (!strcmp(value, "off") || !strcmp(value, "false") || !strcmp(value, "no") ||
-               !strcmp(value, "0")) {
-      *(gboolean *)f = FALSE;
-    } else {
-      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                  "%s: '%s' is not on or off (nor yes/no, true/false, 1/0)", where, value);
-      return FALSE;
-    }
-    return TRUE;
+    return dt_parse_bool(value, where, f, error);
   case SIM_KEY_CHOICE: {
     int i = choice_index(k->choices, value);
     if (i >= 0) {

@@ -50,6 +50,14 @@ for v in on off yes no true false 1 0; do
 done
 ok "--json takes on/off/yes/no/true/false/1/0"
 refused "--json=maybe" "--json: 'maybe'" run --model lenet5 --json=maybe
+# The commands with their own options parse them the same way.
+"$DTSIM" describe lenet5 --json=no >"$TMP/out" 2>&1
+head -1 "$TMP/out" | grep -q '^model lenet5' && ok "describe --json=no prints the table" \
+  || bad "describe --json=no: $(head -c 200 "$TMP/out")"
+runs "describe --json=yes prints JSON" '{"model":"lenet5"' describe lenet5 --json=yes
+"$DTSIM" list systems --json=off >"$TMP/out" 2>&1
+grep -q '^{' "$TMP/out" && bad "list --json=off printed JSON" || ok "list --json=off prints the table"
+refused "list --json=maybe" "--json: 'maybe'" list systems --json=maybe
 # LeNet-5 at batch 2^20 per device needs far more than a V100's 16 GiB: with --strict=off it
 # is a warning in the report, not an error.
 runs "--strict=off is off" "iteration time" run --model lenet5 --batch 1048576 --strict=off

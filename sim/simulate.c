@@ -160,6 +160,23 @@ static gboolean fold_devices(const sim_scenario *s, gboolean outputs, uint32_t d
   return s->symmetry;
 }
 
+/* Beyond 65536 ranks (262144 on accelerators) auto takes the ring without comparing (the plans
+ * of the others take minutes there): said once, with the way to name one. */
+static void note_auto_fallback(const sim_scenario *s, const comm_topology *topo)
+{
+  uint32_t n = comm_topology_devices(topo);
+  if (n <= 65536 || !s->allreduce || !comm_coll_algorithm_is_rule(s->allreduce) ||
+      strcmp(sim_scenario_strategy_name(s), "dp") != 0)
+    return;
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(topo, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = s->bucket_bytes};
+  const comm_coll_algorithm *used = comm_coll_resolve(s->allreduce, g, &a);
+  if (!comm_coll_algorithm_own_costs(used))
+    g_printerr("dtsim: note: on %u devices auto is %s without comparing the algorithms (their "
+               "plans would take minutes); --allreduce NAME picks one\n", n,
+               comm_coll_algorithm_name(used));
+}
+
 /* --strict: a configuration that does not fit in device memory is an error. */
 static gboolean check_strict(const sim_scenario *s, const sim_report *r, GError **error)
 {
@@ -187,6 +204,8 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     return FALSE;
   if (!sim_check_net_scale(comm_topology_devices(topo), net_model == COMM_NET_FLOW, error))
     return FALSE;
+  if (outputs)
+    note_auto_fallback(s, topo);
   const char *device = s->device ? s->device : comm_topology_device_kind(topo);
   const char *sname = strategy->name;
   /* Transformers train with strategy 3d (dp is its special case of one tensor and one

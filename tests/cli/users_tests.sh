@@ -217,6 +217,10 @@ refused "search: --zero on a CNN" "--zero: applies to --strategy 3d" search --mo
 # 8193 dgx-a100 nodes hold 65544 GPUs, past the 65536 ranks where auto was the ring.
 runs "auto on 65544 GPUs is nccl" " nccl:" collective --system dgx-a100 --nodes 8193 --bytes 25M \
   --net-model analytic --algorithm auto
+# Beyond 262144 GPUs nccl's model would take minutes per size: auto is the ring, and says so.
+"$DTSIM" run --model lenet5 --nodes 40000 --net-model analytic --json >"$TMP/out" 2>"$TMP/err"
+grep -q "on 320000 devices auto is ring without comparing" "$TMP/err" && grep -q '"devices":320000' "$TMP/out" \
+  && ok "auto beyond 262144 GPUs says so" || bad "auto at 320000: $(cat "$TMP/err")"
 
 # --- docs/devices.md names every catalog device (issue 28: it lacked the H200 and B200) -------
 DOC=${DTSIM_DATA_DIR:-.}/docs/devices.md

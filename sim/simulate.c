@@ -204,8 +204,6 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     return FALSE;
   if (!sim_check_net_scale(comm_topology_devices(topo), net_model == COMM_NET_FLOW, error))
     return FALSE;
-  if (outputs)
-    note_auto_fallback(s, topo);
   const char *device = s->device ? s->device : comm_topology_device_kind(topo);
   const char *sname = strategy->name;
   /* Transformers train with strategy 3d (dp is its special case of one tensor and one
@@ -319,6 +317,8 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   }
   if (outputs && s->csv && !write_csv(s->csv, plan, exec, error))
     return FALSE;
+  if (outputs)
+    note_auto_fallback(s, topo);   /* after the last error: a refused run prints one line */
   if (keep) {
     keep->plan = g_steal_pointer(&plan);
     keep->exec = g_steal_pointer(&exec);

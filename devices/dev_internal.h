@@ -17,6 +17,9 @@ struct dev_model {
                       GError **error);
   /* Seconds of one op on `threads` hardware threads (already clamped to 1..hw_threads). */
   double (*op_seconds)(const dev_device *dev, const wl_op_cost *op, unsigned threads);
+  /* FLOPs the device runs for the op when its algorithm changes them (Winograd); NULL: the
+   * op's own. */
+  double (*op_flops)(const dev_device *dev, const wl_op_cost *op);
 };
 
 extern const dev_model dev__model_gpu;

@@ -391,6 +391,38 @@ static double pcie_lane_Bps(unsigned gen)
   }
 }
 
+static char *stem_of(const char *name_or_path);
+
+/* An overlay must change something, and one fitted on a single device applies to that device
+ * only (fits over several devices, "a;b", are shared by design). */
+static gboolean check_overlay(const dt_ini *base, const dt_ini *overlay, GError **error)
+{
+  GKeyFile *kf = dt_ini_keyfile(overlay);
+  g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
+  gsize fitted = 0;
+  for (char **g = groups; *g; g++)
+    if (strcmp(*g, "calibration") != 0) {
+      g_auto(GStrv) keys = g_key_file_get_keys(kf, *g, NULL, NULL);
+      fitted += keys ? g_strv_length(keys) : 0;
+    }
+  if (fitted == 0) {
+    g_autofree char *shown = dt_escape(dt_ini_path(overlay));
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: an empty calibration overlay (no fitted parameter)", shown);
+    return FALSE;
+  }
+  g_autofree char *fitted_on = g_key_file_get_value(kf, "calibration", "device", NULL);
+  if (!fitted_on)
+    return TRUE;
+  g_strstrip(fitted_on);
+  g_autofree char *device = stem_of(dt_ini_path(base));
+  if (!strchr(fitted_on, ';') && strcmp(fitted_on, device) != 0)
+    return dt_ini_error(overlay, "calibration", "device", error,
+                        "fitted on %s, not on %s (refit on %s or give --device %s)", fitted_on,
+                        device, device, fitted_on);
+  return TRUE;
+}
+
 static dev_device *load(const char *name, const dt_ini *base, const char *overlay_path,
                         GError **error)
 {
@@ -419,6 +451,9 @@ static dev_device *load(const char *name, const dt_ini *base, const char *overla
   if (dev->title == NULL)
     dev->title = g_strdup(name);
   if (!dev->model->prepare(dev, base, overlay, error))
+    return NULL;
+  /* After its keys are known good: an unknown key is named before the overlay is called empty. */
+  if (overlay && !check_overlay(base, overlay, error))
     return NULL;
   /* The host link: datasheet generation and lanes give the bandwidth unless it is stated. */
   dev->link.pcie_gen = (unsigned)dev->prm.pcie_gen;
@@ -554,6 +589,12 @@ int64_t dev_op_time_ps(const dev_device *dev, const wl_op_cost *op, unsigned thr
 {
   g_return_val_if_fail(dev != NULL && op != NULL, 1);
   return to_ps(dev->model->op_seconds(dev, op, clamp_threads(dev, threads)));
+}
+
+double dev_op_flops(const dev_device *dev, const wl_op_cost *op)
+{
+  g_return_val_if_fail(dev != NULL && op != NULL, 0);
+  return dev->model->op_flops ? dev->model->op_flops(dev, op) : (double)op->flops;
 }
 
 double dev_thread_speedup(const dev_device *dev, const wl_op_cost *op, unsigned threads)

@@ -50,6 +50,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(dev_device, dev_device_free)
  * threads used on a Xeon Phi or CPU (0 means all of them; values above the device's count are
  * clamped); GPUs ignore it. */
 int64_t dev_op_time_ps(const dev_device *dev, const wl_op_cost *op, unsigned threads);
+/* The FLOPs the device runs for the op: op->flops, or fewer where the device's algorithm does
+ * less arithmetic (Winograd convolutions on GPUs). What utilization is measured by. */
+double dev_op_flops(const dev_device *dev, const wl_op_cost *op);
 
 /* Host work of one training iteration that the device waits for, in picoseconds: copying the
  * input batch (`input_bytes_per_batch`) over the host link and the framework's per-step

@@ -114,19 +114,26 @@ static double bytes_of(const wl_op_cost *op)
  * factor; backward-weights reduces over tiles (k / 16) for a K x C filter (n / 9). 36 such
  * GEMMs (one per point of the 6x6 transformed tile) do 36 / (16 x 9) = 1/4 of the direct
  * multiplies. */
+static void winograd_gemm(const wl_op_cost *op, uint64_t *m, uint64_t *n, uint64_t *k,
+                          uint64_t *batch)
+{
+  *m = op->gemm_m, *n = op->gemm_n, *k = op->gemm_k;
+  if (op->pass == WL_PASS_BACKWARD_WEIGHTS) {
+    *n = *n / 9;
+    *k = ceil_div(*k, 16);
+  } else {
+    *m = ceil_div(*m, 16);
+    *k = *k / 9;
+  }
+  *batch = 36 * (op->gemm_batch ? op->gemm_batch : 1);
+}
+
 static double winograd_s(const dev_device *dev, const wl_op_cost *op, double peak, double eff)
 {
-  uint64_t m = op->gemm_m, n = op->gemm_n, k = op->gemm_k;
-  if (op->pass == WL_PASS_BACKWARD_WEIGHTS) {
-    n = n / 9;
-    k = ceil_div(k, 16);
-  } else {
-    m = ceil_div(m, 16);
-    k = k / 9;
-  }
+  uint64_t m, n, k, batch;
+  winograd_gemm(op, &m, &n, &k, &batch);
   if (m == 0 || n == 0 || k == 0)
     return INFINITY;
-  uint64_t batch = 36 * (op->gemm_batch ? op->gemm_batch : 1);
   double tc = dev__gemm_seconds(m, n, k, batch, dev->units, dev->prm.k_overhead, peak * eff);
   double tm = bytes_of(op) / dev->stream_Bps;
   /* cuDNN has fused Winograd kernels for forward and backward-data only; backward-weights
@@ -157,8 +164,10 @@ static double attention_s(const dev_device *dev, const wl_op_cost *op)
   return dev__roofline_s((double)op->flops, rate, bytes_of(op), dev->stream_Bps);
 }
 
-static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsigned threads)
+/* Seconds of one op; *winograd tells whether the Winograd form was the faster. */
+static double op_path_seconds(const dev_device *dev, const wl_op_cost *op, gboolean *winograd)
 {
+  *winograd = FALSE;
   double bytes = bytes_of(op);
   double t;
   if (op->kind == WL_OP_ATTENTION)
@@ -190,8 +199,10 @@ static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsign
         (op->precision == WL_PREC_FP32 || op->precision == WL_PREC_FP16 ||
          op->precision == WL_PREC_AMP)) {
       double tw = winograd_s(dev, op, peak, eff);
-      if (tw < t)
+      if (tw < t) {
         t = tw;
+        *winograd = TRUE;
+      }
     }
   } else {
     /* Non-GEMM kernels stream their tensors; their arithmetic runs on the vector units. */
@@ -201,6 +212,26 @@ static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsign
                         dev->stream_Bps);
   }
   return t + dev->launch_s;
+}
+
+static double gpu_op_seconds(const dev_device *dev, const wl_op_cost *op, unsigned threads)
+{
+  (void)threads;
+  gboolean winograd;
+  return op_path_seconds(dev, op, &winograd);
+}
+
+/* The FLOPs the op runs: its own, or where Winograd is the faster form, the multiplies and adds
+ * of its 36 transformed GEMMs (a quarter of the direct convolution's). */
+static double gpu_op_flops(const dev_device *dev, const wl_op_cost *op)
+{
+  gboolean winograd;
+  op_path_seconds(dev, op, &winograd);
+  if (!winograd)
+    return (double)op->flops;
+  uint64_t m, n, k, batch;
+  winograd_gemm(op, &m, &n, &k, &batch);
+  return 2.0 * (double)m * (double)n * (double)k * (double)batch;
 }
 
 static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *overlay,
@@ -268,4 +299,5 @@ const dev_model dev__model_gpu = {
                    "tensor cores, Winograd, launch overhead",
     .prepare = gpu_prepare,
     .op_seconds = gpu_op_seconds,
+    .op_flops = gpu_op_flops,
 };

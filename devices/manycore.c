@@ -315,11 +315,13 @@ static gboolean read_topology(dev_device *dev, const dt_ini *base, GError **erro
   uint64_t total_memory = root ? root->total_memory : 0;
   hwloc_topology_destroy(topo);
   if (host) {
-    /* hwloc finds no memory size (and sometimes no cores) without /sys; the C library asks
-     * the kernel directly. */
+    /* This machine's memory is the kernel's total (MemTotal), the same on every call: hwloc's
+     * sums the NUMA nodes the process may use, which follows its binding and cgroup and can
+     * differ from call to call (and finds nothing without /sys). hwloc also misses cores
+     * without /sys; the C library asks the kernel directly. */
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    if (total_memory == 0 && pages > 0 && page > 0)
+    if (pages > 0 && page > 0)
       total_memory = (uint64_t)pages * (uint64_t)page;
     if (pus <= 0 && online > 0)
       pus = cores = (int)online;

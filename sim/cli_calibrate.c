@@ -97,7 +97,8 @@ int dtsim_cmd_calibrate(int argc, char **argv)
 {
   g_autofree char *device = NULL, *params = NULL, *stack = NULL, *output = NULL;
   g_autofree char *calibration = NULL, *lambda_s = NULL;
-  gint generations = 200;
+  int64_t generations = 200;
+  g_autofree char *generations_text = NULL;   /* read in decimal (GOption reads 010 as 8) */
   gboolean no_loo = FALSE, json = FALSE;
   GOptionEntry entries[] = {
       {"device", 0, 0, G_OPTION_ARG_STRING, &device,
@@ -112,7 +113,7 @@ int dtsim_cmd_calibrate(int argc, char **argv)
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write the overlay INI here", "FILE"},
       {"lambda", 0, 0, G_OPTION_ARG_STRING, &lambda_s,
        "weight of the penalty keeping parameters near the catalog (default 0.001)", "X"},
-      {"generations", 0, 0, G_OPTION_ARG_INT, &generations,
+      {"generations", 0, 0, G_OPTION_ARG_STRING, &generations_text,
        "differential-evolution generations (default 200)", "N"},
       {"no-loo", 0, 0, G_OPTION_ARG_NONE, &no_loo, "skip the leave-one-out refits", NULL},
       {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
@@ -121,7 +122,7 @@ int dtsim_cmd_calibrate(int argc, char **argv)
   g_autoptr(GOptionContext) ctx = g_option_context_new("MEASURED.csv");
   g_option_context_set_summary(ctx, "Fit device-model efficiencies to measured step times.");
   dt_option_entries_as_bytes(entries);
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  dt_option_add_main_entries(ctx, entries);
   int status = 0;
   if (!dtsim_cli_parse(ctx, "calibrate", &argc, &argv, &status))
     return status;
@@ -140,11 +141,9 @@ int dtsim_cmd_calibrate(int argc, char **argv)
   if (output && (!dt_outfile_check(output, "--output", &error) ||
                  !dt_files_distinct(files, G_N_ELEMENTS(files), &error)))
     return dtsim_cli_fail("calibrate", error);
-  if (generations < 1 || generations > 100000) {
-    error = g_error_new(DT_ERROR, DT_ERROR_INPUT, "--generations: %d is out of range (1 to "
-                        "100000)", generations);
+  if (generations_text &&
+      !dt_parse_int64(generations_text, "--generations", 1, 100000, &generations, &error))
     return dtsim_cli_fail("calibrate", error);
-  }
   g_autoptr(dev_calib) c = dev_calib_new();
   if (lambda_s) {
     double lambda;

@@ -50,6 +50,37 @@ int dtsim_list_algorithms(FILE *out, gboolean json)
 
 /* ---- dtsim collective ---------------------------------------------------------------------- */
 
+/* One row per size, the JSON keys as columns; numbers in the C locale's form. */
+static gboolean write_csv(const char *path, const sim_scenario *s, const sim_collective *c,
+                          const sim_collective_result *res, guint n_sizes, GError **error)
+{
+  g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
+  if (!out)
+    return FALSE;
+  uint32_t n = comm_coll_group_size(c->group);
+  double factor = comm_coll_busbw_factor(s->coll_op, n);
+  g_autoptr(GString) csv = g_string_new("op,algorithm,bytes,ranks,nodes,system,topology,"
+                                        "net_model,time_s,algbw_Bps,busbw_Bps,flows\n");
+  for (guint i = 0; i < n_sizes; i++) {
+    double t_s = sim_time_to_s(res[i].time_ps);
+    double algbw = t_s > 0 ? (double)res[i].bytes / t_s : 0;
+    char num[3][G_ASCII_DTOSTR_BUF_SIZE];
+    g_ascii_formatd(num[0], sizeof num[0], "%.9g", t_s);
+    g_ascii_formatd(num[1], sizeof num[1], "%.9g", algbw);
+    g_ascii_formatd(num[2], sizeof num[2], "%.9g", algbw * factor);
+    g_string_append_printf(csv, "%s,", comm_coll_op_name(s->coll_op));
+    dt_csv_field(csv, res[i].algorithm);
+    g_string_append_printf(csv, ",%" G_GUINT64_FORMAT ",%u,%u,", res[i].bytes, n,
+                           comm_topology_nodes(c->topology));
+    dt_csv_field(csv, s->system);
+    g_string_append_printf(csv, ",%s,%s,%s,%s,%s,%" G_GUINT64_FORMAT "\n",
+                           comm_topology_kind(c->topology), comm_net_model_name(s->net_model),
+                           num[0], num[1], num[2], res[i].flows);
+  }
+  fputs(csv->str, dt_outfile_stream(out));
+  return dt_outfile_commit(out, error);
+}
+
 int dtsim_cmd_collective(int argc, char **argv)
 {
   const char *cmd = "collective";
@@ -62,14 +93,19 @@ int dtsim_cmd_collective(int argc, char **argv)
     return status;
   g_autoptr(GError) error = NULL;
   g_auto(sim_collective) c;
-  if (!sim_collective_prepare(&s, &c, &error))
+  if (!sim_collective_prepare(&s, &c, &error) ||
+      (s.csv && !dt_outfile_check(s.csv, sim_scenario_where(&s, "csv"), &error)))
     return dtsim_cli_fail(cmd, error);
+  g_autofree char *cmdline = g_strjoinv(" ", argv);
+  c.command_line = cmdline;
   /* Everything is computed before anything is printed, so an error leaves no partial table. */
   guint n_sizes = s.coll_bytes->len;
   g_autofree sim_collective_result *res = g_new0(sim_collective_result, n_sizes);
   for (guint i = 0; i < n_sizes; i++)
     if (!sim_collective_run(&s, &c, g_array_index(s.coll_bytes, uint64_t, i), &res[i], &error))
       return dtsim_cli_fail(cmd, error);
+  if (s.csv && !write_csv(s.csv, &s, &c, res, n_sizes, &error))
+    return dtsim_cli_fail(cmd, error);
 
   uint32_t n = comm_coll_group_size(c.group);
   const comm_topology *topo = c.topology;

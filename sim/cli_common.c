@@ -15,7 +15,8 @@ gboolean dtsim_cli_parse(GOptionContext *ctx, const char *cmd, int *argc, char *
                          int *status)
 {
   g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(ctx, argc, argv, &error)) {
+  if (!dt_args_check_repeats(*argc, *argv, NULL, &error) ||
+      !g_option_context_parse(ctx, argc, argv, &error)) {
     *status = dtsim_cli_fail(cmd, error);
     return FALSE;
   }

@@ -155,16 +155,18 @@ static gboolean export_model(const wl_model *m, const char *path, GError **error
 
 int dtsim_cmd_describe(int argc, char **argv)
 {
-  gint64 batch = 1, seq_len = 0;
+  /* Numbers arrive as text and are read in decimal (GOption's own reads 010 as octal 8). */
+  g_autofree char *batch_text = NULL, *seq_len_text = NULL;
+  int64_t batch = 1, seq_len = 0;
   g_autofree char *precision = NULL, *optimizer = NULL, *export_path = NULL;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
-      {"batch", 'b', 0, G_OPTION_ARG_INT64, &batch, "per-device mini-batch (default 1)", "N"},
+      {"batch", 'b', 0, G_OPTION_ARG_STRING, &batch_text, "per-device mini-batch (default 1)", "N"},
       {"precision", 'p', 0, G_OPTION_ARG_STRING, &precision,
        "fp32, tf32, fp16, bf16, amp or fp8 (default fp32)", "P"},
       {"optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer,
        "sgd, momentum or adam, for the memory footprint (default momentum)", "NAME"},
-      {"seq-len", 0, 0, G_OPTION_ARG_INT64, &seq_len,
+      {"seq-len", 0, 0, G_OPTION_ARG_STRING, &seq_len_text,
        "sequence length of a transformer, tokens (default: the model's)", "S"},
       {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
       {"export", 0, 0, G_OPTION_ARG_FILENAME, &export_path,
@@ -172,7 +174,7 @@ int dtsim_cmd_describe(int argc, char **argv)
       {NULL}};
   g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - describe a model layer by layer");
   dt_option_entries_as_bytes(entries);
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  dt_option_add_main_entries(ctx, entries);
   int status;
   if (!dtsim_cli_parse(ctx, "describe", &argc, &argv, &status))
     return status;
@@ -187,11 +189,10 @@ int dtsim_cmd_describe(int argc, char **argv)
   if (export_path && (!dt_outfile_check(export_path, "--export", &error) ||
                       !dt_files_distinct(files, G_N_ELEMENTS(files), &error)))
     return dtsim_cli_fail("describe", error);
-  if (batch < 1 || batch > UINT32_MAX) {
-    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--batch: %" G_GINT64_FORMAT
-                " is not a batch size of at least 1", batch);
+  if ((batch_text && !dt_parse_int64(batch_text, "--batch", 1, UINT32_MAX, &batch, &error)) ||
+      (seq_len_text &&
+       !dt_parse_int64(seq_len_text, "--seq-len", 0, INT64_C(1) << 24, &seq_len, &error)))
     return dtsim_cli_fail("describe", error);
-  }
   int prec = precision ? wl_precision_parse(precision) : WL_PREC_FP32;
   if (prec < 0) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,

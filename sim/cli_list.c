@@ -24,7 +24,7 @@ int dtsim_cmd_list(int argc, char **argv)
   g_autoptr(GOptionContext) ctx = g_option_context_new("models|devices|networks|systems|algorithms");
   g_option_context_set_summary(ctx, "List the catalogs and registries.");
   dt_option_entries_as_bytes(entries);
-  g_option_context_add_main_entries(ctx, entries, NULL);
+  dt_option_add_main_entries(ctx, entries);
   int status = 0;
   if (!dtsim_cli_parse(ctx, "list", &argc, &argv, &status))
     return status;

@@ -64,20 +64,6 @@ int dtsim_cmd_sweep(int argc, char **argv)
   }
   if (!sim_sweep_add_speedups(points, reports, &error))
     return dtsim_cli_fail("sweep", error);
-  for (guint i = 0; s.strict && i < points->len; i++) {
-    const sim_report *r = &reports[i];
-    if (r->memory_capacity_bytes && r->memory_per_device_bytes > r->memory_capacity_bytes) {
-      if (tty)
-        fputs("\r\033[K", stderr);
-      const sim_sweep_point *pt = points->pdata[i];
-      g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
-                  "%s: %s, %" G_GUINT64_FORMAT " devices: %.2f GiB per device does not fit in "
-                  "%.2f GiB", sim_scenario_where(&s, "strict"), pt->variant, pt->devices,
-                  (double)r->memory_per_device_bytes / (1 << 30),
-                  (double)r->memory_capacity_bytes / (1 << 30));
-      return dtsim_cli_fail("sweep", error);
-    }
-  }
   if (tty)
     progress(points->len, points->len);
   if (s.csv && !sim_sweep_write_csv(s.csv, points, reports, &error))

@@ -45,6 +45,29 @@ static void on_coll_done(sim_engine *engine, void *user)
   *(gboolean *)user = TRUE;
 }
 
+/* The software-cost keys an algorithm with its own costs (nccl) would ignore: refused, naming
+ * the key, when the algorithm of any of the sizes is such. */
+static gboolean refuse_ignored_costs(const sim_scenario *s, const sim_collective *c,
+                                     GError **error)
+{
+  static const char *const keys[] = {"launch-us", "step-us", "reduce-GBps", "chunk"};
+  for (guint i = 0; i < s->coll_bytes->len; i++) {
+    comm_coll_args args = c->args;
+    args.bytes = g_array_index(s->coll_bytes, uint64_t, i);
+    const comm_coll_algorithm *a = comm_coll_resolve(s->coll_algorithm, c->group, &args);
+    if (!comm_coll_algorithm_own_costs(a))
+      continue;
+    for (gsize k = 0; k < G_N_ELEMENTS(keys); k++)
+      if (sim_scenario_given(s, keys[k])) {
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                    "%s: changes nothing under %s (NCCL's own costs); pick another --algorithm",
+                    sim_scenario_where(s, keys[k]), comm_coll_algorithm_name(a));
+        return FALSE;
+      }
+  }
+  return TRUE;
+}
+
 gboolean sim_collective_prepare(const sim_scenario *s, sim_collective *c, GError **error)
 {
   memset(c, 0, sizeof *c);
@@ -52,6 +75,13 @@ gboolean sim_collective_prepare(const sim_scenario *s, sim_collective *c, GError
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--bytes is required");
     return FALSE;
   }
+  for (guint i = 0; i < s->coll_bytes->len; i++)
+    if (g_array_index(s->coll_bytes, uint64_t, i) == 0) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "%s: a collective of 0 bytes moves nothing; give 1 byte or more",
+                  sim_scenario_where(s, "bytes"));
+      return FALSE;
+    }
   if (!comm_coll_algorithm_supports(s->coll_algorithm, s->coll_op)) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: '%s' does not implement %s",
                 sim_scenario_where(s, "algorithm"), comm_coll_algorithm_name(s->coll_algorithm),
@@ -89,6 +119,8 @@ gboolean sim_collective_prepare(const sim_scenario *s, sim_collective *c, GError
       .reduce_Bps = s->reduce_GBps >= 0 ? s->reduce_GBps * 1e9 : dev_stream_Bps(dev) / 3.0,
   };
   c->group = comm_coll_group_new(c->topology, NULL, 0);
+  if (!refuse_ignored_costs(s, c, error))
+    return FALSE;
   uint32_t n = comm_coll_group_size(c->group);
   /* One rank holds all the data already: there is no time or bandwidth to report. */
   if (n < 2) {
@@ -122,7 +154,8 @@ gboolean sim_collective_run(const sim_scenario *s, const sim_collective *c, uint
     trace = trace_chrome_new(s->trace, error);
     if (!trace)
       return FALSE;
-    trace_chrome_set_info(trace, "command", "dtsim collective");
+    trace_chrome_set_info(trace, "command",
+                          c->command_line ? c->command_line : "dtsim collective");
     trace_chrome_attach(trace, engine);
   }
   g_autoptr(comm_net) net = comm_net_new(engine, c->topology, s->net_model);

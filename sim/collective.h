@@ -12,6 +12,7 @@ typedef struct {
   comm_topology *topology;
   comm_coll_group *group;      /* every device of the cluster */
   comm_coll_args args;         /* bytes set per run */
+  const char *command_line;    /* recorded in a trace (set after prepare), or NULL */
 } sim_collective;
 
 typedef struct {

@@ -79,7 +79,8 @@ void sim__costs_add_layers(sim_costs *c, const wl_net *net, wl_optimizer opt,
       lc.update_ps = time(user, l, &upd, TRUE);
     }
     lc.forward_flops = l->cost[WL_PASS_FORWARD].flops;
-    lc.backward_flops = l->cost[WL_PASS_BACKWARD_DATA].flops + l->cost[WL_PASS_BACKWARD_WEIGHTS].flops;
+    lc.backward_data_flops = l->cost[WL_PASS_BACKWARD_DATA].flops;
+    lc.backward_weights_flops = l->cost[WL_PASS_BACKWARD_WEIGHTS].flops;
     lc.param_bytes = l->grad_bytes;
     lc.output_bytes = l->out_elems * elem_bytes;
     sim_costs_add_layer(c, &lc);
@@ -109,6 +110,11 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint6
   g_autoptr(wl_model) model = wl_model_load(s->model, error);
   if (!model)
     return NULL;
+  if (sim_scenario_given(s, "seq-len")) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: applies to transformers, not %s",
+                sim_scenario_where(s, "seq-len"), s->model);
+    return NULL;
+  }
   wl_precision prec = s->precision;
   g_autoptr(wl_net) net = wl_net_new(model, (uint32_t)batch, prec, error);
   if (!net)

@@ -19,7 +19,9 @@ typedef struct {
   sim_time_ps backward_data_ps;     /* 0 for the first layer: no data gradient */
   sim_time_ps backward_weights_ps;  /* 0 for layers without parameters */
   sim_time_ps update_ps;            /* optimizer step on this layer's parameters */
-  uint64_t forward_flops, backward_flops;
+  uint64_t forward_flops;
+  uint64_t backward_data_flops;     /* the data gradient's (dX task) */
+  uint64_t backward_weights_flops;  /* the weight gradient's (dW task) */
   uint64_t param_bytes;             /* gradient bytes to synchronize (= parameter bytes) */
   uint64_t output_bytes;            /* activations this layer hands to the next, per batch */
   uint64_t params;                  /* trainable parameters */

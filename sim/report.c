@@ -200,8 +200,11 @@ void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_jso
                          r->samples_per_iteration);
   g_string_append_printf(o, "\"memory_capacity_bytes\":%" G_GUINT64_FORMAT ",",
                          r->memory_capacity_bytes);
-  json_double(o, "speedup", r->speedup);
-  json_double(o, "scaling_efficiency", r->scaling_efficiency);
+  /* Only where it was measured (against one device): never a speedup of 0. */
+  if (r->speedup > 0) {
+    json_double(o, "speedup", r->speedup);
+    json_double(o, "scaling_efficiency", r->scaling_efficiency);
+  }
   if (r->threads > 0)
     g_string_append_printf(o, "\"threads\":%u,", r->threads);
   if (r->transformer) {

@@ -52,6 +52,24 @@ static const sim_strategy *group_owner(const sim_key_group *grp)
   return NULL;
 }
 
+/* The keys that may be given more than once (SIM_KEY_ITEM_LIST), NULL-terminated. */
+static const char *const *repeatable_keys(void)
+{
+  static const char *list[16];
+  static gsize done;
+  if (g_once_init_enter(&done)) {
+    gsize n = 0;
+    gsize groups;
+    const sim_key_group *const *g = key_groups(&groups);
+    for (gsize i = 0; i < groups; i++)
+      for (gsize k = 0; k < g[i]->n_keys; k++)
+        if (g[i]->keys[k].kind == SIM_KEY_ITEM_LIST && n + 1 < G_N_ELEMENTS(list))
+          list[n++] = g[i]->keys[k].name;
+    g_once_init_leave(&done, 1);
+  }
+  return list;
+}
+
 static gsize n_groups(void)
 {
   gsize n;
@@ -295,17 +313,7 @@ static gboolean set_value(sim_scenario *s, const sim_key *k, const char *value,
     return dt_parse_double(value, where, (double)k->min, (double)k->max, f, error);
   case SIM_KEY_ONOFF:
   case SIM_KEY_FLAG:
-    if (!strcmp(value, "on") || !strcmp(value, "true") || !strcmp(value, "yes") ||
-        !strcmp(value, "1")) {
-      *(gboolean *)f = TRUE;
-    } else if (!strcmp(value, "off") || !strcmp(value, "false") || !strcmp(value, "no") ||
-               !strcmp(value, "0")) {
-      *(gboolean *)f = FALSE;
-    } else {
-      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: '%s' is not on or off", where, value);
-      return FALSE;
-    }
-    return TRUE;
+    return dt_parse_bool(value, where, f, error);
   case SIM_KEY_CHOICE: {
     int i = choice_index(choice_list(k), value);
     if (i >= 0) {
@@ -441,8 +449,7 @@ gboolean sim_scenario_load(sim_scenario *s, const char *path, unsigned set, GErr
 
 typedef struct {
   const sim_key *key;
-  char *value;            /* set by GOptionContext */
-  gboolean flag;          /* SIM_KEY_FLAG */
+  char *value;            /* set by GOptionContext (flags: by flag_option) */
   char **values;          /* SIM_KEY_ITEM_LIST: every occurrence */
 } opt_slot;
 
@@ -472,11 +479,43 @@ static const char *help_text(const sim_key *k)
   return text;
 }
 
+/* A flag's option: bare it means on; with a value (--json=no) the value decides, parsed as any
+ * boolean key. The slot is found by the option's name. */
+static gboolean flag_option(const char *option_name, const char *value, gpointer data,
+                            GError **error)
+{
+  sim_scenario_opts *o = data;
+  const char *name = option_name + (g_str_has_prefix(option_name, "--") ? 2 : 0);
+  for (guint i = 0; i < o->slots->len; i++) {
+    opt_slot *slot = &g_array_index(o->slots, opt_slot, i);
+    if (slot->key && strcmp(slot->key->name, name) == 0) {
+      g_free(slot->value);
+      slot->value = g_strdup(value ? value : "on");
+      return TRUE;
+    }
+  }
+  g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_UNKNOWN_OPTION, "unknown option %s",
+              option_name);
+  return FALSE;
+}
+
+/* The groups whose options `--help` shows with the command's own (the others with
+ * --help-GROUP or --help-all): what every run names. */
+static gboolean main_group(const sim_key_group *grp)
+{
+  return grp == &sim_keys_model || grp == &sim_keys_cluster || grp == &sim_keys_run ||
+         grp == &sim_keys_output;
+}
+
 sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
 {
   sim_scenario_opts *o = g_new0(sim_scenario_opts, 1);
   o->slots = g_array_new(FALSE, TRUE, sizeof(opt_slot));
   o->entries = g_ptr_array_new_with_free_func(g_free);
+  /* The flags' callbacks find their slots through the main group's data: the context must not
+   * have a main group of someone else's yet. */
+  g_return_val_if_fail(g_option_context_get_main_group(ctx) == NULL, o);
+  g_option_context_set_main_group(ctx, g_option_group_new(NULL, NULL, NULL, o, NULL));
   /* Slots first, so their addresses stay put while entries point into them. */
   gsize total = 0;
   for (gsize g = 0; g < n_groups(); g++)
@@ -499,8 +538,9 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
       en->description = help_text(k);
       en->arg_description = k->kind == SIM_KEY_CHOICE ? choice_list(k) : k->arg;
       if (k->kind == SIM_KEY_FLAG) {
-        en->arg = G_OPTION_ARG_NONE;
-        en->arg_data = &slot->flag;
+        en->arg = G_OPTION_ARG_CALLBACK;
+        en->flags = G_OPTION_FLAG_OPTIONAL_ARG;
+        en->arg_data = (gpointer)flag_option;
       } else if (k->kind == SIM_KEY_ITEM_LIST) {
         en->arg = G_OPTION_ARG_STRING_ARRAY;
         en->arg_data = &slot->values;
@@ -512,7 +552,7 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
     if (e == 0)
       continue;
     dt_option_entries_as_bytes(entries);   /* file names need not be text in the locale */
-    if (g == 0) {
+    if (main_group(grp)) {
       g_option_context_add_main_entries(ctx, entries, NULL);
     } else {
       const sim_strategy *owner = group_owner(grp);
@@ -522,7 +562,7 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
       g_autofree char *desc = takers ? g_strdup_printf("Options of --strategy %s:", takers)
                                      : g_strdup_printf("Options (%s):", grp->name);
       g_autofree char *hdesc = g_strdup_printf("Show the %s options", grp->name);
-      GOptionGroup *og = g_option_group_new(grp->name, desc, hdesc, NULL, NULL);
+      GOptionGroup *og = g_option_group_new(grp->name, desc, hdesc, o, NULL);
       g_option_group_add_entries(og, entries);
       g_option_context_add_group(ctx, og);
     }
@@ -549,10 +589,7 @@ gboolean sim_scenario_apply_options(sim_scenario *s, const sim_scenario_opts *o,
   for (guint i = 0; i < o->slots->len; i++) {
     const opt_slot *slot = &g_array_index(o->slots, opt_slot, i);
     g_autofree char *where = g_strconcat("--", slot->key->name, NULL);
-    if (slot->key->kind == SIM_KEY_FLAG) {
-      if (slot->flag && !set_given(s, slot->key, "on", where, error))
-        return FALSE;
-    } else if (slot->key->kind == SIM_KEY_ITEM_LIST) {
+    if (slot->key->kind == SIM_KEY_ITEM_LIST) {
       /* The options replace what a file gave; each occurrence adds. */
       if (slot->values)
         clear_field(s, slot->key);
@@ -678,11 +715,12 @@ gboolean sim_scenario_parse_args(sim_scenario *s, const sim_command_line *cl, in
       g_option_context_new(cl->parameter ? cl->parameter : "[SCENARIO.ini]");
   if (cl->summary)
     g_option_context_set_summary(ctx, cl->summary);
+  /* The scenario's options make the main group; the command's own join it. */
+  g_autoptr(sim_scenario_opts) o = sim_scenario_opts_new(ctx, set);
   if (cl->entries) {
     dt_option_entries_as_bytes(cl->entries);
     g_option_context_add_main_entries(ctx, cl->entries, NULL);
   }
-  g_autoptr(sim_scenario_opts) o = sim_scenario_opts_new(ctx, set);
   char **v = view;
   if (cl->help) {
     g_option_context_set_help_enabled(ctx, FALSE);
@@ -693,7 +731,8 @@ gboolean sim_scenario_parse_args(sim_scenario *s, const sim_command_line *cl, in
         return FALSE;
       }
   }
-  if (!g_option_context_parse(ctx, &argc, &v, error))
+  if (!dt_args_check_repeats(argc, v, repeatable_keys(), error) ||
+      !g_option_context_parse(ctx, &argc, &v, error))
     return FALSE;
   /* An option given without its value takes the next option as its value ("--sequence-parallel
    * --allreduce ring" leaves "ring" as a scenario file): say so before anything else. */

@@ -165,10 +165,56 @@ comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error)
   return comm_topology_build(&spec, error);
 }
 
+/* Most devices a traced dp run simulates one by one when --symmetry is not given: a ResNet-50
+ * iteration over 512 GPUs takes well under a second of CPU unfolded. */
+#define SIM_TRACE_UNFOLD_MAX_DEVICES 512u
+
+/* Whether dp folds the devices into one (--symmetry, exact on both networks). A trace shows the
+ * devices and the transfers between them, so a traced run on up to
+ * SIM_TRACE_UNFOLD_MAX_DEVICES devices simulates each device unless --symmetry on is given;
+ * the figures are the same. */
+static gboolean fold_devices(const sim_scenario *s, gboolean outputs, uint32_t devices)
+{
+  if (outputs && s->trace && !sim_scenario_given(s, "symmetry") &&
+      devices <= SIM_TRACE_UNFOLD_MAX_DEVICES)
+    return FALSE;
+  return s->symmetry;
+}
+
+/* Beyond 65536 ranks (262144 on accelerators) auto takes the ring without comparing (the plans
+ * of the others take minutes there): said once, with the way to name one. */
+static void note_auto_fallback(const sim_scenario *s, const comm_topology *topo,
+                               unsigned flags)
+{
+  uint32_t n = comm_topology_devices(topo);
+  if (n <= 65536 || !s->allreduce || !comm_coll_algorithm_is_rule(s->allreduce) ||
+      !(flags & SIM_STRATEGY_ALLREDUCE) || (flags & SIM_STRATEGY_TRANSFORMER))
+    return;
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(topo, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = s->bucket_bytes};
+  const comm_coll_algorithm *used = comm_coll_resolve(s->allreduce, g, &a);
+  if (!comm_coll_algorithm_own_costs(used))
+    g_printerr("dtsim: note: on %u devices auto is %s without comparing the algorithms (their "
+               "plans would take minutes); --allreduce NAME picks one\n", n,
+               comm_coll_algorithm_name(used));
+}
+
+/* --strict: a configuration that does not fit in device memory is an error. */
+static gboolean check_strict(const sim_scenario *s, const sim_report *r, GError **error)
+{
+  if (!s->strict || !r->memory_capacity_bytes ||
+      r->memory_per_device_bytes <= r->memory_capacity_bytes)
+    return TRUE;
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %.2f GiB per device does not fit in %.2f GiB",
+              sim_scenario_where(s, "strict"), (double)r->memory_per_device_bytes / (1 << 30),
+              (double)r->memory_capacity_bytes / (1 << 30));
+  return FALSE;
+}
+
 /* The strategy's plan of a scenario: its checks, its cost table (kept in *costs_out) and its
  * task graph on the driver's cluster. */
 static sim_plan *build_plan(const sim_scenario *s, const comm_topology *topo,
-                            comm_net_model net_model, const char *device,
+                            comm_net_model net_model, const char *device, gboolean outputs,
                             const sim_strategy **strategy_out, sim_costs **costs_out,
                             GError **error)
 {
@@ -214,7 +260,8 @@ static sim_plan *build_plan(const sim_scenario *s, const comm_topology *topo,
       .stages = (uint32_t)s->stages,
       .ps_count = (uint32_t)s->ps_count,
       .split = s->split,
-      .symmetric = s->symmetry && !sim_faults_unfold(s),
+      .symmetric = fold_devices(s, outputs, comm_topology_devices(topo)) &&
+                   !sim_faults_unfold(s),
       .scenario = s,
       .own = strategy->keys ? sim_scenario_own(s, strategy->keys) : NULL,
       .topology = topo,
@@ -256,7 +303,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (s->chakra) {
     plan = sim_chakra_plan(s, device, comm_topology_devices(topo), &reduce_Bps, error);
   } else {
-    plan = build_plan(s, topo, net_model, device, &strategy, &costs, error);
+    plan = build_plan(s, topo, net_model, device, outputs, &strategy, &costs, error);
     if (plan)
       reduce_Bps = costs ? (double)costs->reduce_Bps : plan->reduce_Bps;
   }
@@ -320,12 +367,19 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     if (!sim_linkviews_finish(views, trace, engine, sim_exec_makespan(exec), title, error))
       return FALSE;
   }
+  /* Before any output is written: a refused run leaves no trace or CSV behind. */
+  if (outputs && !check_strict(s, r, error))
+    return FALSE;
   if (trace) {
     if (!trace_chrome_close(trace, error))
       return FALSE;
     if (trace_chrome_hidden_procs(trace))
       g_printerr("dtsim: note: the trace shows the first %" G_GINT64_FORMAT " devices (and links, "
                  "hosts) of %u; --trace-devices N shows more\n", s->trace_procs, r->devices);
+    if (plan->symmetric)
+      g_printerr("dtsim: note: the trace shows one device standing for all %u (--symmetry on); "
+                 "--symmetry off traces each device and the transfers between them\n",
+                 r->devices);
     if (trace_chrome_truncated(trace))
       g_printerr("dtsim: warning: the trace was cut after %" G_GUINT64_FORMAT " events to stay "
                  "readable; --trace-limit N raises the limit, --trace-devices N samples fewer "
@@ -335,6 +389,8 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     return FALSE;
   if (outputs && s->chakra_out && !sim_chakra_write(plan, s->chakra_out, error))
     return FALSE;
+  if (outputs)
+    note_auto_fallback(s, topo, flags);   /* after the last error: a refused run prints one line */
   if (keep) {
     keep->plan = g_steal_pointer(&plan);
     keep->exec = g_steal_pointer(&exec);

@@ -313,6 +313,8 @@ static void zero_values(const sim_search_ctx *c, GPtrArray *out)
 #define SIM_DROP_INTERLEAVE_PP "interleaved schedule needs pp > 1 and a block per model chunk"
 #define SIM_DROP_INTERLEAVE_M "interleaved schedule needs micro-batches a multiple of pp"
 #define SIM_DROP_DP_GIVEN "tp x pp x the --dp given is not the devices"
+#define SIM_DROP_ZERO_DP "ZeRO needs a data-parallel group (dp > 1)"
+#define SIM_DROP_SP_TP "sequence parallelism needs tp > 1"
 #define SIM_DROP_MEMORY_BOUND "does not fit in device memory (bound before simulating)"
 
 /* A lower bound of the memory of the first pipeline stage, which the simulation's memory per
@@ -403,6 +405,16 @@ static const char *check_3d(const sim_scenario *s, const sim_shape *shape, GErro
     return SIM_DROP_TP_PP;
   }
   uint64_t dp = shape->devices / (tp * pp);
+  if (o.zero > 0 && dp < 2) {
+    bad(error, "--zero %u: shards over the data-parallel group, and --dp %" PRIu64 " has none "
+        "(use --zero 0 or --dp 2 or more)", o.zero, dp);
+    return SIM_DROP_ZERO_DP;
+  }
+  if (o.seq_parallel && tp < 2) {
+    bad(error, "--sequence-parallel on: needs --tp 2 or more (--tp %" PRIu64 " has no "
+        "tensor-parallel group to split the sequence over)", tp);
+    return SIM_DROP_SP_TP;
+  }
   uint64_t global = o.global_batch ? o.global_batch : (o.batch ? o.batch : 1) * dp;
   if (o.micro_batch && global % (dp * o.micro_batch)) {
     bad(error, "--global-batch %" PRIu64 " is not divisible by --dp %" PRIu64 " x --micro-batch "
@@ -415,10 +427,19 @@ static const char *check_3d(const sim_scenario *s, const sim_shape *shape, GErro
   }
   uint64_t per_replica = global / dp;
   if (o.schedule == WL_SCHED_INTERLEAVED) {
-    if (pp < 2 || tf.layers < pp * V) {
-      bad(error, "--schedule interleaved needs --pp of 2 or more and a block for each of the "
-          "--pp %" PRIu64 " x --interleave %" PRIu64 " model chunks (%u blocks)", pp, V,
-          tf.layers);
+    if (pp < 2) {
+      bad(error, "--schedule interleaved: needs --pp 2 or more (--pp %" PRIu64 " is no pipeline)",
+          pp);
+      return SIM_DROP_INTERLEAVE_PP;
+    }
+    if (V < 2) {
+      bad(error, "--schedule interleaved: give --interleave V, 2 or more model chunks per "
+          "device (with 1 it is 1f1b)");
+      return SIM_DROP_INTERLEAVE_PP;
+    }
+    if (tf.layers < pp * V) {
+      bad(error, "--schedule interleaved: --pp %" PRIu64 " x --interleave %" PRIu64 " model "
+          "chunks need as many blocks, and %s has %u", pp, V, o.model, tf.layers);
       return SIM_DROP_INTERLEAVE_PP;
     }
     uint64_t m = per_replica / (o.micro_batch ? o.micro_batch : 1);
@@ -492,6 +513,53 @@ static uint64_t graph_size(const plan3d *p, uint64_t *deps)
   return o->iterations * (units * (2 + z3 + 1 + ov) + 3 * chunks + p->P + 1 + 4 * p->m);
 }
 
+/* Combinations that would run as something else than asked, refused naming the option. */
+
+/* Sequence parallelism splits the tensor-parallel group's activations: none without one. */
+static gboolean check_sequence_parallel(const sim_3d_opts *o, uint32_t T, GError **error)
+{
+  if (o->seq_parallel && T < 2)
+    return bad(error, "--sequence-parallel on: needs --tp 2 or more (--tp %u has no "
+               "tensor-parallel group to split the sequence over)", T);
+  return TRUE;
+}
+
+/* ZeRO shards over the data-parallel group: with one replica there is nothing to shard. */
+static gboolean check_zero(const sim_3d_opts *o, uint32_t D, GError **error)
+{
+  if (o->zero > 0 && D < 2)
+    return bad(error, "--zero %u: shards over the data-parallel group, and --dp %u has none "
+               "(use --zero 0 or --dp 2 or more)", o->zero, D);
+  return TRUE;
+}
+
+/* The interleaved schedule splits each device's layers into V chunks of a pipeline of P
+ * stages: it needs both, given (without --interleave it would silently be 1F1B). */
+static gboolean check_interleaved(const sim_3d_opts *o, uint32_t P, uint32_t V, GError **error)
+{
+  if (o->schedule != WL_SCHED_INTERLEAVED)
+    return TRUE;
+  if (P < 2)
+    return bad(error, "--schedule interleaved: needs --pp 2 or more (--pp %u is no pipeline)", P);
+  if (V < 2)
+    return bad(error, "--schedule interleaved: give --interleave V, 2 or more model chunks per "
+               "device (with 1 it is 1f1b)");
+  return TRUE;
+}
+
+/* Tensor parallelism runs within the NVLink domain: one node's devices, or the devices of the
+ * nodes that share one (GB200 NVL72: 18 trays of 4). */
+static gboolean check_tp_domain(uint32_t T, const comm_topology *topo, GError **error)
+{
+  uint32_t per_node = comm_topology_devices_per_node(topo);
+  uint32_t nodes = comm_topology_system(topo) ? comm_topology_system(topo)->nvlink_domain_nodes : 0;
+  uint32_t domain = per_node * MAX(nodes, 1u);
+  if (T > domain)
+    return bad(error, "--tp %u: a tensor-parallel group stays within the NVLink domain, the %u "
+               "devices of %s", T, domain, nodes > 1 ? "its nodes" : "one node");
+  return TRUE;
+}
+
 static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *topo,
                          const dev_device *dev, GError **error)
 {
@@ -522,6 +590,9 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
                p->T, p->tf.heads, p->tf.kv_heads, o->model);
   if (p->tf.ffn % p->T)
     return bad(error, "--tp %u does not divide the MLP size %u of %s", p->T, p->tf.ffn, o->model);
+  if (!check_tp_domain(p->T, topo, error) || !check_sequence_parallel(o, p->T, error) ||
+      !check_zero(o, p->D, error) || !check_interleaved(o, p->P, p->V, error))
+    return FALSE;
   if (p->V > 1 && o->schedule != WL_SCHED_INTERLEAVED)
     return bad(error, "--interleave %u needs --schedule interleaved", p->V);
   if (!plan_partition(p, o, error) || !check_ep(p, o, error))
@@ -1517,16 +1588,19 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
   uint64_t b = batch ? batch : 1, s = tf.seq;
   uint32_t kfirst[2], kcount[2];
   block_kinds(&tf, kfirst, kcount);
-  uint64_t lp[2], lf[2], la[2];
+  /* Each kind of block's FLOPs as its kernels run them (causal attention skips the masked
+   * half), not Megatron's count of the whole score matrix, which MFU uses. */
+  uint64_t lp[2], lf[2], lb[2], la[2];
   for (int k = 0; k < 2; k++) {
     lp[k] = wl_tf_block_params(&tf, kfirst[k]);
-    lf[k] = wl_tf_block_forward_flops(&tf, kfirst[k], b, s);
+    wl_tf_block_run_flops(&tf, kfirst[k], b, s, &lf[k], &lb[k]);
     la[k] = wl_tf_block_activation_bytes(&tf, kfirst[k], s, b, 1, FALSE, WL_RECOMPUTE_NONE,
                                          precision);
   }
   uint64_t hf = wl_tf_head_forward_flops(&tf, b, s);
   uint64_t ep = wl_tf_embedding_params(&tf), hp = wl_tf_head_params(&tf);
   uint64_t total_fwd = lf[0] * kcount[0] + lf[1] * kcount[1] + hf;
+  uint64_t total_bwd = lb[0] * kcount[0] + lb[1] * kcount[1] + 2 * hf;
   uint64_t total_act = la[0] * kcount[0] + la[1] * kcount[1];
   uint64_t active = wl_tf_active_params(&tf);
   /* Per token: the forward FLOPs of one token at this sequence (2 x the matrix weights it
@@ -1547,7 +1621,7 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
                              ",\"active_params\":%" PRIu64 ",\"forward_flops\":%" PRIu64
                              ",\"backward_flops\":%" PRIu64 ",\"activation_bytes\":%" PRIu64 "}",
                              i, k ? "moe_transformer" : "transformer", lp[k],
-                             wl_tf_block_active_params(&tf, i), lf[k], 2 * lf[k], la[k]);
+                             wl_tf_block_active_params(&tf, i), lf[k], lb[k], la[k]);
     }
     g_string_append_printf(o, ",{\"name\":\"lm_head\",\"type\":\"lm_head\",\"params\":%" PRIu64
                            ",\"forward_flops\":%" PRIu64 ",\"backward_flops\":%" PRIu64
@@ -1556,7 +1630,7 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
                            ",\"total_forward_flops\":%" PRIu64 ",\"total_backward_flops\":%"
                            PRIu64 ",\"forward_flops_per_token\":%.0f"
                            ",\"training_flops_per_token\":%.0f,\"total_activation_bytes\":%"
-                           PRIu64 "}\n", wl_tf_params(&tf), active, total_fwd, 2 * total_fwd,
+                           PRIu64 "}\n", wl_tf_params(&tf), active, total_fwd, total_bwd,
                            fwd_per_token, 3 * fwd_per_token, total_act);
     fputs(o->str, out);
     return 0;
@@ -1599,14 +1673,14 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
   for (int i = 0; i < 2; i++)
     if (kcount[i])
       fprintf(out, "%-16s %8u %16" PRIu64 " %20" PRIu64 " %20" PRIu64 " %18" PRIu64 "\n",
-              kind_names[i], kcount[i], lp[i], lf[i], 2 * lf[i], la[i]);
+              kind_names[i], kcount[i], lp[i], lf[i], lb[i], la[i]);
   fprintf(out, "%-16s %8u %16" PRIu64 " %20" PRIu64 " %20" PRIu64 " %18d\n", "lm_head", 1, hp, hf,
           2 * hf, 0);
   fprintf(out, "\ntotal: %" PRIu64 " params (%.2f B), %" PRIu64 " active per token (%.2f B); "
           "forward %.4g TFLOP, backward %.4g TFLOP per batch; activations %.3f GB without "
           "recomputation (Korthikanti et al.)\n",
           wl_tf_params(&tf), wl_tf_params(&tf) / 1e9, active, active / 1e9, total_fwd / 1e12,
-          2 * total_fwd / 1e12, total_act / 1e9);
+          total_bwd / 1e12, total_act / 1e9);
   fprintf(out, "  per token: forward %.4g GFLOP, training (forward + backward) %.4g GFLOP\n",
           fwd_per_token / 1e9, 3 * fwd_per_token / 1e9);
   fprintf(out, "  block: attention %" PRIu64 ", MLP %" PRIu64 ", norms %" PRIu64 " params\n",

@@ -141,7 +141,7 @@ static sim_task_id add_passes(sim_graph *g, const sim_costs *c, sim_stream_id st
       g_autofree char *name = g_strconcat(l->name, " dW", NULL);
       last = sim_graph_add_compute(g, stream, name, "backward",
                                    (sim_time_ps)samples * l->backward_weights_ps,
-                                   samples * l->backward_flops / 2, 0);
+                                   samples * l->backward_weights_flops, 0);
     }
     if (l->update_ps > 0) {
       g_autofree char *name = g_strconcat(l->name, " shared update", NULL);
@@ -152,7 +152,7 @@ static sim_task_id add_passes(sim_graph *g, const sim_costs *c, sim_stream_id st
       g_autofree char *name = g_strconcat(l->name, " dX", NULL);
       last = sim_graph_add_compute(g, stream, name, "backward",
                                    (sim_time_ps)samples * l->backward_data_ps,
-                                   samples * l->backward_flops / 2, 0);
+                                   samples * l->backward_data_flops, 0);
     }
   }
   return last;

@@ -54,12 +54,12 @@ static void add_device_passes(sim_plan *p, const sim_costs *c, const layer_names
     grad_ready[k] = prev;
     if (l->param_bytes > 0 || l->backward_weights_ps > 0) {
       prev = sim_graph_add_compute(g, ds->s.compute, names[k].dw, "backward", l->backward_weights_ps,
-                                   l->backward_flops / 2, 0);
+                                   l->backward_weights_flops, 0);
       grad_ready[k] = prev;
     }
     if (k > 0) {
       prev = sim_graph_add_compute(g, ds->s.compute, names[k].dx, "backward", l->backward_data_ps,
-                                   l->backward_flops / 2, 0);
+                                   l->backward_data_flops, 0);
     }
     /* The layer's saved activations are free once its last backward pass is done (or, for a
      * first layer with no backward pass, once the pass before it is). */
@@ -197,12 +197,14 @@ static const sim_key_group sim_keys_dp = SIM_KEY_GROUP("dp", SIM_STRATEGY_FOLDAB
  * torch.nn.parallel.DistributedDataParallel); Horovod fuses up to 64 MiB by default
  * (HOROVOD_FUSION_THRESHOLD); 1 and 5 stand for fine-grained overlap. */
 static const int bucket_mib[] = {1, 5, 25, 64};
+/* Every allreduce algorithm; not "auto", which stands for one of them (on GPUs "nccl": the two
+ * were the same candidate twice). */
 static void allreduce_values(const sim_search_ctx *c, GPtrArray *out)
 {
   (void)c;
   for (size_t i = 0; i < comm_coll_algorithm_count(); i++) {
     const comm_coll_algorithm *a = comm_coll_algorithm_at(i);
-    if (comm_coll_algorithm_supports(a, COMM_COLL_ALLREDUCE))
+    if (comm_coll_algorithm_supports(a, COMM_COLL_ALLREDUCE) && !comm_coll_algorithm_is_rule(a))
       sim_search_add_value(out, "allreduce=%s", comm_coll_algorithm_name(a));
   }
 }

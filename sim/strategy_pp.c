@@ -72,10 +72,24 @@ static void stage_order(uint32_t P, uint32_t s, uint32_t M, gboolean gpipe, int3
 sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32_t P, uint32_t R,
                               uint32_t M, GError **error);
 
+/* The schedules these pipelines run: GPipe and 1F1B with one model chunk per device; the
+ * interleaved schedule is --strategy 3d's. */
+static gboolean check_schedule(const sim_plan_opts *o, GError **error)
+{
+  const sim_scenario *s = o->scenario;
+  if (s && s->schedule == WL_SCHED_INTERLEAVED) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: interleaved needs --strategy 3d (%s runs gpipe or 1f1b)",
+                sim_scenario_where(s, "schedule"), sim_scenario_strategy_name(s));
+    return FALSE;
+  }
+  return TRUE;
+}
+
 sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32_t P, uint32_t R,
                               uint32_t M, GError **error)
 {
-  if (!sim__check_devices((uint64_t)P * R, "pipeline", error))
+  if (!sim__check_devices((uint64_t)P * R, "pipeline", error) || !check_schedule(o, error))
     return NULL;
   if (M == 0 || M > 100000) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--micro-batches: %u is outside 1 to 100000", M);

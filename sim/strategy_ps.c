@@ -80,7 +80,7 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
         if (l->param_bytes > 0 || l->backward_weights_ps > 0) {
           g_autofree char *name = g_strconcat(l->name, " dW", NULL);
           last = sim_graph_add_compute(g, ds[d].compute, name, "backward", l->backward_weights_ps,
-                                       l->backward_flops / 2, 0);
+                                       l->backward_weights_flops, 0);
           if (tensor_of[k] >= 0) {
             g_autofree char *pname = g_strconcat("push/pull ", l->name, NULL);
             sim_task_id push = sim_graph_add_custom(g, NULL, 0, pname, "ps", SIM_OP_PS_PUSH,
@@ -95,7 +95,7 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
         if (k > 0) {
           g_autofree char *name = g_strconcat(l->name, " dX", NULL);
           last = sim_graph_add_compute(g, ds[d].compute, name, "backward", l->backward_data_ps,
-                                       l->backward_flops / 2, 0);
+                                       l->backward_data_flops, 0);
         }
       }
       prev_end[d] = last;

@@ -469,10 +469,22 @@ static gboolean json_scan_scalar(const char *t, gsize n, gsize *i, const char **
   return TRUE;
 }
 
+/* json_check's finding for a member name given twice in one object: valid JSON syntax, but
+ * json-glib keeps the last value silently. */
+static const char json_duplicate[] = "given twice in this object";
+
+static void free_names(gpointer p)
+{
+  if (p)
+    g_hash_table_destroy(p);
+}
+
 static gboolean json_check(const char *t, gsize n, gsize *at, const char **what)
 {
   enum { VALUE, VALUE_OR_CLOSE, KEY, KEY_OR_CLOSE, COLON, NEXT_OR_CLOSE, DONE } want = VALUE;
   char stack[WL_JSON_MAX_DEPTH];   /* the open containers, '{' or '[' */
+  /* Per open container, the member names seen (made at an object's first member). */
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(free_names);
   gsize depth = 0, i = 0;
   /* A UTF-8 byte order mark may be ignored (RFC 8259, 8.1), as json-glib does. */
   if (n >= 3 && memcmp(t, "\xef\xbb\xbf", 3) == 0)
@@ -494,6 +506,7 @@ static gboolean json_check(const char *t, gsize n, gsize *at, const char **what)
     case KEY_OR_CLOSE:
       if (closes) {
         depth--, i++;
+        g_ptr_array_set_size(names, (guint)depth);
         want = depth ? NEXT_OR_CLOSE : DONE;
         continue;
       }
@@ -508,6 +521,7 @@ static gboolean json_check(const char *t, gsize n, gsize *at, const char **what)
           return FALSE;
         }
         stack[depth++] = c;
+        g_ptr_array_add(names, NULL);
         i++;
         want = c == '{' ? KEY_OR_CLOSE : VALUE_OR_CLOSE;
         continue;
@@ -524,8 +538,15 @@ static gboolean json_check(const char *t, gsize n, gsize *at, const char **what)
         *what = "expected a member name in double quotes";
         return FALSE;
       }
+      gsize start = i;
       if (!json_scan_string(t, n, &i, what)) {
         *at = MIN(i, n);
+        return FALSE;
+      }
+      if (!names->pdata[depth - 1])
+        names->pdata[depth - 1] = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+      if (!g_hash_table_add(names->pdata[depth - 1], g_strndup(t + start, i - start))) {
+        *what = json_duplicate;
         return FALSE;
       }
       want = COLON;
@@ -544,6 +565,7 @@ static gboolean json_check(const char *t, gsize n, gsize *at, const char **what)
         want = stack[depth - 1] == '{' ? KEY : VALUE;
       } else if (closes) {
         depth--, i++;
+        g_ptr_array_set_size(names, (guint)depth);
         want = depth ? NEXT_OR_CLOSE : DONE;
       } else {
         *what = stack[depth - 1] == '{' ? "expected ',' or '}'" : "expected ',' or ']'";
@@ -575,6 +597,13 @@ wl_model *wl_model_load_data(const char *source, const char *data, gsize len, GE
       what = "a single quote (JSON strings are in double quotes)";
     int col;
     int line = wl__line_of(text, text + at, &col);
+    if (what == json_duplicate) {
+      g_autofree char *name = g_strndup(text + at, strcspn(text + at + 1, "\"") + 2);
+      g_autofree char *shown = dt_escape(name);
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s:%d:%d: member %s %s", source, line, col,
+                  shown, what);
+      return NULL;
+    }
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s:%d:%d: not JSON: %s", source, line,
                 col, what);
     return NULL;

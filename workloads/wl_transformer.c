@@ -513,6 +513,27 @@ uint64_t wl_tf_layer_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s)
   return wl_tf_block_forward_flops(tf, tf->layers ? tf->layers - 1 : 0, b, s);
 }
 
+uint64_t wl_tf_layer_attention_flops(const wl_tf *tf, uint64_t b, uint64_t s)
+{
+  uint64_t mm = 2 * b * s * s * (uint64_t)tf->heads * (wl_tf_head_dim(tf) + v_dim(tf));
+  return tf->causal ? mm / 2 : mm;
+}
+
+void wl_tf_block_run_flops(const wl_tf *tf, uint32_t block, uint64_t b, uint64_t s,
+                           uint64_t *forward, uint64_t *backward)
+{
+  uint64_t weights = 2 * b * s * block_matrix_params(tf, block);
+  uint64_t attention = wl_tf_layer_attention_flops(tf, b, s);
+  *forward = weights + attention;
+  *backward = 2 * weights + attention * 5 / 2;
+}
+
+void wl_tf_layer_run_flops(const wl_tf *tf, uint64_t b, uint64_t s, uint64_t *forward,
+                           uint64_t *backward)
+{
+  wl_tf_block_run_flops(tf, tf->layers ? tf->layers - 1 : 0, b, s, forward, backward);
+}
+
 uint64_t wl_tf_head_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s)
 {
   return 2 * b * s * (uint64_t)tf->hidden * tf->vocab;

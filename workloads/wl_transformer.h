@@ -138,6 +138,20 @@ uint64_t wl_tf_active_params(const wl_tf *tf);
  * 4 b s^2 h for plain attention. */
 uint64_t wl_tf_block_forward_flops(const wl_tf *tf, uint32_t block, uint64_t b, uint64_t s);
 uint64_t wl_tf_layer_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s);   /* the block */
+/* Forward FLOPs of one block's attention core as flash attention runs it: 2 b s^2 x heads x
+ * (query/key head + value head), half of it for a causal model (the masked triangle of the
+ * scores is skipped). */
+uint64_t wl_tf_layer_attention_flops(const wl_tf *tf, uint64_t b, uint64_t s);
+/* FLOPs of one block as its kernels run (wl_tf_layer_kernels' GEMMs and attention, without
+ * the elementwise kernels): forward 2 b s (block weights) + the attention core, backward twice
+ * the weights' and 5/2 of the attention's (Q K^T again, dV, dP, dQ, dK). Megatron's count above
+ * runs the whole score matrix instead. */
+void wl_tf_layer_run_flops(const wl_tf *tf, uint64_t b, uint64_t s, uint64_t *forward,
+                           uint64_t *backward);
+/* The same for block `block` (a mixture-of-experts block: its router and the experts a token
+ * uses). */
+void wl_tf_block_run_flops(const wl_tf *tf, uint32_t block, uint64_t b, uint64_t s,
+                           uint64_t *forward, uint64_t *backward);
 /* Forward FLOPs of the LM head: 2 b s h V. */
 uint64_t wl_tf_head_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s);
 /* FLOPs of one iteration over B sequences: 3 x forward (forward + backward), plus one more

@@ -4,6 +4,7 @@
  * exactly (batch-normalized convolutions without bias, ceil-mode pools), so parameter counts
  * equal torchvision's. */
 #include "wl_internal.h"
+#include "wl_transformer.h"
 #include "util.h"
 
 #include <string.h>
@@ -610,7 +611,13 @@ wl_model *wl_zoo_build(const char *name, GError **error)
   g_autoptr(GString) names = g_string_new(NULL);
   for (gsize i = 0; i < G_N_ELEMENTS(zoo); i++)
     g_string_append_printf(names, "%s%s", i ? ", " : "", zoo[i].name);
+  /* The transformers are models of the same commands: name them too. */
+  size_t n_tf;
+  const wl_tf_zoo_entry *tf = wl_tf_zoo(&n_tf);
+  for (size_t i = 0; i < n_tf; i++)
+    g_string_append_printf(names, ", %s", tf[i].name);
   g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-              "unknown model '%s' (not a file; zoo models: %s)", name, names->str);
+              "unknown model '%s' (not a file; zoo models: %s; or transformer:SPEC)", name,
+              names->str);
   return NULL;
 }

@@ -288,18 +288,22 @@ static gboolean on_accelerators(const comm_coll_group *g)
   return sys != NULL && sys->layout != NULL && strcmp(sys->layout, "host") != 0;
 }
 
-/* Beyond this many ranks evaluating the candidates' closed forms (the nccl channels' flows over
- * their routes, every algorithm's plan) costs over a second per size (0.6 s of CPU for nccl at
- * 65536 GPUs on a fat tree), and auto is the ring, the bandwidth-optimal algorithm of large
- * groups, whose latency then grows with the ranks (a 25 MiB allreduce on 65536 GPUs: nccl's
- * tree 2.2 ms, the ring 240 ms). */
+/* Off accelerators, beyond this many ranks evaluating every candidate's closed form (every
+ * algorithm's plan) costs over a second per size, and auto is the ring, the bandwidth-optimal
+ * algorithm of large groups, whose latency then grows with the ranks. */
 #define AUTO_MAX_RANKS 65536u
+/* On accelerators auto is nccl up to this many ranks: nccl's model plans 25 MiB on 131072 GPUs
+ * in 4.6 s of CPU and on 262144 in 8.8 s (sanitizer build), about a minute at 10^6. Beyond, auto
+ * is the ring too; dtsim run says so. (Up to 131072 GPUs it was the ring above 65536, 9.4x slower
+ * than nccl's trees: a ResNet-50 step with --nodes 16384 took 1984 ms against 212 ms.) */
+#define AUTO_NCCL_MAX_RANKS 262144u
 
 static const comm_coll_algorithm *auto_pick(const comm_coll_group *g, const comm_coll_args *a)
 {
-  if (g->n > AUTO_MAX_RANKS)
+  gboolean accelerators = on_accelerators(g);
+  if (g->n > (accelerators ? AUTO_NCCL_MAX_RANKS : AUTO_MAX_RANKS))
     return &coll__algorithms[a->op == COMM_COLL_ALLTOALL ? ALG_DIRECT : ALG_RING];
-  if (on_accelerators(g))
+  if (accelerators)
     return &coll__algorithms[ALG_NCCL];
   const comm_coll_algorithm *best = NULL;
   sim_time_ps best_ps = 0;
@@ -477,6 +481,16 @@ const char *comm_coll_algorithm_name(const comm_coll_algorithm *algo)
 const char *comm_coll_algorithm_description(const comm_coll_algorithm *algo)
 {
   return algo->description;
+}
+
+gboolean comm_coll_algorithm_is_rule(const comm_coll_algorithm *algo)
+{
+  return algo->pick != NULL;
+}
+
+gboolean comm_coll_algorithm_own_costs(const comm_coll_algorithm *algo)
+{
+  return algo->nccl;
 }
 
 gboolean comm_coll_algorithm_supports(const comm_coll_algorithm *algo, comm_coll_op op)

@@ -88,6 +88,12 @@ const comm_coll_algorithm *comm_coll_algorithm_find(const char *name, const char
 const char *comm_coll_algorithm_name(const comm_coll_algorithm *algo);
 const char *comm_coll_algorithm_description(const comm_coll_algorithm *algo);
 gboolean comm_coll_algorithm_supports(const comm_coll_algorithm *algo, comm_coll_op op);
+/* TRUE when the algorithm brings its own software costs, chunking and reduction rate (nccl:
+ * NCCL's tuning model), so the args' launch_ps, step_ps, chunk_bytes and reduce_Bps change
+ * nothing. */
+gboolean comm_coll_algorithm_own_costs(const comm_coll_algorithm *algo);
+/* TRUE for a decision rule ("auto") that stands for another algorithm of the registry. */
+gboolean comm_coll_algorithm_is_rule(const comm_coll_algorithm *algo);
 /* The concrete algorithm `algo` stands for: itself, or for "auto" the one its decision rule
  * picks for this group, operation and size (docs/collectives.md states the rule). */
 const comm_coll_algorithm *comm_coll_resolve(const comm_coll_algorithm *algo,

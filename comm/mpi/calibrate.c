@@ -258,6 +258,9 @@ static void calibrate(comm_mpi_ctx *ctx, const GArray *sizes, int reps, int warm
       continue;
     if (print && ctx->rank == 0)
       print_fit(comm_mpi_locality_name(cls), pairs, &fit);
+    g_autofree char *warning = comm_mpi_fit_warning(cls, fit.large.latency_s);
+    if (warning && ctx->rank == 0)
+      fprintf(stderr, "dtsim-mpi calibrate: warning: %s\n", warning);
     if (cls == COMM_MPI_OTHER_NODE)
       to_fabric(&fit, &sys.inter, &sys.inter_regimes);
     sys.inter_measured |= cls == COMM_MPI_OTHER_NODE;

@@ -154,6 +154,11 @@ typedef enum {
 
 const char *comm_mpi_locality_name(comm_mpi_locality loc);
 
+/* A warning (to free) when the fitted latency of a locality class is far above what its path
+ * can take, or NULL: within a node (shared memory) 100 us, between nodes 1 ms. Such fits come
+ * from ranks sharing cores or a busy machine, not from the path. */
+char *comm_mpi_fit_warning(comm_mpi_locality loc, double latency_s);
+
 /* End-to-end point-to-point cost between two ranks: one-way time = latency + bytes / bw. */
 typedef struct {
   double latency_ns;

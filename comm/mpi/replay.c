@@ -285,6 +285,28 @@ static void worker_layout(const comm_mpi_ctx *ctx, int workers, comm_mpi_ctx *ou
 
 /* ---- The command ------------------------------------------------------------------------------- */
 
+/* The keys replay would ignore, refused by name: its cluster is the ranks mpirun launched and the
+ * network the measured one, and it prints a table. */
+static gboolean replay_check(sim_scenario *s, GError **error)
+{
+  static const char *const not_here[] = {"nodes", "devices-per-node", "intra", "inter",
+                                         "topology", "json"};
+  if (!sim_scenario_check(s, error))
+    return FALSE;
+  for (size_t i = 0; i < G_N_ELEMENTS(not_here); i++)
+    if (sim_scenario_given(s, not_here[i])) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  strcmp(not_here[i], "json") == 0
+                      ? "%s: dtsim-mpi replay writes a table (--trace and --measured-trace for "
+                        "the timelines)"
+                      : "%s: dtsim-mpi replay takes its ranks and nodes from mpirun and its "
+                        "network from the measurement (--fitted)",
+                  sim_scenario_where(s, not_here[i]));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
 {
   g_autofree char *fitted = NULL, *measured_trace = NULL;
@@ -302,7 +324,7 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
   g_auto(sim_scenario) s;
   sim_scenario_init(&s);
   if (!comm_mpi__scenario(ctx, "[SCENARIO.ini] - replay a dp or ps iteration for real", entries,
-                          SIM_CMD_RUN, NULL, argc, argv, &s))
+                          SIM_CMD_RUN, replay_check, argc, argv, &s))
     return 0;
   g_autoptr(GError) error = NULL;
 

@@ -93,7 +93,8 @@ gboolean comm_mpi__parse(const comm_mpi_ctx *ctx, GOptionContext *octx, int *arg
     }
   }
   g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(octx, argc, argv, &error))
+  if (!dt_args_check_repeats(*argc, *argv, NULL, &error) ||
+      !g_option_context_parse(octx, argc, argv, &error))
     comm_mpi__fail_all(ctx, error);
   if (*argc > 1) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "unexpected argument '%s'", (*argv)[1]);

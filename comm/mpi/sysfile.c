@@ -26,6 +26,23 @@ const char *comm_mpi_locality_name(comm_mpi_locality loc)
   return locality_names[loc];
 }
 
+/* Open MPI's shared-memory transport moves a small message in 0.2-1 us on one node and RDMA or
+ * TCP networks in 1-100 us; 100x those is no path's latency. */
+#define SHARED_MEMORY_MAX_LATENCY_S 100e-6
+#define NETWORK_MAX_LATENCY_S 1e-3
+
+char *comm_mpi_fit_warning(comm_mpi_locality loc, double latency_s)
+{
+  double limit = loc == COMM_MPI_OTHER_NODE ? NETWORK_MAX_LATENCY_S : SHARED_MEMORY_MAX_LATENCY_S;
+  if (!(latency_s > limit))
+    return NULL;
+  return g_strdup_printf("%s latency fitted at %.1f us, above the %.0f us %s takes at most: "
+                         "ranks sharing cores or a busy machine? (the fit is written as "
+                         "measured; rerun with fewer ranks per node or on an idle machine)",
+                         comm_mpi_locality_name(loc), latency_s * 1e6, limit * 1e6,
+                         loc == COMM_MPI_OTHER_NODE ? "a network" : "shared memory");
+}
+
 void comm_mpi_system_clear(comm_mpi_system *sys)
 {
   if (sys == NULL)

@@ -16,8 +16,10 @@ static char *line_key(const char *group, const char *key)
   return key ? g_strconcat(group, "\x1f", key, NULL) : g_strdup(group);
 }
 
-/* Records where each group and key is. GKeyFile itself has validated the syntax. */
-static void index_lines(dt_ini *ini, const char *data, gsize len)
+/* Records where each group and key is, and refuses what GKeyFile would take silently or name
+ * without its line: a line that is neither blank, a comment, a [group] nor a key = value pair,
+ * and a key given twice in one group (GKeyFile keeps the last). */
+static gboolean index_lines(dt_ini *ini, const char *data, gsize len, GError **error)
 {
   g_autofree char *copy = g_strndup(data, len);
   g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
@@ -31,33 +33,55 @@ static void index_lines(dt_ini *ini, const char *data, gsize len)
       if (close) {
         g_free(group);
         group = g_strndup(line + 1, (gsize)(close - line - 1));
-        g_hash_table_insert(ini->lines, g_strdup(group), GINT_TO_POINTER(i + 1));
+        if (!g_hash_table_contains(ini->lines, group))
+          g_hash_table_insert(ini->lines, g_strdup(group), GINT_TO_POINTER(i + 1));
+        continue;
       }
-      continue;
     }
     char *eq = strchr(line, '=');
-    if (group && eq) {
+    if (!eq || eq == line) {
+      g_autofree char *shown = dt_escape(ini->path);
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "%s:%d: not a key = value pair, a [group] or a comment", shown, i + 1);
+      return FALSE;
+    }
+    if (group) {
       g_autofree char *key = g_strndup(line, (gsize)(eq - line));
       g_strstrip(key);
-      g_hash_table_replace(ini->lines, line_key(group, key), GINT_TO_POINTER(i + 1));
+      char *lk = line_key(group, key);
+      int first = GPOINTER_TO_INT(g_hash_table_lookup(ini->lines, lk));
+      if (first > 0) {
+        g_free(lk);
+        g_autofree char *shown = dt_escape(ini->path);
+        g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                    "%s:%d: [%s] %s: given twice (first on line %d)", shown, i + 1, group, key,
+                    first);
+        return FALSE;
+      }
+      g_hash_table_insert(ini->lines, lk, GINT_TO_POINTER(i + 1));
     }
   }
+  return TRUE;
 }
 
 dt_ini *dt_ini_load_data(const char *name, const char *data, gsize len, GError **error)
 {
+  dt_ini *ini = g_new0(dt_ini, 1);
+  ini->path = g_strdup(name);
+  ini->lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  if (!index_lines(ini, data, len, error)) {
+    dt_ini_free(ini);
+    return NULL;
+  }
   g_autoptr(GKeyFile) kf = g_key_file_new();
   g_autoptr(GError) local = NULL;
   if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &local)) {
     /* GKeyFile's messages already carry the line ("Key file contains line 3 ..."). */
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s", name, local->message);
+    dt_ini_free(ini);
     return NULL;
   }
-  dt_ini *ini = g_new0(dt_ini, 1);
-  ini->path = g_strdup(name);
   ini->kf = g_steal_pointer(&kf);
-  ini->lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  index_lines(ini, data, len);
   return ini;
 }
 
@@ -80,7 +104,7 @@ void dt_ini_free(dt_ini *ini)
 {
   if (!ini)
     return;
-  g_key_file_free(ini->kf);
+  g_clear_pointer(&ini->kf, g_key_file_free);
   g_hash_table_destroy(ini->lines);
   g_free(ini->path);
   g_free(ini);

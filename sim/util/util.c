@@ -129,6 +129,26 @@ gboolean dt_parse_int64(const char *text, const char *what, int64_t min, int64_t
   return TRUE;
 }
 
+gboolean dt_parse_bool(const char *text, const char *what, gboolean *out, GError **error)
+{
+  static const char *const on[] = {"on", "true", "yes", "1"}, *const off[] = {"off", "false",
+                                                                               "no", "0"};
+  for (gsize i = 0; i < G_N_ELEMENTS(on); i++) {
+    if (strcmp(text, on[i]) == 0) {
+      *out = TRUE;
+      return TRUE;
+    }
+    if (strcmp(text, off[i]) == 0) {
+      *out = FALSE;
+      return TRUE;
+    }
+  }
+  g_autofree char *shown = dt_escape(text);
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+              "%s: '%s' is not on or off (nor yes/no, true/false, 1/0)", what, shown);
+  return FALSE;
+}
+
 gboolean dt_parse_double(const char *text, const char *what, double min, double max,
                          double *out, GError **error)
 {
@@ -417,6 +437,77 @@ void dt_option_entries_as_bytes(GOptionEntry *entries)
     else if (e->arg == G_OPTION_ARG_STRING_ARRAY)
       e->arg = G_OPTION_ARG_FILENAME_ARRAY;
   }
+}
+
+typedef struct {
+  const char *long_name;
+  char short_name;
+  gboolean *target;
+} flag_slot;
+
+static gboolean flag_value(const char *option_name, const char *value, gpointer data,
+                           GError **error)
+{
+  GArray *slots = data;
+  for (guint i = 0; i < slots->len; i++) {
+    const flag_slot *f = &g_array_index(slots, flag_slot, i);
+    gboolean match = g_str_has_prefix(option_name, "--")
+                         ? strcmp(option_name + 2, f->long_name) == 0
+                         : f->short_name && option_name[1] == f->short_name;
+    if (match)
+      return value ? dt_parse_bool(value, option_name, f->target, error)
+                   : (*f->target = TRUE, TRUE);
+  }
+  g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_UNKNOWN_OPTION, "unknown option %s",
+              option_name);
+  return FALSE;
+}
+
+static void free_slots(gpointer p)
+{
+  g_array_unref(p);
+}
+
+void dt_option_add_main_entries(GOptionContext *ctx, GOptionEntry *entries)
+{
+  g_return_if_fail(g_option_context_get_main_group(ctx) == NULL);
+  GArray *slots = g_array_new(FALSE, FALSE, sizeof(flag_slot));
+  for (GOptionEntry *e = entries; e && e->long_name; e++)
+    if (e->arg == G_OPTION_ARG_NONE && !(e->flags & G_OPTION_FLAG_REVERSE)) {
+      flag_slot f = {e->long_name, e->short_name, e->arg_data};
+      g_array_append_val(slots, f);
+      e->arg = G_OPTION_ARG_CALLBACK;
+      e->flags |= G_OPTION_FLAG_OPTIONAL_ARG;
+      e->arg_data = (gpointer)flag_value;
+    }
+  GOptionGroup *group = g_option_group_new(NULL, NULL, NULL, slots, free_slots);
+  g_option_group_add_entries(group, entries);
+  g_option_context_set_main_group(ctx, group);
+}
+
+gboolean dt_args_check_repeats(int argc, char **argv, const char *const *repeatable,
+                               GError **error)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (int i = 1; i < argc && argv[i]; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0)
+      break;
+    if (!g_str_has_prefix(a, "--") || g_str_has_prefix(a, "--help"))
+      continue;
+    char *name = g_strndup(a, strcspn(a, "="));
+    if (repeatable && g_strv_contains(repeatable, name + 2)) {
+      g_free(name);
+      continue;
+    }
+    if (!g_hash_table_add(seen, name)) {
+      g_autofree char *shown = dt_escape(name);
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: given twice (give each option once)",
+                  shown);
+      return FALSE;
+    }
+  }
+  return TRUE;
 }
 
 /* ---- JSON ------------------------------------------------------------------------------------ */

@@ -70,6 +70,8 @@ gboolean dt_parse_size(const char *text, const char *what, uint64_t *out_bytes, 
 /* A whole number in [min, max]. */
 gboolean dt_parse_int64(const char *text, const char *what, int64_t min, int64_t max,
                         int64_t *out, GError **error);
+/* A boolean: on, true, yes or 1; off, false, no or 0. */
+gboolean dt_parse_bool(const char *text, const char *what, gboolean *out, GError **error);
 /* A finite number in [min, max]. */
 gboolean dt_parse_double(const char *text, const char *what, double min, double max,
                          double *out, GError **error);
@@ -137,6 +139,17 @@ gboolean dt_check_line(const char *value, const char *what, GError **error);
  * NULL-terminated table into FILENAME (FILENAME_ARRAY): values arrive as the bytes given, and
  * every message that echoes them goes through dt_escape. Call before adding the entries. */
 void dt_option_entries_as_bytes(GOptionEntry *entries);
+
+/* Refuses an option given twice (GOption would keep the last silently): scans argv[1..] for
+ * "--name" and "--name=value" up to a "--". */
+gboolean dt_args_check_repeats(int argc, char **argv, const char *const *repeatable,
+                               GError **error);
+
+/* Adds a NULL-terminated table as the context's main group (which must not exist yet), each
+ * G_OPTION_ARG_NONE entry taking an optional value parsed by dt_parse_bool: --json is on,
+ * --json=no off, --json=maybe an error (GOption alone ignores the value). The table must
+ * outlive the context. */
+void dt_option_add_main_entries(GOptionContext *ctx, GOptionEntry *entries);
 
 /* ---- Output files ------------------------------------------------------------------------ */
 

@@ -58,7 +58,7 @@ expect_error "3d: tp x pp must divide the devices" "--tp 8 x --pp 8 does not div
 expect_error "3d: tp must divide the key/value heads" "--tp 16 does not divide the 32 attention heads (8" \
   run --model llama3-8b --system dgx-a100 --nodes 2 --strategy 3d --tp 16 --global-batch 64
 # An interleaved schedule needs a pipeline: with --pp 1 there are no stages to interleave.
-expect_error "3d: interleaved needs pp > 1" "--schedule interleaved needs --pp of 2 or more" \
+expect_error "3d: interleaved needs pp > 1" "--schedule interleaved: needs --pp 2 or more" \
   run --model llama3-8b --system dgx-a100 --strategy 3d --schedule interleaved --interleave 2 \
   --pp 1 --global-batch 64
 # 64 sequences over dp 8 with micro-batches of 3: 8 per replica, not a multiple of 3.

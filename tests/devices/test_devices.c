@@ -244,6 +244,26 @@ static void test_conv_ops(void **state)
   assert_int_equal(ops[2].gemm_k, 16 * 112 * 112);
 }
 
+/* The FLOPs a device runs: DeepBench vgg_conv2 forward (2 x 16 x 128 x 64 x 9 x 112 x 112 =
+ * 29,595,009,024 direct) in fp32 on a V100, whose cuDNN runs it as fused Winograd F(4x4, 3x3):
+ * 36 GEMMs over the 16 x 112 x 112 / 16 = 12,544 output tiles, 128 filters and 64 channels,
+ * 2 x 12544 x 128 x 64 x 36 = 7,398,752,256, a quarter. A 1x1 convolution has no Winograd form
+ * and runs its own FLOPs; so does fp16 on the tensor cores. */
+static void test_op_flops_winograd(void **state)
+{
+  (void)state;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(dev_device) v100 = dev_device_load("v100-sxm2-16gb", NULL, &error);
+  assert_non_null(v100);
+  wl_op_cost ops[3];
+  dev__conv_ops(16, 112, 112, 64, 128, 3, 3, 1, 1, WL_PREC_FP32, ops);
+  assert_true(dev_op_flops(v100, &ops[0]) == 7398752256.0);
+  dev__conv_ops(16, 112, 112, 64, 128, 1, 1, 0, 1, WL_PREC_FP32, ops);
+  assert_true(dev_op_flops(v100, &ops[0]) == (double)ops[0].flops);
+  dev__conv_ops(16, 112, 112, 64, 128, 3, 3, 1, 1, WL_PREC_FP16, ops);
+  assert_true(dev_op_flops(v100, &ops[0]) == 29595009024.0);
+}
+
 /* Every op of a ResNet-50 step at batch 32, for monotonicity tests. */
 static GArray *resnet_ops(wl_precision prec)
 {
@@ -558,7 +578,12 @@ static void test_host_device(void **state)
     fail_msg("%s", error->message);
   assert_true(dev_compute_units(d) >= 1);
   assert_true(dev_hw_threads(d) >= dev_compute_units(d));
-  assert_true(dev_memory_bytes(d) > 0);
+  /* The memory is the kernel's total, whatever NUMA nodes this process may use, on every load. */
+  uint64_t total = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+  assert_int_equal(dev_memory_bytes(d), total);
+  g_autoptr(dev_device) again = dev_device_load("host", NULL, &error);
+  assert_non_null(again);
+  assert_int_equal(dev_memory_bytes(again), total);
 }
 
 static void test_catalog_complete(void **state)
@@ -951,6 +976,7 @@ int main(void)
       cmocka_unit_test(test_kepler_clocks_and_ecc),
       cmocka_unit_test(test_launch_and_host),
       cmocka_unit_test(test_conv_ops),
+      cmocka_unit_test(test_op_flops_winograd),
       cmocka_unit_test(test_more_flops_never_faster),
       cmocka_unit_test(test_faster_datasheet_never_slower),
       cmocka_unit_test(test_phi_speedup_curves),

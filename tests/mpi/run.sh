@@ -265,6 +265,11 @@ case "$case_" in
     status=0; launch "$n" replay --model resnet18 --strategy ps --ps-placement dedicated \
       --ps-count "$n" || status=$?
     expect_one_message "$status" "launch W + $n ranks for W workers (at least $((n + 1)); got $n)"
+    # Keys replay would ignore are refused by name.
+    status=0; launch "$n" replay --model resnet18 --nodes 4 || status=$?
+    expect_one_message "$status" "--nodes: dtsim-mpi replay takes its ranks and nodes from mpirun"
+    status=0; launch "$n" replay --model resnet18 --json || status=$?
+    expect_one_message "$status" "--json: dtsim-mpi replay writes a table"
     ;;
   one-rank)
     status=0; launch 1 calibrate || status=$?

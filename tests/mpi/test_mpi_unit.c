@@ -88,6 +88,28 @@ static const comm_mpi_point two_lines[] = {
     {4096, 2.4096e-6}, {65536, 8.5536e-6}, {1048576, 106.8576e-6},
 };
 
+/* A shared-memory fit of 3 ms (ranks sharing cores) is named; the two lines above are not. */
+static void test_fit_warning(void **state)
+{
+  (void)state;
+  comm_mpi_regimes r;
+  assert_true(comm_mpi_fit_regimes(two_lines, 6, &r, NULL));
+  assert_null(comm_mpi_fit_warning(COMM_MPI_SAME_SOCKET, r.large.latency_s));
+  /* 3 ms + b / 10 GB/s: 8 B at 3.0000008 ms, 1 MiB at 3.1048576 ms. */
+  comm_mpi_point slow[6];
+  for (int i = 0; i < 6; i++)
+    slow[i] = (comm_mpi_point){two_lines[i].bytes, 3e-3 + two_lines[i].bytes / 1e10};
+  assert_true(comm_mpi_fit_regimes(slow, 6, &r, NULL));
+  g_autofree char *w = comm_mpi_fit_warning(COMM_MPI_SAME_SOCKET, r.large.latency_s);
+  assert_non_null(w);
+  assert_non_null(strstr(w, "same-socket latency fitted at 3000.0 us"));
+  assert_non_null(strstr(w, "shared memory"));
+  /* Across nodes 3 ms is also beyond a network's 1 ms; 500 us is not. */
+  g_autofree char *net = comm_mpi_fit_warning(COMM_MPI_OTHER_NODE, 3e-3);
+  assert_non_null(net);
+  assert_null(comm_mpi_fit_warning(COMM_MPI_OTHER_NODE, 500e-6));
+}
+
 static void test_regimes_two_lines(void **state)
 {
   comm_mpi_regimes r;
@@ -607,6 +629,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_median),
+      cmocka_unit_test(test_fit_warning),
       cmocka_unit_test(test_fit_exact_line),
       cmocka_unit_test(test_fit_relative_weighting),
       cmocka_unit_test(test_fit_negative_intercept),

@@ -680,7 +680,23 @@ static void test_3d_bad_input(void **state)
   expect_3d_error(&o, topo, "a100-sxm4-80gb",
                   (const char *[]){"--global-batch", "--dp", "--micro-batch", NULL});
   o.global_batch = 64;
+  o.micro_batch = 0;
+  /* Interleaving without chunks (V = 1) or without a pipeline (P = 1). */
   o.interleave = 1;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"interleaved", "--interleave", NULL});
+  o.interleave = 2, o.tp = 4, o.pp = 1;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"interleaved", "--pp", NULL});
+  o.schedule = WL_SCHED_1F1B, o.interleave = 1;
+  /* Two nodes of 8: tensor parallelism of 16 leaves the NVLink domain. */
+  o.tp = 16, o.pp = 1, o.dp = 0;
+  o.model = "transformer:layers=12,hidden=1024,heads=16,seq=512,vocab=1000";
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--tp 16", "NVLink", NULL});
+  /* Sequence parallelism without tensor parallelism, ZeRO without data parallelism. */
+  o.tp = 1, o.seq_parallel = TRUE;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--sequence-parallel", NULL});
+  o.seq_parallel = FALSE, o.tp = 8, o.pp = 2, o.zero = 1;
+  expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--zero 1", "--dp 1", NULL});
+  o.zero = 0, o.tp = 2, o.pp = 2, o.dp = 4;
   o.precision = WL_PREC_FP8;
   expect_3d_error(&o, topo, "a100-sxm4-80gb", (const char *[]){"--precision", "fp8", NULL});
 }

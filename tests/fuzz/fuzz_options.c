@@ -1,4 +1,4 @@
-/* Fuzz harness for the option-value parsers of sim/util/util.h: dt_parse_size,
+/* Fuzz harness for the option-value parsers of util/util.h: dt_parse_size,
  * dt_parse_int_list, dt_parse_name_list and dt_parse_double. Every input goes through all four
  * (they are cheap), with the bounds the CLI uses and with the widest bounds.
  *

@@ -98,8 +98,6 @@ typedef enum {
   COMM_PATH_NET,
 } comm_path_class;
 
-const char *comm_path_class_name(comm_path_class c);
-
 comm_system *comm_system_load(const char *name, const char *what, GError **error);
 void comm_system_free(comm_system *system);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(comm_system, comm_system_free)
@@ -191,9 +189,6 @@ gboolean comm_topology_bounces(const comm_topology *topo, comm_ep a, comm_ep b);
 /* Directed links in the whole cluster (for memory figures). */
 uint64_t comm_topology_links(const comm_topology *topo);
 
-/* Parses a --net-model value ("flow" or "analytic"). */
-gboolean comm_net_model_parse(const char *text, const char *what, comm_net_model *out,
-                              GError **error);
 const char *comm_net_model_name(comm_net_model model);
 
 comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_model model);

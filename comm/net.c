@@ -930,21 +930,6 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
 }
 
 
-gboolean comm_net_model_parse(const char *text, const char *what, comm_net_model *out,
-                              GError **error)
-{
-  if (g_strcmp0(text, "flow") == 0)
-    *out = COMM_NET_FLOW;
-  else if (g_strcmp0(text, "analytic") == 0)
-    *out = COMM_NET_ANALYTIC;
-  else {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: unknown network model '%s' (known: flow, "
-                "analytic)", what, text ? text : "");
-    return FALSE;
-  }
-  return TRUE;
-}
-
 const char *comm_net_model_name(comm_net_model model)
 {
   return model == COMM_NET_ANALYTIC ? "analytic" : "flow";

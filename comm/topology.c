@@ -962,12 +962,6 @@ uint32_t comm_topology_nvlinks(const comm_topology *t, uint32_t a, uint32_t b)
   return t->nvl && !t->host_layout ? t->nvl[a * t->G + b] : 0;
 }
 
-const char *comm_path_class_name(comm_path_class c)
-{
-  static const char *const names[] = {"LOC", "NVL", "PIX", "PXB", "PHB", "SYS", "NET"};
-  return (unsigned)c < G_N_ELEMENTS(names) ? names[c] : "?";
-}
-
 comm_path_class comm_topology_path_class(const comm_topology *t, comm_ep a, comm_ep b)
 {
   if (same_domain(t, a, b))

@@ -644,7 +644,6 @@ const dev_host_link *dev_device_host_link(const dev_device *dev) { return &dev->
 const char *dev_host_link_text(const dev_device *dev) { return dev->link_text; }
 unsigned dev_compute_units(const dev_device *dev) { return dev->units; }
 unsigned dev_hw_threads(const dev_device *dev) { return dev->hw_threads; }
-double dev_clock_mhz(const dev_device *dev) { return dev->prm.clock_mhz; }
 
 gboolean dev_check_precision(const dev_device *dev, wl_precision precision, const char *where,
                              GError **error)

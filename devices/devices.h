@@ -103,7 +103,6 @@ const char *dev_host_link_text(const dev_device *dev);
 unsigned dev_compute_units(const dev_device *dev);
 /* Hardware threads (cores x threads per core) of a Phi or CPU; SMs of a GPU. */
 unsigned dev_hw_threads(const dev_device *dev);
-double dev_clock_mhz(const dev_device *dev);
 
 /* ---- Xeon Phi / CPU thread scaling ----------------------------------------------------------- */
 

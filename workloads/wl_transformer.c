@@ -528,12 +528,6 @@ void wl_tf_block_run_flops(const wl_tf *tf, uint32_t block, uint64_t b, uint64_t
   *backward = 2 * weights + attention * 5 / 2;
 }
 
-void wl_tf_layer_run_flops(const wl_tf *tf, uint64_t b, uint64_t s, uint64_t *forward,
-                           uint64_t *backward)
-{
-  wl_tf_block_run_flops(tf, tf->layers ? tf->layers - 1 : 0, b, s, forward, backward);
-}
-
 uint64_t wl_tf_head_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s)
 {
   return 2 * b * s * (uint64_t)tf->hidden * tf->vocab;
@@ -853,28 +847,7 @@ static const char *const rc_names[] = {"none", "selective", "full"};
 static const char *const attn_names[] = {"flash", "unfused"};
 
 const char *wl_attention_name(wl_attention a) { return a <= WL_ATTN_UNFUSED ? attn_names[a] : "?"; }
-int wl_attention_parse(const char *name)
-{
-  for (int i = 0; i < 2; i++)
-    if (name && strcmp(name, attn_names[i]) == 0)
-      return i;
-  return -1;
-}
 static const char *const sched_names[] = {"gpipe", "1f1b", "interleaved"};
 
 const char *wl_recompute_name(wl_recompute r) { return r <= WL_RECOMPUTE_FULL ? rc_names[r] : "?"; }
-int wl_recompute_parse(const char *name)
-{
-  for (int i = 0; i < 3; i++)
-    if (name && strcmp(name, rc_names[i]) == 0)
-      return i;
-  return -1;
-}
 const char *wl_schedule_name(wl_schedule s) { return s <= WL_SCHED_INTERLEAVED ? sched_names[s] : "?"; }
-int wl_schedule_parse(const char *name)
-{
-  for (int i = 0; i < 3; i++)
-    if (name && strcmp(name, sched_names[i]) == 0)
-      return i;
-  return -1;
-}

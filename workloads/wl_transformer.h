@@ -142,14 +142,11 @@ uint64_t wl_tf_layer_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s);   /
  * (query/key head + value head), half of it for a causal model (the masked triangle of the
  * scores is skipped). */
 uint64_t wl_tf_layer_attention_flops(const wl_tf *tf, uint64_t b, uint64_t s);
-/* FLOPs of one block as its kernels run (wl_tf_layer_kernels' GEMMs and attention, without
- * the elementwise kernels): forward 2 b s (block weights) + the attention core, backward twice
- * the weights' and 5/2 of the attention's (Q K^T again, dV, dP, dQ, dK). Megatron's count above
- * runs the whole score matrix instead. */
-void wl_tf_layer_run_flops(const wl_tf *tf, uint64_t b, uint64_t s, uint64_t *forward,
-                           uint64_t *backward);
-/* The same for block `block` (a mixture-of-experts block: its router and the experts a token
- * uses). */
+/* FLOPs of block `block` as its kernels run (wl_tf_layer_kernels' GEMMs and attention, without
+ * the elementwise kernels; a mixture-of-experts block: its router and the experts a token
+ * uses): forward 2 b s (block weights) + the attention core, backward twice the weights' and
+ * 5/2 of the attention's (Q K^T again, dV, dP, dQ, dK). Megatron's count above runs the whole
+ * score matrix instead. */
 void wl_tf_block_run_flops(const wl_tf *tf, uint32_t block, uint64_t b, uint64_t s,
                            uint64_t *forward, uint64_t *backward);
 /* Forward FLOPs of the LM head: 2 b s h V. */
@@ -279,10 +276,7 @@ gboolean wl_tf_partition(uint32_t layers, const wl_tf_partition_opts *o, uint32_
                          uint32_t *count, GError **error);
 
 const char *wl_attention_name(wl_attention a);
-int wl_attention_parse(const char *name);
 const char *wl_recompute_name(wl_recompute r);
-int wl_recompute_parse(const char *name);
 const char *wl_schedule_name(wl_schedule s);
-int wl_schedule_parse(const char *name);
 
 #endif

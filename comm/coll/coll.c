@@ -26,21 +26,6 @@ const char *comm_coll_op_name(comm_coll_op op)
   return op < COMM_COLL_N_OPS ? op_names[op] : "?";
 }
 
-gboolean comm_coll_op_parse(const char *text, const char *what, comm_coll_op *out,
-                            GError **error)
-{
-  for (int i = 0; i < COMM_COLL_N_OPS; i++) {
-    if (text != NULL && strcmp(text, op_names[i]) == 0) {
-      *out = (comm_coll_op)i;
-      return TRUE;
-    }
-  }
-  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-              "%s: unknown operation '%s' (allreduce, allgather, reduce-scatter, broadcast, "
-              "reduce, alltoall)", what, text ? text : "");
-  return FALSE;
-}
-
 double comm_coll_busbw_factor(comm_coll_op op, uint32_t n)
 {
   if (n == 0)

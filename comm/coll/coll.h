@@ -34,10 +34,6 @@ typedef enum {
 } comm_coll_op;
 
 const char *comm_coll_op_name(comm_coll_op op);
-/* Parses "allreduce", "allgather", "reduce-scatter", "broadcast", "reduce", "alltoall"; `what` names the
- * option in the message. */
-gboolean comm_coll_op_parse(const char *text, const char *what, comm_coll_op *out,
-                            GError **error);
 /* nccl-tests bus-bandwidth factor: 2(n-1)/n for allreduce, (n-1)/n for allgather and
  * reduce-scatter and alltoall, 1 for broadcast and reduce. */
 double comm_coll_busbw_factor(comm_coll_op op, uint32_t n);
@@ -139,8 +135,6 @@ typedef enum {
   COMM_PS_DEDICATED,   /* host of an extra node (comm_cluster_spec.extra_nodes > 0) */
 } comm_ps_placement;
 
-gboolean comm_ps_placement_parse(const char *text, const char *what, comm_ps_placement *out,
-                                 GError **error);
 const char *comm_ps_placement_name(comm_ps_placement placement);
 
 typedef struct {

@@ -225,7 +225,6 @@ void coll__nccl_routes_free(struct coll__nccl_routes *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(coll__nccl, coll__nccl_free)
 const coll__nccl_choice *coll__nccl_chosen(const coll__nccl *x);
 const char *coll__nccl_label(const coll__nccl *x);
-const uint32_t *coll__nccl_orders(const coll__nccl *x, uint32_t *channels);
 /* Builds the channels' sub-collectives on `net`; then start once. */
 gboolean coll__nccl_prepare(coll__nccl *x, comm_net *net, GError **error);
 void coll__nccl_start(coll__nccl *x, void (*finished)(void *user), void *user);

@@ -1222,12 +1222,6 @@ const char *coll__nccl_label(const coll__nccl *x)
   return x->label;
 }
 
-const uint32_t *coll__nccl_orders(const coll__nccl *x, uint32_t *channels)
-{
-  *channels = x->C;
-  return x->orders;
-}
-
 void coll__nccl_free(coll__nccl *x)
 {
   if (!x)

@@ -44,21 +44,6 @@ struct comm_ps {
 
 static const char *const placement_names[] = {"cpu", "gpu", "colocated", "dedicated"};
 
-gboolean comm_ps_placement_parse(const char *text, const char *what, comm_ps_placement *out,
-                                 GError **error)
-{
-  for (guint i = 0; i < G_N_ELEMENTS(placement_names); i++) {
-    if (text != NULL && strcmp(text, placement_names[i]) == 0) {
-      *out = (comm_ps_placement)i;
-      return TRUE;
-    }
-  }
-  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-              "%s: unknown placement '%s' (cpu, gpu, colocated, dedicated)", what,
-              text ? text : "");
-  return FALSE;
-}
-
 const char *comm_ps_placement_name(comm_ps_placement p)
 {
   return (guint)p < G_N_ELEMENTS(placement_names) ? placement_names[p] : "?";

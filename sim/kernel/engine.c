@@ -761,11 +761,6 @@ size_t sim_engine_pending(const sim_engine *e) { return e->live; }
 double sim_engine_wall_s(const sim_engine *e) { return (double)e->wall_us * 1e-6; }
 uint64_t sim_engine_trace_hash(const sim_engine *e) { return e->hash; }
 
-double sim_engine_events_per_s(const sim_engine *e)
-{
-  return e->wall_us > 0 ? (double)e->events / ((double)e->wall_us * 1e-6) : 0.0;
-}
-
 /* ---- Observers -------------------------------------------------------------------------- */
 
 #define FOR_OBSERVERS(e, o)                                                                     \
@@ -807,12 +802,6 @@ sim_track_id sim_engine_add_track(sim_engine *e, sim_proc_id proc, const char *n
   if (o->ops->track_added)
     o->ops->track_added(o->user, &r.info);
   return r.info.id;
-}
-
-const char *sim_engine_track_name(const sim_engine *e, sim_track_id track)
-{
-  g_return_val_if_fail(track < e->tracks->len, NULL);
-  return g_array_index(e->tracks, track_rec, track).info.name;
 }
 
 uint64_t sim_engine_span_begin(sim_engine *e, sim_track_id track, const char *name,

@@ -93,7 +93,6 @@ uint64_t sim_engine_events(const sim_engine *engine);   /* dispatched since crea
 uint64_t sim_engine_saturated(const sim_engine *engine);
 size_t sim_engine_pending(const sim_engine *engine);
 double sim_engine_wall_s(const sim_engine *engine);     /* wall-clock seconds inside run */
-double sim_engine_events_per_s(const sim_engine *engine);
 /* An order-sensitive hash of (time, sequence) of every dispatched event: equal hashes for two
  * runs mean the same events happened in the same order. */
 uint64_t sim_engine_trace_hash(const sim_engine *engine);
@@ -167,7 +166,6 @@ sim_proc_id sim_engine_add_proc(sim_engine *engine, sim_proc_kind kind, const ch
                                 int sort_index);
 sim_track_id sim_engine_add_track(sim_engine *engine, sim_proc_id proc, const char *name,
                                   int sort_index);
-const char *sim_engine_track_name(const sim_engine *engine, sim_track_id track);
 
 /* Reports activity. These are cheap no-ops (span ids still unique) when nobody observes. */
 uint64_t sim_engine_span_begin(sim_engine *engine, sim_track_id track, const char *name,

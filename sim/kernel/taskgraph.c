@@ -991,7 +991,6 @@ void sim_exec_set_comm(sim_exec *x, const sim_comm_ops *ops, void *user)
 const sim_graph *sim_exec_graph(const sim_exec *x) { return x->g; }
 sim_engine *sim_exec_engine(const sim_exec *x) { return x->engine; }
 sim_track_id sim_exec_stream_track(const sim_exec *x, sim_stream_id s) { return x->track[s]; }
-sim_proc_id sim_exec_unit_proc(const sim_exec *x, sim_unit_id u) { return x->proc[u]; }
 
 static void fixed_done(sim_engine *engine, void *data, uint64_t task)
 {

@@ -161,7 +161,6 @@ const sim_graph *sim_exec_graph(const sim_exec *exec);
 sim_engine *sim_exec_engine(const sim_exec *exec);
 /* The engine track of a stream (valid after sim_exec_new). */
 sim_track_id sim_exec_stream_track(const sim_exec *exec, sim_stream_id s);
-sim_proc_id sim_exec_unit_proc(const sim_exec *exec, sim_unit_id u);
 
 /* Runs every task. Fails with the communication model's error (sim_comm_ops.error), with the
  * engine's scheduling error (DT_ERROR_INTERNAL, naming the call that asked for the past), or

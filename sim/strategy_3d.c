@@ -711,17 +711,44 @@ static gboolean expert_dp_time(sim_coll_timer *ct, const plan3d *p, comm_coll_op
  * each bucket is reduced (all-reduce, or reduce-scatter with the distributed optimizer) as soon
  * as the last micro-batch's backward has produced its gradients. *n: the buckets of virtual
  * stage vs (its gradients split evenly), *each_ps: the time of one on the network. */
-static gboolean dp_buckets(sim_coll_timer *ct, const plan3d *p, uint32_t vs, uint64_t grad_elem,
-                           uint32_t *n, sim_time_ps *each_ps, GError **error)
+static void dp_bucket_split(const plan3d *p, uint32_t vs, uint64_t grad_elem, uint32_t *n,
+                            uint64_t *each_bytes)
 {
   uint64_t params = chunk_params(p, vs) - chunk_expert_params(p, vs);
   uint64_t per_bucket = p->o.bucket_bytes ? MAX(p->o.bucket_bytes / grad_elem, 1)
                                           : MAX(UINT64_C(40000000), UINT64_C(1000000) * p->D);
   uint64_t k = CLAMP((params + per_bucket - 1) / per_bucket, 1, MAX_BUCKETS);
   *n = (uint32_t)k;
-  uint64_t bytes = (params + k - 1) / k * grad_elem;
+  *each_bytes = (params + k - 1) / k * grad_elem;
+}
+
+static gboolean dp_buckets(sim_coll_timer *ct, const plan3d *p, uint32_t vs, uint64_t grad_elem,
+                           uint32_t *n, sim_time_ps *each_ps, GError **error)
+{
+  uint64_t bytes;
+  dp_bucket_split(p, vs, grad_elem, n, &bytes);
   return sim_coll_timer_time(ct, p->o.zero ? COMM_COLL_REDUCE_SCATTER : COMM_COLL_ALLREDUCE, 0, p->D, p->T,
                    p->T, 1, bytes, each_ps, error);
+}
+
+/* Bytes of one gradient element: 4 in fp32 and tf32, else 2. */
+static uint64_t grad_elem_bytes(const plan3d *p)
+{
+  return p->o.precision == WL_PREC_FP32 || p->o.precision == WL_PREC_TF32 ? 4 : 2;
+}
+
+/* The optimizer step of a device of pipeline rank s over its (ZeRO-sharded) parameters: Adam
+ * reads the gradient, master weights and both moments and writes them back with the 2-byte
+ * weights. */
+static wl_op_cost update_cost(const plan3d *p, uint32_t s)
+{
+  uint64_t grad_elem = grad_elem_bytes(p), params = 0;
+  for (uint32_t c = 0; c < p->V; c++)
+    params += chunk_params(p, c * p->P + s);
+  uint64_t shard = p->o.zero >= 1 ? (params + p->D - 1) / p->D : params;
+  return (wl_op_cost){.kind = WL_OP_UPDATE, .pass = WL_PASS_UPDATE, .precision = p->o.precision,
+                      .flops = shard * 10, .bytes_read = shard * (grad_elem + 12),
+                      .bytes_written = shard * (12 + grad_elem), .out_elems = shard};
 }
 
 /* ---- Building the graph ----------------------------------------------------------------------- */
@@ -896,8 +923,13 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
     bad(error, "--symmetry off: --strategy 3d simulates every device with ZeRO 0 to 2 so far");
     return NULL;
   }
+  if (p->EP > 1) {
+    bad(error, "--symmetry off: --strategy 3d simulates every device without expert "
+        "parallelism so far (--ep 1)");
+    return NULL;
+  }
   uint32_t T = p->T, P = p->P, D = p->D, V = p->V, nv = P * V, n_dev = P * D * T;
-  uint64_t grad_elem = o->precision == WL_PREC_FP32 || o->precision == WL_PREC_TF32 ? 4 : 2;
+  uint64_t grad_elem = grad_elem_bytes(p);
   sim_plan *plan = sim__plan_new();
   sim_graph *g = plan->graph;
   plan->devices = p->devices;
@@ -944,6 +976,8 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   g_autofree sim_task_id *prev = g_new(sim_task_id, per_stage);
   g_autofree sim_task_id *comp = g_new(sim_task_id, per_stage);
   g_autofree sim_task_id *cur = g_new(sim_task_id, per_stage);
+  /* Per device of the stage: the pieces of its last backward of a chunk that close buckets. */
+  g_autofree sim_task_id *piece_end = g_new(sim_task_id, (gsize)per_stage * MAX_BUCKETS);
   g_autofree sim_task_id *upd_task = g_new(sim_task_id, n_dev);
   g_autofree sim_task_id *lastb_task = g_new(sim_task_id, n_dev);
   g_autofree sim_stream_id *dp_members = g_new(sim_stream_id, (gsize)T * D);
@@ -989,18 +1023,23 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
       for (guint i = 0; i < order->len; i++) {
         const unit *x = &g_array_index(order, unit, i);
         uint32_t vs = x->chunk * P + s;
-        const chunk_cost *cc = cost_of(p, vs);
         size_t at = unit_at(&names, x);
+        /* The last backward of a chunk closes its gradient buckets one after the other, as
+         * in the folded plan (dp_bucket_split). */
+        gboolean buckets = !x->fwd && i == last_b[x->chunk] && o->overlap && D > 1;
+        uint32_t n_buckets = 1;
+        uint64_t bucket_bytes = 0;
+        if (buckets)
+          dp_bucket_split(p, vs, grad_elem, &n_buckets, &bucket_bytes);
         for (uint32_t k = 0; k < per_stage; k++) {
           uint32_t d = k / T, r = k % T;
-          comp[k] = sim_graph_add_compute(g, st[RANK(s, d, r)].compute,
-                                          unit_name(&names, NAME_PASS, at),
-                                          x->fwd ? "forward" : "backward",
-                                          x->fwd ? cc->fwd_ps : cc->bwd_ps,
-                                          x->fwd ? cc->fwd_flops : cc->bwd_flops, 0);
+          sim_task_id first = 0;
+          add_unit_compute(p, g, st[RANK(s, d, r)].compute, &names, x, at, vs,
+                           buckets ? n_buckets : 1,
+                           buckets ? &piece_end[(gsize)k * MAX_BUCKETS] : NULL, &first, &comp[k]);
           if (has_prev)
-            sim_graph_depend(g, comp[k], prev[k]);
-          (x->fwd ? f_start : b_start)[SLOT(k, x->mb, vs)] = comp[k];
+            sim_graph_depend(g, first, prev[k]);
+          (x->fwd ? f_start : b_start)[SLOT(k, x->mb, vs)] = first;
           cur[k] = comp[k];
         }
         /* Tensor-parallel collectives of the pass, group by group: after the compute, or
@@ -1053,29 +1092,30 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           }
         }
         if (!x->fwd && i == last_b[x->chunk] && D > 1) {
-          /* The chunk's gradients over the replicas, one group per tensor rank, in two parts
-           * with overlap as in the folded plan: all but the last block's bucket from the start
-           * of the last backward, the last bucket after its end. */
-          uint64_t bytes = chunk_params(p, vs) * grad_elem;
-          uint64_t tail = o->overlap && p->n_blocks[vs] ? bytes / p->n_blocks[vs] : bytes;
-          gboolean has_head = o->overlap && bytes > tail;
+          /* The chunk's gradients over the replicas, one group per tensor rank: with overlap
+           * bucket j after the piece of every member's backward that closes it and after
+           * bucket j - 1 (add_buckets); without, at once after the backward. */
           for (uint32_t r = 0; r < T; r++) {
             char name[64];
-            sim_task_id head = 0;
-            if (has_head) {
-              g_snprintf(name, sizeof name, "%s grads c%u", reduce_name, x->chunk);
-              head = sim_graph_add_collective(g, &dp_members[r * D], D, name, reduce_op, algo,
-                                              bytes - tail);
+            sim_task_id t = 0;
+            for (uint32_t j = 0; j < n_buckets && buckets; j++) {
+              g_snprintf(name, sizeof name, "%s grads c%u bucket %u", reduce_name, x->chunk, j);
+              sim_task_id b = sim_graph_add_collective(g, &dp_members[r * D], D, name, reduce_op,
+                                                       algo, bucket_bytes);
               for (uint32_t d = 0; d < D; d++)
-                sim_graph_depend(g, head, comp[d * T + r]);
+                sim_graph_depend(g, b, piece_end[(gsize)(d * T + r) * MAX_BUCKETS + j]);
+              if (j > 0)
+                sim_graph_depend(g, b, t);
+              t = b;
             }
-            g_snprintf(name, sizeof name, "%s grads c%u (last bucket)", reduce_name, x->chunk);
-            sim_task_id t = sim_graph_add_collective(g, &dp_members[r * D], D, name, reduce_op,
-                                                     algo, tail);
-            for (uint32_t d = 0; d < D; d++)
-              sim_graph_depend(g, t, cur[d * T + r]);
-            if (has_head)
-              sim_graph_depend(g, t, head);
+            if (!buckets) {
+              g_snprintf(name, sizeof name, "%s grads c%u", reduce_name, x->chunk);
+              t = sim_graph_add_collective(g, &dp_members[r * D], D, name, reduce_op, algo,
+                                           (chunk_params(p, vs) - chunk_expert_params(p, vs)) *
+                                               grad_elem);
+              for (uint32_t d = 0; d < D; d++)
+                sim_graph_depend(g, t, cur[d * T + r]);
+            }
             dp_tasks[(gsize)x->chunk * T + r] = t;
           }
         }
@@ -1087,13 +1127,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         for (uint32_t c = 0; c < V; c++)
           for (uint32_t k = 0; k < per_stage; k++)
             sim_graph_depend(g, dp_tasks[(gsize)c * T + k % T], prev[k]);
-      uint64_t params = 0;
-      for (uint32_t c = 0; c < V; c++)
-        params += chunk_params(p, c * P + s);
-      uint64_t shard = o->zero >= 1 ? (params + D - 1) / D : params;
-      wl_op_cost upd = {.kind = WL_OP_UPDATE, .pass = WL_PASS_UPDATE, .precision = o->precision,
-                        .flops = shard * 10, .bytes_read = shard * (grad_elem + 12),
-                        .bytes_written = shard * (12 + grad_elem), .out_elems = shard};
+      wl_op_cost upd = update_cost(p, s);
       sim_time_ps upd_ps = dev_op_time_ps(dev, &upd, 0);
       for (uint32_t k = 0; k < per_stage; k++) {
         uint32_t rank = RANK(s, k / T, k % T);
@@ -1201,7 +1235,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
 
   /* Data-parallel collectives of one chunk's gradients (or parameters): the T groups of a
    * stage, ranks s T D + d T + r, run at once. */
-  uint64_t grad_elem = o->precision == WL_PREC_FP32 || o->precision == WL_PREC_TF32 ? 4 : 2;
+  uint64_t grad_elem = grad_elem_bytes(p);
   uint32_t nv = p->P * p->V;
   g_autofree sim_time_ps *dp_reduce = g_new0(sim_time_ps, nv);
   g_autofree sim_time_ps *dp_gather = g_new0(sim_time_ps, nv);
@@ -1393,15 +1427,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         for (uint32_t c = 0; c < p->V; c++)
           sim_graph_depend(g, dp_tasks[c], prev);
       sim_task_id last_backward = prev;
-      /* Optimizer step over the device's (ZeRO-sharded) parameters: Adam reads the gradient,
-       * master weights and both moments and writes them back with the 2-byte weights. */
-      uint64_t params = 0;
-      for (uint32_t c = 0; c < p->V; c++)
-        params += chunk_params(p, c * p->P + s);
-      uint64_t shard = o->zero >= 1 ? (params + p->D - 1) / p->D : params;
-      wl_op_cost upd = {.kind = WL_OP_UPDATE, .pass = WL_PASS_UPDATE, .precision = o->precision,
-                        .flops = shard * 10, .bytes_read = shard * (grad_elem + 12),
-                        .bytes_written = shard * (12 + grad_elem), .out_elems = shard};
+      wl_op_cost upd = update_cost(p, s);
       sim_task_id u = sim_graph_add_compute(g, st[s].compute, "optimizer", "update",
                                             dev_op_time_ps(dev, &upd, 0), upd.flops, 0);
       sim_graph_depend(g, u, prev);

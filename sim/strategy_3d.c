@@ -689,6 +689,17 @@ static GArray *schedule_units(const plan3d *p, uint32_t s)
   return u;
 }
 
+/* The index in `order` of each chunk's last backward unit (it closes the chunk's gradients):
+ * last_b[chunk], V entries, freed by the caller. */
+static uint32_t *chunk_last_backward(const plan3d *p, const GArray *order)
+{
+  uint32_t *last_b = g_new0(uint32_t, p->V);
+  for (guint i = 0; i < order->len; i++)
+    if (!g_array_index(order, unit, i).fwd)
+      last_b[g_array_index(order, unit, i).chunk] = i;
+  return last_b;
+}
+
 /* ---- Data-parallel buckets -------------------------------------------------------------------- */
 
 /* A collective of `bytes` over the expert-data-parallel groups of a stage with expert
@@ -903,6 +914,34 @@ static uint32_t tp_ops(const plan3d *p, unsigned count, int *ops)
   return n;
 }
 
+/* The pipeline dependencies of one iteration: a forward waits for the previous virtual stage's
+ * activations, a backward for the next one's gradients, and the last virtual stage's backward
+ * for its own forward. Tasks are per slot (micro-batch mb, virtual stage vs) at k stride + mb
+ * nv + vs, for each of `copies` devices k of a stage (1 and 0 in the folded plan). */
+static void add_pipeline_deps(sim_graph *g, const plan3d *p, GPtrArray *orders, uint32_t copies,
+                              uint64_t stride, const sim_task_id *f_start,
+                              const sim_task_id *b_start, const sim_task_id *f_end,
+                              const sim_task_id *f_send, const sim_task_id *b_send)
+{
+  uint32_t nv = p->P * p->V;
+  for (uint32_t s = 0; s < p->P; s++) {
+    GArray *order = g_ptr_array_index(orders, s);
+    for (guint i = 0; i < order->len; i++) {
+      const unit *x = &g_array_index(order, unit, i);
+      uint32_t vs = x->chunk * p->P + s;
+      for (uint32_t k = 0; k < copies; k++) {
+        uint64_t slot = k * stride + (uint64_t)x->mb * nv + vs;
+        if (x->fwd && vs > 0)
+          sim_graph_depend(g, f_start[slot], f_send[slot - 1]);
+        if (!x->fwd && vs + 1 < nv)
+          sim_graph_depend(g, b_start[slot], b_send[slot + 1]);
+        if (!x->fwd && vs + 1 == nv)
+          sim_graph_depend(g, b_start[slot], f_end[slot]);
+      }
+    }
+  }
+}
+
 /* ---- Every device (--symmetry off) --------------------------------------------------------------
  *
  * The folded plan above holds one device per stage and prices the tensor- and data-parallel
@@ -1014,10 +1053,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           dp_members[r * D + d] = st[RANK(s, d, r)].dp;
           tp_members[d * T + r] = st[RANK(s, d, r)].tp;
         }
-      g_autofree uint32_t *last_b = g_new0(uint32_t, V);
-      for (guint i = 0; i < order->len; i++)
-        if (!g_array_index(order, unit, i).fwd)
-          last_b[g_array_index(order, unit, i).chunk] = i;
+      g_autofree uint32_t *last_b = chunk_last_backward(p, order);
       /* The last task of each chunk's reduction, per data-parallel group (tensor rank). */
       g_autofree sim_task_id *dp_tasks = g_new(sim_task_id, (gsize)V * T);
       for (guint i = 0; i < order->len; i++) {
@@ -1173,22 +1209,8 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           sim_graph_depend(g, upd_task[b], e);
         }
     }
-    for (uint32_t s = 0; s < P; s++) {
-      GArray *order = g_ptr_array_index(orders, s);
-      for (guint i = 0; i < order->len; i++) {
-        const unit *x = &g_array_index(order, unit, i);
-        uint32_t vs = x->chunk * P + s;
-        for (uint32_t k = 0; k < per_stage; k++) {
-          uint64_t slot = SLOT(k, x->mb, vs);
-          if (x->fwd && vs > 0)
-            sim_graph_depend(g, f_start[slot], f_send[slot - 1]);
-          if (!x->fwd && vs + 1 < nv)
-            sim_graph_depend(g, b_start[slot], b_send[slot + 1]);
-          if (!x->fwd && vs + 1 == nv)
-            sim_graph_depend(g, b_start[slot], f_end[slot]);
-        }
-      }
-    }
+    add_pipeline_deps(g, p, orders, per_stage, p->m * nv, f_start, b_start, f_end, f_send,
+                      b_send);
   }
 #undef SLOT
 #undef RANK
@@ -1336,13 +1358,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
       gboolean has_prev = has_last[s];
       if (has_prev)
         prev = last_task[s];
-      /* Index of the last backward unit of each chunk (for the data-parallel reduction). */
-      g_autofree uint32_t *last_b = g_new0(uint32_t, p->V);
-      for (guint i = 0; i < order->len; i++) {
-        const unit *x = &g_array_index(order, unit, i);
-        if (!x->fwd)
-          last_b[x->chunk] = i;
-      }
+      g_autofree uint32_t *last_b = chunk_last_backward(p, order);
       g_autofree sim_task_id *dp_tasks = g_new(sim_task_id, p->V);
       for (guint i = 0; i < order->len; i++) {
         const unit *x = &g_array_index(order, unit, i);
@@ -1465,21 +1481,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
       sim_graph_depend(g, upd_task[0], e);
       sim_graph_depend(g, upd_task[p->P - 1], e);
     }
-    /* Pipeline dependencies of this iteration. */
-    for (uint32_t s = 0; s < p->P; s++) {
-      GArray *order = g_ptr_array_index(orders, s);
-      for (guint i = 0; i < order->len; i++) {
-        const unit *x = &g_array_index(order, unit, i);
-        uint32_t vs = x->chunk * p->P + s;
-        uint64_t slot = (uint64_t)x->mb * nv + vs;
-        if (x->fwd && vs > 0)
-          sim_graph_depend(g, f_start[slot], f_send[slot - 1]);
-        if (!x->fwd && vs + 1 < nv)
-          sim_graph_depend(g, b_start[slot], b_send[slot + 1]);
-        if (!x->fwd && vs + 1 == nv)
-          sim_graph_depend(g, b_start[slot], f_end[slot]);
-      }
-    }
+    add_pipeline_deps(g, p, orders, 1, 0, f_start, b_start, f_end, f_send, b_send);
   }
   return plan;
 }

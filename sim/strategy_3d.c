@@ -121,6 +121,21 @@ static gboolean tp_time(sim_coll_timer *ct, const plan3d *p, unsigned count, sim
   return TRUE;
 }
 
+/* The bytes one device sends in an all-to-all of expert parallelism (ep_time). */
+static uint64_t ep_bytes(const plan3d *p)
+{
+  return p->mb * p->tf.seq / p->T * p->tf.topk * p->tf.hidden * p->act_elem_bytes;
+}
+
+/* The mixture-of-experts blocks of virtual stage vs. */
+static uint32_t chunk_moe_blocks(const plan3d *p, uint32_t vs)
+{
+  uint32_t n = 0;
+  for (uint32_t b = p->first_block[vs]; b < p->first_block[vs] + p->n_blocks[vs]; b++)
+    n += wl_tf_block_is_moe(&p->tf, b) ? 1 : 0;
+  return n;
+}
+
 /* One all-to-all of expert parallelism: each device sends its tensor rank's tokens' topk copies
  * (b s / t x topk x h elements) over its group of ep consecutive devices (expert tensor
  * parallelism 1), every group of the stage at once. 0 without expert parallelism. */
@@ -129,9 +144,8 @@ static gboolean ep_time(sim_coll_timer *ct, const plan3d *p, sim_time_ps *out, G
   *out = 0;
   if (p->EP < 2)
     return TRUE;
-  uint64_t bytes = p->mb * p->tf.seq / p->T * p->tf.topk * p->tf.hidden * p->act_elem_bytes;
-  return sim_coll_timer_time(ct, COMM_COLL_ALLTOALL, 0, p->EP, 1, p->T * p->D / p->EP, p->EP, bytes, out,
-                   error);
+  return sim_coll_timer_time(ct, COMM_COLL_ALLTOALL, 0, p->EP, 1, p->T * p->D / p->EP, p->EP,
+                             ep_bytes(p), out, error);
 }
 
 /* The compute and tensor-parallel time of one block on one device, for one micro-batch. */
@@ -771,7 +785,7 @@ typedef struct {
 
 /* Task names by (kind, micro-batch, chunk), formatted once and handed out as the graph's copy
  * (sim_graph_intern): the same names recur on every stage and in every iteration. */
-enum { NAME_PASS, NAME_TP, NAME_END, NAME_SEND, NAME_EMB, NAME_HEAD, NAME_KINDS };
+enum { NAME_PASS, NAME_TP, NAME_END, NAME_SEND, NAME_EMB, NAME_HEAD, NAME_EP, NAME_KINDS };
 
 typedef struct {
   sim_graph *g;
@@ -806,7 +820,7 @@ static G_GNUC_NO_INLINE const char *unit_name_make(unit_names *n, int kind, size
   /* "F mb3 c1", "B mb3 c1 tp", "F mb3 c1 end", "act mb3 c1", "grad mb3 c1": assembled, not
    * printed (a one-iteration build formats thousands). */
   static const char *const suffix[NAME_KINDS] = {"", " tp", " end", "", " embedding",
-                                                 " lm_head"};
+                                                 " lm_head", " ep"};
   char text[64], *p = text;
   p = stpcpy(p, kind == NAME_SEND ? (fwd ? "act" : "grad") : (fwd ? "F" : "B"));
   p = put_uint(stpcpy(p, " mb"), mb);
@@ -942,29 +956,66 @@ static void add_pipeline_deps(sim_graph *g, const plan3d *p, GPtrArray *orders, 
   }
 }
 
+/* n collectives in a row over the stage's devices first .. first + size - 1 (their streams
+ * members[k]), of ops[j] (or `op` each when ops is NULL) and `bytes`: the first after each
+ * member's after[k] where has_after, the others after it in stream order. Returns the last. */
+static sim_task_id add_coll_chain(sim_graph *g, const sim_stream_id *members, uint32_t first,
+                                  uint32_t size, const int *ops, int op, uint32_t n,
+                                  const char *name, const comm_coll_algorithm *algo,
+                                  uint64_t bytes, const sim_task_id *after, gboolean has_after)
+{
+  sim_task_id c = 0;
+  for (uint32_t j = 0; j < n; j++) {
+    sim_task_id t = sim_graph_add_collective(g, &members[first], size, name, ops ? ops[j] : op,
+                                             algo, bytes);
+    for (uint32_t k = first; k < first + size && j == 0 && has_after; k++)
+      sim_graph_depend(g, t, after[k]);
+    c = t;
+  }
+  return c;
+}
+
+/* The end of a pass on devices first .. first + size - 1 once its collectives (last: c) are
+ * done: c itself, or beside the compute (overlap) an end when both are, made once (`name`). */
+static void pass_end(sim_graph *g, const char *name, gboolean overlap, uint32_t first,
+                     uint32_t size, const sim_task_id *comp, sim_task_id c, sim_task_id *cur)
+{
+  for (uint32_t k = first; k < first + size; k++) {
+    if (!overlap) {
+      cur[k] = c;
+      continue;
+    }
+    if (cur[k] == comp[k]) {
+      cur[k] = sim_graph_add_delay(g, name, 0);
+      sim_graph_depend(g, cur[k], comp[k]);
+    }
+    sim_graph_depend(g, cur[k], c);
+  }
+}
+
 /* ---- Every device (--symmetry off) --------------------------------------------------------------
  *
  * The folded plan above holds one device per stage and prices the tensor- and data-parallel
- * collectives on an idle network. Here every device of the job is a unit with its own streams;
- * every pipeline transfer of every replica and tensor rank is a flow; every tensor-parallel
- * collective of every pass (as tp_ops lists them), every data-parallel collective (each chunk's
- * gradient reduction, in two parts with overlap as above; the distributed optimizer's gather;
- * the tied embedding's allreduce) is a collective task over its group's streams, run as flows
- * on the shared topology: collectives of different groups meet on the links they share. Ranks
- * as Megatron's: device s T D + d T + r is tensor rank r of replica d at stage s. ZeRO 3's
- * per-pass gathers are not built yet. */
+ * collectives on an idle network. Here every device of the job is a unit with its own streams
+ * and the folded plan's tasks, made by the same functions (add_unit_compute: the passes with
+ * the embedding's and LM head's; dp_bucket_split; update_cost; add_pipeline_deps); every
+ * pipeline transfer of every replica and tensor rank is a flow; every tensor-parallel
+ * collective of every pass (as tp_ops lists them), every expert-parallel all-to-all, every
+ * data-parallel collective (each chunk's gradient buckets, closed by pieces of its last
+ * backward as above, and the experts' share over their expert-data-parallel groups; the
+ * distributed optimizer's gather; the tied embedding's allreduce) is a collective task over
+ * its group's streams, run as flows on the shared topology: collectives of different groups
+ * meet on the links they share. Ranks as Megatron's: device s T D + d T + r is tensor rank r
+ * of replica d at stage s; its index in the stage is k = d T + r. ZeRO 3's per-pass gathers
+ * are not built yet. */
 static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                     const comm_coll_algorithm *algo,
+                                    const comm_coll_algorithm *a2a_algo,
                                     const sim_3d_metrics *metrics, GError **error)
 {
   const sim_3d_opts *o = &p->o;
   if (o->zero >= 3) {
     bad(error, "--symmetry off: --strategy 3d simulates every device with ZeRO 0 to 2 so far");
-    return NULL;
-  }
-  if (p->EP > 1) {
-    bad(error, "--symmetry off: --strategy 3d simulates every device without expert "
-        "parallelism so far (--ep 1)");
     return NULL;
   }
   uint32_t T = p->T, P = p->P, D = p->D, V = p->V, nv = P * V, n_dev = P * D * T;
@@ -986,7 +1037,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         stage_streams *x = &st[rank];
         x->unit = sim__plan_add_unit(plan, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, rank, name);
         x->compute = sim_graph_add_stream(g, x->unit, "compute");
-        if (T > 1)
+        if (T > 1 || p->EP > 1)
           x->tp = sim_graph_add_stream(g, x->unit, "tp");
         x->dp = sim_graph_add_stream(g, x->unit, "dp");
         if (P > 1) {
@@ -1019,7 +1070,12 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   g_autofree sim_task_id *piece_end = g_new(sim_task_id, (gsize)per_stage * MAX_BUCKETS);
   g_autofree sim_task_id *upd_task = g_new(sim_task_id, n_dev);
   g_autofree sim_task_id *lastb_task = g_new(sim_task_id, n_dev);
-  g_autofree sim_stream_id *dp_members = g_new(sim_stream_id, (gsize)T * D);
+  /* Expert parallelism: the stage's devices in EP groups of consecutive k for the all-to-alls,
+   * and EP expert-data-parallel groups (k = e + q EP) of ep_size for the experts' gradients;
+   * none of these without expert parallelism or with one device a group. */
+  uint32_t EP = p->EP, ep_size = D * T / EP;
+  uint32_t n_ep_groups = EP > 1 && ep_size > 1 ? EP : 0;
+  g_autofree sim_stream_id *members = g_new(sim_stream_id, (gsize)T * D);
   g_autofree sim_stream_id *tp_members = g_new(sim_stream_id, (gsize)D * T);
   int ops[2 * 4 * 1024 + 2];
   uint64_t xfer_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes / T;
@@ -1048,14 +1104,14 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
       for (uint32_t d = 0; d < D; d++)
         for (uint32_t r = 0; r < T; r++) {
           prev[d * T + r] = last_task[RANK(s, d, r)];
-          /* Data-parallel groups by tensor rank: dp_members[r D + d]; tensor-parallel groups
-           * by replica: tp_members[d T + r]. */
-          dp_members[r * D + d] = st[RANK(s, d, r)].dp;
+          /* Tensor-parallel groups by replica: tp_members[d T + r] (data-parallel groups are
+           * made where they are used). */
           tp_members[d * T + r] = st[RANK(s, d, r)].tp;
         }
       g_autofree uint32_t *last_b = chunk_last_backward(p, order);
-      /* The last task of each chunk's reduction, per data-parallel group (tensor rank). */
-      g_autofree sim_task_id *dp_tasks = g_new(sim_task_id, (gsize)V * T);
+      /* The last task of each chunk's reduction, per data-parallel group (tensor rank) and
+       * expert-data-parallel group. */
+      g_autofree sim_task_id *dp_tasks = g_new(sim_task_id, (gsize)V * (T + n_ep_groups));
       for (guint i = 0; i < order->len; i++) {
         const unit *x = &g_array_index(order, unit, i);
         uint32_t vs = x->chunk * P + s;
@@ -1083,30 +1139,26 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         unsigned count = x->fwd ? 2 * p->n_blocks[vs] + (vs == 0)
                                 : tp_count_b * p->n_blocks[vs] + (vs == nv - 1);
         uint32_t n_ops = tp_ops(p, count, ops);
+        /* The first collective of each group after its members' compute (or, with
+         * --tp-overlap, after their previous pass). */
+        const sim_task_id *after = o->tp_overlap ? prev : comp;
+        gboolean has_after = !o->tp_overlap || has_prev;
         for (uint32_t d = 0; d < D && n_ops > 0; d++) {
-          sim_task_id c = 0;
-          for (uint32_t j = 0; j < n_ops; j++) {
-            sim_task_id t = sim_graph_add_collective(g, &tp_members[d * T], T,
-                                                     unit_name(&names, NAME_TP, at), ops[j], algo,
-                                                     tp_bytes);
-            for (uint32_t r = 0; r < T && j == 0; r++) {
-              if (!o->tp_overlap)
-                sim_graph_depend(g, t, comp[d * T + r]);
-              else if (has_prev)
-                sim_graph_depend(g, t, prev[d * T + r]);
-            }
-            c = t;
-          }
-          for (uint32_t r = 0; r < T; r++) {
-            uint32_t k = d * T + r;
-            if (o->tp_overlap) {
-              cur[k] = sim_graph_add_delay(g, unit_name(&names, NAME_END, at), 0);
-              sim_graph_depend(g, cur[k], comp[k]);
-              sim_graph_depend(g, cur[k], c);
-            } else {
-              cur[k] = c;
-            }
-          }
+          sim_task_id c = add_coll_chain(g, tp_members, d * T, T, ops, 0, n_ops,
+                                         unit_name(&names, NAME_TP, at), algo, tp_bytes, after,
+                                         has_after);
+          pass_end(g, unit_name(&names, NAME_END, at), o->tp_overlap, d * T, T, comp, c, cur);
+        }
+        /* Expert parallelism: the dispatch and combine all-to-alls of the chunk's
+         * mixture-of-experts blocks (as block_cost prices them) over each group of EP
+         * consecutive devices of the stage, on the tp stream after the pass's tensor-parallel
+         * collectives. */
+        uint32_t n_a2a = EP < 2 ? 0 : chunk_moe_blocks(p, vs) * (x->fwd ? 2 : tp_count_b);
+        for (uint32_t e = 0; e < D * T / EP && n_a2a > 0; e++) {
+          sim_task_id c = add_coll_chain(g, tp_members, e * EP, EP, NULL, SIM_OP_ALLTOALL, n_a2a,
+                                         unit_name(&names, NAME_EP, at), a2a_algo, ep_bytes(p),
+                                         o->tp_overlap ? prev : cur, has_after);
+          pass_end(g, unit_name(&names, NAME_END, at), o->tp_overlap, e * EP, EP, comp, c, cur);
         }
         for (uint32_t k = 0; k < per_stage; k++) {
           uint32_t d = k / T, r = k % T;
@@ -1128,32 +1180,42 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           }
         }
         if (!x->fwd && i == last_b[x->chunk] && D > 1) {
-          /* The chunk's gradients over the replicas, one group per tensor rank: with overlap
-           * bucket j after the piece of every member's backward that closes it and after
-           * bucket j - 1 (add_buckets); without, at once after the backward. */
-          for (uint32_t r = 0; r < T; r++) {
-            char name[64];
-            sim_task_id t = 0;
-            for (uint32_t j = 0; j < n_buckets && buckets; j++) {
-              g_snprintf(name, sizeof name, "%s grads c%u bucket %u", reduce_name, x->chunk, j);
-              sim_task_id b = sim_graph_add_collective(g, &dp_members[r * D], D, name, reduce_op,
-                                                       algo, bucket_bytes);
-              for (uint32_t d = 0; d < D; d++)
-                sim_graph_depend(g, b, piece_end[(gsize)(d * T + r) * MAX_BUCKETS + j]);
+          /* The chunk's gradients over the replicas, one group per tensor rank (devices
+           * k = r + q T), then the experts' over their expert-data-parallel groups (k = e +
+           * q EP), as dp_buckets and expert_dp_time price them: with overlap bucket j after
+           * the piece of every member's backward that closes it and after bucket j - 1
+           * (add_buckets), each group's share of the experts' gradients after each bucket;
+           * without, at once after the backward. */
+          uint64_t experts = chunk_expert_params(p, vs) * grad_elem;
+          uint64_t dense = (chunk_params(p, vs) - chunk_expert_params(p, vs)) * grad_elem;
+          uint32_t n = buckets ? n_buckets : 1;
+          sim_task_id *last = &dp_tasks[(gsize)x->chunk * (T + n_ep_groups)];
+          /* Bucket by bucket, so that each device's dp stream runs bucket j's dense and expert
+           * parts before bucket j + 1's. */
+          for (uint32_t j = 0; j < n; j++)
+            for (uint32_t grp = 0; grp < T + n_ep_groups; grp++) {
+              gboolean ex = grp >= T;
+              uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T, size = ex ? ep_size : D;
+              uint64_t bytes = ex ? (experts + n - 1) / n : buckets ? bucket_bytes : dense;
+              for (uint32_t q = 0; q < size; q++)
+                members[q] = st[s * per_stage + first + q * stride].dp;
+              char name[64];
+              if (buckets)
+                g_snprintf(name, sizeof name, "%s %sgrads c%u bucket %u", reduce_name,
+                           ex ? "expert " : "", x->chunk, j);
+              else
+                g_snprintf(name, sizeof name, "%s %sgrads c%u", reduce_name, ex ? "expert " : "",
+                           x->chunk);
+              sim_task_id b = sim_graph_add_collective(g, members, size, name, reduce_op, algo,
+                                                       bytes);
+              for (uint32_t q = 0; q < size; q++) {
+                uint32_t k = first + q * stride;
+                sim_graph_depend(g, b, buckets ? piece_end[(gsize)k * MAX_BUCKETS + j] : cur[k]);
+              }
               if (j > 0)
-                sim_graph_depend(g, b, t);
-              t = b;
+                sim_graph_depend(g, b, last[grp]);
+              last[grp] = b;
             }
-            if (!buckets) {
-              g_snprintf(name, sizeof name, "%s grads c%u", reduce_name, x->chunk);
-              t = sim_graph_add_collective(g, &dp_members[r * D], D, name, reduce_op, algo,
-                                           (chunk_params(p, vs) - chunk_expert_params(p, vs)) *
-                                               grad_elem);
-              for (uint32_t d = 0; d < D; d++)
-                sim_graph_depend(g, t, cur[d * T + r]);
-            }
-            dp_tasks[(gsize)x->chunk * T + r] = t;
-          }
         }
         for (uint32_t k = 0; k < per_stage; k++)
           prev[k] = cur[k];
@@ -1161,8 +1223,11 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
       }
       if (!o->overlap && D > 1)
         for (uint32_t c = 0; c < V; c++)
-          for (uint32_t k = 0; k < per_stage; k++)
-            sim_graph_depend(g, dp_tasks[(gsize)c * T + k % T], prev[k]);
+          for (uint32_t k = 0; k < per_stage; k++) {
+            sim_graph_depend(g, dp_tasks[(gsize)c * (T + n_ep_groups) + k % T], prev[k]);
+            if (n_ep_groups)
+              sim_graph_depend(g, dp_tasks[(gsize)c * (T + n_ep_groups) + T + k % EP], prev[k]);
+          }
       wl_op_cost upd = update_cost(p, s);
       sim_time_ps upd_ps = dev_op_time_ps(dev, &upd, 0);
       for (uint32_t k = 0; k < per_stage; k++) {
@@ -1171,24 +1236,36 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                               upd.flops, 0);
         sim_graph_depend(g, u, prev[k]);
         if (D > 1)
-          for (uint32_t c = 0; c < V; c++)
-            sim_graph_depend(g, u, dp_tasks[(gsize)c * T + k % T]);
+          for (uint32_t c = 0; c < V; c++) {
+            sim_graph_depend(g, u, dp_tasks[(gsize)c * (T + n_ep_groups) + k % T]);
+            if (n_ep_groups)
+              sim_graph_depend(g, u, dp_tasks[(gsize)c * (T + n_ep_groups) + T + k % EP]);
+          }
         upd_task[rank] = u;
         lastb_task[rank] = prev[k];
         last_task[rank] = u;
         has_last[rank] = TRUE;
       }
       if (o->zero >= 1 && D > 1) {
-        /* Distributed optimizer: the updated parameters gathered over the replicas. */
+        /* Distributed optimizer: the updated parameters gathered over the replicas (the
+         * experts' over their expert-data-parallel groups), groups as in the reduction. */
         for (uint32_t c = 0; c < V; c++)
-          for (uint32_t r = 0; r < T; r++) {
-            uint64_t bytes = chunk_params(p, c * P + s) * grad_elem;
-            sim_task_id a = sim_graph_add_collective(g, &dp_members[r * D], D, "allgather params",
+          for (uint32_t grp = 0; grp < T + n_ep_groups; grp++) {
+            gboolean ex = grp >= T;
+            uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T, size = ex ? ep_size : D;
+            uint64_t experts = chunk_expert_params(p, c * P + s);
+            uint64_t bytes = (ex ? experts : chunk_params(p, c * P + s) - experts) * grad_elem;
+            for (uint32_t q = 0; q < size; q++)
+              members[q] = st[s * per_stage + first + q * stride].dp;
+            sim_task_id a = sim_graph_add_collective(g, members, size,
+                                                     ex ? "allgather expert params"
+                                                        : "allgather params",
                                                      SIM_OP_ALLGATHER, algo, bytes);
-            for (uint32_t d = 0; d < D; d++) {
-              sim_graph_depend(g, a, upd_task[RANK(s, d, r)]);
+            for (uint32_t q = 0; q < size; q++) {
+              uint32_t rank = s * per_stage + first + q * stride;
+              sim_graph_depend(g, a, upd_task[rank]);
               if (!o->overlap)
-                last_task[RANK(s, d, r)] = a;
+                last_task[rank] = a;
             }
           }
       }
@@ -1253,7 +1330,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   metrics->model_flops = wl_tf_iteration_flops(&p->tf, o->global_batch, p->tf.seq,
                                                WL_RECOMPUTE_NONE);
   if (o->every_device)
-    return build_every_device(p, dev, sim_coll_timer_algorithm(ct), metrics, error);
+    return build_every_device(p, dev, sim_coll_timer_algorithm(ct),
+                              sim_coll_timer_algorithm_for(ct, COMM_COLL_ALLTOALL), metrics, error);
 
   /* Data-parallel collectives of one chunk's gradients (or parameters): the T groups of a
    * stage, ranks s T D + d T + r, run at once. */

@@ -928,6 +928,30 @@ static uint32_t tp_ops(const plan3d *p, unsigned count, int *ops)
   return n;
 }
 
+/* The end of a unit (task `end`) of device k of a stage (streams st[stage per_stage + k]; one
+ * device a stage in the folded plan) and the transfer it sends: a forward's activations to
+ * the same device of the next virtual stage, a backward's gradients to the previous one's. */
+static void add_unit_send(sim_graph *g, const plan3d *p, const stage_streams *st,
+                          uint32_t per_stage, uint32_t k, const unit *x, uint32_t vs,
+                          const char *name, uint64_t bytes, sim_task_id end, uint64_t slot,
+                          sim_task_id *f_end, sim_task_id *f_send, sim_task_id *b_send)
+{
+  uint32_t nv = p->P * p->V, s = vs % p->P;
+  const stage_streams *me = &st[s * per_stage + k];
+  if (x->fwd) {
+    f_end[slot] = end;
+    if (vs + 1 < nv) {
+      const stage_streams *to = &st[(vs + 1) % p->P * per_stage + k];
+      f_send[slot] = sim_graph_add_transfer(g, me->send_f, to->recv_f, name, bytes);
+      sim_graph_depend(g, f_send[slot], end);
+    }
+  } else if (vs > 0) {
+    const stage_streams *to = &st[(vs - 1) % p->P * per_stage + k];
+    b_send[slot] = sim_graph_add_transfer(g, me->send_b, to->recv_b, name, bytes);
+    sim_graph_depend(g, b_send[slot], end);
+  }
+}
+
 /* The pipeline dependencies of one iteration: a forward waits for the previous virtual stage's
  * activations, a backward for the next one's gradients, and the last virtual stage's backward
  * for its own forward. Tasks are per slot (micro-batch mb, virtual stage vs) at k stride + mb
@@ -1160,25 +1184,9 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                          o->tp_overlap ? prev : cur, has_after);
           pass_end(g, unit_name(&names, NAME_END, at), o->tp_overlap, e * EP, EP, comp, c, cur);
         }
-        for (uint32_t k = 0; k < per_stage; k++) {
-          uint32_t d = k / T, r = k % T;
-          uint64_t slot = SLOT(k, x->mb, vs);
-          stage_streams *me = &st[RANK(s, d, r)];
-          if (x->fwd) {
-            f_end[slot] = cur[k];
-            if (vs + 1 < nv) {
-              uint32_t ns = (vs + 1) % P;
-              f_send[slot] = sim_graph_add_transfer(g, me->send_f, st[RANK(ns, d, r)].recv_f,
-                                                    unit_name(&names, NAME_SEND, at), xfer_bytes);
-              sim_graph_depend(g, f_send[slot], cur[k]);
-            }
-          } else if (vs > 0) {
-            uint32_t ps = (vs - 1) % P;
-            b_send[slot] = sim_graph_add_transfer(g, me->send_b, st[RANK(ps, d, r)].recv_b,
-                                                  unit_name(&names, NAME_SEND, at), xfer_bytes);
-            sim_graph_depend(g, b_send[slot], cur[k]);
-          }
-        }
+        for (uint32_t k = 0; k < per_stage; k++)
+          add_unit_send(g, p, st, per_stage, k, x, vs, unit_name(&names, NAME_SEND, at),
+                        xfer_bytes, cur[k], SLOT(k, x->mb, vs), f_end, f_send, b_send);
         if (!x->fwd && i == last_b[x->chunk] && D > 1) {
           /* The chunk's gradients over the replicas, one group per tensor rank (devices
            * k = r + q T), then the experts' over their expert-data-parallel groups (k = e +
@@ -1402,7 +1410,6 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   uint64_t slots = (uint64_t)p->m * nv;
   /* Per (micro-batch, virtual stage): the unit's last task, and the transfer it sends. */
   g_autofree sim_task_id *f_end = g_new(sim_task_id, slots);
-  g_autofree sim_task_id *b_end = g_new(sim_task_id, slots);
   g_autofree sim_task_id *f_send = g_new(sim_task_id, slots);
   g_autofree sim_task_id *b_send = g_new(sim_task_id, slots);
   g_autofree sim_task_id *f_start = g_new(sim_task_id, slots);
@@ -1482,24 +1489,9 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
             end = add_tp(g, st[s].tp, c_last, tpd, tp_name);
           }
         }
-        if (x->fwd) {
-          f_end[slot] = end;
-          if (vs + 1 < nv) {
-            uint32_t ns = (vs + 1) % p->P;
-            f_send[slot] = sim_graph_add_transfer(g, st[s].send_f, st[ns].recv_f,
-                                                  unit_name(&names, NAME_SEND, at),
-                                                  xfer_bytes);
-            sim_graph_depend(g, f_send[slot], end);
-          }
-        } else {
-          b_end[slot] = end;
-          if (vs > 0) {
-            uint32_t ps = (vs - 1) % p->P;
-            b_send[slot] = sim_graph_add_transfer(g, st[s].send_b, st[ps].recv_b,
-                                                  unit_name(&names, NAME_SEND, at),
-                                                  xfer_bytes);
-            sim_graph_depend(g, b_send[slot], end);
-          }
+        add_unit_send(g, p, st, 1, 0, x, vs, unit_name(&names, NAME_SEND, at), xfer_bytes, end,
+                      slot, f_end, f_send, b_send);
+        if (!x->fwd) {
           if (buckets) {
             dp_tasks[x->chunk] = add_buckets(g, st[s].dp, piece_end, n_buckets[vs],
                                              bucket_ps[vs], o->zero, x->chunk);

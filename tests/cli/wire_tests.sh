@@ -235,7 +235,8 @@ awk -v a="$slow" -v b="$base" 'BEGIN { exit !(a > b) }' && ok "3d every device: 
 cut=$("$DTSIM" run $U3 --link-down node0/dev0-node0/nvswitch --json 2>"$TMP/err" | json_num iteration_time_s)
 awk -v a="$cut" -v b="$base" 'BEGIN { exit !(a > b) }' && ok "3d every device: NVSwitch port down ($base -> $cut s)" ||
   bad "3d every device: NVSwitch port down: '$cut' $(cat "$TMP/err")"
-"$DTSIM" run $U3 --nodes 2 --global-batch 32 --link-down node0/nic0-leaf0 --json >/dev/null 2>"$TMP/err" &&
+"$DTSIM" run --strategy 3d --model gpt3-1.7b --system dgx-a100 --nodes 2 --pp 2 --global-batch 32 \
+  --precision bf16 --symmetry off --link-down node0/nic0-leaf0 --json >/dev/null 2>"$TMP/err" &&
   ok "3d every device: a failed NIC link" || bad "3d link down: $(cat "$TMP/err")"
 expect_error "3d every device: ZeRO 3 not yet" 2 run $U3 --zero 3
 # Where links are shared it is slower, never faster: with overlap, each chunk's gradient

@@ -97,6 +97,13 @@ void sim_coll_timer_free(sim_coll_timer *ct)
 
 const comm_coll_algorithm *sim_coll_timer_algorithm(const sim_coll_timer *ct) { return ct->algo; }
 
+const comm_coll_algorithm *sim_coll_timer_algorithm_for(const sim_coll_timer *ct, comm_coll_op op)
+{
+  return comm_coll_algorithm_supports(ct->algo, op) ? ct->algo
+         : op == COMM_COLL_ALLTOALL                 ? ct->a2a
+                                                    : ct->ring;
+}
+
 static void free_coll(gpointer p) { comm_coll_free(p); }
 
 static void coll_done(sim_engine *engine, void *user)
@@ -139,9 +146,7 @@ gboolean sim_coll_timer_time(sim_coll_timer *ct, comm_coll_op op, uint32_t first
   }
   guint layout = coll_layout_of(ct, first, n, stride, groups, group_stride);
   const void *where = GUINT_TO_POINTER(layout + 1);
-  const comm_coll_algorithm *algo = comm_coll_algorithm_supports(ct->algo, op) ? ct->algo
-                                    : op == COMM_COLL_ALLTOALL             ? ct->a2a
-                                                                            : ct->ring;
+  const comm_coll_algorithm *algo = sim_coll_timer_algorithm_for(ct, op);
   int64_t k = sim_coll_memo_find(&ct->memo, algo, where, op, bytes);
   if (k >= 0) {
     *out = sim_coll_memo_at(&ct->memo, k)->duration_ps;

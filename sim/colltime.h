@@ -58,6 +58,9 @@ sim_coll_timer *sim_coll_timer_new(const comm_topology *topo, comm_net_model mod
 void sim_coll_timer_free(sim_coll_timer *ct);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_coll_timer, sim_coll_timer_free)
 const comm_coll_algorithm *sim_coll_timer_algorithm(const sim_coll_timer *ct);
+/* The algorithm sim_coll_timer_time runs `op` with: the timer's own where it implements it,
+ * else "direct" for alltoall and "ring" for the others. */
+const comm_coll_algorithm *sim_coll_timer_algorithm_for(const sim_coll_timer *ct, comm_coll_op op);
 
 /* Time of `groups` concurrent collectives `op` of `bytes` (nccl-tests size), group g having the
  * ranks first + g * group_stride + i * stride for i < n; 0 for fewer than two ranks or no

@@ -121,6 +121,21 @@ static gboolean tp_time(sim_coll_timer *ct, const plan3d *p, unsigned count, sim
   return TRUE;
 }
 
+/* The bytes one device sends in an all-to-all of expert parallelism (ep_time). */
+static uint64_t ep_bytes(const plan3d *p)
+{
+  return p->mb * p->tf.seq / p->T * p->tf.topk * p->tf.hidden * p->act_elem_bytes;
+}
+
+/* The mixture-of-experts blocks of virtual stage vs. */
+static uint32_t chunk_moe_blocks(const plan3d *p, uint32_t vs)
+{
+  uint32_t n = 0;
+  for (uint32_t b = p->first_block[vs]; b < p->first_block[vs] + p->n_blocks[vs]; b++)
+    n += wl_tf_block_is_moe(&p->tf, b) ? 1 : 0;
+  return n;
+}
+
 /* One all-to-all of expert parallelism: each device sends its tensor rank's tokens' topk copies
  * (b s / t x topk x h elements) over its group of ep consecutive devices (expert tensor
  * parallelism 1), every group of the stage at once. 0 without expert parallelism. */
@@ -129,9 +144,8 @@ static gboolean ep_time(sim_coll_timer *ct, const plan3d *p, sim_time_ps *out, G
   *out = 0;
   if (p->EP < 2)
     return TRUE;
-  uint64_t bytes = p->mb * p->tf.seq / p->T * p->tf.topk * p->tf.hidden * p->act_elem_bytes;
-  return sim_coll_timer_time(ct, COMM_COLL_ALLTOALL, 0, p->EP, 1, p->T * p->D / p->EP, p->EP, bytes, out,
-                   error);
+  return sim_coll_timer_time(ct, COMM_COLL_ALLTOALL, 0, p->EP, 1, p->T * p->D / p->EP, p->EP,
+                             ep_bytes(p), out, error);
 }
 
 /* The compute and tensor-parallel time of one block on one device, for one micro-batch. */
@@ -785,6 +799,17 @@ static GArray *schedule_units(const plan3d *p, uint32_t s)
   return u;
 }
 
+/* The index in `order` of each chunk's last backward unit (it closes the chunk's gradients):
+ * last_b[chunk], V entries, freed by the caller. */
+static uint32_t *chunk_last_backward(const plan3d *p, const GArray *order)
+{
+  uint32_t *last_b = g_new0(uint32_t, p->V);
+  for (guint i = 0; i < order->len; i++)
+    if (!g_array_index(order, unit, i).fwd)
+      last_b[g_array_index(order, unit, i).chunk] = i;
+  return last_b;
+}
+
 /* ---- Data-parallel buckets -------------------------------------------------------------------- */
 
 /* A collective of `bytes` over the expert-data-parallel groups of a stage with expert
@@ -807,17 +832,44 @@ static gboolean expert_dp_time(sim_coll_timer *ct, const plan3d *p, comm_coll_op
  * each bucket is reduced (all-reduce, or reduce-scatter with the distributed optimizer) as soon
  * as the last micro-batch's backward has produced its gradients. *n: the buckets of virtual
  * stage vs (its gradients split evenly), *each_ps: the time of one on the network. */
-static gboolean dp_buckets(sim_coll_timer *ct, const plan3d *p, uint32_t vs, uint64_t grad_elem,
-                           uint32_t *n, sim_time_ps *each_ps, GError **error)
+static void dp_bucket_split(const plan3d *p, uint32_t vs, uint64_t grad_elem, uint32_t *n,
+                            uint64_t *each_bytes)
 {
   uint64_t params = chunk_params(p, vs) - chunk_expert_params(p, vs);
   uint64_t per_bucket = p->o.bucket_bytes ? MAX(p->o.bucket_bytes / grad_elem, 1)
                                           : MAX(UINT64_C(40000000), UINT64_C(1000000) * p->D);
   uint64_t k = CLAMP((params + per_bucket - 1) / per_bucket, 1, MAX_BUCKETS);
   *n = (uint32_t)k;
-  uint64_t bytes = (params + k - 1) / k * grad_elem;
+  *each_bytes = (params + k - 1) / k * grad_elem;
+}
+
+static gboolean dp_buckets(sim_coll_timer *ct, const plan3d *p, uint32_t vs, uint64_t grad_elem,
+                           uint32_t *n, sim_time_ps *each_ps, GError **error)
+{
+  uint64_t bytes;
+  dp_bucket_split(p, vs, grad_elem, n, &bytes);
   return sim_coll_timer_time(ct, p->o.zero ? COMM_COLL_REDUCE_SCATTER : COMM_COLL_ALLREDUCE, 0, p->D, p->T,
                    p->T, 1, bytes, each_ps, error);
+}
+
+/* Bytes of one gradient element: 4 in fp32 and tf32, else 2. */
+static uint64_t grad_elem_bytes(const plan3d *p)
+{
+  return p->o.precision == WL_PREC_FP32 || p->o.precision == WL_PREC_TF32 ? 4 : 2;
+}
+
+/* The optimizer step of a device of pipeline rank s over its (ZeRO-sharded) parameters: Adam
+ * reads the gradient, master weights and both moments and writes them back with the 2-byte
+ * weights. */
+static wl_op_cost update_cost(const plan3d *p, uint32_t s)
+{
+  uint64_t grad_elem = grad_elem_bytes(p), params = 0;
+  for (uint32_t c = 0; c < p->V; c++)
+    params += chunk_params(p, c * p->P + s);
+  uint64_t shard = p->o.zero >= 1 ? (params + p->D - 1) / p->D : params;
+  return (wl_op_cost){.kind = WL_OP_UPDATE, .pass = WL_PASS_UPDATE, .precision = p->o.precision,
+                      .flops = shard * 10, .bytes_read = shard * (grad_elem + 12),
+                      .bytes_written = shard * (12 + grad_elem), .out_elems = shard};
 }
 
 /* ---- Building the graph ----------------------------------------------------------------------- */
@@ -829,7 +881,7 @@ typedef struct {
 
 /* Task names by (kind, micro-batch, chunk), formatted once and handed out as the graph's copy
  * (sim_graph_intern): the same names recur on every stage and in every iteration. */
-enum { NAME_PASS, NAME_TP, NAME_END, NAME_SEND, NAME_EMB, NAME_HEAD, NAME_KINDS };
+enum { NAME_PASS, NAME_TP, NAME_END, NAME_SEND, NAME_EMB, NAME_HEAD, NAME_EP, NAME_KINDS };
 
 typedef struct {
   sim_graph *g;
@@ -864,7 +916,7 @@ static G_GNUC_NO_INLINE const char *unit_name_make(unit_names *n, int kind, size
   /* "F mb3 c1", "B mb3 c1 tp", "F mb3 c1 end", "act mb3 c1", "grad mb3 c1": assembled, not
    * printed (a one-iteration build formats thousands). */
   static const char *const suffix[NAME_KINDS] = {"", " tp", " end", "", " embedding",
-                                                 " lm_head"};
+                                                 " lm_head", " ep"};
   char text[64], *p = text;
   p = stpcpy(p, kind == NAME_SEND ? (fwd ? "act" : "grad") : (fwd ? "F" : "B"));
   p = put_uint(stpcpy(p, " mb"), mb);
@@ -972,19 +1024,113 @@ static uint32_t tp_ops(const plan3d *p, unsigned count, int *ops)
   return n;
 }
 
+/* The end of a unit (task `end`) of device k of a stage (streams st[stage per_stage + k]; one
+ * device a stage in the folded plan) and the transfer it sends: a forward's activations to
+ * the same device of the next virtual stage, a backward's gradients to the previous one's. */
+static void add_unit_send(sim_graph *g, const plan3d *p, const stage_streams *st,
+                          uint32_t per_stage, uint32_t k, const unit *x, uint32_t vs,
+                          const char *name, uint64_t bytes, sim_task_id end, uint64_t slot,
+                          sim_task_id *f_end, sim_task_id *f_send, sim_task_id *b_send)
+{
+  uint32_t nv = p->P * p->V, s = vs % p->P;
+  const stage_streams *me = &st[s * per_stage + k];
+  if (x->fwd) {
+    f_end[slot] = end;
+    if (vs + 1 < nv) {
+      const stage_streams *to = &st[(vs + 1) % p->P * per_stage + k];
+      f_send[slot] = sim_graph_add_transfer(g, me->send_f, to->recv_f, name, bytes);
+      sim_graph_depend(g, f_send[slot], end);
+    }
+  } else if (vs > 0) {
+    const stage_streams *to = &st[(vs - 1) % p->P * per_stage + k];
+    b_send[slot] = sim_graph_add_transfer(g, me->send_b, to->recv_b, name, bytes);
+    sim_graph_depend(g, b_send[slot], end);
+  }
+}
+
+/* The pipeline dependencies of one iteration: a forward waits for the previous virtual stage's
+ * activations, a backward for the next one's gradients, and the last virtual stage's backward
+ * for its own forward. Tasks are per slot (micro-batch mb, virtual stage vs) at k stride + mb
+ * nv + vs, for each of `copies` devices k of a stage (1 and 0 in the folded plan). */
+static void add_pipeline_deps(sim_graph *g, const plan3d *p, GPtrArray *orders, uint32_t copies,
+                              uint64_t stride, const sim_task_id *f_start,
+                              const sim_task_id *b_start, const sim_task_id *f_end,
+                              const sim_task_id *f_send, const sim_task_id *b_send)
+{
+  uint32_t nv = p->P * p->V;
+  for (uint32_t s = 0; s < p->P; s++) {
+    GArray *order = g_ptr_array_index(orders, s);
+    for (guint i = 0; i < order->len; i++) {
+      const unit *x = &g_array_index(order, unit, i);
+      uint32_t vs = x->chunk * p->P + s;
+      for (uint32_t k = 0; k < copies; k++) {
+        uint64_t slot = k * stride + (uint64_t)x->mb * nv + vs;
+        if (x->fwd && vs > 0)
+          sim_graph_depend(g, f_start[slot], f_send[slot - 1]);
+        if (!x->fwd && vs + 1 < nv)
+          sim_graph_depend(g, b_start[slot], b_send[slot + 1]);
+        if (!x->fwd && vs + 1 == nv)
+          sim_graph_depend(g, b_start[slot], f_end[slot]);
+      }
+    }
+  }
+}
+
+/* n collectives in a row over the stage's devices first .. first + size - 1 (their streams
+ * members[k]), of ops[j] (or `op` each when ops is NULL) and `bytes`: the first after each
+ * member's after[k] where has_after, the others after it in stream order. Returns the last. */
+static sim_task_id add_coll_chain(sim_graph *g, const sim_stream_id *members, uint32_t first,
+                                  uint32_t size, const int *ops, int op, uint32_t n,
+                                  const char *name, const comm_coll_algorithm *algo,
+                                  uint64_t bytes, const sim_task_id *after, gboolean has_after)
+{
+  sim_task_id c = 0;
+  for (uint32_t j = 0; j < n; j++) {
+    sim_task_id t = sim_graph_add_collective(g, &members[first], size, name, ops ? ops[j] : op,
+                                             algo, bytes);
+    for (uint32_t k = first; k < first + size && j == 0 && has_after; k++)
+      sim_graph_depend(g, t, after[k]);
+    c = t;
+  }
+  return c;
+}
+
+/* The end of a pass on devices first .. first + size - 1 once its collectives (last: c) are
+ * done: c itself, or beside the compute (overlap) an end when both are, made once (`name`). */
+static void pass_end(sim_graph *g, const char *name, gboolean overlap, uint32_t first,
+                     uint32_t size, const sim_task_id *comp, sim_task_id c, sim_task_id *cur)
+{
+  for (uint32_t k = first; k < first + size; k++) {
+    if (!overlap) {
+      cur[k] = c;
+      continue;
+    }
+    if (cur[k] == comp[k]) {
+      cur[k] = sim_graph_add_delay(g, name, 0);
+      sim_graph_depend(g, cur[k], comp[k]);
+    }
+    sim_graph_depend(g, cur[k], c);
+  }
+}
+
 /* ---- Every device (--symmetry off) --------------------------------------------------------------
  *
  * The folded plan above holds one device per stage and prices the tensor- and data-parallel
- * collectives on an idle network. Here every device of the job is a unit with its own streams;
- * every pipeline transfer of every replica and tensor rank is a flow; every tensor-parallel
- * collective of every pass (as tp_ops lists them), every data-parallel collective (each chunk's
- * gradient reduction, in two parts with overlap as above; the distributed optimizer's gather;
- * the tied embedding's allreduce) is a collective task over its group's streams, run as flows
- * on the shared topology: collectives of different groups meet on the links they share. Ranks
- * as Megatron's: device s T D + d T + r is tensor rank r of replica d at stage s. ZeRO 3's
- * per-pass gathers are not built yet. */
+ * collectives on an idle network. Here every device of the job is a unit with its own streams
+ * and the folded plan's tasks, made by the same functions (add_unit_compute: the passes with
+ * the embedding's and LM head's; dp_bucket_split; update_cost; add_pipeline_deps); every
+ * pipeline transfer of every replica and tensor rank is a flow; every tensor-parallel
+ * collective of every pass (as tp_ops lists them), every expert-parallel all-to-all, every
+ * data-parallel collective (each chunk's gradient buckets, closed by pieces of its last
+ * backward as above, and the experts' share over their expert-data-parallel groups; the
+ * distributed optimizer's gather; the tied embedding's allreduce) is a collective task over
+ * its group's streams, run as flows on the shared topology: collectives of different groups
+ * meet on the links they share. Ranks as Megatron's: device s T D + d T + r is tensor rank r
+ * of replica d at stage s; its index in the stage is k = d T + r. ZeRO 3's per-pass gathers
+ * are not built yet. */
 static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                     const comm_coll_algorithm *algo,
+                                    const comm_coll_algorithm *a2a_algo,
                                     const sim_3d_metrics *metrics, GError **error)
 {
   const sim_3d_opts *o = &p->o;
@@ -993,7 +1139,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
     return NULL;
   }
   uint32_t T = p->T, P = p->P, D = p->D, V = p->V, nv = P * V, n_dev = P * D * T;
-  uint64_t grad_elem = o->precision == WL_PREC_FP32 || o->precision == WL_PREC_TF32 ? 4 : 2;
+  uint64_t grad_elem = grad_elem_bytes(p);
   sim_plan *plan = sim__plan_new();
   sim_graph *g = plan->graph;
   plan->devices = p->devices;
@@ -1011,7 +1157,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         stage_streams *x = &st[rank];
         x->unit = sim__plan_add_unit(plan, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, rank, name);
         x->compute = sim_graph_add_stream(g, x->unit, "compute");
-        if (T > 1)
+        if (T > 1 || p->EP > 1)
           x->tp = sim_graph_add_stream(g, x->unit, "tp");
         x->dp = sim_graph_add_stream(g, x->unit, "dp");
         if (P > 1) {
@@ -1040,9 +1186,16 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   g_autofree sim_task_id *prev = g_new(sim_task_id, per_stage);
   g_autofree sim_task_id *comp = g_new(sim_task_id, per_stage);
   g_autofree sim_task_id *cur = g_new(sim_task_id, per_stage);
+  /* Per device of the stage: the pieces of its last backward of a chunk that close buckets. */
+  g_autofree sim_task_id *piece_end = g_new(sim_task_id, (gsize)per_stage * MAX_BUCKETS);
   g_autofree sim_task_id *upd_task = g_new(sim_task_id, n_dev);
   g_autofree sim_task_id *lastb_task = g_new(sim_task_id, n_dev);
-  g_autofree sim_stream_id *dp_members = g_new(sim_stream_id, (gsize)T * D);
+  /* Expert parallelism: the stage's devices in EP groups of consecutive k for the all-to-alls,
+   * and EP expert-data-parallel groups (k = e + q EP) of ep_size for the experts' gradients;
+   * none of these without expert parallelism or with one device a group. */
+  uint32_t EP = p->EP, ep_size = D * T / EP;
+  uint32_t n_ep_groups = EP > 1 && ep_size > 1 ? EP : 0;
+  g_autofree sim_stream_id *members = g_new(sim_stream_id, (gsize)T * D);
   g_autofree sim_stream_id *tp_members = g_new(sim_stream_id, (gsize)D * T);
   int ops[2 * 4 * 1024 + 2];
   uint64_t xfer_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes / T;
@@ -1071,32 +1224,34 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
       for (uint32_t d = 0; d < D; d++)
         for (uint32_t r = 0; r < T; r++) {
           prev[d * T + r] = last_task[RANK(s, d, r)];
-          /* Data-parallel groups by tensor rank: dp_members[r D + d]; tensor-parallel groups
-           * by replica: tp_members[d T + r]. */
-          dp_members[r * D + d] = st[RANK(s, d, r)].dp;
+          /* Tensor-parallel groups by replica: tp_members[d T + r] (data-parallel groups are
+           * made where they are used). */
           tp_members[d * T + r] = st[RANK(s, d, r)].tp;
         }
-      g_autofree uint32_t *last_b = g_new0(uint32_t, V);
-      for (guint i = 0; i < order->len; i++)
-        if (!g_array_index(order, unit, i).fwd)
-          last_b[g_array_index(order, unit, i).chunk] = i;
-      /* The last task of each chunk's reduction, per data-parallel group (tensor rank). */
-      g_autofree sim_task_id *dp_tasks = g_new(sim_task_id, (gsize)V * T);
+      g_autofree uint32_t *last_b = chunk_last_backward(p, order);
+      /* The last task of each chunk's reduction, per data-parallel group (tensor rank) and
+       * expert-data-parallel group. */
+      g_autofree sim_task_id *dp_tasks = g_new(sim_task_id, (gsize)V * (T + n_ep_groups));
       for (guint i = 0; i < order->len; i++) {
         const unit *x = &g_array_index(order, unit, i);
         uint32_t vs = x->chunk * P + s;
-        const chunk_cost *cc = cost_of(p, vs);
         size_t at = unit_at(&names, x);
+        /* The last backward of a chunk closes its gradient buckets one after the other, as
+         * in the folded plan (dp_bucket_split). */
+        gboolean buckets = !x->fwd && i == last_b[x->chunk] && o->overlap && D > 1;
+        uint32_t n_buckets = 1;
+        uint64_t bucket_bytes = 0;
+        if (buckets)
+          dp_bucket_split(p, vs, grad_elem, &n_buckets, &bucket_bytes);
         for (uint32_t k = 0; k < per_stage; k++) {
           uint32_t d = k / T, r = k % T;
-          comp[k] = sim_graph_add_compute(g, st[RANK(s, d, r)].compute,
-                                          unit_name(&names, NAME_PASS, at),
-                                          x->fwd ? "forward" : "backward",
-                                          x->fwd ? cc->fwd_ps : cc->bwd_ps,
-                                          x->fwd ? cc->fwd_flops : cc->bwd_flops, 0);
+          sim_task_id first = 0;
+          add_unit_compute(p, g, st[RANK(s, d, r)].compute, &names, x, at, vs,
+                           buckets ? n_buckets : 1,
+                           buckets ? &piece_end[(gsize)k * MAX_BUCKETS] : NULL, &first, &comp[k]);
           if (has_prev)
-            sim_graph_depend(g, comp[k], prev[k]);
-          (x->fwd ? f_start : b_start)[SLOT(k, x->mb, vs)] = comp[k];
+            sim_graph_depend(g, first, prev[k]);
+          (x->fwd ? f_start : b_start)[SLOT(k, x->mb, vs)] = first;
           cur[k] = comp[k];
         }
         /* Tensor-parallel collectives of the pass, group by group: after the compute, or
@@ -1104,76 +1259,67 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         unsigned count = x->fwd ? 2 * p->n_blocks[vs] + (vs == 0)
                                 : tp_count_b * p->n_blocks[vs] + (vs == nv - 1);
         uint32_t n_ops = tp_ops(p, count, ops);
+        /* The first collective of each group after its members' compute (or, with
+         * --tp-overlap, after their previous pass). */
+        const sim_task_id *after = o->tp_overlap ? prev : comp;
+        gboolean has_after = !o->tp_overlap || has_prev;
         for (uint32_t d = 0; d < D && n_ops > 0; d++) {
-          sim_task_id c = 0;
-          for (uint32_t j = 0; j < n_ops; j++) {
-            sim_task_id t = sim_graph_add_collective(g, &tp_members[d * T], T,
-                                                     unit_name(&names, NAME_TP, at), ops[j], algo,
-                                                     tp_bytes);
-            for (uint32_t r = 0; r < T && j == 0; r++) {
-              if (!o->tp_overlap)
-                sim_graph_depend(g, t, comp[d * T + r]);
-              else if (has_prev)
-                sim_graph_depend(g, t, prev[d * T + r]);
-            }
-            c = t;
-          }
-          for (uint32_t r = 0; r < T; r++) {
-            uint32_t k = d * T + r;
-            if (o->tp_overlap) {
-              cur[k] = sim_graph_add_delay(g, unit_name(&names, NAME_END, at), 0);
-              sim_graph_depend(g, cur[k], comp[k]);
-              sim_graph_depend(g, cur[k], c);
-            } else {
-              cur[k] = c;
-            }
-          }
+          sim_task_id c = add_coll_chain(g, tp_members, d * T, T, ops, 0, n_ops,
+                                         unit_name(&names, NAME_TP, at), algo, tp_bytes, after,
+                                         has_after);
+          pass_end(g, unit_name(&names, NAME_END, at), o->tp_overlap, d * T, T, comp, c, cur);
         }
-        for (uint32_t k = 0; k < per_stage; k++) {
-          uint32_t d = k / T, r = k % T;
-          uint64_t slot = SLOT(k, x->mb, vs);
-          stage_streams *me = &st[RANK(s, d, r)];
-          if (x->fwd) {
-            f_end[slot] = cur[k];
-            if (vs + 1 < nv) {
-              uint32_t ns = (vs + 1) % P;
-              f_send[slot] = sim_graph_add_transfer(g, me->send_f, st[RANK(ns, d, r)].recv_f,
-                                                    unit_name(&names, NAME_SEND, at), xfer_bytes);
-              sim_graph_depend(g, f_send[slot], cur[k]);
-            }
-          } else if (vs > 0) {
-            uint32_t ps = (vs - 1) % P;
-            b_send[slot] = sim_graph_add_transfer(g, me->send_b, st[RANK(ps, d, r)].recv_b,
-                                                  unit_name(&names, NAME_SEND, at), xfer_bytes);
-            sim_graph_depend(g, b_send[slot], cur[k]);
-          }
+        /* Expert parallelism: the dispatch and combine all-to-alls of the chunk's
+         * mixture-of-experts blocks (as block_cost prices them) over each group of EP
+         * consecutive devices of the stage, on the tp stream after the pass's tensor-parallel
+         * collectives. */
+        uint32_t n_a2a = EP < 2 ? 0 : chunk_moe_blocks(p, vs) * (x->fwd ? 2 : tp_count_b);
+        for (uint32_t e = 0; e < D * T / EP && n_a2a > 0; e++) {
+          sim_task_id c = add_coll_chain(g, tp_members, e * EP, EP, NULL, SIM_OP_ALLTOALL, n_a2a,
+                                         unit_name(&names, NAME_EP, at), a2a_algo, ep_bytes(p),
+                                         o->tp_overlap ? prev : cur, has_after);
+          pass_end(g, unit_name(&names, NAME_END, at), o->tp_overlap, e * EP, EP, comp, c, cur);
         }
+        for (uint32_t k = 0; k < per_stage; k++)
+          add_unit_send(g, p, st, per_stage, k, x, vs, unit_name(&names, NAME_SEND, at),
+                        xfer_bytes, cur[k], SLOT(k, x->mb, vs), f_end, f_send, b_send);
         if (!x->fwd && i == last_b[x->chunk] && D > 1) {
-          /* The chunk's gradients over the replicas, one group per tensor rank, in two parts
-           * with overlap as in the folded plan: all but the last block's bucket from the start
-           * of the last backward, the last bucket after its end. */
-          uint64_t bytes = chunk_params(p, vs) * grad_elem;
-          uint64_t tail = o->overlap && p->n_blocks[vs] ? bytes / p->n_blocks[vs] : bytes;
-          gboolean has_head = o->overlap && bytes > tail;
-          for (uint32_t r = 0; r < T; r++) {
-            char name[64];
-            sim_task_id head = 0;
-            if (has_head) {
-              g_snprintf(name, sizeof name, "%s grads c%u", reduce_name, x->chunk);
-              head = sim_graph_add_collective(g, &dp_members[r * D], D, name, reduce_op, algo,
-                                              bytes - tail);
-              for (uint32_t d = 0; d < D; d++)
-                sim_graph_depend(g, head, comp[d * T + r]);
+          /* The chunk's gradients over the replicas, one group per tensor rank (devices
+           * k = r + q T), then the experts' over their expert-data-parallel groups (k = e +
+           * q EP), as dp_buckets and expert_dp_time price them: with overlap bucket j after
+           * the piece of every member's backward that closes it and after bucket j - 1
+           * (add_buckets), each group's share of the experts' gradients after each bucket;
+           * without, at once after the backward. */
+          uint64_t experts = chunk_expert_params(p, vs) * grad_elem;
+          uint64_t dense = (chunk_params(p, vs) - chunk_expert_params(p, vs)) * grad_elem;
+          uint32_t n = buckets ? n_buckets : 1;
+          sim_task_id *last = &dp_tasks[(gsize)x->chunk * (T + n_ep_groups)];
+          /* Bucket by bucket, so that each device's dp stream runs bucket j's dense and expert
+           * parts before bucket j + 1's. */
+          for (uint32_t j = 0; j < n; j++)
+            for (uint32_t grp = 0; grp < T + n_ep_groups; grp++) {
+              gboolean ex = grp >= T;
+              uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T, size = ex ? ep_size : D;
+              uint64_t bytes = ex ? (experts + n - 1) / n : buckets ? bucket_bytes : dense;
+              for (uint32_t q = 0; q < size; q++)
+                members[q] = st[s * per_stage + first + q * stride].dp;
+              char name[64];
+              if (buckets)
+                g_snprintf(name, sizeof name, "%s %sgrads c%u bucket %u", reduce_name,
+                           ex ? "expert " : "", x->chunk, j);
+              else
+                g_snprintf(name, sizeof name, "%s %sgrads c%u", reduce_name, ex ? "expert " : "",
+                           x->chunk);
+              sim_task_id b = sim_graph_add_collective(g, members, size, name, reduce_op, algo,
+                                                       bytes);
+              for (uint32_t q = 0; q < size; q++) {
+                uint32_t k = first + q * stride;
+                sim_graph_depend(g, b, buckets ? piece_end[(gsize)k * MAX_BUCKETS + j] : cur[k]);
+              }
+              if (j > 0)
+                sim_graph_depend(g, b, last[grp]);
+              last[grp] = b;
             }
-            g_snprintf(name, sizeof name, "%s grads c%u (last bucket)", reduce_name, x->chunk);
-            sim_task_id t = sim_graph_add_collective(g, &dp_members[r * D], D, name, reduce_op,
-                                                     algo, tail);
-            for (uint32_t d = 0; d < D; d++)
-              sim_graph_depend(g, t, cur[d * T + r]);
-            if (has_head)
-              sim_graph_depend(g, t, head);
-            dp_tasks[(gsize)x->chunk * T + r] = t;
-          }
         }
         for (uint32_t k = 0; k < per_stage; k++)
           prev[k] = cur[k];
@@ -1181,15 +1327,12 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
       }
       if (!o->overlap && D > 1)
         for (uint32_t c = 0; c < V; c++)
-          for (uint32_t k = 0; k < per_stage; k++)
-            sim_graph_depend(g, dp_tasks[(gsize)c * T + k % T], prev[k]);
-      uint64_t params = 0;
-      for (uint32_t c = 0; c < V; c++)
-        params += chunk_params(p, c * P + s);
-      uint64_t shard = o->zero >= 1 ? (params + D - 1) / D : params;
-      wl_op_cost upd = {.kind = WL_OP_UPDATE, .pass = WL_PASS_UPDATE, .precision = o->precision,
-                        .flops = shard * 10, .bytes_read = shard * (grad_elem + 12),
-                        .bytes_written = shard * (12 + grad_elem), .out_elems = shard};
+          for (uint32_t k = 0; k < per_stage; k++) {
+            sim_graph_depend(g, dp_tasks[(gsize)c * (T + n_ep_groups) + k % T], prev[k]);
+            if (n_ep_groups)
+              sim_graph_depend(g, dp_tasks[(gsize)c * (T + n_ep_groups) + T + k % EP], prev[k]);
+          }
+      wl_op_cost upd = update_cost(p, s);
       sim_time_ps upd_ps = dev_op_time_ps(dev, &upd, 0);
       for (uint32_t k = 0; k < per_stage; k++) {
         uint32_t rank = RANK(s, k / T, k % T);
@@ -1197,24 +1340,36 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                               upd.flops, 0);
         sim_graph_depend(g, u, prev[k]);
         if (D > 1)
-          for (uint32_t c = 0; c < V; c++)
-            sim_graph_depend(g, u, dp_tasks[(gsize)c * T + k % T]);
+          for (uint32_t c = 0; c < V; c++) {
+            sim_graph_depend(g, u, dp_tasks[(gsize)c * (T + n_ep_groups) + k % T]);
+            if (n_ep_groups)
+              sim_graph_depend(g, u, dp_tasks[(gsize)c * (T + n_ep_groups) + T + k % EP]);
+          }
         upd_task[rank] = u;
         lastb_task[rank] = prev[k];
         last_task[rank] = u;
         has_last[rank] = TRUE;
       }
       if (o->zero >= 1 && D > 1) {
-        /* Distributed optimizer: the updated parameters gathered over the replicas. */
+        /* Distributed optimizer: the updated parameters gathered over the replicas (the
+         * experts' over their expert-data-parallel groups), groups as in the reduction. */
         for (uint32_t c = 0; c < V; c++)
-          for (uint32_t r = 0; r < T; r++) {
-            uint64_t bytes = chunk_params(p, c * P + s) * grad_elem;
-            sim_task_id a = sim_graph_add_collective(g, &dp_members[r * D], D, "allgather params",
+          for (uint32_t grp = 0; grp < T + n_ep_groups; grp++) {
+            gboolean ex = grp >= T;
+            uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T, size = ex ? ep_size : D;
+            uint64_t experts = chunk_expert_params(p, c * P + s);
+            uint64_t bytes = (ex ? experts : chunk_params(p, c * P + s) - experts) * grad_elem;
+            for (uint32_t q = 0; q < size; q++)
+              members[q] = st[s * per_stage + first + q * stride].dp;
+            sim_task_id a = sim_graph_add_collective(g, members, size,
+                                                     ex ? "allgather expert params"
+                                                        : "allgather params",
                                                      SIM_OP_ALLGATHER, algo, bytes);
-            for (uint32_t d = 0; d < D; d++) {
-              sim_graph_depend(g, a, upd_task[RANK(s, d, r)]);
+            for (uint32_t q = 0; q < size; q++) {
+              uint32_t rank = s * per_stage + first + q * stride;
+              sim_graph_depend(g, a, upd_task[rank]);
               if (!o->overlap)
-                last_task[RANK(s, d, r)] = a;
+                last_task[rank] = a;
             }
           }
       }
@@ -1235,22 +1390,8 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           sim_graph_depend(g, upd_task[b], e);
         }
     }
-    for (uint32_t s = 0; s < P; s++) {
-      GArray *order = g_ptr_array_index(orders, s);
-      for (guint i = 0; i < order->len; i++) {
-        const unit *x = &g_array_index(order, unit, i);
-        uint32_t vs = x->chunk * P + s;
-        for (uint32_t k = 0; k < per_stage; k++) {
-          uint64_t slot = SLOT(k, x->mb, vs);
-          if (x->fwd && vs > 0)
-            sim_graph_depend(g, f_start[slot], f_send[slot - 1]);
-          if (!x->fwd && vs + 1 < nv)
-            sim_graph_depend(g, b_start[slot], b_send[slot + 1]);
-          if (!x->fwd && vs + 1 == nv)
-            sim_graph_depend(g, b_start[slot], f_end[slot]);
-        }
-      }
-    }
+    add_pipeline_deps(g, p, orders, per_stage, p->m * nv, f_start, b_start, f_end, f_send,
+                      b_send);
   }
 #undef SLOT
 #undef RANK
@@ -1293,11 +1434,12 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   metrics->model_flops = wl_tf_iteration_flops(&p->tf, o->global_batch, p->tf.seq,
                                                WL_RECOMPUTE_NONE);
   if (o->every_device)
-    return build_every_device(p, dev, sim_coll_timer_algorithm(ct), metrics, error);
+    return build_every_device(p, dev, sim_coll_timer_algorithm(ct),
+                              sim_coll_timer_algorithm_for(ct, COMM_COLL_ALLTOALL), metrics, error);
 
   /* Data-parallel collectives of one chunk's gradients (or parameters): the T groups of a
    * stage, ranks s T D + d T + r, run at once. */
-  uint64_t grad_elem = o->precision == WL_PREC_FP32 || o->precision == WL_PREC_TF32 ? 4 : 2;
+  uint64_t grad_elem = grad_elem_bytes(p);
   uint32_t nv = p->P * p->V;
   g_autofree sim_time_ps *dp_reduce = g_new0(sim_time_ps, nv);
   g_autofree sim_time_ps *dp_gather = g_new0(sim_time_ps, nv);
@@ -1364,7 +1506,6 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   uint64_t slots = (uint64_t)p->m * nv;
   /* Per (micro-batch, virtual stage): the unit's last task, and the transfer it sends. */
   g_autofree sim_task_id *f_end = g_new(sim_task_id, slots);
-  g_autofree sim_task_id *b_end = g_new(sim_task_id, slots);
   g_autofree sim_task_id *f_send = g_new(sim_task_id, slots);
   g_autofree sim_task_id *b_send = g_new(sim_task_id, slots);
   g_autofree sim_task_id *f_start = g_new(sim_task_id, slots);
@@ -1389,13 +1530,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
       gboolean has_prev = has_last[s];
       if (has_prev)
         prev = last_task[s];
-      /* Index of the last backward unit of each chunk (for the data-parallel reduction). */
-      g_autofree uint32_t *last_b = g_new0(uint32_t, p->V);
-      for (guint i = 0; i < order->len; i++) {
-        const unit *x = &g_array_index(order, unit, i);
-        if (!x->fwd)
-          last_b[x->chunk] = i;
-      }
+      g_autofree uint32_t *last_b = chunk_last_backward(p, order);
       g_autofree sim_task_id *dp_tasks = g_new(sim_task_id, p->V);
       for (guint i = 0; i < order->len; i++) {
         const unit *x = &g_array_index(order, unit, i);
@@ -1441,24 +1576,9 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
             end = add_tp(g, st[s].tp, c_last, tpd, tp_name);
           }
         }
-        if (x->fwd) {
-          f_end[slot] = end;
-          if (vs + 1 < nv) {
-            uint32_t ns = (vs + 1) % p->P;
-            f_send[slot] = sim_graph_add_transfer(g, st[s].send_f, st[ns].recv_f,
-                                                  unit_name(&names, NAME_SEND, at),
-                                                  xfer_bytes);
-            sim_graph_depend(g, f_send[slot], end);
-          }
-        } else {
-          b_end[slot] = end;
-          if (vs > 0) {
-            uint32_t ps = (vs - 1) % p->P;
-            b_send[slot] = sim_graph_add_transfer(g, st[s].send_b, st[ps].recv_b,
-                                                  unit_name(&names, NAME_SEND, at),
-                                                  xfer_bytes);
-            sim_graph_depend(g, b_send[slot], end);
-          }
+        add_unit_send(g, p, st, 1, 0, x, vs, unit_name(&names, NAME_SEND, at), xfer_bytes, end,
+                      slot, f_end, f_send, b_send);
+        if (!x->fwd) {
           if (buckets) {
             dp_tasks[x->chunk] = add_buckets(g, st[s].dp, piece_end, n_buckets[vs],
                                              bucket_ps[vs], o->zero, x->chunk);
@@ -1480,15 +1600,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         for (uint32_t c = 0; c < p->V; c++)
           sim_graph_depend(g, dp_tasks[c], prev);
       sim_task_id last_backward = prev;
-      /* Optimizer step over the device's (ZeRO-sharded) parameters: Adam reads the gradient,
-       * master weights and both moments and writes them back with the 2-byte weights. */
-      uint64_t params = 0;
-      for (uint32_t c = 0; c < p->V; c++)
-        params += chunk_params(p, c * p->P + s);
-      uint64_t shard = o->zero >= 1 ? (params + p->D - 1) / p->D : params;
-      wl_op_cost upd = {.kind = WL_OP_UPDATE, .pass = WL_PASS_UPDATE, .precision = o->precision,
-                        .flops = shard * 10, .bytes_read = shard * (grad_elem + 12),
-                        .bytes_written = shard * (12 + grad_elem), .out_elems = shard};
+      wl_op_cost upd = update_cost(p, s);
       sim_task_id u = sim_graph_add_compute(g, st[s].compute, "optimizer", "update",
                                             dev_op_time_ps(dev, &upd, 0), upd.flops, 0);
       sim_graph_depend(g, u, prev);
@@ -1526,21 +1638,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
       sim_graph_depend(g, upd_task[0], e);
       sim_graph_depend(g, upd_task[p->P - 1], e);
     }
-    /* Pipeline dependencies of this iteration. */
-    for (uint32_t s = 0; s < p->P; s++) {
-      GArray *order = g_ptr_array_index(orders, s);
-      for (guint i = 0; i < order->len; i++) {
-        const unit *x = &g_array_index(order, unit, i);
-        uint32_t vs = x->chunk * p->P + s;
-        uint64_t slot = (uint64_t)x->mb * nv + vs;
-        if (x->fwd && vs > 0)
-          sim_graph_depend(g, f_start[slot], f_send[slot - 1]);
-        if (!x->fwd && vs + 1 < nv)
-          sim_graph_depend(g, b_start[slot], b_send[slot + 1]);
-        if (!x->fwd && vs + 1 == nv)
-          sim_graph_depend(g, b_start[slot], f_end[slot]);
-      }
-    }
+    add_pipeline_deps(g, p, orders, 1, 0, f_start, b_start, f_end, f_send, b_send);
   }
   return plan;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "strategy.h"
+#include "svg.h"
 #include "wl_transformer.h"
 
 static const sim_key search_keys[] = {
@@ -962,15 +963,12 @@ gboolean sim_search_write_svg(const sim_search *S, const char *path, GError **er
     xmax = MAX(xmax, (double)r->memory_per_device_bytes / (1 << 30));
     ymax = MAX(ymax, r->throughput_samples_per_s * per);
   }
-  xmax = sim_sweep_nice_ceiling(xmax * 1.05);
-  ymax = sim_sweep_nice_ceiling(ymax * 1.05);
+  xmax = trace_svg_nice_ceiling(xmax * 1.05);
+  ymax = trace_svg_nice_ceiling(ymax * 1.05);
   const double W = 760, H = 520, ox = 90, oy = 50, w = 620, h = 380;
   g_autoptr(GString) o = g_string_new(NULL);
-  g_string_append_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                            "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n"
-                            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H, W, H);
-  g_autofree char *title = g_markup_escape_text(S->title, -1);
+  trace_svg_begin(o, W, H);
+  g_autofree char *title = trace_svg_escaped(S->title);
   g_string_append_printf(o, "<text x=\"%.0f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">%s</text>\n",
                          W / 2, title);
   g_string_append_printf(o, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#444\"/>\n",
@@ -995,7 +993,7 @@ gboolean sim_search_write_svg(const sim_search *S, const char *path, GError **er
   for (guint k = 0; k < S->ranked->len; k++) {
     guint i = g_array_index(S->ranked, guint, k);
     const sim_report *r = &S->analytic[i].report;
-    g_autofree char *label = g_markup_escape_text(sim_search_label(S, i), -1);
+    g_autofree char *label = trace_svg_escaped(sim_search_label(S, i));
     g_string_append_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#999\"><title>%s</title></circle>\n",
                            X((double)r->memory_per_device_bytes / (1 << 30)),
                            Y(r->throughput_samples_per_s * per), label);
@@ -1005,7 +1003,7 @@ gboolean sim_search_write_svg(const sim_search *S, const char *path, GError **er
     if (r->result->status == SIM_SEARCH_REFUSED)
       continue;
     const sim_report *m = &r->result->report;
-    g_autofree char *label = g_markup_escape_text(sim_search_label(S, r->candidate), -1);
+    g_autofree char *label = trace_svg_escaped(sim_search_label(S, r->candidate));
     double x = X((double)m->memory_per_device_bytes / (1 << 30)),
            y = Y(m->throughput_samples_per_s * per);
     g_string_append_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"><title>%u. %s</title></circle>\n",
@@ -1020,10 +1018,5 @@ gboolean sim_search_write_svg(const sim_search *S, const char *path, GError **er
                             "(analytic network)</tspan>  <tspan fill=\"#1f77b4\">&#9679; best %u (%s network)</tspan>  "
                             "<tspan fill=\"#d62728\">&#9679; best</tspan></text>\n",
                          ox, H - 20, S->ranked->len, rs->len, network(S));
-  g_string_append(o, "</svg>\n");
-  g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
-  if (!out)
-    return FALSE;
-  fputs(o->str, dt_outfile_stream(out));
-  return dt_outfile_commit(out, error);
+  return trace_svg_write(o, path, error);
 }

@@ -1,6 +1,7 @@
 /* Sweeps (see sweep.h). */
 #include "sweep.h"
 #include "strategy.h"
+#include "svg.h"
 
 #include "comm_net.h"
 #include "simulate.h"
@@ -298,39 +299,6 @@ gboolean sim_sweep_write_csv(const char *path, GPtrArray *points, const sim_repo
 
 /* ---- SVG ------------------------------------------------------------------------------------ */
 
-static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-
-/* A "nice" upper bound for an axis: the least of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a
- * power of ten at or above v, so at most 4/3 v (with 1, 2 and 5 only it could be 2.5 v: the
- * demo's 21105 samples/s went to 50000). Each divides into 5 ticks of two significant digits. */
-static double nice_ceiling(double v)
-{
-  static const double steps[] = {1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8};
-  if (!(v > 0))
-    return 1;
-  double p = pow(10, floor(log10(v)));
-  for (gsize k = 0; k < G_N_ELEMENTS(steps); k++) {
-    double m = steps[k] * p;
-    if (m >= v)
-      return m;
-  }
-  return 10 * p;
-}
-
-static void svg_escape(GString *o, const char *s)
-{
-  for (; *s; s++) {
-    switch (*s) {
-    case '<': g_string_append(o, "&lt;"); break;
-    case '>': g_string_append(o, "&gt;"); break;
-    case '&': g_string_append(o, "&amp;"); break;
-    case '"': g_string_append(o, "&quot;"); break;
-    default: g_string_append_c(o, *s);
-    }
-  }
-}
-
 /* One panel: x = log2(devices) from xmin to xmax, y from 0 to ymax. */
 static void svg_panel(GString *o, double ox, double oy, double w, double h, const char *ylabel,
                       double xmin, double xmax, double ymax, int yticks, GPtrArray *points,
@@ -362,7 +330,7 @@ static void svg_panel(GString *o, double ox, double oy, double w, double h, cons
                          ox - 52, oy + h / 2, ylabel);
   for (guint v = 0; v < variants->len; v++) {
     const char *name = variants->pdata[v];
-    const char *color = palette[v % G_N_ELEMENTS(palette)];
+    const char *color = trace_svg_color(v);
     g_string_append_printf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", color);
     for (guint i = 0; i < points->len; i++) {
       const sim_sweep_point *pt = points->pdata[i];
@@ -379,7 +347,7 @@ static void svg_panel(GString *o, double ox, double oy, double w, double h, cons
       double y = efficiency ? 100 * r[i].scaling_efficiency : r[i].throughput_samples_per_s;
       g_string_append_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>",
                              X((double)pt->devices), Y(y), color);
-      svg_escape(o, name);
+      trace_svg_escape(o, name);
       g_string_append_printf(o, ": %" G_GUINT64_FORMAT " devices, %.4g</title></circle>\n",
                              pt->devices, y);
     }
@@ -412,34 +380,22 @@ gboolean sim_sweep_write_svg(const char *path, const char *title, GPtrArray *poi
   xmax = pow(2, ceil(log2(MAX(xmax, 2))));
   const double W = 900, H = 420, pw = 340, ph = 260;
   g_autoptr(GString) o = g_string_new(NULL);
-  g_string_append_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                            "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n"
-                            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H, W, H);
+  trace_svg_begin(o, W, H);
   g_string_append(o, "<text x=\"450\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">");
-  svg_escape(o, title);
+  trace_svg_escape(o, title);
   g_string_append(o, "</text>\n");
-  svg_panel(o, 80, 50, pw, ph, "throughput (samples/s)", xmin, xmax, nice_ceiling(ymax * 1.05), 5,
+  svg_panel(o, 80, 50, pw, ph, "throughput (samples/s)", xmin, xmax,
+            trace_svg_nice_ceiling(ymax * 1.05), 5,
             points, r, variants, FALSE);
   svg_panel(o, 520, 50, pw, ph, "scaling efficiency (%)", xmin, xmax, 20.0 * eticks, eticks, points,
             r, variants, TRUE);
   for (guint v = 0; v < variants->len; v++) {
     double y = 370 + 16 * (v % 3), x = 80 + 280 * (v / 3);
     g_string_append_printf(o, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"3\"/>\n",
-                           x, y - 4, x + 24, y - 4, palette[v % G_N_ELEMENTS(palette)]);
+                           x, y - 4, x + 24, y - 4, trace_svg_color(v));
     g_string_append_printf(o, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\">", x + 30, y);
-    svg_escape(o, variants->pdata[v]);
+    trace_svg_escape(o, variants->pdata[v]);
     g_string_append(o, "</text>\n");
   }
-  g_string_append(o, "</svg>\n");
-  g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
-  if (!out)
-    return FALSE;
-  fputs(o->str, dt_outfile_stream(out));
-  return dt_outfile_commit(out, error);
-}
-
-double sim_sweep_nice_ceiling(double v)
-{
-  return nice_ceiling(v);
+  return trace_svg_write(o, path, error);
 }

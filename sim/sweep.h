@@ -31,7 +31,4 @@ gboolean sim_sweep_write_csv(const char *path, GPtrArray *points, const sim_repo
 gboolean sim_sweep_write_svg(const char *path, const char *title, GPtrArray *points,
                              const sim_report *reports, GError **error);
 
-/* A round upper bound for a plot axis: 1, 2 or 5 times a power of ten at or above v. */
-double sim_sweep_nice_ceiling(double v);
-
 #endif

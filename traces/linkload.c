@@ -1,5 +1,6 @@
 /* Link load over a run and its views (see linkload.h). */
 #include "linkload.h"
+#include "svg.h"
 
 #include "util.h"
 
@@ -250,11 +251,8 @@ gboolean trace_linkload_write_svg(const trace_linkload *ll, const char *path, co
   const double label_w = 260, cell_w = 720.0 / bins, row_h = 12, top = 56;
   double W = label_w + 720 + 40, H = top + rows->len * row_h + 80;
   g_autoptr(GString) o = g_string_new(NULL);
-  g_string_append_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                            "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n"
-                            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H, W, H);
-  g_autofree char *etitle = g_markup_escape_text(title, -1);
+  trace_svg_begin(o, W, H);
+  g_autofree char *etitle = trace_svg_escaped(title);
   g_string_append_printf(o, "<text x=\"%.0f\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">%s"
                             "</text>\n", W / 2, etitle);
   g_string_append_printf(o, "<text x=\"%.0f\" y=\"40\" text-anchor=\"middle\" font-size=\"11\">"
@@ -270,7 +268,7 @@ gboolean trace_linkload_write_svg(const trace_linkload *ll, const char *path, co
       continue;
     }
     g_autofree char *name = info->name(info->user, r->link);
-    g_autofree char *ename = g_markup_escape_text(name, -1);
+    g_autofree char *ename = trace_svg_escaped(name);
     g_string_append_printf(o, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"9\" text-anchor=\"end\">%s"
                               "</text>\n", label_w - 4, y + row_h - 3, ename);
     double cap = info->Bps(info->user, r->link);
@@ -313,10 +311,5 @@ gboolean trace_linkload_write_svg(const trace_linkload *ll, const char *path, co
   if (ll->truncated)
     g_string_append_printf(o, "<text x=\"4\" y=\"%.0f\" font-size=\"10\" fill=\"#d62728\">"
                               "partial: too many flows were recorded</text>\n", H - 6);
-  g_string_append(o, "</svg>\n");
-  g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
-  if (!out)
-    return FALSE;
-  fputs(o->str, dt_outfile_stream(out));
-  return dt_outfile_commit(out, error);
+  return trace_svg_write(o, path, error);
 }

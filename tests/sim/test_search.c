@@ -14,6 +14,7 @@
 #include "coll.h"
 #include "plan.h"
 #include "strategy.h"
+#include "svg.h"
 #include "sweep.h"
 #include "search.h"
 #include "util.h"
@@ -206,14 +207,14 @@ static void test_3d_space_by_hand(void **state)
 static void test_nice_ceiling(void **state)
 {
   (void)state;
-  assert_true(sim_sweep_nice_ceiling(21105) == 25000);
-  assert_true(sim_sweep_nice_ceiling(1.05) == 1.2);
-  assert_true(sim_sweep_nice_ceiling(100) == 100);
-  assert_true(sim_sweep_nice_ceiling(101) == 120);
-  assert_true(sim_sweep_nice_ceiling(610) == 800);
-  assert_true(sim_sweep_nice_ceiling(0) == 1);
+  assert_true(trace_svg_nice_ceiling(21105) == 25000);
+  assert_true(trace_svg_nice_ceiling(1.05) == 1.2);
+  assert_true(trace_svg_nice_ceiling(100) == 100);
+  assert_true(trace_svg_nice_ceiling(101) == 120);
+  assert_true(trace_svg_nice_ceiling(610) == 800);
+  assert_true(trace_svg_nice_ceiling(0) == 1);
   for (double v = 0.013; v < 1e7; v *= 1.07) {
-    double c = sim_sweep_nice_ceiling(v);
+    double c = trace_svg_nice_ceiling(v);
     if (c < v || c > v * 4.0 / 3.0 * (1 + 1e-12))
       fail_msg("nice ceiling of %g is %g", v, c);
   }

@@ -4,6 +4,7 @@
 #include "chakra.h"
 #include "chakra_out.h"
 #include "chrome.h"
+#include "timeline.h"
 #include "faults.h"
 #include "linkviews.h"
 #include "net_adapter.h"
@@ -83,38 +84,6 @@ const sim_key_group sim_keys_output = SIM_KEY_GROUP("output", 0, output_keys);
 double sim_ps_server_reduce_Bps(comm_ps_placement placement, const sim_costs *costs)
 {
   return placement == COMM_PS_GPU ? (double)costs->reduce_Bps : SIM_HOST_REDUCE_BPS;
-}
-
-static gboolean write_csv(const char *path, const sim_plan *p, const sim_exec *x, GError **error)
-{
-  g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
-  if (!out)
-    return FALSE;
-  FILE *f = dt_outfile_stream(out);
-  const sim_graph *g = p->graph;
-  fputs("task,name,kind,category,unit,stream,start_s,end_s,duration_s,bytes,flops\n", f);
-  static const char *const kinds[] = {"compute", "delay", "transfer", "collective", "custom"};
-  for (sim_task_id t = 0; t < sim_graph_n_tasks(g); t++) {
-    const sim_stream_id *m;
-    uint32_t nm = sim_graph_task_members(g, t, &m);
-    const char *unit = nm ? sim_graph_unit_name(g, sim_graph_stream_unit(g, m[0])) : "";
-    const char *stream = nm ? sim_graph_stream_name(g, m[0]) : "";
-    sim_time_ps a = sim_exec_task_start(x, t), b = sim_exec_task_end(x, t);
-    /* Names may hold commas ("gpu2 (replica 1, stage 0)") or quotes: RFC 4180 fields. */
-    g_autoptr(GString) row = g_string_new(NULL);
-    g_string_append_printf(row, "%u,", t);
-    dt_csv_field(row, sim_graph_task_name(g, t));
-    g_string_append_printf(row, ",%s,", kinds[sim_graph_task_kind(g, t)]);
-    dt_csv_field(row, sim_graph_task_category(g, t));
-    g_string_append_c(row, ',');
-    dt_csv_field(row, unit);
-    g_string_append_c(row, ',');
-    dt_csv_field(row, stream);
-    fprintf(f, "%s,%.12f,%.12f,%.12f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n", row->str,
-            sim_time_to_s(a), sim_time_to_s(b), sim_time_to_s(b - a), sim_graph_task_bytes(g, t),
-            sim_graph_task_flops(g, t));
-  }
-  return dt_outfile_commit(out, error);
 }
 
 gboolean sim_check_net_scale(uint64_t devices, gboolean flow, GError **error)
@@ -385,7 +354,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
                  "readable; --trace-limit N raises the limit, --trace-devices N samples fewer "
                  "devices, --iterations 1 shortens it\n", trace_chrome_events(trace));
   }
-  if (outputs && s->csv && !write_csv(s->csv, plan, exec, error))
+  if (outputs && s->csv && !trace_timeline_write_csv(s->csv, plan->graph, exec, error))
     return FALSE;
   if (outputs && s->chakra_out && !sim_chakra_write(plan, s->chakra_out, error))
     return FALSE;

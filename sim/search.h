@@ -16,7 +16,7 @@
 
 #include <stdio.h>
 
-#include "report.h"
+#include "measure.h"
 #include "scenario.h"
 
 typedef struct sim_search sim_search;

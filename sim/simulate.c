@@ -1,5 +1,6 @@
 /* The simulation pipeline shared by the commands (see simulate.h). */
 #include "simulate.h"
+#include "measure.h"
 
 #include "chakra.h"
 #include "chakra_out.h"

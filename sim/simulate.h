@@ -6,7 +6,7 @@
 
 #include "coll.h"
 #include "devices.h"
-#include "report.h"
+#include "measure.h"
 #include "scenario.h"
 
 /* What a simulation built and ran, for callers that need more than the report (dtsim-mpi

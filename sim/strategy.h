@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "plan.h"
-#include "report.h"
+#include "measure.h"
 #include "scenario.h"
 
 /* ---- Search axes ----------------------------------------------------------------------------- */

@@ -22,7 +22,7 @@
 
 #include "comm_net.h"
 #include "plan.h"
-#include "report.h"
+#include "measure.h"
 #include "scenario.h"
 #include "wl_transformer.h"
 

@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "report.h"
+#include "measure.h"
 #include "scenario.h"
 
 typedef struct {

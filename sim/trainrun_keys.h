@@ -5,7 +5,7 @@
 #ifndef DTSIM_TRAINRUN_KEYS_H
 #define DTSIM_TRAINRUN_KEYS_H
 
-#include "report.h"
+#include "measure.h"
 #include "scenario.h"
 #include "trainrun.h"
 

@@ -13,7 +13,7 @@
 #include "net_adapter.h"
 #include "plan.h"
 #include "strategy.h"
-#include "report.h"
+#include "measure.h"
 #include "util.h"
 
 /* The test double has no routes of its own: no collective is computed without flows

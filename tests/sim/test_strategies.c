@@ -10,7 +10,7 @@
 #include "strategy.h"
 #include "coll.h"
 #include "util.h"
-#include "report.h"
+#include "measure.h"
 #include "devices.h"
 #include "strategy_3d.h"
 #include "simulate.h"

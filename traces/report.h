@@ -1,13 +1,15 @@
-/* The numbers a run reports, measured on the simulated timeline of device 0 (all devices of a
+/* The numbers a run reports (the report types that traces/ writes; sim/measure.c measures them
+ * on the simulated timeline of device 0 (all devices of a
  * symmetric strategy look alike; pipeline strategies report their first stage). Times are
  * seconds per iteration, taken from the last simulated iteration so warm-up effects such as the
  * first input copy are excluded when --iterations > 1. */
 #ifndef DTSIM_REPORT_H
 #define DTSIM_REPORT_H
 
+#include <glib.h>
+#include <stdint.h>
 #include <stdio.h>
 
-#include "plan.h"
 #include "trainrun.h"
 
 typedef struct {
@@ -43,8 +45,6 @@ typedef struct {
   sim_trainrun train;
 } sim_report;
 
-/* Fills r from a finished execution of p. */
-void sim_report_measure(sim_report *r, const sim_plan *p, const sim_exec *x);
 /* One JSON object on one line (the contract's keys first), with the scenario's extra pairs. */
 void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_json);
 void sim_report_print_table(FILE *out, const sim_report *r, const char *title);

@@ -242,6 +242,41 @@ static void test_hybrid_dp_pp_closed_form(void **state)
   assert_float_equal(r.iteration_time_s, 0.00822, 1e-12);
 }
 
+/* The registry answers by flags, never by name: which strategies take micro-batches (the
+ * pipelines: pp, and hybrid's dp-pp replicas), run parameter servers (ps), fold (dp and 3d),
+ * plan transformers (3d, with dp as its one-rank form); hybrid's kind decides whether it is
+ * costed per micro-batch. */
+static void test_registry_flags(void **state)
+{
+  (void)state;
+  g_autofree char *mb = sim_strategy_names_with(SIM_STRATEGY_MICRO_BATCHES, ",");
+  g_autofree char *servers = sim_strategy_names_with(SIM_STRATEGY_SERVERS, ",");
+  g_autofree char *fold = sim_strategy_names_with(SIM_STRATEGY_FOLDABLE, ",");
+  g_autofree char *form = sim_strategy_names_with(SIM_STRATEGY_TRANSFORMER_FORM, ",");
+  assert_string_equal(mb, "pp,hybrid");
+  assert_string_equal(servers, "ps");
+  assert_string_equal(fold, "dp,3d");
+  assert_string_equal(form, "dp");
+  assert_string_equal(sim_strategy_transformer()->name, "3d");
+  g_auto(sim_scenario) s;
+  sim_scenario_init(&s);
+  assert_true(sim_scenario_set(&s, "strategy", "hybrid", NULL, NULL));
+  const sim_strategy *h = sim_strategy_find("hybrid");
+  assert_true(sim_strategy_flags_for(h, &s) & SIM_STRATEGY_PIPELINED);   /* dp-pp, the default */
+  assert_true(sim_scenario_key_equals(&s, "hybrid", "dp-pp"));
+  assert_true(sim_scenario_set(&s, "hybrid", "owt", NULL, NULL));
+  assert_false(sim_strategy_flags_for(h, &s) & SIM_STRATEGY_PIPELINED);
+  assert_false(sim_scenario_key_equals(&s, "hybrid", "dp-pp"));
+  /* A transformer with dp runs as 3d; with pp it is refused naming the strategies that can. */
+  assert_true(sim_scenario_set(&s, "model", "gpt3-1.7b", NULL, NULL));
+  assert_true(sim_scenario_set(&s, "strategy", "dp", NULL, NULL));
+  assert_ptr_equal(sim_strategy_for_scenario(&s, NULL), sim_strategy_transformer());
+  assert_true(sim_scenario_set(&s, "strategy", "pp", NULL, NULL));
+  g_autoptr(GError) err = NULL;
+  assert_null(sim_strategy_for_scenario(&s, &err));
+  assert_non_null(strstr(err->message, "--strategy 3d (or dp"));
+}
+
 /* Hybrid owt on N = 2 devices: l0 convolutional, l1 and l2 dense (the tail); each layer forward
  * 1 ms, backward data 1 ms, weights 1 ms, 4 MB (1e6 parameters); outputs l0 1 MB, l1 0.5 MB.
  * Simple network, 10 us + bytes / 10 GB/s; every collective of 2 members costs the ring's
@@ -705,7 +740,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_3d_schedules), cmocka_unit_test(test_3d_memory),
-      cmocka_unit_test(test_3d_bad_input), cmocka_unit_test(test_3d_dp_collective_times),
+      cmocka_unit_test(test_3d_bad_input), cmocka_unit_test(test_registry_flags), cmocka_unit_test(test_3d_dp_collective_times),
       cmocka_unit_test(test_report_comm_union),
       cmocka_unit_test(test_gpipe_bubble),  cmocka_unit_test(test_1f1b),
       cmocka_unit_test(test_dp_closed_form), cmocka_unit_test(test_overlap_never_slower),

@@ -467,7 +467,7 @@ static gboolean evaluate_one(const sim_scenario *cand, gboolean flow, sim_search
   s.net_model = flow ? COMM_NET_FLOW : COMM_NET_ANALYTIC;
   memset(r, 0, sizeof *r);
   g_autoptr(GError) err = NULL;
-  sim_run_opts o = {.with_speedup = FALSE};
+  sim_run_opts o = {.with_speedup = FALSE, .quiet = TRUE};
   if (!sim_simulate(&s, &o, &r->report, &err)) {
     if (!g_error_matches(err, DT_ERROR, DT_ERROR_INPUT)) {
       g_propagate_error(error, g_steal_pointer(&err));
@@ -527,8 +527,12 @@ gboolean sim_search_evaluate(const sim_search *S, gboolean flow, const guint *wh
     }
   } else {
     g_autoptr(GError) perr = NULL;
+    /* Candidates run side by side: each is sized against its share of --max-memory, so that
+     * they are refused one by one instead of passing the limit together. */
+    dt_memory_set_sharers(MIN(jobs, mine));
     GThreadPool *pool = g_thread_pool_new(eval_worker, &job, (gint)MIN(jobs, mine), FALSE, &perr);
     if (!pool) {
+      dt_memory_set_sharers(1);
       g_mutex_clear(&job.lock);
       g_cond_clear(&job.finished);
       g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "thread pool: %s", perr->message);
@@ -550,6 +554,7 @@ gboolean sim_search_evaluate(const sim_search *S, gboolean flow, const guint *wh
     }
     g_mutex_unlock(&job.lock);
     g_thread_pool_free(pool, FALSE, TRUE);
+    dt_memory_set_sharers(1);
     if (progress)
       progress(mine, mine, data);
   }

@@ -359,7 +359,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
     return FALSE;
   if (outputs && s->chakra_out && !sim_chakra_write(plan, s->chakra_out, error))
     return FALSE;
-  if (outputs)
+  if (outputs && !(o && o->quiet))
     note_auto_fallback(s, topo, flags);   /* after the last error: a refused run prints one line */
   if (keep) {
     keep->plan = g_steal_pointer(&plan);

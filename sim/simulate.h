@@ -25,6 +25,7 @@ typedef struct {
   gboolean with_speedup;      /* also simulate one device to report speedup and efficiency */
   const char *command_line;   /* recorded in the trace */
   sim_outcome *keep;          /* if set, receives the plan and timeline of the run */
+  gboolean quiet;             /* no notes on stderr (a search's candidates: thousands of runs) */
 } sim_run_opts;
 
 /* The cluster of a scenario; errors name the key where its value came from. */

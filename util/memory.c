@@ -8,6 +8,9 @@
 
 /* 0: not set, the default applies. Read and written atomically: search threads read it. */
 static uint64_t limit_bytes;
+/* Runs that hold memory at the same time (a search's jobs): each is checked against its share
+ * of the limit. */
+static uint32_t sharers = 1;
 
 uint64_t dt_memory_physical_bytes(void)
 {
@@ -41,16 +44,27 @@ char *dt_memory_format(uint64_t bytes)
   return g_strconcat(g_ascii_formatd(num, sizeof num, "%.1f", v), " ", units[u], NULL);
 }
 
+void dt_memory_set_sharers(uint32_t n)
+{
+  __atomic_store_n(&sharers, MAX(n, 1u), __ATOMIC_RELAXED);
+}
+
 gboolean dt_memory_check(uint64_t need_bytes, const char *what, GError **error)
 {
-  uint64_t limit = dt_memory_limit();
+  uint32_t n = __atomic_load_n(&sharers, __ATOMIC_RELAXED);
+  uint64_t limit = dt_memory_limit() / n;
   if (need_bytes <= limit)
     return TRUE;
   g_autofree char *need = dt_memory_format(need_bytes);
   g_autofree char *have = dt_memory_format(limit);
-  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-              "%s would take about %s of memory, more than the limit of %s (--max-memory)",
-              what, need, have);
+  if (n > 1)
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s would take about %s of memory, more than its share of the limit, %s "
+                "(--max-memory over %u --jobs)", what, need, have, n);
+  else
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s would take about %s of memory, more than the limit of %s (--max-memory)",
+                what, need, have);
   return FALSE;
 }
 

@@ -226,6 +226,9 @@ uint64_t dt_memory_physical_bytes(void);
 uint64_t dt_memory_limit(void);
 void dt_memory_set_limit(uint64_t bytes);   /* 0: the default */
 gboolean dt_memory_check(uint64_t need_bytes, const char *what, GError **error);
+/* n runs hold memory at once from now on (a search's threads): dt_memory_check gives each
+ * 1/n of the limit. 1 (the default) restores the whole limit. */
+void dt_memory_set_sharers(uint32_t n);
 /* "1.5 GiB", "512 bytes": a size for messages, in the C locale. */
 char *dt_memory_format(uint64_t bytes);
 /* An allocation of `bytes` failed, or would pass the limit: one line on stderr, the temporary

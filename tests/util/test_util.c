@@ -633,6 +633,23 @@ static void test_message_and_lines(void **state)
   assert_non_null(strstr(e->message, "--stack: 'x\\n[device]'"));
 }
 
+/* A search's jobs each get their share of --max-memory: with a limit of 100 MiB and 4 jobs,
+ * 25 MiB passes and 26 MiB is refused naming the share and the jobs; one job has it all. */
+static void test_memory_sharers(void **state)
+{
+  (void)state;
+  dt_memory_set_limit(UINT64_C(100) << 20);
+  dt_memory_set_sharers(4);
+  g_autoptr(GError) error = NULL;
+  assert_true(dt_memory_check(UINT64_C(25) << 20, "a graph", &error));
+  assert_false(dt_memory_check(UINT64_C(26) << 20, "a graph", &error));
+  assert_non_null(strstr(error->message, "more than its share of the limit, 25.0 MiB"));
+  assert_non_null(strstr(error->message, "over 4 --jobs"));
+  dt_memory_set_sharers(1);
+  assert_true(dt_memory_check(UINT64_C(99) << 20, "a graph", NULL));
+  dt_memory_set_limit(0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -644,6 +661,7 @@ int main(void)
       cmocka_unit_test(test_option_bytes), cmocka_unit_test(test_size_list),
       cmocka_unit_test(test_json_csv_writers), cmocka_unit_test(test_outfile_hold),
       cmocka_unit_test(test_files_distinct), cmocka_unit_test(test_message_and_lines),
+      cmocka_unit_test(test_memory_sharers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,8 @@ static const sim_key chakra_keys[] = {
      .help = "the workload is a folder of Chakra execution traces (PREFIX.RANK.et)"},
     {"chakra-out", SIM_KEY_STRING, SIM_KEY_OFF(chakra_out), .commands = SIM_OPTS_RUN,
      .arg = "DIR", .help = "write the simulated job as Chakra execution traces, one per rank (one "
-                          "iteration unless --iterations is given)"},
+                          "iteration unless --iterations is given; every device simulated unless --symmetry "
+                          "is given, so that collectives are collective nodes)"},
 };
 const sim_key_group sim_keys_chakra = SIM_KEY_GROUP("chakra", 0, chakra_keys);
 
@@ -401,6 +402,14 @@ sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t de
 }
 
 /* ---- Out ----------------------------------------------------------------------------------- */
+
+void sim_chakra_export_scenario(sim_scenario *s)
+{
+  if (!sim_scenario_given(s, "iterations"))
+    s->iterations = 1;
+  if (!sim_scenario_given(s, "symmetry") && s->zero < 3)
+    s->symmetry = FALSE;
+}
 
 /* The device units of a plan in rank order; unit k stands for ranks [first[k], first[k+1]). */
 typedef struct {

@@ -15,6 +15,12 @@
 sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t devices,
                           double *reduce_Bps, GError **error);
 
+/* The scenario --chakra-out simulates: one iteration unless --iterations is given, and every
+ * device unless --symmetry is given (ZeRO 3 excepted, which only the folded 3-D plan builds), so
+ * that each tensor-, data- and expert-parallel collective is a collective node of its group
+ * (the folded 3-D plan keeps them as timed tasks). */
+void sim_chakra_export_scenario(sim_scenario *s);
+
 /* Writes `plan` as Chakra traces in `dir`, one file per rank of plan->devices (a plan that
  * builds one device for several, as folded data parallelism and 3-D do, is written for every
  * rank it stands for), and comm_group.json. */

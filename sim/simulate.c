@@ -434,11 +434,12 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
 {
   gint64 t0 = g_get_monotonic_time();
   /* A Chakra trace is one iteration of the job (as traces of real jobs are): --chakra-out
-   * simulates one unless --iterations says otherwise. */
+   * simulates one unless --iterations says otherwise, and every device unless --symmetry says
+   * otherwise (sim_chakra_export_scenario). */
   g_auto(sim_scenario) one_iteration = {0};
-  if (s->chakra_out && !sim_scenario_given(s, "iterations")) {
+  if (s->chakra_out) {
     sim_scenario_copy(&one_iteration, s);
-    one_iteration.iterations = 1;
+    sim_chakra_export_scenario(&one_iteration);
     s = &one_iteration;
   }
   if (!simulate_once(s, o, TRUE, out, o ? o->keep : NULL, error))

@@ -51,6 +51,19 @@ roundtrip hybrid "--nodes 2 --devices-per-node 4" --strategy hybrid --stages 2 -
 roundtrip 3d "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 2 --pp 2 --global-batch 32 --micro-batch 2
 roundtrip 3d-sp-zero1 "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 4 --pp 2 --global-batch 16 --micro-batch 1 --sequence-parallel on --zero 1
 roundtrip 3d-interleaved "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 2 --pp 2 --global-batch 16 --micro-batch 1 --schedule interleaved --interleave 2
+# The every-device 3-D plan's collectives run again when read back: with the 3-D plan's own
+# algorithm (the ring unless --allreduce names one) the reader's time is the writer's but for
+# the rounding of compute durations to microseconds (16 ranks x ~800 nodes, each off by at most
+# 0.5 us, much of it off the critical path): 1e-4 of 2.5 s is 250 us.
+b=$("$DTSIM" run --system dgx-a100 --nodes 2 --chakra "$TMP/rt-3d-sp-zero1" --allreduce ring --json 2>"$TMP/err" | json_num iteration_time_s)
+a=$("$DTSIM" run --system dgx-a100 --nodes 2 --strategy 3d --model gpt3-1.7b --tp 4 --pp 2 --global-batch 16 --micro-batch 1 --sequence-parallel on --zero 1 --iterations 1 --symmetry off --json | json_num iteration_time_s)
+[ -n "$a" ] && [ -n "$b" ] && near "$b" "$a" 1e-4 && ok "3d read back with its own ring collectives: $a s, $b s" ||
+  bad "3d read back with the ring: $a s written, $b s read: $(cat "$TMP/err")"
+# --symmetry on keeps the folded plans (one device a stage, its collectives timed before the
+# run), written for every rank they stand for; ZeRO 3 has only the folded 3-D plan.
+roundtrip dp-folded "--nodes 2 --devices-per-node 4" --strategy dp --symmetry on
+roundtrip 3d-folded "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 2 --pp 2 --global-batch 16 --micro-batch 1 --symmetry on
+roundtrip 3d-zero3 "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 2 --pp 2 --global-batch 16 --micro-batch 1 --zero 3
 
 # One file per rank, and comm_group.json; the same job written twice is the same bytes.
 n=$(ls "$TMP/rt-3d" | grep -c '^dtsim\.[0-9]*\.et$')
@@ -149,7 +162,7 @@ else
 # Reads every rank file of the folders given as Chakra's feeder does (varint-prefixed
 # GlobalMetadata then Nodes) and checks what Chakra's tools rely on; with --write DIR writes a
 # two-rank trace the way Chakra's generator does (comm_type and comm_size int64).
-import glob, os, sys
+import glob, json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import et_def_pb2 as pb
 
@@ -197,6 +210,33 @@ if sys.argv[1] == "--write":
             put(f, b)
     sys.exit(0)
 
+if sys.argv[1] == "--groups":
+    d = sys.argv[2]
+    T, D, P, m, blocks = (int(x) for x in sys.argv[3:8])
+    with open(os.path.join(d, "comm_group.json")) as f:
+        groups = {k: tuple(v) for k, v in json.load(f).items()}
+    for rank in range(T * D * P):
+        s, d_, r = rank // (D * T), rank // T % D, rank % T
+        tp = tuple((s * D + d_) * T + x for x in range(T))
+        dp = tuple((s * D + x) * T + r for x in range(D))
+        tied = tuple(sorted({(0 * D + d_) * T + r, ((P - 1) * D + d_) * T + r}))
+        count = {}
+        for data in list(messages(os.path.join(d, "dtsim.%d.et" % rank)))[1:]:
+            n = pb.Node()
+            n.ParseFromString(data)
+            if n.type == pb.COMM_COLL_NODE:
+                attrs = {a.name: a for a in n.attr}
+                g = groups[attrs["pg_name"].string_val]
+                assert rank in g, (rank, g)
+                assert attrs["comm_type"].int64_val == pb.ALL_REDUCE, (rank, n.name)
+                count[g] = count.get(g, 0) + 1
+        assert count.pop(tp) == m * (4 * blocks + 1), (rank, "tp")
+        assert count.pop(dp) >= 1, (rank, "dp")
+        assert count.pop(tied) == 1, (rank, "tied embedding")
+        assert not count, (rank, count)
+    print("tp %d, dp %d, embedding 2 ranks" % (T, D))
+    sys.exit(0)
+
 nodes = 0
 for d in sys.argv[1:]:
     for path in sorted(glob.glob(os.path.join(d, "*.et"))):
@@ -230,6 +270,19 @@ PY
   n=$("$py" "$TMP/check.py" "$TMP/rt-dp" "$TMP/rt-pp-gpipe" "$TMP/rt-3d" 2>"$TMP/err")
   [ -n "$n" ] && [ "$n" -gt 0 ] && ok "Python's protobuf reads the written traces ($n nodes)" ||
     bad "Python's protobuf on the written traces: $(cat "$TMP/err")"
+  # The 3-D job of 16 GPUs (tp 2, pp 2, so dp 4; 32 samples in micro-batches of 2: 4 per
+  # replica) is written from the every-device plan: its communication is collective nodes over
+  # Megatron's groups. Rank (s D + d) T + r is tensor rank r of replica d at stage s, so rank
+  # 0's tensor group is {0, 1}, its data group {0, 2, 4, 6}, and the tied embedding joins the
+  # same device of the first and the last stage, {0, 8}. gpt3-1.7b has 24 blocks, 12 a stage;
+  # each block all-reduces twice forward and twice backward (Megatron's f and g), and the
+  # vocabulary-parallel embedding (first stage) or LM head (last stage) once more per
+  # micro-batch: 4 x (4 x 12 + 1) = 196 tensor-parallel all-reduces on every rank.
+  if v=$("$py" "$TMP/check.py" --groups "$TMP/rt-3d" 2 4 2 4 12 2>"$TMP/err"); then
+    ok "3d written as collectives over its tensor, data and embedding groups ($v)"
+  else
+    bad "3d collectives and groups: $v $(cat "$TMP/err")"
+  fi
   mkdir "$TMP/py"
   "$py" "$TMP/check.py" --write "$TMP/py"
   # 250 us of compute, then an all-reduce of 1 MiB over the two ranks.

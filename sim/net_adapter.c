@@ -313,6 +313,11 @@ static gboolean ps_setup(sim_net_adapter *a, GError **error)
   return TRUE;
 }
 
+sim_time_ps sim_net_adapter_ps_aggregated(const sim_net_adapter *a, uint32_t tensor)
+{
+  return a->ps ? comm_ps_aggregation_end(a->ps, tensor) : 0;
+}
+
 static void ps_start(sim_net_adapter *a, sim_exec *x, sim_task_id t)
 {
   GError *error = NULL;

@@ -301,7 +301,8 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(sim_plan) plan = NULL;
   double reduce_Bps = 0;
   if (s->chakra) {
-    plan = sim_chakra_plan(s, device, comm_topology_devices(topo), &reduce_Bps, error);
+    plan = sim_chakra_plan(s, device, comm_topology_devices(topo), comm_topology_nodes(topo),
+                           comm_topology_extra_nodes(topo), &reduce_Bps, error);
   } else {
     plan = build_plan(s, topo, net_model, device, outputs, &strategy, &costs, error);
     if (plan)
@@ -387,8 +388,16 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   }
   if (outputs && s->csv && !write_csv(s->csv, plan, exec, error))
     return FALSE;
-  if (outputs && s->chakra_out && !sim_chakra_write(plan, s->chakra_out, error))
-    return FALSE;
+  if (outputs && s->chakra_out) {
+    sim_chakra_servers servers = {(uint32_t)s->ps_count,
+                                  costs ? sim_ps_server_reduce_Bps(s->ps_placement, costs) : 0,
+                                  s->ps_placement != COMM_PS_GPU,
+                                  comm_topology_nodes(topo),
+                                  comm_topology_devices_per_node(topo), adapter};
+    if (!sim_chakra_write(plan, s->chakra_out, (flags & SIM_STRATEGY_SERVERS) ? &servers : NULL,
+                          error))
+      return FALSE;
+  }
   if (outputs)
     note_auto_fallback(s, topo, flags);   /* after the last error: a refused run prints one line */
   if (keep) {

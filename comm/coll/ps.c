@@ -239,6 +239,12 @@ comm_ep comm_ps_server_endpoint(const comm_ps *ps, uint32_t shard)
   return ps->server_ep[shard];
 }
 
+sim_time_ps comm_ps_aggregation_end(const comm_ps *ps, uint32_t tensor)
+{
+  g_return_val_if_fail(tensor < ps->cfg.tensors, 0);
+  return ps->agg_end[tensor];
+}
+
 void comm_ps_step_begin(comm_ps *ps, comm_ps_tensor_fn pulled, comm_done_fn done, void *user)
 {
   g_return_if_fail(!ps->in_step);

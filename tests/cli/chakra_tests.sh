@@ -74,8 +74,22 @@ n=$(ls "$TMP/rt-3d" | grep -c '^dtsim\.[0-9]*\.et$')
 same=1
 for f in "$TMP"/rt-3d/*; do cmp -s "$f" "$TMP/rt-3d-again/$(basename "$f")" || same=0; done
 [ "$same" -eq 1 ] && ok "export is deterministic" || bad "export differs between two runs"
-expect_error "ps has no Chakra form" "parameter-server" run --nodes 1 --devices-per-node 2 --strategy ps \
-  --chakra-out "$TMP/ps"
+
+# Parameter servers as point-to-point: host servers are ranks of their own after the workers
+# (all CPU ops, which the reader runs on the hosts, round-robin over the nodes, as --ps-placement
+# cpu places them), device servers streams of their device's rank; each push a send and a
+# receive, each aggregation a compute node, each pull a send and a receive.
+roundtrip ps-resnet50 "--nodes 2 --devices-per-node 4" --strategy ps
+roundtrip ps-vgg16-1 "--nodes 2 --devices-per-node 4" --strategy ps --model vgg16
+roundtrip ps-vgg16-2 "--nodes 2 --devices-per-node 4" --strategy ps --model vgg16 --ps-count 2
+roundtrip ps-vgg16-gpu "--nodes 2 --devices-per-node 4" --strategy ps --model vgg16 --ps-placement gpu --ps-count 3
+# Four servers on two nodes: servers 2 and 3 on the second socket of their host (cpu
+# placement), which the reader does not know (host servers go to socket 0): 0.8% more.
+roundtrip ps-vgg16-4 "--nodes 2 --devices-per-node 4" --strategy ps --model vgg16 --ps-count 4
+n=$(ls "$TMP/rt-ps-vgg16-2" | grep -c '^dtsim\.[0-9]*\.et$')
+[ "$n" -eq 10 ] && ok "ps: 8 workers and 2 servers, 10 rank files" || bad "ps: $n rank files, want 10"
+# CHAOS: the threads of one device are one rank, each thread a stream of its own.
+roundtrip chaos "--device xeon-phi-7120p" --strategy chaos --threads 16
 
 # --- traces the project generates, values worked out by hand -------------------------------------
 # One rank, 2 micro-batches x 2 layers: forward 4 x 100 us, backward 4 x 200 us, optimizer 500 us.
@@ -210,6 +224,45 @@ if sys.argv[1] == "--write":
             put(f, b)
     sys.exit(0)
 
+if sys.argv[1] == "--ps":
+    # Prints the tensors, the bytes worker 0 pushes, and each server's aggregations.
+    d, W, K = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    def nodes_of(rank):
+        for data in list(messages(os.path.join(d, "dtsim.%d.et" % rank)))[1:]:
+            n = pb.Node()
+            n.ParseFromString(data)
+            yield n, {a.name: a for a in n.attr}
+    pushed = 0
+    tensors = set()
+    for n, a in nodes_of(0):
+        if n.type == pb.COMM_SEND_NODE:
+            assert W <= a["comm_dst"].int32_val < W + K, n.name
+            pushed += a["comm_size"].int64_val
+            tensors.add(a["comm_tag"].int32_val)
+    aggs = []
+    for k in range(K):
+        count = {}
+        for n, a in nodes_of(W + k):
+            assert a["is_cpu_op"].bool_val, (k, n.name)
+            count[n.type] = count.get(n.type, 0) + 1
+        c = count.get(pb.COMP_NODE, 0)
+        assert count.get(pb.COMM_RECV_NODE, 0) == W * c and count.get(pb.COMM_SEND_NODE, 0) == W * c
+        aggs.append(c)
+    print(len(tensors), pushed, *aggs)
+    sys.exit(0)
+
+if sys.argv[1] == "--streams":
+    files = sorted(glob.glob(os.path.join(sys.argv[2], "*.et")))
+    streams = set()
+    for data in list(messages(files[0]))[1:]:
+        n = pb.Node()
+        n.ParseFromString(data)
+        for a in n.attr:
+            if a.name == "stream":
+                streams.add(a.int64_val)
+    print(len(files), len(streams))
+    sys.exit(0)
+
 if sys.argv[1] == "--groups":
     d = sys.argv[2]
     T, D, P, m, blocks = (int(x) for x in sys.argv[3:8])
@@ -267,7 +320,8 @@ for d in sys.argv[1:]:
             assert x in ids, (path, x)
 print(nodes)
 PY
-  n=$("$py" "$TMP/check.py" "$TMP/rt-dp" "$TMP/rt-pp-gpipe" "$TMP/rt-3d" 2>"$TMP/err")
+  n=$("$py" "$TMP/check.py" "$TMP/rt-dp" "$TMP/rt-pp-gpipe" "$TMP/rt-3d" "$TMP/rt-ps-vgg16-2" \
+    "$TMP/rt-ps-vgg16-gpu" "$TMP/rt-chaos" 2>"$TMP/err")
   [ -n "$n" ] && [ "$n" -gt 0 ] && ok "Python's protobuf reads the written traces ($n nodes)" ||
     bad "Python's protobuf on the written traces: $(cat "$TMP/err")"
   # The 3-D job of 16 GPUs (tp 2, pp 2, so dp 4; 32 samples in micro-batches of 2: 4 per
@@ -283,6 +337,18 @@ PY
   else
     bad "3d collectives and groups: $v $(cat "$TMP/err")"
   fi
+  # VGG-16's parameters as the servers see them: 138,357,544 (Simonyan and Zisserman; torchvision
+  # counts the same), fp32, in 16 tensors (13 convolutions, 3 fully connected). The servers
+  # balance the largest tensor first: fc6 (25088 x 4096 + 4096 = 102,764,544 parameters) alone
+  # on server 0 (rank 8), the 15 others (35,593,000, less than fc6) on server 1 (rank 9).
+  if v=$("$py" "$TMP/check.py" --ps "$TMP/rt-ps-vgg16-2" 8 2 2>"$TMP/err"); then
+    [ "$v" = "16 553430176 1 15" ] && ok "ps written as sends, receives and aggregations ($v)" ||
+      bad "ps: $v, want 16 tensors, 553430176 bytes, 1 and 15 aggregations"
+  else
+    bad "ps trace: $(cat "$TMP/err")"
+  fi
+  v=$("$py" "$TMP/check.py" --streams "$TMP/rt-chaos" 2>"$TMP/err")
+  [ "$v" = "1 16" ] && ok "chaos: one rank, 16 thread streams" || bad "chaos: $v (ranks, streams), want 1 16: $(cat "$TMP/err")"
   mkdir "$TMP/py"
   "$py" "$TMP/check.py" --write "$TMP/py"
   # 250 us of compute, then an all-reduce of 1 MiB over the two ranks.

@@ -456,7 +456,7 @@ typedef struct {
   GHashTable *groups;        /* rank list text -> group name */
   trace_chakra_out *w;
   /* Parameter servers (NULL without): per task, its place in plan->ps_tasks or UINT32_MAX;
-   * per tensor, its shard (server rank p->devices + shard). */
+   * per tensor, its shard (the server whose rank server_rank gives). */
   const sim_chakra_servers *ps;
   uint32_t *ps_index, *shard_of;
   uint32_t n_tasks;

@@ -88,6 +88,10 @@ roundtrip ps-vgg16-gpu "--nodes 2 --devices-per-node 4" --strategy ps --model vg
 roundtrip ps-vgg16-4 "--nodes 2 --devices-per-node 4" --strategy ps --model vgg16 --ps-count 4
 n=$(ls "$TMP/rt-ps-vgg16-2" | grep -c '^dtsim\.[0-9]*\.et$')
 [ "$n" -eq 10 ] && ok "ps: 8 workers and 2 servers, 10 rank files" || bad "ps: $n rank files, want 10"
+# Only ranks past the devices that hold nothing but CPU ops go to the hosts: the two servers'
+# ranks 8 and 9 would, the workers' ranks 4 to 7 have no device on a cluster of 4.
+expect_error "ps workers beyond the cluster" "the trace has 10 ranks, the cluster 4 devices" run --nodes 1 \
+  --devices-per-node 4 --chakra "$TMP/rt-ps-vgg16-2"
 # CHAOS: the threads of one device are one rank, each thread a stream of its own.
 roundtrip chaos "--device xeon-phi-7120p" --strategy chaos --threads 16
 

@@ -325,8 +325,7 @@ static gboolean rank_on_host(const wl_chakra_rank *rk)
 }
 
 sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t devices,
-                          uint32_t nodes, uint32_t extra_nodes, double *reduce_Bps,
-                          GError **error)
+                          double *reduce_Bps, GError **error)
 {
   const char *where = sim_scenario_where(s, "chakra");
   static const char *const replaced[] = {"model", "strategy"};
@@ -341,8 +340,7 @@ sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t de
   if (!t)
     return NULL;
   /* Ranks past the cluster's devices whose nodes are all CPU ops are host processes (the
-   * parameter servers --chakra-out writes): on the extra nodes' hosts where the cluster has
-   * extra nodes, else on the worker nodes' hosts, round-robin (as --ps-placement places them). */
+   * parameter servers --chakra-out writes): server k of them where comm_ps_host puts it. */
   uint32_t on_devices = t->n_ranks;
   while (on_devices > devices && rank_on_host(&t->ranks[on_devices - 1]))
     on_devices--;
@@ -372,10 +370,9 @@ sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t de
       g_autofree char *name = g_strdup_printf("rank %u", r);
       rb->unit = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, r, name);
     } else {
-      uint32_t k = r - on_devices;
-      uint32_t host = extra_nodes ? nodes + k % extra_nodes : k % MAX(nodes, 1);
-      g_autofree char *name = g_strdup_printf("rank %u (host of node %u)", r, host);
-      rb->unit = sim__plan_add_unit(p, SIM_PROC_PARAM_SERVER, SIM_UNIT_SERVER, host, name);
+      g_autofree char *name = g_strdup_printf("rank %u (a host process)", r);
+      rb->unit = sim__plan_add_unit(p, SIM_PROC_PARAM_SERVER, SIM_UNIT_SERVER, r - on_devices,
+                                    name);
     }
     rb->streams = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     rb->colls = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, array_free);

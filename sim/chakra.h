@@ -8,16 +8,14 @@
 #include "net_adapter.h"
 #include "scenario.h"
 
-/* The task graph of the scenario's --chakra folder on a cluster of `devices` devices on `nodes`
- * nodes (and `extra_nodes` without devices): one unit per rank (rank r on device r; ranks past
- * the devices whose nodes are all CPU ops on the extra nodes' hosts, or else the nodes' hosts,
- * round-robin), compute nodes on their rank's streams with their recorded
+/* The task graph of the scenario's --chakra folder on a cluster of `devices` devices: one unit
+ * per rank (rank r on device r; the k-th rank past the devices whose nodes are all CPU ops on
+ * a host, where comm_ps_host puts server k), compute nodes on their rank's streams with their recorded
  * time or, without one, their FLOPs and bytes through `device` (a catalog name or file);
  * collectives, sends and receives as communication tasks of dtsim's network. *reduce_Bps
  * receives the device's rate of summing, bytes/s, for the collectives. */
 sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t devices,
-                          uint32_t nodes, uint32_t extra_nodes, double *reduce_Bps,
-                          GError **error);
+                          double *reduce_Bps, GError **error);
 
 /* The scenario --chakra-out simulates: one iteration unless --iterations is given, and every
  * device unless --symmetry is given (ZeRO 3 excepted, which only the folded 3-D plan builds), so

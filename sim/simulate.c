@@ -301,8 +301,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   g_autoptr(sim_plan) plan = NULL;
   double reduce_Bps = 0;
   if (s->chakra) {
-    plan = sim_chakra_plan(s, device, comm_topology_devices(topo), comm_topology_nodes(topo),
-                           comm_topology_extra_nodes(topo), &reduce_Bps, error);
+    plan = sim_chakra_plan(s, device, comm_topology_devices(topo), &reduce_Bps, error);
   } else {
     plan = build_plan(s, topo, net_model, device, outputs, &strategy, &costs, error);
     if (plan)

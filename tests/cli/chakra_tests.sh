@@ -83,8 +83,8 @@ roundtrip ps-resnet50 "--nodes 2 --devices-per-node 4" --strategy ps
 roundtrip ps-vgg16-1 "--nodes 2 --devices-per-node 4" --strategy ps --model vgg16
 roundtrip ps-vgg16-2 "--nodes 2 --devices-per-node 4" --strategy ps --model vgg16 --ps-count 2
 roundtrip ps-vgg16-gpu "--nodes 2 --devices-per-node 4" --strategy ps --model vgg16 --ps-placement gpu --ps-count 3
-# Four servers on two nodes: servers 2 and 3 on the second socket of their host (cpu
-# placement), which the reader does not know (host servers go to socket 0): 0.8% more.
+# Four servers on two nodes: servers 2 and 3 on the second socket of their host, where the
+# reader puts host ranks 10 and 11 too.
 roundtrip ps-vgg16-4 "--nodes 2 --devices-per-node 4" --strategy ps --model vgg16 --ps-count 4
 n=$(ls "$TMP/rt-ps-vgg16-2" | grep -c '^dtsim\.[0-9]*\.et$')
 [ "$n" -eq 10 ] && ok "ps: 8 workers and 2 servers, 10 rank files" || bad "ps: $n rank files, want 10"

@@ -49,6 +49,7 @@ typedef struct {
   rank_build *rb;
   const sim_scenario *s;
   dev_device *dev;           /* times compute nodes without a recorded duration */
+  const comm_coll_algorithm *algo;   /* --allreduce, or the one the trace names */
 } build;
 
 static sim_stream_id stream_of(build *b, uint32_t rank, unsigned kind, uint64_t x, uint64_t y)
@@ -228,7 +229,7 @@ static gboolean add_group(build *b, uint32_t group, const uint32_t *ranks, uint3
     /* A barrier is an all-reduce of one element (PyTorch's barrier on NCCL). */
     uint64_t bytes = x->comm == WL_CHAKRA_BARRIER ? 4 : x->bytes;
     sim_task_id t = sim_graph_add_collective(b->p->graph, members, n, x->name, coll_op[x->comm],
-                                             b->s->allreduce, bytes);
+                                             b->algo, bytes);
     for (uint32_t m = 0; m < n; m++)
       b->rb[ranks[m]].task[g_array_index(lists[m], uint32_t, k)] = t;
   }
@@ -362,7 +363,18 @@ sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t de
   /* A reduction reads two operands and writes one: a third of the streaming bandwidth (as in
    * sim_costs_build). */
   *reduce_Bps = dev_stream_Bps(dev) / 3.0;
-  build b = {t, p, g_new0(rank_build, t->n_ranks), s, dev};
+  build b = {t, p, g_new0(rank_build, t->n_ranks), s, dev, s->allreduce};
+  /* A trace dtsim wrote names the algorithm it was simulated with (3-D jobs use the ring):
+   * the default unless --allreduce is given. */
+  if (t->ranks[0].algorithm && !sim_scenario_given(s, "allreduce")) {
+    g_autofree char *what = g_strdup_printf("%s: the global metadata's comm_algorithm",
+                                            t->ranks[0].path);
+    b.algo = comm_coll_algorithm_find(t->ranks[0].algorithm, what, error);
+    if (!b.algo) {
+      build_clear(&b);
+      return NULL;
+    }
+  }
   gboolean ok = TRUE;
   for (uint32_t r = 0; r < t->n_ranks; r++) {
     rank_build *rb = &b.rb[r];
@@ -884,6 +896,22 @@ gboolean sim_chakra_write(const sim_plan *plan, const char *dir, const sim_chakr
   e.w = trace_chakra_out_new(dir, "dtsim", "--chakra-out", error);
   if (!e.w)
     goto out;
+  /* The algorithm of the plan's collectives (all-to-alls aside, which the reader runs with the
+   * same), when they share one: a reader of dtsim's takes it as its default. */
+  {
+    const comm_coll_algorithm *algo = NULL;
+    gboolean one = TRUE;
+    for (sim_task_id t = 0; t < nt && one; t++) {
+      sim_task_view v = sim_graph_task_view(g, t);
+      if (v.kind != SIM_TASK_COLLECTIVE || v.op == SIM_OP_ALLTOALL)
+        continue;
+      const comm_coll_algorithm *a = sim_graph_task_algorithm(g, t);
+      one = !algo || a == algo;
+      algo = a;
+    }
+    if (algo && one)
+      trace_chakra_out_set_algorithm(e.w, comm_coll_algorithm_name(algo));
+  }
   for (uint32_t k = 0; k < e.n_units; k++)
     for (uint32_t o = 0; o < e.first[k + 1] - e.first[k]; o++)
       if (!write_rank(&e, k, o, g_ptr_array_index(lists, k), error))

@@ -51,14 +51,18 @@ roundtrip hybrid "--nodes 2 --devices-per-node 4" --strategy hybrid --stages 2 -
 roundtrip 3d "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 2 --pp 2 --global-batch 32 --micro-batch 2
 roundtrip 3d-sp-zero1 "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 4 --pp 2 --global-batch 16 --micro-batch 1 --sequence-parallel on --zero 1
 roundtrip 3d-interleaved "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 2 --pp 2 --global-batch 16 --micro-batch 1 --schedule interleaved --interleave 2
-# The every-device 3-D plan's collectives run again when read back: with the 3-D plan's own
-# algorithm (the ring unless --allreduce names one) the reader's time is the writer's but for
-# the rounding of compute durations to microseconds (16 ranks x ~800 nodes, each off by at most
-# 0.5 us, much of it off the critical path): 1e-4 of 2.5 s is 250 us.
-b=$("$DTSIM" run --system dgx-a100 --nodes 2 --chakra "$TMP/rt-3d-sp-zero1" --allreduce ring --json 2>"$TMP/err" | json_num iteration_time_s)
+# The every-device 3-D plan's collectives run again when read back, with the algorithm the
+# trace names (comm_algorithm in its global metadata: 3d uses the ring): the reader's time is
+# the writer's but for the rounding of compute durations to microseconds (16 ranks x ~800
+# nodes, each off by at most 0.5 us, much of it off the critical path): 1e-4 of 2.5 s is 250 us.
+# --allreduce auto overrides it: auto picks other algorithms on NVLink, a different time.
+b=$("$DTSIM" run --system dgx-a100 --nodes 2 --chakra "$TMP/rt-3d-sp-zero1" --json 2>"$TMP/err" | json_num iteration_time_s)
+c=$("$DTSIM" run --system dgx-a100 --nodes 2 --chakra "$TMP/rt-3d-sp-zero1" --allreduce auto --json 2>>"$TMP/err" | json_num iteration_time_s)
 a=$("$DTSIM" run --system dgx-a100 --nodes 2 --strategy 3d --model gpt3-1.7b --tp 4 --pp 2 --global-batch 16 --micro-batch 1 --sequence-parallel on --zero 1 --iterations 1 --symmetry off --json | json_num iteration_time_s)
-[ -n "$a" ] && [ -n "$b" ] && near "$b" "$a" 1e-4 && ok "3d read back with its own ring collectives: $a s, $b s" ||
-  bad "3d read back with the ring: $a s written, $b s read: $(cat "$TMP/err")"
+[ -n "$a" ] && [ -n "$b" ] && near "$b" "$a" 1e-4 && ok "3d read back with the ring its trace names: $a s, $b s" ||
+  bad "3d read back with its trace's algorithm: $a s written, $b s read: $(cat "$TMP/err")"
+[ -n "$c" ] && ! near "$c" "$a" 1e-4 && ok "--allreduce auto overrides the trace's algorithm: $c s" ||
+  bad "--allreduce auto beside the trace's ring: $c s, written $a s"
 # --symmetry on keeps the folded plans (one device a stage, its collectives timed before the
 # run), written for every rank they stand for; ZeRO 3 has only the folded 3-D plan.
 roundtrip dp-folded "--nodes 2 --devices-per-node 4" --strategy dp --symmetry on
@@ -217,7 +221,10 @@ def put(f, m):
 if sys.argv[1] == "--write":
     for rank in range(2):
         with open(os.path.join(sys.argv[2], "py.%d.et" % rank), "wb") as f:
-            put(f, pb.GlobalMetadata(version="0.0.4"))
+            meta = pb.GlobalMetadata(version="0.0.4")
+            if len(sys.argv) > 3:
+                meta.attr.add(name="comm_algorithm", string_val=sys.argv[3])
+            put(f, meta)
             a = pb.Node(id=0, name="gemm", type=pb.COMP_NODE, duration_micros=250)
             a.attr.add(name="is_cpu_op", bool_val=False)
             put(f, a)
@@ -353,8 +360,11 @@ PY
   fi
   v=$("$py" "$TMP/check.py" --streams "$TMP/rt-chaos" 2>"$TMP/err")
   [ "$v" = "1 16" ] && ok "chaos: one rank, 16 thread streams" || bad "chaos: $v (ranks, streams), want 1 16: $(cat "$TMP/err")"
-  mkdir "$TMP/py"
+  mkdir "$TMP/py" "$TMP/py-algo"
   "$py" "$TMP/check.py" --write "$TMP/py"
+  "$py" "$TMP/check.py" --write "$TMP/py-algo" no-such-algorithm
+  expect_error "a trace naming an unknown algorithm" "py.0.et: the global metadata's comm_algorithm" \
+    run --nodes 1 --devices-per-node 2 --chakra "$TMP/py-algo"
   # 250 us of compute, then an all-reduce of 1 MiB over the two ranks.
   t=$("$DTSIM" run --nodes 1 --devices-per-node 2 --chakra "$TMP/py" --json | json_num iteration_time_s)
   c=$("$DTSIM" collective --nodes 1 --devices-per-node 2 --op allreduce --bytes 1M --json | json_num time_s)

@@ -3,6 +3,7 @@
 
 #include "chakra_out.h"
 #include "devices.h"
+#include "net_adapter.h"
 #include "simulate.h"
 #include "util.h"
 #include "wl_chakra.h"
@@ -15,7 +16,9 @@ static const sim_key chakra_keys[] = {
      .help = "the workload is a folder of Chakra execution traces (PREFIX.RANK.et)"},
     {"chakra-out", SIM_KEY_STRING, SIM_KEY_OFF(chakra_out), .commands = SIM_OPTS_RUN,
      .arg = "DIR", .help = "write the simulated job as Chakra execution traces, one per rank (one "
-                          "iteration unless --iterations is given)"},
+                          "iteration unless --iterations is given; every device simulated unless "
+                          "--symmetry is given, so that collectives are collective nodes; "
+                          "parameter servers as ranks or streams of their own)"},
 };
 const sim_key_group sim_keys_chakra = SIM_KEY_GROUP("chakra", 0, chakra_keys);
 
@@ -46,6 +49,7 @@ typedef struct {
   rank_build *rb;
   const sim_scenario *s;
   dev_device *dev;           /* times compute nodes without a recorded duration */
+  const comm_coll_algorithm *algo;   /* --allreduce, or the one the trace names */
 } build;
 
 static sim_stream_id stream_of(build *b, uint32_t rank, unsigned kind, uint64_t x, uint64_t y)
@@ -157,8 +161,10 @@ static gboolean add_local(build *b, uint32_t r, GError **error)
       break;
     case WL_CHAKRA_SEND:
     case WL_CHAKRA_RECV:
-      if (n->peer < 0 || (uint32_t)n->peer >= b->t->n_ranks || (uint32_t)n->peer == r)
-        return node_error(error, rk, i, "%s rank %d, which is not another rank of the trace "
+      /* A rank may send to itself (a device's parameter server and its worker): a transfer
+       * between two of its streams. */
+      if (n->peer < 0 || (uint32_t)n->peer >= b->t->n_ranks)
+        return node_error(error, rk, i, "%s rank %d, which is not a rank of the trace "
                           "(0 to %u)", n->type == WL_CHAKRA_SEND ? "sends to" : "receives from",
                           n->peer, b->t->n_ranks - 1);
       list_add(n->type == WL_CHAKRA_SEND ? rb->sends : rb->recvs,
@@ -222,8 +228,13 @@ static gboolean add_group(build *b, uint32_t group, const uint32_t *ranks, uint3
     }
     /* A barrier is an all-reduce of one element (PyTorch's barrier on NCCL). */
     uint64_t bytes = x->comm == WL_CHAKRA_BARRIER ? 4 : x->bytes;
+    /* An algorithm without all-to-all (the ring a 3-D trace names) leaves those to the direct
+     * exchange, as the plan that wrote the trace timed them (sim/colltime.c). */
+    const comm_coll_algorithm *algo = b->algo;
+    if (x->comm == WL_CHAKRA_ALL_TO_ALL && !comm_coll_algorithm_supports(algo, COMM_COLL_ALLTOALL))
+      algo = comm_coll_algorithm_find("direct", "direct", NULL);
     sim_task_id t = sim_graph_add_collective(b->p->graph, members, n, x->name, coll_op[x->comm],
-                                             b->s->allreduce, bytes);
+                                             algo, bytes);
     for (uint32_t m = 0; m < n; m++)
       b->rb[ranks[m]].task[g_array_index(lists[m], uint32_t, k)] = t;
   }
@@ -310,6 +321,15 @@ static void build_clear(build *b)
   dev_device_free(b->dev);
 }
 
+/* Whether every node of the rank is a CPU op (a host process, such as a parameter server). */
+static gboolean rank_on_host(const wl_chakra_rank *rk)
+{
+  for (uint32_t i = 0; i < rk->n_nodes; i++)
+    if (!rk->nodes[i].cpu)
+      return FALSE;
+  return rk->n_nodes > 0;
+}
+
 sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t devices,
                           double *reduce_Bps, GError **error)
 {
@@ -325,14 +345,22 @@ sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t de
   g_autoptr(wl_chakra_trace) t = wl_chakra_load(s->chakra, where, error);
   if (!t)
     return NULL;
-  if (t->n_ranks > devices) {
+  /* Ranks past the cluster's devices whose nodes are all CPU ops are host processes (the
+   * parameter servers --chakra-out writes): server k of them where comm_ps_host puts it. */
+  uint32_t on_devices = t->n_ranks;
+  while (on_devices > devices && rank_on_host(&t->ranks[on_devices - 1]))
+    on_devices--;
+  for (uint32_t r = on_devices; r < t->n_ranks; r++)
+    if (!rank_on_host(&t->ranks[r]))
+      on_devices = t->n_ranks;
+  if (on_devices > devices) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                 "%s %s: the trace has %u ranks, the cluster %" G_GUINT64_FORMAT " devices "
                 "(--nodes, --devices-per-node)", where, s->chakra, t->n_ranks, devices);
     return NULL;
   }
   g_autoptr(sim_plan) p = sim__plan_new();
-  p->devices = t->n_ranks;
+  p->devices = on_devices;
   sim_graph_reserve(p->graph, t->n_nodes, t->n_nodes * 2);
   dev_device *dev = sim_scenario_device(s, device, s->calibration, error);
   if (!dev)
@@ -340,12 +368,29 @@ sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t de
   /* A reduction reads two operands and writes one: a third of the streaming bandwidth (as in
    * sim_costs_build). */
   *reduce_Bps = dev_stream_Bps(dev) / 3.0;
-  build b = {t, p, g_new0(rank_build, t->n_ranks), s, dev};
+  build b = {t, p, g_new0(rank_build, t->n_ranks), s, dev, s->allreduce};
+  /* A trace dtsim wrote names the algorithm it was simulated with (3-D jobs use the ring):
+   * the default unless --allreduce is given. */
+  if (t->ranks[0].algorithm && !sim_scenario_given(s, "allreduce")) {
+    g_autofree char *what = g_strdup_printf("%s: the global metadata's comm_algorithm",
+                                            t->ranks[0].path);
+    b.algo = comm_coll_algorithm_find(t->ranks[0].algorithm, what, error);
+    if (!b.algo) {
+      build_clear(&b);
+      return NULL;
+    }
+  }
   gboolean ok = TRUE;
   for (uint32_t r = 0; r < t->n_ranks; r++) {
     rank_build *rb = &b.rb[r];
-    g_autofree char *name = g_strdup_printf("rank %u", r);
-    rb->unit = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, r, name);
+    if (r < on_devices) {
+      g_autofree char *name = g_strdup_printf("rank %u", r);
+      rb->unit = sim__plan_add_unit(p, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, r, name);
+    } else {
+      g_autofree char *name = g_strdup_printf("rank %u (a host process)", r);
+      rb->unit = sim__plan_add_unit(p, SIM_PROC_PARAM_SERVER, SIM_UNIT_SERVER, r - on_devices,
+                                    name);
+    }
     rb->streams = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     rb->colls = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, array_free);
     rb->sends = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, array_free);
@@ -402,6 +447,14 @@ sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t de
 
 /* ---- Out ----------------------------------------------------------------------------------- */
 
+void sim_chakra_export_scenario(sim_scenario *s)
+{
+  if (!sim_scenario_given(s, "iterations"))
+    s->iterations = 1;
+  if (!sim_scenario_given(s, "symmetry") && s->zero < 3)
+    s->symmetry = FALSE;
+}
+
 /* The device units of a plan in rank order; unit k stands for ranks [first[k], first[k+1]). */
 typedef struct {
   const sim_plan *p;
@@ -416,7 +469,36 @@ typedef struct {
   sim_task_id *prev;
   GHashTable *groups;        /* rank list text -> group name */
   trace_chakra_out *w;
+  /* Parameter servers (NULL without): per task, its place in plan->ps_tasks or UINT32_MAX;
+   * per tensor, its shard (the server whose rank server_rank gives). */
+  const sim_chakra_servers *ps;
+  uint32_t *ps_index, *shard_of;
+  uint32_t n_tasks;
 } export;
+
+/* The rank of server k: its own past the workers' where it runs on a host, else the rank of
+ * the device it shares (as comm_ps places gpu servers: round-robin over the nodes, then over
+ * each node's devices). */
+static uint32_t server_rank(const export *e, uint32_t k)
+{
+  const sim_chakra_servers *ps = e->ps;
+  if (ps->on_host)
+    return e->p->devices + k;
+  uint32_t nodes = MAX(ps->nodes, 1), per = MAX(ps->devices_per_node, 1);
+  return (k % nodes) * per + (k / nodes) % per;
+}
+
+/* A push's receive of its pull on the worker: a node id past the graph's tasks. */
+static uint64_t pull_id(const export *e, sim_task_id t)
+{
+  return (uint64_t)e->n_tasks + e->ps_index[t];
+}
+
+/* A dependency on task t as the node that ends it (a push ends with its pull's receive). */
+static uint64_t dep_id(const export *e, sim_task_id t)
+{
+  return e->ps_index && e->ps_index[t] != UINT32_MAX ? pull_id(e, t) : t;
+}
 
 static int cmp_rank(gconstpointer a, gconstpointer b, gpointer user)
 {
@@ -468,6 +550,8 @@ static const int chakra_of_op[] = {
     [SIM_OP_ALLTOALL] = WL_CHAKRA_ALL_TO_ALL,
 };
 
+static gboolean write_server(export *e, uint32_t k, uint64_t *next_id, GError **error);
+
 /* Writes rank first[u] + offset, from place u's tasks. */
 static gboolean write_rank(export *e, uint32_t u, uint32_t offset, const GArray *tasks,
                            GError **error)
@@ -485,16 +569,17 @@ static gboolean write_rank(export *e, uint32_t u, uint32_t offset, const GArray 
     g_array_set_size(deps, 0);
     for (uint32_t j = e->in_start[t]; j < e->in_start[t + 1]; j++)
       if (touches(e, e->in[j], u)) {
-        uint64_t id = e->in[j];
+        uint64_t id = dep_id(e, e->in[j]);
         g_array_append_val(deps, id);
       }
     /* The order of the streams, which the graph keeps implicitly, as control dependencies. */
     g_array_set_size(ctrl, 0);
     for (uint32_t j = e->prev_start[t]; j < e->prev_start[t + 1]; j++)
       if (touches(e, e->prev[j], u)) {
-        uint64_t id = e->prev[j];
+        uint64_t id = dep_id(e, e->prev[j]);
         g_array_append_val(ctrl, id);
       }
+    uint64_t push;             /* a pull's receive waits for its push */
     trace_chakra_node n = {.id = t, .name = sim_graph_task_name(g, t), .stream = -1,
                            .data_deps = (const uint64_t *)deps->data, .n_data_deps = deps->len,
                            .ctrl_deps = (const uint64_t *)ctrl->data, .n_ctrl_deps = ctrl->len};
@@ -539,13 +624,126 @@ static gboolean write_rank(export *e, uint32_t u, uint32_t offset, const GArray 
       n.pg_name = group_name(e, ranks, nr);
       break;
     }
+    case SIM_TASK_CUSTOM: {
+      /* A push (sim_chakra_write refused any other): the send to its server here; its pull's
+       * receive follows. Tag: the tensor, so that each tensor has its own streams. */
+      const sim_ps_task *pt = &g_array_index(e->p->ps_tasks, sim_ps_task, e->ps_index[t]);
+      n.type = WL_CHAKRA_SEND;
+      n.comm_src = (int32_t)rank;
+      n.comm_dst = (int32_t)server_rank(e, e->shard_of[pt->tensor]);
+      n.comm_tag = (int32_t)pt->tensor;
+      n.comm_size = g_array_index(e->p->ps_tensor_bytes, uint64_t, pt->tensor);
+      if (!trace_chakra_out_node(e->w, &n, error))
+        return FALSE;
+      push = t;
+      n = (trace_chakra_node){.id = pull_id(e, t), .name = n.name, .type = WL_CHAKRA_RECV,
+                              .stream = -1, .comm_src = n.comm_dst, .comm_dst = n.comm_src,
+                              .comm_tag = n.comm_tag + (int32_t)e->p->ps_tensor_bytes->len,
+                              .comm_size = n.comm_size,
+                              .data_deps = &push, .n_data_deps = 1};
+      break;
+    }
     default:
       break;
     }
     if (!trace_chakra_out_node(e->w, &n, error))
       return FALSE;
   }
+  /* The servers this device runs, their node ids past the pulls'. */
+  uint64_t id = (uint64_t)e->n_tasks + (e->ps ? e->p->ps_tasks->len : 0);
+  for (uint32_t k = 0; e->ps && !e->ps->on_host && k < e->ps->servers; k++)
+    if (server_rank(e, k) == rank && !write_server(e, k, &id, error))
+      return FALSE;
   return trace_chakra_out_end(e->w, error);
+}
+
+typedef struct {
+  uint32_t iteration;
+  sim_time_ps aggregated;    /* in the run's last step */
+  guint index;               /* worker 0's entry in plan->ps_tasks */
+} agg_order;
+
+static int cmp_agg(gconstpointer a, gconstpointer b)
+{
+  const agg_order *x = a, *y = b;
+  if (x->iteration != y->iteration)
+    return x->iteration < y->iteration ? -1 : 1;
+  if (x->aggregated != y->aggregated)
+    return x->aggregated < y->aggregated ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Writes server `k`'s nodes, ids from *next_id on: for each tensor of its shard, in the order
+ * the run aggregated them (a server aggregates a tensor when its last push has arrived: small
+ * tensors pushed after a large one may be summed first; every iteration in the last one's
+ * order), a receive of every worker's push (tag: the tensor), the aggregation of the W
+ * gradients (their bytes at the server's rate, one at a time as comm_ps aggregates), and a
+ * send of the sum back to every worker (tag: the tensor count plus the tensor). */
+static gboolean write_server(export *e, uint32_t k, uint64_t *next_id, GError **error)
+{
+  const sim_plan *p = e->p;
+  uint32_t W = p->ps_workers, server = server_rank(e, k), T = p->ps_tensor_bytes->len;
+  g_autofree uint64_t *recvs = g_new(uint64_t, MAX(W, 1));
+  uint64_t id = *next_id, agg = 0;
+  /* On a device: a stream of its own beside the worker's (the graph's streams are numbered
+   * below sim_graph_n_streams). */
+  int64_t stream = e->ps->on_host ? -1 : (int64_t)sim_graph_n_streams(e->g) + k;
+  gboolean has_agg = FALSE;
+  g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(agg_order));
+  for (guint i = 0; i < p->ps_tasks->len; i++) {
+    const sim_ps_task *pt = &g_array_index(p->ps_tasks, sim_ps_task, i);
+    if (pt->worker == 0 && e->shard_of[pt->tensor] == k) {
+      agg_order o = {pt->iteration,
+                     e->ps->adapter ? sim_net_adapter_ps_aggregated(e->ps->adapter, pt->tensor)
+                                    : 0, i};
+      g_array_append_val(order, o);
+    }
+  }
+  g_array_sort(order, cmp_agg);
+  for (guint j = 0; j < order->len; j++) {
+    const sim_ps_task *pt =
+        &g_array_index(p->ps_tasks, sim_ps_task, g_array_index(order, agg_order, j).index);
+    uint64_t bytes = g_array_index(p->ps_tensor_bytes, uint64_t, pt->tensor);
+    const char *name = sim_graph_task_name(e->g, pt->task);
+    for (uint32_t w = 0; w < W; w++) {
+      recvs[w] = id;
+      trace_chakra_node n = {.id = id++, .name = name, .type = WL_CHAKRA_RECV, .stream = -1,
+                             .is_cpu_op = e->ps->on_host, .comm_src = (int32_t)w,
+                             .comm_dst = (int32_t)server,
+                             .comm_tag = (int32_t)pt->tensor, .comm_size = bytes};
+      if (!trace_chakra_out_node(e->w, &n, error))
+        return FALSE;
+    }
+    sim_time_ps agg_ps = sim_time_for_work((double)bytes * W, e->ps->reduce_Bps);
+    trace_chakra_node a = {.id = id, .name = "aggregate", .type = WL_CHAKRA_COMP,
+                           .is_cpu_op = e->ps->on_host, .stream = stream,
+                           .duration_micros = (agg_ps + 500000) / 1000000,
+                           .tensor_size = bytes * W, .data_deps = recvs, .n_data_deps = W,
+                           .ctrl_deps = &agg, .n_ctrl_deps = has_agg};
+    if (!trace_chakra_out_node(e->w, &a, error))
+      return FALSE;
+    agg = id++;
+    has_agg = TRUE;
+    for (uint32_t w = 0; w < W; w++) {
+      trace_chakra_node n = {.id = id++, .name = name, .type = WL_CHAKRA_SEND, .stream = -1,
+                             .is_cpu_op = e->ps->on_host, .comm_src = (int32_t)server,
+                             .comm_dst = (int32_t)w,
+                             .comm_tag = (int32_t)(T + pt->tensor), .comm_size = bytes,
+                             .data_deps = &agg, .n_data_deps = 1};
+      if (!trace_chakra_out_node(e->w, &n, error))
+        return FALSE;
+    }
+  }
+  *next_id = id;
+  return TRUE;
+}
+
+/* Writes the rank of host server k. */
+static gboolean write_host_server(export *e, uint32_t k, GError **error)
+{
+  uint64_t id = 0;
+  return trace_chakra_out_begin(e->w, server_rank(e, k), error) &&
+         write_server(e, k, &id, error) && trace_chakra_out_end(e->w, error);
 }
 
 static void export_clear(export *e)
@@ -558,6 +756,8 @@ static void export_clear(export *e)
   g_free(e->in);
   g_free(e->prev_start);
   g_free(e->prev);
+  g_free(e->ps_index);
+  g_free(e->shard_of);
   if (e->groups)
     g_hash_table_destroy(e->groups);
   trace_chakra_out_free(e->w);
@@ -589,10 +789,11 @@ static void place_tasks(export *e)
   }
 }
 
-gboolean sim_chakra_write(const sim_plan *plan, const char *dir, GError **error)
+gboolean sim_chakra_write(const sim_plan *plan, const char *dir, const sim_chakra_servers *servers,
+                          GError **error)
 {
   const sim_graph *g = plan->graph;
-  export e = {.p = plan, .g = g};
+  export e = {.p = plan, .g = g, .n_tasks = sim_graph_n_tasks(g)};
   gboolean ok = FALSE;
   g_autoptr(GPtrArray) lists = NULL;
   uint32_t nu = sim_graph_n_units(g), nt = sim_graph_n_tasks(g), ne = sim_graph_n_edges(g);
@@ -603,20 +804,38 @@ gboolean sim_chakra_write(const sim_plan *plan, const char *dir, GError **error)
     if (g_array_index(plan->units, sim_unit_info, u).role == SIM_UNIT_DEVICE)
       e.units[e.n_units++] = u;
   }
+  if (servers && servers->servers > 0) {
+    e.ps = servers;
+    e.ps_index = g_new(uint32_t, MAX(nt, 1));
+    memset(e.ps_index, 0xff, MAX(nt, 1) * sizeof *e.ps_index);
+    for (guint i = 0; i < plan->ps_tasks->len; i++)
+      e.ps_index[g_array_index(plan->ps_tasks, sim_ps_task, i).task] = i;
+    uint32_t T = plan->ps_tensor_bytes->len;
+    e.shard_of = g_new0(uint32_t, MAX(T, 1));
+    comm_ps_place_tensors((const uint64_t *)plan->ps_tensor_bytes->data, T, servers->servers,
+                          e.shard_of);
+  }
   for (sim_task_id t = 0; t < nt; t++)
-    if (sim_graph_task_kind(g, t) == SIM_TASK_CUSTOM) {
+    if (sim_graph_task_kind(g, t) == SIM_TASK_CUSTOM &&
+        (!e.ps_index || e.ps_index[t] == UINT32_MAX)) {
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-                  "--chakra-out: task '%s' (a parameter-server push) has no form in Chakra "
-                  "execution traces, which hold collectives, sends and receives",
-                  sim_graph_task_name(g, t));
+                  "--chakra-out: task '%s' has no form in Chakra execution traces, which hold "
+                  "compute, collectives, sends and receives", sim_graph_task_name(g, t));
       goto out;
     }
   g_qsort_with_data(e.units, (gint)e.n_units, sizeof *e.units, cmp_rank, (gpointer)plan);
+  /* Units of one device (CHAOS's threads) are one rank, each its own stream there. */
   e.first = g_new(uint32_t, e.n_units + 1);
+  uint32_t places = 0;
   for (uint32_t k = 0; k < e.n_units; k++) {
-    e.pos[e.units[k]] = k;
-    e.first[k] = g_array_index(plan->units, sim_unit_info, e.units[k]).index;
+    uint32_t index = g_array_index(plan->units, sim_unit_info, e.units[k]).index;
+    if (places == 0 || e.first[places - 1] != index) {
+      e.units[places] = e.units[k];
+      e.first[places++] = index;
+    }
+    e.pos[e.units[k]] = places - 1;
   }
+  e.n_units = places;
   e.first[e.n_units] = plan->devices;
   e.owner = g_new(uint32_t, MAX(nt, 1));
   place_tasks(&e);
@@ -682,10 +901,29 @@ gboolean sim_chakra_write(const sim_plan *plan, const char *dir, GError **error)
   e.w = trace_chakra_out_new(dir, "dtsim", "--chakra-out", error);
   if (!e.w)
     goto out;
+  /* The algorithm of the plan's collectives (all-to-alls aside, which the reader runs with the
+   * same), when they share one: a reader of dtsim's takes it as its default. */
+  {
+    const comm_coll_algorithm *algo = NULL;
+    gboolean one = TRUE;
+    for (sim_task_id t = 0; t < nt && one; t++) {
+      sim_task_view v = sim_graph_task_view(g, t);
+      if (v.kind != SIM_TASK_COLLECTIVE || v.op == SIM_OP_ALLTOALL)
+        continue;
+      const comm_coll_algorithm *a = sim_graph_task_algorithm(g, t);
+      one = !algo || a == algo;
+      algo = a;
+    }
+    if (algo && one)
+      trace_chakra_out_set_algorithm(e.w, comm_coll_algorithm_name(algo));
+  }
   for (uint32_t k = 0; k < e.n_units; k++)
     for (uint32_t o = 0; o < e.first[k + 1] - e.first[k]; o++)
       if (!write_rank(&e, k, o, g_ptr_array_index(lists, k), error))
         goto out;
+  for (uint32_t k = 0; e.ps && e.ps->on_host && k < e.ps->servers; k++)
+    if (!write_host_server(&e, k, error))
+      goto out;
   ok = trace_chakra_out_close(e.w, error);
 out:
   export_clear(&e);

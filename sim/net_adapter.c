@@ -164,7 +164,8 @@ comm_ep sim_net_adapter_endpoint(const sim_net_adapter *a, sim_unit_id unit)
   case SIM_UNIT_HOST:
     return comm_topology_host(topo, u->index, 0);
   case SIM_UNIT_SERVER:
-    return comm_topology_host(topo, u->index, 0);
+    /* Server u->index where comm_ps puts host servers: on the extra nodes if there are any. */
+    return comm_ps_host(topo, comm_topology_extra_nodes(topo) > 0, u->index);
   }
   g_assert_not_reached();
 }
@@ -311,6 +312,11 @@ static gboolean ps_setup(sim_net_adapter *a, GError **error)
   a->ps_step = -1;
   a->ps_queue = g_array_new(FALSE, FALSE, sizeof(guint));
   return TRUE;
+}
+
+sim_time_ps sim_net_adapter_ps_aggregated(const sim_net_adapter *a, uint32_t tensor)
+{
+  return a->ps ? comm_ps_aggregation_end(a->ps, tensor) : 0;
 }
 
 static void ps_start(sim_net_adapter *a, sim_exec *x, sim_task_id t)

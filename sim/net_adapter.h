@@ -21,6 +21,8 @@ extern const sim_comm_ops sim_net_adapter_ops;
  * aggregation rate in bytes/s. */
 void sim_net_adapter_set_ps(sim_net_adapter *a, comm_ps_placement placement, uint32_t servers,
                             double server_reduce_Bps);
+/* When the parameter servers' aggregation of `tensor` ended in the last step (0 without). */
+sim_time_ps sim_net_adapter_ps_aggregated(const sim_net_adapter *a, uint32_t tensor);
 /* The endpoint a unit of the plan stands for. */
 comm_ep sim_net_adapter_endpoint(const sim_net_adapter *a, sim_unit_id unit);
 

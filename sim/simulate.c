@@ -357,8 +357,16 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   }
   if (outputs && s->csv && !trace_timeline_write_csv(s->csv, plan->graph, exec, error))
     return FALSE;
-  if (outputs && s->chakra_out && !sim_chakra_write(plan, s->chakra_out, error))
-    return FALSE;
+  if (outputs && s->chakra_out) {
+    sim_chakra_servers servers = {(uint32_t)s->ps_count,
+                                  costs ? sim_ps_server_reduce_Bps(s->ps_placement, costs) : 0,
+                                  s->ps_placement != COMM_PS_GPU,
+                                  comm_topology_nodes(topo),
+                                  comm_topology_devices_per_node(topo), adapter};
+    if (!sim_chakra_write(plan, s->chakra_out, (flags & SIM_STRATEGY_SERVERS) ? &servers : NULL,
+                          error))
+      return FALSE;
+  }
   if (outputs && !(o && o->quiet))
     note_auto_fallback(s, topo, flags);   /* after the last error: a refused run prints one line */
   if (keep) {
@@ -404,11 +412,12 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
 {
   gint64 t0 = g_get_monotonic_time();
   /* A Chakra trace is one iteration of the job (as traces of real jobs are): --chakra-out
-   * simulates one unless --iterations says otherwise. */
+   * simulates one unless --iterations says otherwise, and every device unless --symmetry says
+   * otherwise (sim_chakra_export_scenario). */
   g_auto(sim_scenario) one_iteration = {0};
-  if (s->chakra_out && !sim_scenario_given(s, "iterations")) {
+  if (s->chakra_out) {
     sim_scenario_copy(&one_iteration, s);
-    one_iteration.iterations = 1;
+    sim_chakra_export_scenario(&one_iteration);
     s = &one_iteration;
   }
   if (!simulate_once(s, o, TRUE, out, o ? o->keep : NULL, error))

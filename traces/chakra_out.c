@@ -15,6 +15,7 @@ struct trace_chakra_out {
   char *dir, *prefix, *what;
   dt_outfile *file;           /* the rank being written, or NULL */
   GString *groups;            /* comm_group.json's members, written by _close */
+  char *algorithm;            /* the global metadata's comm_algorithm, or NULL */
   guint8 *buf;
   size_t cap;
 };
@@ -56,6 +57,7 @@ void trace_chakra_out_free(trace_chakra_out *w)
   g_free(w->dir);
   g_free(w->prefix);
   g_free(w->what);
+  g_free(w->algorithm);
   g_free(w);
 }
 
@@ -82,6 +84,12 @@ static void put_message(trace_chakra_out *w, const ProtobufCMessage *m)
   fwrite(w->buf, 1, len, f);
 }
 
+void trace_chakra_out_set_algorithm(trace_chakra_out *w, const char *name)
+{
+  g_free(w->algorithm);
+  w->algorithm = g_strdup(name);
+}
+
 gboolean trace_chakra_out_begin(trace_chakra_out *w, uint32_t rank, GError **error)
 {
   g_return_val_if_fail(w->file == NULL, FALSE);
@@ -96,8 +104,12 @@ gboolean trace_chakra_out_begin(trace_chakra_out *w, uint32_t rank, GError **err
   schema.name = (char *)"schema";
   schema.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
   schema.string_val = (char *)"dtsim " DTSIM_VERSION;
-  ChakraProtoMsg__AttributeProto *attrs[] = {&schema};
-  meta.n_attr = 1;
+  ChakraProtoMsg__AttributeProto algorithm = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT;
+  algorithm.name = (char *)"comm_algorithm";
+  algorithm.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+  algorithm.string_val = w->algorithm;
+  ChakraProtoMsg__AttributeProto *attrs[] = {&schema, &algorithm};
+  meta.n_attr = w->algorithm ? 2 : 1;
   meta.attr = attrs;
   put_message(w, &meta.base);
   return TRUE;

@@ -36,6 +36,10 @@ typedef struct trace_chakra_out trace_chakra_out;
 /* Creates the folder if needed; `what` names the option in messages. */
 trace_chakra_out *trace_chakra_out_new(const char *dir, const char *prefix, const char *what,
                                        GError **error);
+/* Names, in the global metadata of the files begun after it (attribute comm_algorithm, a
+ * string), the collective algorithm the job was simulated with; dtsim's reader takes it as
+ * the default of --allreduce, other readers ignore it. */
+void trace_chakra_out_set_algorithm(trace_chakra_out *w, const char *name);
 /* Starts rank `rank`'s file (the previous one must be ended). */
 gboolean trace_chakra_out_begin(trace_chakra_out *w, uint32_t rank, GError **error);
 gboolean trace_chakra_out_node(trace_chakra_out *w, const trace_chakra_node *n, GError **error);

@@ -437,6 +437,11 @@ gboolean wl_chakra__read_rank(const char *path, GHashTable *groups, GStringChunk
                 path);
     goto out;
   }
+  /* dtsim's own traces name the collective algorithm they were simulated with. */
+  for (size_t i = 0; i < meta->n_attr; i++)
+    if (meta->attr[i]->name && strcmp(meta->attr[i]->name, "comm_algorithm") == 0 &&
+        meta->attr[i]->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
+      out->algorithm = g_string_chunk_insert_const(names, meta->attr[i]->string_val);
   chakra_proto_msg__global_metadata__free_unpacked(meta, NULL);
   arena pool = {g_malloc(1 << 16), 1 << 16, 0, g_ptr_array_new_with_free_func(g_free)};
   ProtobufCAllocator alloc = {arena_alloc, arena_free, &pool};

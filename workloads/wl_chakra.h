@@ -82,6 +82,7 @@ typedef struct {
   uint32_t *deps;           /* indices of nodes of this rank */
   uint32_t n_deps;
   uint32_t *order;          /* the nodes in a dependency order, file order among free ones */
+  const char *algorithm;    /* the global metadata's comm_algorithm (dtsim's traces), or NULL */
 } wl_chakra_rank;
 
 typedef struct {

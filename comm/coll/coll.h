@@ -175,6 +175,11 @@ uint32_t comm_ps_servers(const comm_ps *ps);
 uint32_t comm_ps_shard_of(const comm_ps *ps, uint32_t tensor);
 uint64_t comm_ps_shard_bytes(const comm_ps *ps, uint32_t shard);
 comm_ep comm_ps_server_endpoint(const comm_ps *ps, uint32_t shard);
+/* The host socket of server k on the hosts: round-robin over the worker nodes, then over their
+ * sockets (cpu, colocated), or over the extra nodes, then their sockets (`dedicated`). */
+comm_ep comm_ps_host(const comm_topology *topo, gboolean dedicated, uint32_t k);
+/* When the aggregation of `tensor` ended in the last step (0 before any). */
+sim_time_ps comm_ps_aggregation_end(const comm_ps *ps, uint32_t tensor);
 
 /* Begins a synchronous step: pulled(engine, worker, tensor, user) fires per worker and tensor
  * as parameters arrive (may be NULL), done(engine, user) once every pull has arrived. */

@@ -86,26 +86,34 @@ static void balance(comm_ps *ps)
     ps->shard_bytes[ps->shard_of[i]] += ps->tensor_bytes[i];
 }
 
+comm_ep comm_ps_host(const comm_topology *topo, gboolean dedicated, uint32_t k)
+{
+  uint32_t nodes = MAX(comm_topology_nodes(topo), 1);
+  uint32_t sockets = MAX(comm_topology_sockets(topo), 1);
+  uint32_t extra = MAX(comm_topology_extra_nodes(topo), 1);
+  if (dedicated)
+    return comm_topology_host(topo, nodes + k % extra, (k / extra) % sockets);
+  return comm_topology_host(topo, k % nodes, (k / nodes) % sockets);
+}
+
 static gboolean place(comm_ps *ps, GError **error)
 {
   const comm_topology *topo = ps->g->topo;
   uint32_t nodes = comm_topology_nodes(topo), per = comm_topology_devices_per_node(topo);
-  uint32_t sockets = MAX(comm_topology_sockets(topo), 1);
-  uint32_t extra = MAX(comm_topology_extra_nodes(topo), 1);
   for (uint32_t k = 0; k < ps->servers; k++) {
     switch (ps->cfg.placement) {
     case COMM_PS_CPU:
-      ps->server_ep[k] = comm_topology_host(topo, k % nodes, (k / nodes) % sockets);
+      ps->server_ep[k] = comm_ps_host(topo, FALSE, k);
       break;
     case COMM_PS_GPU:
       ps->server_ep[k] = comm_topology_device(topo, (k % nodes) * per + (k / nodes) % per);
       break;
     case COMM_PS_COLOCATED:
       /* The first K worker nodes' hosts, as TensorFlow jobs with K < N servers run them. */
-      ps->server_ep[k] = comm_topology_host(topo, k % nodes, (k / nodes) % sockets);
+      ps->server_ep[k] = comm_ps_host(topo, FALSE, k);
       break;
     case COMM_PS_DEDICATED:
-      ps->server_ep[k] = comm_topology_host(topo, nodes + k % extra, (k / extra) % sockets);
+      ps->server_ep[k] = comm_ps_host(topo, TRUE, k);
       break;
     default:
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--ps-placement: unknown placement");
@@ -237,6 +245,12 @@ comm_ep comm_ps_server_endpoint(const comm_ps *ps, uint32_t shard)
 {
   g_return_val_if_fail(shard < ps->servers, 0);
   return ps->server_ep[shard];
+}
+
+sim_time_ps comm_ps_aggregation_end(const comm_ps *ps, uint32_t tensor)
+{
+  g_return_val_if_fail(tensor < ps->cfg.tensors, 0);
+  return ps->agg_end[tensor];
 }
 
 void comm_ps_step_begin(comm_ps *ps, comm_ps_tensor_fn pulled, comm_done_fn done, void *user)

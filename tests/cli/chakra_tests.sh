@@ -51,6 +51,28 @@ roundtrip hybrid "--nodes 2 --devices-per-node 4" --strategy hybrid --stages 2 -
 roundtrip 3d "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 2 --pp 2 --global-batch 32 --micro-batch 2
 roundtrip 3d-sp-zero1 "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 4 --pp 2 --global-batch 16 --micro-batch 1 --sequence-parallel on --zero 1
 roundtrip 3d-interleaved "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 2 --pp 2 --global-batch 16 --micro-batch 1 --schedule interleaved --interleave 2
+# The frontier forms: expert parallelism (dispatch and combine all-to-alls over groups of 8, which
+# the reader runs direct when the trace names the ring) and blocks that do not divide the
+# stages (32 blocks on 3 stages).
+roundtrip 3d-ep "--system dgx-h100 --nodes 2" --strategy 3d --model mixtral-8x7b --tp 2 --pp 2 --sequence-parallel on --ep 8 --global-batch 16 --seq-len 1024 --precision bf16
+roundtrip 3d-uneven "--system dgx-h100 --nodes 1 --devices-per-node 6" --strategy 3d --model llama3-8b --pp 3 --global-batch 12 --seq-len 1024 --precision bf16
+# The every-device 3-D plan's collectives run again when read back, with the algorithm the
+# trace names (comm_algorithm in its global metadata: 3d uses the ring): the reader's time is
+# the writer's but for the rounding of compute durations to microseconds (16 ranks x ~800
+# nodes, each off by at most 0.5 us, much of it off the critical path): 1e-4 of 2.5 s is 250 us.
+# --allreduce auto overrides it: auto picks other algorithms on NVLink, a different time.
+b=$("$DTSIM" run --system dgx-a100 --nodes 2 --chakra "$TMP/rt-3d-sp-zero1" --json 2>"$TMP/err" | json_num iteration_time_s)
+c=$("$DTSIM" run --system dgx-a100 --nodes 2 --chakra "$TMP/rt-3d-sp-zero1" --allreduce auto --json 2>>"$TMP/err" | json_num iteration_time_s)
+a=$("$DTSIM" run --system dgx-a100 --nodes 2 --strategy 3d --model gpt3-1.7b --tp 4 --pp 2 --global-batch 16 --micro-batch 1 --sequence-parallel on --zero 1 --iterations 1 --symmetry off --json | json_num iteration_time_s)
+[ -n "$a" ] && [ -n "$b" ] && near "$b" "$a" 1e-4 && ok "3d read back with the ring its trace names: $a s, $b s" ||
+  bad "3d read back with its trace's algorithm: $a s written, $b s read: $(cat "$TMP/err")"
+[ -n "$c" ] && ! near "$c" "$a" 1e-4 && ok "--allreduce auto overrides the trace's algorithm: $c s" ||
+  bad "--allreduce auto beside the trace's ring: $c s, written $a s"
+# --symmetry on keeps the folded plans (one device a stage, its collectives timed before the
+# run), written for every rank they stand for; ZeRO 3 has only the folded 3-D plan.
+roundtrip dp-folded "--nodes 2 --devices-per-node 4" --strategy dp --symmetry on
+roundtrip 3d-folded "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 2 --pp 2 --global-batch 16 --micro-batch 1 --symmetry on
+roundtrip 3d-zero3 "--system dgx-a100 --nodes 2" --strategy 3d --model gpt3-1.7b --tp 2 --pp 2 --global-batch 16 --micro-batch 1 --zero 3
 
 # One file per rank, and comm_group.json; the same job written twice is the same bytes.
 n=$(ls "$TMP/rt-3d" | grep -c '^dtsim\.[0-9]*\.et$')
@@ -61,8 +83,26 @@ n=$(ls "$TMP/rt-3d" | grep -c '^dtsim\.[0-9]*\.et$')
 same=1
 for f in "$TMP"/rt-3d/*; do cmp -s "$f" "$TMP/rt-3d-again/$(basename "$f")" || same=0; done
 [ "$same" -eq 1 ] && ok "export is deterministic" || bad "export differs between two runs"
-expect_error "ps has no Chakra form" "parameter-server" run --nodes 1 --devices-per-node 2 --strategy ps \
-  --chakra-out "$TMP/ps"
+
+# Parameter servers as point-to-point: host servers are ranks of their own after the workers
+# (all CPU ops, which the reader runs on the hosts, round-robin over the nodes, as --ps-placement
+# cpu places them), device servers streams of their device's rank; each push a send and a
+# receive, each aggregation a compute node, each pull a send and a receive.
+roundtrip ps-resnet50 "--nodes 2 --devices-per-node 4" --strategy ps
+roundtrip ps-vgg16-1 "--nodes 2 --devices-per-node 4" --strategy ps --model vgg16
+roundtrip ps-vgg16-2 "--nodes 2 --devices-per-node 4" --strategy ps --model vgg16 --ps-count 2
+roundtrip ps-vgg16-gpu "--nodes 2 --devices-per-node 4" --strategy ps --model vgg16 --ps-placement gpu --ps-count 3
+# Four servers on two nodes: servers 2 and 3 on the second socket of their host, where the
+# reader puts host ranks 10 and 11 too.
+roundtrip ps-vgg16-4 "--nodes 2 --devices-per-node 4" --strategy ps --model vgg16 --ps-count 4
+n=$(ls "$TMP/rt-ps-vgg16-2" | grep -c '^dtsim\.[0-9]*\.et$')
+[ "$n" -eq 10 ] && ok "ps: 8 workers and 2 servers, 10 rank files" || bad "ps: $n rank files, want 10"
+# Only ranks past the devices that hold nothing but CPU ops go to the hosts: the two servers'
+# ranks 8 and 9 would, the workers' ranks 4 to 7 have no device on a cluster of 4.
+expect_error "ps workers beyond the cluster" "the trace has 10 ranks, the cluster 4 devices" run --nodes 1 \
+  --devices-per-node 4 --chakra "$TMP/rt-ps-vgg16-2"
+# CHAOS: the threads of one device are one rank, each thread a stream of its own.
+roundtrip chaos "--device xeon-phi-7120p" --strategy chaos --threads 16
 
 # --- traces the project generates, values worked out by hand -------------------------------------
 # One rank, 2 micro-batches x 2 layers: forward 4 x 100 us, backward 4 x 200 us, optimizer 500 us.
@@ -149,7 +189,7 @@ else
 # Reads every rank file of the folders given as Chakra's feeder does (varint-prefixed
 # GlobalMetadata then Nodes) and checks what Chakra's tools rely on; with --write DIR writes a
 # two-rank trace the way Chakra's generator does (comm_type and comm_size int64).
-import glob, os, sys
+import glob, json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import et_def_pb2 as pb
 
@@ -186,7 +226,10 @@ def put(f, m):
 if sys.argv[1] == "--write":
     for rank in range(2):
         with open(os.path.join(sys.argv[2], "py.%d.et" % rank), "wb") as f:
-            put(f, pb.GlobalMetadata(version="0.0.4"))
+            meta = pb.GlobalMetadata(version="0.0.4")
+            if len(sys.argv) > 3:
+                meta.attr.add(name="comm_algorithm", string_val=sys.argv[3])
+            put(f, meta)
             a = pb.Node(id=0, name="gemm", type=pb.COMP_NODE, duration_micros=250)
             a.attr.add(name="is_cpu_op", bool_val=False)
             put(f, a)
@@ -195,6 +238,72 @@ if sys.argv[1] == "--write":
             b.attr.add(name="comm_type", int64_val=pb.ALL_REDUCE)
             b.attr.add(name="comm_size", int64_val=1 << 20)
             put(f, b)
+    sys.exit(0)
+
+if sys.argv[1] == "--ps":
+    # Prints the tensors, the bytes worker 0 pushes, and each server's aggregations.
+    d, W, K = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    def nodes_of(rank):
+        for data in list(messages(os.path.join(d, "dtsim.%d.et" % rank)))[1:]:
+            n = pb.Node()
+            n.ParseFromString(data)
+            yield n, {a.name: a for a in n.attr}
+    pushed = 0
+    tensors = set()
+    for n, a in nodes_of(0):
+        if n.type == pb.COMM_SEND_NODE:
+            assert W <= a["comm_dst"].int32_val < W + K, n.name
+            pushed += a["comm_size"].int64_val
+            tensors.add(a["comm_tag"].int32_val)
+    aggs = []
+    for k in range(K):
+        count = {}
+        for n, a in nodes_of(W + k):
+            assert a["is_cpu_op"].bool_val, (k, n.name)
+            count[n.type] = count.get(n.type, 0) + 1
+        c = count.get(pb.COMP_NODE, 0)
+        assert count.get(pb.COMM_RECV_NODE, 0) == W * c and count.get(pb.COMM_SEND_NODE, 0) == W * c
+        aggs.append(c)
+    print(len(tensors), pushed, *aggs)
+    sys.exit(0)
+
+if sys.argv[1] == "--streams":
+    files = sorted(glob.glob(os.path.join(sys.argv[2], "*.et")))
+    streams = set()
+    for data in list(messages(files[0]))[1:]:
+        n = pb.Node()
+        n.ParseFromString(data)
+        for a in n.attr:
+            if a.name == "stream":
+                streams.add(a.int64_val)
+    print(len(files), len(streams))
+    sys.exit(0)
+
+if sys.argv[1] == "--groups":
+    d = sys.argv[2]
+    T, D, P, m, blocks = (int(x) for x in sys.argv[3:8])
+    with open(os.path.join(d, "comm_group.json")) as f:
+        groups = {k: tuple(v) for k, v in json.load(f).items()}
+    for rank in range(T * D * P):
+        s, d_, r = rank // (D * T), rank // T % D, rank % T
+        tp = tuple((s * D + d_) * T + x for x in range(T))
+        dp = tuple((s * D + x) * T + r for x in range(D))
+        tied = tuple(sorted({(0 * D + d_) * T + r, ((P - 1) * D + d_) * T + r}))
+        count = {}
+        for data in list(messages(os.path.join(d, "dtsim.%d.et" % rank)))[1:]:
+            n = pb.Node()
+            n.ParseFromString(data)
+            if n.type == pb.COMM_COLL_NODE:
+                attrs = {a.name: a for a in n.attr}
+                g = groups[attrs["pg_name"].string_val]
+                assert rank in g, (rank, g)
+                assert attrs["comm_type"].int64_val == pb.ALL_REDUCE, (rank, n.name)
+                count[g] = count.get(g, 0) + 1
+        assert count.pop(tp) == m * (4 * blocks + 1), (rank, "tp")
+        assert count.pop(dp) >= 1, (rank, "dp")
+        assert count.pop(tied) == 1, (rank, "tied embedding")
+        assert not count, (rank, count)
+    print("tp %d, dp %d, embedding 2 ranks" % (T, D))
     sys.exit(0)
 
 nodes = 0
@@ -227,11 +336,40 @@ for d in sys.argv[1:]:
             assert x in ids, (path, x)
 print(nodes)
 PY
-  n=$("$py" "$TMP/check.py" "$TMP/rt-dp" "$TMP/rt-pp-gpipe" "$TMP/rt-3d" 2>"$TMP/err")
+  n=$("$py" "$TMP/check.py" "$TMP/rt-dp" "$TMP/rt-pp-gpipe" "$TMP/rt-3d" "$TMP/rt-ps-vgg16-2" \
+    "$TMP/rt-ps-vgg16-gpu" "$TMP/rt-chaos" 2>"$TMP/err")
   [ -n "$n" ] && [ "$n" -gt 0 ] && ok "Python's protobuf reads the written traces ($n nodes)" ||
     bad "Python's protobuf on the written traces: $(cat "$TMP/err")"
-  mkdir "$TMP/py"
+  # The 3-D job of 16 GPUs (tp 2, pp 2, so dp 4; 32 samples in micro-batches of 2: 4 per
+  # replica) is written from the every-device plan: its communication is collective nodes over
+  # Megatron's groups. Rank (s D + d) T + r is tensor rank r of replica d at stage s, so rank
+  # 0's tensor group is {0, 1}, its data group {0, 2, 4, 6}, and the tied embedding joins the
+  # same device of the first and the last stage, {0, 8}. gpt3-1.7b has 24 blocks, 12 a stage;
+  # each block all-reduces twice forward and twice backward (Megatron's f and g), and the
+  # vocabulary-parallel embedding (first stage) or LM head (last stage) once more per
+  # micro-batch: 4 x (4 x 12 + 1) = 196 tensor-parallel all-reduces on every rank.
+  if v=$("$py" "$TMP/check.py" --groups "$TMP/rt-3d" 2 4 2 4 12 2>"$TMP/err"); then
+    ok "3d written as collectives over its tensor, data and embedding groups ($v)"
+  else
+    bad "3d collectives and groups: $v $(cat "$TMP/err")"
+  fi
+  # VGG-16's parameters as the servers see them: 138,357,544 (Simonyan and Zisserman; torchvision
+  # counts the same), fp32, in 16 tensors (13 convolutions, 3 fully connected). The servers
+  # balance the largest tensor first: fc6 (25088 x 4096 + 4096 = 102,764,544 parameters) alone
+  # on server 0 (rank 8), the 15 others (35,593,000, less than fc6) on server 1 (rank 9).
+  if v=$("$py" "$TMP/check.py" --ps "$TMP/rt-ps-vgg16-2" 8 2 2>"$TMP/err"); then
+    [ "$v" = "16 553430176 1 15" ] && ok "ps written as sends, receives and aggregations ($v)" ||
+      bad "ps: $v, want 16 tensors, 553430176 bytes, 1 and 15 aggregations"
+  else
+    bad "ps trace: $(cat "$TMP/err")"
+  fi
+  v=$("$py" "$TMP/check.py" --streams "$TMP/rt-chaos" 2>"$TMP/err")
+  [ "$v" = "1 16" ] && ok "chaos: one rank, 16 thread streams" || bad "chaos: $v (ranks, streams), want 1 16: $(cat "$TMP/err")"
+  mkdir "$TMP/py" "$TMP/py-algo"
   "$py" "$TMP/check.py" --write "$TMP/py"
+  "$py" "$TMP/check.py" --write "$TMP/py-algo" no-such-algorithm
+  expect_error "a trace naming an unknown algorithm" "py.0.et: the global metadata's comm_algorithm" \
+    run --nodes 1 --devices-per-node 2 --chakra "$TMP/py-algo"
   # 250 us of compute, then an all-reduce of 1 MiB over the two ranks.
   t=$("$DTSIM" run --nodes 1 --devices-per-node 2 --chakra "$TMP/py" --json | json_num iteration_time_s)
   c=$("$DTSIM" collective --nodes 1 --devices-per-node 2 --op allreduce --bytes 1M --json | json_num time_s)

@@ -9,8 +9,7 @@ trap 'rm -rf "$TMP"' EXIT
 pass=0
 fail=0
 
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+. "$(dirname "$0")/lib.sh"
 
 # json_num KEY < json : the value of a numeric key of a one-line JSON object (first match)
 json_num() { sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p" | head -1; }

@@ -8,8 +8,7 @@ pass=0
 fail=0
 PAIR="$(dirname "$0")/data/pair.ini"
 
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+. "$(dirname "$0")/lib.sh"
 
 # expect_error NAME STATUS ARGS... : exit status, one line on stderr, nothing on stdout
 expect_error() {

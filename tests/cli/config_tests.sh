@@ -17,32 +17,6 @@ fail=0
 # json_num KEY < json : the value of a numeric key of a one-line JSON object (first match)
 json_num() { sed -n "s/.*\"$1\":\([-0-9.eE+]*\).*/\1/p" | head -1; }
 
-# refused NAME PATTERN ARGS... : exit status 2, one line on stderr containing PATTERN (a fixed
-# string), nothing on stdout
-refused() {
-  name=$1; want=$2; shift 2
-  (cd "$TMP" && "$DTSIM" "$@") >"$TMP/out" 2>"$TMP/err"
-  got=$?
-  lines=$(wc -l <"$TMP/err")
-  if [ "$got" -eq 2 ] && [ "$lines" -eq 1 ] && [ ! -s "$TMP/out" ] && grep -qF -- "$want" "$TMP/err"; then
-    ok "$name ($(cat "$TMP/err"))"
-  else
-    bad "$name: status $got (want 2), $lines stderr lines (want 1 with '$want'): $(head -c 300 "$TMP/err"); stdout: $(head -c 200 "$TMP/out")"
-  fi
-}
-
-# runs NAME PATTERN ARGS... : exit status 0 and PATTERN (fixed string) on stdout
-runs() {
-  name=$1; want=$2; shift 2
-  (cd "$TMP" && "$DTSIM" "$@") >"$TMP/out" 2>"$TMP/err"
-  got=$?
-  if [ "$got" -eq 0 ] && grep -qF -- "$want" "$TMP/out"; then
-    ok "$name"
-  else
-    bad "$name: status $got, '$want' not in stdout: $(head -c 300 "$TMP/out") stderr: $(head -c 300 "$TMP/err")"
-  fi
-}
-
 # --- every catalog entry, from the command line ---------------------------------------------
 # Systems: each runs one iteration of LeNet-5 on one node, the header naming it.
 systems=$("$DTSIM" list systems | awk 'NR > 1 { print $1 }')

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "comm_internal.h"
+#include "route_shape.h"
 #include "net_internal.h"
 
 /* ---- Helpers ------------------------------------------------------------------------------ */
@@ -521,29 +522,6 @@ static void test_server_uses_rails(void **state)
     if (fabs(got - want_s) / want_s > 1e-3)
       fail_msg("push %d: %.9g s, by hand %.9g s", k, got, want_s);
   }
-}
-
-/* What a route between two devices crosses: its links, the links between switches (spine
- * hops), and the node and NIC where it enters the network. */
-typedef struct {
-  uint32_t links, spine_links, node, nic;
-} route_shape;
-
-static route_shape shape_of(const comm_topology *t, uint32_t a, uint32_t b)
-{
-  g_autofree uint32_t *buf = g_new(uint32_t, comm__route_max(t));
-  route_shape r = {0, 0, UINT32_MAX, UINT32_MAX};
-  r.links = comm__route(t, comm_topology_device(t, a), comm_topology_device(t, b), buf);
-  for (uint32_t i = 0; i < r.links; i++) {
-    uint32_t node, nic;
-    if (strcmp(comm__link_class_of(t, buf[i])->kind, "net") == 0)
-      r.spine_links++;
-    if (comm__nic_uplink(t, buf[i], &node, &nic)) {
-      r.node = node;
-      r.nic = nic;
-    }
-  }
-  return r;
 }
 
 /* A multi-node NVLink domain: GB200 NVL72 trays of 4 GPUs, 18 trays per domain. GPU 0 reaches

@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "comm_internal.h"
+#include "route_shape.h"
 
 static comm_topology *build(const char *system, uint32_t nodes, const char *topology)
 {
@@ -20,29 +21,6 @@ static comm_topology *build(const char *system, uint32_t nodes, const char *topo
   if (!t)
     fail_msg("%s", error->message);
   return t;
-}
-
-/* A route from device a to device b: its links, those between switches (leaf - spine), and the
- * node and NIC where it enters the network (UINT32_MAX: none). */
-typedef struct {
-  uint32_t links, spine_links, node, nic;
-} route_shape;
-
-static route_shape shape_of(const comm_topology *t, uint32_t a, uint32_t b)
-{
-  g_autofree uint32_t *buf = g_new(uint32_t, comm__route_max(t));
-  route_shape r = {0, 0, UINT32_MAX, UINT32_MAX};
-  r.links = comm__route(t, comm_topology_device(t, a), comm_topology_device(t, b), buf);
-  for (uint32_t i = 0; i < r.links; i++) {
-    uint32_t node, nic;
-    if (strcmp(comm__link_class_of(t, buf[i])->kind, "net") == 0)
-      r.spine_links++;
-    if (comm__nic_uplink(t, buf[i], &node, &nic)) {
-      r.node = node;
-      r.nic = nic;
-    }
-  }
-  return r;
 }
 
 /* Azure's ND H100 v5 is an NVSwitch node with 8 GPUs, 8 NDR NICs, 2 GPUs and 2 NICs per PCIe

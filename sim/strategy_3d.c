@@ -395,12 +395,11 @@ static const sim_search_family search_3d[] = {
  * the micro-batch a replica's batch; the interleaved schedule needs a pipeline with a block for
  * each model chunk (blocks that do not divide are spread) and micro-batches in multiples of
  * pp. */
-static const char *check_3d(const sim_scenario *s, const sim_shape *shape, GError **error)
+static const char *check_opts(const sim_3d_opts *op, const wl_tf *tfp, const sim_shape *shape,
+                              GError **error)
 {
-  sim_3d_opts o;
-  wl_tf tf;
-  if (!sim_3d_opts_from_scenario(s, &o, error) || !wl_tf_parse(o.model, &tf, error))
-    return "";
+  const sim_3d_opts o = *op;
+  const wl_tf tf = *tfp;
   uint64_t tp = o.tp ? o.tp : 1, pp = o.pp ? o.pp : 1, V = o.interleave ? o.interleave : 1;
   if (tf.heads % tp || tf.kv_heads % tp) {
     bad(error, "--tp %" PRIu64 " does not divide the %u attention heads (%u key/value heads) "
@@ -466,6 +465,16 @@ static const char *check_3d(const sim_scenario *s, const sim_shape *shape, GErro
   return NULL;
 }
 
+/* The strategy's check: the scenario's options on the cluster's shape. */
+static const char *check_3d(const sim_scenario *s, const sim_shape *shape, GError **error)
+{
+  sim_3d_opts o;
+  wl_tf tf;
+  if (!sim_3d_opts_from_scenario(s, &o, error) || !wl_tf_parse(o.model, &tf, error))
+    return "";
+  return check_opts(&o, &tf, shape, error);
+}
+
 /* ---- Validation ------------------------------------------------------------------------------ */
 
 /* Expert parallelism (Megatron-Core's folding with expert tensor parallelism 1): the tp x dp
@@ -527,40 +536,6 @@ static uint64_t graph_size(const plan3d *p, uint64_t *deps)
   return o->iterations * (units * (2 + z3 + 1 + ov) + 3 * chunks + p->P + 1 + 4 * p->m);
 }
 
-/* Combinations that would run as something else than asked, refused naming the option. */
-
-/* Sequence parallelism splits the tensor-parallel group's activations: none without one. */
-static gboolean check_sequence_parallel(const sim_3d_opts *o, uint32_t T, GError **error)
-{
-  if (o->seq_parallel && T < 2)
-    return bad(error, "--sequence-parallel on: needs --tp 2 or more (--tp %u has no "
-               "tensor-parallel group to split the sequence over)", T);
-  return TRUE;
-}
-
-/* ZeRO shards over the data-parallel group: with one replica there is nothing to shard. */
-static gboolean check_zero(const sim_3d_opts *o, uint32_t D, GError **error)
-{
-  if (o->zero > 0 && D < 2)
-    return bad(error, "--zero %u: shards over the data-parallel group, and --dp %u has none "
-               "(use --zero 0 or --dp 2 or more)", o->zero, D);
-  return TRUE;
-}
-
-/* The interleaved schedule splits each device's layers into V chunks of a pipeline of P
- * stages: it needs both, given (without --interleave it would silently be 1F1B). */
-static gboolean check_interleaved(const sim_3d_opts *o, uint32_t P, uint32_t V, GError **error)
-{
-  if (o->schedule != WL_SCHED_INTERLEAVED)
-    return TRUE;
-  if (P < 2)
-    return bad(error, "--schedule interleaved: needs --pp 2 or more (--pp %u is no pipeline)", P);
-  if (V < 2)
-    return bad(error, "--schedule interleaved: give --interleave V, 2 or more model chunks per "
-               "device (with 1 it is 1f1b)");
-  return TRUE;
-}
-
 /* Tensor parallelism runs within the NVLink domain: one node's devices, or the devices of the
  * nodes that share one (GB200 NVL72: 18 trays of 4). */
 static gboolean check_tp_domain(uint32_t T, const comm_topology *topo, GError **error)
@@ -587,25 +562,14 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
   p->T = o->tp ? o->tp : 1;
   p->P = o->pp ? o->pp : 1;
   p->V = o->interleave ? o->interleave : 1;
-  if (o->dp == 0) {
-    if (p->devices % (p->T * p->P))
-      return bad(error, "--tp %u x --pp %u does not divide the %u devices of the cluster", p->T,
-                 p->P, p->devices);
-    p->D = p->devices / (p->T * p->P);
-  } else {
-    p->D = o->dp;
-  }
-  if ((uint64_t)p->T * p->P * p->D != p->devices)
-    return bad(error, "--tp %u x --pp %u x --dp %u = %" PRIu64 " is not the %u devices of the "
-               "cluster (--nodes x --devices-per-node)", p->T, p->P, p->D,
-               (uint64_t)p->T * p->P * p->D, p->devices);
-  if (p->tf.heads % p->T || p->tf.kv_heads % p->T)
-    return bad(error, "--tp %u does not divide the %u attention heads (%u key/value heads) of %s",
-               p->T, p->tf.heads, p->tf.kv_heads, o->model);
+  /* The rules run and search share (check_opts), then what only a build can see. */
+  sim_shape shape = {p->devices, comm_topology_nodes(topo), p->per_node};
+  if (check_opts(o, &p->tf, &shape, error))
+    return FALSE;
+  p->D = p->devices / (p->T * p->P);
   if (p->tf.ffn % p->T)
     return bad(error, "--tp %u does not divide the MLP size %u of %s", p->T, p->tf.ffn, o->model);
-  if (!check_tp_domain(p->T, topo, error) || !check_sequence_parallel(o, p->T, error) ||
-      !check_zero(o, p->D, error) || !check_interleaved(o, p->P, p->V, error))
+  if (!check_tp_domain(p->T, topo, error))
     return FALSE;
   if (p->V > 1 && o->schedule != WL_SCHED_INTERLEAVED)
     return bad(error, "--interleave %u needs --schedule interleaved", p->V);
@@ -616,12 +580,6 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
   if (o->global_batch == 0)
     p->o.global_batch = (o->batch ? o->batch : 1) * p->D;
   o = &p->o;
-  if (o->micro_batch && o->global_batch % (p->D * o->micro_batch))
-    return bad(error, "--global-batch %" PRIu64 " is not divisible by --dp %u x --micro-batch %"
-               PRIu64, o->global_batch, p->D, o->micro_batch);
-  if (o->global_batch % p->D)
-    return bad(error, "--global-batch %" PRIu64 " is not divisible by --dp %u", o->global_batch,
-               p->D);
   uint64_t per_replica = o->global_batch / p->D;
   p->mb = o->micro_batch;
   if (p->mb == 0) {
@@ -637,14 +595,7 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
           break;
         }
   }
-  if (per_replica % p->mb)
-    return bad(error, "--global-batch %" PRIu64 " is not divisible by --dp %u x --micro-batch %"
-               PRIu64, o->global_batch, p->D, p->mb);
   p->m = per_replica / p->mb;
-  if (o->schedule == WL_SCHED_INTERLEAVED && p->V > 1 && p->m % p->P)
-    return bad(error, "--schedule interleaved: the %" PRIu64 " micro-batches per replica "
-               "(--global-batch / (--dp x --micro-batch)) are not a multiple of --pp %u",
-               p->m, p->P);
   if (o->schedule == WL_SCHED_GPIPE && p->V > 1)
     return bad(error, "--schedule gpipe runs one model chunk per device (--interleave 1)");
   uint64_t deps;

@@ -154,6 +154,7 @@ typedef struct {
   int rank_by;                  /* sim_search_rank_by */
   int64_t top;                  /* rows printed */
   int64_t jobs;                 /* threads simulating candidates (0: one per processor) */
+  double max_time_s;            /* wall-clock seconds a search may take (0: no limit) */
   /* Where each key's value came from: key name -> "--key" or "FILE:LINE: [scenario] key";
    * and the set of keys the user gave (the others are at their defaults). */
   GHashTable *origin, *given;

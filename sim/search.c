@@ -25,6 +25,10 @@ static const sim_key search_keys[] = {
      .commands = SIM_OPTS_SEARCH,
      .help = "best first by throughput, by the whole run's train_time_s (needs --train-tokens or "
              "--train-samples) or its train_cost_usd (also --gpu-hour-cost)"},
+    {"max-time", SIM_KEY_DOUBLE, SIM_KEY_OFF(max_time_s), "600", 0, 1e7, .commands = SIM_OPTS_SEARCH,
+     .arg = "S", .help = "wall-clock seconds the search may take: its whole time is estimated from "
+                         "the configurations done so far and the search stops as soon as the "
+                         "estimate passes S (0: no limit)"},
 };
 const sim_key_group sim_keys_search = SIM_KEY_GROUP("search", 0, search_keys);
 
@@ -84,6 +88,8 @@ struct sim_search {
   sim_search_result *flow;    /* one per finalist */
   GArray *final;              /* guint positions in `finalists`, best first (flow) */
   double tau;                 /* Kendall tau of the analytic and flow orders of the finalists */
+  gint64 started_us;          /* monotonic time the search began (enumeration included) */
+  double max_time_s;          /* --max-time: the whole search's limit, seconds (0: none) */
 };
 
 static void candidate_free(gpointer p)
@@ -399,6 +405,8 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
   S->candidates = g_ptr_array_new_with_free_func(candidate_free);
   S->drop_reasons = g_ptr_array_new_with_free_func(g_free);
   S->drop_counts = g_array_new(FALSE, FALSE, sizeof(guint));
+  S->started_us = g_get_monotonic_time();
+  S->max_time_s = base->max_time_s;
   S->jobs = base->jobs > 0 ? (guint)base->jobs : MAX(1, (guint)g_get_num_processors());
   g_autoptr(comm_topology) topo = sim_scenario_topology(base, error);
   if (!topo)
@@ -493,7 +501,47 @@ typedef struct {
   GMutex lock;                /* guards done; its release publishes the finished results */
   GCond finished;
   guint done;
+  gint64 started_us;          /* monotonic time this phase began */
+  gint stop;                  /* set (atomically) once the time limit is passed: skip the rest */
 } eval_job;
+
+/* Formats a duration the way a person reads it: "45 s", "0.01 s", "12.5 min", "3.2 h". */
+static char *duration_text(double s)
+{
+  if (s < 120)
+    return g_strdup_printf("%.3g s", s);
+  if (s < 2 * 3600)
+    return g_strdup_printf("%.1f min", s / 60);
+  return g_strdup_printf("%.1f h", s / 3600);
+}
+
+/* The time limit (--max-time). After `done` of this phase's `total` evaluations, the search's
+ * end is estimated at the mean rate of those done (on all threads together): time spent since
+ * the search began plus the rest at that rate. Refuses (DT_ERROR_INPUT) once the estimate or
+ * the time already spent passes the limit, so a search that cannot end in time stops after its
+ * first evaluations, not at the limit. The estimate depends on this machine's speed and load:
+ * only a search near the limit can end one way on one run and the other way on the next. */
+static gboolean within_time(const eval_job *job, guint done, guint total, GError **error)
+{
+  const sim_search *S = job->S;
+  if (S->max_time_s <= 0)
+    return TRUE;
+  gint64 now = g_get_monotonic_time();
+  double spent_s = (double)(now - S->started_us) * 1e-6;
+  double phase_s = (double)(now - job->started_us) * 1e-6;
+  /* The rate is judged once every thread has finished one evaluation. */
+  double left_s = done && done >= MIN(S->jobs, total) ? phase_s / done * (total - done) : 0;
+  if (spent_s + left_s <= S->max_time_s)
+    return TRUE;
+  g_autofree char *whole = duration_text(spent_s + left_s);
+  g_autofree char *limit = duration_text(S->max_time_s);
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+              "the search would take about %s (%u of its %u %s simulations done in %.1f s on %u "
+              "threads), more than the limit of %s (--max-time); fix more of its choices "
+              "(--strategy, degrees, --micro-batch) or raise --max-time (0: no limit)",
+              whole, done, total, job->flow ? "flow" : "analytic", phase_s, S->jobs, limit);
+  return FALSE;
+}
 
 static void eval_worker(gpointer item, gpointer data)
 {
@@ -501,7 +549,8 @@ static void eval_worker(gpointer item, gpointer data)
   guint j = GPOINTER_TO_UINT(item) - 1;
   guint i = job->which ? job->which[j] : j;
   const candidate *c = job->S->candidates->pdata[i];
-  evaluate_one(&c->scenario, job->flow, &job->out[j], &job->errors[j]);
+  if (!g_atomic_int_get(&job->stop))
+    evaluate_one(&c->scenario, job->flow, &job->out[j], &job->errors[j]);
   g_mutex_lock(&job->lock);
   job->done++;
   g_cond_signal(&job->finished);
@@ -515,15 +564,19 @@ gboolean sim_search_evaluate(const sim_search *S, gboolean flow, const guint *wh
   g_return_val_if_fail(stride > 0, FALSE);
   guint mine = n > first ? (n - first + stride - 1) / stride : 0;
   g_autofree GError **errors = g_new0(GError *, MAX(n, 1));
-  eval_job job = {.S = S, .flow = flow, .which = which, .out = out, .errors = errors};
+  eval_job job = {.S = S, .flow = flow, .which = which, .out = out, .errors = errors,
+                  .started_us = g_get_monotonic_time()};
+  g_autoptr(GError) late = NULL;
   g_mutex_init(&job.lock);
   g_cond_init(&job.finished);
   if (jobs <= 1 || mine <= 1) {
     guint k = 0;
-    for (guint j = first; j < n; j += stride) {
+    for (guint j = first; j < n && !job.stop; j += stride) {
       eval_worker(GUINT_TO_POINTER(j + 1), &job);
       if (progress)
         progress(++k, mine, data);
+      if (k < mine && !within_time(&job, k, mine, &late))
+        job.stop = TRUE;
     }
   } else {
     g_autoptr(GError) perr = NULL;
@@ -547,6 +600,8 @@ gboolean sim_search_evaluate(const sim_search *S, gboolean flow, const guint *wh
       g_mutex_unlock(&job.lock);
       if (progress)
         progress(d, mine, data);
+      if (!late && !within_time(&job, d, mine, &late))
+        g_atomic_int_set(&job.stop, TRUE);
       g_mutex_lock(&job.lock);
       gint64 until = g_get_monotonic_time() + 50 * G_TIME_SPAN_MILLISECOND;
       while (job.done == d && g_cond_wait_until(&job.finished, &job.lock, until))
@@ -555,12 +610,16 @@ gboolean sim_search_evaluate(const sim_search *S, gboolean flow, const guint *wh
     g_mutex_unlock(&job.lock);
     g_thread_pool_free(pool, FALSE, TRUE);
     dt_memory_set_sharers(1);
-    if (progress)
+    if (progress && !late)
       progress(mine, mine, data);
   }
   g_mutex_clear(&job.lock);
   g_cond_clear(&job.finished);
   gboolean ok = TRUE;
+  if (late) {
+    g_propagate_error(error, g_steal_pointer(&late));
+    ok = FALSE;
+  }
   for (guint j = 0; j < n; j++) {
     if (errors[j] && ok) {
       guint i = which ? which[j] : j;

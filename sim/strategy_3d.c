@@ -270,9 +270,6 @@ static uint64_t chunk_params(const plan3d *p, uint32_t vs)
  * the space small (a larger micro-batch raises activation memory in proportion and only
  * shortens the pipeline bubble, which more micro-batches already do). */
 #define SEARCH_MAX_MICRO_BATCH 8
-/* Model chunks per device tried with the interleaved schedule: 2 to 8 (those dividing the
- * layers of a stage are kept). */
-#define SEARCH_MAX_INTERLEAVE 8
 
 /* 3d: tensor-parallel degrees are the divisors of the devices of a node (one NVLink domain). */
 static void tp_values(const sim_search_ctx *c, GPtrArray *out)
@@ -299,12 +296,24 @@ static void micro_batch_values(const sim_search_ctx *c, GPtrArray *out)
       sim_search_add_value(out, "micro-batch=%" G_GUINT64_FORMAT, m);
 }
 
+/* Model chunks per device with the interleaved schedule: every divisor of the blocks from 2 up
+ * (GPT-3 175B's 96 blocks on 8 stages run best at 12 chunks of one block); the check keeps those
+ * with a block per chunk on each stage. */
 static void schedule_3d_values(const sim_search_ctx *c, GPtrArray *out)
 {
-  (void)c;
   sim_search_add_value(out, "schedule=1f1b interleave=1");
-  for (int v = 2; v <= SEARCH_MAX_INTERLEAVE; v++)
-    sim_search_add_value(out, "schedule=interleaved interleave=%d", v);
+  for (uint64_t v = 2; v <= c->layers; v++)
+    if (c->layers % v == 0)
+      sim_search_add_value(out, "schedule=interleaved interleave=%" G_GUINT64_FORMAT, v);
+}
+
+/* Sequence parallelism: off, and on where there is a tensor-parallel group to split the
+ * sequence over (the check drops it with tp 1). */
+static void sequence_parallel_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  sim_search_add_value(out, "sequence-parallel=off");
+  sim_search_add_value(out, "sequence-parallel=on");
 }
 
 static void recompute_values(const sim_search_ctx *c, GPtrArray *out)
@@ -330,6 +339,7 @@ static void zero_values(const sim_search_ctx *c, GPtrArray *out)
 #define SIM_DROP_ZERO_DP "ZeRO needs a data-parallel group (dp > 1)"
 #define SIM_DROP_SP_TP "sequence parallelism needs tp > 1"
 #define SIM_DROP_MEMORY_BOUND "does not fit in device memory (bound before simulating)"
+#define SIM_DROP_UNEVEN_CHUNKS "model chunks of unequal blocks (searched only where they divide)"
 
 /* A lower bound of the memory of the first pipeline stage, which the simulation's memory per
  * device (the largest stage's) cannot be below, from the workloads' closed forms: the model
@@ -373,6 +383,10 @@ static const char *derive_3d(sim_scenario *s, const sim_search_ctx *c, GString *
 static const char *bound_3d(const sim_scenario *s, const sim_search_ctx *c)
 {
   uint64_t dp = (uint64_t)s->dp, per_replica = c->global_batch / dp;
+  /* `run` spreads blocks that do not divide; the search keeps to even model chunks, which is
+   * where the interleaved schedule's bubble is smallest for a given count. */
+  if (s->interleave > 1 && c->layers % ((uint64_t)s->pp * (uint64_t)s->interleave))
+    return SIM_DROP_UNEVEN_CHUNKS;
   if (c->capacity_bytes && first_stage_bytes(s, c, dp, per_replica) > c->capacity_bytes)
     return SIM_DROP_MEMORY_BOUND;
   return NULL;
@@ -382,6 +396,7 @@ static const sim_search_axis axes_3d[] = {{"tp", tp_values},
                                       {"pp", pp_values},
                                       {"micro-batch", micro_batch_values},
                                       {"schedule|interleave", schedule_3d_values},
+                                      {"sequence-parallel", sequence_parallel_values},
                                       {"recompute", recompute_values},
                                       {"zero", zero_values}};
 

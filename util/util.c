@@ -436,6 +436,8 @@ void dt_option_entries_as_bytes(GOptionEntry *entries)
       e->arg = G_OPTION_ARG_FILENAME;
     else if (e->arg == G_OPTION_ARG_STRING_ARRAY)
       e->arg = G_OPTION_ARG_FILENAME_ARRAY;
+    else if (e->arg == G_OPTION_ARG_CALLBACK)
+      e->flags |= G_OPTION_FLAG_FILENAME;
   }
 }
 
@@ -480,6 +482,7 @@ void dt_option_add_main_entries(GOptionContext *ctx, GOptionEntry *entries)
       e->flags |= G_OPTION_FLAG_OPTIONAL_ARG;
       e->arg_data = (gpointer)flag_value;
     }
+  dt_option_entries_as_bytes(entries);
   GOptionGroup *group = g_option_group_new(NULL, NULL, NULL, slots, free_slots);
   g_option_group_add_entries(group, entries);
   g_option_context_set_main_group(ctx, group);

@@ -136,8 +136,11 @@ gboolean dt_check_line(const char *value, const char *what, GError **error);
 /* GOption converts G_OPTION_ARG_STRING values from the locale's character set to UTF-8, which
  * fails on any non-ASCII byte in the C locale (a file name like josé.json) and on names that
  * are not text in the locale's set. This turns every STRING (STRING_ARRAY) entry of a
- * NULL-terminated table into FILENAME (FILENAME_ARRAY): values arrive as the bytes given, and
- * every message that echoes them goes through dt_escape. Call before adding the entries. */
+ * NULL-terminated table into FILENAME (FILENAME_ARRAY) and marks callbacks FILENAME: values
+ * arrive as the bytes given, and every message that echoes them goes through dt_escape. (An
+ * optional-argument callback whose value failed that conversion was called anyway, with the
+ * conversion's error already set, and parsing went on to set a second error over it.) Call
+ * before adding the entries. */
 void dt_option_entries_as_bytes(GOptionEntry *entries);
 
 /* Refuses an option given twice (GOption would keep the last silently): scans argv[1..] for

@@ -75,8 +75,11 @@ gboolean dt_parse_bool(const char *text, const char *what, gboolean *out, GError
 /* A finite number in [min, max]. */
 gboolean dt_parse_double(const char *text, const char *what, double min, double max,
                          double *out, GError **error);
+/* The most points a list of numbers holds, ranges expanded. */
+#define DT_LIST_MAX_POINTS 1000001u
 /* A comma-separated list of whole numbers in [min, max]; ranges "a-b" and powers "1..64"
- * (doubling) allowed. Returns a GArray of int64_t, or NULL with an error. */
+ * (doubling) allowed; at most DT_LIST_MAX_POINTS points in all. Returns a GArray of int64_t,
+ * or NULL with an error. */
 GArray *dt_parse_int_list(const char *text, const char *what, int64_t min, int64_t max,
                           GError **error);
 /* A comma-separated list of sizes (dt_parse_size) and doubling ranges "LO..HI", in the order

@@ -87,6 +87,26 @@ static void test_lists(void **state)
                                 INT64_MIN, INT64_MAX, &e));
   assert_non_null(strstr(e->message, "too many points"));
   g_clear_error(&e);
+  /* The whole list is bounded too, items counted before the text is split (a 60 MB list of
+   * 30 million items took 1.5 GB): 1 000 002 items, then ranges adding up past the bound
+   * (1 000 000 points and then 2 more), then doubling ranges of 20 points each (2^0..2^19)
+   * 50 001 times, 1 000 020 points. */
+  GString *many = g_string_new("1");
+  for (int i = 0; i < 1000001; i++)
+    g_string_append(many, ",1");
+  assert_null(dt_parse_int_list(many->str, "split", 1, 10, &e));
+  assert_non_null(strstr(e->message, "a list of 1000002 items, more than the 1000001"));
+  g_clear_error(&e);
+  assert_null(dt_parse_int_list("1-1000000,5-6", "--devices", 1, INT64_MAX, &e));
+  assert_non_null(strstr(e->message, "too many points"));
+  g_clear_error(&e);
+  g_string_assign(many, "1..524288");
+  for (int i = 0; i < 50000; i++)
+    g_string_append(many, ",1..524288");
+  assert_null(dt_parse_int_list(many->str, "--batches", 1, INT64_MAX, &e));
+  assert_non_null(strstr(e->message, "more than the 1000001 points"));
+  g_clear_error(&e);
+  g_string_free(many, TRUE);
   int64_t v;
   assert_false(dt_parse_int64("12x", "--nodes", 1, 10, &v, &e));
   g_clear_error(&e);

@@ -1856,7 +1856,10 @@ gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError
   o->bucket_bytes = sim_scenario_given(s, "bucket-mib") ? s->bucket_bytes : 0;
   o->ep = dp ? 1 : (uint32_t)s->ep;
   sim_3d_opts_partition(s, o);
-  o->every_device = !s->symmetry;
+  /* A failed link breaks the symmetry folding relies on (one pipeline's groups stand for all):
+   * unfolded unless --symmetry was given (on is then refused by the faults check). */
+  o->every_device = !s->symmetry || (s->links_down && s->links_down->len &&
+                                     !sim_scenario_given(s, "symmetry"));
   return TRUE;
 }
 

@@ -182,7 +182,16 @@ expect_error "link-down: no such vertex" 2 run --model demo --link-down node0/de
 expect_error "link-down: not A-B" 2 run --model demo --link-down node0/dev0
 expect_error "link-down: no such link" 2 run --model demo --link-down node0/dev0-node0/dev7
 expect_error "link-down: analytic" 2 run --model demo --link-down node0/dev0-node0/dev1 --net-model analytic
-expect_error "link-down: 3d" 2 run $T3 --link-down node0/nic0-leaf0
+# 3d folds one pipeline's groups for all, which a failed link breaks: left to itself the run
+# unfolds and says so, the same plan as --symmetry off; --symmetry on is refused.
+expect_error "link-down: 3d folded on request" 2 run $T3 --link-down node0/nic0-leaf0 --symmetry on
+auto=$("$DTSIM" run $T3 --link-down node0/nic0-leaf0 --json 2>"$TMP/err" | tee "$TMP/ld.json" | json_num iteration_time_s)
+off=$("$DTSIM" run $T3 --link-down node0/nic0-leaf0 --symmetry off --json 2>>"$TMP/err" | json_num iteration_time_s)
+whole=$("$DTSIM" run $T3 --symmetry off --json 2>>"$TMP/err" | json_num iteration_time_s)
+[ -n "$auto" ] && [ "$auto" = "$off" ] && grep -q '"symmetry":"unfolded: --link-down breaks' "$TMP/ld.json" &&
+  awk -v a="$auto" -v w="$whole" 'BEGIN { exit !(a >= w) }' &&
+  ok "link-down: 3d unfolds by itself and says so ($auto s, $whole s without it)" ||
+  bad "link-down 3d unfold: $auto / $off / $whole: $(cat "$TMP/err")"
 expect_error "link-down: a node cut off" 2 run --model demo --nodes 2 --topology fat-tree \
   --link-down node0/nic0-leaf0 --link-down node0/nic1-leaf0 --link-down node0/nic2-leaf0 \
   --link-down node0/nic3-leaf0
@@ -249,7 +258,7 @@ f=$("$DTSIM" run $E3 --json | json_num iteration_time_s)
 u=$("$DTSIM" run $E3 --symmetry off --json 2>"$TMP/err" | json_num iteration_time_s)
 awk -v a="$u" -v b="$f" 'BEGIN { exit !(a > b) }' && ok "3d every device: expert gradients meet the all-to-alls ($f -> $u s)" ||
   bad "3d every device expert contention: $f vs '$u' $(cat "$TMP/err")"
-expect_error "3d folded: failed link refused" 2 run --strategy 3d --model gpt3-1.7b --system dgx-a100 --pp 2 --global-batch 16 --link-down node0/nic0-leaf0
+expect_error "3d folded: failed link refused under --symmetry on" 2 run --strategy 3d --model gpt3-1.7b --system dgx-a100 --pp 2 --global-batch 16 --link-down node0/nic0-leaf0 --symmetry on
 
 # --- link load -------------------------------------------------------------------------------------
 # An unfolded data-parallel run on two DGX A100 (rails): the trace carries the rate of the 8

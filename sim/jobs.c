@@ -94,14 +94,8 @@ static gboolean fill_job(sim_job *j, const sim_scenario *cluster, const dt_ini *
                          const char *group, sim_place_request *req, GError **error)
 {
   const char *path = dt_ini_path(ini);
-  /* The cluster's keys, without the run's outputs (the jobs write one trace together). */
   sim_scenario_copy(&j->s, cluster);
-  g_clear_pointer(&j->s.trace, g_free);
-  g_clear_pointer(&j->s.csv, g_free);
-  g_clear_pointer(&j->s.link_heatmap, g_free);
-  g_clear_pointer(&j->s.links_down, g_array_unref);
   g_clear_pointer(&j->s.jobs_file, g_free);
-  j->s.json = FALSE;
   static const char *const skip[] = {"node-list", NULL};
   if (!sim_scenario_load_group(&j->s, ini, group, SIM_CMD_RUN, skip, error))
     return FALSE;
@@ -123,6 +117,13 @@ static gboolean fill_job(sim_job *j, const sim_scenario *cluster, const dt_ini *
   }
   if (!sim_scenario_check(&j->s, error))
     return FALSE;
+  /* Checked with the cluster's keys; built without the run's outputs (the jobs write one trace
+   * together) and on a cluster of its own nodes only (whose links the failed ones may not be). */
+  g_clear_pointer(&j->s.trace, g_free);
+  g_clear_pointer(&j->s.csv, g_free);
+  g_clear_pointer(&j->s.link_heatmap, g_free);
+  g_clear_pointer(&j->s.links_down, g_array_unref);
+  j->s.json = FALSE;
   /* Its nodes: a list, or a count. */
   gboolean has_nodes = dt_ini_has(ini, group, "nodes");
   g_autoptr(GArray) list = NULL;

@@ -124,7 +124,11 @@ cp "$TMP/t1.json" "$TMP/t0.json"
 "$DTSIM" run "$TMP/shared.ini" --trace "$TMP/t1.json" >/dev/null 2>&1
 grep -q '"name":"job a: gpu0 (node 0)"' "$TMP/t1.json" && grep -q '"name":"job b: gpu1 (node 1)"' "$TMP/t1.json" \
   && ok "trace: processes named after the jobs" || bad "trace: no job processes"
-grep -q 'GB/s"' "$TMP/t1.json" && ok "trace: link counters" || bad "trace: no link counters"
+grep -q '"name":"leaf0-spine0 GB/s"' "$TMP/t1.json" && ok "trace: the shared spine link's counter" \
+  || bad "trace: no counter of the shared spine link"
+(cd "$TMP" && "$DTSIM" run shared.ini --trace t3.json --trace-links 4 --csv tasks.csv \
+  --link-heatmap links.svg >/dev/null 2>&1) && [ -s "$TMP/tasks.csv" ] && [ -s "$TMP/links.svg" ] \
+  && ok "--csv and --link-heatmap of jobs" || bad "--csv and --link-heatmap of jobs"
 cmp -s "$TMP/t0.json" "$TMP/t1.json" && ok "trace: the same twice" || bad "trace differs between runs"
 runs "the example file runs" "job b: vgg16, dp, 256 devices on nodes 16-31,48-63 of 64" \
   run "$HERE/../../examples/shared-cluster.ini"

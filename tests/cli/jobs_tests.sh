@@ -78,6 +78,31 @@ check "3-D job b as alone" "$(printf '%s' "$out" | per_job | json_num iteration_
 printf '%s' "$out" | grep -q '"jobs":\[{.*"tokens_per_s"' && ok "3-D jobs report tokens_per_s" \
   || bad "3-D jobs: no tokens_per_s"
 
+# Two pipelines (3-D, PP 2) whose stages sit under different leaves, job a on nodes 0 and 2, b
+# on 1 and 3: at 1:1 their activations and gradients take spines of their own, and each job
+# is as fast as alone (every device simulated); at 2:1 they share the spine link and are slower.
+PP='transformer:layers=4,hidden=1024,heads=16,seq=1024,vocab=32000'
+pp_file() {   # pp_file FILE TOPOLOGY
+  printf '[scenario]\nsystem = %s\nnodes = 4\ntopology = %s\n' "$LEAVES" "$2" >"$1"
+  for job in a:0,2 b:1,3; do
+    printf '[job %s]\nmodel = %s\nstrategy = 3d\nprecision = fp16\npp = 2\nglobal-batch = 8\nnode-list = %s\n' \
+      "${job%%:*}" "$PP" "${job#*:}" >>"$1"
+  done
+}
+for topo in fat-tree fat-tree:2; do
+  pp_file "$TMP/pp.ini" $topo
+  got=$("$DTSIM" run "$TMP/pp.ini" --json | per_job | json_num iteration_time_s | nth 2)
+  t=$("$DTSIM" run --system "$LEAVES" --nodes 2 --topology $topo --strategy 3d --model "$PP" \
+      --precision fp16 --pp 2 --global-batch 8 --symmetry off --json | json_num iteration_time_s)
+  if [ $topo = fat-tree ]; then
+    check "pipelines across leaves at 1:1: job b as alone" "$got" "$t" 0.005
+  else
+    awk -v a="$got" -v b="$t" 'BEGIN { exit !(a > b * 1.01) }' \
+      && ok "pipelines across leaves at 2:1: job b slower than alone ($got > $t)" \
+      || bad "pipelines at 2:1: $got not slower than alone $t"
+  fi
+done
+
 # --- (b) a shared spine link: slower, by the closed form -----------------------------------------
 # Without overlap every allreduce follows the backward pass and both jobs run theirs at once. A
 # ring of two moves each bucket's S bytes as two steps of S/2 each way; alone a step's flow has

@@ -1,5 +1,6 @@
 /* `dtsim run`: simulate training iterations of one scenario and print the breakdown. */
 #include "cli.h"
+#include "jobs.h"
 #include "simulate.h"
 #include "strategy.h"
 #include "util.h"
@@ -15,9 +16,17 @@ int dtsim_cmd_run(int argc, char **argv)
   if (!sim_scenario_from_args(&s, "run", "Simulate training iterations and print a breakdown.",
                               SIM_CMD_RUN, argc, argv, &status))
     return status;
+  g_autoptr(GError) error = NULL;
+  if (s.jobs_file) {
+    /* Several jobs on one cluster (sim/jobs.h). */
+    g_autoptr(sim_jobs) jobs = sim_jobs_load(&s, &error);
+    if (!jobs || !sim_jobs_simulate(&s, jobs, cmdline, &error))
+      return dtsim_cli_fail("run", error);
+    sim_jobs_print(stdout, &s, jobs);
+    return 0;
+  }
   sim_run_opts o = {.with_speedup = TRUE, .command_line = cmdline};
   sim_report r;
-  g_autoptr(GError) error = NULL;
   if (!sim_simulate(&s, &o, &r, &error))
     return dtsim_cli_fail("run", error);
   const char *strategy = sim_scenario_strategy_name(&s);

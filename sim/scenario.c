@@ -145,6 +145,7 @@ void sim_scenario_clear(sim_scenario *s)
     g_clear_pointer(&s->own[g], g_free);
   g_clear_pointer(&s->origin, g_hash_table_unref);
   g_clear_pointer(&s->given, g_hash_table_unref);
+  g_clear_pointer(&s->jobs_file, g_free);
 }
 
 static gboolean set_value(sim_scenario *s, const sim_key *k, const char *value,
@@ -202,6 +203,7 @@ void sim_scenario_init(sim_scenario *s)
 void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src)
 {
   *dst = *src;
+  dst->jobs_file = g_strdup(src->jobs_file);
   for (gsize g = 0; g < n_groups(); g++)
     if (GROUP(g)->own_size)
       dst->own[g] = g_memdup2(src->own[g], GROUP(g)->own_size);
@@ -414,6 +416,29 @@ gboolean sim_scenario_set(sim_scenario *s, const char *key, const char *value, c
   return set_given(s, k, value, where ? where : opt, error);
 }
 
+gboolean sim_scenario_load_group(sim_scenario *s, const dt_ini *ini, const char *group,
+                                 unsigned set, const char *const *skip, GError **error)
+{
+  g_auto(GStrv) keys = g_key_file_get_keys(dt_ini_keyfile(ini), group, NULL, NULL);
+  for (char **kp = keys; kp && *kp; kp++) {
+    if (skip && g_strv_contains(skip, *kp))
+      continue;
+    const sim_key *k = find_key(*kp, NULL);
+    if (!k || !(k->commands & set))
+      return dt_ini_error(ini, group, *kp, error,
+                          k ? "not used by this command" : "unknown key");
+    g_autofree char *value = dt_ini_string(ini, group, *kp, TRUE, error);
+    if (!value)
+      return FALSE;
+    int line = dt_ini_line(ini, group, *kp);
+    g_autofree char *where = g_strdup_printf("%s:%d: [%s] %s", dt_ini_path(ini), line, group,
+                                             *kp);
+    if (!set_given(s, k, value, where, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
 gboolean sim_scenario_load(sim_scenario *s, const char *path, unsigned set, GError **error)
 {
   g_autoptr(dt_ini) ini = dt_ini_load(path, error);
@@ -424,26 +449,27 @@ gboolean sim_scenario_load(sim_scenario *s, const char *path, unsigned set, GErr
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: no [scenario] group", path);
     return FALSE;
   }
+  /* [job NAME] groups (sim/jobs.h) are read by `run` once the cluster is known; the commands
+   * that vary one job (sweep, search) or time one collective do not take them. */
+  gboolean takes_jobs = (set & SIM_OPTS_RUN) && !(set & (SIM_OPTS_SWEEP | SIM_OPTS_SEARCH));
   g_auto(GStrv) names = g_key_file_get_groups(kf, NULL);
-  for (char **gp = names; *gp; gp++)
-    if (strcmp(*gp, "scenario") != 0)
-      return dt_ini_error(ini, *gp, NULL, error, "unknown group (only [scenario] is read)");
-  g_auto(GStrv) keys = g_key_file_get_keys(kf, "scenario", NULL, NULL);
-  for (char **kp = keys; kp && *kp; kp++) {
-    const sim_key *k = find_key(*kp, NULL);
-    if (!k || !(k->commands & set))
-      return dt_ini_error(ini, "scenario", *kp, error,
-                          k ? "not used by this command" : "unknown key");
-    g_autofree char *value = dt_ini_string(ini, "scenario", *kp, TRUE, error);
-    if (!value)
-      return FALSE;
-    int line = dt_ini_line(ini, "scenario", *kp);
-    g_autofree char *where = g_strdup_printf("%s:%d: [scenario] %s", path, line, *kp);
-    if (!set_given(s, k, value, where, error))
-      return FALSE;
+  for (char **gp = names; *gp; gp++) {
+    if (strcmp(*gp, "scenario") == 0)
+      continue;
+    if (!g_str_has_prefix(*gp, "job "))
+      return dt_ini_error(ini, *gp, NULL, error,
+                          "unknown group (only [scenario] and [job NAME] are read)");
+    if (!takes_jobs)
+      return dt_ini_error(ini, *gp, NULL, error,
+                          "several jobs on one cluster are simulated by `dtsim run` only "
+                          "(sweep, search and collective take the one job of [scenario])");
+    g_free(s->jobs_file);
+    s->jobs_file = g_strdup(path);
   }
-  return TRUE;
+  return sim_scenario_load_group(s, ini, "scenario", set, NULL, error);
 }
+
+const sim_key_group *const *sim_scenario_key_groups(gsize *n) { return key_groups(n); }
 
 /* ---- Options ------------------------------------------------------------------------------- */
 

@@ -161,6 +161,8 @@ typedef struct {
   /* The values of key groups that keep their own typed struct (sim_key_group.own_size), by
    * the group's place in the scenario's list; see sim_scenario_own(). */
   gpointer own[32];
+  /* The scenario file when it holds [job NAME] groups (sim/jobs.h), else NULL. */
+  char *jobs_file;
 } sim_scenario;
 
 /* ---- Keys and groups ----------------------------------------------------------------------- */
@@ -267,8 +269,17 @@ gboolean sim_scenario_key_equals(const sim_scenario *s, const char *key, const c
 gboolean sim_scenario_check_files(const sim_scenario *s, const char *scenario_file,
                                   GError **error);
 
-/* Reads [scenario] of an INI file into s; keys the commands in `set` do not take are refused. */
+/* Reads [scenario] of an INI file into s; keys the commands in `set` do not take are refused.
+ * A file with [job NAME] groups sets s->jobs_file (`run` only; other commands refuse them). */
 gboolean sim_scenario_load(sim_scenario *s, const char *path, unsigned set, GError **error);
+/* Reads the keys of `group` of a loaded INI file into s as sim_scenario_load() reads
+ * [scenario] (values named "FILE:LINE: [group] key"), but for the keys in the NULL-terminated
+ * `skip` (or NULL), which the caller reads. */
+typedef struct dt_ini dt_ini;
+gboolean sim_scenario_load_group(sim_scenario *s, const dt_ini *ini, const char *group,
+                                 unsigned set, const char *const *skip, GError **error);
+/* Every key group, in --help order (n receives how many). */
+const sim_key_group *const *sim_scenario_key_groups(gsize *n);
 
 /* Adds the options of the commands in `set` to ctx (one GOptionGroup per key group, all shown
  * by --help); after g_option_context_parse(), sim_scenario_apply_options() validates them into

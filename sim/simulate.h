@@ -31,6 +31,17 @@ typedef struct {
 /* The cluster of a scenario; errors name the key where its value came from. */
 comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error);
 
+/* The strategy's plan of a scenario: its checks, its cost table (kept in *costs_out, NULL for
+ * transformer strategies) and its task graph on the cluster `topo` (`outputs`: the run writes
+ * a trace, which unfolds small data-parallel runs). */
+sim_plan *sim_scenario_plan(const sim_scenario *s, const comm_topology *topo,
+                            comm_net_model net_model, const char *device, gboolean outputs,
+                            const sim_strategy **strategy_out, sim_costs **costs_out,
+                            GError **error);
+
+/* --strict: a configuration that does not fit in device memory is an error. */
+gboolean sim_check_strict(const sim_scenario *s, const sim_report *r, GError **error);
+
 /* Simulates the scenario. Writes --trace and --csv if set. */
 gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *out,
                       GError **error);

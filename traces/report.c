@@ -14,7 +14,15 @@ static void json_double(GString *o, const char *key, double v)
 
 void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_json)
 {
-  g_autoptr(GString) o = g_string_new("{");
+  g_autoptr(GString) o = g_string_new(NULL);
+  sim_report_append_json(o, r, extra_json);
+  g_string_append_c(o, '\n');
+  fputs(o->str, out);
+}
+
+void sim_report_append_json(GString *o, const sim_report *r, const char *extra_json)
+{
+  g_string_append_c(o, '{');
   json_double(o, "iteration_time_s", r->iteration_time_s);
   json_double(o, "throughput_samples_per_s", r->throughput_samples_per_s);
   json_double(o, "compute_time_s", r->compute_time_s);
@@ -70,8 +78,7 @@ void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_jso
   if (extra_json && *extra_json)
     g_string_append_printf(o, "%s,", extra_json);
   g_string_truncate(o, o->len - 1);
-  g_string_append(o, "}\n");
-  fputs(o->str, out);
+  g_string_append_c(o, '}');
 }
 
 static void row_ms(FILE *out, const char *label, double s, double total)

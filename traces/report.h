@@ -47,6 +47,8 @@ typedef struct {
 
 /* One JSON object on one line (the contract's keys first), with the scenario's extra pairs. */
 void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_json);
+/* The same object appended to o, without the newline. */
+void sim_report_append_json(GString *o, const sim_report *r, const char *extra_json);
 void sim_report_print_table(FILE *out, const sim_report *r, const char *title);
 
 #endif

@@ -37,7 +37,7 @@ import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COMMANDS = ["run", "sweep", "search", "collective", "describe", "calibrate"]
-OUTPUT_OPTIONS = {"trace", "csv", "plot", "link-heatmap", "chakra-out", "o", "output"}
+OUTPUT_OPTIONS = {"trace", "csv", "plot", "link-heatmap", "chakra-out", "o", "output", "export"}
 # Options whose values are file or folder names read by dtsim.
 FILE_OPTIONS = {"model", "calibration", "system", "device", "intra", "inter", "chakra"}
 # Values that are no number, no name and no list: each must be refused by every option that
@@ -52,14 +52,15 @@ SANITIZER = re.compile(r"(AddressSanitizer|LeakSanitizer|UndefinedBehaviorSaniti
 
 
 def options_of(dtsim, command):
-    """(name, takes_value) of every option --help-all lists for a command."""
+    """(name, argument) of every option --help-all lists for a command (argument None for a
+    flag: "LIST", "SIZE", "N"... as the help names it)."""
     out = subprocess.run([dtsim, command, "--help-all"], capture_output=True, text=True,
                          timeout=60).stdout
     opts = []
     for line in out.splitlines():
         m = re.match(r"\s+(?:-\w, )?--([\w-]+)(=\S+)?\s", line)
         if m and not m.group(1).startswith("help"):
-            opts.append((m.group(1), m.group(2) is not None))
+            opts.append((m.group(1), m.group(2)[1:] if m.group(2) else None))
     return opts
 
 
@@ -73,6 +74,7 @@ class Case:
         self.check = check            # f(folder) -> error text or None, after the run
         self.env = env or {}
         self.blame = None             # text the refusal must contain (an option or file name)
+        self.timeout = None           # seconds, when not the campaign's
 
     def label(self):
         shown = " ".join(repr(a) if (not a or any(c in a for c in " \t\n\x01\x1b")) else a
@@ -107,6 +109,7 @@ def judge(dtsim, case, timeout):
                    G_SLICE="always-malloc", **case.env)
         args = [a.replace("@", folder + "/") if isinstance(a, str) else a for a in case.args]
         try:
+            timeout = case.timeout or timeout
             p = subprocess.run([dtsim, case.command] + args, cwd=folder, env=env,
                                capture_output=True, timeout=timeout,
                                stdin=subprocess.DEVNULL)
@@ -178,10 +181,14 @@ def cases(dtsim):
     for cmd, olist in opts.items():
         if cmd == "calibrate":
             continue
-        for name, takes in olist:
-            if not takes or name in OUTPUT_OPTIONS:
+        for name, arg in olist:
+            if not arg or name in OUTPUT_OPTIONS:
                 continue
             for v in NONSENSE:
+                # Lists take "1,5" and "1..2"; sizes take "1e" (an exbibyte).
+                if (v in ("1,5", "1..2") and ("LIST" in arg or "," in arg)) or \
+                        (v == "1e" and arg == "SIZE"):
+                    continue
                 c = Case("values", cmd, BASE[cmd] + [f"--{name}={v}"],
                          "either" if name in FILE_OPTIONS else "refuse")
                 c.blame = None if name in FILE_OPTIONS else f"--{name}"
@@ -209,6 +216,10 @@ def cases(dtsim):
     out.append(Case("work", "search", ["--model", "lenet5", "--nodes", "125000",
                                        "--global-batch", "1000000", "--max-time", "10"],
                     "either"))
+    # A legitimate job may take a minute (a million micro-batches): more than a hang's time.
+    for c in out:
+        if c.category == "work":
+            c.timeout = 240
     # locale: machine-read outputs under a decimal-comma locale must parse as in C.
     for cmd, args in (("run", ["--model", "lenet5", "--csv", "@o.csv", "--json"]),
                       ("sweep", ["--model", "lenet5", "--devices", "1,2", "--csv", "@o.csv",
@@ -232,7 +243,7 @@ def cases(dtsim):
                                                     capture_output=True).stdout}))
     for opt in ("trace", "csv"):
         for target in ("@dir", "@fifo-noreader"):
-            files = {"dir": "<dir>"} if target == "@dir" else {}
+            files = {"dir": "<dir>"} if target == "@dir" else {"fifo-noreader": None}
             out.append(Case("outputs", "run", ["--model", "lenet5", f"--{opt}", target +
                                                ("/" if target == "@dir" else "")],
                             "refuse", files=files))
@@ -241,9 +252,13 @@ def cases(dtsim):
     # injection: control characters in values that end up in written files.
     for ch in ("\n", "\r", "\x1b", "\t", "\u2028"):
         v = f"x{ch}[device]{ch}peak_tflops_fp32 = 1000"
+        # Refused, or written so that no line of the overlay starts a group of its own.
         out.append(Case("injection", "calibrate", ["@m.csv", "--stack", v, "-o", "@inj.ini",
-                                                   "--generations", "2", "--no-loo"], "refuse",
-                        files={"m.csv": CALIB}))
+                                                   "--generations", "2", "--no-loo"],
+                        "either" if ch == "\u2028" else "refuse", files={"m.csv": CALIB},
+                        check=lambda d: "a [device] group was injected" if os.path.exists(
+                            d + "/inj.ini") and re.search(r"^\s*\[device\]", open(
+                                d + "/inj.ini", encoding="utf-8").read(), re.M) else None))
         out.append(Case("injection", "run", ["--model", "lenet5", "--iterations", "1",
                                              "--straggler", f"0{ch}:2", "--csv", "@o.csv"],
                         "refuse"))
@@ -268,9 +283,11 @@ def cases(dtsim):
     own = {"3d": ["--tp=2", "--zero=1", "--sequence-parallel=on", "--ep=2"],
            "pp": ["--micro-batches=2", "--schedule=gpipe"], "ps": ["--ps-count=2"],
            "hybrid": ["--hybrid=owt"], "dp": ["--bucket-mib=10"]}
+    # hybrid is data parallel over pipelines: it takes the keys of both.
+    takes = {"hybrid": {"pp", "dp"}}
     for s in strategies:
         for owner, flags in own.items():
-            if owner == s:
+            if owner == s or owner in takes.get(s, ()):
                 continue
             for f in flags:
                 out.append(Case("combinations", "run", ["--model", "lenet5", "--strategy", s, f],

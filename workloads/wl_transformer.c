@@ -605,6 +605,18 @@ static void stream(wl_tf_kernel *kn, const char *name, uint64_t elems, unsigned 
   }
 }
 
+void wl_tf_gemm_kernel(wl_tf_kernel *kn, const char *name, uint64_t batch, uint64_t m,
+                       uint64_t n, uint64_t k, wl_precision p)
+{
+  batched(kn, name, batch, m, n, k, p);
+}
+
+void wl_tf_stream_kernel(wl_tf_kernel *kn, const char *name, uint64_t elems, unsigned reads,
+                         unsigned writes, unsigned flops_per, wl_precision p)
+{
+  stream(kn, name, elems, reads, writes, flops_per, p);
+}
+
 /* The attention's projections into Q, K and V on one rank (n: the count so far). Plain
  * attention: one GEMM to (heads + 2 kv-heads) x head widths / t. MLA: the query compression
  * (replicated on every rank) and its expansion, the key/value compression with the shared

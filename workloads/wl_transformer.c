@@ -716,6 +716,11 @@ size_t wl_tf_block_kernels(const wl_tf *tf, const wl_tf_shard *sh, uint32_t bloc
       c->bytes_read = i ? qkv_bytes + 2 * o_bytes : qkv_bytes;
       c->bytes_written = i ? qkv_bytes : o_bytes;
       c->out_elems = T * tf->heads * vd / t;
+      /* Its shape, for the device's tiles: s queries against s keys per sequence and head. */
+      c->gemm_m = c->gemm_k = sh->seq;
+      c->gemm_n = hd + vd;
+      c->gemm_batch = (uint64_t)sh->micro_batch * heads;
+      c->causal = tf->causal ? 1 : 0;
       at->has[i] = TRUE;
     }
   }

@@ -9,8 +9,9 @@
  * a training run times it:
  *   - gemm: the linear layer whose forward, backward-data or backward-weights GEMM the row is
  *     (fwd+bwd: all three passes); fp8 rows at fp8;
- *   - expert_gemm_*: the experts' grouped GEMM, one GEMM per local expert of m rows, whatever
- *     the method (a Python loop, bmm, grouped_mm); fwd+bwd all three passes;
+ *   - expert_gemm_*: the experts' grouped GEMM, one GEMM per local expert of m rows, as one
+ *     kernel (bmm, grouped_mm), or for the Python loop over experts as that many kernels of one
+ *     GEMM each, each with its launch; fwd+bwd all three passes;
  *   - attention: the block's flash-attention kernel (32 query heads, 8 key/value heads of 128,
  *     batch 1), causal or full; fwd+bwd its forward and backward;
  *   - router: the router GEMM (tokens x experts x hidden); permute and unpermute: the block's
@@ -18,8 +19,9 @@
  *     activation and residual streams; memcpy, memset, reduce: a stream reading and writing the
  *     tensor, writing it, reading it; rope, which the block folds into no kernel of its own, as
  *     a stream reading and writing the query tensor.
- * The simulator runs one kernel where PyTorch's eager rows run several (a loop over experts,
- * autograd, eager fp32 norms): their launch gaps are part of the measured time only.
+ * The simulator runs one fused kernel where PyTorch's eager rows run several (autograd, eager
+ * fp32 norms, softmax and top-k after the router GEMM, the weighted sum after the scatter):
+ * their extra kernels and launch gaps are part of the measured time only.
  *
  * Prints every row (measured, predicted, error), the mean absolute percentage error per kernel
  * family and per family and method, and overall. No parameter is fitted here: the device's
@@ -128,9 +130,12 @@ static gboolean attention_kernel(GPtrArray *f, wl_tf_kernel *out, GError **error
   return FALSE;
 }
 
-/* The simulator's kernel for one row, and which of its passes the row times. */
-static gboolean row_kernel(GPtrArray *f, wl_tf_kernel *kn, unsigned *passes, GError **error)
+/* The simulator's kernel for one row, which of its passes the row times, and how many times
+ * it runs (*times: the local experts of a loop over experts, else 1). */
+static gboolean row_kernel(GPtrArray *f, wl_tf_kernel *kn, unsigned *passes, uint64_t *times,
+                           GError **error)
 {
+  *times = 1;
   const char *kernel = str(f, C_KERNEL);
   wl_precision p = strncmp(str(f, C_DTYPE), "fp8", 3) == 0 ? WL_PREC_FP8 : WL_PREC_BF16;
   uint64_t m = cell(f, C_M), n = cell(f, C_N), k = cell(f, C_K);
@@ -142,6 +147,10 @@ static gboolean row_kernel(GPtrArray *f, wl_tf_kernel *kn, unsigned *passes, GEr
   }
   if (strcmp(kernel, "gemm") == 0 || g_str_has_prefix(kernel, "expert_gemm")) {
     uint64_t batch = cell(f, C_BATCH) ? cell(f, C_BATCH) : 1;
+    if (strstr(str(f, C_METHOD), "loop")) {
+      *times = batch;
+      batch = 1;
+    }
     /* The row's (m, n, k) is the GEMM it times; the linear layer y[M x N] = x[M x K] W runs
      * backward-data as (M, K, N) and backward-weights as (K, N, M). */
     if (*passes == 1u << WL_PASS_BACKWARD_DATA)
@@ -274,12 +283,13 @@ int main(int argc, char **argv)
     double measured = g_ascii_strtod(str(f, C_TIME_US), NULL) * 1e-6;
     wl_tf_kernel kn;
     unsigned passes;
-    if (!(measured > 0) || !row_kernel(f, &kn, &passes, &error)) {
+    uint64_t times;
+    if (!(measured > 0) || !row_kernel(f, &kn, &passes, &times, &error)) {
       fprintf(stderr, "dtsim-kernels-h200: %s:%d: %s\n", path, i + 1,
               error ? error->message : "time_us: not a positive number");
       return 2;
     }
-    double predicted = kernel_s(dev, &kn, passes);
+    double predicted = (double)times * kernel_s(dev, &kn, passes);
     double err = (predicted - measured) / measured;
     const char *method = method_class(f);
     g_autofree char *fm = g_strdup_printf("%s/%s", str(f, C_KERNEL), method);

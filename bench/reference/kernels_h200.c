@@ -270,9 +270,11 @@ int main(int argc, char **argv)
   g_autoptr(GHashTable) overall = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                                         tally_free);
   g_auto(GStrv) lines = g_strsplit(g_strstrip(text), "\n", -1);
-  if (!quiet)
-    printf("== %s on %s: single kernels, microseconds\n%-56s %-15s %11s %11s %7s\n", path,
-           dev_device_name(dev), "row", "method", "measured", "predicted", "err%");
+  /* The rows are printed once the whole table has been read: a bad row prints nothing. */
+  g_autoptr(GString) table = g_string_new(NULL);
+  g_string_append_printf(table, "== %s on %s: single kernels, microseconds\n"
+                         "%-56s %-15s %11s %11s %7s\n", path, dev_device_name(dev), "row",
+                         "method", "measured", "predicted", "err%");
   for (int i = 1; lines[i]; i++) {
     g_autoptr(GPtrArray) f = dt_csv_split(lines[i]);
     if (f->len < C_COUNT) {
@@ -296,14 +298,15 @@ int main(int argc, char **argv)
     tally_add(by_family, str(f, C_KERNEL), measured, predicted);
     tally_add(by_method, fm, measured, predicted);
     tally_add(overall, "all", measured, predicted);
-    if (!quiet)
-      printf("%-56s %-15s %11.2f %11.2f %+7.1f\n", str(f, C_ID), method, measured * 1e6,
-             predicted * 1e6, 100 * err);
+    g_string_append_printf(table, "%-56s %-15s %11.2f %11.2f %+7.1f\n", str(f, C_ID), method,
+                           measured * 1e6, predicted * 1e6, 100 * err);
   }
   if (g_hash_table_size(overall) == 0) {
     fprintf(stderr, "dtsim-kernels-h200: %s: no rows\n", path);
     return 2;
   }
+  if (!quiet)
+    fputs(table->str, stdout);
   printf("\n");
   print_tallies("== by kernel family", by_family);
   printf("\n");

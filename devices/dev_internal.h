@@ -155,8 +155,9 @@ double dev__gemm_seconds(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, uns
  * queries of one head (`batch` heads x sequences), each looping over the 128-key tiles of its
  * `k` keys (the diagonal one whole and none above it when `causal`), one block per SM; blocks go
  * to SMs as SMs free up. Equal blocks run in waves; causal blocks of unequal length end with a
- * tail no longer than the longest block (Graham's list-scheduling bound); a last tile of fewer
- * than 128 queries or keys is padded. In (0, 1]. */
+ * tail no longer than the longest block (Graham's list-scheduling bound, or waves of the
+ * longest block where that is lower); a last tile of fewer than 128 queries or keys is padded.
+ * In (0, 1]. */
 double dev__attention_fill(uint64_t q, uint64_t k, uint64_t batch, gboolean causal,
                            unsigned sms);
 /* Roofline: max of compute and memory seconds. */

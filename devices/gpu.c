@@ -167,8 +167,11 @@ double dev__attention_fill(uint64_t q, uint64_t k, uint64_t batch, gboolean caus
      * its own, (nk - nq) + i + 1 of them. */
     uint64_t first = nk > nq ? nk - nq : 0, longest = first + nq;
     steps = (double)batch * ((double)nq * (double)first + (double)nq * (double)(nq + 1) / 2);
-    makespan = blocks <= sms ? (double)longest
-                             : steps / sms + (1.0 - 1.0 / sms) * (double)longest;
+    /* Two bounds on list scheduling, the lower taken: Graham's, and waves no longer than the
+     * longest block (exact when the blocks are equal, one query tile each). */
+    double graham = steps / sms + (1.0 - 1.0 / sms) * (double)longest;
+    double waves = (double)ceil_div(blocks, sms) * (double)longest;
+    makespan = graham < waves ? graham : waves;
   }
   /* The last tile of a sequence not a multiple of 128 is padded. */
   double pad = ((double)q / (double)(nq * ATTN_TILE)) * ((double)k / (double)(nk * ATTN_TILE));

@@ -970,7 +970,9 @@ static void test_attention_kernel(void **state)
  *   causal, 1024 x 1024, one head, 8 SMs: 8 blocks on 8 SMs, the longest 8 steps: 36 / 64;
  *   causal, 256 queries after 256 earlier keys (512 keys), one SM: blocks of 3 and 4 steps back
  *   to back, no idle SM: 1;
- *   full, 100 x 100, one SM: one padded tile: 100^2 / 128^2. */
+ *   full, 100 x 100, one SM: one padded tile: 100^2 / 128^2;
+ *   causal, 128 queries after 896 earlier keys, 16 heads on 8 SMs: 16 equal blocks of 8 steps,
+ *   two waves of 8 (Graham's bound, 128 / 8 + (7 / 8) 8 = 23, is the higher): 1. */
 static void test_attention_fill(void **state)
 {
   (void)state;
@@ -979,6 +981,7 @@ static void test_attention_fill(void **state)
   assert_true(fabs(dev__attention_fill(1024, 1024, 1, TRUE, 8) - 36.0 / 64.0) < 1e-12);
   assert_true(fabs(dev__attention_fill(256, 512, 1, TRUE, 1) - 1.0) < 1e-12);
   assert_true(fabs(dev__attention_fill(100, 100, 1, FALSE, 1) - 10000.0 / 16384.0) < 1e-12);
+  assert_true(fabs(dev__attention_fill(128, 1024, 16, TRUE, 8) - 1.0) < 1e-12);
   /* Long sequences fill the device: 131072 causal on 132 SMs is within 1% of full. */
   assert_true(dev__attention_fill(131072, 131072, 32, TRUE, 132) > 0.99);
   /* Through the round GPU (8 SMs, 100 TFLOP/s fp16 tensor, forward efficiency 0.5): a causal

@@ -45,6 +45,7 @@ skip() {
 
 # Accuracy against the published measurements (every row: they are few).
 run reference "$build/dtsim-reference"
+run kernels-h200 "$build/dtsim-kernels-h200"
 run reference-run "$build/dtsim-reference-run"
 run llm "$build/dtsim-llm"
 run collective-reference sh bench/collective/reference.sh "$build/dtsim"

@@ -607,3 +607,28 @@ void dt_csv_field(GString *out, const char *s)
   }
   g_string_append_c(out, '"');
 }
+
+GPtrArray *dt_csv_split(const char *line)
+{
+  GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
+  GString *cur = g_string_new(NULL);
+  gboolean quoted = FALSE;
+  for (const char *c = line;; c++) {
+    if (*c == '"') {
+      if (quoted && c[1] == '"') {
+        g_string_append_c(cur, '"');
+        c++;
+      } else {
+        quoted = !quoted;
+      }
+    } else if ((*c == ',' && !quoted) || *c == '\0' || *c == '\r') {
+      g_ptr_array_add(f, g_string_free(cur, FALSE));
+      if (*c != ',')
+        break;
+      cur = g_string_new(NULL);
+    } else {
+      g_string_append_c(cur, *c);
+    }
+  }
+  return f;
+}

@@ -262,5 +262,8 @@ void dt_json_key(GString *out, const char *key);
 /* One CSV field (RFC 4180): as it is, or quoted with its quotes doubled when it holds a comma,
  * a quote, a carriage return or a newline. */
 void dt_csv_field(GString *out, const char *s);
+/* The fields of one CSV line (RFC 4180 quoting: a quoted field may hold commas, a doubled quote
+ * is one quote; a carriage return ends the line), owned by the array. */
+GPtrArray *dt_csv_split(const char *line);
 
 #endif

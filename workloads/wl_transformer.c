@@ -605,6 +605,18 @@ static void stream(wl_tf_kernel *kn, const char *name, uint64_t elems, unsigned 
   }
 }
 
+void wl_tf_gemm_kernel(wl_tf_kernel *kn, const char *name, uint64_t batch, uint64_t m,
+                       uint64_t n, uint64_t k, wl_precision p)
+{
+  batched(kn, name, batch, m, n, k, p);
+}
+
+void wl_tf_stream_kernel(wl_tf_kernel *kn, const char *name, uint64_t elems, unsigned reads,
+                         unsigned writes, unsigned flops_per, wl_precision p)
+{
+  stream(kn, name, elems, reads, writes, flops_per, p);
+}
+
 /* The attention's projections into Q, K and V on one rank (n: the count so far). Plain
  * attention: one GEMM to (heads + 2 kv-heads) x head widths / t. MLA: the query compression
  * (replicated on every rank) and its expansion, the key/value compression with the shared
@@ -704,6 +716,11 @@ size_t wl_tf_block_kernels(const wl_tf *tf, const wl_tf_shard *sh, uint32_t bloc
       c->bytes_read = i ? qkv_bytes + 2 * o_bytes : qkv_bytes;
       c->bytes_written = i ? qkv_bytes : o_bytes;
       c->out_elems = T * tf->heads * vd / t;
+      /* Its shape, for the device's tiles: s queries against s keys per sequence and head. */
+      c->gemm_m = c->gemm_k = sh->seq;
+      c->gemm_n = hd + vd;
+      c->gemm_batch = (uint64_t)sh->micro_batch * heads;
+      c->causal = tf->causal ? 1 : 0;
       at->has[i] = TRUE;
     }
   }

@@ -193,6 +193,16 @@ typedef struct {
  * and combine between the permutes are the strategy's all-to-alls. */
 size_t wl_tf_block_kernels(const wl_tf *tf, const wl_tf_shard *sh, uint32_t block,
                            wl_tf_kernel *out);
+/* The kernel builders behind those lists, for callers that time one kernel alone (the kernel
+ * benchmarks): `batch` independent GEMMs y[m x n] = x[m x k] W[k x n] with their backward-data
+ * and backward-weights GEMMs (a linear layer with batch 1; the experts' grouped GEMMs with one
+ * GEMM per local expert); and a streaming kernel over `elems` elements that reads `reads` and
+ * writes `writes` tensors of that size forward (about twice that backward) with `flops_per`
+ * FLOPs per element (norms, activations, residual adds, permutes). */
+void wl_tf_gemm_kernel(wl_tf_kernel *kn, const char *name, uint64_t batch, uint64_t m,
+                       uint64_t n, uint64_t k, wl_precision p);
+void wl_tf_stream_kernel(wl_tf_kernel *kn, const char *name, uint64_t elems, unsigned reads,
+                         unsigned writes, unsigned flops_per, wl_precision p);
 /* The kernels of the block (the last), in forward order; returns the count.
  * Flash attention is one kernel (scores, softmax and the product with V without writing the
  * s x s matrix); its backward recomputes the scores (2.5x the forward's matrix FLOPs), and a

@@ -30,32 +30,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-/* Splits one CSV line with double-quoted fields. */
-static GPtrArray *csv_fields(const char *line)
-{
-  GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
-  GString *cur = g_string_new(NULL);
-  gboolean quoted = FALSE;
-  for (const char *c = line;; c++) {
-    if (*c == '"') {
-      if (quoted && c[1] == '"') {
-        g_string_append_c(cur, '"');
-        c++;
-      } else {
-        quoted = !quoted;
-      }
-    } else if ((*c == ',' && !quoted) || *c == '\0' || *c == '\r') {
-      g_ptr_array_add(f, g_string_free(cur, FALSE));
-      if (*c != ',')
-        break;
-      cur = g_string_new(NULL);
-    } else {
-      g_string_append_c(cur, *c);
-    }
-  }
-  return f;
-}
-
 enum { C_ID, C_MODEL, C_SEQ, C_PREC, C_SYSTEM, C_DEVICE, C_NODES, C_DPN, C_TP, C_PP, C_DP, C_GB,
        C_MB, C_SCHED, C_V, C_SP, C_RC, C_ZERO, C_MEASURED, C_VALUE, C_UNIT, C_SOURCE, C_NOTES,
        C_COUNT };
@@ -95,7 +69,7 @@ static gboolean run_rows(const char *path, GArray *rows, GArray *pred, const cha
   gboolean fill = rows->len == 0;
   g_auto(GStrv) lines = g_strsplit(g_strstrip(text), "\n", -1);
   for (int i = 1; lines[i]; i++) {
-    g_autoptr(GPtrArray) f = csv_fields(lines[i]);
+    g_autoptr(GPtrArray) f = dt_csv_split(lines[i]);
     if (f->len < C_COUNT)
       continue;
     sim_scenario s;

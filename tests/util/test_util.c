@@ -559,6 +559,33 @@ static void test_json_csv_writers(void **state)
   }
 }
 
+/* dt_csv_split reads back the RFC 4180 quoting: a quoted comma stays in its field, a doubled
+ * quote is one quote, empty fields count, a carriage return ends the line; and a line written
+ * by dt_csv_field splits into the fields written. */
+static void test_csv_split(void **state)
+{
+  (void)state;
+  g_autoptr(GPtrArray) f = dt_csv_split("a,\"b, c\",,\"say \"\"hi\"\"\",x\r");
+  assert_int_equal(f->len, 5);
+  static const char *const want[] = {"a", "b, c", "", "say \"hi\"", "x"};
+  for (guint i = 0; i < 5; i++)
+    assert_string_equal(g_ptr_array_index(f, i), want[i]);
+  g_autoptr(GPtrArray) one = dt_csv_split("");
+  assert_int_equal(one->len, 1);
+  assert_string_equal(g_ptr_array_index(one, 0), "");
+  static const char *const in[] = {"plain", "a,b", "q\"q", ""};
+  g_autoptr(GString) line = g_string_new(NULL);
+  for (int i = 0; i < 4; i++) {
+    if (i)
+      g_string_append_c(line, ',');
+    dt_csv_field(line, in[i]);
+  }
+  g_autoptr(GPtrArray) back = dt_csv_split(line->str);
+  assert_int_equal(back->len, 4);
+  for (guint i = 0; i < 4; i++)
+    assert_string_equal(g_ptr_array_index(back, i), in[i]);
+}
+
 /* Outputs held together (dt_outfile_hold): nothing is renamed before the release; a release
  * that keeps renames both, one that does not leaves the old files. */
 static void test_outfile_hold(void **state)
@@ -679,7 +706,8 @@ int main(void)
       cmocka_unit_test(test_scratch),
       cmocka_unit_test(test_read_file), cmocka_unit_test(test_escape),
       cmocka_unit_test(test_option_bytes), cmocka_unit_test(test_size_list),
-      cmocka_unit_test(test_json_csv_writers), cmocka_unit_test(test_outfile_hold),
+      cmocka_unit_test(test_json_csv_writers), cmocka_unit_test(test_csv_split),
+      cmocka_unit_test(test_outfile_hold),
       cmocka_unit_test(test_files_distinct), cmocka_unit_test(test_message_and_lines),
       cmocka_unit_test(test_memory_sharers),
   };

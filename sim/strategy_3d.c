@@ -102,7 +102,8 @@ static void plan3d_free(plan3d *p)
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(plan3d, plan3d_free)
 
-/* The time of the tensor-parallel collectives of `count` activations of b s h elements:
+/* The time of the tensor-parallel collectives of `count` activations of b s h elements (s / cp
+ * tokens with context parallelism):
  * allreduces, or with sequence parallelism as many all-gathers and reduce-scatters (half
  * each). */
 static gboolean tp_time(sim_coll_timer *ct, const plan3d *p, unsigned count, sim_time_ps *out,
@@ -111,7 +112,7 @@ static gboolean tp_time(sim_coll_timer *ct, const plan3d *p, unsigned count, sim
   *out = 0;
   if (p->T < 2 || count == 0)
     return TRUE;
-  uint64_t bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes;
+  uint64_t bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes;
   uint32_t groups = p->per_node >= p->T && p->per_node % p->T == 0 ? p->per_node / p->T : 1;
   if (!p->o.seq_parallel) {
     sim_time_ps t;
@@ -1291,8 +1292,8 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   g_autofree sim_stream_id *members = g_new(sim_stream_id, (gsize)T * D);
   g_autofree sim_stream_id *tp_members = g_new(sim_stream_id, (gsize)D * T);
   int ops[2 * 4 * 1024 + 2];
-  uint64_t xfer_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes / T;
-  uint64_t tp_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes;
+  uint64_t xfer_bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes / T;
+  uint64_t tp_bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes;
   g_autoptr(GPtrArray) orders = g_ptr_array_new_with_free_func(free_array);
   for (uint32_t s = 0; s < P; s++)
     g_ptr_array_add(orders, schedule_units(p, s));
@@ -1611,7 +1612,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   g_autofree sim_task_id *b_start = g_new(sim_task_id, slots);
   g_autofree sim_task_id *last_task = g_new(sim_task_id, p->P);
   g_autofree gboolean *has_last = g_new0(gboolean, p->P);
-  uint64_t xfer_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes / p->T;
+  uint64_t xfer_bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes / p->T;
   g_autoptr(GPtrArray) orders = g_ptr_array_new_with_free_func(free_array);
   for (uint32_t s = 0; s < p->P; s++)
     g_ptr_array_add(orders, schedule_units(p, s));

@@ -428,19 +428,27 @@ static const char *bound_3d(const sim_scenario *s, const sim_search_ctx *c)
 #define SEARCH_MAX_ETP 8
 
 /* Context-parallel degrees: 1, and the powers of two that split the sequence into 2 cp chunks
- * of at least SEARCH_MIN_CP_TOKENS / 2 tokens (the strategy's check refuses the rest). */
+ * of at least SEARCH_MIN_CP_TOKENS / 2 tokens (the strategy's check refuses the rest). An axis
+ * with nothing to vary (a short sequence; a dense model for ep and etp) gives the empty setting,
+ * so the candidates' labels stay as they were. */
 static void cp_values(const sim_search_ctx *c, GPtrArray *out)
 {
   sim_search_add_value(out, "cp=1");
   for (uint64_t cp = 2; cp <= SEARCH_MAX_CP && cp <= c->devices; cp *= 2)
     if (c->tf.seq % (2 * cp) == 0 && c->tf.seq / cp >= SEARCH_MIN_CP_TOKENS)
       sim_search_add_value(out, "cp=%" G_GUINT64_FORMAT, cp);
+  if (out->len == 1)
+    g_ptr_array_set_size(out, 0), sim_search_add_value(out, "%s", "");
 }
 
 /* Expert-parallel degrees: 1, and for a mixture of experts the divisors of the experts up to
  * the devices. */
 static void ep_values(const sim_search_ctx *c, GPtrArray *out)
 {
+  if (!c->tf.experts) {
+    sim_search_add_value(out, "%s", "");
+    return;
+  }
   sim_search_add_value(out, "ep=1");
   for (uint64_t e = 2; e <= c->tf.experts && e <= c->devices; e++)
     if (c->tf.experts % e == 0)
@@ -451,8 +459,12 @@ static void ep_values(const sim_search_ctx *c, GPtrArray *out)
  * devices up to SEARCH_MAX_ETP (inside the NVLink domain, as tensor parallelism). */
 static void etp_values(const sim_search_ctx *c, GPtrArray *out)
 {
+  if (!c->tf.experts) {
+    sim_search_add_value(out, "%s", "");
+    return;
+  }
   sim_search_add_value(out, "etp=1");
-  for (uint64_t x = 2; c->tf.experts && x <= SEARCH_MAX_ETP && x <= c->devices_per_node; x++)
+  for (uint64_t x = 2; x <= SEARCH_MAX_ETP && x <= c->devices_per_node; x++)
     if (c->devices_per_node % x == 0)
       sim_search_add_value(out, "etp=%" G_GUINT64_FORMAT, x);
 }

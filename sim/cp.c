@@ -62,6 +62,13 @@ static void block_ps(const dev_device *dev, const wl_tf *tf, const wl_tf_shard *
     ps[i] = dev_op_time_ps(dev, &kn.pass[i], 0);
 }
 
+void sim_cp_step_ps(const dev_device *dev, const wl_tf *tf, const wl_tf_shard *sh, uint32_t rank,
+                    uint32_t step, int64_t ps[2])
+{
+  wl_tf_cp_block b = wl_tf_cp_step(sh->seq, sh->cp, rank, step);
+  block_ps(dev, tf, sh, b.q, b.k, 1, b.causal && tf->causal, ps);
+}
+
 gboolean sim_cp_attention_time(const dev_device *dev, sim_coll_timer *ct, const wl_tf *tf,
                                const wl_tf_shard *sh, wl_cp_comm comm, sim_cp_attention *out,
                                GError **error)
@@ -98,9 +105,8 @@ gboolean sim_cp_attention_time(const dev_device *dev, sim_coll_timer *ct, const 
   for (uint32_t r = 0; r < cp; r++) {
     int64_t compute[2] = {0, 0}, total[2] = {0, 0};
     for (uint32_t i = 0; i < cp; i++) {
-      wl_tf_cp_block b = wl_tf_cp_step(sh->seq, cp, r, i);
       int64_t ps[2];
-      block_ps(dev, tf, sh, b.q, b.k, 1, b.causal && tf->causal, ps);
+      sim_cp_step_ps(dev, tf, sh, r, i, ps);
       for (int pass = 0; pass < 2; pass++) {
         compute[pass] += ps[pass];
         /* Backward sends the keys and values and their gradients: twice the bytes. */

@@ -80,6 +80,8 @@ typedef struct {
                                        * group with context parallelism) */
   double expert_load;                 /* busiest expert's rows over the mean */
   double dropped;                     /* fraction of routed copies over capacity */
+  sim_cp_attention cpa;               /* one block's context-parallel attention (sim/cp.c) */
+  wl_tf_shard cp_shard;               /* how its attention runs on a device */
   uint64_t m;                         /* micro-batches per replica and iteration */
   uint64_t mb;                        /* micro-batch, sequences */
   uint32_t *first_block, *n_blocks;   /* per virtual stage (chunk c of rank s is c P + s) */
@@ -255,6 +257,9 @@ static gboolean chunk_costs(const dev_device *dev, sim_coll_timer *ct, plan3d *p
   emb->bwd_ps = kernels_time(dev, e, ne, 1, FALSE, &emb->bwd_flops);
   head->fwd_ps = kernels_time(dev, h, nh, 0, FALSE, &head->fwd_flops);
   head->bwd_ps = kernels_time(dev, h, nh, 1, FALSE, &head->bwd_flops);
+  p->cp_shard = sh;
+  if (p->CP > 1 && !sim_cp_attention_time(dev, ct, &p->tf, &sh, p->o.cp_comm, &p->cpa, error))
+    return FALSE;
   uint32_t nv = p->P * p->V;
   for (uint32_t vs = 0; vs < nv; vs++) {
     chunk_cost *c = &p->cost[vs];
@@ -978,6 +983,7 @@ static wl_op_cost update_cost(const plan3d *p, uint32_t s)
 typedef struct {
   sim_unit_id unit;
   sim_stream_id compute, tp, dp, send_f, recv_f, send_b, recv_b, emb;
+  sim_stream_id cp_send, cp_recv;     /* context parallelism's ring (every device, p2p) */
 } stage_streams;
 
 /* Task names by (kind, micro-batch, chunk), formatted once and handed out as the graph's copy
@@ -1214,6 +1220,138 @@ static void pass_end(sim_graph *g, const char *name, gboolean overlap, uint32_t 
   }
 }
 
+/* Context parallelism on every device. p2p: before the pass's other kernels, for each block
+ * the ring of each context-parallel group (devices cpg[c], c < CP, of the stage; their streams
+ * in st): rank c computes step i's block (sim_cp_step_ps) once it has step i - 1's and has
+ * received the keys and values of step i, which its predecessor sends as a flow as soon as it
+ * starts step i - 1 (and has them); backward sends twice the bytes and the last gradients
+ * home. begin[c] is each device's first task of the pass, end[c] receives its last. */
+static void add_cp_ring(sim_graph *g, const plan3d *p, const stage_streams *const *cpg, gboolean fwd, uint32_t blocks,
+                        const sim_task_id *begin, sim_task_id *end, const int64_t *step_ps)
+{
+  uint32_t CP = p->CP;
+  uint64_t kv = wl_tf_cp_kv_bytes(&p->tf, &p->cp_shard) * (fwd ? 1 : 2);
+  const char *what = fwd ? "attention" : "attention backward";
+  g_autofree sim_task_id *last = g_new(sim_task_id, CP);      /* c_{i-1} */
+  g_autofree sim_task_id *before = g_new(sim_task_id, CP);    /* c_{i-2}, or what precedes */
+  g_autofree sim_task_id *got = g_new(sim_task_id, CP);       /* t_{i-1} into c */
+  g_autofree sim_task_id *in = g_new(sim_task_id, CP);        /* t_i into c */
+  for (uint32_t c = 0; c < CP; c++)
+    last[c] = begin[c];
+  for (uint32_t b = 0; b < blocks; b++) {
+    for (uint32_t i = 0; i < CP; i++) {
+      for (uint32_t c = 0; c < CP && i > 0; c++) {
+        uint32_t src = (c + CP - 1) % CP;
+        in[c] = sim_graph_add_transfer(g, cpg[src]->cp_send, cpg[c]->cp_recv,
+                                       fwd ? "cp keys and values" : "cp keys, values, grads", kv);
+        /* Sent when the sender starts step i - 1 (its step i - 2 done) with what it got. */
+        sim_graph_depend(g, in[c], before[src]);
+        if (i > 1)
+          sim_graph_depend(g, in[c], got[src]);
+      }
+      for (uint32_t c = 0; c < CP; c++) {
+        sim_task_id t = sim_graph_add_compute(g, cpg[c]->compute, what, fwd ? "forward" : "backward",
+                                              step_ps[((size_t)c * CP + i) * 2 + (fwd ? 0 : 1)],
+                                              0, 0);
+        sim_graph_depend(g, t, last[c]);
+        if (i > 0)
+          sim_graph_depend(g, t, in[c]);
+        before[c] = last[c];
+        last[c] = t;
+      }
+      for (uint32_t c = 0; c < CP && i > 0; c++)
+        got[c] = in[c];
+    }
+    if (!fwd) {
+      /* The gradients of the last keys and values go home. */
+      for (uint32_t c = 0; c < CP; c++) {
+        uint32_t src = (c + CP - 1) % CP;
+        in[c] = sim_graph_add_transfer(g, cpg[src]->cp_send, cpg[c]->cp_recv, "cp grads home",
+                                       kv / 2);
+        sim_graph_depend(g, in[c], last[src]);
+      }
+      for (uint32_t c = 0; c < CP; c++) {
+        sim_task_id j = sim_graph_add_delay(g, "cp grads home", 0);
+        sim_graph_depend(g, j, last[c]);
+        sim_graph_depend(g, j, in[c]);
+        last[c] = j;
+      }
+    }
+  }
+  for (uint32_t c = 0; c < CP; c++)
+    end[c] = last[c];
+}
+
+/* The all-gather and a2a forms on every device: for each block the collectives sim/cp.c
+ * prices (all-gather of the keys and values, and in backward the reduce-scatter of their
+ * gradients; a2a: queries, keys and values, then the output) over each context-parallel group
+ * of the stage (devices (q CP + c) T + r of the stage, from stage_first), on the tp streams after
+ * the members' compute comp[]; comp[] and cur[] receive the last. */
+static void add_cp_collectives(sim_graph *g, const plan3d *p, const stage_streams *st,
+                               uint32_t stage_first, uint32_t replicas, gboolean fwd,
+                               uint32_t blocks, const comm_coll_algorithm *algo,
+                               const comm_coll_algorithm *a2a_algo, sim_task_id *comp,
+                               sim_task_id *cur)
+{
+  uint32_t CP = p->CP, T = p->T;
+  uint64_t kv = wl_tf_cp_kv_bytes(&p->tf, &p->cp_shard);
+  gboolean a2a = p->o.cp_comm == WL_CP_A2A;
+  int ops[2] = {a2a ? SIM_OP_ALLTOALL : SIM_OP_ALLGATHER,
+                a2a ? SIM_OP_ALLTOALL : SIM_OP_REDUCE_SCATTER};
+  uint64_t bytes[2] = {a2a ? wl_tf_cp_q_bytes(&p->tf, &p->cp_shard) + kv : kv * CP,
+                       a2a ? wl_tf_cp_o_bytes(&p->tf, &p->cp_shard) : kv * CP};
+  const char *names[2] = {a2a ? "cp all-to-all q, k, v" : "cp all-gather keys and values",
+                          a2a ? "cp all-to-all output" : "cp reduce-scatter key/value grads"};
+  uint32_t n = a2a || !fwd ? 2 : 1;
+  for (uint32_t q = 0; q < replicas; q++)
+    for (uint32_t r = 0; r < T; r++) {
+      sim_stream_id mem[64];
+      for (uint32_t c = 0; c < CP; c++)
+        mem[c] = st[stage_first + (q * CP + c) * T + r].tp;
+      sim_task_id last = 0;
+      for (uint32_t b = 0; b < blocks; b++)
+        for (uint32_t j = 0; j < n; j++) {
+          sim_task_id t = sim_graph_add_collective(g, mem, CP, names[j], ops[j],
+                                                   a2a ? a2a_algo : algo, bytes[j]);
+          for (uint32_t c = 0; c < CP && b == 0 && j == 0; c++)
+            sim_graph_depend(g, t, comp[(q * CP + c) * T + r]);
+          last = t;
+        }
+      for (uint32_t c = 0; c < CP && blocks > 0; c++)
+        comp[(q * CP + c) * T + r] = cur[(q * CP + c) * T + r] = last;
+    }
+}
+
+/* The p2p rings of pass x on every context-parallel group of pipeline stage s (devices
+ * (q CP + c) T + r of the stage, k in the stage): each device's ring begins after after[k]
+ * (when has_after) and, when f_start and b_start are given, is where the pass starts (the
+ * pipeline's dependencies land on it); ring_end[k] receives its last task. */
+static void add_cp_rings(sim_graph *g, const plan3d *p, const stage_streams *st, uint32_t s,
+                         const unit *x, size_t at, unit_names *names, gboolean has_after,
+                         const sim_task_id *after, const int64_t *step_ps, sim_task_id *f_start,
+                         sim_task_id *b_start, sim_task_id *ring_end)
+{
+  uint32_t CP = p->CP, T = p->T, per_stage = p->R * T, nv = p->P * p->V;
+  uint32_t vs = x->chunk * p->P + s;
+  for (uint32_t q = 0; q < p->D; q++)
+    for (uint32_t r = 0; r < T; r++) {
+      const stage_streams *cpg[64];
+      sim_task_id begin[64], end[64];
+      for (uint32_t c = 0; c < CP; c++) {
+        uint32_t k = (q * CP + c) * T + r;
+        cpg[c] = &st[s * per_stage + k];
+        begin[c] = sim_graph_add_delay(g, unit_name(names, NAME_PASS, at), 0);
+        if (has_after)
+          sim_graph_depend(g, begin[c], after[k]);
+        if (f_start)
+          (x->fwd ? f_start : b_start)[((uint64_t)k * p->m + x->mb) * nv + vs] = begin[c];
+      }
+      add_cp_ring(g, p, cpg, x->fwd, p->n_blocks[vs], begin, end, step_ps);
+      for (uint32_t c = 0; c < CP; c++)
+        ring_end[(q * CP + c) * T + r] = end[c];
+    }
+}
+
 /* ---- Every device (--symmetry off) --------------------------------------------------------------
  *
  * The folded plan above holds one device per stage and prices the tensor- and data-parallel
@@ -1227,8 +1365,10 @@ static void pass_end(sim_graph *g, const char *name, gboolean overlap, uint32_t 
  * distributed optimizer's gather; the tied embedding's allreduce) is a collective task over
  * its group's streams, run as flows on the shared topology: collectives of different groups
  * meet on the links they share. Ranks as Megatron's: device s T D + d T + r is tensor rank r
- * of replica d at stage s; its index in the stage is k = d T + r. ZeRO 3's per-pass gathers
- * are not built yet. */
+ * of replica d at stage s; its index in the stage is k = d T + r. With context parallelism the
+ * replicas are D x CP (d = data-parallel replica x CP + context-parallel rank, Megatron's order)
+ * and each pass adds its context-parallel exchange (add_cp_rings, add_cp_collectives). ZeRO 3's
+ * per-pass gathers and expert tensor parallelism are not built yet. */
 static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                     const comm_coll_algorithm *algo,
                                     const comm_coll_algorithm *a2a_algo,
@@ -1239,12 +1379,36 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
     bad(error, "--symmetry off: --strategy 3d simulates every device with ZeRO 0 to 2 so far");
     return NULL;
   }
-  if (p->CP > 1 || p->ETP > 1) {
-    bad(error, "--symmetry off: --strategy 3d simulates every device without --cp and --etp "
-        "so far (use --symmetry on)");
+  if (p->ETP > 1 || (p->CP > 1 && o->tp_overlap) || p->CP > 64) {
+    bad(error, "--symmetry off: --strategy 3d simulates every device without --etp, and "
+        "without --tp-overlap with --cp, and up to --cp 64, so far (use --symmetry on)");
     return NULL;
   }
-  uint32_t T = p->T, P = p->P, D = p->D, V = p->V, nv = P * V, n_dev = P * D * T;
+  /* Replicas: D x CP (the context-parallel rank within the replica after the tensor rank: a
+   * device's index in a stage is (d CP + c) T + r, Megatron's order). */
+  uint32_t T = p->T, P = p->P, D = p->R, V = p->V, nv = P * V, n_dev = P * D * T;
+  uint32_t CP = p->CP;
+  gboolean ring = CP > 1 && o->cp_comm == WL_CP_P2P;
+  /* The ring's blocks are tasks of their own (add_cp_ring): the passes' other compute is the
+   * chunk's less their attention blocks. */
+  plan3d stripped_plan = *p;
+  g_autofree chunk_cost *stripped = NULL;
+  g_autofree int64_t *step_ps = NULL;
+  const plan3d *pc = p;
+  if (ring) {
+    stripped = g_new(chunk_cost, nv);
+    for (uint32_t vs = 0; vs < nv; vs++) {
+      stripped[vs] = p->cost[vs];
+      stripped[vs].fwd_ps -= (sim_time_ps)p->n_blocks[vs] * p->cpa.compute_ps[0];
+      stripped[vs].bwd_ps -= (sim_time_ps)p->n_blocks[vs] * p->cpa.compute_ps[1];
+    }
+    stripped_plan.cost = stripped;
+    pc = &stripped_plan;
+    step_ps = g_new(int64_t, (gsize)CP * CP * 2);
+    for (uint32_t c = 0; c < CP; c++)
+      for (uint32_t i = 0; i < CP; i++)
+        sim_cp_step_ps(dev, &p->tf, &p->cp_shard, c, i, &step_ps[((size_t)c * CP + i) * 2]);
+  }
   uint64_t grad_elem = grad_elem_bytes(p);
   sim_plan *plan = sim__plan_new();
   sim_graph *g = plan->graph;
@@ -1258,14 +1422,21 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
     for (uint32_t d = 0; d < D; d++)
       for (uint32_t r = 0; r < T; r++) {
         uint32_t rank = RANK(s, d, r);
-        g_autofree char *name = g_strdup_printf("gpu%u (stage %u, replica %u, tp %u, node %u)",
-                                                rank, s, d, r, rank / p->per_node);
+        g_autofree char *name =
+            CP > 1 ? g_strdup_printf("gpu%u (stage %u, replica %u, cp %u, tp %u, node %u)", rank,
+                                     s, d / CP, d % CP, r, rank / p->per_node)
+                   : g_strdup_printf("gpu%u (stage %u, replica %u, tp %u, node %u)", rank, s, d,
+                                     r, rank / p->per_node);
         stage_streams *x = &st[rank];
         x->unit = sim__plan_add_unit(plan, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, rank, name);
         x->compute = sim_graph_add_stream(g, x->unit, "compute");
-        if (T > 1 || p->EP > 1)
+        if (T > 1 || p->EP > 1 || CP > 1)
           x->tp = sim_graph_add_stream(g, x->unit, "tp");
         x->dp = sim_graph_add_stream(g, x->unit, "dp");
+        if (ring) {
+          x->cp_send = sim_graph_add_stream(g, x->unit, "cp send");
+          x->cp_recv = sim_graph_add_stream(g, x->unit, "cp receive");
+        }
         if (P > 1) {
           x->send_f = sim_graph_add_stream(g, x->unit, "pp send activations");
           x->recv_f = sim_graph_add_stream(g, x->unit, "pp receive activations");
@@ -1292,6 +1463,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   g_autofree sim_task_id *prev = g_new(sim_task_id, per_stage);
   g_autofree sim_task_id *comp = g_new(sim_task_id, per_stage);
   g_autofree sim_task_id *cur = g_new(sim_task_id, per_stage);
+  g_autofree sim_task_id *ring_end = g_new(sim_task_id, per_stage);
   /* Per device of the stage: the pieces of its last backward of a chunk that close buckets. */
   g_autofree sim_task_id *piece_end = g_new(sim_task_id, (gsize)per_stage * MAX_BUCKETS);
   g_autofree sim_task_id *upd_task = g_new(sim_task_id, n_dev);
@@ -1349,17 +1521,39 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         uint64_t bucket_bytes = 0;
         if (buckets)
           dp_bucket_split(p, vs, grad_elem, &n_buckets, &bucket_bytes);
+        /* The p2p ring's attention blocks, group by group: first in the pass (they start it),
+         * or after its other kernels in a backward whose pieces close gradient buckets (so
+         * that the buckets' reductions overlap the ring, as they overlap the whole pass in the
+         * folded plan). */
+        gboolean ring_first = ring && !buckets;
+        if (ring_first)
+          add_cp_rings(g, p, st, s, x, at, &names, has_prev, prev, step_ps, f_start, b_start,
+                       ring_end);
         for (uint32_t k = 0; k < per_stage; k++) {
           uint32_t d = k / T, r = k % T;
           sim_task_id first = 0;
-          add_unit_compute(p, g, st[RANK(s, d, r)].compute, &names, x, at, vs,
+          add_unit_compute(pc, g, st[RANK(s, d, r)].compute, &names, x, at, vs,
                            buckets ? n_buckets : 1,
                            buckets ? &piece_end[(gsize)k * MAX_BUCKETS] : NULL, &first, &comp[k]);
-          if (has_prev)
-            sim_graph_depend(g, first, prev[k]);
-          (x->fwd ? f_start : b_start)[SLOT(k, x->mb, vs)] = first;
+          if (ring_first) {
+            sim_graph_depend(g, first, ring_end[k]);
+          } else {
+            if (has_prev)
+              sim_graph_depend(g, first, prev[k]);
+            (x->fwd ? f_start : b_start)[SLOT(k, x->mb, vs)] = first;
+          }
           cur[k] = comp[k];
         }
+        if (ring && !ring_first) {
+          add_cp_rings(g, p, st, s, x, at, &names, TRUE, comp, step_ps, NULL, NULL, ring_end);
+          for (uint32_t k = 0; k < per_stage; k++)
+            comp[k] = cur[k] = ring_end[k];
+        }
+        /* The all-gather and a2a forms: their collectives over each context-parallel group
+         * after the pass's compute, block by block, as sim/cp.c prices them. */
+        if (CP > 1 && !ring)
+          add_cp_collectives(g, p, st, s * per_stage, D / CP, x->fwd, p->n_blocks[vs], algo,
+                             a2a_algo, comp, cur);
         /* Tensor-parallel collectives of the pass, group by group: after the compute, or
          * beside it (--tp-overlap: from the pass's start, the pass ending when both have). */
         unsigned count = x->fwd ? 2 * p->n_blocks[vs] + (vs == 0)

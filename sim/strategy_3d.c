@@ -2139,7 +2139,7 @@ static const sim_key keys_3d[] = {
     {"zero", SIM_KEY_INT, SIM_KEY_OFF(zero), "0", 0, 3, .commands = SIM_OPTS_RUN, .arg = "0-3",
      .help = "ZeRO stage: optimizer (1), gradient (2), parameter (3) sharding over dp"},
     {"ep", SIM_KEY_INT, SIM_KEY_OFF(ep), "1", 1, 1 << 20, .commands = SIM_OPTS_RUN, .arg = "E",
-     .help = "expert-parallel degree: the experts spread over E of a stage's tp x dp devices "
+     .help = "expert-parallel degree: the experts spread over E of a stage's tp x cp x dp devices "
              "(dispatch and combine all-to-alls over them)"},
     {"etp", SIM_KEY_INT, SIM_KEY_OFF(etp), "1", 1, 1 << 20, .commands = SIM_OPTS_RUN, .arg = "X",
      .help = "expert tensor-parallel degree: each expert split over X devices (--ep x --etp "

@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "comm_net.h"
 #include "cp.h"
 #include "wl_transformer.h"
 
@@ -158,6 +159,68 @@ static void test_ring_step_exposure(void **state)
   assert_int_equal(sim_cp_ring_step_ps(0, 0), 0);
 }
 
+/* The p2p ring on one DGX H100 node and on two, timed by sim/cp.c on the flow network. */
+typedef struct {
+  comm_topology *topo;
+  dev_device *dev;
+  sim_coll_timer *ct;
+} ring_env;
+
+static void ring_env_open(ring_env *r, uint32_t nodes)
+{
+  g_autoptr(GError) e = NULL;
+  comm_cluster_spec spec = {.system = "dgx-h100", .nodes = nodes};
+  r->topo = comm_topology_build(&spec, &e);
+  r->dev = r->topo ? dev_device_load("h100-sxm5-80gb", NULL, &e) : NULL;
+  r->ct = r->dev ? sim_coll_timer_new(r->topo, COMM_NET_FLOW, "ring", 1e12, &e) : NULL;
+  if (!r->ct)
+    fail_msg("%s", e->message);
+}
+
+static void ring_env_close(ring_env *r)
+{
+  sim_coll_timer_free(r->ct);
+  dev_device_free(r->dev);
+  comm_topology_free(r->topo);
+}
+
+/* Llama 2 7B at 65536 tokens over cp 8 in one node: a step's block (8192 x 4096 pairs, 32 heads
+ * of 128: 5.5e11 FLOPs, about 0.9 ms) outlasts its keys and values on NVLink (8192 tokens x 32
+ * x 256 x 2 bytes = 134 MB, about 0.4 ms), backward too (twice the bytes, 2.5 x the FLOPs): the
+ * forward exposes nothing and the backward exactly the one step of gradients going home; the
+ * exchange is 7 steps forward, 2 x 7 + 1 backward. Over cp 16 on two nodes at 8192 tokens a
+ * block of 512 x 256 pairs takes microseconds and a step's 8.4 MB crosses the network in about
+ * 0.2 ms: every step after the first costs its transfer, so the forward lasts the first block
+ * plus the 15 transfers. */
+static void test_ring_exposure(void **state)
+{
+  (void)state;
+  wl_tf tf = tf_of("llama2-7b");
+  ring_env r;
+  ring_env_open(&r, 1);
+  wl_tf_shard sh = {.micro_batch = 1, .seq = 65536, .tp = 1, .precision = WL_PREC_BF16, .cp = 8};
+  sim_cp_attention a;
+  g_autoptr(GError) e = NULL;
+  assert_true(sim_cp_attention_time(r.dev, r.ct, &tf, &sh, WL_CP_P2P, &a, &e));
+  int64_t step = a.comm_ps[0] / 7;
+  assert_true(step > 0);
+  assert_int_equal(a.comm_ps[0], 7 * step);
+  assert_int_equal(a.comm_ps[1], 15 * step);
+  assert_int_equal(a.exposed_ps[0], 0);
+  assert_int_equal(a.exposed_ps[1], step);
+  ring_env_close(&r);
+
+  ring_env_open(&r, 2);
+  sh.seq = 8192;
+  sh.cp = 16;
+  assert_true(sim_cp_attention_time(r.dev, r.ct, &tf, &sh, WL_CP_P2P, &a, &e));
+  int64_t c0[2];
+  sim_cp_step_ps(r.dev, &tf, &sh, 0, 0, c0);
+  assert_true(a.comm_ps[0] / 15 > 10 * c0[0]);
+  assert_int_equal(a.compute_ps[0] + a.exposed_ps[0], c0[0] + a.comm_ps[0]);
+  ring_env_close(&r);
+}
+
 /* Loads spread over [2 - X, X]: X 1.4, C 1.0: the busiest runs 1.0, dropped (0.4)^2 /
  * (4 x 0.4) = 0.1; X 1.5, C 1.25: 0.25^2 / 2 = 0.03125; X 1 (even), C 0.8: every expert over
  * capacity, 0.2 dropped; C 0.5 below 2 - X = 0.6 at X 1.4: 0.5 dropped; dropless: X, none. */
@@ -185,7 +248,7 @@ int main(void)
       cmocka_unit_test(test_chunks_balance),     cmocka_unit_test(test_ring_steps),
       cmocka_unit_test(test_cp_flops),           cmocka_unit_test(test_cp_bytes),
       cmocka_unit_test(test_activations_over_cp), cmocka_unit_test(test_ring_step_exposure),
-      cmocka_unit_test(test_expert_load),
+      cmocka_unit_test(test_expert_load),        cmocka_unit_test(test_ring_exposure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

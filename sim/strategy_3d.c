@@ -166,6 +166,28 @@ static gboolean ep_time(sim_coll_timer *ct, const plan3d *p, sim_time_ps *out, G
                              ep_bytes(p), out, error);
 }
 
+/* Expert tensor parallelism: the etp devices of an expert gather the tokens routed to them
+ * before its GEMMs and reduce-scatter the outputs after (Megatron-Core's dispatcher with expert
+ * tensor parallelism): an all-gather and a reduce-scatter of etp x ep_bytes (the group's
+ * tokens, h each) over each group of etp consecutive devices, every group of the stage at once.
+ * 0 without. */
+static gboolean etp_time(sim_coll_timer *ct, const plan3d *p, sim_time_ps *out, GError **error)
+{
+  *out = 0;
+  if (p->EP < 2 || p->ETP < 2)
+    return TRUE;
+  sim_time_ps ag, rs;
+  uint64_t bytes = ep_bytes(p) * p->ETP;
+  uint32_t groups = p->T * p->R / p->ETP;
+  if (!sim_coll_timer_time(ct, COMM_COLL_ALLGATHER, 0, p->ETP, 1, groups, p->ETP, bytes, &ag,
+                           error) ||
+      !sim_coll_timer_time(ct, COMM_COLL_REDUCE_SCATTER, 0, p->ETP, 1, groups, p->ETP, bytes, &rs,
+                           error))
+    return FALSE;
+  *out = ag + rs;
+  return TRUE;
+}
+
 /* The compute and tensor-parallel time of one block on one device, for one micro-batch. */
 static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan3d *p, uint32_t block,
                            chunk_cost *out, GError **error)
@@ -207,11 +229,13 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
     return FALSE;
   /* Expert parallelism: the tokens' dispatch and combine all-to-alls in forward, their
    * conjugates in backward (and again in a fully recomputed forward). */
-  sim_time_ps a2a = 0;
-  if (wl_tf_block_is_moe(&p->tf, block) && !ep_time(ct, p, &a2a, error))
+  sim_time_ps a2a = 0, etp = 0;
+  if (wl_tf_block_is_moe(&p->tf, block) &&
+      (!ep_time(ct, p, &a2a, error) || !etp_time(ct, p, &etp, error)))
     return FALSE;
-  tp_f += 2 * a2a;
-  tp_b += (p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2) * a2a;
+  tp_f += 2 * a2a + etp;
+  tp_b += (p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2) * a2a +
+          (p->o.recompute == WL_RECOMPUTE_FULL ? 2 : 1) * etp;
   if (p->o.tp_overlap)
     layer_f += cpa.exposed_ps[0], layer_b += cpa.exposed_ps[1];
   else

@@ -227,19 +227,16 @@ static void test_ring_exposure(void **state)
 static void test_expert_load(void **state)
 {
   (void)state;
-  double d;
-  assert_float_equal(wl_tf_expert_load(1.4, 1.0, &d), 1.0, 1e-12);
-  assert_float_equal(d, 0.1, 1e-12);
-  assert_float_equal(wl_tf_expert_load(1.5, 1.25, &d), 1.25, 1e-12);
-  assert_float_equal(d, 0.03125, 1e-12);
-  assert_float_equal(wl_tf_expert_load(1.0, 0.8, &d), 0.8, 1e-12);
-  assert_float_equal(d, 0.2, 1e-12);
-  assert_float_equal(wl_tf_expert_load(1.4, 0.5, &d), 0.5, 1e-12);
-  assert_float_equal(d, 0.5, 1e-12);
-  assert_float_equal(wl_tf_expert_load(1.3, 0, &d), 1.3, 1e-12);
-  assert_float_equal(d, 0, 1e-12);
-  assert_float_equal(wl_tf_expert_load(1.3, 2.0, &d), 1.3, 1e-12);
-  assert_float_equal(d, 0, 1e-12);
+  static const struct {
+    double imbalance, capacity, load, dropped;
+  } cases[] = {{1.4, 1.0, 1.0, 0.1},  {1.5, 1.25, 1.25, 0.03125}, {1.0, 0.8, 0.8, 0.2},
+               {1.4, 0.5, 0.5, 0.5},  {1.3, 0, 1.3, 0},           {1.3, 2.0, 1.3, 0}};
+  for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+    double d;
+    assert_float_equal(wl_tf_expert_load(cases[i].imbalance, cases[i].capacity, &d),
+                       cases[i].load, 1e-12);
+    assert_float_equal(d, cases[i].dropped, 1e-12);
+  }
 }
 
 int main(void)

@@ -114,6 +114,11 @@ typedef struct {
   wl_recompute recompute;
   int64_t zero;                 /* ZeRO stage 0..3 */
   int64_t ep;                   /* expert-parallel degree (1: none) */
+  int64_t etp;                  /* expert tensor-parallel degree (1: whole experts) */
+  int64_t cp;                   /* context-parallel degree (1: none) */
+  int cp_comm;                  /* sim_cp_comm: p2p, all-gather or a2a */
+  double moe_capacity;          /* expert capacity factor (0: dropless) */
+  double moe_imbalance;         /* busiest expert's tokens over the mean (>= 1) */
   char *pp_layout;              /* Megatron-Core's pipeline layout string, or NULL */
   gboolean embedding_in_split;  /* the embedding counts as a block when spreading blocks */
   gboolean loss_in_split;       /* the loss (LM head) likewise */

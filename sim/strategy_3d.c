@@ -7,6 +7,7 @@
 #include "simulate.h"
 #include "strategy.h"
 #include "colltime.h"
+#include "cp.h"
 
 #include "coll.h"
 #include "devices.h"
@@ -72,7 +73,15 @@ typedef struct {
   wl_tf tf;
   sim_3d_opts o;
   uint32_t T, P, D, V;
-  uint32_t EP;                        /* expert-parallel degree (1: none) */
+  uint32_t EP, ETP;                   /* expert-parallel and expert tensor-parallel degrees */
+  uint32_t CP;                        /* context-parallel degree (1: none) */
+  uint32_t R;                         /* D x CP: the devices that hold the same parameters
+                                       * and reduce their gradients (Megatron's data-parallel
+                                       * group with context parallelism) */
+  double expert_load;                 /* busiest expert's rows over the mean */
+  double dropped;                     /* fraction of routed copies over capacity */
+  sim_cp_attention cpa;               /* one block's context-parallel attention (sim/cp.c) */
+  wl_tf_shard cp_shard;               /* how its attention runs on a device */
   uint64_t m;                         /* micro-batches per replica and iteration */
   uint64_t mb;                        /* micro-batch, sequences */
   uint32_t *first_block, *n_blocks;   /* per virtual stage (chunk c of rank s is c P + s) */
@@ -95,7 +104,8 @@ static void plan3d_free(plan3d *p)
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(plan3d, plan3d_free)
 
-/* The time of the tensor-parallel collectives of `count` activations of b s h elements:
+/* The time of the tensor-parallel collectives of `count` activations of b s h elements (s / cp
+ * tokens with context parallelism):
  * allreduces, or with sequence parallelism as many all-gathers and reduce-scatters (half
  * each). */
 static gboolean tp_time(sim_coll_timer *ct, const plan3d *p, unsigned count, sim_time_ps *out,
@@ -104,7 +114,7 @@ static gboolean tp_time(sim_coll_timer *ct, const plan3d *p, unsigned count, sim
   *out = 0;
   if (p->T < 2 || count == 0)
     return TRUE;
-  uint64_t bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes;
+  uint64_t bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes;
   uint32_t groups = p->per_node >= p->T && p->per_node % p->T == 0 ? p->per_node / p->T : 1;
   if (!p->o.seq_parallel) {
     sim_time_ps t;
@@ -124,7 +134,10 @@ static gboolean tp_time(sim_coll_timer *ct, const plan3d *p, unsigned count, sim
 /* The bytes one device sends in an all-to-all of expert parallelism (ep_time). */
 static uint64_t ep_bytes(const plan3d *p)
 {
-  return p->mb * p->tf.seq / p->T * p->tf.topk * p->tf.hidden * p->act_elem_bytes;
+  uint64_t bytes = p->mb * p->tf.seq / p->CP / p->T * p->tf.topk * p->tf.hidden *
+                   p->act_elem_bytes;
+  /* The busiest device of the group receives its experts' load. */
+  return p->expert_load > 1 ? (uint64_t)((double)bytes * p->expert_load) : bytes;
 }
 
 /* The mixture-of-experts blocks of virtual stage vs. */
@@ -144,8 +157,35 @@ static gboolean ep_time(sim_coll_timer *ct, const plan3d *p, sim_time_ps *out, G
   *out = 0;
   if (p->EP < 2)
     return TRUE;
-  return sim_coll_timer_time(ct, COMM_COLL_ALLTOALL, 0, p->EP, 1, p->T * p->D / p->EP, p->EP,
+  /* With expert tensor parallelism the groups are ETP apart (Megatron's expert order: expert
+   * tensor rank fastest), the ETP groups of a block of EP x ETP devices at once. */
+  if (p->ETP > 1)
+    return sim_coll_timer_time(ct, COMM_COLL_ALLTOALL, 0, p->EP, p->ETP, p->ETP, 1, ep_bytes(p),
+                               out, error);
+  return sim_coll_timer_time(ct, COMM_COLL_ALLTOALL, 0, p->EP, 1, p->T * p->R / p->EP, p->EP,
                              ep_bytes(p), out, error);
+}
+
+/* Expert tensor parallelism: the etp devices of an expert gather the tokens routed to them
+ * before its GEMMs and reduce-scatter the outputs after (Megatron-Core's dispatcher with expert
+ * tensor parallelism): an all-gather and a reduce-scatter of etp x ep_bytes (the group's
+ * tokens, h each) over each group of etp consecutive devices, every group of the stage at once.
+ * 0 without. */
+static gboolean etp_time(sim_coll_timer *ct, const plan3d *p, sim_time_ps *out, GError **error)
+{
+  *out = 0;
+  if (p->EP < 2 || p->ETP < 2)
+    return TRUE;
+  sim_time_ps ag, rs;
+  uint64_t bytes = ep_bytes(p) * p->ETP;
+  uint32_t groups = p->T * p->R / p->ETP;
+  if (!sim_coll_timer_time(ct, COMM_COLL_ALLGATHER, 0, p->ETP, 1, groups, p->ETP, bytes, &ag,
+                           error) ||
+      !sim_coll_timer_time(ct, COMM_COLL_REDUCE_SCATTER, 0, p->ETP, 1, groups, p->ETP, bytes, &rs,
+                           error))
+    return FALSE;
+  *out = ag + rs;
+  return TRUE;
 }
 
 /* The compute and tensor-parallel time of one block on one device, for one micro-batch. */
@@ -156,16 +196,31 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
                     .seq_parallel = p->o.seq_parallel, .precision = p->o.precision,
                     .attention = p->o.attention};
   sh.ep = p->EP;
+  sh.etp = p->ETP;
+  sh.expert_load = p->expert_load;
+  sh.cp = p->CP;
   wl_tf_kernel k[WL_TF_MAX_KERNELS];
   size_t n = wl_tf_block_kernels(&p->tf, &sh, block, k);
   uint64_t lf = 0, lb = 0, rf = 0;
   sim_time_ps layer_f = kernels_time(dev, k, n, 0, FALSE, &lf);
   sim_time_ps layer_b = kernels_time(dev, k, n, 1, FALSE, &lb);
+  /* Context parallelism: the attention runs step by step with the exchange of keys and values
+   * (sim/cp.c) in place of the kernel's one timing; the exchange that shows goes with the
+   * tensor-parallel collectives (after the compute), or into the pass when those overlap. */
+  sim_cp_attention cpa = {{0, 0}, {0, 0}, {0, 0}};
+  if (p->CP > 1) {
+    if (!sim_cp_attention_time(dev, ct, &p->tf, &sh, p->o.cp_comm, &cpa, error))
+      return FALSE;
+    layer_f += cpa.compute_ps[0] - kernels_time(dev, k, n, 0, TRUE, NULL);
+    layer_b += cpa.compute_ps[1] - kernels_time(dev, k, n, 1, TRUE, NULL);
+  }
   /* Recomputation before the backward pass: the whole block's forward (full) or its attention
    * core (selective). */
   sim_time_ps layer_r = p->o.recompute == WL_RECOMPUTE_FULL ? kernels_time(dev, k, n, 0, FALSE, &rf)
                         : p->o.recompute == WL_RECOMPUTE_SELECTIVE
                             ? kernels_time(dev, k, n, 0, TRUE, &rf) : 0;
+  if (p->CP > 1 && p->o.recompute != WL_RECOMPUTE_NONE)
+    layer_r += cpa.compute_ps[0] + cpa.exposed_ps[0] - kernels_time(dev, k, n, 0, TRUE, NULL);
   /* Megatron's block: one allreduce after attention and one after the MLP in forward, their
    * conjugates in backward (f and g of Shoeybi et al.); the recomputed forward repeats them. */
   sim_time_ps tp_f, tp_b;
@@ -174,11 +229,17 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
     return FALSE;
   /* Expert parallelism: the tokens' dispatch and combine all-to-alls in forward, their
    * conjugates in backward (and again in a fully recomputed forward). */
-  sim_time_ps a2a = 0;
-  if (wl_tf_block_is_moe(&p->tf, block) && !ep_time(ct, p, &a2a, error))
+  sim_time_ps a2a = 0, etp = 0;
+  if (wl_tf_block_is_moe(&p->tf, block) &&
+      (!ep_time(ct, p, &a2a, error) || !etp_time(ct, p, &etp, error)))
     return FALSE;
-  tp_f += 2 * a2a;
-  tp_b += (p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2) * a2a;
+  tp_f += 2 * a2a + etp;
+  tp_b += (p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2) * a2a +
+          (p->o.recompute == WL_RECOMPUTE_FULL ? 2 : 1) * etp;
+  if (p->o.tp_overlap)
+    layer_f += cpa.exposed_ps[0], layer_b += cpa.exposed_ps[1];
+  else
+    tp_f += cpa.exposed_ps[0], tp_b += cpa.exposed_ps[1];
   *out = (chunk_cost){.fwd_ps = layer_f, .bwd_ps = layer_b + layer_r, .tp_fwd_ps = tp_f,
                       .tp_bwd_ps = tp_b, .fwd_flops = lf, .bwd_flops = lb + rf};
   return TRUE;
@@ -206,7 +267,7 @@ static gboolean chunk_costs(const dev_device *dev, sim_coll_timer *ct, plan3d *p
     return FALSE;
   wl_tf_shard sh = {.micro_batch = (uint32_t)p->mb, .seq = p->tf.seq, .tp = p->T,
                     .seq_parallel = p->o.seq_parallel, .precision = p->o.precision,
-                    .attention = p->o.attention};
+                    .attention = p->o.attention, .cp = p->CP};
   wl_tf_kernel e[4], h[4];
   size_t ne = wl_tf_embedding_kernels(&p->tf, &sh, e);
   size_t nh = wl_tf_head_kernels(&p->tf, &sh, h);
@@ -220,6 +281,9 @@ static gboolean chunk_costs(const dev_device *dev, sim_coll_timer *ct, plan3d *p
   emb->bwd_ps = kernels_time(dev, e, ne, 1, FALSE, &emb->bwd_flops);
   head->fwd_ps = kernels_time(dev, h, nh, 0, FALSE, &head->fwd_flops);
   head->bwd_ps = kernels_time(dev, h, nh, 1, FALSE, &head->bwd_flops);
+  p->cp_shard = sh;
+  if (p->CP > 1 && !sim_cp_attention_time(dev, ct, &p->tf, &sh, p->o.cp_comm, &p->cpa, error))
+    return FALSE;
   uint32_t nv = p->P * p->V;
   for (uint32_t vs = 0; vs < nv; vs++) {
     chunk_cost *c = &p->cost[vs];
@@ -244,7 +308,8 @@ static uint64_t chunk_expert_params(const plan3d *p, uint32_t vs)
 {
   if (p->EP < 2)
     return 0;
-  return wl_tf_blocks_expert_params(&p->tf, p->first_block[vs], p->n_blocks[vs]) / p->EP;
+  return wl_tf_blocks_expert_params(&p->tf, p->first_block[vs], p->n_blocks[vs]) /
+         ((uint64_t)p->EP * p->ETP);
 }
 
 /* Parameters one device of virtual stage vs holds (its tensor-parallel share, and its experts). */
@@ -351,13 +416,19 @@ static uint64_t first_stage_bytes(const sim_scenario *s, const sim_search_ctx *c
                                   uint64_t per_replica)
 {
   uint64_t tp = (uint64_t)s->tp, pp = (uint64_t)s->pp, V = (uint64_t)s->interleave;
+  uint64_t cp = (uint64_t)s->cp;
   uint64_t blocks = c->layers / pp;
+  /* The experts' state is left out (expert parallelism spreads it). */
+  uint64_t params = c->tf.experts ? wl_tf_layer_params(&c->tf) -
+                                        wl_tf_blocks_expert_params(&c->tf, c->tf.layers - 1, 1)
+                                  : wl_tf_layer_params(&c->tf);
   wl_tf_state_bytes st;
-  wl_tf_state_memory(wl_tf_layer_params(&c->tf) * blocks / tp, (uint32_t)dp, (unsigned)s->zero,
-                     s->precision, &st);
+  wl_tf_state_memory(params * blocks / tp, (uint32_t)(dp * cp), (unsigned)s->zero, s->precision,
+                     &st);
   wl_recompute rc = s->recompute == WL_RECOMPUTE_FULL ? WL_RECOMPUTE_FULL : WL_RECOMPUTE_SELECTIVE;
   wl_schedule sched = s->schedule;
-  uint64_t per_layer = wl_tf_layer_activation_bytes(&c->tf, c->tf.seq, (uint64_t)s->micro_batch,
+  uint64_t seq = s->seq_len ? (uint64_t)s->seq_len : c->tf.seq;
+  uint64_t per_layer = wl_tf_layer_activation_bytes(&c->tf, seq / cp, (uint64_t)s->micro_batch,
                                                     (uint32_t)tp, s->sequence_parallel, rc,
                                                     s->precision);
   uint64_t chunks = wl_tf_inflight_chunks(sched, (uint32_t)pp, (uint32_t)V,
@@ -369,9 +440,9 @@ static uint64_t first_stage_bytes(const sim_scenario *s, const sim_search_ctx *c
 static const char *derive_3d(sim_scenario *s, const sim_search_ctx *c, GString *derived,
                              GError **error)
 {
-  uint64_t tp = (uint64_t)s->tp, pp = (uint64_t)s->pp;
-  gboolean divides = c->devices % (tp * pp) == 0;
-  uint64_t dp = divides ? c->devices / (tp * pp) : 0;
+  uint64_t tp = (uint64_t)s->tp, pp = (uint64_t)s->pp, cp = (uint64_t)s->cp;
+  gboolean divides = c->devices % (tp * pp * cp) == 0;
+  uint64_t dp = divides ? c->devices / (tp * pp * cp) : 0;
   /* A --dp the user gave that is not the quotient is left for the check to refuse. */
   if (divides && (!sim_scenario_given(s, "dp") || (uint64_t)s->dp == dp) &&
       !sim_search_derive(s, derived, "dp", dp, error))
@@ -392,7 +463,59 @@ static const char *bound_3d(const sim_scenario *s, const sim_search_ctx *c)
   return NULL;
 }
 
+/* Most context-parallel and expert-parallel degrees tried, and the fewest tokens of a sequence
+ * a context-parallel rank is given (below them a ring step's attention block is too short to
+ * hide its keys and values: docs/search.md). */
+#define SEARCH_MAX_CP 32
+#define SEARCH_MIN_CP_TOKENS 2048
+#define SEARCH_MAX_ETP 8
+
+/* Context-parallel degrees: 1, and the powers of two that split the sequence into 2 cp chunks
+ * of at least SEARCH_MIN_CP_TOKENS / 2 tokens (the strategy's check refuses the rest). An axis
+ * with nothing to vary (a short sequence; a dense model for ep and etp) gives the empty setting,
+ * so the candidates' labels stay as they were. */
+static void cp_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  sim_search_add_value(out, "cp=1");
+  for (uint64_t cp = 2; cp <= SEARCH_MAX_CP && cp <= c->devices; cp *= 2)
+    if (c->tf.seq % (2 * cp) == 0 && c->tf.seq / cp >= SEARCH_MIN_CP_TOKENS)
+      sim_search_add_value(out, "cp=%" G_GUINT64_FORMAT, cp);
+  if (out->len == 1)
+    g_ptr_array_set_size(out, 0), sim_search_add_value(out, "%s", "");
+}
+
+/* Expert-parallel degrees: 1, and for a mixture of experts the divisors of the experts up to
+ * the devices. */
+static void ep_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  if (!c->tf.experts) {
+    sim_search_add_value(out, "%s", "");
+    return;
+  }
+  sim_search_add_value(out, "ep=1");
+  for (uint64_t e = 2; e <= c->tf.experts && e <= c->devices; e++)
+    if (c->tf.experts % e == 0)
+      sim_search_add_value(out, "ep=%" G_GUINT64_FORMAT, e);
+}
+
+/* Expert tensor-parallel degrees: 1, and for a mixture of experts the divisors of a node's
+ * devices up to SEARCH_MAX_ETP (inside the NVLink domain, as tensor parallelism). */
+static void etp_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  if (!c->tf.experts) {
+    sim_search_add_value(out, "%s", "");
+    return;
+  }
+  sim_search_add_value(out, "etp=1");
+  for (uint64_t x = 2; x <= SEARCH_MAX_ETP && x <= c->devices_per_node; x++)
+    if (c->devices_per_node % x == 0)
+      sim_search_add_value(out, "etp=%" G_GUINT64_FORMAT, x);
+}
+
 static const sim_search_axis axes_3d[] = {{"tp", tp_values},
+                                      {"cp", cp_values},
+                                      {"ep", ep_values},
+                                      {"etp", etp_values},
                                       {"pp", pp_values},
                                       {"micro-batch", micro_batch_values},
                                       {"schedule|interleave", schedule_3d_values},
@@ -402,6 +525,45 @@ static const sim_search_axis axes_3d[] = {{"tp", tp_values},
 
 static const sim_search_family search_3d[] = {
     {NULL, axes_3d, G_N_ELEMENTS(axes_3d), derive_3d, bound_3d}};
+
+/* Expert parallelism (Megatron-Core's parallel folding): the tp x cp x dp devices of a stage
+ * regroup into etp x ep x expert-dp, so ep x etp divides them; each group of etp devices holds
+ * experts / ep whole experts split over it, so ep divides the experts and etp their width;
+ * with tensor parallelism the tokens are split over the tensor ranks (sequence parallelism),
+ * as Megatron-Core requires for experts. NULL when the rules hold, else a short reason with
+ * *error set (the strategy's check and the build share them). */
+#define SIM_DROP_EP "expert parallelism does not fold onto the devices of a stage"
+static const char *ep_rules(const sim_3d_opts *o, const wl_tf *tf, uint64_t T, uint64_t CP,
+                            uint64_t D, GError **error)
+{
+  uint64_t EP = o->ep ? o->ep : 1, ETP = o->etp ? o->etp : 1;
+  gboolean ok = FALSE;
+  if ((o->moe_capacity > 0 || o->moe_imbalance > 1) && !tf->experts)
+    bad(error, "--%s: %s has no experts", o->moe_capacity > 0 ? "moe-capacity"
+        : "moe-imbalance", o->model);
+  else if (ETP > 1 && EP < 2)
+    bad(error, "--etp %" PRIu64 " needs --ep 2 or more (without expert parallelism the experts "
+        "split over --tp)", ETP);
+  else if (EP > 1 && !tf->experts)
+    bad(error, "--ep %" PRIu64 ": %s has no experts", EP, o->model);
+  else if (EP > 1 && tf->experts % EP)
+    bad(error, "--ep %" PRIu64 " does not divide the %u experts of %s", EP, tf->experts,
+        o->model);
+  else if (EP > 1 && tf->moe_ffn % ETP)
+    bad(error, "--etp %" PRIu64 " does not divide the expert width %u of %s", ETP, tf->moe_ffn,
+        o->model);
+  else if ((T * CP * D) % (EP * ETP) && ETP == 1 && CP == 1)
+    bad(error, "--ep %" PRIu64 " does not divide --tp %" PRIu64 " x --dp %" PRIu64 ", the "
+        "devices of a stage", EP, T, D);
+  else if ((T * CP * D) % (EP * ETP))
+    bad(error, "--ep %" PRIu64 " x --etp %" PRIu64 " does not divide --tp %" PRIu64 " x --cp %"
+        PRIu64 " x --dp %" PRIu64 ", the devices of a stage", EP, ETP, T, CP, D);
+  else if (EP > 1 && T > 1 && !o->seq_parallel)
+    bad(error, "--ep %" PRIu64 " with --tp %" PRIu64 " needs --sequence-parallel on", EP, T);
+  else
+    ok = TRUE;
+  return ok ? NULL : SIM_DROP_EP;
+}
 
 /* ---- The strategy's check -------------------------------------------------------------------- */
 
@@ -416,24 +578,40 @@ static const char *check_opts(const sim_3d_opts *op, const wl_tf *tfp, const sim
   const sim_3d_opts o = *op;
   const wl_tf tf = *tfp;
   uint64_t tp = o.tp ? o.tp : 1, pp = o.pp ? o.pp : 1, V = o.interleave ? o.interleave : 1;
+  uint64_t cp = o.cp ? o.cp : 1;
+  const char *why = sim__3d_check_cp(&o, &tf, shape, error);
+  if (why)
+    return why;
+  /* Past the context-parallel rules the rest holds with tp x cp in place of tp. */
   if (tf.heads % tp || tf.kv_heads % tp) {
     bad(error, "--tp %" PRIu64 " does not divide the %u attention heads (%u key/value heads) "
         "of %s", tp, tf.heads, tf.kv_heads, o.model);
     return SIM_DROP_TP_HEADS;
   }
-  if (o.dp && tp * pp * o.dp != shape->devices) {
-    bad(error, "--tp %" PRIu64 " x --pp %" PRIu64 " x --dp %u = %" PRIu64 " is not the %"
-        PRIu64 " devices of the cluster (--nodes x --devices-per-node)", tp, pp, o.dp,
-        tp * pp * o.dp, shape->devices);
-    return shape->devices % (tp * pp) ? SIM_DROP_TP_PP : SIM_DROP_DP_GIVEN;
+  if (o.dp && tp * pp * cp * o.dp != shape->devices) {
+    if (cp > 1)
+      bad(error, "--tp %" PRIu64 " x --pp %" PRIu64 " x --cp %" PRIu64 " x --dp %u = %" PRIu64
+          " is not the %" PRIu64 " devices of the cluster (--nodes x --devices-per-node)", tp,
+          pp, cp, o.dp, tp * pp * cp * o.dp, shape->devices);
+    else
+      bad(error, "--tp %" PRIu64 " x --pp %" PRIu64 " x --dp %u = %" PRIu64 " is not the %"
+          PRIu64 " devices of the cluster (--nodes x --devices-per-node)", tp, pp, o.dp,
+          tp * pp * o.dp, shape->devices);
+    return shape->devices % (tp * pp * cp) ? SIM_DROP_TP_PP : SIM_DROP_DP_GIVEN;
   }
-  if (shape->devices % (tp * pp)) {
-    bad(error, "--tp %" PRIu64 " x --pp %" PRIu64 " does not divide the %" PRIu64 " devices of "
-        "the cluster", tp, pp, shape->devices);
+  if (shape->devices % (tp * pp * cp)) {
+    if (cp > 1)
+      bad(error, "--tp %" PRIu64 " x --pp %" PRIu64 " x --cp %" PRIu64 " does not divide the %"
+          PRIu64 " devices of the cluster", tp, pp, cp, shape->devices);
+    else
+      bad(error, "--tp %" PRIu64 " x --pp %" PRIu64 " does not divide the %" PRIu64
+          " devices of the cluster", tp, pp, shape->devices);
     return SIM_DROP_TP_PP;
   }
-  uint64_t dp = shape->devices / (tp * pp);
-  if (o.zero > 0 && dp < 2) {
+  uint64_t dp = shape->devices / (tp * pp * cp);
+  if ((why = ep_rules(&o, &tf, tp, cp, dp, error)))
+    return why;
+  if (o.zero > 0 && dp * cp < 2) {
     bad(error, "--zero %u: shards over the data-parallel group, and --dp %" PRIu64 " has none "
         "(use --zero 0 or --dp 2 or more)", o.zero, dp);
     return SIM_DROP_ZERO_DP;
@@ -492,25 +670,18 @@ static const char *check_3d(const sim_scenario *s, const sim_shape *shape, GErro
 
 /* ---- Validation ------------------------------------------------------------------------------ */
 
-/* Expert parallelism (Megatron-Core's folding with expert tensor parallelism 1): the tp x dp
- * devices of a stage regroup into ep x expert-dp, so ep divides them; each device holds whole
- * experts, so ep divides the experts; with tensor parallelism the tokens are split over the
- * tensor ranks (sequence parallelism), as Megatron-Core requires for experts. */
+/* The experts' degrees of a plan whose rules hold, and the busiest expert's load and the
+ * copies dropped from the router's imbalance and the capacity factor (wl_tf_expert_load). */
 static gboolean check_ep(plan3d *p, const sim_3d_opts *o, GError **error)
 {
+  if (ep_rules(o, &p->tf, p->T, p->CP, p->D, error))
+    return FALSE;
   p->EP = o->ep ? o->ep : 1;
-  if (p->EP == 1)
-    return TRUE;
-  if (!p->tf.experts)
-    return bad(error, "--ep %u: %s has no experts", p->EP, o->model);
-  if (p->tf.experts % p->EP)
-    return bad(error, "--ep %u does not divide the %u experts of %s", p->EP, p->tf.experts,
-               o->model);
-  if ((p->T * p->D) % p->EP)
-    return bad(error, "--ep %u does not divide --tp %u x --dp %u, the devices of a stage", p->EP,
-               p->T, p->D);
-  if (p->T > 1 && !o->seq_parallel)
-    return bad(error, "--ep %u with --tp %u needs --sequence-parallel on", p->EP, p->T);
+  p->ETP = o->etp ? o->etp : 1;
+  p->dropped = 0;
+  p->expert_load = wl_tf_expert_load(o->moe_imbalance, o->moe_capacity, &p->dropped);
+  if (p->EP < 2)
+    p->expert_load = 1;
   return TRUE;
 }
 
@@ -581,7 +752,9 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
   sim_shape shape = {p->devices, comm_topology_nodes(topo), p->per_node};
   if (check_opts(o, &p->tf, &shape, error))
     return FALSE;
-  p->D = p->devices / (p->T * p->P);
+  p->CP = o->cp ? o->cp : 1;
+  p->D = p->devices / (p->T * p->P * p->CP);
+  p->R = p->D * p->CP;
   if (p->tf.ffn % p->T)
     return bad(error, "--tp %u does not divide the MLP size %u of %s", p->T, p->tf.ffn, o->model);
   if (!check_tp_domain(p->T, topo, error))
@@ -634,8 +807,9 @@ static uint64_t chunk_activation_bytes(const plan3d *p, uint32_t vs, wl_recomput
   uint32_t counts[2] = {dense, p->n_blocks[vs] - dense}, blocks[2] = {0, split};
   for (int k = 0; k < 2; k++)
     if (counts[k])
-      bytes += counts[k] * wl_tf_block_activation_bytes(&p->tf, blocks[k], p->tf.seq, p->mb, p->T,
-                                                        p->o.seq_parallel, rc, p->o.precision);
+      bytes += counts[k] * wl_tf_block_activation_bytes(&p->tf, blocks[k], p->tf.seq / p->CP,
+                                                        p->mb, p->T, p->o.seq_parallel, rc,
+                                                        p->o.precision);
   return bytes;
 }
 
@@ -645,7 +819,7 @@ static uint64_t chunk_activation_bytes(const plan3d *p, uint32_t vs, wl_recomput
 static uint64_t stage_reserved(const plan3d *p, uint32_t s, uint64_t dynamic_bytes)
 {
   gboolean end = s == 0 || s == p->P - 1;
-  uint32_t comms = (p->T > 1) + (p->D > 1) + (p->tf.tied_head && p->P > 1 && end);
+  uint32_t comms = (p->T > 1) + (p->R > 1) + (p->CP > 1) + (p->tf.tied_head && p->P > 1 && end);
   uint32_t peers = p->P < 2 ? 0 : p->P == 2 || (end && p->V == 1) ? 1 : 2;
   wl_reserved_bytes r;
   return wl_reserved_memory(comms, peers, dynamic_bytes, &r);
@@ -661,8 +835,8 @@ static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
   /* ZeRO shards the dense parameters' state over the data-parallel group and the experts'
    * over the expert-data-parallel one (tp x dp / ep devices). */
   wl_tf_state_bytes st, se;
-  wl_tf_state_memory(params - experts, p->D, p->o.zero, p->o.precision, &st);
-  wl_tf_state_memory(experts, p->T * p->D / p->EP, p->o.zero, p->o.precision, &se);
+  wl_tf_state_memory(params - experts, p->R, p->o.zero, p->o.precision, &st);
+  wl_tf_state_memory(experts, p->T * p->R / (p->EP * p->ETP), p->o.zero, p->o.precision, &se);
   st.weights += se.weights, st.gradients += se.gradients, st.optimizer += se.optimizer;
   /* Flash attention keeps no s x s matrix: without recomputation it stores what selective
    * recomputation stores. */
@@ -677,7 +851,7 @@ static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
   uint64_t act = per_chunk * chunks;
   /* With full recomputation one block's whole activations exist during its backward. */
   if (p->o.recompute == WL_RECOMPUTE_FULL)
-    act += wl_tf_layer_activation_bytes(&p->tf, p->tf.seq, p->mb, p->T, p->o.seq_parallel,
+    act += wl_tf_layer_activation_bytes(&p->tf, p->tf.seq / p->CP, p->mb, p->T, p->o.seq_parallel,
                                         p->o.attention == WL_ATTN_FLASH ? WL_RECOMPUTE_SELECTIVE
                                                                         : WL_RECOMPUTE_NONE,
                                         p->o.precision);
@@ -686,7 +860,7 @@ static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
    * wraps each block). */
   uint64_t other = 0;
   if (s == p->P - 1)
-    other += p->mb * p->tf.seq * ((p->tf.vocab + p->T - 1) / p->T) * 4;
+    other += p->mb * p->tf.seq / p->CP * ((p->tf.vocab + p->T - 1) / p->T) * 4;
   if (p->o.zero >= 3)
     other += 2 * ((wl_tf_layer_params(&p->tf) + p->T - 1) / p->T) * p->act_elem_bytes;
   m->weights_bytes = st.weights;
@@ -694,13 +868,17 @@ static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
   m->optimizer_bytes = st.optimizer;
   m->activations_bytes = act;
   m->other_bytes = other;
-  m->framework_reserved_bytes = stage_reserved(p, s, act + other);
+  /* Context parallelism: one block's key/value buffers at a time (wl_tf_cp_buffer_bytes). */
+  wl_tf_shard sh = {.micro_batch = (uint32_t)p->mb, .seq = p->tf.seq, .tp = p->T,
+                    .precision = p->o.precision, .cp = p->CP};
+  m->activations_cp_bytes = wl_tf_cp_buffer_bytes(&p->tf, &sh, p->o.cp_comm);
+  m->framework_reserved_bytes = stage_reserved(p, s, act + other + m->activations_cp_bytes);
 }
 
 static uint64_t mem_total(const sim_3d_metrics *m)
 {
   return m->weights_bytes + m->gradients_bytes + m->optimizer_bytes + m->activations_bytes +
-         m->other_bytes + m->framework_reserved_bytes;
+         m->activations_cp_bytes + m->other_bytes + m->framework_reserved_bytes;
 }
 
 /* ---- Schedules ---------------------------------------------------------------------------------- */
@@ -787,7 +965,8 @@ static gboolean expert_dp_time(sim_coll_timer *ct, const plan3d *p, comm_coll_op
   *out = 0;
   if (p->EP < 2)
     return TRUE;
-  return sim_coll_timer_time(ct, op, 0, p->T * p->D / p->EP, p->EP, p->EP, 1, bytes, out, error);
+  uint32_t block = p->EP * p->ETP;
+  return sim_coll_timer_time(ct, op, 0, p->T * p->R / block, block, block, 1, bytes, out, error);
 }
 
 /* Most buckets one chunk's gradients are reduced in (bounds the graph). */
@@ -803,7 +982,7 @@ static void dp_bucket_split(const plan3d *p, uint32_t vs, uint64_t grad_elem, ui
 {
   uint64_t params = chunk_params(p, vs) - chunk_expert_params(p, vs);
   uint64_t per_bucket = p->o.bucket_bytes ? MAX(p->o.bucket_bytes / grad_elem, 1)
-                                          : MAX(UINT64_C(40000000), UINT64_C(1000000) * p->D);
+                                          : MAX(UINT64_C(40000000), UINT64_C(1000000) * p->R);
   uint64_t k = CLAMP((params + per_bucket - 1) / per_bucket, 1, MAX_BUCKETS);
   *n = (uint32_t)k;
   *each_bytes = (params + k - 1) / k * grad_elem;
@@ -814,7 +993,7 @@ static gboolean dp_buckets(sim_coll_timer *ct, const plan3d *p, uint32_t vs, uin
 {
   uint64_t bytes;
   dp_bucket_split(p, vs, grad_elem, n, &bytes);
-  return sim_coll_timer_time(ct, p->o.zero ? COMM_COLL_REDUCE_SCATTER : COMM_COLL_ALLREDUCE, 0, p->D, p->T,
+  return sim_coll_timer_time(ct, p->o.zero ? COMM_COLL_REDUCE_SCATTER : COMM_COLL_ALLREDUCE, 0, p->R, p->T,
                    p->T, 1, bytes, each_ps, error);
 }
 
@@ -832,7 +1011,7 @@ static wl_op_cost update_cost(const plan3d *p, uint32_t s)
   uint64_t grad_elem = grad_elem_bytes(p), params = 0;
   for (uint32_t c = 0; c < p->V; c++)
     params += chunk_params(p, c * p->P + s);
-  uint64_t shard = p->o.zero >= 1 ? (params + p->D - 1) / p->D : params;
+  uint64_t shard = p->o.zero >= 1 ? (params + p->R - 1) / p->R : params;
   return (wl_op_cost){.kind = WL_OP_UPDATE, .pass = WL_PASS_UPDATE, .precision = p->o.precision,
                       .flops = shard * 10, .bytes_read = shard * (grad_elem + 12),
                       .bytes_written = shard * (12 + grad_elem), .out_elems = shard};
@@ -843,6 +1022,7 @@ static wl_op_cost update_cost(const plan3d *p, uint32_t s)
 typedef struct {
   sim_unit_id unit;
   sim_stream_id compute, tp, dp, send_f, recv_f, send_b, recv_b, emb;
+  sim_stream_id cp_send, cp_recv;     /* context parallelism's ring (every device, p2p) */
 } stage_streams;
 
 /* Task names by (kind, micro-batch, chunk), formatted once and handed out as the graph's copy
@@ -1079,6 +1259,138 @@ static void pass_end(sim_graph *g, const char *name, gboolean overlap, uint32_t 
   }
 }
 
+/* Context parallelism on every device. p2p: before the pass's other kernels, for each block
+ * the ring of each context-parallel group (devices cpg[c], c < CP, of the stage; their streams
+ * in st): rank c computes step i's block (sim_cp_step_ps) once it has step i - 1's and has
+ * received the keys and values of step i, which its predecessor sends as a flow as soon as it
+ * starts step i - 1 (and has them); backward sends twice the bytes and the last gradients
+ * home. begin[c] is each device's first task of the pass, end[c] receives its last. */
+static void add_cp_ring(sim_graph *g, const plan3d *p, const stage_streams *const *cpg, gboolean fwd, uint32_t blocks,
+                        const sim_task_id *begin, sim_task_id *end, const int64_t *step_ps)
+{
+  uint32_t CP = p->CP;
+  uint64_t kv = wl_tf_cp_kv_bytes(&p->tf, &p->cp_shard) * (fwd ? 1 : 2);
+  const char *what = fwd ? "attention" : "attention backward";
+  g_autofree sim_task_id *last = g_new(sim_task_id, CP);      /* c_{i-1} */
+  g_autofree sim_task_id *before = g_new(sim_task_id, CP);    /* c_{i-2}, or what precedes */
+  g_autofree sim_task_id *got = g_new(sim_task_id, CP);       /* t_{i-1} into c */
+  g_autofree sim_task_id *in = g_new(sim_task_id, CP);        /* t_i into c */
+  for (uint32_t c = 0; c < CP; c++)
+    last[c] = begin[c];
+  for (uint32_t b = 0; b < blocks; b++) {
+    for (uint32_t i = 0; i < CP; i++) {
+      for (uint32_t c = 0; c < CP && i > 0; c++) {
+        uint32_t src = (c + CP - 1) % CP;
+        in[c] = sim_graph_add_transfer(g, cpg[src]->cp_send, cpg[c]->cp_recv,
+                                       fwd ? "cp keys and values" : "cp keys, values, grads", kv);
+        /* Sent when the sender starts step i - 1 (its step i - 2 done) with what it got. */
+        sim_graph_depend(g, in[c], before[src]);
+        if (i > 1)
+          sim_graph_depend(g, in[c], got[src]);
+      }
+      for (uint32_t c = 0; c < CP; c++) {
+        sim_task_id t = sim_graph_add_compute(g, cpg[c]->compute, what, fwd ? "forward" : "backward",
+                                              step_ps[((size_t)c * CP + i) * 2 + (fwd ? 0 : 1)],
+                                              0, 0);
+        sim_graph_depend(g, t, last[c]);
+        if (i > 0)
+          sim_graph_depend(g, t, in[c]);
+        before[c] = last[c];
+        last[c] = t;
+      }
+      for (uint32_t c = 0; c < CP && i > 0; c++)
+        got[c] = in[c];
+    }
+    if (!fwd) {
+      /* The gradients of the last keys and values go home. */
+      for (uint32_t c = 0; c < CP; c++) {
+        uint32_t src = (c + CP - 1) % CP;
+        in[c] = sim_graph_add_transfer(g, cpg[src]->cp_send, cpg[c]->cp_recv, "cp grads home",
+                                       kv / 2);
+        sim_graph_depend(g, in[c], last[src]);
+      }
+      for (uint32_t c = 0; c < CP; c++) {
+        sim_task_id j = sim_graph_add_delay(g, "cp grads home", 0);
+        sim_graph_depend(g, j, last[c]);
+        sim_graph_depend(g, j, in[c]);
+        last[c] = j;
+      }
+    }
+  }
+  for (uint32_t c = 0; c < CP; c++)
+    end[c] = last[c];
+}
+
+/* The all-gather and a2a forms on every device: for each block the collectives sim/cp.c
+ * prices (all-gather of the keys and values, and in backward the reduce-scatter of their
+ * gradients; a2a: queries, keys and values, then the output) over each context-parallel group
+ * of the stage (devices (q CP + c) T + r of the stage, from stage_first), on the tp streams after
+ * the members' compute comp[]; comp[] and cur[] receive the last. */
+static void add_cp_collectives(sim_graph *g, const plan3d *p, const stage_streams *st,
+                               uint32_t stage_first, uint32_t replicas, gboolean fwd,
+                               uint32_t blocks, const comm_coll_algorithm *algo,
+                               const comm_coll_algorithm *a2a_algo, sim_task_id *comp,
+                               sim_task_id *cur)
+{
+  uint32_t CP = p->CP, T = p->T;
+  uint64_t kv = wl_tf_cp_kv_bytes(&p->tf, &p->cp_shard);
+  gboolean a2a = p->o.cp_comm == WL_CP_A2A;
+  int ops[2] = {a2a ? SIM_OP_ALLTOALL : SIM_OP_ALLGATHER,
+                a2a ? SIM_OP_ALLTOALL : SIM_OP_REDUCE_SCATTER};
+  uint64_t bytes[2] = {a2a ? wl_tf_cp_q_bytes(&p->tf, &p->cp_shard) + kv : kv * CP,
+                       a2a ? wl_tf_cp_o_bytes(&p->tf, &p->cp_shard) : kv * CP};
+  const char *names[2] = {a2a ? "cp all-to-all q, k, v" : "cp all-gather keys and values",
+                          a2a ? "cp all-to-all output" : "cp reduce-scatter key/value grads"};
+  uint32_t n = a2a || !fwd ? 2 : 1;
+  for (uint32_t q = 0; q < replicas; q++)
+    for (uint32_t r = 0; r < T; r++) {
+      sim_stream_id mem[64];
+      for (uint32_t c = 0; c < CP; c++)
+        mem[c] = st[stage_first + (q * CP + c) * T + r].tp;
+      sim_task_id last = 0;
+      for (uint32_t b = 0; b < blocks; b++)
+        for (uint32_t j = 0; j < n; j++) {
+          sim_task_id t = sim_graph_add_collective(g, mem, CP, names[j], ops[j],
+                                                   a2a ? a2a_algo : algo, bytes[j]);
+          for (uint32_t c = 0; c < CP && b == 0 && j == 0; c++)
+            sim_graph_depend(g, t, comp[(q * CP + c) * T + r]);
+          last = t;
+        }
+      for (uint32_t c = 0; c < CP && blocks > 0; c++)
+        comp[(q * CP + c) * T + r] = cur[(q * CP + c) * T + r] = last;
+    }
+}
+
+/* The p2p rings of pass x on every context-parallel group of pipeline stage s (devices
+ * (q CP + c) T + r of the stage, k in the stage): each device's ring begins after after[k]
+ * (when has_after) and, when f_start and b_start are given, is where the pass starts (the
+ * pipeline's dependencies land on it); ring_end[k] receives its last task. */
+static void add_cp_rings(sim_graph *g, const plan3d *p, const stage_streams *st, uint32_t s,
+                         const unit *x, size_t at, unit_names *names, gboolean has_after,
+                         const sim_task_id *after, const int64_t *step_ps, sim_task_id *f_start,
+                         sim_task_id *b_start, sim_task_id *ring_end)
+{
+  uint32_t CP = p->CP, T = p->T, per_stage = p->R * T, nv = p->P * p->V;
+  uint32_t vs = x->chunk * p->P + s;
+  for (uint32_t q = 0; q < p->D; q++)
+    for (uint32_t r = 0; r < T; r++) {
+      const stage_streams *cpg[64];
+      sim_task_id begin[64], end[64];
+      for (uint32_t c = 0; c < CP; c++) {
+        uint32_t k = (q * CP + c) * T + r;
+        cpg[c] = &st[s * per_stage + k];
+        begin[c] = sim_graph_add_delay(g, unit_name(names, NAME_PASS, at), 0);
+        if (has_after)
+          sim_graph_depend(g, begin[c], after[k]);
+        if (f_start)
+          (x->fwd ? f_start : b_start)[((uint64_t)k * p->m + x->mb) * nv + vs] = begin[c];
+      }
+      add_cp_ring(g, p, cpg, x->fwd, p->n_blocks[vs], begin, end, step_ps);
+      for (uint32_t c = 0; c < CP; c++)
+        ring_end[(q * CP + c) * T + r] = end[c];
+    }
+}
+
 /* ---- Every device (--symmetry off) --------------------------------------------------------------
  *
  * The folded plan above holds one device per stage and prices the tensor- and data-parallel
@@ -1092,8 +1404,10 @@ static void pass_end(sim_graph *g, const char *name, gboolean overlap, uint32_t 
  * distributed optimizer's gather; the tied embedding's allreduce) is a collective task over
  * its group's streams, run as flows on the shared topology: collectives of different groups
  * meet on the links they share. Ranks as Megatron's: device s T D + d T + r is tensor rank r
- * of replica d at stage s; its index in the stage is k = d T + r. ZeRO 3's per-pass gathers
- * are not built yet. */
+ * of replica d at stage s; its index in the stage is k = d T + r. With context parallelism the
+ * replicas are D x CP (d = data-parallel replica x CP + context-parallel rank, Megatron's order)
+ * and each pass adds its context-parallel exchange (add_cp_rings, add_cp_collectives). ZeRO 3's
+ * per-pass gathers and expert tensor parallelism are not built yet. */
 static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                     const comm_coll_algorithm *algo,
                                     const comm_coll_algorithm *a2a_algo,
@@ -1104,7 +1418,36 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
     bad(error, "--symmetry off: --strategy 3d simulates every device with ZeRO 0 to 2 so far");
     return NULL;
   }
-  uint32_t T = p->T, P = p->P, D = p->D, V = p->V, nv = P * V, n_dev = P * D * T;
+  if (p->ETP > 1 || (p->CP > 1 && o->tp_overlap) || p->CP > 64) {
+    bad(error, "--symmetry off: --strategy 3d simulates every device without --etp, and "
+        "without --tp-overlap with --cp, and up to --cp 64, so far (use --symmetry on)");
+    return NULL;
+  }
+  /* Replicas: D x CP (the context-parallel rank within the replica after the tensor rank: a
+   * device's index in a stage is (d CP + c) T + r, Megatron's order). */
+  uint32_t T = p->T, P = p->P, D = p->R, V = p->V, nv = P * V, n_dev = P * D * T;
+  uint32_t CP = p->CP;
+  gboolean ring = CP > 1 && o->cp_comm == WL_CP_P2P;
+  /* The ring's blocks are tasks of their own (add_cp_ring): the passes' other compute is the
+   * chunk's less their attention blocks. */
+  plan3d stripped_plan = *p;
+  g_autofree chunk_cost *stripped = NULL;
+  g_autofree int64_t *step_ps = NULL;
+  const plan3d *pc = p;
+  if (ring) {
+    stripped = g_new(chunk_cost, nv);
+    for (uint32_t vs = 0; vs < nv; vs++) {
+      stripped[vs] = p->cost[vs];
+      stripped[vs].fwd_ps -= (sim_time_ps)p->n_blocks[vs] * p->cpa.compute_ps[0];
+      stripped[vs].bwd_ps -= (sim_time_ps)p->n_blocks[vs] * p->cpa.compute_ps[1];
+    }
+    stripped_plan.cost = stripped;
+    pc = &stripped_plan;
+    step_ps = g_new(int64_t, (gsize)CP * CP * 2);
+    for (uint32_t c = 0; c < CP; c++)
+      for (uint32_t i = 0; i < CP; i++)
+        sim_cp_step_ps(dev, &p->tf, &p->cp_shard, c, i, &step_ps[((size_t)c * CP + i) * 2]);
+  }
   uint64_t grad_elem = grad_elem_bytes(p);
   sim_plan *plan = sim__plan_new();
   sim_graph *g = plan->graph;
@@ -1118,14 +1461,21 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
     for (uint32_t d = 0; d < D; d++)
       for (uint32_t r = 0; r < T; r++) {
         uint32_t rank = RANK(s, d, r);
-        g_autofree char *name = g_strdup_printf("gpu%u (stage %u, replica %u, tp %u, node %u)",
-                                                rank, s, d, r, rank / p->per_node);
+        g_autofree char *name =
+            CP > 1 ? g_strdup_printf("gpu%u (stage %u, replica %u, cp %u, tp %u, node %u)", rank,
+                                     s, d / CP, d % CP, r, rank / p->per_node)
+                   : g_strdup_printf("gpu%u (stage %u, replica %u, tp %u, node %u)", rank, s, d,
+                                     r, rank / p->per_node);
         stage_streams *x = &st[rank];
         x->unit = sim__plan_add_unit(plan, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, rank, name);
         x->compute = sim_graph_add_stream(g, x->unit, "compute");
-        if (T > 1 || p->EP > 1)
+        if (T > 1 || p->EP > 1 || CP > 1)
           x->tp = sim_graph_add_stream(g, x->unit, "tp");
         x->dp = sim_graph_add_stream(g, x->unit, "dp");
+        if (ring) {
+          x->cp_send = sim_graph_add_stream(g, x->unit, "cp send");
+          x->cp_recv = sim_graph_add_stream(g, x->unit, "cp receive");
+        }
         if (P > 1) {
           x->send_f = sim_graph_add_stream(g, x->unit, "pp send activations");
           x->recv_f = sim_graph_add_stream(g, x->unit, "pp receive activations");
@@ -1152,6 +1502,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   g_autofree sim_task_id *prev = g_new(sim_task_id, per_stage);
   g_autofree sim_task_id *comp = g_new(sim_task_id, per_stage);
   g_autofree sim_task_id *cur = g_new(sim_task_id, per_stage);
+  g_autofree sim_task_id *ring_end = g_new(sim_task_id, per_stage);
   /* Per device of the stage: the pieces of its last backward of a chunk that close buckets. */
   g_autofree sim_task_id *piece_end = g_new(sim_task_id, (gsize)per_stage * MAX_BUCKETS);
   g_autofree sim_task_id *upd_task = g_new(sim_task_id, n_dev);
@@ -1164,8 +1515,8 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   g_autofree sim_stream_id *members = g_new(sim_stream_id, (gsize)T * D);
   g_autofree sim_stream_id *tp_members = g_new(sim_stream_id, (gsize)D * T);
   int ops[2 * 4 * 1024 + 2];
-  uint64_t xfer_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes / T;
-  uint64_t tp_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes;
+  uint64_t xfer_bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes / T;
+  uint64_t tp_bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes;
   g_autoptr(GPtrArray) orders = g_ptr_array_new_with_free_func(free_array);
   for (uint32_t s = 0; s < P; s++)
     g_ptr_array_add(orders, schedule_units(p, s));
@@ -1209,17 +1560,39 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         uint64_t bucket_bytes = 0;
         if (buckets)
           dp_bucket_split(p, vs, grad_elem, &n_buckets, &bucket_bytes);
+        /* The p2p ring's attention blocks, group by group: first in the pass (they start it),
+         * or after its other kernels in a backward whose pieces close gradient buckets (so
+         * that the buckets' reductions overlap the ring, as they overlap the whole pass in the
+         * folded plan). */
+        gboolean ring_first = ring && !buckets;
+        if (ring_first)
+          add_cp_rings(g, p, st, s, x, at, &names, has_prev, prev, step_ps, f_start, b_start,
+                       ring_end);
         for (uint32_t k = 0; k < per_stage; k++) {
           uint32_t d = k / T, r = k % T;
           sim_task_id first = 0;
-          add_unit_compute(p, g, st[RANK(s, d, r)].compute, &names, x, at, vs,
+          add_unit_compute(pc, g, st[RANK(s, d, r)].compute, &names, x, at, vs,
                            buckets ? n_buckets : 1,
                            buckets ? &piece_end[(gsize)k * MAX_BUCKETS] : NULL, &first, &comp[k]);
-          if (has_prev)
-            sim_graph_depend(g, first, prev[k]);
-          (x->fwd ? f_start : b_start)[SLOT(k, x->mb, vs)] = first;
+          if (ring_first) {
+            sim_graph_depend(g, first, ring_end[k]);
+          } else {
+            if (has_prev)
+              sim_graph_depend(g, first, prev[k]);
+            (x->fwd ? f_start : b_start)[SLOT(k, x->mb, vs)] = first;
+          }
           cur[k] = comp[k];
         }
+        if (ring && !ring_first) {
+          add_cp_rings(g, p, st, s, x, at, &names, TRUE, comp, step_ps, NULL, NULL, ring_end);
+          for (uint32_t k = 0; k < per_stage; k++)
+            comp[k] = cur[k] = ring_end[k];
+        }
+        /* The all-gather and a2a forms: their collectives over each context-parallel group
+         * after the pass's compute, block by block, as sim/cp.c prices them. */
+        if (CP > 1 && !ring)
+          add_cp_collectives(g, p, st, s * per_stage, D / CP, x->fwd, p->n_blocks[vs], algo,
+                             a2a_algo, comp, cur);
         /* Tensor-parallel collectives of the pass, group by group: after the compute, or
          * beside it (--tp-overlap: from the pass's start, the pass ending when both have). */
         unsigned count = x->fwd ? 2 * p->n_blocks[vs] + (vs == 0)
@@ -1393,6 +1766,12 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
       *metrics = ms;
   }
   metrics->micro_batch = p->mb;
+  metrics->has_cp = p->CP > 1;
+  metrics->has_capacity = o->moe_capacity > 0 && p->tf.experts;
+  /* Routed copies over capacity: the fraction of the iteration's tokens x topk in each of the
+   * mixture-of-experts blocks. */
+  metrics->tokens_dropped = p->dropped * (double)o->global_batch * p->tf.seq * p->tf.topk *
+                            (p->tf.layers - wl_tf_dense_blocks(&p->tf));
   metrics->global_batch = o->global_batch;
   metrics->seq = p->tf.seq;
   metrics->peak_flops = dev_peak_flops(dev, o->precision);
@@ -1411,19 +1790,19 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   g_autofree sim_time_ps *dp_gather = g_new0(sim_time_ps, nv);
   g_autofree uint32_t *n_buckets = g_new0(uint32_t, nv);
   g_autofree sim_time_ps *bucket_ps = g_new0(sim_time_ps, nv);
-  for (uint32_t vs = 0; vs < nv && o->overlap && p->D > 1; vs++)
+  for (uint32_t vs = 0; vs < nv && o->overlap && p->R > 1; vs++)
     if (!dp_buckets(ct, p, vs, grad_elem, &n_buckets[vs], &bucket_ps[vs], error))
       return NULL;
   for (uint32_t vs = 0; vs < nv; vs++) {
     uint64_t experts = chunk_expert_params(p, vs);
     uint64_t bytes = (chunk_params(p, vs) - experts) * grad_elem;
     if (o->zero == 0) {
-      if (!sim_coll_timer_time(ct, COMM_COLL_ALLREDUCE, 0, p->D, p->T, p->T, 1, bytes, &dp_reduce[vs],
+      if (!sim_coll_timer_time(ct, COMM_COLL_ALLREDUCE, 0, p->R, p->T, p->T, 1, bytes, &dp_reduce[vs],
                      error))
         return NULL;
-    } else if (!sim_coll_timer_time(ct, COMM_COLL_REDUCE_SCATTER, 0, p->D, p->T, p->T, 1, bytes,
+    } else if (!sim_coll_timer_time(ct, COMM_COLL_REDUCE_SCATTER, 0, p->R, p->T, p->T, 1, bytes,
                           &dp_reduce[vs], error) ||
-               !sim_coll_timer_time(ct, COMM_COLL_ALLGATHER, 0, p->D, p->T, p->T, 1, bytes,
+               !sim_coll_timer_time(ct, COMM_COLL_ALLGATHER, 0, p->R, p->T, p->T, 1, bytes,
                           &dp_gather[vs], error)) {
       return NULL;
     }
@@ -1450,7 +1829,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   g_autofree sim_task_id *upd_task = g_new0(sim_task_id, p->P);
   g_autofree sim_task_id *lastb_task = g_new0(sim_task_id, p->P);
   for (uint32_t s = 0; s < p->P; s++) {
-    uint32_t rank = s * p->T * p->D;
+    uint32_t rank = s * p->T * p->R;
     g_autofree char *name = g_strdup_printf("gpu%u (stage %u, node %u)", rank, s,
                                             rank / p->per_node);
     st[s].unit = sim__plan_add_unit(plan, SIM_PROC_DEVICE, SIM_UNIT_DEVICE, rank, name);
@@ -1478,7 +1857,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   g_autofree sim_task_id *b_start = g_new(sim_task_id, slots);
   g_autofree sim_task_id *last_task = g_new(sim_task_id, p->P);
   g_autofree gboolean *has_last = g_new0(gboolean, p->P);
-  uint64_t xfer_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes / p->T;
+  uint64_t xfer_bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes / p->T;
   g_autoptr(GPtrArray) orders = g_ptr_array_new_with_free_func(free_array);
   for (uint32_t s = 0; s < p->P; s++)
     g_ptr_array_add(orders, schedule_units(p, s));
@@ -1517,7 +1896,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         }
         sim_task_id c = 0, c_last = 0;
         /* The last backward of a chunk closes its gradient buckets one after the other. */
-        gboolean buckets = !x->fwd && i == last_b[x->chunk] && o->overlap && p->D > 1;
+        gboolean buckets = !x->fwd && i == last_b[x->chunk] && o->overlap && p->R > 1;
         sim_task_id piece_end[MAX_BUCKETS];
         add_unit_compute(p, g, st[s].compute, &names, x, at, vs, buckets ? n_buckets[vs] : 1,
                          buckets ? piece_end : NULL, &c, &c_last);
@@ -1548,7 +1927,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           if (buckets) {
             dp_tasks[x->chunk] = add_buckets(g, st[s].dp, piece_end, n_buckets[vs],
                                              bucket_ps[vs], o->zero, x->chunk);
-          } else if (i == last_b[x->chunk] && p->D > 1) {
+          } else if (i == last_b[x->chunk] && p->R > 1) {
             /* Without overlap the chunk's gradients are reduced at once after the backward
              * (and after the device's whole backward, below). */
             g_snprintf(name, sizeof name, "%s grads c%u",
@@ -1562,7 +1941,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         has_prev = TRUE;
       }
       /* Without overlap the reductions wait for the whole backward. */
-      if (!o->overlap && p->D > 1)
+      if (!o->overlap && p->R > 1)
         for (uint32_t c = 0; c < p->V; c++)
           sim_graph_depend(g, dp_tasks[c], prev);
       sim_task_id last_backward = prev;
@@ -1570,13 +1949,13 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
       sim_task_id u = sim_graph_add_compute(g, st[s].compute, "optimizer", "update",
                                             dev_op_time_ps(dev, &upd, 0), upd.flops, 0);
       sim_graph_depend(g, u, prev);
-      if (p->D > 1)
+      if (p->R > 1)
         for (uint32_t c = 0; c < p->V; c++)
           sim_graph_depend(g, u, dp_tasks[c]);
       sim_task_id end = u;
       upd_task[s] = u;
       lastb_task[s] = last_backward;
-      if (o->zero >= 1 && o->zero < 3 && p->D > 1) {
+      if (o->zero >= 1 && o->zero < 3 && p->R > 1) {
         /* Distributed optimizer: gather the updated parameters; with overlap the next
          * iteration's forward does not wait for them (Megatron's --overlap-param-gather
          * gathers each bucket just before its first use). */
@@ -1627,6 +2006,10 @@ void sim_3d_report(sim_3d_metrics *m, sim_report *r)
   r->memory_activations_bytes = m->activations_bytes;
   r->memory_other_bytes = m->other_bytes;
   r->memory_framework_reserved_bytes = m->framework_reserved_bytes;
+  r->has_activations_cp = m->has_cp;
+  r->memory_activations_cp_bytes = m->activations_cp_bytes;
+  r->has_tokens_dropped = m->has_capacity;
+  r->tokens_dropped = m->tokens_dropped;
 }
 
 /* ---- describe ---------------------------------------------------------------------------------- */
@@ -1760,6 +2143,7 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
 
 SIM_CHOICES_OF(wl_attention_name, wl_attention)
 SIM_CHOICES_OF(wl_recompute_name, wl_recompute)
+SIM_CHOICES_OF(wl_cp_comm_name, wl_cp_comm)
 static const sim_key keys_3d[] = {
     {"tp", SIM_KEY_INT, SIM_KEY_OFF(tp), "1", 1, 1 << 20, .commands = SIM_OPTS_RUN, .arg = "T",
      .help = "tensor-parallel degree (within the NVLink domain)"},
@@ -1794,8 +2178,27 @@ static const sim_key keys_3d[] = {
     {"zero", SIM_KEY_INT, SIM_KEY_OFF(zero), "0", 0, 3, .commands = SIM_OPTS_RUN, .arg = "0-3",
      .help = "ZeRO stage: optimizer (1), gradient (2), parameter (3) sharding over dp"},
     {"ep", SIM_KEY_INT, SIM_KEY_OFF(ep), "1", 1, 1 << 20, .commands = SIM_OPTS_RUN, .arg = "E",
-     .help = "expert-parallel degree: the experts spread over E of a stage's tp x dp devices "
+     .help = "expert-parallel degree: the experts spread over E of a stage's tp x cp x dp devices "
              "(dispatch and combine all-to-alls over them)"},
+    {"etp", SIM_KEY_INT, SIM_KEY_OFF(etp), "1", 1, 1 << 20, .commands = SIM_OPTS_RUN, .arg = "X",
+     .help = "expert tensor-parallel degree: each expert split over X devices (--ep x --etp "
+             "divides tp x cp x dp)"},
+    {"cp", SIM_KEY_INT, SIM_KEY_OFF(cp), "1", 1, 1 << 20, .commands = SIM_OPTS_RUN, .arg = "C",
+     .help = "context-parallel degree: each sequence split over C devices in 2 C load-balanced "
+             "chunks (devices = tp x pp x cp x dp)"},
+    {"cp-comm", SIM_KEY_CHOICE, SIM_KEY_OFF(cp_comm), "p2p", .choice_name = wl_cp_comm_name_choice,
+     .n_choices = WL_CP_A2A + 1, .commands = SIM_OPTS_RUN,
+     .help = "how context-parallel attention gets the other keys and values: a ring of sends "
+             "overlapped with the attention blocks, one all-gather, or all-to-alls to a head "
+             "split"},
+    {"moe-capacity", SIM_KEY_DOUBLE, SIM_KEY_OFF(moe_capacity), "0", 0, 1000,
+     .commands = SIM_OPTS_RUN, .arg = "F",
+     .help = "expert capacity factor: an expert keeps at most F times the mean tokens, the "
+             "rest are dropped (0: dropless)"},
+    {"moe-imbalance", SIM_KEY_DOUBLE, SIM_KEY_OFF(moe_imbalance), "1", 1, 2,
+     .commands = SIM_OPTS_RUN, .arg = "X",
+     .help = "tokens of the busiest expert over the mean, 1 to 2 (loads spread evenly "
+             "between 2 - X and X)"},
     {"pp-layout", SIM_KEY_STRING, SIM_KEY_OFF(pp_layout), .commands = SIM_OPTS_RUN,
      .arg = "STR",
      .help = "Megatron-Core's pipeline layout: E embedding, t block, m multi-token "
@@ -1855,6 +2258,11 @@ gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError
   o->iterations = (uint32_t)s->iterations;
   o->bucket_bytes = sim_scenario_given(s, "bucket-mib") ? s->bucket_bytes : 0;
   o->ep = dp ? 1 : (uint32_t)s->ep;
+  o->etp = dp ? 1 : (uint32_t)s->etp;
+  o->cp = dp ? 1 : (uint32_t)s->cp;
+  o->cp_comm = (wl_cp_comm)s->cp_comm;
+  o->moe_capacity = s->moe_capacity;
+  o->moe_imbalance = s->moe_imbalance;
   sim_3d_opts_partition(s, o);
   /* A failed link breaks the symmetry folding relies on (one pipeline's groups stand for all):
    * unfolded unless --symmetry was given (on is then refused by the faults check). */

@@ -54,7 +54,12 @@ typedef struct {
   size_t n_split;
   const char *pp_layout;
   gboolean embedding_in_split, loss_in_split;
-  uint32_t ep;                 /* expert parallelism (0 or 1: none), expert tensor parallelism 1 */
+  uint32_t ep;                 /* expert parallelism (0 or 1: none) */
+  uint32_t etp;                /* expert tensor parallelism (0 or 1: whole experts) */
+  uint32_t cp;                 /* context parallelism (0 or 1: none) */
+  wl_cp_comm cp_comm;          /* how context-parallel attention gets the keys and values */
+  double moe_capacity;         /* expert capacity factor (0: dropless) */
+  double moe_imbalance;        /* busiest expert's tokens over the mean (0 or 1: even) */
   gboolean every_device;       /* --symmetry off: every device simulated (build_every_device) */
 } sim_3d_opts;
 
@@ -72,6 +77,9 @@ typedef struct {
   double mfu;                      /* that over the device's dense peak at the precision */
   uint64_t weights_bytes, gradients_bytes, optimizer_bytes, activations_bytes, other_bytes;
   uint64_t framework_reserved_bytes;   /* CUDA context, NCCL buffers, allocator slack */
+  uint64_t activations_cp_bytes;   /* context parallelism's key/value buffers (wl_tf_cp) */
+  double tokens_dropped;           /* routed token copies over capacity per iteration */
+  gboolean has_cp, has_capacity;   /* report activations_cp, tokens_dropped */
   uint64_t micro_batch;            /* as used (the rule's choice when not given) */
   double model_flops;              /* per iteration */
   double peak_flops;               /* the device's dense peak at the precision, FLOP/s */

@@ -55,10 +55,16 @@ void sim_report_append_json(GString *o, const sim_report *r, const char *extra_j
     g_string_append_printf(o, "\"memory_breakdown_bytes\":{\"weights\":%" G_GUINT64_FORMAT
                            ",\"gradients\":%" G_GUINT64_FORMAT ",\"optimizer\":%" G_GUINT64_FORMAT
                            ",\"activations\":%" G_GUINT64_FORMAT ",\"other\":%" G_GUINT64_FORMAT
-                           ",\"framework_reserved\":%" G_GUINT64_FORMAT "},",
+                           ",\"framework_reserved\":%" G_GUINT64_FORMAT,
                            r->memory_weights_bytes, r->memory_gradients_bytes,
                            r->memory_optimizer_bytes, r->memory_activations_bytes,
                            r->memory_other_bytes, r->memory_framework_reserved_bytes);
+    if (r->has_activations_cp)
+      g_string_append_printf(o, ",\"activations_cp\":%" G_GUINT64_FORMAT,
+                             r->memory_activations_cp_bytes);
+    g_string_append(o, "},");
+    if (r->has_tokens_dropped)
+      json_double(o, "tokens_dropped", r->tokens_dropped);
   }
   if (r->symmetry_note[0]) {
     g_string_append(o, "\"symmetry\":");
@@ -132,6 +138,12 @@ void sim_report_print_table(FILE *out, const sim_report *r, const char *title)
             (double)r->memory_activations_bytes / (1 << 30),
             (double)r->memory_other_bytes / (1 << 30),
             (double)r->memory_framework_reserved_bytes / (1 << 30));
+    if (r->has_activations_cp)
+      fprintf(out, "  %-28s %.2f GiB of keys and values of the other ranks\n",
+              "context parallelism", (double)r->memory_activations_cp_bytes / (1 << 30));
+    if (r->has_tokens_dropped)
+      fprintf(out, "  %-28s %.4g routed token copies dropped per iteration\n", "expert capacity",
+              r->tokens_dropped);
   }
   if (r->speedup > 0 && r->threads > 0)
     fprintf(out, "  %-28s %12.2fx on %u threads (efficiency %.1f%%)\n",

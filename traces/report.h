@@ -37,6 +37,11 @@ typedef struct {
   uint64_t memory_weights_bytes, memory_gradients_bytes, memory_optimizer_bytes;
   uint64_t memory_activations_bytes, memory_other_bytes;
   uint64_t memory_framework_reserved_bytes;   /* CUDA context, NCCL buffers, allocator slack */
+  /* Context parallelism's key/value buffers (memory key activations_cp, when has_*), and the
+   * routed token copies a capacity factor drops per iteration (tokens_dropped). */
+  gboolean has_activations_cp, has_tokens_dropped;
+  uint64_t memory_activations_cp_bytes;
+  double tokens_dropped;
   uint64_t tokens_per_iteration;  /* sequence models: samples x sequence length; else 0 */
   /* What stragglers did to the folding of the run ("unfolded: ...", "folded: ..."), or "". */
   char symmetry_note[240];

@@ -204,7 +204,9 @@ grep -q "reaches no NIC" "$TMP/err" && ok "cut off: says why" || bad "cut off: $
 # backward), blocks spread unevenly over the stages, and mixture-of-experts blocks with and
 # without expert parallelism (the all-to-alls over groups of ep consecutive devices, the
 # experts' gradients over their expert-data-parallel groups: with --ep 2 and overlap they meet
-# the backward's all-to-alls, so that case is on the analytic network, where nothing shares).
+# the backward's all-to-alls, so that case is on the analytic network, where nothing shares);
+# context parallelism: the p2p ring's attention blocks and key/value sends as tasks and flows,
+# the all-gather and a2a forms' collectives over each context-parallel group.
 for cfg in "--model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 --global-batch 16" \
            "--model gpt3-1.7b --system dgx-a100 --nodes 2 --pp 2 --global-batch 32 --schedule interleaved --interleave 2" \
            "--model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 --global-batch 16 --zero 1 --overlap off" \
@@ -218,7 +220,13 @@ for cfg in "--model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 --global-batch 
            "--model mixtral-8x7b --system dgx-h100 --nodes 2 --tp 2 --pp 2 --global-batch 16 --sequence-parallel on" \
            "--model mixtral-8x7b --system dgx-h100 --nodes 2 --tp 2 --pp 2 --global-batch 16 --sequence-parallel on --ep 8" \
            "--model mixtral-8x7b --system dgx-h100 --nodes 2 --tp 2 --pp 2 --global-batch 16 --sequence-parallel on --ep 4 --overlap off" \
-           "--model mixtral-8x7b --system dgx-h100 --nodes 2 --tp 2 --pp 2 --global-batch 16 --sequence-parallel on --ep 2 --net-model analytic"; do
+           "--model mixtral-8x7b --system dgx-h100 --nodes 2 --tp 2 --pp 2 --global-batch 16 --sequence-parallel on --ep 2 --net-model analytic" \
+           "--model llama3-8b --system dgx-h100 --nodes 1 --tp 2 --cp 2 --global-batch 8" \
+           "--model llama3-8b --system dgx-h100 --nodes 2 --tp 2 --cp 4 --pp 2 --global-batch 8" \
+           "--model llama3-8b --system dgx-h100 --nodes 1 --tp 2 --cp 4 --global-batch 4 --recompute selective --overlap off" \
+           "--model llama3-8b --system dgx-h100 --nodes 1 --tp 2 --cp 2 --cp-comm all-gather --global-batch 8" \
+           "--model llama3-8b --system dgx-h100 --nodes 1 --tp 1 --cp 4 --cp-comm a2a --global-batch 8" \
+           "--model llama3-8b --system dgx-h100 --nodes 2 --tp 2 --cp 4 --global-batch 8 --net-model analytic"; do
   f=$("$DTSIM" run --strategy 3d --precision bf16 $cfg --json)
   u=$("$DTSIM" run --strategy 3d --precision bf16 $cfg --symmetry off --json 2>"$TMP/err")
   fi=$(printf '%s' "$f" | json_num iteration_time_s); ui=$(printf '%s' "$u" | json_num iteration_time_s)

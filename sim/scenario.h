@@ -57,12 +57,16 @@ typedef enum {
   SIM_OPTS_COLLECTIVE = 1 << 2, /* one collective */
   SIM_OPTS_SEARCH = 1 << 3,     /* search over configurations */
   SIM_OPTS_CLUSTER = 1 << 4,    /* describes the cluster and device: every command above */
+  SIM_OPTS_DESCRIBE = 1 << 5,   /* dtsim describe: the model's shapes, counts and memory */
+  SIM_OPTS_CALIBRATE = 1 << 6,  /* dtsim calibrate: fitting the device models */
 } sim_opts_set;
 /* What each command takes. */
 #define SIM_CMD_RUN (SIM_OPTS_RUN | SIM_OPTS_CLUSTER)
 #define SIM_CMD_SWEEP (SIM_OPTS_RUN | SIM_OPTS_CLUSTER | SIM_OPTS_SWEEP)
 #define SIM_CMD_SEARCH (SIM_OPTS_RUN | SIM_OPTS_CLUSTER | SIM_OPTS_SEARCH)
 #define SIM_CMD_COLLECTIVE (SIM_OPTS_COLLECTIVE | SIM_OPTS_CLUSTER)
+#define SIM_CMD_DESCRIBE SIM_OPTS_DESCRIBE
+#define SIM_CMD_CALIBRATE SIM_OPTS_CALIBRATE
 
 typedef struct {
   /* What is trained (costs.c). */
@@ -283,15 +287,34 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_scenario_opts, sim_scenario_opts_free)
  * file and the options are in. */
 gboolean sim_scenario_check(const sim_scenario *s, GError **error);
 
+/* How one command uses a shared key where it differs from the key's table: its own default
+ * (describe's --batch is one sample, run's 64), a short option name, or what the value means
+ * to it (calibrate's --device picks the measured rows to fit). */
+typedef struct {
+  const char *key;
+  const char *def;              /* the command's default, parsed like any value (NULL: the
+                                 * key's) */
+  char short_name;              /* -X on this command's line (0: none); not for flags */
+  const char *help;             /* the command's --help text (NULL: the key's) */
+} sim_key_use;
+
 /* The one command-line front end of the commands that take a scenario (dtsim run, sweep,
- * collective, search, and the dtsim-mpi commands): an optional positional SCENARIO.ini, then
- * options (which override it); with SIM_OPTS_SWEEP a --nodes list is the --nodes-list axis. */
+ * collective, search, describe, calibrate and the dtsim-mpi commands): an optional positional
+ * SCENARIO.ini, then options (which override it); with SIM_OPTS_SWEEP a --nodes list is the
+ * --nodes-list axis. */
 typedef struct {
   unsigned set;                 /* sim_opts_set: the keys it takes */
   const char *summary;          /* --help's summary */
   const char *parameter;        /* --help's usage after the command (NULL: "[SCENARIO.ini]") */
   GOptionEntry *entries;        /* the command's own options, or NULL (their arg_data filled
                                  * by GOption as usual) */
+  const sim_key_use *uses;      /* the command's defaults and short names of shared keys,
+                                 * ended by {NULL}; or NULL */
+  /* NULL: the positional argument is an optional SCENARIO.ini. Else the command reads its
+   * positional arguments itself (describe MODEL, calibrate MEASURED.csv): they are returned
+   * here as a NULL-terminated copy, no file is loaded, and the command checks its own input
+   * and output files (sim_scenario_check_files is not called). */
+  char ***args;
   /* Checks the scenario once the file and the options are in (NULL: sim_scenario_check). */
   gboolean (*check)(sim_scenario *s, GError **error);
   /* NULL: GOption prints --help and exits. Else --help in any form is not parsed: this gets

@@ -243,7 +243,8 @@ static char *printed(const sim_search *S)
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  sim_search_print(S, f, f);
+  g_autoptr(trace_search_table) t = sim_search_table(S);
+  trace_search_print(t, FALSE, f, f);
   fclose(f);
   return buf;
 }

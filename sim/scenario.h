@@ -21,6 +21,7 @@
 #include "wl_transformer.h"
 #include "comm_net.h"
 #include "coll.h"
+#include "devices.h"
 
 typedef struct sim_strategy sim_strategy;
 
@@ -332,6 +333,17 @@ gboolean sim_scenario_parse_args(sim_scenario *s, const sim_command_line *cl, in
  * terminated vector of copies, argc + 1 entries at most); sim_scenario_parse_args() does this
  * itself. */
 GPtrArray *sim_scenario_sweep_args(int argc, char **argv);
+
+/* What a scenario names, made from the catalogs (sim/simulate.c, sim/costs.c: the driver makes
+ * them; strategies that build without the driver's topology, and chaos's cost table, ask for
+ * them here). */
+/* The cluster of a scenario; errors name the key where its value came from. */
+comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error);
+
+/* The device `device_name` (catalog name or INI file) of a scenario, with a calibration overlay
+ * or NULL; errors name the key that chose it (--device or the system preset). */
+dev_device *sim_scenario_device(const sim_scenario *s, const char *device_name,
+                                const char *calibration, GError **error);
 
 /* The strategy's name, for reports. */
 const char *sim_scenario_strategy_name(const sim_scenario *s);

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "plan.h"
-#include "measure.h"
+#include "report.h"
 #include "scenario.h"
 
 /* ---- Search axes ----------------------------------------------------------------------------- */
@@ -122,5 +122,9 @@ const sim_strategy *sim_strategy_transformer(void);
 const sim_strategy *sim_strategy_for_scenario(const sim_scenario *s, GError **error);
 /* Names of the registered strategies having every flag of `flags`, joined by `sep`. */
 char *sim_strategy_names_with(unsigned flags, const char *sep);
+
+/* The cost table of --strategy chaos (sim/strategy_chaos.c): one sample's passes on one of
+ * --threads concurrent threads of the device, and each layer's shared-weights cost. */
+sim_costs *sim_chaos_costs_build(const sim_scenario *s, const char *device_name, GError **error);
 
 #endif

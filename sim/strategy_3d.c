@@ -4,7 +4,6 @@
  * of a transformer. */
 #include "strategy_3d.h"
 
-#include "simulate.h"
 #include "strategy.h"
 #include "colltime.h"
 #include "schedule.h"

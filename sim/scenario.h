@@ -25,7 +25,7 @@
 
 typedef struct sim_strategy sim_strategy;
 
-/* What a strategy is and which shared keys it takes (sim/strategy.h). A key or key group that
+/* What a strategy is and which shared keys it takes (sim/strategies/strategy.h). A key or key group that
  * needs a flag is refused with a strategy that lacks it. */
 typedef enum {
   SIM_STRATEGY_STAGED = 1u << 0,        /* a replica's devices hold consecutive layers: --batch
@@ -236,7 +236,7 @@ typedef struct {
 #define SIM_KEY_OWN_OFF(type, field) offsetof(type, field)
 
 /* The groups, declared beside their consumers (each strategy's own group is its
- * sim_strategy.keys, sim/strategy.h). */
+ * sim_strategy.keys, sim/strategies/strategy.h). */
 extern const sim_key_group sim_keys_model, sim_keys_cluster, sim_keys_run, sim_keys_output,
     sim_keys_sweep, sim_keys_collective, sim_keys_search, sim_keys_chakra, sim_keys_trainrun,
     sim_keys_faults, sim_keys_links;

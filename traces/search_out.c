@@ -1,4 +1,4 @@
-/* The outputs of a search (see search_out.h; sim/search.c computes the search). */
+/* The outputs of a search (see search_out.h; sim/app/search.c computes the search). */
 #include "search_out.h"
 #include "svg.h"
 

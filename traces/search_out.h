@@ -1,6 +1,6 @@
 /* The outputs of a search: the ranking table (or JSON rows) with its summary, the CSV of every
  * candidate and the SVG scatter of throughput against memory. The search itself (its space,
- * evaluations and rankings) is sim/search.c's; sim_search_table() describes a finished one in
+ * evaluations and rankings) is sim/app/search.c's; sim_search_table() describes a finished one in
  * the terms below. */
 #ifndef DTSIM_TRACES_SEARCH_OUT_H
 #define DTSIM_TRACES_SEARCH_OUT_H

@@ -1,4 +1,4 @@
-/* The outputs of a sweep (sim/sweep.c computes it): the table, JSON lines, the CSV of every point
+/* The outputs of a sweep (sim/app/sweep.c computes it): the table, JSON lines, the CSV of every point
  * and the SVG of throughput and scaling efficiency against devices. */
 #include "sweep_out.h"
 #include "svg.h"

@@ -1,6 +1,6 @@
 /* The outputs of a sweep: one row per point as its table, JSON lines, CSV and plot show it,
  * with the point's report (report.h). The sweep itself (its points, their runs and speedups) is
- * sim/sweep.c's; sim_sweep_rows() makes these rows. */
+ * sim/app/sweep.c's; sim_sweep_rows() makes these rows. */
 #ifndef DTSIM_TRACES_SWEEP_OUT_H
 #define DTSIM_TRACES_SWEEP_OUT_H
 

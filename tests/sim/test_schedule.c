@@ -1,4 +1,4 @@
-/* Pipeline schedules (sim/schedule.c): the orders written out by hand from their definitions
+/* Pipeline schedules (sim/strategies/schedule.c): the orders written out by hand from their definitions
  * (GPipe: Huang et al. 2019; 1F1B: Narayanan et al. 2019, PipeDream-Flush; interleaved 1F1B:
  * Narayanan et al. 2021, Megatron-LM, section 2.2.2), and for many shapes the properties every
  * order must have: each pass once, a backward after its forward, and a peak of live activations

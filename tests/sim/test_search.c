@@ -1,4 +1,4 @@
-/* Tests of sim/search.c: the space enumerated (counted by hand), the best configuration of a
+/* Tests of sim/app/search.c: the space enumerated (counted by hand), the best configuration of a
  * small case (worked out by hand), Kendall's tau, and the same output on one and two threads. */
 #include <setjmp.h>
 #include <stdarg.h>

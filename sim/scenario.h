@@ -1,6 +1,8 @@
-/* A scenario: everything `dtsim run`, `sweep`, `collective`, `search` and the `dtsim-mpi`
- * commands need to know, parsed once into typed values from defaults, a scenario INI file
- * (group [scenario]) and command-line options with the same names, in that order.
+/* A scenario: everything `dtsim run`, `sweep`, `collective`, `search`, `describe`, `calibrate`
+ * and the `dtsim-mpi` commands need to know, parsed once into typed values from defaults, a
+ * scenario INI file (group [scenario]) and command-line options with the same names, in that
+ * order. This header is the typed configuration every layer of sim/ reads (strategies, driver,
+ * application); its parsing is sim/app/scenario.c.
  *
  * Every key is declared once, with its default, its range and its help text, in a table beside
  * the code that reads it (the cluster's in simulate.c, the model's in costs.c, each strategy's

@@ -14,8 +14,8 @@
 
 /* Every group, in --help order. */
 /* The key groups in --help order: what is trained and where, the run, each registered
- * strategy's own group (sim/strategy.h: a strategy brings its keys), then the other commands'
- * and the outputs. Made once. */
+ * strategy's own group (sim/strategies/strategy.h: a strategy brings its keys), then the other
+ * commands' and the outputs. Made once. */
 static const sim_key_group *const *key_groups(gsize *n)
 {
   static const sim_key_group *list[64];

@@ -27,7 +27,8 @@
 static const sim_key cluster_keys[] = {
     {"system", SIM_KEY_STRING, SIM_KEY_OFF(system), "dgx1-v100", .commands = SIM_OPTS_CLUSTER,
      .arg = "NAME|FILE", .help = "node preset: devices, intra-node fabric, NICs, host CPUs"},
-    {"device", SIM_KEY_STRING, SIM_KEY_OFF(device), .commands = SIM_OPTS_CLUSTER,
+    {"device", SIM_KEY_STRING, SIM_KEY_OFF(device),
+     .commands = SIM_OPTS_CLUSTER | SIM_OPTS_CALIBRATE,
      .arg = "NAME|FILE", .help = "device kind, overriding the preset's"},
     {"nodes", SIM_KEY_INT, SIM_KEY_OFF(nodes), "1", 1, SIM_MAX_DEVICES,
      .commands = SIM_OPTS_CLUSTER, .arg = "N", .help = "nodes"},
@@ -65,7 +66,8 @@ static const sim_key run_keys[] = {
 const sim_key_group sim_keys_run = SIM_KEY_GROUP("run", 0, run_keys);
 
 static const sim_key output_keys[] = {
-    {"json", SIM_KEY_FLAG, SIM_KEY_OFF(json), .commands = SIM_OPTS_CLUSTER,
+    {"json", SIM_KEY_FLAG, SIM_KEY_OFF(json),
+     .commands = SIM_OPTS_CLUSTER | SIM_OPTS_DESCRIBE | SIM_OPTS_CALIBRATE,
      .help = "print JSON instead of a table"},
     {"trace", SIM_KEY_STRING, SIM_KEY_OFF(trace), .commands = SIM_OPTS_RUN | SIM_OPTS_COLLECTIVE,
      .arg = "FILE", .help = "write a Chrome trace"},

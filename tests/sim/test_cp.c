@@ -1,4 +1,4 @@
-/* Context parallelism and expert load (workloads/wl_tf_cp.c, sim/cp.c): the load-balanced
+/* Context parallelism and expert load (workloads/wl_tf_cp.c, sim/strategies/cp.c): the load-balanced
  * chunks, the ring's attention blocks, FLOPs, the bytes exchanged and held, a ring step's
  * exposure and the busiest expert's load, each against a hand calculation. */
 #include <setjmp.h>
@@ -159,7 +159,7 @@ static void test_ring_step_exposure(void **state)
   assert_int_equal(sim_cp_ring_step_ps(0, 0), 0);
 }
 
-/* The p2p ring on one DGX H100 node and on two, timed by sim/cp.c on the flow network. */
+/* The p2p ring on one DGX H100 node and on two, timed by sim/strategies/cp.c on the flow network. */
 typedef struct {
   comm_topology *topo;
   dev_device *dev;

@@ -1,4 +1,4 @@
-/* Placement of jobs on a cluster's nodes (sim/placement.h), on lists worked out by hand. */
+/* Placement of jobs on a cluster's nodes (sim/app/placement.h), on lists worked out by hand. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Tests of sim/search.c: the space enumerated (counted by hand), the best configuration of a
+/* Tests of sim/app/search.c: the space enumerated (counted by hand), the best configuration of a
  * small case (worked out by hand), Kendall's tau, and the same output on one and two threads. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -249,7 +249,8 @@ static char *printed(const sim_search *S)
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  sim_search_print(S, f, f);
+  g_autoptr(trace_search_table) t = sim_search_table(S);
+  trace_search_print(t, FALSE, f, f);
   fclose(f);
   return buf;
 }

@@ -40,7 +40,7 @@ typedef struct {
   uint64_t workspace_bytes;         /* largest transient buffers of one pass */
   uint64_t memory_capacity_bytes;   /* of the device, 0 if unknown */
   uint64_t reduce_Bps;              /* device's rate of summing gradients, bytes/s */
-  /* Strategy chaos (sim/strategy_chaos.c): the layer times above are one sample's on one of
+  /* Strategy chaos (sim/strategies/strategy_chaos.c): the layer times above are one sample's on one of
    * `threads` concurrent threads, update_ps a thread's cost of the layer's shared weights. */
   uint32_t threads;                 /* hardware threads training at once (0: not chaos) */
   uint64_t train_samples, validation_samples, test_samples;   /* per epoch */

@@ -22,7 +22,7 @@
 
 #include "comm_net.h"
 #include "plan.h"
-#include "measure.h"
+#include "report.h"
 #include "scenario.h"
 #include "wl_transformer.h"
 

@@ -2,6 +2,7 @@
  * saved activations) with totals and the per-device memory footprint; `--json` for scripts;
  * `--export FILE` writes the model in our JSON workload format. Also `dtsim list models`. */
 #include "cli.h"
+#include "scenario.h"
 #include "util.h"
 #include "workloads.h"
 #include "strategy_3d.h"
@@ -155,85 +156,61 @@ static gboolean export_model(const wl_model *m, const char *path, GError **error
 
 int dtsim_cmd_describe(int argc, char **argv)
 {
-  /* Numbers arrive as text and are read in decimal (GOption's own reads 010 as octal 8). */
-  g_autofree char *batch_text = NULL, *seq_len_text = NULL;
-  int64_t batch = 1, seq_len = 0;
-  g_autofree char *precision = NULL, *optimizer = NULL, *export_path = NULL;
-  gboolean json = FALSE;
+  /* The model's keys (--batch, --precision, --optimizer, --seq-len) and --json come from the
+   * shared groups; one sample per device is describe's own default batch. */
+  static const sim_key_use uses[] = {
+      {"batch", "1", 'b', NULL}, {"precision", NULL, 'p', NULL}, {NULL, NULL, 0, NULL}};
+  g_autofree char *export_path = NULL;
   GOptionEntry entries[] = {
-      {"batch", 'b', 0, G_OPTION_ARG_STRING, &batch_text, "per-device mini-batch (default 1)", "N"},
-      {"precision", 'p', 0, G_OPTION_ARG_STRING, &precision,
-       "fp32, tf32, fp16, bf16, amp or fp8 (default fp32)", "P"},
-      {"optimizer", 0, 0, G_OPTION_ARG_STRING, &optimizer,
-       "sgd, momentum or adam, for the memory footprint (default momentum)", "NAME"},
-      {"seq-len", 0, 0, G_OPTION_ARG_STRING, &seq_len_text,
-       "sequence length of a transformer, tokens (default: the model's)", "S"},
-      {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
       {"export", 0, 0, G_OPTION_ARG_FILENAME, &export_path,
        "also write the model in dtsim's JSON workload format", "FILE"},
       {NULL}};
-  g_autoptr(GOptionContext) ctx = g_option_context_new("MODEL - describe a model layer by layer");
-  dt_option_entries_as_bytes(entries);
-  dt_option_add_main_entries(ctx, entries);
-  int status;
-  if (!dtsim_cli_parse(ctx, "describe", &argc, &argv, &status))
-    return status;
+  g_auto(GStrv) args = NULL;
+  sim_command_line cl = {.set = SIM_CMD_DESCRIBE,
+                         .parameter = "MODEL - describe a model layer by layer",
+                         .entries = entries,
+                         .uses = uses,
+                         .args = &args};
+  g_auto(sim_scenario) s;
+  sim_scenario_init(&s);
   g_autoptr(GError) error = NULL;
-  if (argc != 2) {
+  if (!sim_scenario_parse_args(&s, &cl, argc, argv, &error))
+    return dtsim_cli_fail("describe", error);
+  if (g_strv_length(args) != 1) {
     g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                 "expected one MODEL (a zoo name or a workload file; see 'dtsim list models')");
     return dtsim_cli_fail("describe", error);
   }
+  const char *model = args[0];
   /* The export can be written and does not replace the model it describes. */
-  const dt_file_role files[] = {{argv[1], "the model", FALSE}, {export_path, "--export", TRUE}};
+  const dt_file_role files[] = {{model, "the model", FALSE}, {export_path, "--export", TRUE}};
   if (export_path && (!dt_outfile_check(export_path, "--export", &error) ||
                       !dt_files_distinct(files, G_N_ELEMENTS(files), &error)))
     return dtsim_cli_fail("describe", error);
-  if ((batch_text && !dt_parse_int64(batch_text, "--batch", 1, UINT32_MAX, &batch, &error)) ||
-      (seq_len_text &&
-       !dt_parse_int64(seq_len_text, "--seq-len", 0, INT64_C(1) << 24, &seq_len, &error)))
-    return dtsim_cli_fail("describe", error);
-  int prec = precision ? wl_precision_parse(precision) : WL_PREC_FP32;
-  if (prec < 0) {
-    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
-                "--precision: unknown precision '%s' (fp32, tf32, fp16, bf16, amp, fp8)", precision);
-    return dtsim_cli_fail("describe", error);
-  }
-  int opt = optimizer ? wl_optimizer_parse(optimizer) : WL_OPT_SGD_MOMENTUM;
-  if (opt < 0) {
-    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
-                "--optimizer: unknown optimizer '%s' (sgd, momentum, adam)", optimizer);
-    return dtsim_cli_fail("describe", error);
-  }
-  if (seq_len < 0 || seq_len > (1 << 24)) {
-    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT, "--seq-len: %" G_GINT64_FORMAT
-                " is not a sequence length of 1 to 16777216 tokens", seq_len);
-    return dtsim_cli_fail("describe", error);
-  }
   /* Transformers: parameters and FLOPs per block, from the hyper-parameters. */
-  if (wl_tf_is_transformer(argv[1])) {
+  if (wl_tf_is_transformer(model)) {
     if (export_path) {
       g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
                   "--export: transformers are described by their spec, not a layer file");
       return dtsim_cli_fail("describe", error);
     }
-    int st = sim_3d_describe(stdout, argv[1], (uint32_t)batch, (uint32_t)seq_len,
-                             (wl_precision)prec, json, &error);
+    int st = sim_3d_describe(stdout, model, (uint32_t)s.batch, (uint32_t)s.seq_len, s.precision,
+                             s.json, &error);
     return st ? dtsim_cli_fail("describe", error) : 0;
   }
-  g_autoptr(wl_model) m = wl_model_load(argv[1], &error);
+  g_autoptr(wl_model) m = wl_model_load(model, &error);
   if (m == NULL)
     return dtsim_cli_fail("describe", error);
-  g_autoptr(wl_net) net = wl_net_new(m, (uint32_t)batch, (wl_precision)prec, &error);
+  g_autoptr(wl_net) net = wl_net_new(m, (uint32_t)s.batch, s.precision, &error);
   if (net == NULL)
     return dtsim_cli_fail("describe", error);
   if (export_path && !export_model(m, export_path, &error))
     return dtsim_cli_fail("describe", error);
-  if (json) {
-    g_autofree char *text = describe_json(net, (wl_optimizer)opt);
+  if (s.json) {
+    g_autofree char *text = describe_json(net, s.optimizer);
     printf("%s\n", text);
   } else {
-    print_table(stdout, net, (wl_optimizer)opt);
+    print_table(stdout, net, s.optimizer);
   }
   return 0;
 }

@@ -18,6 +18,7 @@
 
 #include "measure.h"
 #include "scenario.h"
+#include "search_out.h"
 
 typedef struct sim_search sim_search;
 
@@ -27,20 +28,6 @@ typedef enum {
   SIM_SEARCH_RANK_TIME,         /* shortest whole run (train_time_s) */
   SIM_SEARCH_RANK_COST,         /* cheapest whole run (train_cost_usd) */
 } sim_search_rank_by;
-
-typedef enum {
-  SIM_SEARCH_OK,        /* simulated, fits in memory */
-  SIM_SEARCH_NO_FIT,    /* simulated, needs more memory than the device has */
-  SIM_SEARCH_REFUSED,   /* the strategy refused it (reason holds the message) */
-  SIM_SEARCH_NOT_RUN,   /* not simulated (the flow network is out of reach) */
-} sim_search_status;
-
-/* One evaluation: plain numbers and text of fixed size, so ranks can exchange it as bytes. */
-typedef struct {
-  sim_report report;    /* sim_wall_s is 0: results do not depend on the machine's speed */
-  int32_t status;       /* sim_search_status */
-  char reason[160];     /* SIM_SEARCH_REFUSED: the strategy's message */
-} sim_search_result;
 
 /* Called on the calling thread as evaluations finish. */
 typedef void (*sim_search_progress_fn)(guint done, guint total, gpointer data);
@@ -96,11 +83,9 @@ guint sim_search_row(const sim_search *S, guint k, const sim_search_result **res
 uint64_t sim_search_n_combinations(const sim_search *S);
 const char *sim_search_drop(const sim_search *S, guint k, guint *count);
 
-/* Outputs, after sim_search_finish(). The table (or --json rows) goes to `out`, the summary
- * (space, drops, agreement of the two rankings) to `summary`. */
-void sim_search_print(const sim_search *S, FILE *out, FILE *summary);
-gboolean sim_search_write_csv(const sim_search *S, const char *path, GError **error);
-gboolean sim_search_write_svg(const sim_search *S, const char *path, GError **error);
+/* The search as its outputs show it (traces/search_out.h: table, JSON, CSV, SVG), after
+ * sim_search_finish(); it points into S, which must outlive it. */
+trace_search_table *sim_search_table(const sim_search *S);
 
 /* Kendall's tau-b of two scores of n items (higher is better in both): concordant minus
  * discordant pairs over the geometric mean of the pairs untied in each; 1 when nothing can be

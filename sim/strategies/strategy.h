@@ -1,7 +1,7 @@
 /* The strategy interface: everything the rest of dtsim may know of a parallel strategy.
  *
- * A strategy is one file (sim/strategy_*.c) that defines one `sim_strategy` and one line in the
- * registry (sim/plan.c). It declares:
+ * A strategy is one file (sim/strategies/strategy_*.c) that defines one `sim_strategy` and one line in the
+ * registry (sim/strategies/plan.c). It declares:
  *   - its flags: what kind of plan it builds (costed per micro-batch, a transformer's, with
  *     parameter servers, foldable, replayable under MPI...) and which shared keys it takes
  *     (--allreduce, --overlap, --schedule...); the keys of its own option group are refused
@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "plan.h"
-#include "measure.h"
+#include "report.h"
 #include "scenario.h"
 
 /* ---- Search axes ----------------------------------------------------------------------------- */
@@ -75,7 +75,7 @@ gboolean sim_search_derive(sim_scenario *s, GString *derived, const char *key, u
 const char *sim_search_per_device(sim_scenario *s, const sim_search_ctx *c, GString *derived,
                                   GError **error);
 
-/* Axes shared by the pipelined strategies (sim/strategy_pp.c): micro-batches per iteration,
+/* Axes shared by the pipelined strategies (sim/strategies/strategy_pp.c): micro-batches per iteration,
  * and the GPipe and 1F1B schedules. */
 void sim__pp_micro_batches_values(const sim_search_ctx *c, GPtrArray *out);
 void sim__pp_schedule_values(const sim_search_ctx *c, GPtrArray *out);
@@ -122,5 +122,9 @@ const sim_strategy *sim_strategy_transformer(void);
 const sim_strategy *sim_strategy_for_scenario(const sim_scenario *s, GError **error);
 /* Names of the registered strategies having every flag of `flags`, joined by `sep`. */
 char *sim_strategy_names_with(unsigned flags, const char *sep);
+
+/* The cost table of --strategy chaos (sim/strategies/strategy_chaos.c): one sample's passes on one of
+ * --threads concurrent threads of the device, and each layer's shared-weights cost. */
+sim_costs *sim_chaos_costs_build(const sim_scenario *s, const char *device_name, GError **error);
 
 #endif

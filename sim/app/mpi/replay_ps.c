@@ -4,7 +4,7 @@
  * has been computed, the worker sends the tensor's bytes to the rank playing the shard that
  * holds it (push) and posts the receive of the updated parameters (pull); the push/pull task
  * ends when the pull is back, and the layer's forward in the next iteration waits for it, as
- * in the simulated graph (sim/strategy_ps.c). The tensors are placed on shards by comm/coll's
+ * in the simulated graph (sim/strategies/strategy_ps.c). The tensors are placed on shards by comm/coll's
  * own rule (comm_ps_place_tensors) and the shards on ranks by comm_mpi_ps_server_rank().
  *
  * A server waits for every worker's push of a tensor, then aggregates and updates it, one

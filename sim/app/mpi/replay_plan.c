@@ -81,7 +81,7 @@ static int by_start(gconstpointer a, gconstpointer b)
 #define PS_PREFIX "push/pull "
 
 /* Finds the tensors of a ps timeline: the layers with a push, numbered in layer order (the
- * order of their forward tasks in the first iteration) as sim/strategy_ps.c numbers them. */
+ * order of their forward tasks in the first iteration) as sim/strategies/strategy_ps.c numbers them. */
 static gboolean number_tensors(replay_timeline *tl, GError **error)
 {
   g_autoptr(GHashTable) tensor_of = g_hash_table_new(g_str_hash, g_str_equal);

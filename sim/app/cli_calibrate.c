@@ -5,6 +5,7 @@
  * that --calibration FILE loads. */
 #include "cli.h"
 #include "devices.h"
+#include "scenario.h"
 #include "util.h"
 
 #include <math.h>
@@ -95,45 +96,50 @@ static void print_json(const dev_calib *c, gboolean loo)
 
 int dtsim_cmd_calibrate(int argc, char **argv)
 {
-  g_autofree char *device = NULL, *params = NULL, *stack = NULL, *output = NULL;
-  g_autofree char *calibration = NULL, *lambda_s = NULL;
+  /* --device (the rows of one catalog device), --calibration (the overlay to start from) and
+   * --json come from the shared groups; the fit's own options are calibrate's. */
+  g_autofree char *params = NULL, *stack = NULL, *output = NULL, *lambda_s = NULL;
   int64_t generations = 200;
   g_autofree char *generations_text = NULL;   /* read in decimal (GOption reads 010 as 8) */
-  gboolean no_loo = FALSE, json = FALSE;
+  gboolean no_loo = FALSE;
   GOptionEntry entries[] = {
-      {"device", 0, 0, G_OPTION_ARG_STRING, &device,
-       "fit only the rows of this device (catalog name as in the CSV)", "NAME"},
       {"params", 0, 0, G_OPTION_ARG_STRING, &params,
        "comma-separated parameters to fit (default efficiency.conv, efficiency.gemm, "
        "efficiency.memory, software.kernel_launch_us)", "LIST"},
       {"stack", 0, 0, G_OPTION_ARG_STRING, &stack,
        "name of the software stack the overlay describes, e.g. tensorflow-2017", "NAME"},
-      {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &calibration,
-       "start from this overlay instead of the catalog values", "FILE"},
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write the overlay INI here", "FILE"},
       {"lambda", 0, 0, G_OPTION_ARG_STRING, &lambda_s,
        "weight of the penalty keeping parameters near the catalog (default 0.001)", "X"},
       {"generations", 0, 0, G_OPTION_ARG_STRING, &generations_text,
        "differential-evolution generations (default 200)", "N"},
       {"no-loo", 0, 0, G_OPTION_ARG_NONE, &no_loo, "skip the leave-one-out refits", NULL},
-      {"json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL},
       {NULL, 0, 0, 0, NULL, NULL, NULL},
   };
-  g_autoptr(GOptionContext) ctx = g_option_context_new("MEASURED.csv");
-  g_option_context_set_summary(ctx, "Fit device-model efficiencies to measured step times.");
-  dt_option_entries_as_bytes(entries);
-  dt_option_add_main_entries(ctx, entries);
-  int status = 0;
-  if (!dtsim_cli_parse(ctx, "calibrate", &argc, &argv, &status))
-    return status;
+  static const sim_key_use uses[] = {
+      {"device", NULL, 0, "fit only the rows of this device (catalog name as in the CSV)"},
+      {"calibration", NULL, 0, "start from this overlay instead of the catalog values"},
+      {NULL, NULL, 0, NULL}};
+  g_auto(GStrv) args = NULL;
+  sim_command_line cl = {.set = SIM_CMD_CALIBRATE,
+                         .summary = "Fit device-model efficiencies to measured step times.",
+                         .parameter = "MEASURED.csv",
+                         .entries = entries,
+                         .uses = uses,
+                         .args = &args};
+  g_auto(sim_scenario) s;
+  sim_scenario_init(&s);
   g_autoptr(GError) error = NULL;
-  if (argc != 2) {
+  if (!sim_scenario_parse_args(&s, &cl, argc, argv, &error))
+    return dtsim_cli_fail("calibrate", error);
+  if (g_strv_length(args) != 1) {
     error = g_error_new(DT_ERROR, DT_ERROR_INPUT, "expected one MEASURED.csv argument");
     return dtsim_cli_fail("calibrate", error);
   }
+  const char *measured = args[0], *device = s.device, *calibration = s.calibration;
   /* The overlay can be written, and replaces neither the measurements nor the overlay it
    * starts from: checked before the fit, which takes minutes. */
-  const dt_file_role files[] = {{argv[1], "the measurements", FALSE},
+  const dt_file_role files[] = {{measured, "the measurements", FALSE},
                                 {calibration, "--calibration", FALSE},
                                 {output, "--output", TRUE}};
   if (stack && !dt_check_line(stack, "--stack", &error))
@@ -162,10 +168,10 @@ int dtsim_cmd_calibrate(int argc, char **argv)
     }
   if (calibration && !dev_calib_set_overlay(c, calibration, &error))
     return dtsim_cli_fail("calibrate", error);
-  if (!dev_calib_load_csv(c, argv[1], device, &error))
+  if (!dev_calib_load_csv(c, measured, device, &error))
     return dtsim_cli_fail("calibrate", error);
   if (dev_calib_n_rows(c) == 0) {
-    error = g_error_new(DT_ERROR, DT_ERROR_INPUT, "%s: no single-device rows%s%s", argv[1],
+    error = g_error_new(DT_ERROR, DT_ERROR_INPUT, "%s: no single-device rows%s%s", measured,
                         device ? " for device " : "", device ? device : "");
     return dtsim_cli_fail("calibrate", error);
   }
@@ -173,7 +179,7 @@ int dtsim_cmd_calibrate(int argc, char **argv)
     return dtsim_cli_fail("calibrate", error);
   if (output && !dev_calib_write_overlay(c, output, stack, &error))
     return dtsim_cli_fail("calibrate", error);
-  if (json)
+  if (s.json)
     print_json(c, !no_loo);
   else
     print_table(c, !no_loo);

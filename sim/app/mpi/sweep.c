@@ -66,18 +66,20 @@ int comm_mpi__cmd_sweep(comm_mpi_ctx *ctx, int argc, char **argv)
     for (int k = 0; k < counts[r] / (int)sizeof(sim_report); k++)
       reports[(guint)r + (guint)k * (guint)ctx->size] =
           gathered[displs[r] / (int)sizeof(sim_report) + k];
+  g_autoptr(GArray) rows = sim_sweep_rows(points);
+  const trace_sweep_row *row = (const trace_sweep_row *)(gpointer)rows->data;
   if (!sim_sweep_add_speedups(points, reports, &error) ||
-      (s.csv && !sim_sweep_write_csv(s.csv, points, reports, &error)))
+      (s.csv && !trace_sweep_write_csv(s.csv, row, rows->len, reports, &error)))
     comm_mpi__fail_here(ctx, error);
   if (s.plot) {
     g_autofree char *title = g_strdup_printf("%s, %s, %s scaling", s.model, s.system,
                                              s.scaling == SIM_SCALING_STRONG ? "strong" : "weak");
-    if (!sim_sweep_write_svg(s.plot, title, points, reports, &error))
+    if (!trace_sweep_write_svg(s.plot, title, row, rows->len, reports, &error))
       comm_mpi__fail_here(ctx, error);
   }
   if (s.json)
-    sim_sweep_print_json(stdout, points, reports);
+    trace_sweep_print_json(stdout, row, rows->len, reports);
   else
-    sim_sweep_print_table(stdout, points, reports);
+    trace_sweep_print_table(stdout, row, rows->len, reports);
   return 0;
 }

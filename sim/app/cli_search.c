@@ -57,11 +57,12 @@ int dtsim_cmd_search(int argc, char **argv)
   double wall_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
   if (tty)
     fputs("\r\033[K", stderr);
-  if (s.csv && !sim_search_write_csv(S, s.csv, &error))
+  g_autoptr(trace_search_table) table = sim_search_table(S);
+  if (s.csv && !trace_search_write_csv(table, s.csv, &error))
     return dtsim_cli_fail("search", error);
-  if (s.plot && !sim_search_write_svg(S, s.plot, &error))
+  if (s.plot && !trace_search_write_svg(table, s.plot, &error))
     return dtsim_cli_fail("search", error);
-  sim_search_print(S, stdout, s.json ? stderr : stdout);
+  trace_search_print(table, s.json, stdout, s.json ? stderr : stdout);
   /* Wall-clock figures vary from run to run: on stderr, so the ranking on stdout does not. */
   fprintf(stderr, "search: %u simulations in %.2f s on %u threads (%.0f configurations/s)\n",
           n + K, wall_s, sim_search_jobs(S), wall_s > 0 ? (n + K) / wall_s : 0);

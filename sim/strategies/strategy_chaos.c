@@ -14,7 +14,6 @@
  * only coupling between them is in those per-sample costs. */
 #include "plan.h"
 #include "strategy.h"
-#include "simulate.h"
 
 #include "devices.h"
 #include "util.h"

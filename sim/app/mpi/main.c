@@ -40,7 +40,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-  /* The user's locale (see sim/main.c); option values are bytes; numbers in the C locale. */
+  /* The user's locale (see sim/app/main.c); option values are bytes; numbers in the C locale. */
   setlocale(LC_ALL, "");
   setlocale(LC_NUMERIC, "C");
   /* The tuned component obeys coll_tuned_<op>_algorithm only with dynamic rules on; it is read

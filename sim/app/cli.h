@@ -1,6 +1,7 @@
-/* The dtsim command line: one function per subcommand, each parsing its own options with
- * GOptionContext and returning the process exit status (0 success, 2 bad input, 1 internal
- * error). Every failure prints exactly one line on stderr through dtsim_cli_fail(). */
+/* The dtsim command line: one function per subcommand, each reading its options through the
+ * one front end (sim_scenario_parse_args(), scenario.h; `list` alone has no shared key) and
+ * returning the process exit status (0 success, 2 bad input, 1 internal error). Every failure
+ * prints exactly one line on stderr through dtsim_cli_fail(). */
 #ifndef DTSIM_CLI_H
 #define DTSIM_CLI_H
 

@@ -55,7 +55,7 @@ GArray *replay__rows_from_plan(const sim_plan *plan, const sim_exec *exec);
 
 /* Reads device 0's tasks from the rows of a simulated run (in the task graph's order) into an
  * initialised timeline. Device 0 is the unit of the first compute-stream row; its host
- * thread is "framework for" the unit's first word (sim/plan.c names them so). Tasks on no
+ * thread is "framework for" the unit's first word (sim/strategies/plan.c names them so). Tasks on no
  * stream (ps pushes, iteration ends) belong to the device of the row before them: the
  * strategies add them right after the task they follow. Input copies are left out. dp: the
  * collectives, each following the last compute task that ended by its simulated start; an

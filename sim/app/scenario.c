@@ -14,8 +14,8 @@
 
 /* Every group, in --help order. */
 /* The key groups in --help order: what is trained and where, the run, each registered
- * strategy's own group (sim/strategy.h: a strategy brings its keys), then the other commands'
- * and the outputs. Made once. */
+ * strategy's own group (sim/strategies/strategy.h: a strategy brings its keys), then the other
+ * commands' and the outputs. Made once. */
 static const sim_key_group *const *key_groups(gsize *n)
 {
   static const sim_key_group *list[64];
@@ -485,11 +485,19 @@ struct sim_scenario_opts {
 };
 
 /* A key's --help text: its help, and its default when it has one worth printing (not for
- * flags). The keys are static, so each text is made once per process and kept. */
-static const char *help_text(const sim_key *k)
+ * flags), or the command's own help and default (sim_key_use). The keys are static, so each
+ * text is made once per process and kept. */
+static const char *help_text(const sim_key *k, const sim_key_use *use)
 {
   static GHashTable *texts;   /* sim_key * -> interned text */
   G_LOCK_DEFINE_STATIC(texts);
+  if (use && (use->def || use->help)) {
+    const char *help = use->help ? use->help : k->help, *def = use->def ? use->def : k->def;
+    g_autofree char *made = def && k->kind != SIM_KEY_FLAG
+                                ? g_strdup_printf("%s (default %s)", help, def)
+                                : g_strdup(help);
+    return g_intern_string(made);
+  }
   G_LOCK(texts);
   if (!texts)
     texts = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -503,6 +511,15 @@ static const char *help_text(const sim_key *k)
   }
   G_UNLOCK(texts);
   return text;
+}
+
+/* How the command uses key k where it differs from the table (sim_key_use), or NULL. */
+static const sim_key_use *use_of(const sim_key_use *uses, const sim_key *k)
+{
+  for (const sim_key_use *u = uses; u && u->key; u++)
+    if (strcmp(u->key, k->name) == 0)
+      return u;
+  return NULL;
 }
 
 /* A flag's option: bare it means on; with a value (--json=no) the value decides, parsed as any
@@ -533,7 +550,7 @@ static gboolean main_group(const sim_key_group *grp)
          grp == &sim_keys_output;
 }
 
-sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
+static sim_scenario_opts *opts_new(GOptionContext *ctx, unsigned set, const sim_key_use *uses)
 {
   sim_scenario_opts *o = g_new0(sim_scenario_opts, 1);
   o->slots = g_array_new(FALSE, TRUE, sizeof(opt_slot));
@@ -560,8 +577,10 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
       opt_slot *slot = &g_array_index(o->slots, opt_slot, n++);
       slot->key = k;
       GOptionEntry *en = &entries[e++];
+      const sim_key_use *use = use_of(uses, k);
       en->long_name = k->name;
-      en->description = help_text(k);
+      en->short_name = use ? use->short_name : 0;
+      en->description = help_text(k, use);
       en->arg_description = k->kind == SIM_KEY_CHOICE ? choice_list(k) : k->arg;
       if (k->kind == SIM_KEY_FLAG) {
         en->arg = G_OPTION_ARG_CALLBACK;
@@ -595,6 +614,11 @@ sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
   }
   g_array_set_size(o->slots, n);
   return o;
+}
+
+sim_scenario_opts *sim_scenario_opts_new(GOptionContext *ctx, unsigned set)
+{
+  return opts_new(ctx, set, NULL);
 }
 
 void sim_scenario_opts_free(sim_scenario_opts *o)
@@ -741,8 +765,16 @@ gboolean sim_scenario_parse_args(sim_scenario *s, const sim_command_line *cl, in
       g_option_context_new(cl->parameter ? cl->parameter : "[SCENARIO.ini]");
   if (cl->summary)
     g_option_context_set_summary(ctx, cl->summary);
+  /* The command's own defaults of shared keys replace the keys' before anything is read. */
+  for (const sim_key_use *u = cl->uses; u && u->key; u++) {
+    const sim_key *k = find_key(u->key, NULL);
+    g_return_val_if_fail(k != NULL && (k->commands & set), FALSE);
+    g_return_val_if_fail(!u->short_name || k->kind != SIM_KEY_FLAG, FALSE);
+    if (u->def && !set_value(s, k, u->def, k->name, error))
+      return FALSE;
+  }
   /* The scenario's options make the main group; the command's own join it. */
-  g_autoptr(sim_scenario_opts) o = sim_scenario_opts_new(ctx, set);
+  g_autoptr(sim_scenario_opts) o = opts_new(ctx, set, cl->uses);
   if (cl->entries) {
     dt_option_entries_as_bytes(cl->entries);
     g_option_context_add_main_entries(ctx, cl->entries, NULL);
@@ -774,6 +806,15 @@ gboolean sim_scenario_parse_args(sim_scenario *s, const sim_command_line *cl, in
     }
   }
   int positional = argc - 1;
+  if (cl->args) {
+    /* The command's own positional arguments; no scenario file, and its files are its own. */
+    char **words = g_new0(char *, (gsize)argc);
+    for (int i = 1; i < argc; i++)
+      words[i - 1] = g_strdup(v[i]);
+    *cl->args = words;
+    return sim_scenario_apply_options(s, o, error) &&
+           (cl->check ? cl->check(s, error) : sim_scenario_check(s, error));
+  }
   if (positional > 1) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "unexpected argument '%s'", v[2]);
     return FALSE;

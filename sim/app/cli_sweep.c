@@ -66,17 +66,19 @@ int dtsim_cmd_sweep(int argc, char **argv)
     return dtsim_cli_fail("sweep", error);
   if (tty)
     progress(points->len, points->len);
-  if (s.csv && !sim_sweep_write_csv(s.csv, points, reports, &error))
+  g_autoptr(GArray) rows = sim_sweep_rows(points);
+  const trace_sweep_row *row = (const trace_sweep_row *)(gpointer)rows->data;
+  if (s.csv && !trace_sweep_write_csv(s.csv, row, rows->len, reports, &error))
     return dtsim_cli_fail("sweep", error);
   if (s.plot) {
     g_autofree char *title = g_strdup_printf("%s, %s, %s scaling", s.model, s.system,
                                              s.scaling == SIM_SCALING_STRONG ? "strong" : "weak");
-    if (!sim_sweep_write_svg(s.plot, title, points, reports, &error))
+    if (!trace_sweep_write_svg(s.plot, title, row, rows->len, reports, &error))
       return dtsim_cli_fail("sweep", error);
   }
   if (s.json)
-    sim_sweep_print_json(stdout, points, reports);
+    trace_sweep_print_json(stdout, row, rows->len, reports);
   else
-    sim_sweep_print_table(stdout, points, reports);
+    trace_sweep_print_table(stdout, row, rows->len, reports);
   return 0;
 }

@@ -4,10 +4,10 @@
  * of a transformer. */
 #include "strategy_3d.h"
 
-#include "simulate.h"
 #include "strategy.h"
 #include "colltime.h"
 #include "cp.h"
+#include "schedule.h"
 
 #include "coll.h"
 #include "devices.h"
@@ -883,63 +883,15 @@ static uint64_t mem_total(const sim_3d_metrics *m)
 
 /* ---- Schedules ---------------------------------------------------------------------------------- */
 
-typedef struct {
-  gboolean fwd;
-  uint32_t mb;
-  uint32_t chunk;
-} unit;
+typedef sim_schedule_unit unit;
 
-/* The order in which pipeline rank s runs its forward and backward units. */
+/* The order in which pipeline rank s runs its forward and backward units (schedule.h). */
 static GArray *schedule_units(const plan3d *p, uint32_t s)
 {
-  uint64_t m = p->m, V = p->V, P = p->P;
-  uint64_t total = m * V;
-  /* A forward and a backward unit per micro-batch and chunk: made at that size and filled in
-   * place. */
-  GArray *u = g_array_sized_new(FALSE, FALSE, sizeof(unit), (guint)(2 * total));
-  g_array_set_size(u, (guint)(2 * total));
-  unit *next = (unit *)u->data;
-  uint64_t warm;
-  switch (p->o.schedule) {
-  case WL_SCHED_GPIPE:
-    warm = total;
-    break;
-  case WL_SCHED_INTERLEAVED:
-    warm = V > 1 ? (P - s - 1) * 2 + (V - 1) * P : P - s - 1;
-    break;
-  default:
-    warm = P - s - 1;
-    break;
-  }
-  if (warm > total)
-    warm = total;
-  /* Megatron's interleaved order: groups of P micro-batches through chunk 0, then chunk 1...;
-   * backward visits the chunks in reverse. */
-  uint64_t kf = 0, kb = 0;
-#define NEXT(isf, k)                                                                              \
-  do {                                                                                            \
-    uint64_t grp = (k) / P, c = V > 1 ? grp % V : 0;                                              \
-    uint64_t mbv = V > 1 ? ((k) / (P * V)) * P + (k) % P : (k);                                   \
-    *next++ = (unit){isf, (uint32_t)mbv, (uint32_t)((isf) ? c : V - 1 - c)};                      \
-  } while (0)
-  for (; kf < warm; kf++)
-    NEXT(TRUE, kf);
-  while (kf < total) {
-    NEXT(TRUE, kf);
-    kf++;
-    NEXT(FALSE, kb);
-    kb++;
-  }
-  if (p->o.schedule == WL_SCHED_GPIPE) {
-    /* GPipe: all forwards, then the backwards in reverse order. */
-    for (uint64_t k = total; k-- > 0;)
-      NEXT(FALSE, k);
-  } else {
-    for (; kb < total; kb++)
-      NEXT(FALSE, kb);
-  }
-#undef NEXT
-  g_assert(next == (unit *)u->data + u->len);
+  guint n = (guint)(2 * p->m * p->V);
+  GArray *u = g_array_sized_new(FALSE, FALSE, sizeof(unit), n);
+  g_array_set_size(u, n);
+  sim_schedule_order(p->o.schedule, p->P, s, p->m, p->V, (unit *)u->data);
   return u;
 }
 

@@ -4,7 +4,7 @@
  * at the user's --split), one device per stage. A mini-batch is cut into M micro-batches; each
  * stage runs forward on a micro-batch, sends its output activations point to point to the next
  * stage, and in backward sends the activation gradients back. The schedule decides the order of
- * each stage's forward and backward passes:
+ * each stage's forward and backward passes (schedule.h):
  *   GPipe: all M forwards, then all M backwards (bubble (P-1)/(M+P-1) of the iteration);
  *   1F1B:  P-1-s warm-up forwards on stage s, then one forward and one backward alternately,
  *          which keeps at most P-s micro-batches of activations alive.
@@ -12,6 +12,7 @@
  * with --stages smaller than the device count), each stage's gradients are all-reduced over the
  * replicas before the update. Cost tables passed in are per micro-batch. */
 #include "plan.h"
+#include "schedule.h"
 #include "strategy.h"
 
 #include "util.h"
@@ -45,28 +46,6 @@ static uint64_t bytes_range(const sim_costs *c, uint32_t a, uint32_t b)
   for (uint32_t i = a; i < b; i++)
     sum += sim_costs_layer(c, i)->param_bytes;
   return sum;
-}
-
-/* Order of a stage's passes: +m+1 for the forward of micro-batch m, -(m+1) for its backward. */
-static void stage_order(uint32_t P, uint32_t s, uint32_t M, gboolean gpipe, int32_t *order)
-{
-  uint32_t k = 0;
-  if (gpipe) {
-    for (uint32_t m = 0; m < M; m++)
-      order[k++] = (int32_t)m + 1;
-    for (uint32_t m = M; m-- > 0;)
-      order[k++] = -((int32_t)m + 1);
-    return;
-  }
-  uint32_t warm = MIN(P - 1 - s, M);
-  for (uint32_t m = 0; m < warm; m++)
-    order[k++] = (int32_t)m + 1;
-  for (uint32_t i = 0; i + warm < M; i++) {
-    order[k++] = (int32_t)(warm + i) + 1;
-    order[k++] = -((int32_t)i + 1);
-  }
-  for (uint32_t m = M - warm; m < M; m++)
-    order[k++] = -((int32_t)m + 1);
 }
 
 sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32_t P, uint32_t R,
@@ -113,8 +92,9 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
   sim_graph *g = p->graph;
   p->devices = devices;
   p->samples_per_iteration = (uint64_t)R * M * c->batch;
+  wl_schedule schedule = o->gpipe ? WL_SCHED_GPIPE : WL_SCHED_1F1B;
   for (uint32_t s = 0; s < P; s++) {
-    uint64_t in_flight = o->gpipe ? M : MIN(P - s, M);
+    uint64_t in_flight = wl_tf_inflight_chunks(schedule, P, 1, M, s);
     uint64_t mem = sim__stage_memory(c, first[s], first[s + 1], in_flight);
     if (s == 0)
       mem += c->input_bytes * M;
@@ -161,7 +141,7 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
     g_snprintf(text, sizeof text, "gradients mb%u", m);
     grad_name[m] = sim_graph_intern(g, text);
   }
-  g_autofree int32_t *order = g_new(int32_t, 2 * M);
+  g_autofree sim_schedule_unit *order = g_new(sim_schedule_unit, 2 * M);
   g_autofree sim_task_id *F = g_new(sim_task_id, (gsize)devices * M);
   g_autofree sim_task_id *B = g_new(sim_task_id, (gsize)devices * M);
   g_autofree sim_task_id *first_task = g_new0(sim_task_id, devices);
@@ -181,10 +161,10 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
           if (it > 0)
             sim_graph_depend(g, copy, first_task[d]);
         }
-        stage_order(P, s, M, o->gpipe, order);
+        sim_schedule_order(schedule, P, s, M, 1, order);
         for (uint32_t k = 0; k < 2 * M; k++) {
-          uint32_t m = (uint32_t)(order[k] > 0 ? order[k] : -order[k]) - 1;
-          if (order[k] > 0) {
+          uint32_t m = order[k].mb;
+          if (order[k].fwd) {
             F[(gsize)d * M + m] = sim_graph_add_compute(g, ss[d].compute, fwd_name[m], "forward", tf,
                                                         0, 0);
             if (k == 0)
@@ -206,11 +186,11 @@ sim_plan *sim__pipeline_build(const sim_costs *c, const sim_plan_opts *o, uint32
      * transfers in the order they are produced: forwards in micro-batch order on every stage,
      * backwards in the schedule's backward order (GPipe: last micro-batch first), which is
      * also the same on every stage. */
-    stage_order(P, 0, M, o->gpipe, order);
+    sim_schedule_order(schedule, P, 0, M, 1, order);
     g_autofree uint32_t *bwd_order = g_new(uint32_t, M);
     for (uint32_t k = 0, j = 0; k < 2 * M; k++)
-      if (order[k] < 0)
-        bwd_order[j++] = (uint32_t)(-order[k]) - 1;
+      if (!order[k].fwd)
+        bwd_order[j++] = order[k].mb;
     for (uint32_t r = 0; r < R; r++)
       for (uint32_t s = 0; s + 1 < P; s++) {
         uint32_t d = r * P + s;

@@ -67,9 +67,10 @@ int comm_mpi__cmd_search(comm_mpi_ctx *ctx, int argc, char **argv)
   sim_search_finish(S);
   if (ctx->rank != 0)
     return 0;
-  if ((s.csv && !sim_search_write_csv(S, s.csv, &error)) ||
-      (s.plot && !sim_search_write_svg(S, s.plot, &error)))
+  g_autoptr(trace_search_table) table = sim_search_table(S);
+  if ((s.csv && !trace_search_write_csv(table, s.csv, &error)) ||
+      (s.plot && !trace_search_write_svg(table, s.plot, &error)))
     comm_mpi__fail_here(ctx, error);
-  sim_search_print(S, stdout, s.json ? stderr : stdout);
+  trace_search_print(table, s.json, stdout, s.json ? stderr : stdout);
   return 0;
 }

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "strategy.h"
-#include "svg.h"
 #include "wl_transformer.h"
 
 static const sim_key search_keys[] = {
@@ -31,35 +30,6 @@ static const sim_key search_keys[] = {
                          "estimate passes S (0: no limit)"},
 };
 const sim_key_group sim_keys_search = SIM_KEY_GROUP("search", 0, search_keys);
-
-/* ---- The space ------------------------------------------------------------------------------ */
-
-
-/* Appends a formatted value to an axis's list. */
-void sim_search_add_value(GPtrArray *out, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_ptr_array_add(out, g_strdup_vprintf(fmt, ap));
-  va_end(ap);
-}
-
-gboolean sim_search_derive(sim_scenario *s, GString *derived, const char *key, uint64_t value,
-                           GError **error)
-{
-  char text[32];
-  g_snprintf(text, sizeof text, "%" G_GUINT64_FORMAT, value);
-  g_string_append_printf(derived, " %s=%s", key, text);
-  return sim_scenario_set(s, key, text, NULL, error);
-}
-
-const char *sim_search_per_device(sim_scenario *s, const sim_search_ctx *c, GString *derived,
-                                  GError **error)
-{
-  if (c->global_batch % c->devices != 0)
-    return SIM_DROP_NOT_MULTIPLE_DEVICES;
-  return sim_search_derive(s, derived, "batch", c->global_batch / c->devices, error) ? NULL : "";
-}
 
 /* ---- The search ----------------------------------------------------------------------------- */
 
@@ -821,266 +791,50 @@ const char *sim_search_drop(const sim_search *S, guint k, guint *count)
   return S->drop_reasons->pdata[k];
 }
 
-/* Model FLOP utilization of a result, or a negative number when unknown. */
-static double mfu(const sim_search *S, const sim_report *r)
+trace_search_table *sim_search_table(const sim_search *S)
 {
-  if (!(S->flops_per_sample > 0) || !(S->peak_flops > 0) || r->devices == 0)
-    return -1;
-  return r->throughput_samples_per_s * S->flops_per_sample / (S->peak_flops * r->devices);
-}
-
-static const char *network(const sim_search *S)
-{
-  return S->finalists->len ? "flow" : "analytic";
-}
-
-static void print_summary(const sim_search *S, FILE *f)
-{
-  guint n = S->candidates->len, fit = 0, refused = 0;
-  for (guint i = 0; i < n; i++) {
-    fit += S->analytic[i].status == SIM_SEARCH_NO_FIT;
-    refused += S->analytic[i].status == SIM_SEARCH_REFUSED;
+  trace_search_table *t = g_new0(trace_search_table, 1);
+  t->title = S->title;
+  t->flow = S->finalists->len > 0;
+  t->seq = S->seq;
+  t->global_batch = S->ctx.global_batch;
+  t->flops_per_sample = S->flops_per_sample;
+  t->peak_flops = S->peak_flops;
+  t->train = sim_trainrun_asked(&S->base);
+  t->cost = sim_scenario_given(&S->base, "gpu-hour-cost");
+  t->n_candidates = S->candidates->len;
+  t->candidates = g_new0(trace_search_candidate, MAX(t->n_candidates, 1));
+  for (guint i = 0; i < t->n_candidates; i++) {
+    const candidate *c = S->candidates->pdata[i];
+    t->candidates[i] = (trace_search_candidate){.label = c->label,
+                                                .strategy = c->scenario.strategy->name,
+                                                .settings_json = c->settings_json,
+                                                .model = c->scenario.model,
+                                                .batch = c->scenario.batch,
+                                                .analytic = &S->analytic[i]};
   }
-  guint dropped = (guint)(S->combinations - n) + fit + refused;
-  fprintf(f, "search: %s\n", S->title);
-  fprintf(f, "  %" G_GUINT64_FORMAT " configurations: %u ranked, %u dropped\n", S->combinations,
-          S->ranked->len, dropped);
-  for (guint k = 0; k < S->drop_reasons->len; k++)
-    fprintf(f, "    %6u  %s\n", g_array_index(S->drop_counts, guint, k),
-            (const char *)S->drop_reasons->pdata[k]);
-  if (fit)
-    fprintf(f, "    %6u  does not fit in device memory\n", fit);
-  /* Refusals grouped by the option their message names. */
-  g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
-  g_autoptr(GArray) counts = g_array_new(FALSE, TRUE, sizeof(guint));
-  for (guint i = 0; i < n; i++) {
-    if (S->analytic[i].status != SIM_SEARCH_REFUSED)
-      continue;
-    const char *m = S->analytic[i].reason;
-    const char *colon = strchr(m, ':');
-    g_autofree char *key = colon ? g_strndup(m, (gsize)(colon - m)) : g_strdup(m);
-    guint k = 0;
-    while (k < keys->len && strcmp(keys->pdata[k], key) != 0)
-      k++;
-    if (k == keys->len) {
-      g_ptr_array_add(keys, g_steal_pointer(&key));
-      g_array_set_size(counts, k + 1);
-    }
-    g_array_index(counts, guint, k)++;
-  }
-  for (guint k = 0; k < keys->len; k++)
-    fprintf(f, "    %6u  refused by the strategy (%s)\n", g_array_index(counts, guint, k),
-            (const char *)keys->pdata[k]);
-  guint K = S->finalists->len;
-  if (S->flow_skipped) {
-    fprintf(f, "  %s\n", S->flow_skipped);
-  } else if (K) {
-    guint best = g_array_index(S->final, guint, 0);
-    fprintf(f, "  best %u simulated again on the flow network: Kendall tau %.3f against the "
-               "analytic order; %s; top-1 %s\n", K, S->tau, S->tau >= 1 - 1e-12 ? "same order" : "order differs",
-            best == 0 ? "same" : "differs");
-  }
-}
-
-void sim_search_print(const sim_search *S, FILE *out, FILE *summary)
-{
-  g_autoptr(GArray) rs = rows(S);
-  if (S->base.json) {
-    for (guint k = 0; k < rs->len; k++) {
-      const row *r = &g_array_index(rs, row, k);
-      const candidate *c = S->candidates->pdata[r->candidate];
-      g_autoptr(GString) extra = g_string_new(NULL);
-      g_string_append_printf(extra, "\"rank\":%u,\"configuration\":", k + 1);
-      dt_json_string(extra, c->label);
-      g_string_append_printf(extra, ",%s,\"model\":", c->settings_json);
-      dt_json_string(extra, c->scenario.model);
-      /* A per-device batch for the CNN families; a transformer's is the global batch. */
-      if (!S->seq)
-        g_string_append_printf(extra, ",\"batch\":%" G_GINT64_FORMAT, c->scenario.batch);
-      g_string_append_printf(extra, ",\"global_batch\":%" G_GUINT64_FORMAT ",\"net_model\":\"%s\"",
-                             S->ctx.global_batch, network(S));
-      double u = mfu(S, &r->result->report);
-      if (u >= 0 && !S->seq) {
-        g_string_append(extra, ",\"mfu\":");
-        dt_json_double(extra, u);
-      }
-      g_string_append_printf(extra, ",\"analytic_rank\":%u,\"analytic_iteration_time_s\":",
-                             r->analytic_rank);
-      dt_json_double(extra, r->analytic->report.iteration_time_s);
-      if (r->result->status == SIM_SEARCH_REFUSED) {
-        g_string_append(extra, ",\"refused\":");
-        dt_json_string(extra, r->result->reason);
-      }
-      sim_report_print_json(out, &r->result->report, extra->str);
-    }
-    print_summary(S, summary);
-    return;
-  }
-  int w = (int)strlen("configuration");
-  for (guint k = 0; k < rs->len; k++)
-    w = MAX(w, (int)strlen(sim_search_label(S, g_array_index(rs, row, k).candidate)));
-  gboolean train = sim_trainrun_asked(&S->base), cost = sim_scenario_given(&S->base, "gpu-hour-cost");
-  fprintf(out, "%4s  %-*s %12s %14s %6s %8s %9s %8s %12s", "rank", w, "configuration",
-          "iteration_ms", S->seq ? "tokens_per_s" : "samples_per_s", "mfu_%", "mem_GiB",
-          "exposed_%", "analytic", "analytic_ms");
-  if (train)
-    fprintf(out, " %10s %8s", "train_days", "goodput");
-  if (cost)
-    fprintf(out, " %14s", "train_cost_usd");
-  fputc('\n', out);
-  for (guint k = 0; k < rs->len; k++) {
-    const row *r = &g_array_index(rs, row, k);
-    const sim_report *m = &r->result->report;
-    double it = m->iteration_time_s, u = mfu(S, m);
-    char mfu_text[16] = "-";
-    if (u >= 0)
-      g_snprintf(mfu_text, sizeof mfu_text, "%.1f", 100 * u);
-    if (r->result->status == SIM_SEARCH_REFUSED) {
-      fprintf(out, "%4u  %-*s refused on the flow network: %s\n", k + 1, w,
-              sim_search_label(S, r->candidate), r->result->reason);
-      continue;
-    }
-    fprintf(out, "%4u  %-*s %12.3f %14.1f %6s %8.2f %9.1f %8u %12.3f", k + 1, w,
-            sim_search_label(S, r->candidate), it * 1e3,
-            m->throughput_samples_per_s * (double)(S->seq ? S->seq : 1), mfu_text,
-            (double)m->memory_per_device_bytes / (1 << 30),
-            it > 0 ? 100 * m->exposed_comm_time_s / it : 0, r->analytic_rank,
-            r->analytic->report.iteration_time_s * 1e3);
-    if (train)
-      fprintf(out, " %10.3f %8.4f", m->train.train_time_s / 86400, m->train.goodput);
-    if (cost)
-      fprintf(out, " %14.2f", m->train.train_cost_usd);
-    fputc('\n', out);
-  }
-  print_summary(S, summary);
-}
-
-static const char *status_name(int32_t status)
-{
-  static const char *const names[] = {"ok", "does not fit", "refused", "not run"};
-  return names[status];
-}
-
-gboolean sim_search_write_csv(const sim_search *S, const char *path, GError **error)
-{
-  g_autoptr(dt_outfile) out = dt_outfile_open(path, error);
-  if (!out)
-    return FALSE;
-  FILE *f = dt_outfile_stream(out);
-  /* Rank columns are empty where a candidate was not ranked. */
-  g_autofree guint *arank = g_new0(guint, MAX(S->candidates->len, 1));
-  g_autofree guint *frank = g_new0(guint, MAX(S->candidates->len, 1));
-  g_autofree int *fpos = g_new(int, MAX(S->candidates->len, 1));
-  for (guint i = 0; i < S->candidates->len; i++)
-    fpos[i] = -1;
   for (guint k = 0; k < S->ranked->len; k++)
-    arank[g_array_index(S->ranked, guint, k)] = k + 1;
+    t->candidates[g_array_index(S->ranked, guint, k)].analytic_rank = k + 1;
   for (guint k = 0; S->final && k < S->final->len; k++) {
     guint j = g_array_index(S->final, guint, k);
-    guint i = g_array_index(S->finalists, guint, j);
-    frank[i] = k + 1;
-    fpos[i] = (int)j;
+    trace_search_candidate *c = &t->candidates[g_array_index(S->finalists, guint, j)];
+    c->flow = &S->flow[j];
+    c->flow_rank = k + 1;
   }
-  fputs("configuration,strategy,global_batch,status,reason,analytic_rank,iteration_time_s,"
-        "throughput_samples_per_s,memory_per_device_bytes,exposed_comm_time_s,flow_rank,"
-        "flow_iteration_time_s,flow_throughput_samples_per_s,flow_exposed_comm_time_s\n", f);
-  for (guint i = 0; i < S->candidates->len; i++) {
-    const candidate *c = S->candidates->pdata[i];
-    const sim_search_result *a = &S->analytic[i];
-    g_autoptr(GString) label = g_string_new(NULL), reason = g_string_new(NULL);
-    dt_csv_field(label, c->label);
-    dt_csv_field(reason, a->reason);
-    fprintf(f, "%s,%s,%" G_GUINT64_FORMAT ",%s,%s,", label->str, c->scenario.strategy->name,
-            S->ctx.global_batch, status_name(a->status), reason->str);
-    if (arank[i])
-      fprintf(f, "%u", arank[i]);
-    if (a->status == SIM_SEARCH_REFUSED)
-      fputs(",,,,", f);
-    else
-      fprintf(f, ",%.9g,%.9g,%" G_GUINT64_FORMAT ",%.9g", a->report.iteration_time_s,
-              a->report.throughput_samples_per_s, a->report.memory_per_device_bytes,
-              a->report.exposed_comm_time_s);
-    if (fpos[i] >= 0 && S->flow[fpos[i]].status != SIM_SEARCH_REFUSED) {
-      const sim_report *r = &S->flow[fpos[i]].report;
-      fprintf(f, ",%u,%.9g,%.9g,%.9g\n", frank[i], r->iteration_time_s,
-              r->throughput_samples_per_s, r->exposed_comm_time_s);
-    } else {
-      fputs(",,,,\n", f);
-    }
-  }
-  return dt_outfile_commit(out, error);
-}
-
-gboolean sim_search_write_svg(const sim_search *S, const char *path, GError **error)
-{
+  t->ranked = (const guint *)(gpointer)S->ranked->data;
+  t->n_ranked = S->ranked->len;
   g_autoptr(GArray) rs = rows(S);
-  /* Throughput in tokens for transformers, samples otherwise. */
-  double per = S->seq ? (double)S->seq : 1;
-  double xmax = 0, ymax = 0;
-  for (guint k = 0; k < S->ranked->len; k++) {
-    const sim_report *r = &S->analytic[g_array_index(S->ranked, guint, k)].report;
-    xmax = MAX(xmax, (double)r->memory_per_device_bytes / (1 << 30));
-    ymax = MAX(ymax, r->throughput_samples_per_s * per);
-  }
-  for (guint k = 0; k < rs->len; k++) {
-    const sim_report *r = &g_array_index(rs, row, k).result->report;
-    xmax = MAX(xmax, (double)r->memory_per_device_bytes / (1 << 30));
-    ymax = MAX(ymax, r->throughput_samples_per_s * per);
-  }
-  xmax = trace_svg_nice_ceiling(xmax * 1.05);
-  ymax = trace_svg_nice_ceiling(ymax * 1.05);
-  const double W = 760, H = 520, ox = 90, oy = 50, w = 620, h = 380;
-  g_autoptr(GString) o = g_string_new(NULL);
-  trace_svg_begin(o, W, H);
-  g_autofree char *title = trace_svg_escaped(S->title);
-  g_string_append_printf(o, "<text x=\"%.0f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">%s</text>\n",
-                         W / 2, title);
-  g_string_append_printf(o, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#444\"/>\n",
-                         ox, oy, w, h);
-#define X(v) (ox + (v) / xmax * w)
-#define Y(v) (oy + h - (v) / ymax * h)
-  for (int k = 0; k <= 5; k++) {
-    double xv = xmax * k / 5, yv = ymax * k / 5;
-    g_string_append_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n"
-                              "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\">%g</text>\n",
-                           X(xv), oy, X(xv), oy + h, X(xv), oy + h + 14, xv);
-    g_string_append_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n"
-                              "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"11\">%g</text>\n",
-                           ox, Y(yv), ox + w, Y(yv), ox - 4, Y(yv) + 4, yv);
-  }
-  g_string_append_printf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"12\">memory per device (GiB)</text>\n",
-                         ox + w / 2, oy + h + 34);
-  g_string_append_printf(o, "<text transform=\"translate(%.1f,%.1f) rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">throughput (%s/s)</text>\n",
-                         ox - 60, oy + h / 2, S->seq ? "tokens" : "samples");
-  /* Every ranked configuration on the analytic network, grey; the finalists on the ranking
-   * network, blue; the best, red and labelled. */
-  for (guint k = 0; k < S->ranked->len; k++) {
-    guint i = g_array_index(S->ranked, guint, k);
-    const sim_report *r = &S->analytic[i].report;
-    g_autofree char *label = trace_svg_escaped(sim_search_label(S, i));
-    g_string_append_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"#999\"><title>%s</title></circle>\n",
-                           X((double)r->memory_per_device_bytes / (1 << 30)),
-                           Y(r->throughput_samples_per_s * per), label);
-  }
-  for (guint k = 0; k < rs->len; k++) {
-    const row *r = &g_array_index(rs, row, k);
-    if (r->result->status == SIM_SEARCH_REFUSED)
-      continue;
-    const sim_report *m = &r->result->report;
-    g_autofree char *label = trace_svg_escaped(sim_search_label(S, r->candidate));
-    double x = X((double)m->memory_per_device_bytes / (1 << 30)),
-           y = Y(m->throughput_samples_per_s * per);
-    g_string_append_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"><title>%u. %s</title></circle>\n",
-                           x, y, k == 0 ? "6" : "4", k == 0 ? "#d62728" : "#1f77b4", k + 1, label);
-    if (k == 0)
-      g_string_append_printf(o, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#d62728\">best: %s</text>\n",
-                             MIN(x + 8, ox + w - 300), MAX(y - 8, oy + 12), label);
-  }
-#undef X
-#undef Y
-  g_string_append_printf(o, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\"><tspan fill=\"#999\">&#9679; %u configurations "
-                            "(analytic network)</tspan>  <tspan fill=\"#1f77b4\">&#9679; best %u (%s network)</tspan>  "
-                            "<tspan fill=\"#d62728\">&#9679; best</tspan></text>\n",
-                         ox, H - 20, S->ranked->len, rs->len, network(S));
-  return trace_svg_write(o, path, error);
+  t->n_rows = rs->len;
+  t->rows = g_new(guint, MAX(t->n_rows, 1));
+  for (guint k = 0; k < rs->len; k++)
+    t->rows[k] = g_array_index(rs, row, k).candidate;
+  t->combinations = S->combinations;
+  t->drops = (const char *const *)S->drop_reasons->pdata;
+  t->drop_counts = (const guint *)(gpointer)S->drop_counts->data;
+  t->n_drops = S->drop_reasons->len;
+  t->flow_skipped = S->flow_skipped;
+  t->n_finalists = S->finalists->len;
+  t->tau = S->tau;
+  t->top1_same = S->final && S->final->len && g_array_index(S->final, guint, 0) == 0;
+  return t;
 }

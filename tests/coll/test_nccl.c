@@ -516,19 +516,22 @@ static void test_double_tree_shares_links(void **state)
     fail_msg("double tree on 16 nodes: flow %.6g ps, closed form %.6g ps", flow, closed);
 }
 
-/* auto on accelerators is nccl, whose choice is the candidate (algorithm x protocol) with the
- * least closed form: on 512 Piz Daint nodes at 25 MiB the trees' edges crowd the dragonfly's
- * router links and the ring wins; with 4 KiB the trees' logarithmic latency wins. */
+/* nccl's choice is the candidate (algorithm x protocol) with the least closed form: on 512 Piz
+ * Daint nodes at 25 MiB the trees' edges crowd the dragonfly's router links and the ring wins;
+ * with 4 KiB the trees' logarithmic latency wins. auto takes the registry's plain ring at
+ * 25 MiB (one GPU per node: 1022 network steps without NCCL's 14 us of software each, 12.5 ms
+ * against nccl's 36 ms) and nccl at 4 KiB. */
 static void test_auto_fastest(void **state)
 {
   g_autoptr(comm_topology) t = build("piz-daint", 512);
   g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
   const uint64_t sizes[2] = {25 << 20, 4096};
   const int want[2] = {COLL__NCCL_RING, COLL__NCCL_TREE};
+  const char *const want_auto[2] = {"ring", "nccl"};
   for (int i = 0; i < 2; i++) {
     comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = sizes[i]};
     const comm_coll_algorithm *au = comm_coll_algorithm_find("auto", "test", NULL);
-    assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)), "nccl");
+    assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)), want_auto[i]);
     g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, -1, -1, NULL);
     assert_non_null(x);
     const coll__nccl_choice *c = coll__nccl_chosen(x);
@@ -681,6 +684,27 @@ static void test_auto_not_slower_than_ring(void **state)
   assert_true(got_s > bound_s);
   /* Within the network bound plus the pipeline fill. */
   assert_true(got_s < 1.35 * bound_s);
+
+  /* auto is never slower than the plain ring it could run: here NCCL's two channels pay its
+   * pipeline fill (62 stages of a 192 KiB slice, 8 of them on the NIC at half of 3.125 GB/s)
+   * and its per-hop software latency, which the registry's ring does not, so auto is the ring,
+   * above the NIC bound; at 1 KiB NCCL's tree (log2 of 4 nodes of network hops, where the
+   * ring takes 62 steps) stays. */
+  const comm_coll_algorithm *au = comm_coll_algorithm_find("auto", "test", NULL);
+  const comm_coll_algorithm *ring = comm_coll_algorithm_find("ring", "test", NULL);
+  const comm_coll_algorithm *nc = comm_coll_algorithm_find("nccl", "test", NULL);
+  sim_time_ps t_auto, t_ring, t_nccl;
+  assert_true(comm_coll_analytic_time(t, g, au, &a, &t_auto, NULL));
+  assert_true(comm_coll_analytic_time(t, g, ring, &a, &t_ring, NULL));
+  assert_true(comm_coll_analytic_time(t, g, nc, &a, &t_nccl, NULL));
+  assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)), "ring");
+  assert_true(t_auto <= t_ring && t_auto <= t_nccl);
+  assert_true((double)t_auto * 1e-12 > bound_s);
+  comm_coll_args small = {.op = COMM_COLL_ALLREDUCE, .bytes = 1024};
+  assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &small)), "nccl");
+  assert_true(comm_coll_analytic_time(t, g, au, &small, &t_auto, NULL));
+  assert_true(comm_coll_analytic_time(t, g, ring, &small, &t_ring, NULL));
+  assert_true(t_auto < t_ring);
 }
 
 /* A 1 GiB direct alltoall on 8 DGX-1V (64 V100, 4 EDR ports per node, two GPUs under each

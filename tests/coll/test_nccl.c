@@ -411,6 +411,34 @@ static void test_one_gpu_per_node_latency(void **state)
     fail_msg("8 B on 2 x 1 GPU: %.9g s, by hand %.9g s", got, t_s);
 }
 
+/* One GPU per node sends and receives through the same NIC: NCCL's model keeps 0.7 of the ring's
+ * bandwidth for LL128 there where it keeps 0.92 elsewhere, and Simple takes the same 0.7 / 0.92.
+ * Two NDm A100 v4 nodes of one GPU, 1 GiB allreduce on NCCL's choice (the Simple ring): each
+ * GPU sends 2 (n - 1) / n x S = S through its HDR NIC at 25e9 x 0.97 x 0.7 / 0.92 bytes/s,
+ * 58.19 ms, plus microseconds of latency and fill. With 8 GPUs per node the ring's wire bytes
+ * are the payload (no discount). */
+static void test_one_gpu_per_node_bandwidth(void **state)
+{
+  comm_cluster_spec spec = {.system = "nd-a100-v4", .nodes = 2, .devices_per_node = 1};
+  g_autoptr(GError) e = NULL;
+  g_autoptr(comm_topology) t = comm_topology_build(&spec, &e);
+  assert_non_null(t);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 1 << 30};
+  g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, -1, -1, NULL);
+  assert_non_null(x);
+  assert_int_equal(coll__nccl_chosen(x)->algo, COLL__NCCL_RING);
+  assert_int_equal(coll__nccl_chosen(x)->proto, COLL__SIMPLE);
+  double S = 1073741824.0;
+  check_by_hand(t, g, x, S / (25e9 * 0.97 * 0.7 / 0.92), 2e-3, 2e-3, "1 GiB on 2 x 1 GPU");
+
+  g_autoptr(comm_topology) eight = build("nd-a100-v4", 2);
+  g_autoptr(comm_coll_group) g8 = comm_coll_group_new(eight, NULL, 0);
+  g_autoptr(coll__nccl) y = coll__nccl_plan(g8, &a, COLL__NCCL_RING, COLL__SIMPLE, NULL);
+  assert_non_null(y);
+  assert_true(fabs(coll__nccl_chosen(y)->wire - 1.0) < 1e-12);
+}
+
 /* CollNet (SHARP) allreduce on two DGX A100 over HDR switches that reduce, by hand: NCCL's
  * CollNet Direct latency 2 x (3.7 + 7 x 0.4) + 31 us = 44 us, and the fill, 4 stages (scatter
  * in the node, up, down, gather) each forwarding a 192 KiB slice (S / (8 x 16) is larger) at
@@ -766,6 +794,7 @@ int main(void)
       cmocka_unit_test(test_ring_fill_by_hand), cmocka_unit_test(test_ring_forms_agree),
       cmocka_unit_test(test_pcie_rings_by_hand),
       cmocka_unit_test(test_one_gpu_per_node_latency),
+      cmocka_unit_test(test_one_gpu_per_node_bandwidth),
       cmocka_unit_test(test_collnet_by_hand), cmocka_unit_test(test_tree_by_hand),
       cmocka_unit_test(test_catalog_loads), cmocka_unit_test(test_double_tree_shares_links),
       cmocka_unit_test(test_auto_fastest),   cmocka_unit_test(test_flow_routes_by_hand),

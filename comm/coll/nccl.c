@@ -1050,6 +1050,16 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     return TRUE;
   }
   out->step_ps = step_cost(x, aa, p);
+  if (aa == A_RING && p == COLL__SIMPLE && allreduce && g->nodes > 1 &&
+      x->args.bytes / ((uint64_t)C * n) >= 64) {
+    /* NCCL's "plateau effect of ring" (tuning.cc 2.18 and later, ncclTopoGetAlgoTime): a
+     * Simple ring allreduce across nodes of at least 64 bytes per rank and channel takes 1.9
+     * times its latency before Ampere, 1.4 times from Ampere on. Its software latency, that
+     * is: the links' own latency, which the flows pay, once. */
+    double f = cx->arch >= ARCH_AMPERE ? 1.4 : 1.9;
+    out->launch_ps = (sim_time_ps)llround((double)out->launch_ps * f);
+    out->step_ps = (sim_time_ps)llround((double)out->step_ps * f);
+  }
   if (aa == A_RING && (op == COMM_COLL_ALLREDUCE || op == COMM_COLL_ALLGATHER ||
                        op == COMM_COLL_REDUCE_SCATTER)) {
     uint32_t stages = (allreduce ? 2 : 1) * (n - 1);

@@ -439,6 +439,31 @@ static void test_one_gpu_per_node_bandwidth(void **state)
   assert_true(fabs(coll__nccl_chosen(y)->wire - 1.0) < 1e-12);
 }
 
+/* NCCL's plateau effect of ring: a Simple ring allreduce across nodes with at least 64 bytes
+ * per rank and channel takes its latency 1.4 times from Ampere on (two DGX A100: 16 ranks, 16
+ * channels, so from 16384 bytes) and 1.9 times before (two DGX-1V: 16 ranks, 8 channels, from
+ * 8192 bytes): NCCL's base latency for the Simple ring, 8.4 us, becomes 11.76 and 15.96 us. */
+static void test_ring_plateau(void **state)
+{
+  const struct { const char *system; uint64_t from; double factor; } c[] = {
+      {"dgx-a100", 16384, 1.4}, {"dgx1-v100", 8192, 1.9}};
+  for (gsize i = 0; i < G_N_ELEMENTS(c); i++) {
+    g_autoptr(comm_topology) t = build(c[i].system, 2);
+    g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+    for (int above = 0; above < 2; above++) {
+      comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = c[i].from - (above ? 0 : 1)};
+      g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, COLL__NCCL_RING, COLL__SIMPLE, NULL);
+      assert_non_null(x);
+      const coll__nccl_choice *ch = coll__nccl_chosen(x);
+      double base_us = (double)(ch->launch_ps - ch->fill_ps) * 1e-6;
+      double want_us = 8.4 * (above ? c[i].factor : 1.0);
+      if (fabs(base_us - want_us) > 1e-3)
+        fail_msg("%s, %" G_GUINT64_FORMAT " B: base latency %.6f us, by hand %.6f us",
+                 c[i].system, a.bytes, base_us, want_us);
+    }
+  }
+}
+
 /* CollNet (SHARP) allreduce on two DGX A100 over HDR switches that reduce, by hand: NCCL's
  * CollNet Direct latency 2 x (3.7 + 7 x 0.4) + 31 us = 44 us, and the fill, 4 stages (scatter
  * in the node, up, down, gather) each forwarding a 192 KiB slice (S / (8 x 16) is larger) at
@@ -795,6 +820,7 @@ int main(void)
       cmocka_unit_test(test_pcie_rings_by_hand),
       cmocka_unit_test(test_one_gpu_per_node_latency),
       cmocka_unit_test(test_one_gpu_per_node_bandwidth),
+      cmocka_unit_test(test_ring_plateau),
       cmocka_unit_test(test_collnet_by_hand), cmocka_unit_test(test_tree_by_hand),
       cmocka_unit_test(test_catalog_loads), cmocka_unit_test(test_double_tree_shares_links),
       cmocka_unit_test(test_auto_fastest),   cmocka_unit_test(test_flow_routes_by_hand),

@@ -302,7 +302,7 @@ static gboolean on_accelerators(const comm_coll_group *g)
  * run, has the smaller closed form. nccl charges what NCCL's implementation adds to a ring
  * (its per-hop software latency, the pipeline fill of its slices, docs/nccl.md) and lays its
  * channels as NCCL's search does; where that search leaves few channels on a slow NIC (one
- * 25 GbE port per p3.16xlarge: 2 channels, 25 MB in 20.5 ms) the plain ring over the same NIC
+ * 25 GbE port per p3.16xlarge: 2 channels, 25 MB in 20.9 ms) the plain ring over the same NIC
  * (18.7 ms) is the faster of the two. Up to AUTO_MAX_RANKS ranks: beyond, planning both costs
  * seconds per size. */
 static const comm_coll_algorithm *nccl_or_ring(const comm_coll_group *g,

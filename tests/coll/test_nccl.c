@@ -464,6 +464,32 @@ static void test_ring_plateau(void **state)
   }
 }
 
+/* The group keeps the last closed form of nccl's own choice: asked again with the same
+ * arguments it gives the same time, asked with others (a size, an operation, a forced
+ * protocol, which is never kept) it gives what a fresh group gives, not the kept one. */
+static void test_nccl_memo(void **state)
+{
+  g_autoptr(comm_topology) t = build("dgx-a100", 2);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  const comm_coll_algorithm *nc = comm_coll_algorithm_find("nccl", "test", NULL);
+  const comm_coll_algorithm *ll = comm_coll_algorithm_find("nccl:ring/ll", "test", NULL);
+  assert_non_null(ll);
+  comm_coll_args asks[5] = {{.op = COMM_COLL_ALLREDUCE, .bytes = 25 << 20},
+                            {.op = COMM_COLL_ALLREDUCE, .bytes = 1024},
+                            {.op = COMM_COLL_ALLREDUCE, .bytes = 1024, .launch_ps = 5000000},
+                            {.op = COMM_COLL_ALLGATHER, .bytes = 1024},
+                            {.op = COMM_COLL_ALLREDUCE, .bytes = 25 << 20}};
+  for (int i = 0; i < 5; i++)
+    for (int forced = 0; forced < 2; forced++) {
+      const comm_coll_algorithm *al = forced ? ll : nc;
+      sim_time_ps kept, fresh;
+      assert_true(comm_coll_analytic_time(t, g, al, &asks[i], &kept, NULL));
+      g_autoptr(comm_coll_group) f = comm_coll_group_new(t, NULL, 0);
+      assert_true(comm_coll_analytic_time(t, f, al, &asks[i], &fresh, NULL));
+      assert_int_equal(kept, fresh);
+    }
+}
+
 /* CollNet (SHARP) allreduce on two DGX A100 over HDR switches that reduce, by hand: NCCL's
  * CollNet Direct latency 2 x (3.7 + 7 x 0.4) + 31 us = 44 us, and the fill, 4 stages (scatter
  * in the node, up, down, gather) each forwarding a 192 KiB slice (S / (8 x 16) is larger) at
@@ -821,6 +847,7 @@ int main(void)
       cmocka_unit_test(test_one_gpu_per_node_latency),
       cmocka_unit_test(test_one_gpu_per_node_bandwidth),
       cmocka_unit_test(test_ring_plateau),
+      cmocka_unit_test(test_nccl_memo),
       cmocka_unit_test(test_collnet_by_hand), cmocka_unit_test(test_tree_by_hand),
       cmocka_unit_test(test_catalog_loads), cmocka_unit_test(test_double_tree_shares_links),
       cmocka_unit_test(test_auto_fastest),   cmocka_unit_test(test_flow_routes_by_hand),

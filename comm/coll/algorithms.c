@@ -298,13 +298,33 @@ static gboolean on_accelerators(const comm_coll_group *g)
  * than nccl's trees: a ResNet-50 step with --nodes 16384 took 1984 ms against 212 ms.) */
 #define AUTO_NCCL_MAX_RANKS 262144u
 
+/* On accelerators auto is nccl unless the registry's plain ring, which auto could as well
+ * run, has the smaller closed form. nccl charges what NCCL's implementation adds to a ring
+ * (its per-hop software latency, the pipeline fill of its slices, docs/nccl.md) and lays its
+ * channels as NCCL's search does; where that search leaves few channels on a slow NIC (one
+ * 25 GbE port per p3.16xlarge: 2 channels, 25 MB in 20.9 ms) the plain ring over the same NIC
+ * (18.7 ms) is the faster of the two. Up to AUTO_MAX_RANKS ranks: beyond, planning both costs
+ * seconds per size. */
+static const comm_coll_algorithm *nccl_or_ring(const comm_coll_group *g,
+                                               const comm_coll_args *a)
+{
+  const comm_coll_algorithm *nccl = &coll__algorithms[ALG_NCCL];
+  const comm_coll_algorithm *ring = &coll__algorithms[ALG_RING];
+  sim_time_ps t_nccl, t_ring;
+  if (g->n > AUTO_MAX_RANKS || ring->plan[a->op] == NULL ||
+      !comm_coll_analytic_time(g->topo, g, nccl, a, &t_nccl, NULL) ||
+      !comm_coll_analytic_time(g->topo, g, ring, a, &t_ring, NULL))
+    return nccl;
+  return t_ring < t_nccl ? ring : nccl;
+}
+
 static const comm_coll_algorithm *auto_pick(const comm_coll_group *g, const comm_coll_args *a)
 {
   gboolean accelerators = on_accelerators(g);
   if (g->n > (accelerators ? AUTO_NCCL_MAX_RANKS : AUTO_MAX_RANKS))
     return &coll__algorithms[a->op == COMM_COLL_ALLTOALL ? ALG_DIRECT : ALG_RING];
   if (accelerators)
-    return &coll__algorithms[ALG_NCCL];
+    return nccl_or_ring(g, a);
   const comm_coll_algorithm *best = NULL;
   sim_time_ps best_ps = 0;
   for (int i = 0; i < ALG_N; i++) {
@@ -353,8 +373,9 @@ const comm_coll_algorithm coll__algorithms[ALG_N] = {
                   OPS(hier_allreduce, NULL, NULL, NULL, NULL), NULL},
     [ALG_DIRECT] = {"direct", "alltoall: every rank sends each other rank its block at once",
                     {[COMM_COLL_ALLTOALL] = direct_alltoall}, NULL},
-    [ALG_AUTO] = {"auto", "nccl on accelerators; elsewhere the algorithm with the least closed "
-                          "form for the size and group (see docs/collectives.md)",
+    [ALG_AUTO] = {"auto", "nccl on accelerators (the ring where its closed form is less); "
+                          "elsewhere the algorithm with the least closed form for the size and "
+                          "group (see docs/collectives.md)",
                   OPS(NULL, NULL, NULL, NULL, NULL), auto_pick},
     [ALG_NCCL] = {"nccl", "what NCCL would run: rings, trees or NVLink SHARP over its channels, "
                           "protocol LL, LL128 or Simple, by its cost model (docs/nccl.md); "

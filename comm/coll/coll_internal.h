@@ -27,6 +27,12 @@ struct comm_coll_group {
   uint64_t *lat_key;
   sim_time_ps *lat_ps;
   uint32_t lat_mask, lat_used;   /* slots - 1; pairs held */
+  /* The last closed form of nccl's own choice asked of this group, and its arguments: auto
+   * compares it with the ring's and the run then asks it again (planning nccl on 16384 GPUs
+   * takes half a second). A memo behind the const too. */
+  gboolean nccl_memo_valid;
+  comm_coll_args nccl_memo_args;
+  sim_time_ps nccl_memo_ps;
 };
 
 typedef struct {

@@ -80,6 +80,12 @@ static const double ll_max_GBps[ARCH_N][3] = {
     {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {141.0, 45.0, 35.0}};
 /* LL128 per-channel bus bandwidth caps, 1e9 bytes/s: rings and trees. */
 static const double ll128_ring_ch_GBps[ARCH_N] = {20.0, 20.0, 36.7, 40.0};
+/* With one rank per node every ring step sends and receives at the same GPU through its NIC,
+ * "apply some bw discount" (tuning.cc, on its ppn < 2 test): NCCL's model keeps 0.7 of the ring
+ * graph's bandwidth for LL128 there instead of 0.92. The discount, 0.7 / 0.92, is the GPU's and
+ * its NIC's, not the protocol's, so Simple's rings take it too (docs/nccl.md, "One GPU per
+ * node"); LL keeps its own quarter. */
+#define ONE_PER_NODE_DISCOUNT (0.7 / 0.92)
 static const double tree_ch_GBps[ARCH_N][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {38.7, 41.4, 36.0}};
 
@@ -997,7 +1003,7 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     else if (p == COLL__LL128)
       eff = MIN(bw * (ppn < 2 ? 0.7 : 0.92), ll128_ring_ch_GBps[cx->arch] * 1e9 * C) / bw;
     else
-      eff = 1.0;
+      eff = ppn < 2 ? ONE_PER_NODE_DISCOUNT : 1.0;
   } else {
     double tbw = MIN(bw * 0.92, tree_ch_GBps[cx->arch][cx->nb] * 1e9 * C);
     if (p == COLL__LL)
@@ -1044,6 +1050,16 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     return TRUE;
   }
   out->step_ps = step_cost(x, aa, p);
+  if (aa == A_RING && p == COLL__SIMPLE && allreduce && g->nodes > 1 &&
+      x->args.bytes / ((uint64_t)C * n) >= 64) {
+    /* NCCL's "plateau effect of ring" (tuning.cc 2.18 and later, ncclTopoGetAlgoTime): a
+     * Simple ring allreduce across nodes of at least 64 bytes per rank and channel takes 1.9
+     * times its latency before Ampere, 1.4 times from Ampere on. Its software latency, that
+     * is: the links' own latency, which the flows pay, once. */
+    double f = cx->arch >= ARCH_AMPERE ? 1.4 : 1.9;
+    out->launch_ps = (sim_time_ps)llround((double)out->launch_ps * f);
+    out->step_ps = (sim_time_ps)llround((double)out->step_ps * f);
+  }
   if (aa == A_RING && (op == COMM_COLL_ALLREDUCE || op == COMM_COLL_ALLGATHER ||
                        op == COMM_COLL_REDUCE_SCATTER)) {
     uint32_t stages = (allreduce ? 2 : 1) * (n - 1);

@@ -197,8 +197,8 @@ static const sim_key_group sim_keys_dp = SIM_KEY_GROUP("dp", SIM_STRATEGY_FOLDAB
  * torch.nn.parallel.DistributedDataParallel); Horovod fuses up to 64 MiB by default
  * (HOROVOD_FUSION_THRESHOLD); 1 and 5 stand for fine-grained overlap. */
 static const int bucket_mib[] = {1, 5, 25, 64};
-/* Every allreduce algorithm; not "auto", which stands for one of them (on GPUs "nccl": the two
- * were the same candidate twice). */
+/* Every allreduce algorithm; not "auto", which stands for one of them (on GPUs "nccl" or "ring":
+ * the same candidate twice). */
 static void allreduce_values(const sim_search_ctx *c, GPtrArray *out)
 {
   (void)c;

@@ -411,6 +411,85 @@ static void test_one_gpu_per_node_latency(void **state)
     fail_msg("8 B on 2 x 1 GPU: %.9g s, by hand %.9g s", got, t_s);
 }
 
+/* One GPU per node sends and receives through the same NIC: NCCL's model keeps 0.7 of the ring's
+ * bandwidth for LL128 there where it keeps 0.92 elsewhere, and Simple takes the same 0.7 / 0.92.
+ * Two NDm A100 v4 nodes of one GPU, 1 GiB allreduce on NCCL's choice (the Simple ring): each
+ * GPU sends 2 (n - 1) / n x S = S through its HDR NIC at 25e9 x 0.97 x 0.7 / 0.92 bytes/s,
+ * 58.19 ms, plus microseconds of latency and fill. With 8 GPUs per node the ring's wire bytes
+ * are the payload (no discount). */
+static void test_one_gpu_per_node_bandwidth(void **state)
+{
+  comm_cluster_spec spec = {.system = "nd-a100-v4", .nodes = 2, .devices_per_node = 1};
+  g_autoptr(GError) e = NULL;
+  g_autoptr(comm_topology) t = comm_topology_build(&spec, &e);
+  assert_non_null(t);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 1 << 30};
+  g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, -1, -1, NULL);
+  assert_non_null(x);
+  assert_int_equal(coll__nccl_chosen(x)->algo, COLL__NCCL_RING);
+  assert_int_equal(coll__nccl_chosen(x)->proto, COLL__SIMPLE);
+  double S = 1073741824.0;
+  check_by_hand(t, g, x, S / (25e9 * 0.97 * 0.7 / 0.92), 2e-3, 2e-3, "1 GiB on 2 x 1 GPU");
+
+  g_autoptr(comm_topology) eight = build("nd-a100-v4", 2);
+  g_autoptr(comm_coll_group) g8 = comm_coll_group_new(eight, NULL, 0);
+  g_autoptr(coll__nccl) y = coll__nccl_plan(g8, &a, COLL__NCCL_RING, COLL__SIMPLE, NULL);
+  assert_non_null(y);
+  assert_true(fabs(coll__nccl_chosen(y)->wire - 1.0) < 1e-12);
+}
+
+/* NCCL's plateau effect of ring: a Simple ring allreduce across nodes with at least 64 bytes
+ * per rank and channel takes its latency 1.4 times from Ampere on (two DGX A100: 16 ranks, 16
+ * channels, so from 16384 bytes) and 1.9 times before (two DGX-1V: 16 ranks, 8 channels, from
+ * 8192 bytes): NCCL's base latency for the Simple ring, 8.4 us, becomes 11.76 and 15.96 us. */
+static void test_ring_plateau(void **state)
+{
+  const struct { const char *system; uint64_t from; double factor; } c[] = {
+      {"dgx-a100", 16384, 1.4}, {"dgx1-v100", 8192, 1.9}};
+  for (gsize i = 0; i < G_N_ELEMENTS(c); i++) {
+    g_autoptr(comm_topology) t = build(c[i].system, 2);
+    g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+    for (int above = 0; above < 2; above++) {
+      comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = c[i].from - (above ? 0 : 1)};
+      g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, COLL__NCCL_RING, COLL__SIMPLE, NULL);
+      assert_non_null(x);
+      const coll__nccl_choice *ch = coll__nccl_chosen(x);
+      double base_us = (double)(ch->launch_ps - ch->fill_ps) * 1e-6;
+      double want_us = 8.4 * (above ? c[i].factor : 1.0);
+      if (fabs(base_us - want_us) > 1e-3)
+        fail_msg("%s, %" G_GUINT64_FORMAT " B: base latency %.6f us, by hand %.6f us",
+                 c[i].system, a.bytes, base_us, want_us);
+    }
+  }
+}
+
+/* The group keeps the last closed form of nccl's own choice: asked again with the same
+ * arguments it gives the same time, asked with others (a size, an operation, a forced
+ * protocol, which is never kept) it gives what a fresh group gives, not the kept one. */
+static void test_nccl_memo(void **state)
+{
+  g_autoptr(comm_topology) t = build("dgx-a100", 2);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  const comm_coll_algorithm *nc = comm_coll_algorithm_find("nccl", "test", NULL);
+  const comm_coll_algorithm *ll = comm_coll_algorithm_find("nccl:ring/ll", "test", NULL);
+  assert_non_null(ll);
+  comm_coll_args asks[5] = {{.op = COMM_COLL_ALLREDUCE, .bytes = 25 << 20},
+                            {.op = COMM_COLL_ALLREDUCE, .bytes = 1024},
+                            {.op = COMM_COLL_ALLREDUCE, .bytes = 1024, .launch_ps = 5000000},
+                            {.op = COMM_COLL_ALLGATHER, .bytes = 1024},
+                            {.op = COMM_COLL_ALLREDUCE, .bytes = 25 << 20}};
+  for (int i = 0; i < 5; i++)
+    for (int forced = 0; forced < 2; forced++) {
+      const comm_coll_algorithm *al = forced ? ll : nc;
+      sim_time_ps kept, fresh;
+      assert_true(comm_coll_analytic_time(t, g, al, &asks[i], &kept, NULL));
+      g_autoptr(comm_coll_group) f = comm_coll_group_new(t, NULL, 0);
+      assert_true(comm_coll_analytic_time(t, f, al, &asks[i], &fresh, NULL));
+      assert_int_equal(kept, fresh);
+    }
+}
+
 /* CollNet (SHARP) allreduce on two DGX A100 over HDR switches that reduce, by hand: NCCL's
  * CollNet Direct latency 2 x (3.7 + 7 x 0.4) + 31 us = 44 us, and the fill, 4 stages (scatter
  * in the node, up, down, gather) each forwarding a 192 KiB slice (S / (8 x 16) is larger) at
@@ -516,19 +595,22 @@ static void test_double_tree_shares_links(void **state)
     fail_msg("double tree on 16 nodes: flow %.6g ps, closed form %.6g ps", flow, closed);
 }
 
-/* auto on accelerators is nccl, whose choice is the candidate (algorithm x protocol) with the
- * least closed form: on 512 Piz Daint nodes at 25 MiB the trees' edges crowd the dragonfly's
- * router links and the ring wins; with 4 KiB the trees' logarithmic latency wins. */
+/* nccl's choice is the candidate (algorithm x protocol) with the least closed form: on 512 Piz
+ * Daint nodes at 25 MiB the trees' edges crowd the dragonfly's router links and the ring wins;
+ * with 4 KiB the trees' logarithmic latency wins. auto takes the registry's plain ring at
+ * 25 MiB (one GPU per node: 1022 network steps without NCCL's 14 us of software each, 12.5 ms
+ * against nccl's 36 ms) and nccl at 4 KiB. */
 static void test_auto_fastest(void **state)
 {
   g_autoptr(comm_topology) t = build("piz-daint", 512);
   g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
   const uint64_t sizes[2] = {25 << 20, 4096};
   const int want[2] = {COLL__NCCL_RING, COLL__NCCL_TREE};
+  const char *const want_auto[2] = {"ring", "nccl"};
   for (int i = 0; i < 2; i++) {
     comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = sizes[i]};
     const comm_coll_algorithm *au = comm_coll_algorithm_find("auto", "test", NULL);
-    assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)), "nccl");
+    assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)), want_auto[i]);
     g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, -1, -1, NULL);
     assert_non_null(x);
     const coll__nccl_choice *c = coll__nccl_chosen(x);
@@ -681,6 +763,27 @@ static void test_auto_not_slower_than_ring(void **state)
   assert_true(got_s > bound_s);
   /* Within the network bound plus the pipeline fill. */
   assert_true(got_s < 1.35 * bound_s);
+
+  /* auto is never slower than the plain ring it could run: here NCCL's two channels pay its
+   * pipeline fill (62 stages of a 192 KiB slice, 8 of them on the NIC at half of 3.125 GB/s)
+   * and its per-hop software latency, which the registry's ring does not, so auto is the ring,
+   * above the NIC bound; at 1 KiB NCCL's tree (log2 of 4 nodes of network hops, where the
+   * ring takes 62 steps) stays. */
+  const comm_coll_algorithm *au = comm_coll_algorithm_find("auto", "test", NULL);
+  const comm_coll_algorithm *ring = comm_coll_algorithm_find("ring", "test", NULL);
+  const comm_coll_algorithm *nc = comm_coll_algorithm_find("nccl", "test", NULL);
+  sim_time_ps t_auto, t_ring, t_nccl;
+  assert_true(comm_coll_analytic_time(t, g, au, &a, &t_auto, NULL));
+  assert_true(comm_coll_analytic_time(t, g, ring, &a, &t_ring, NULL));
+  assert_true(comm_coll_analytic_time(t, g, nc, &a, &t_nccl, NULL));
+  assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)), "ring");
+  assert_true(t_auto <= t_ring && t_auto <= t_nccl);
+  assert_true((double)t_auto * 1e-12 > bound_s);
+  comm_coll_args small = {.op = COMM_COLL_ALLREDUCE, .bytes = 1024};
+  assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &small)), "nccl");
+  assert_true(comm_coll_analytic_time(t, g, au, &small, &t_auto, NULL));
+  assert_true(comm_coll_analytic_time(t, g, ring, &small, &t_ring, NULL));
+  assert_true(t_auto < t_ring);
 }
 
 /* A 1 GiB direct alltoall on 8 DGX-1V (64 V100, 4 EDR ports per node, two GPUs under each
@@ -742,6 +845,9 @@ int main(void)
       cmocka_unit_test(test_ring_fill_by_hand), cmocka_unit_test(test_ring_forms_agree),
       cmocka_unit_test(test_pcie_rings_by_hand),
       cmocka_unit_test(test_one_gpu_per_node_latency),
+      cmocka_unit_test(test_one_gpu_per_node_bandwidth),
+      cmocka_unit_test(test_ring_plateau),
+      cmocka_unit_test(test_nccl_memo),
       cmocka_unit_test(test_collnet_by_hand), cmocka_unit_test(test_tree_by_hand),
       cmocka_unit_test(test_catalog_loads), cmocka_unit_test(test_double_tree_shares_links),
       cmocka_unit_test(test_auto_fastest),   cmocka_unit_test(test_flow_routes_by_hand),

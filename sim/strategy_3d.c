@@ -1077,18 +1077,38 @@ static void pass_end(sim_graph *g, const char *name, gboolean overlap, uint32_t 
  * distributed optimizer's gather; the tied embedding's allreduce) is a collective task over
  * its group's streams, run as flows on the shared topology: collectives of different groups
  * meet on the links they share. Ranks as Megatron's: device s T D + d T + r is tensor rank r
- * of replica d at stage s; its index in the stage is k = d T + r. ZeRO 3's per-pass gathers
- * are not built yet. */
+ * of replica d at stage s; its index in the stage is k = d T + r. ZeRO 3 (FSDP) has a parameter
+ * gather before each pass as the folded plan's (one allgather of the chunk's parameters over
+ * each data-parallel group, and of its experts over each expert-data-parallel group, on the
+ * dp streams ahead of the pass's compute) with the gradients reduce-scattered as above. */
+/* The data-parallel group grp of stage s in the every-device plan (st: every device's streams,
+ * per_stage of them a stage): grp < T is the dense parameters' group of tensor rank grp
+ * (devices k = grp + q T of the stage), grp = T + e the experts' expert-data-parallel group e
+ * (k = e + q EP). Fills members with their dp streams and returns the group's size; *bytes
+ * (when not NULL) gets the bytes of chunk vs's parameters that group holds, at elem bytes an
+ * element. */
+static uint32_t dp_group(const plan3d *p, const stage_streams *st, uint32_t s, uint32_t grp,
+                         uint32_t vs, uint64_t elem, sim_stream_id *members, uint64_t *bytes)
+{
+  uint32_t per_stage = p->D * p->T;
+  gboolean ex = grp >= p->T;
+  uint32_t first = ex ? grp - p->T : grp, stride = ex ? p->EP : p->T;
+  uint32_t size = ex ? per_stage / p->EP : p->D;
+  for (uint32_t q = 0; q < size; q++)
+    members[q] = st[s * per_stage + first + q * stride].dp;
+  if (bytes) {
+    uint64_t experts = chunk_expert_params(p, vs);
+    *bytes = (ex ? experts : chunk_params(p, vs) - experts) * elem;
+  }
+  return size;
+}
+
 static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                     const comm_coll_algorithm *algo,
                                     const comm_coll_algorithm *a2a_algo,
                                     const sim_3d_metrics *metrics, GError **error)
 {
   const sim_3d_opts *o = &p->o;
-  if (o->zero >= 3) {
-    bad(error, "--symmetry off: --strategy 3d simulates every device with ZeRO 0 to 2 so far");
-    return NULL;
-  }
   uint32_t T = p->T, P = p->P, D = p->D, V = p->V, nv = P * V, n_dev = P * D * T;
   uint64_t grad_elem = grad_elem_bytes(p);
   sim_plan *plan = sim__plan_new();
@@ -1148,6 +1168,8 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   uint32_t n_ep_groups = EP > 1 && ep_size > 1 ? EP : 0;
   g_autofree sim_stream_id *members = g_new(sim_stream_id, (gsize)T * D);
   g_autofree sim_stream_id *tp_members = g_new(sim_stream_id, (gsize)D * T);
+  /* ZeRO 3: a pass's parameter gather per data-parallel and expert-data-parallel group. */
+  g_autofree sim_task_id *gathers = g_new(sim_task_id, T + n_ep_groups);
   int ops[2 * 4 * 1024 + 2];
   uint64_t xfer_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes / T;
   uint64_t tp_bytes = p->mb * p->tf.seq * (uint64_t)p->tf.hidden * p->act_elem_bytes;
@@ -1194,6 +1216,19 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         uint64_t bucket_bytes = 0;
         if (buckets)
           dp_bucket_split(p, vs, grad_elem, &n_buckets, &bucket_bytes);
+        /* ZeRO 3: the pass's parameters gathered over each data-parallel group (and the
+         * experts' over each expert-data-parallel one) on the dp streams, prefetched: each
+         * runs once the stream's previous collective is done. */
+        if (o->zero >= 3)
+          for (uint32_t grp = 0; grp < T + n_ep_groups; grp++) {
+            uint64_t bytes;
+            uint32_t size = dp_group(p, st, s, grp, vs, grad_elem, members, &bytes);
+            char name[64];
+            g_snprintf(name, sizeof name, "allgather %sparams c%u", grp >= T ? "expert " : "",
+                       x->chunk);
+            gathers[grp] = sim_graph_add_collective(g, members, size, name, SIM_OP_ALLGATHER,
+                                                    algo, bytes);
+          }
         for (uint32_t k = 0; k < per_stage; k++) {
           uint32_t d = k / T, r = k % T;
           sim_task_id first = 0;
@@ -1202,6 +1237,11 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                            buckets ? &piece_end[(gsize)k * MAX_BUCKETS] : NULL, &first, &comp[k]);
           if (has_prev)
             sim_graph_depend(g, first, prev[k]);
+          if (o->zero >= 3) {
+            sim_graph_depend(g, first, gathers[k % T]);
+            if (n_ep_groups)
+              sim_graph_depend(g, first, gathers[T + k % EP]);
+          }
           (x->fwd ? f_start : b_start)[SLOT(k, x->mb, vs)] = first;
           cur[k] = comp[k];
         }
@@ -1250,10 +1290,9 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           for (uint32_t j = 0; j < n; j++)
             for (uint32_t grp = 0; grp < T + n_ep_groups; grp++) {
               gboolean ex = grp >= T;
-              uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T, size = ex ? ep_size : D;
+              uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T;
+              uint32_t size = dp_group(p, st, s, grp, vs, grad_elem, members, NULL);
               uint64_t bytes = ex ? (experts + n - 1) / n : buckets ? bucket_bytes : dense;
-              for (uint32_t q = 0; q < size; q++)
-                members[q] = st[s * per_stage + first + q * stride].dp;
               char name[64];
               if (buckets)
                 g_snprintf(name, sizeof name, "%s %sgrads c%u bucket %u", reduce_name,
@@ -1301,17 +1340,15 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         last_task[rank] = u;
         has_last[rank] = TRUE;
       }
-      if (o->zero >= 1 && D > 1) {
+      if (o->zero >= 1 && o->zero < 3 && D > 1) {
         /* Distributed optimizer: the updated parameters gathered over the replicas (the
          * experts' over their expert-data-parallel groups), groups as in the reduction. */
         for (uint32_t c = 0; c < V; c++)
           for (uint32_t grp = 0; grp < T + n_ep_groups; grp++) {
             gboolean ex = grp >= T;
-            uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T, size = ex ? ep_size : D;
-            uint64_t experts = chunk_expert_params(p, c * P + s);
-            uint64_t bytes = (ex ? experts : chunk_params(p, c * P + s) - experts) * grad_elem;
-            for (uint32_t q = 0; q < size; q++)
-              members[q] = st[s * per_stage + first + q * stride].dp;
+            uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T;
+            uint64_t bytes;
+            uint32_t size = dp_group(p, st, s, grp, c * P + s, grad_elem, members, &bytes);
             sim_task_id a = sim_graph_add_collective(g, members, size,
                                                      ex ? "allgather expert params"
                                                         : "allgather params",

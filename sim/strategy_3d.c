@@ -1363,6 +1363,18 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
       }
       if (s == 0)
         g_array_append_val(plan->iteration_end, last_task[0]);
+      if (it == 0 && s == 0) {
+        /* Room for every iteration, from the first stage's tasks, members and dependencies:
+         * the other stages have as many (the first stage's embedding passes and collectives
+         * are the last one's LM head's), and each iteration adds at most one pipeline
+         * dependency per unit, the tied embeddings' allreduces and a dependency per device on
+         * its previous iteration. A hint: arrays that are still outgrown double as before. */
+        uint64_t its = o->iterations, units = (uint64_t)n_dev * order->len;
+        sim_graph_reserve(g, its * ((uint64_t)P * sim_graph_n_tasks(g) + per_stage),
+                          its * ((uint64_t)P * sim_graph_n_edges(g) + units + 4 * per_stage +
+                                 n_dev));
+        sim_graph_reserve_members(g, its * P * sim_graph_n_members(g));
+      }
     }
     if (tied) {
       uint64_t bytes = (uint64_t)p->tf.vocab * p->tf.hidden / T * grad_elem;

@@ -1064,25 +1064,8 @@ static void pass_end(sim_graph *g, const char *name, gboolean overlap, uint32_t 
   }
 }
 
-/* ---- Every device (--symmetry off) --------------------------------------------------------------
- *
- * The folded plan above holds one device per stage and prices the tensor- and data-parallel
- * collectives on an idle network. Here every device of the job is a unit with its own streams
- * and the folded plan's tasks, made by the same functions (add_unit_compute: the passes with
- * the embedding's and LM head's; dp_bucket_split; update_cost; add_pipeline_deps); every
- * pipeline transfer of every replica and tensor rank is a flow; every tensor-parallel
- * collective of every pass (as tp_ops lists them), every expert-parallel all-to-all, every
- * data-parallel collective (each chunk's gradient buckets, closed by pieces of its last
- * backward as above, and the experts' share over their expert-data-parallel groups; the
- * distributed optimizer's gather; the tied embedding's allreduce) is a collective task over
- * its group's streams, run as flows on the shared topology: collectives of different groups
- * meet on the links they share. Ranks as Megatron's: device s T D + d T + r is tensor rank r
- * of replica d at stage s; its index in the stage is k = d T + r. ZeRO 3 (FSDP) has a parameter
- * gather before each pass as the folded plan's (one allgather of the chunk's parameters over
- * each data-parallel group, and of its experts over each expert-data-parallel group, on the
- * dp streams ahead of the pass's compute) with the gradients reduce-scattered as above. */
-/* The data-parallel group grp of stage s in the every-device plan (st: every device's streams,
- * per_stage of them a stage): grp < T is the dense parameters' group of tensor rank grp
+/* The data-parallel group grp of stage s in the every-device plan below (st: every device's
+ * streams, D T of them a stage): grp < T is the dense parameters' group of tensor rank grp
  * (devices k = grp + q T of the stage), grp = T + e the experts' expert-data-parallel group e
  * (k = e + q EP). Fills members with their dp streams and returns the group's size; *bytes
  * (when not NULL) gets the bytes of chunk vs's parameters that group holds, at elem bytes an
@@ -1103,6 +1086,23 @@ static uint32_t dp_group(const plan3d *p, const stage_streams *st, uint32_t s, u
   return size;
 }
 
+/* ---- Every device (--symmetry off) --------------------------------------------------------------
+ *
+ * The folded plan above holds one device per stage and prices the tensor- and data-parallel
+ * collectives on an idle network. Here every device of the job is a unit with its own streams
+ * and the folded plan's tasks, made by the same functions (add_unit_compute: the passes with
+ * the embedding's and LM head's; dp_bucket_split; update_cost; add_pipeline_deps); every
+ * pipeline transfer of every replica and tensor rank is a flow; every tensor-parallel
+ * collective of every pass (as tp_ops lists them), every expert-parallel all-to-all, every
+ * data-parallel collective (each chunk's gradient buckets, closed by pieces of its last
+ * backward as above, and the experts' share over their expert-data-parallel groups; the
+ * distributed optimizer's gather; the tied embedding's allreduce) is a collective task over
+ * its group's streams, run as flows on the shared topology: collectives of different groups
+ * meet on the links they share. Ranks as Megatron's: device s T D + d T + r is tensor rank r
+ * of replica d at stage s; its index in the stage is k = d T + r. ZeRO 3 (FSDP) has a parameter
+ * gather before each pass as the folded plan's (one allgather of the chunk's parameters over
+ * each data-parallel group, and of its experts over each expert-data-parallel group, on the
+ * dp streams ahead of the pass's compute) with the gradients reduce-scattered as above. */
 static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                     const comm_coll_algorithm *algo,
                                     const comm_coll_algorithm *a2a_algo,

@@ -60,6 +60,7 @@ run net "$build/bench_net" --nodes 32 --rounds 100
 run collective "$build/bench_collective" --ranks 256,512
 run scale "$build/bench_scale" 4096 256 1024
 run scale-events "$build/bench_scale" --events
+run scale-3d "$build/bench_scale" --3d
 run search "$build/bench_search" 8 1
 run chakra sh bench/chakra/bench_chakra.sh "$build/dtsim" "$build/chakra_gen"
 run readers env PALEO_LAYERS=2000 sh bench/fuzz/readers.sh "$build/dtsim" 1000 10000

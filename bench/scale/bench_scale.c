@@ -17,7 +17,8 @@
  * most 4 s and 1 GB, 1000000 GPUs accepted; at most 10 KB per device.
  * Usage: bench_scale [MAX_DEVICES [MAX_UNFOLDED [MAX_DEFAULT]]]
  *        (defaults 1000000, 4096 and 65536; the unfolded default rows stop at 1024)
- *        bench_scale --events   events per CPU second over whole unfolded dp, pp and 3-D runs */
+ *        bench_scale --events   events per CPU second over whole unfolded dp, pp and 3-D runs
+ *        bench_scale --3d [SYSTEM:NODES ...]   every device of a 3-D GPT-3 job (below) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,11 +168,71 @@ static int events_per_s(void)
   return 0;
 }
 
+/* Every device of a 3-D job on the flow network (--symmetry off; issue 27): GPT-3 175B, TP 8,
+ * PP 8 interleaved (V 4), full recomputation, fp16, micro-batches of one sequence, 96 of them
+ * per data-parallel replica (global batch 96 x DP, as Megatron-LM's 1536 on DP 16), two
+ * iterations (the default), on NODES nodes of SYSTEM (8 devices each): DP = NODES / 8. Each
+ * size runs once, in its own child (the largest take minutes and gigabytes). Targets: 1024
+ * A100 (dgx-a100:128) in under 10 s and 1 GB, 16384 H100 (dgx-h100:2048) in under 120 s and 8
+ * GB, 5e6 events per CPU second. The default, dgx-a100:16 (128 devices, DP 2), takes about a
+ * second. */
+static int every_device(int argc, char **argv)
+{
+  static const char *const fallback[] = {"dgx-a100:16"};
+  const char *const *sizes = argc > 0 ? (const char *const *)argv : fallback;
+  int n = argc > 0 ? argc : 1;
+  for (int k = 0; k < n; k++) {
+    const char *colon = strchr(sizes[k], ':');
+    if (!colon || colon == sizes[k] || atoi(colon + 1) < 8 || atoi(colon + 1) % 8) {
+      fprintf(stderr, "bench_scale: --3d %s: expected SYSTEM:NODES with NODES a multiple of 8\n",
+              sizes[k]);
+      return 2;
+    }
+  }
+  printf("%-9s %8s %5s %7s %12s %10s %10s %10s %14s %12s  %s\n", "system", "devices", "dp",
+         "batch", "events", "wall_s", "cpu_s", "peak_MB", "events_per_cpu_s", "iteration_s",
+         "command");
+  for (int k = 0; k < n; k++) {
+    const char *colon = strchr(sizes[k], ':');
+    int nodes = atoi(colon + 1);
+    g_autofree char *system = g_strndup(sizes[k], (gsize)(colon - sizes[k]));
+    char nodes_s[16], dp_s[16], batch_s[16];
+    g_snprintf(nodes_s, sizeof nodes_s, "%d", nodes);
+    g_snprintf(dp_s, sizeof dp_s, "%d", nodes / 8);
+    g_snprintf(batch_s, sizeof batch_s, "%d", 96 * (nodes / 8));
+    const char *const settings[] = {"strategy", "3d", "model", "gpt3-175b", "precision", "fp16",
+                                    "system", system, "nodes", nodes_s, "tp", "8", "pp", "8",
+                                    "schedule", "interleaved", "interleave", "4", "recompute",
+                                    "full", "global-batch", batch_s, "micro-batch", "1",
+                                    "net-model", "flow", "symmetry", "off", NULL};
+    result r = {0};
+    if (run_child(settings, &r) != 0) {
+      fprintf(stderr, "bench_scale: --3d %s failed\n", sizes[k]);
+      return 1;
+    }
+    printf("%-9s %8d %5s %7s %12llu %10.3f %10.3f %10.1f %14.3g %12.6f  dtsim run", system,
+           nodes * 8, dp_s, batch_s, (unsigned long long)r.events, r.wall_s, r.cpu_s,
+           r.maxrss_kb / 1024.0, (double)r.events / r.cpu_s, r.iteration_s);
+    for (int i = 0; settings[i]; i += 2)
+      printf(" --%s %s", settings[i], settings[i + 1]);
+    printf(" --json\n");
+    fflush(stdout);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   if (argc > 1 && strcmp(argv[1], "--events") == 0) {
     printf("# %s --events\n", argv[0]);
     return events_per_s();
+  }
+  if (argc > 1 && strcmp(argv[1], "--3d") == 0) {
+    printf("# %s --3d", argv[0]);
+    for (int i = 2; i < argc; i++)
+      printf(" %s", argv[i]);
+    printf("\n");
+    return every_device(argc - 2, argv + 2);
   }
   int max_devices = argc > 1 ? atoi(argv[1]) : 1000000;
   int max_unfolded = argc > 2 ? atoi(argv[2]) : 4096;

@@ -859,6 +859,20 @@ void sim_graph_reserve(sim_graph *g, uint64_t tasks, uint64_t edges)
   }
 }
 
+void sim_graph_reserve_members(sim_graph *g, uint64_t members)
+{
+  g_return_if_fail(g != NULL);
+  uint32_t want = (uint32_t)MIN(members, (uint64_t)UINT32_MAX / 2 - 1);
+  if (want <= g->cap_members)
+    return;
+  g->members = resize_out(g, g->members, (size_t)g->n_members * sizeof *g->members,
+                          (size_t)g->cap_members * sizeof *g->members,
+                          (size_t)want * sizeof *g->members);
+  g->cap_members = want;
+}
+
+uint32_t sim_graph_n_members(const sim_graph *g) { return g->n_members; }
+
 void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before)
 {
   g_return_if_fail(task < g->n_tasks && before < g->n_tasks);

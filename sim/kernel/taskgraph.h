@@ -42,6 +42,9 @@ sim_graph *sim_graph_new(void);
  * size instead of doubling and copying them. The room includes that of one executor's
  * arrays, which sim_exec_new() takes when the graph stayed within it. */
 void sim_graph_reserve(sim_graph *g, uint64_t tasks, uint64_t edges);
+/* The same for `members` member streams of tasks of more than two members (collectives). */
+void sim_graph_reserve_members(sim_graph *g, uint64_t members);
+uint32_t sim_graph_n_members(const sim_graph *g);
 /* Memory a run of a graph of `tasks` tasks takes, bytes per task: the graph, its executor, the
  * engine's events and the network's state (peak resident memory of whole runs over their
  * tasks, measured: pipeline of 917 514 tasks 129, unfolded data parallel of 3.67 million 113). */

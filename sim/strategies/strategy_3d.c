@@ -1343,6 +1343,29 @@ static void add_cp_rings(sim_graph *g, const plan3d *p, const stage_streams *st,
     }
 }
 
+/* The data-parallel group grp of stage s in the every-device plan below (st: every device's
+ * streams, R T of them a stage, R = D x CP replicas: gradients and ZeRO shards span dp x cp):
+ * grp < T is the dense parameters' group of tensor rank grp (devices k = grp + q T of the
+ * stage), grp = T + e the experts' expert-data-parallel group e
+ * (k = e + q EP). Fills members with their dp streams and returns the group's size; *bytes
+ * (when not NULL) gets the bytes of chunk vs's parameters that group holds, at elem bytes an
+ * element. */
+static uint32_t dp_group(const plan3d *p, const stage_streams *st, uint32_t s, uint32_t grp,
+                         uint32_t vs, uint64_t elem, sim_stream_id *members, uint64_t *bytes)
+{
+  uint32_t per_stage = p->R * p->T;
+  gboolean ex = grp >= p->T;
+  uint32_t first = ex ? grp - p->T : grp, stride = ex ? p->EP : p->T;
+  uint32_t size = ex ? per_stage / p->EP : p->R;
+  for (uint32_t q = 0; q < size; q++)
+    members[q] = st[s * per_stage + first + q * stride].dp;
+  if (bytes) {
+    uint64_t experts = chunk_expert_params(p, vs);
+    *bytes = (ex ? experts : chunk_params(p, vs) - experts) * elem;
+  }
+  return size;
+}
+
 /* ---- Every device (--symmetry off) --------------------------------------------------------------
  *
  * The folded plan above holds one device per stage and prices the tensor- and data-parallel
@@ -1358,18 +1381,17 @@ static void add_cp_rings(sim_graph *g, const plan3d *p, const stage_streams *st,
  * meet on the links they share. Ranks as Megatron's: device s T D + d T + r is tensor rank r
  * of replica d at stage s; its index in the stage is k = d T + r. With context parallelism the
  * replicas are D x CP (d = data-parallel replica x CP + context-parallel rank, Megatron's order)
- * and each pass adds its context-parallel exchange (add_cp_rings, add_cp_collectives). ZeRO 3's
- * per-pass gathers and expert tensor parallelism are not built yet. */
+ * and each pass adds its context-parallel exchange (add_cp_rings, add_cp_collectives). ZeRO 3
+ * (FSDP) has a parameter gather before each pass as the folded plan's (one allgather of the
+ * chunk's parameters over each data-parallel group, and of its experts over each
+ * expert-data-parallel group, on the dp streams ahead of the pass's compute) with the gradients
+ * reduce-scattered as above. Expert tensor parallelism is not built yet. */
 static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                     const comm_coll_algorithm *algo,
                                     const comm_coll_algorithm *a2a_algo,
                                     const sim_3d_metrics *metrics, GError **error)
 {
   const sim_3d_opts *o = &p->o;
-  if (o->zero >= 3) {
-    bad(error, "--symmetry off: --strategy 3d simulates every device with ZeRO 0 to 2 so far");
-    return NULL;
-  }
   if (p->ETP > 1 || (p->CP > 1 && o->tp_overlap) || p->CP > 64) {
     bad(error, "--symmetry off: --strategy 3d simulates every device without --etp, and "
         "without --tp-overlap with --cp, and up to --cp 64, so far (use --symmetry on)");
@@ -1466,6 +1488,8 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   uint32_t n_ep_groups = EP > 1 && ep_size > 1 ? EP : 0;
   g_autofree sim_stream_id *members = g_new(sim_stream_id, (gsize)T * D);
   g_autofree sim_stream_id *tp_members = g_new(sim_stream_id, (gsize)D * T);
+  /* ZeRO 3: a pass's parameter gather per data-parallel and expert-data-parallel group. */
+  g_autofree sim_task_id *gathers = g_new(sim_task_id, T + n_ep_groups);
   int ops[2 * 4 * 1024 + 2];
   uint64_t xfer_bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes / T;
   uint64_t tp_bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes;
@@ -1512,6 +1536,19 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         uint64_t bucket_bytes = 0;
         if (buckets)
           dp_bucket_split(p, vs, grad_elem, &n_buckets, &bucket_bytes);
+        /* ZeRO 3: the pass's parameters gathered over each data-parallel group (and the
+         * experts' over each expert-data-parallel one) on the dp streams, prefetched: each
+         * runs once the stream's previous collective is done. */
+        if (o->zero >= 3)
+          for (uint32_t grp = 0; grp < T + n_ep_groups; grp++) {
+            uint64_t bytes;
+            uint32_t size = dp_group(p, st, s, grp, vs, grad_elem, members, &bytes);
+            char name[64];
+            g_snprintf(name, sizeof name, "allgather %sparams c%u", grp >= T ? "expert " : "",
+                       x->chunk);
+            gathers[grp] = sim_graph_add_collective(g, members, size, name, SIM_OP_ALLGATHER,
+                                                    algo, bytes);
+          }
         /* The p2p ring's attention blocks, group by group: first in the pass (they start it),
          * or after its other kernels in a backward whose pieces close gradient buckets (so
          * that the buckets' reductions overlap the ring, as they overlap the whole pass in the
@@ -1526,6 +1563,11 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           add_unit_compute(pc, g, st[RANK(s, d, r)].compute, &names, x, at, vs,
                            buckets ? n_buckets : 1,
                            buckets ? &piece_end[(gsize)k * MAX_BUCKETS] : NULL, &first, &comp[k]);
+          if (o->zero >= 3) {
+            sim_graph_depend(g, first, gathers[k % T]);
+            if (n_ep_groups)
+              sim_graph_depend(g, first, gathers[T + k % EP]);
+          }
           if (ring_first) {
             sim_graph_depend(g, first, ring_end[k]);
           } else {
@@ -1590,10 +1632,9 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           for (uint32_t j = 0; j < n; j++)
             for (uint32_t grp = 0; grp < T + n_ep_groups; grp++) {
               gboolean ex = grp >= T;
-              uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T, size = ex ? ep_size : D;
+              uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T;
+              uint32_t size = dp_group(p, st, s, grp, vs, grad_elem, members, NULL);
               uint64_t bytes = ex ? (experts + n - 1) / n : buckets ? bucket_bytes : dense;
-              for (uint32_t q = 0; q < size; q++)
-                members[q] = st[s * per_stage + first + q * stride].dp;
               char name[64];
               if (buckets)
                 g_snprintf(name, sizeof name, "%s %sgrads c%u bucket %u", reduce_name,
@@ -1641,17 +1682,15 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         last_task[rank] = u;
         has_last[rank] = TRUE;
       }
-      if (o->zero >= 1 && D > 1) {
+      if (o->zero >= 1 && o->zero < 3 && D > 1) {
         /* Distributed optimizer: the updated parameters gathered over the replicas (the
          * experts' over their expert-data-parallel groups), groups as in the reduction. */
         for (uint32_t c = 0; c < V; c++)
           for (uint32_t grp = 0; grp < T + n_ep_groups; grp++) {
             gboolean ex = grp >= T;
-            uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T, size = ex ? ep_size : D;
-            uint64_t experts = chunk_expert_params(p, c * P + s);
-            uint64_t bytes = (ex ? experts : chunk_params(p, c * P + s) - experts) * grad_elem;
-            for (uint32_t q = 0; q < size; q++)
-              members[q] = st[s * per_stage + first + q * stride].dp;
+            uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T;
+            uint64_t bytes;
+            uint32_t size = dp_group(p, st, s, grp, c * P + s, grad_elem, members, &bytes);
             sim_task_id a = sim_graph_add_collective(g, members, size,
                                                      ex ? "allgather expert params"
                                                         : "allgather params",
@@ -1666,6 +1705,18 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
       }
       if (s == 0)
         g_array_append_val(plan->iteration_end, last_task[0]);
+      if (it == 0 && s == 0) {
+        /* Room for every iteration, from the first stage's tasks, members and dependencies:
+         * the other stages have as many (the first stage's embedding passes and collectives
+         * are the last one's LM head's), and each iteration adds at most one pipeline
+         * dependency per unit, the tied embeddings' allreduces and a dependency per device on
+         * its previous iteration. A hint: arrays that are still outgrown double as before. */
+        uint64_t its = o->iterations, units = (uint64_t)n_dev * order->len;
+        sim_graph_reserve(g, its * ((uint64_t)P * sim_graph_n_tasks(g) + per_stage),
+                          its * ((uint64_t)P * sim_graph_n_edges(g) + units + 4 * per_stage +
+                                 n_dev));
+        sim_graph_reserve_members(g, its * P * sim_graph_n_members(g));
+      }
     }
     if (tied) {
       uint64_t bytes = (uint64_t)p->tf.vocab * p->tf.hidden / T * grad_elem;
@@ -1683,6 +1734,16 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
     }
     add_pipeline_deps(g, p, orders, per_stage, p->m * nv, f_start, b_start, f_end, f_send,
                       b_send);
+    if (it == 0 && o->iterations > 1) {
+      /* Every iteration adds the first one's tasks, collective members and dependencies (and
+       * one more dependency per device, on its previous iteration): room for all of them
+       * now, so that the arrays are not doubled and copied again (GPT-3 175B on 16384 GPUs
+       * holds 82 million tasks; a doubling of its task records asked for 6 GiB more). */
+      uint64_t its = o->iterations;
+      sim_graph_reserve(g, its * sim_graph_n_tasks(g),
+                        its * (sim_graph_n_edges(g) + n_dev));
+      sim_graph_reserve_members(g, its * sim_graph_n_members(g));
+    }
   }
 #undef SLOT
 #undef RANK

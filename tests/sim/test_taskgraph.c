@@ -96,6 +96,39 @@ static void test_reserve(void **state)
   assert_int_equal(run_reserved_chain(20000, 0, 30000), SIM_NS((int64_t)30000 * 30001 / 2));
 }
 
+/* Members reserved midway (into the block's spare room, and past it, in a graph reserved
+ * first): every collective of three streams keeps its members, three per collective in the
+ * member array (a task of up to two holds them inline). */
+static void test_reserve_members(void **state)
+{
+  for (int k = 0; k < 2; k++) {
+    g_autoptr(sim_graph) g = sim_graph_new();
+    sim_unit_id u = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+    sim_stream_id s[3];
+    for (int i = 0; i < 3; i++)
+      s[i] = sim_graph_add_stream(g, u, i == 0 ? "a" : i == 1 ? "b" : "c");
+    if (k == 1)
+      sim_graph_reserve(g, 20000, 20000);
+    enum { N = 1000 };
+    sim_task_id t[N];
+    for (int i = 0; i < N; i++) {
+      if (i == N / 2)
+        sim_graph_reserve_members(g, k == 1 ? 3 * N : 1 << 20);
+      /* A different order of the three streams each time. */
+      sim_stream_id m[3] = {s[i % 3], s[(i + 1 + i % 2) % 3], s[(i + 2 - i % 2) % 3]};
+      t[i] = sim_graph_add_collective(g, m, 3, "ar", 0, NULL, 64);
+    }
+    assert_int_equal(sim_graph_n_members(g), 3 * N);
+    for (int i = 0; i < N; i++) {
+      const sim_stream_id *m;
+      assert_int_equal(sim_graph_task_members(g, t[i], &m), 3);
+      assert_int_equal(m[0], s[i % 3]);
+      assert_int_equal(m[1], s[(i + 1 + i % 2) % 3]);
+      assert_int_equal(m[2], s[(i + 2 - i % 2) % 3]);
+    }
+  }
+}
+
 /* Categories are kept by address: 40 of them (more than the graph caches) each come back as
  * given, asked in turn twice so that cached and uncached ones are both found again. */
 static void test_categories(void **state)
@@ -656,6 +689,7 @@ int main(void)
       cmocka_unit_test(test_memory_deltas_add_up), cmocka_unit_test(test_show_on),
       cmocka_unit_test(test_interned_names), cmocka_unit_test(test_large_graph),
       cmocka_unit_test(test_reserve),
+      cmocka_unit_test(test_reserve_members),
       cmocka_unit_test(test_categories), cmocka_unit_test(test_exec_reports_errors),
       cmocka_unit_test(test_append),
   };

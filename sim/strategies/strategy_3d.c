@@ -2262,12 +2262,10 @@ gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError
   o->zero = (unsigned)s->zero;
   o->overlap = s->overlap;
   /* The collectives of a 3d plan are timed once each, every group of a kind at once on the
-   * network. 3d uses the ring unless --allreduce names an algorithm: with the gradient buckets
-   * overlapping backward, bench/llm's 27 rows are 9.8% off with the ring (9.9% leave-one-out)
-   * and 10.7% (11.8%) with dp's default, auto, whose choices for the tensor-parallel
-   * allreduces cost more than the ring's on NVLink. */
-  o->allreduce = sim_scenario_given(s, "allreduce") ? comm_coll_algorithm_name(s->allreduce)
-                                                    : "ring";
+   * network, with the algorithm --allreduce names, by default dp's: auto, which takes NCCL's
+   * choice or the plain ring, whichever is faster (bench/llm's 27 rows: 9.7% off, 10.8% leave
+   * one source out; 9.5% and 9.7% with the ring everywhere). */
+  o->allreduce = comm_coll_algorithm_name(s->allreduce);
   o->iterations = (uint32_t)s->iterations;
   o->bucket_bytes = sim_scenario_given(s, "bucket-mib") ? s->bucket_bytes : 0;
   o->ep = dp ? 1 : (uint32_t)s->ep;

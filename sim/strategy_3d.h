@@ -55,6 +55,9 @@ typedef struct {
   const char *pp_layout;
   gboolean embedding_in_split, loss_in_split;
   uint32_t ep;                 /* expert parallelism (0 or 1: none), expert tensor parallelism 1 */
+  const char *framework;       /* catalog name or INI of the framework (NULL: megatron) */
+  uint32_t shard_group;        /* ZeRO/FSDP sharding group (0: dp; HSDP below it) */
+  unsigned offload;            /* sim_offload: what lives on the host */
   gboolean every_device;       /* --symmetry off: every device simulated (build_every_device) */
 } sim_3d_opts;
 
@@ -72,6 +75,7 @@ typedef struct {
   double mfu;                      /* that over the device's dense peak at the precision */
   uint64_t weights_bytes, gradients_bytes, optimizer_bytes, activations_bytes, other_bytes;
   uint64_t framework_reserved_bytes;   /* CUDA context, NCCL buffers, allocator slack */
+  uint64_t host_bytes;             /* offloaded to host memory, per device */
   uint64_t micro_batch;            /* as used (the rule's choice when not given) */
   double model_flops;              /* per iteration */
   double peak_flops;               /* the device's dense peak at the precision, FLOP/s */

@@ -47,10 +47,14 @@ void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_jso
     g_string_append_printf(o, "\"memory_breakdown_bytes\":{\"weights\":%" G_GUINT64_FORMAT
                            ",\"gradients\":%" G_GUINT64_FORMAT ",\"optimizer\":%" G_GUINT64_FORMAT
                            ",\"activations\":%" G_GUINT64_FORMAT ",\"other\":%" G_GUINT64_FORMAT
-                           ",\"framework_reserved\":%" G_GUINT64_FORMAT "},",
+                           ",\"framework_reserved\":%" G_GUINT64_FORMAT,
                            r->memory_weights_bytes, r->memory_gradients_bytes,
                            r->memory_optimizer_bytes, r->memory_activations_bytes,
                            r->memory_other_bytes, r->memory_framework_reserved_bytes);
+    /* Offloaded bytes live in host memory, outside memory_per_device_bytes. */
+    if (r->memory_host_bytes)
+      g_string_append_printf(o, ",\"host\":%" G_GUINT64_FORMAT, r->memory_host_bytes);
+    g_string_append(o, "},");
   }
   if (r->symmetry_note[0]) {
     g_string_append(o, "\"symmetry\":");
@@ -125,6 +129,9 @@ void sim_report_print_table(FILE *out, const sim_report *r, const char *title)
             (double)r->memory_activations_bytes / (1 << 30),
             (double)r->memory_other_bytes / (1 << 30),
             (double)r->memory_framework_reserved_bytes / (1 << 30));
+    if (r->memory_host_bytes)
+      fprintf(out, "  %-28s %.2f GiB per device (offloaded optimizer states and gradients)\n",
+              "host memory", (double)r->memory_host_bytes / (1 << 30));
   }
   if (r->speedup > 0 && r->threads > 0)
     fprintf(out, "  %-28s %12.2fx on %u threads (efficiency %.1f%%)\n",

@@ -37,6 +37,7 @@ typedef struct {
   uint64_t memory_weights_bytes, memory_gradients_bytes, memory_optimizer_bytes;
   uint64_t memory_activations_bytes, memory_other_bytes;
   uint64_t memory_framework_reserved_bytes;   /* CUDA context, NCCL buffers, allocator slack */
+  uint64_t memory_host_bytes;   /* offloaded to host memory per device (0: nothing offloaded) */
   uint64_t tokens_per_iteration;  /* sequence models: samples x sequence length; else 0 */
   /* What stragglers did to the folding of the run ("unfolded: ...", "folded: ..."), or "". */
   char symmetry_note[240];

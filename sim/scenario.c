@@ -92,6 +92,11 @@ static const sim_key *find_key(const char *name, const sim_key_group **group_out
   return NULL;
 }
 
+gboolean sim_scenario_has_key(const char *key)
+{
+  return find_key(key, NULL) != NULL;
+}
+
 /* The index of the group that declares k. */
 static gsize group_of(const sim_key *k)
 {

@@ -172,8 +172,16 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
   /* Recomputation before the backward pass: the whole block's forward (full) or its attention
    * core (selective). */
   sim_time_ps layer_r = p->o.recompute == WL_RECOMPUTE_FULL ? kernels_time(dev, k, n, 0, FALSE, &rf)
-                        : p->o.recompute == WL_RECOMPUTE_SELECTIVE
+                        : p->o.recompute == WL_RECOMPUTE_SELECTIVE && p->fw->selective_attention
                             ? kernels_time(dev, k, n, 0, TRUE, &rf) : 0;
+  /* The framework's selective recomputation may also redo a share of the forward GEMMs. */
+  if (p->o.recompute == WL_RECOMPUTE_SELECTIVE && p->fw->selective_gemm_fraction > 0)
+    for (size_t i = 0; i < n; i++)
+      if (k[i].has[0] && k[i].pass[0].kind == WL_OP_GEMM) {
+        layer_r += (sim_time_ps)((double)dev_op_time_ps(dev, &k[i].pass[0], 0) *
+                                 p->fw->selective_gemm_fraction);
+        rf += (uint64_t)((double)k[i].pass[0].flops * p->fw->selective_gemm_fraction);
+      }
   /* Megatron's block: one allreduce after attention and one after the MLP in forward, their
    * conjugates in backward (f and g of Shoeybi et al.); the recomputed forward repeats them. */
   sim_time_ps tp_f, tp_b;

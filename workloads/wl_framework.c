@@ -13,6 +13,8 @@ void wl_framework_defaults(wl_framework *fw)
   fw->reshard_after_forward = TRUE;
   fw->norm_bytes_factor = 1;
   fw->activation_bytes_factor = 1;
+  fw->attention_time_factor = 1;
+  fw->selective_attention = TRUE;
   fw->context_bytes = UINT64_C(512) << 20;
   fw->nccl_channels = 32;
   fw->nccl_p2p_channels = 2;
@@ -33,7 +35,10 @@ static const char *const framework_keys[] = {"description", NULL};
 static const char *const overlap_keys[] = {"gather", "prefetch_blocks", "reshard_after_forward",
                                            "reduce", "reduce_dtype", "bucket_mib", NULL};
 static const char *const kernel_keys[] = {"norm_bytes_factor", "activation_bytes_factor",
-                                          "rope_bytes_factor", NULL};
+                                          "rope_bytes_factor", "attention_time_factor",
+                                          "fp8_cast_bytes", NULL};
+static const char *const recompute_keys[] = {"selective_attention", "selective_gemm_fraction",
+                                             NULL};
 static const char *const memory_keys[] = {"context_mib", "nccl_channels", "nccl_p2p_channels",
                                           "allocator_slack_percent", NULL};
 static const char *const offload_keys[] = {"host_adam_gparams_per_s", NULL};
@@ -67,17 +72,17 @@ static gboolean read_groups(const dt_ini *ini, wl_framework *fw, GError **error)
 {
   GKeyFile *kf = dt_ini_keyfile(ini);
   g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
-  static const char *const known[] = {"framework", "overlap", "kernels", "memory", "offload",
-                                      NULL};
+  static const char *const known[] = {"framework", "overlap", "kernels", "recompute", "memory",
+                                      "offload", NULL};
   static const char *const *const keys[] = {framework_keys, overlap_keys, kernel_keys,
-                                            memory_keys, offload_keys};
+                                            recompute_keys, memory_keys, offload_keys};
   for (char **g = groups; *g; g++) {
     gsize i = 0;
     while (known[i] && strcmp(known[i], *g) != 0)
       i++;
     if (!known[i])
       return dt_ini_error(ini, *g, NULL, error, "unknown group (expected [framework], "
-                          "[overlap], [kernels], [memory], [offload])");
+                          "[overlap], [kernels], [recompute], [memory], [offload])");
     if (!dt_ini_check_keys(ini, *g, keys[i], error))
       return FALSE;
   }
@@ -100,6 +105,14 @@ static gboolean read_groups(const dt_ini *ini, wl_framework *fw, GError **error)
                      &fw->activation_bytes_factor, error) ||
       !dt_ini_double(ini, "kernels", "rope_bytes_factor", FALSE, 0, 100, &fw->rope_bytes_factor,
                      error) ||
+      !dt_ini_double(ini, "kernels", "attention_time_factor", FALSE, 0.1, 100,
+                     &fw->attention_time_factor, error) ||
+      !dt_ini_double(ini, "kernels", "fp8_cast_bytes", FALSE, 0, 100, &fw->fp8_cast_bytes,
+                     error) ||
+      !get_word(ini, "recompute", "selective_attention", "no", "yes", &fw->selective_attention,
+                error) ||
+      !dt_ini_double(ini, "recompute", "selective_gemm_fraction", FALSE, 0, 1,
+                     &fw->selective_gemm_fraction, error) ||
       !dt_ini_double(ini, "memory", "context_mib", FALSE, 0, 1 << 20, &context_mib, error) ||
       !get_u32(ini, "memory", "nccl_channels", 1, 64, &fw->nccl_channels, error) ||
       !get_u32(ini, "memory", "nccl_p2p_channels", 1, 64, &fw->nccl_p2p_channels, error) ||
@@ -151,10 +164,55 @@ static double factor_of(const wl_framework *fw, const char *name)
   return 1;
 }
 
+/* fp8 GEMMs whose inputs the framework scales and casts in kernels of their own (torchao's
+ * dynamic scaling): one streaming kernel per pass moving fp8_cast_bytes per element of every
+ * GEMM's two inputs (forward: the activations and the weights; backward: the output gradient
+ * and the transposed copies both products need). */
+static size_t add_fp8_casts(const wl_framework *fw, const wl_tf_shard *sh, wl_tf_kernel *k,
+                            size_t n)
+{
+  if (fw->fp8_cast_bytes <= 0 || sh->precision != WL_PREC_FP8 || n >= WL_TF_MAX_KERNELS)
+    return n;
+  uint64_t elems[2] = {0, 0};
+  for (size_t i = 0; i < n; i++)
+    for (int p = 0; p < 3; p++) {
+      const wl_op_cost *c = &k[i].pass[p];
+      if (k[i].has[p] && c->kind == WL_OP_GEMM)
+        elems[p ? 1 : 0] += (c->gemm_m * c->gemm_k + c->gemm_k * c->gemm_n) *
+                            MAX(c->gemm_batch, UINT64_C(1));
+    }
+  wl_tf_kernel *r = &k[n];
+  memset(r, 0, sizeof *r);
+  r->name = "fp8_cast";
+  for (int p = 0; p < 2; p++) {
+    wl_op_cost *c = &r->pass[p];
+    c->kind = WL_OP_ELEMENTWISE;
+    c->pass = (wl_pass)p;
+    c->precision = WL_PREC_BF16;
+    c->flops = elems[p] * 2;
+    /* Reads of the 2-byte input (its maximum, then the scaled cast) and the 1-byte write. */
+    c->bytes_read = (uint64_t)((double)elems[p] * (fw->fp8_cast_bytes - 1));
+    c->bytes_written = elems[p];
+    c->out_elems = elems[p];
+    r->has[p] = elems[p] > 0;
+  }
+  return n + 1;
+}
+
 size_t wl_framework_kernels(const wl_framework *fw, const wl_tf *tf, const wl_tf_shard *sh,
                             wl_tf_kernel *k, size_t n)
 {
   for (size_t i = 0; i < n; i++) {
+    /* A slower attention kernel: its work counted as factor x FLOPs and bytes, the rate the
+     * device model gives fused attention being the faster kernel's. */
+    for (int p = 0; p < 3 && fw->attention_time_factor != 1; p++)
+      if (k[i].has[p] && k[i].pass[p].kind == WL_OP_ATTENTION) {
+        k[i].pass[p].flops = (uint64_t)((double)k[i].pass[p].flops * fw->attention_time_factor);
+        k[i].pass[p].bytes_read =
+            (uint64_t)((double)k[i].pass[p].bytes_read * fw->attention_time_factor);
+        k[i].pass[p].bytes_written =
+            (uint64_t)((double)k[i].pass[p].bytes_written * fw->attention_time_factor);
+      }
     double f = factor_of(fw, k[i].name);
     if (f == 1)
       continue;
@@ -164,6 +222,7 @@ size_t wl_framework_kernels(const wl_framework *fw, const wl_tf *tf, const wl_tf
         k[i].pass[p].bytes_written = (uint64_t)((double)k[i].pass[p].bytes_written * f);
       }
   }
+  n = add_fp8_casts(fw, sh, k, n);
   if (fw->rope_bytes_factor <= 0 || tf->positions != WL_POS_ROTARY || n >= WL_TF_MAX_KERNELS)
     return n;
   /* The rotary embedding reads and writes the rank's queries and keys (its heads and key/value

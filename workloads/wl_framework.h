@@ -37,6 +37,15 @@ typedef struct {
   double activation_bytes_factor; /* SwiGLU, GELU */
   double rope_bytes_factor;     /* rotary embedding of queries and keys (0: not a kernel of its
                                  * own) */
+  double attention_time_factor;  /* time of its fused attention kernel over the time the device
+                                  * model gives (cuDNN's, as Megatron runs it): 1, or more for
+                                  * PyTorch's SDPA FlashAttention-2 kernels on Hopper */
+  double fp8_cast_bytes;         /* bytes moved per element of each fp8 GEMM input to scale and
+                                 * cast it (0: fused into the kernels that produce it) */
+  /* [recompute]: what --recompute selective recomputes */
+  gboolean selective_attention;  /* the attention core (Megatron's selective recomputation) */
+  double selective_gemm_fraction; /* the share of the block's forward GEMMs recomputed
+                                  * (torchtitan's op-level selective AC: every second one) */
   /* [memory] */
   uint64_t context_bytes;       /* CUDA context and library handles */
   uint32_t nccl_channels;       /* channels of a collective communicator */

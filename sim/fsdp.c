@@ -142,3 +142,24 @@ void sim__3d_offload_memory(unsigned offload, uint64_t params, uint32_t G, unsig
   if (offload == SIM_OFFLOAD_GRADIENTS)
     m->gradients_bytes = 0;
 }
+
+void sim__3d_framework_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  sim_search_add_value(out, "framework=megatron");
+  sim_search_add_value(out, "framework=fsdp-compile");
+}
+
+void sim__3d_shard_group_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  g_ptr_array_add(out, g_strdup(""));   /* the whole data-parallel group */
+  if (c->nodes > 1)
+    sim_search_add_value(out, "shard-group=%" G_GUINT64_FORMAT, c->devices_per_node);
+}
+
+void sim__3d_offload_values(const sim_search_ctx *c, GPtrArray *out)
+{
+  (void)c;
+  g_ptr_array_add(out, g_strdup(""));   /* none */
+  sim_search_add_value(out, "offload=optimizer");
+}

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "colltime.h"
+#include "strategy.h"
 #include "strategy_3d.h"
 #include "taskgraph.h"
 #include "wl_framework.h"
@@ -69,5 +70,14 @@ gboolean sim__3d_per_block(const sim_3d_opts *o, const wl_framework *fw, uint32_
  * gradients. */
 void sim__3d_offload_memory(unsigned offload, uint64_t params, uint32_t G, unsigned zero,
                             sim_3d_metrics *m);
+
+/* Search axes of the 3-D strategy. Frameworks: megatron and fsdp-compile (fsdp runs the same
+ * overlap with slower eager kernels, so never wins; deepspeed differs from megatron only in its
+ * buckets and ZeRO-3 fetches: give --framework to rank those). Sharding groups: all of dp, and
+ * one node's devices when there are several nodes (HSDP). Offload: none, or the optimizer (kept
+ * only where the plan does not fit without it, bound_3d). */
+void sim__3d_framework_values(const sim_search_ctx *c, GPtrArray *out);
+void sim__3d_shard_group_values(const sim_search_ctx *c, GPtrArray *out);
+void sim__3d_offload_values(const sim_search_ctx *c, GPtrArray *out);
 
 #endif

@@ -346,6 +346,7 @@ static void zero_values(const sim_search_ctx *c, GPtrArray *out)
 #define SIM_DROP_ZERO_DP "ZeRO needs a data-parallel group (dp > 1)"
 #define SIM_DROP_SP_TP "sequence parallelism needs tp > 1"
 #define SIM_DROP_MEMORY_BOUND "does not fit in device memory (bound before simulating)"
+#define SIM_DROP_OFFLOAD_FITS "offload not needed: fits in device memory without it"
 
 /* A lower bound of the memory of the first pipeline stage, which the simulation's memory per
  * device (the largest stage's) cannot be below, from the workloads' closed forms: the model
@@ -389,9 +390,15 @@ static const char *derive_3d(sim_scenario *s, const sim_search_ctx *c, GString *
 static const char *bound_3d(const sim_scenario *s, const sim_search_ctx *c)
 {
   uint64_t dp = (uint64_t)s->dp, per_replica = c->global_batch / dp;
-  if (c->capacity_bytes && first_stage_bytes(s, c, dp, per_replica) > c->capacity_bytes)
-    return SIM_DROP_MEMORY_BOUND;
-  return NULL;
+  if (!c->capacity_bytes)
+    return NULL;
+  sim_framework_opts fo = sim_framework_opts_of(s);
+  uint64_t G = fo.shard_group ? (uint64_t)fo.shard_group : dp;
+  uint64_t need = first_stage_bytes(s, c, G, per_replica);
+  /* Offload only adds work: a plan that fits without it is faster so. */
+  if (fo.offload != SIM_OFFLOAD_NONE)
+    return need <= c->capacity_bytes ? SIM_DROP_OFFLOAD_FITS : NULL;
+  return need > c->capacity_bytes ? SIM_DROP_MEMORY_BOUND : NULL;
 }
 
 static const sim_search_axis axes_3d[] = {{"tp", tp_values},
@@ -399,7 +406,10 @@ static const sim_search_axis axes_3d[] = {{"tp", tp_values},
                                       {"micro-batch", micro_batch_values},
                                       {"schedule|interleave", schedule_3d_values},
                                       {"recompute", recompute_values},
-                                      {"zero", zero_values}};
+                                      {"zero", zero_values},
+                                      {"framework", sim__3d_framework_values},
+                                      {"shard-group", sim__3d_shard_group_values},
+                                      {"offload", sim__3d_offload_values}};
 
 static const sim_search_family search_3d[] = {
     {NULL, axes_3d, G_N_ELEMENTS(axes_3d), derive_3d, bound_3d}};

@@ -165,7 +165,9 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
   sh.ep = p->EP;
   wl_tf_kernel k[WL_TF_MAX_KERNELS];
   size_t n = wl_tf_block_kernels(&p->tf, &sh, block, k);
-  n = wl_framework_kernels(p->fw, &p->tf, &sh, k, n);
+  /* Hopper and later (fp8 tensor cores): FlashAttention-2 leaves their new instructions unused. */
+  gboolean hopper = dev_peak_flops(dev, WL_PREC_FP8) > dev_peak_flops(dev, WL_PREC_BF16);
+  n = wl_framework_kernels(p->fw, &p->tf, &sh, hopper, k, n);
   uint64_t lf = 0, lb = 0, rf = 0;
   sim_time_ps layer_f = kernels_time(dev, k, n, 0, FALSE, &lf);
   sim_time_ps layer_b = kernels_time(dev, k, n, 1, FALSE, &lb);

@@ -200,18 +200,17 @@ static size_t add_fp8_casts(const wl_framework *fw, const wl_tf_shard *sh, wl_tf
 }
 
 size_t wl_framework_kernels(const wl_framework *fw, const wl_tf *tf, const wl_tf_shard *sh,
-                            wl_tf_kernel *k, size_t n)
+                            gboolean hopper, wl_tf_kernel *k, size_t n)
 {
+  double attention = hopper ? fw->attention_time_factor : 1;
   for (size_t i = 0; i < n; i++) {
     /* A slower attention kernel: its work counted as factor x FLOPs and bytes, the rate the
      * device model gives fused attention being the faster kernel's. */
-    for (int p = 0; p < 3 && fw->attention_time_factor != 1; p++)
+    for (int p = 0; p < 3 && attention != 1; p++)
       if (k[i].has[p] && k[i].pass[p].kind == WL_OP_ATTENTION) {
-        k[i].pass[p].flops = (uint64_t)((double)k[i].pass[p].flops * fw->attention_time_factor);
-        k[i].pass[p].bytes_read =
-            (uint64_t)((double)k[i].pass[p].bytes_read * fw->attention_time_factor);
-        k[i].pass[p].bytes_written =
-            (uint64_t)((double)k[i].pass[p].bytes_written * fw->attention_time_factor);
+        k[i].pass[p].flops = (uint64_t)((double)k[i].pass[p].flops * attention);
+        k[i].pass[p].bytes_read = (uint64_t)((double)k[i].pass[p].bytes_read * attention);
+        k[i].pass[p].bytes_written = (uint64_t)((double)k[i].pass[p].bytes_written * attention);
       }
     double f = factor_of(fw, k[i].name);
     if (f == 1)

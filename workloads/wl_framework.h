@@ -37,9 +37,9 @@ typedef struct {
   double activation_bytes_factor; /* SwiGLU, GELU */
   double rope_bytes_factor;     /* rotary embedding of queries and keys (0: not a kernel of its
                                  * own) */
-  double attention_time_factor;  /* time of its fused attention kernel over the time the device
-                                  * model gives (cuDNN's, as Megatron runs it): 1, or more for
-                                  * PyTorch's SDPA FlashAttention-2 kernels on Hopper */
+  double attention_time_factor;  /* on Hopper and later: time of its fused attention kernel over
+                                  * the time the device model gives (cuDNN's, as Megatron runs
+                                  * it): 1, or more for PyTorch's SDPA FlashAttention-2 */
   double fp8_cast_bytes;         /* bytes moved per element of each fp8 GEMM input to scale and
                                  * cast it (0: fused into the kernels that produce it) */
   /* [recompute]: what --recompute selective recomputes */
@@ -64,10 +64,12 @@ void wl_framework_defaults(wl_framework *fw);
 
 /* Scales the bytes of the memory-bound kernels of a block (wl_tf_block_kernels) by the
  * framework's factors, and appends the rotary embedding's kernel when the framework runs one
- * of its own and the model has rotary positions. Returns the new count (at most
+ * of its own and the model has rotary positions. The attention factor applies on `hopper`
+ * devices (fp8 tensor cores: Hopper and later), whose wgmma and TMA instructions
+ * FlashAttention-2 does not use; before them it is the fastest kernel there is. Returns the new count (at most
  * WL_TF_MAX_KERNELS). */
 size_t wl_framework_kernels(const wl_framework *fw, const wl_tf *tf, const wl_tf_shard *sh,
-                            wl_tf_kernel *k, size_t n);
+                            gboolean hopper, wl_tf_kernel *k, size_t n);
 
 /* The reserved memory (wl_reserved_memory) with the framework's context, channels and slack;
  * NULL: the defaults. */

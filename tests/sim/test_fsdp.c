@@ -125,7 +125,7 @@ static void test_eager_kernels(void **state)
   size_t n = wl_tf_block_kernels(&tf, &sh, 0, k);
   uint64_t norm_read = k[0].pass[0].bytes_read;
   assert_string_equal(k[0].name, "norm1");
-  size_t m = wl_framework_kernels(fw, &tf, &sh, k, n);
+  size_t m = wl_framework_kernels(fw, &tf, &sh, TRUE, k, n);
   assert_int_equal(m, n + 1);
   assert_int_equal(k[0].pass[0].bytes_read, (uint64_t)((double)norm_read * 15.2));
   assert_string_equal(k[n].name, "rope");

@@ -81,6 +81,16 @@ grep -q '"optimizer":0,' "$TMP/off.json" && grep -q '"gradients":0,' "$TMP/off.j
   ok "ZeRO on one device without offload is still refused" ||
   bad "ZeRO on one device without offload: status $st, $(cat "$TMP/err")"
 
+# --- Every framework of the catalog is listed and runs a small FSDP job. ------------------------
+n=0
+for f in $("$DTSIM" list frameworks --json | sed -n 's/^{"kind":"framework","name":"\([^"]*\)".*/\1/p'); do
+  n=$((n + 1))
+  "$DTSIM" run --strategy 3d --model $spec --system dgx-h100 --nodes 1 --global-batch 8 --zero 3 \
+    --framework "$f" >/dev/null 2>"$TMP/err" && ok "list frameworks: $f runs" ||
+    bad "list frameworks: $f: $(cat "$TMP/err")"
+done
+[ "$n" -ge 4 ] && ok "list frameworks: $n entries" || bad "list frameworks: $n entries (want 4 or more)"
+
 # --- Refusals -----------------------------------------------------------------------------------
 refused "unknown framework" "--framework" $g17 --framework tensorflow
 printf '[framework]\ndescription = x\n[kernels]\nnorm_bytes_factor = -3\n' >"$TMP/neg.ini"

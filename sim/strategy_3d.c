@@ -564,8 +564,11 @@ static uint64_t graph_size(const plan3d *p, uint64_t *deps)
   uint64_t units = 2 * p->m * p->V * p->P;
   uint64_t z3 = o->zero >= 3, ov = o->tp_overlap ? 2 : 0;
   uint64_t chunks = (uint64_t)p->V * p->P;
-  *deps = o->iterations * (units * (5 + z3 + ov) + 9 * chunks + 2 * p->P + 4 + 4 * p->m);
-  return o->iterations * (units * (2 + z3 + 1 + ov) + 3 * chunks + p->P + 1 + 4 * p->m);
+  /* FSDP: per unit, each block's compute, gather and reduction (sim__fsdp_add_pass). */
+  uint64_t fsdp = p->fw && sim__3d_per_block(o, p->fw, p->G)
+                      ? 3 * (((uint64_t)p->tf.layers + chunks - 1) / chunks) : 0;
+  *deps = o->iterations * (units * (5 + z3 + ov + fsdp) + 9 * chunks + 2 * p->P + 4 + 4 * p->m);
+  return o->iterations * (units * (2 + z3 + 1 + ov + fsdp) + 3 * chunks + p->P + 1 + 4 * p->m);
 }
 
 /* Tensor parallelism runs within the NVLink domain: one node's devices, or the devices of the
@@ -1159,6 +1162,11 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   const sim_3d_opts *o = &p->o;
   if (o->zero >= 3) {
     bad(error, "--symmetry off: --strategy 3d simulates every device with ZeRO 0 to 2 so far");
+    return NULL;
+  }
+  if (sim__3d_per_block(o, p->fw, p->G) || p->G < p->D) {
+    bad(error, "--symmetry off: FSDP's per-block gathers (--framework %s) and sharding groups "
+        "(--shard-group) are in the folded plan (--symmetry on) so far", p->fw->name);
     return NULL;
   }
   uint32_t T = p->T, P = p->P, D = p->D, V = p->V, nv = P * V, n_dev = P * D * T;

@@ -169,7 +169,20 @@ static guint drops(const sim_search *S, const char *words)
  *   pp = 2: (1, 2) with micro-batch 4 and (2, 2) with 8 leave one: 2 x 12 = 24.
  * Left: 28 x 12 (1f1b) + 9 x 12 (interleaved, V = 2) = 444, less ZeRO 1 to 3 of (2, 4) (4
  * micro-batches, 1f1b) and (4, 2) (4 micro-batches, 1f1b and V = 2): 444 - 12 x 9 = 336
- * candidates. */
+ * candidates.
+ * The framework and offload axes are fixed (megatron, none); on two nodes the sharding group is
+ * an axis of two values, all of dp (the 3456 above) and one node's 4 devices (3456 more):
+ * - tp x pp (384) and ZeRO with dp = 1 (576) come first, as above;
+ * - the 8 (tp, pp) pairs that divide the devices x 4 micro-batches x 8 schedules x 3 recompute
+ *   modes have ZeRO 0, where a sharding group has nothing to shard: 768;
+ * - of the rest (ZeRO 1 to 3), dp = 2 ((1, 4), (4, 1), (2, 2)) is not divided by 4: 3 x 4 x 8 x
+ *   9 = 864;
+ * - (1, 1) (dp 8), (1, 2) and (2, 1) (dp 4) remain, x 9 (recompute x ZeRO 1-3): micro-batches
+ *   not dividing 2 tp pp: (1, 1) 4 and 8, (1, 2) and (2, 1) 8: 4 x 8 x 9 = 288; interleaving with
+ *   pp = 1 ((1, 1) 2 and (2, 1) 3 micro-batch sizes, 7 V each) or V > 2 with pp = 2 ((1, 2), 3
+ *   sizes, 6 V each): (35 + 18) x 9 = 477; (1, 2) with micro-batch 4 has one micro-batch, not a
+ *   multiple of pp = 2 with V = 2: 9;
+ * - left: 8 x 9 (1f1b) + 2 x 9 (V = 2) = 90 candidates, 426 in all. */
 static void test_3d_space_by_hand(void **state)
 {
   (void)state;
@@ -185,20 +198,24 @@ static void test_3d_space_by_hand(void **state)
   set(&s, "precision", "bf16");
   set(&s, "net-model", "analytic");
   set(&s, "top", "3");
+  set(&s, "framework", "megatron");
+  set(&s, "offload", "none");
   g_autoptr(GError) error = NULL;
   if (!sim_search_check(&s, &error))
     fail_msg("check: %s", error->message);
   g_autoptr(sim_search) S = sim_search_new(&s, &error);
   if (!S)
     fail_msg("new: %s", error->message);
-  assert_int_equal(sim_search_n_combinations(S), 3456);
-  assert_int_equal(drops(S, "tp x pp"), 384);
-  assert_int_equal(drops(S, "ZeRO needs a data-parallel group"), 576);
-  assert_int_equal(drops(S, "micro-batches do not divide"), 384);
-  assert_int_equal(drops(S, "pp > 1"), 1752);
-  assert_int_equal(drops(S, "multiple of pp"), 24);
+  assert_int_equal(sim_search_n_combinations(S), 2 * 3456);
+  assert_int_equal(drops(S, "tp x pp"), 2 * 384);
+  assert_int_equal(drops(S, "ZeRO needs a data-parallel group"), 2 * 576);
+  assert_int_equal(drops(S, "a shard group needs ZeRO"), 768);
+  assert_int_equal(drops(S, "shard group does not divide dp"), 864);
+  assert_int_equal(drops(S, "micro-batches do not divide"), 384 + 288);
+  assert_int_equal(drops(S, "pp > 1"), 1752 + 477);
+  assert_int_equal(drops(S, "multiple of pp"), 24 + 9);
   assert_int_equal(drops(S, "memory"), 0);
-  assert_int_equal(sim_search_n_candidates(S), 336);
+  assert_int_equal(sim_search_n_candidates(S), 336 + 90);
 }
 
 /* Axis bounds: the least of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^k at or above the value,

@@ -40,27 +40,37 @@ sim_task_id sim__fsdp_add_pass(sim_graph *g, const sim_fsdp_pass *x)
   return last;
 }
 
-gboolean sim__dp_coll_time(sim_coll_timer *ct, comm_coll_op op, uint32_t D, uint32_t T,
-                           uint32_t G, uint64_t bytes, sim_time_ps *out, GError **error)
+uint32_t sim__dp_steps(comm_coll_op op, uint32_t D, uint32_t T, uint32_t G, uint64_t bytes,
+                       sim_dp_step steps[2])
 {
-  if (G == 0 || G >= D || op == COMM_COLL_ALLREDUCE)
-    return sim_coll_timer_time(ct, op, 0, D, T, T, 1, bytes, out, error);
+  if (G == 0 || G >= D || op == COMM_COLL_ALLREDUCE) {
+    steps[0] = (sim_dp_step){op, D, T, T, 1, bytes};
+    return 1;
+  }
   /* A sharding group is G data-parallel ranks T apart; with one tensor rank the D / G groups
    * are G apart and run at once, else the T groups of the first sharding group stand for them
    * (the others sit on other nodes when G x T fills the nodes). */
-  uint32_t groups = T == 1 ? D / G : T, group_stride = T == 1 ? G : 1;
-  sim_time_ps within;
-  if (!sim_coll_timer_time(ct, op, 0, G, T, groups, group_stride, bytes, &within, error))
-    return FALSE;
-  *out = within;
+  steps[0] = (sim_dp_step){op, G, T, T == 1 ? D / G : T, T == 1 ? G : 1, bytes};
   if (op != COMM_COLL_REDUCE_SCATTER)
-    return TRUE;
+    return 1;
   /* The replicas' allreduce of each shard: D / G ranks G T apart, G T such groups at once. */
-  sim_time_ps across;
-  if (!sim_coll_timer_time(ct, COMM_COLL_ALLREDUCE, 0, D / G, G * T, G * T, 1, bytes / G,
-                           &across, error))
-    return FALSE;
-  *out += across;
+  steps[1] = (sim_dp_step){COMM_COLL_ALLREDUCE, D / G, G * T, G * T, 1, bytes / G};
+  return 2;
+}
+
+gboolean sim__dp_coll_time(sim_coll_timer *ct, comm_coll_op op, uint32_t D, uint32_t T,
+                           uint32_t G, uint64_t bytes, sim_time_ps *out, GError **error)
+{
+  sim_dp_step steps[2];
+  uint32_t n = sim__dp_steps(op, D, T, G, bytes, steps);
+  *out = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    sim_time_ps t;
+    if (!sim_coll_timer_time(ct, steps[i].op, 0, steps[i].n, steps[i].stride, steps[i].groups,
+                             steps[i].group_stride, steps[i].bytes, &t, error))
+      return FALSE;
+    *out += t;
+  }
   return TRUE;
 }
 

@@ -37,6 +37,20 @@ typedef struct {
  * released. Returns the last reduction (0 when there is none). */
 sim_task_id sim__fsdp_add_pass(sim_graph *g, const sim_fsdp_pass *x);
 
+/* One collective of a data-parallel step: `groups` concurrent groups of `n` ranks, group g
+ * holding ranks g group_stride + i stride, each moving `bytes` (nccl-tests size). */
+typedef struct {
+  comm_coll_op op;
+  uint32_t n, stride, groups, group_stride;
+  uint64_t bytes;
+} sim_dp_step;
+
+/* The collectives of data-parallel `op` of `bytes` on D data-parallel ranks T apart (each of
+ * the T tensor ranks' groups), sharded over groups of G consecutive ones (see
+ * sim__dp_coll_time): fills steps[0..1] and returns how many (1 or 2). */
+uint32_t sim__dp_steps(comm_coll_op op, uint32_t D, uint32_t T, uint32_t G, uint64_t bytes,
+                       sim_dp_step steps[2]);
+
 /* The time of a data-parallel collective `op` of `bytes` on each of the T tensor ranks' groups
  * of D data-parallel ranks (ranks d T + r), sharded over groups of G consecutive data-parallel
  * ranks (HSDP; G = D: plain ZeRO/FSDP): an all-gather runs within a sharding group; a

@@ -79,6 +79,39 @@ static void test_backward_reductions(void **state)
   assert_int_equal(pass_time(3, 10, 4, 8, 1), 42);
 }
 
+/* HSDP's collectives: 16 data-parallel ranks of 2 tensor ranks (ranks d x 2 + r), sharded over
+ * groups of 8. A 1e9-byte reduce-scatter is one within each sharding group (8 ranks 2 apart,
+ * the 2 tensor ranks' groups at once) and an allreduce of the 1e9 / 8 = 125e6-byte shard
+ * across the 2 replicas (ranks 16 apart, 16 such pairs at once); a gather stays within the
+ * group; plain ZeRO (G = D) and allreduces are one collective over all 16. With one tensor
+ * rank the two sharding groups are 8 apart and run together. */
+static void test_hsdp_steps(void **state)
+{
+  (void)state;
+  sim_dp_step st[2];
+  assert_int_equal(sim__dp_steps(COMM_COLL_REDUCE_SCATTER, 16, 2, 8, 1000000000, st), 2);
+  assert_int_equal(st[0].op, COMM_COLL_REDUCE_SCATTER);
+  assert_int_equal(st[0].n, 8);
+  assert_int_equal(st[0].stride, 2);
+  assert_int_equal(st[0].groups, 2);
+  assert_int_equal(st[0].group_stride, 1);
+  assert_int_equal(st[0].bytes, 1000000000);
+  assert_int_equal(st[1].op, COMM_COLL_ALLREDUCE);
+  assert_int_equal(st[1].n, 2);
+  assert_int_equal(st[1].stride, 16);
+  assert_int_equal(st[1].groups, 16);
+  assert_int_equal(st[1].bytes, 125000000);
+  assert_int_equal(sim__dp_steps(COMM_COLL_ALLGATHER, 16, 2, 8, 1000, st), 1);
+  assert_int_equal(st[0].n, 8);
+  assert_int_equal(sim__dp_steps(COMM_COLL_REDUCE_SCATTER, 16, 2, 16, 1000, st), 1);
+  assert_int_equal(st[0].n, 16);
+  assert_int_equal(sim__dp_steps(COMM_COLL_ALLREDUCE, 16, 2, 8, 1000, st), 1);
+  assert_int_equal(st[0].n, 16);
+  assert_int_equal(sim__dp_steps(COMM_COLL_ALLGATHER, 16, 1, 8, 1000, st), 1);
+  assert_int_equal(st[0].groups, 2);
+  assert_int_equal(st[0].group_stride, 8);
+}
+
 /* ZeRO-Offload's host step: 10e9 parameters on one device of a node with DeepSpeed's CPU-Adam
  * rate (3.89e9 parameters/s for the node): 2.5707 s; with 16 devices sharing the node's CPUs,
  * 625e6 parameters each take as long. PCIe: 20e9 bytes at 12.6e9 bytes/s (PCIe 3.0 x16 at 0.8
@@ -156,6 +189,7 @@ int main(void)
       cmocka_unit_test(test_no_prefetch),         cmocka_unit_test(test_backward_reductions),
       cmocka_unit_test(test_offload_times),       cmocka_unit_test(test_offload_memory),
       cmocka_unit_test(test_eager_kernels),       cmocka_unit_test(test_bad_file),
+      cmocka_unit_test(test_hsdp_steps),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -173,3 +173,21 @@ void sim__3d_offload_values(const sim_search_ctx *c, GPtrArray *out)
   g_ptr_array_add(out, g_strdup(""));   /* none */
   sim_search_add_value(out, "offload=optimizer");
 }
+
+#define SIM_DROP_FRAMEWORK_ZERO "a per-block framework without ZeRO 2-3 gathers nothing per block"
+
+#define SIM_DROP_SHARD_CHUNK "the search tries sharding groups with per-block frameworks (HSDP)"
+
+const char *sim__3d_framework_bound(const sim_framework_opts *fo, unsigned zero)
+{
+  if (!fo->framework)
+    return NULL;
+  g_autoptr(wl_framework) fw = wl_framework_load(fo->framework, "--framework", NULL);
+  if (!fw)
+    return NULL;
+  if (fw->gather_per_block && zero < 2)
+    return SIM_DROP_FRAMEWORK_ZERO;
+  if (!fw->gather_per_block && fo->shard_group)
+    return SIM_DROP_SHARD_CHUNK;
+  return NULL;
+}

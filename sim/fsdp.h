@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "colltime.h"
+#include "framework_keys.h"
 #include "strategy.h"
 #include "strategy_3d.h"
 #include "taskgraph.h"
@@ -93,5 +94,11 @@ void sim__3d_offload_memory(unsigned offload, uint64_t params, uint32_t G, unsig
 void sim__3d_framework_values(const sim_search_ctx *c, GPtrArray *out);
 void sim__3d_shard_group_values(const sim_search_ctx *c, GPtrArray *out);
 void sim__3d_offload_values(const sim_search_ctx *c, GPtrArray *out);
+/* The search's bound on the framework axis: a per-block framework with ZeRO 0 or 1 runs no
+ * per-block gathers, and is then Megatron's schedule with its own kernels and reductions (the
+ * axis's fsdp-compile: never faster), so it is dropped; sharding groups are tried with
+ * per-block frameworks (HSDP) only, which keeps the search's size. NULL to keep the
+ * candidate. */
+const char *sim__3d_framework_bound(const sim_framework_opts *fo, unsigned zero);
 
 #endif

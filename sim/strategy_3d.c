@@ -395,11 +395,20 @@ static const char *bound_3d(const sim_scenario *s, const sim_search_ctx *c)
   if (!c->capacity_bytes)
     return NULL;
   sim_framework_opts fo = sim_framework_opts_of(s);
+  const char *why = sim__3d_framework_bound(&fo, (unsigned)s->zero);
+  if (why)
+    return why;
   uint64_t G = fo.shard_group ? (uint64_t)fo.shard_group : dp;
   uint64_t need = first_stage_bytes(s, c, G, per_replica);
-  /* Offload only adds work: a plan that fits without it is faster so. */
-  if (fo.offload != SIM_OFFLOAD_NONE)
-    return need <= c->capacity_bytes ? SIM_DROP_OFFLOAD_FITS : NULL;
+  /* Offload only adds work: a plan that fits without it is faster so; and it frees at most the
+   * optimizer state (12 bytes of a parameter's 16). */
+  if (fo.offload != SIM_OFFLOAD_NONE) {
+    if (need <= c->capacity_bytes)
+      return SIM_DROP_OFFLOAD_FITS;
+    uint64_t tp = (uint64_t)s->tp, state = wl_tf_layer_params(&c->tf) * (c->layers / (uint64_t)s->pp) / tp;
+    uint64_t optimizer = (s->zero >= 1 ? state / G : state) * 12;
+    return need - MIN(need, optimizer) > c->capacity_bytes ? SIM_DROP_MEMORY_BOUND : NULL;
+  }
   return need > c->capacity_bytes ? SIM_DROP_MEMORY_BOUND : NULL;
 }
 

@@ -45,6 +45,7 @@ skip() {
 
 # Accuracy against the published measurements (every row: they are few).
 run reference "$build/dtsim-reference"
+run kernels-h200 "$build/dtsim-kernels-h200"
 run reference-run "$build/dtsim-reference-run"
 run llm "$build/dtsim-llm"
 run collective-reference sh bench/collective/reference.sh "$build/dtsim"
@@ -62,6 +63,12 @@ run scale-events "$build/bench_scale" --events
 run search "$build/bench_search" 8 1
 run chakra sh bench/chakra/bench_chakra.sh "$build/dtsim" "$build/chakra_gen"
 run readers env PALEO_LAYERS=2000 sh bench/fuzz/readers.sh "$build/dtsim" 1000 10000
+# Hostile inputs by category (some 6300 runs of dtsim: a few minutes).
+if command -v python3 >/dev/null 2>&1; then
+  run hostile python3 bench/hostile/hostile.py "$build/dtsim"
+else
+  skip hostile "needs python3"
+fi
 if [ -x "$build/dtsim-mpi" ] && command -v mpirun >/dev/null 2>&1; then
   mpi_out=$(mktemp -d "${TMPDIR:-/tmp}/dtsim-bench-mpi-XXXXXX")
   run mpi env CLUSTER=0 SIZES=1K..64K OUT="$mpi_out" sh bench/mpi/run.sh "$build"

@@ -151,6 +151,15 @@ double dev__gemm_fill(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, unsign
  * whole device: the best tile size and k split; equal for shapes that pad to the same tiles. */
 double dev__gemm_seconds(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, unsigned sms,
                          double k_overhead, double flops_per_s);
+/* Fraction of the SMs' time a fused attention kernel spends on its tiles: blocks of 128
+ * queries of one head (`batch` heads x sequences), each looping over the 128-key tiles of its
+ * `k` keys (the diagonal one whole and none above it when `causal`), one block per SM; blocks go
+ * to SMs as SMs free up. Equal blocks run in waves; causal blocks of unequal length end with a
+ * tail no longer than the longest block (Graham's list-scheduling bound, or waves of the
+ * longest block where that is lower); a last tile of fewer than 128 queries or keys is padded.
+ * In (0, 1]. */
+double dev__attention_fill(uint64_t q, uint64_t k, uint64_t batch, gboolean causal,
+                           unsigned sms);
 /* Roofline: max of compute and memory seconds. */
 double dev__roofline_s(double flops, double flops_per_s, double bytes, double bytes_per_s);
 

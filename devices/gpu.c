@@ -145,9 +145,45 @@ static double winograd_s(const dev_device *dev, const wl_op_cost *op, double pea
   return tc + tm * dev->prm.winograd_traffic;
 }
 
+/* FlashAttention's tile: 128 queries (one thread block) by 128 keys per step of its loop, the
+ * size FlashAttention-2 and -3 and cuDNN's fused kernels use at head width 128 on Ampere and
+ * Hopper (Dao 2023, section 3.3; Shah et al. 2024). */
+#define ATTN_TILE 128
+
+double dev__attention_fill(uint64_t q, uint64_t k, uint64_t batch, gboolean causal,
+                           unsigned sms)
+{
+  if (q == 0 || k == 0 || batch == 0 || sms == 0)
+    return 1.0;
+  uint64_t nq = ceil_div(q, ATTN_TILE), nk = ceil_div(k, ATTN_TILE);
+  uint64_t blocks = batch * nq;
+  double steps, makespan;
+  if (!causal) {
+    /* Every block runs nk steps; ceil(blocks / sms) waves. */
+    steps = (double)blocks * (double)nk;
+    makespan = (double)ceil_div(blocks, sms) * (double)nk;
+  } else {
+    /* The queries are the last q of the k keys: query tile i (from 0) sees the key tiles up to
+     * its own, (nk - nq) + i + 1 of them. */
+    uint64_t first = nk > nq ? nk - nq : 0, longest = first + nq;
+    steps = (double)batch * ((double)nq * (double)first + (double)nq * (double)(nq + 1) / 2);
+    /* Two bounds on list scheduling, the lower taken: Graham's, and waves no longer than the
+     * longest block (exact when the blocks are equal, one query tile each). */
+    double graham = steps / sms + (1.0 - 1.0 / sms) * (double)longest;
+    double waves = (double)ceil_div(blocks, sms) * (double)longest;
+    makespan = graham < waves ? graham : waves;
+  }
+  /* The last tile of a sequence not a multiple of 128 is padded. */
+  double pad = ((double)q / (double)(nq * ATTN_TILE)) * ((double)k / (double)(nk * ATTN_TILE));
+  double fill = pad * steps / ((double)sms * makespan);
+  return fill < 1.0 ? fill : 1.0;
+}
+
 /* Fused (flash) attention: its matrix products on the tensor cores at a measured fraction of
- * the peak (FlashAttention-2/3, cuDNN), or its memory traffic, whichever is longer. fp8
- * attention runs at the bf16 rate: training recipes keep attention in bf16. */
+ * the peak (FlashAttention-2/3, cuDNN), spread over its tiles (dev__attention_fill: wave
+ * quantization, and the tail of a causal kernel's unequal blocks), or its memory traffic,
+ * whichever is longer. fp8 attention runs at the bf16 rate: training recipes keep attention
+ * in bf16. An op without its shape (gemm_m zero) runs at the rate alone. */
 static double attention_s(const dev_device *dev, const wl_op_cost *op)
 {
   wl_precision p = op->precision == WL_PREC_FP8 || op->precision == WL_PREC_AMP
@@ -161,6 +197,9 @@ static double attention_s(const dev_device *dev, const wl_op_cost *op)
                     (p == WL_PREC_TF32 && dev->prm.peak_tflops_tf32_tensor > 0);
   double rate = tensor ? dev->peak_flops[p] * dev->clock_scale * eff
                        : dev->vector_flops[p] * dev->prm.eff_gemm;
+  if (op->gemm_m && op->gemm_k && op->gemm_batch)
+    rate *= dev__attention_fill(op->gemm_m, op->gemm_k, op->gemm_batch, op->causal != 0,
+                                dev->units);
   return dev__roofline_s((double)op->flops, rate, bytes_of(op), dev->stream_Bps);
 }
 

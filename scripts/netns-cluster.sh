@@ -30,7 +30,7 @@
 # of wire, netem, tbf):
 #   wire   each host has a tun device dtsim0, and build/dtsim-netwire (or $DTSIM_NETWIRE)
 #          carries the packets between them: a full-duplex link of RATE per host to a
-#          non-blocking switch plus DELAY one way, no drops (comm/mpi/wire.h);
+#          non-blocking switch plus DELAY one way, no drops (sim/app/mpi/wire.h);
 #          DTSIM_NETWIRE_ARGS adds options (dtsim-netwire --help);
 #   netem  the data network is a second veth per host on a bridge dtsimbr1, each host's egress
 #          with netem's delay and rate (kernels with CONFIG_NET_SCH_NETEM);

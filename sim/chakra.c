@@ -229,7 +229,7 @@ static gboolean add_group(build *b, uint32_t group, const uint32_t *ranks, uint3
     /* A barrier is an all-reduce of one element (PyTorch's barrier on NCCL). */
     uint64_t bytes = x->comm == WL_CHAKRA_BARRIER ? 4 : x->bytes;
     /* An algorithm without all-to-all (the ring a 3-D trace names) leaves those to the direct
-     * exchange, as the plan that wrote the trace timed them (sim/colltime.c). */
+     * exchange, as the plan that wrote the trace timed them (sim/strategies/colltime.c). */
     const comm_coll_algorithm *algo = b->algo;
     if (x->comm == WL_CHAKRA_ALL_TO_ALL && !comm_coll_algorithm_supports(algo, COMM_COLL_ALLTOALL))
       algo = comm_coll_algorithm_find("direct", "direct", NULL);

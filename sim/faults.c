@@ -79,11 +79,12 @@ gboolean sim_faults_check(const sim_scenario *s, GError **error)
   }
   const sim_strategy *st = s->strategy ? sim_strategy_for_scenario(s, NULL) : NULL;
   unsigned flags = st ? sim_strategy_flags_for(st, s) : 0;
-  if (s->links_down && (flags & SIM_STRATEGY_TRANSFORMER) && s->symmetry) {
+  if (s->links_down && (flags & SIM_STRATEGY_TRANSFORMER) && s->symmetry &&
+      sim_scenario_given(s, "symmetry")) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: a folded --strategy 3d run simulates one "
                 "pipeline and times its collectives on the groups of its first stage, so it "
-                "would miss a failed link elsewhere: give --symmetry off (every device simulated)",
-                sim_scenario_where(s, "link-down"));
+                "would miss a failed link elsewhere: leave --symmetry out or give it off (every "
+                "device simulated)", sim_scenario_where(s, "link-down"));
     return FALSE;
   }
   if (s->stragglers && (flags & SIM_STRATEGY_THREADS)) {
@@ -130,6 +131,14 @@ gboolean sim_faults_apply(const sim_scenario *s, const comm_topology *topo, sim_
                           size_t note_size, GError **error)
 {
   note[0] = '\0';
+  /* A 3-D plan left folded under --symmetry on was unfolded by its builder for a failed link
+   * (sim_3d_opts_from_scenario). */
+  const sim_strategy *strategy = sim_strategy_for_scenario(s, NULL);
+  unsigned sflags = strategy ? sim_strategy_flags_for(strategy, s) : 0;
+  if ((sflags & SIM_STRATEGY_TRANSFORMER) && !folded_3d && s->symmetry && s->links_down &&
+      s->links_down->len)
+    g_snprintf(note, note_size, "unfolded: %s breaks the symmetry of the pipelines and their "
+               "groups; every device is simulated", sim_scenario_where(s, "link-down"));
   if (!sim_faults_unfold(s))
     return TRUE;
   uint32_t n = s->stragglers->len;

@@ -1,6 +1,8 @@
-/* A scenario: everything `dtsim run`, `sweep`, `collective`, `search` and the `dtsim-mpi`
- * commands need to know, parsed once into typed values from defaults, a scenario INI file
- * (group [scenario]) and command-line options with the same names, in that order.
+/* A scenario: everything `dtsim run`, `sweep`, `collective`, `search`, `describe`, `calibrate`
+ * and the `dtsim-mpi` commands need to know, parsed once into typed values from defaults, a
+ * scenario INI file (group [scenario]) and command-line options with the same names, in that
+ * order. This header is the typed configuration every layer of sim/ reads (strategies, driver,
+ * application); its parsing is sim/app/scenario.c.
  *
  * Every key is declared once, with its default, its range and its help text, in a table beside
  * the code that reads it (the cluster's in simulate.c, the model's in costs.c, each strategy's
@@ -21,10 +23,11 @@
 #include "wl_transformer.h"
 #include "comm_net.h"
 #include "coll.h"
+#include "devices.h"
 
 typedef struct sim_strategy sim_strategy;
 
-/* What a strategy is and which shared keys it takes (sim/strategy.h). A key or key group that
+/* What a strategy is and which shared keys it takes (sim/strategies/strategy.h). A key or key group that
  * needs a flag is refused with a strategy that lacks it. */
 typedef enum {
   SIM_STRATEGY_STAGED = 1u << 0,        /* a replica's devices hold consecutive layers: --batch
@@ -57,12 +60,16 @@ typedef enum {
   SIM_OPTS_COLLECTIVE = 1 << 2, /* one collective */
   SIM_OPTS_SEARCH = 1 << 3,     /* search over configurations */
   SIM_OPTS_CLUSTER = 1 << 4,    /* describes the cluster and device: every command above */
+  SIM_OPTS_DESCRIBE = 1 << 5,   /* dtsim describe: the model's shapes, counts and memory */
+  SIM_OPTS_CALIBRATE = 1 << 6,  /* dtsim calibrate: fitting the device models */
 } sim_opts_set;
 /* What each command takes. */
 #define SIM_CMD_RUN (SIM_OPTS_RUN | SIM_OPTS_CLUSTER)
 #define SIM_CMD_SWEEP (SIM_OPTS_RUN | SIM_OPTS_CLUSTER | SIM_OPTS_SWEEP)
 #define SIM_CMD_SEARCH (SIM_OPTS_RUN | SIM_OPTS_CLUSTER | SIM_OPTS_SEARCH)
 #define SIM_CMD_COLLECTIVE (SIM_OPTS_COLLECTIVE | SIM_OPTS_CLUSTER)
+#define SIM_CMD_DESCRIBE SIM_OPTS_DESCRIBE
+#define SIM_CMD_CALIBRATE SIM_OPTS_CALIBRATE
 
 typedef struct {
   /* What is trained (costs.c). */
@@ -114,6 +121,11 @@ typedef struct {
   wl_recompute recompute;
   int64_t zero;                 /* ZeRO stage 0..3 */
   int64_t ep;                   /* expert-parallel degree (1: none) */
+  int64_t etp;                  /* expert tensor-parallel degree (1: whole experts) */
+  int64_t cp;                   /* context-parallel degree (1: none) */
+  int cp_comm;                  /* sim_cp_comm: p2p, all-gather or a2a */
+  double moe_capacity;          /* expert capacity factor (0: dropless) */
+  double moe_imbalance;         /* busiest expert's tokens over the mean (>= 1) */
   char *pp_layout;              /* Megatron-Core's pipeline layout string, or NULL */
   gboolean embedding_in_split;  /* the embedding counts as a block when spreading blocks */
   gboolean loss_in_split;       /* the loss (LM head) likewise */
@@ -154,12 +166,15 @@ typedef struct {
   int rank_by;                  /* sim_search_rank_by */
   int64_t top;                  /* rows printed */
   int64_t jobs;                 /* threads simulating candidates (0: one per processor) */
+  double max_time_s;            /* wall-clock seconds a search may take (0: no limit) */
   /* Where each key's value came from: key name -> "--key" or "FILE:LINE: [scenario] key";
    * and the set of keys the user gave (the others are at their defaults). */
   GHashTable *origin, *given;
   /* The values of key groups that keep their own typed struct (sim_key_group.own_size), by
    * the group's place in the scenario's list; see sim_scenario_own(). */
   gpointer own[32];
+  /* The scenario file when it holds [job NAME] groups (sim/app/jobs.h), else NULL. */
+  char *jobs_file;
 } sim_scenario;
 
 /* ---- Keys and groups ----------------------------------------------------------------------- */
@@ -231,7 +246,7 @@ typedef struct {
 #define SIM_KEY_OWN_OFF(type, field) offsetof(type, field)
 
 /* The groups, declared beside their consumers (each strategy's own group is its
- * sim_strategy.keys, sim/strategy.h). */
+ * sim_strategy.keys, sim/strategies/strategy.h). */
 extern const sim_key_group sim_keys_model, sim_keys_cluster, sim_keys_run, sim_keys_output,
     sim_keys_sweep, sim_keys_collective, sim_keys_search, sim_keys_chakra, sim_keys_trainrun,
     sim_keys_faults, sim_keys_links;
@@ -270,8 +285,17 @@ gboolean sim_scenario_key_equals(const sim_scenario *s, const char *key, const c
 gboolean sim_scenario_check_files(const sim_scenario *s, const char *scenario_file,
                                   GError **error);
 
-/* Reads [scenario] of an INI file into s; keys the commands in `set` do not take are refused. */
+/* Reads [scenario] of an INI file into s; keys the commands in `set` do not take are refused.
+ * A file with [job NAME] groups sets s->jobs_file (`run` only; other commands refuse them). */
 gboolean sim_scenario_load(sim_scenario *s, const char *path, unsigned set, GError **error);
+/* Reads the keys of `group` of a loaded INI file into s as sim_scenario_load() reads
+ * [scenario] (values named "FILE:LINE: [group] key"), but for the keys in the NULL-terminated
+ * `skip` (or NULL), which the caller reads. */
+typedef struct dt_ini dt_ini;
+gboolean sim_scenario_load_group(sim_scenario *s, const dt_ini *ini, const char *group,
+                                 unsigned set, const char *const *skip, GError **error);
+/* Every key group, in --help order (n receives how many). */
+const sim_key_group *const *sim_scenario_key_groups(gsize *n);
 
 /* Adds the options of the commands in `set` to ctx (one GOptionGroup per key group, all shown
  * by --help); after g_option_context_parse(), sim_scenario_apply_options() validates them into
@@ -287,15 +311,34 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_scenario_opts, sim_scenario_opts_free)
  * file and the options are in. */
 gboolean sim_scenario_check(const sim_scenario *s, GError **error);
 
+/* How one command uses a shared key where it differs from the key's table: its own default
+ * (describe's --batch is one sample, run's 64), a short option name, or what the value means
+ * to it (calibrate's --device picks the measured rows to fit). */
+typedef struct {
+  const char *key;
+  const char *def;              /* the command's default, parsed like any value (NULL: the
+                                 * key's) */
+  char short_name;              /* -X on this command's line (0: none); not for flags */
+  const char *help;             /* the command's --help text (NULL: the key's) */
+} sim_key_use;
+
 /* The one command-line front end of the commands that take a scenario (dtsim run, sweep,
- * collective, search, and the dtsim-mpi commands): an optional positional SCENARIO.ini, then
- * options (which override it); with SIM_OPTS_SWEEP a --nodes list is the --nodes-list axis. */
+ * collective, search, describe, calibrate and the dtsim-mpi commands): an optional positional
+ * SCENARIO.ini, then options (which override it); with SIM_OPTS_SWEEP a --nodes list is the
+ * --nodes-list axis. */
 typedef struct {
   unsigned set;                 /* sim_opts_set: the keys it takes */
   const char *summary;          /* --help's summary */
   const char *parameter;        /* --help's usage after the command (NULL: "[SCENARIO.ini]") */
   GOptionEntry *entries;        /* the command's own options, or NULL (their arg_data filled
                                  * by GOption as usual) */
+  const sim_key_use *uses;      /* the command's defaults and short names of shared keys,
+                                 * ended by {NULL}; or NULL */
+  /* NULL: the positional argument is an optional SCENARIO.ini. Else the command reads its
+   * positional arguments itself (describe MODEL, calibrate MEASURED.csv): they are returned
+   * here as a NULL-terminated copy, no file is loaded, and the command checks its own input
+   * and output files (sim_scenario_check_files is not called). */
+  char ***args;
   /* Checks the scenario once the file and the options are in (NULL: sim_scenario_check). */
   gboolean (*check)(sim_scenario *s, GError **error);
   /* NULL: GOption prints --help and exits. Else --help in any form is not parsed: this gets
@@ -313,6 +356,17 @@ gboolean sim_scenario_parse_args(sim_scenario *s, const sim_command_line *cl, in
  * terminated vector of copies, argc + 1 entries at most); sim_scenario_parse_args() does this
  * itself. */
 GPtrArray *sim_scenario_sweep_args(int argc, char **argv);
+
+/* What a scenario names, made from the catalogs (sim/simulate.c, sim/costs.c: the driver makes
+ * them; strategies that build without the driver's topology, and chaos's cost table, ask for
+ * them here). */
+/* The cluster of a scenario; errors name the key where its value came from. */
+comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error);
+
+/* The device `device_name` (catalog name or INI file) of a scenario, with a calibration overlay
+ * or NULL; errors name the key that chose it (--device or the system preset). */
+dev_device *sim_scenario_device(const sim_scenario *s, const char *device_name,
+                                const char *calibration, GError **error);
 
 /* The strategy's name, for reports. */
 const char *sim_scenario_strategy_name(const sim_scenario *s);

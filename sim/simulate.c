@@ -27,7 +27,8 @@
 static const sim_key cluster_keys[] = {
     {"system", SIM_KEY_STRING, SIM_KEY_OFF(system), "dgx1-v100", .commands = SIM_OPTS_CLUSTER,
      .arg = "NAME|FILE", .help = "node preset: devices, intra-node fabric, NICs, host CPUs"},
-    {"device", SIM_KEY_STRING, SIM_KEY_OFF(device), .commands = SIM_OPTS_CLUSTER,
+    {"device", SIM_KEY_STRING, SIM_KEY_OFF(device),
+     .commands = SIM_OPTS_CLUSTER | SIM_OPTS_CALIBRATE,
      .arg = "NAME|FILE", .help = "device kind, overriding the preset's"},
     {"nodes", SIM_KEY_INT, SIM_KEY_OFF(nodes), "1", 1, SIM_MAX_DEVICES,
      .commands = SIM_OPTS_CLUSTER, .arg = "N", .help = "nodes"},
@@ -65,7 +66,8 @@ static const sim_key run_keys[] = {
 const sim_key_group sim_keys_run = SIM_KEY_GROUP("run", 0, run_keys);
 
 static const sim_key output_keys[] = {
-    {"json", SIM_KEY_FLAG, SIM_KEY_OFF(json), .commands = SIM_OPTS_CLUSTER,
+    {"json", SIM_KEY_FLAG, SIM_KEY_OFF(json),
+     .commands = SIM_OPTS_CLUSTER | SIM_OPTS_DESCRIBE | SIM_OPTS_CALIBRATE,
      .help = "print JSON instead of a table"},
     {"trace", SIM_KEY_STRING, SIM_KEY_OFF(trace), .commands = SIM_OPTS_RUN | SIM_OPTS_COLLECTIVE,
      .arg = "FILE", .help = "write a Chrome trace"},
@@ -169,8 +171,7 @@ static void note_auto_fallback(const sim_scenario *s, const comm_topology *topo,
                comm_coll_algorithm_name(used));
 }
 
-/* --strict: a configuration that does not fit in device memory is an error. */
-static gboolean check_strict(const sim_scenario *s, const sim_report *r, GError **error)
+gboolean sim_check_strict(const sim_scenario *s, const sim_report *r, GError **error)
 {
   if (!s->strict || !r->memory_capacity_bytes ||
       r->memory_per_device_bytes <= r->memory_capacity_bytes)
@@ -181,9 +182,7 @@ static gboolean check_strict(const sim_scenario *s, const sim_report *r, GError 
   return FALSE;
 }
 
-/* The strategy's plan of a scenario: its checks, its cost table (kept in *costs_out) and its
- * task graph on the driver's cluster. */
-static sim_plan *build_plan(const sim_scenario *s, const comm_topology *topo,
+sim_plan *sim_scenario_plan(const sim_scenario *s, const comm_topology *topo,
                             comm_net_model net_model, const char *device, gboolean outputs,
                             const sim_strategy **strategy_out, sim_costs **costs_out,
                             GError **error)
@@ -273,7 +272,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   if (s->chakra) {
     plan = sim_chakra_plan(s, device, comm_topology_devices(topo), &reduce_Bps, error);
   } else {
-    plan = build_plan(s, topo, net_model, device, outputs, &strategy, &costs, error);
+    plan = sim_scenario_plan(s, topo, net_model, device, outputs, &strategy, &costs, error);
     if (plan)
       reduce_Bps = costs ? (double)costs->reduce_Bps : plan->reduce_Bps;
   }
@@ -338,7 +337,7 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
       return FALSE;
   }
   /* Before any output is written: a refused run leaves no trace or CSV behind. */
-  if (outputs && !check_strict(s, r, error))
+  if (outputs && !sim_check_strict(s, r, error))
     return FALSE;
   if (trace) {
     if (!trace_chrome_close(trace, error))
@@ -411,6 +410,11 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
                       GError **error)
 {
   gint64 t0 = g_get_monotonic_time();
+  if (s->jobs_file) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: [job NAME] groups are simulated by "
+                "`dtsim run` only", s->jobs_file);
+    return FALSE;
+  }
   /* A Chakra trace is one iteration of the job (as traces of real jobs are): --chakra-out
    * simulates one unless --iterations says otherwise, and every device unless --symmetry says
    * otherwise (sim_chakra_export_scenario). */

@@ -8,6 +8,7 @@
 #include "devices.h"
 #include "measure.h"
 #include "scenario.h"
+#include "strategy.h"
 
 /* What a simulation built and ran, for callers that need more than the report (dtsim-mpi
  * replay reads the plan and every task's simulated times). */
@@ -28,8 +29,16 @@ typedef struct {
   gboolean quiet;             /* no notes on stderr (a search's candidates: thousands of runs) */
 } sim_run_opts;
 
-/* The cluster of a scenario; errors name the key where its value came from. */
-comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error);
+/* The strategy's plan of a scenario: its checks, its cost table (kept in *costs_out, NULL for
+ * transformer strategies) and its task graph on the cluster `topo` (`outputs`: the run writes
+ * a trace, which unfolds small data-parallel runs). */
+sim_plan *sim_scenario_plan(const sim_scenario *s, const comm_topology *topo,
+                            comm_net_model net_model, const char *device, gboolean outputs,
+                            const sim_strategy **strategy_out, sim_costs **costs_out,
+                            GError **error);
+
+/* --strict: a configuration that does not fit in device memory is an error. */
+gboolean sim_check_strict(const sim_scenario *s, const sim_report *r, GError **error);
 
 /* Simulates the scenario. Writes --trace and --csv if set. */
 gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *out,
@@ -40,15 +49,6 @@ gboolean sim_simulate(const sim_scenario *s, const sim_run_opts *o, sim_report *
  * file; the scenario's calibration overlay applies). */
 sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint64_t batch,
                            GError **error);
-
-/* The device `device_name` (catalog name or INI file) of a scenario, with a calibration overlay
- * or NULL; errors name the key that chose it (--device or the system preset). */
-dev_device *sim_scenario_device(const sim_scenario *s, const char *device_name,
-                                const char *calibration, GError **error);
-
-/* The cost table of --strategy chaos (sim/strategy_chaos.c): one sample's passes on one of
- * --threads concurrent threads of the device, and each layer's shared-weights cost. */
-sim_costs *sim_chaos_costs_build(const sim_scenario *s, const char *device_name, GError **error);
 
 /* Aggregation rate of a parameter server, bytes of gradient per second: the device's reduction
  * rate for servers on a device (--ps-placement gpu), host memory speed otherwise. */

@@ -14,7 +14,15 @@ static void json_double(GString *o, const char *key, double v)
 
 void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_json)
 {
-  g_autoptr(GString) o = g_string_new("{");
+  g_autoptr(GString) o = g_string_new(NULL);
+  sim_report_append_json(o, r, extra_json);
+  g_string_append_c(o, '\n');
+  fputs(o->str, out);
+}
+
+void sim_report_append_json(GString *o, const sim_report *r, const char *extra_json)
+{
+  g_string_append_c(o, '{');
   json_double(o, "iteration_time_s", r->iteration_time_s);
   json_double(o, "throughput_samples_per_s", r->throughput_samples_per_s);
   json_double(o, "compute_time_s", r->compute_time_s);
@@ -54,7 +62,12 @@ void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_jso
     /* Offloaded bytes live in host memory, outside memory_per_device_bytes. */
     if (r->memory_host_bytes)
       g_string_append_printf(o, ",\"host\":%" G_GUINT64_FORMAT, r->memory_host_bytes);
+    if (r->has_activations_cp)
+      g_string_append_printf(o, ",\"activations_cp\":%" G_GUINT64_FORMAT,
+                             r->memory_activations_cp_bytes);
     g_string_append(o, "},");
+    if (r->has_tokens_dropped)
+      json_double(o, "tokens_dropped", r->tokens_dropped);
   }
   if (r->symmetry_note[0]) {
     g_string_append(o, "\"symmetry\":");
@@ -74,8 +87,7 @@ void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_jso
   if (extra_json && *extra_json)
     g_string_append_printf(o, "%s,", extra_json);
   g_string_truncate(o, o->len - 1);
-  g_string_append(o, "}\n");
-  fputs(o->str, out);
+  g_string_append_c(o, '}');
 }
 
 static void row_ms(FILE *out, const char *label, double s, double total)
@@ -132,6 +144,12 @@ void sim_report_print_table(FILE *out, const sim_report *r, const char *title)
     if (r->memory_host_bytes)
       fprintf(out, "  %-28s %.2f GiB per device (offloaded optimizer states and gradients)\n",
               "host memory", (double)r->memory_host_bytes / (1 << 30));
+    if (r->has_activations_cp)
+      fprintf(out, "  %-28s %.2f GiB of keys and values of the other ranks\n",
+              "context parallelism", (double)r->memory_activations_cp_bytes / (1 << 30));
+    if (r->has_tokens_dropped)
+      fprintf(out, "  %-28s %.4g routed token copies dropped per iteration\n", "expert capacity",
+              r->tokens_dropped);
   }
   if (r->speedup > 0 && r->threads > 0)
     fprintf(out, "  %-28s %12.2fx on %u threads (efficiency %.1f%%)\n",

@@ -38,6 +38,11 @@ typedef struct {
   uint64_t memory_activations_bytes, memory_other_bytes;
   uint64_t memory_framework_reserved_bytes;   /* CUDA context, NCCL buffers, allocator slack */
   uint64_t memory_host_bytes;   /* offloaded to host memory per device (0: nothing offloaded) */
+  /* Context parallelism's key/value buffers (memory key activations_cp, when has_*), and the
+   * routed token copies a capacity factor drops per iteration (tokens_dropped). */
+  gboolean has_activations_cp, has_tokens_dropped;
+  uint64_t memory_activations_cp_bytes;
+  double tokens_dropped;
   uint64_t tokens_per_iteration;  /* sequence models: samples x sequence length; else 0 */
   /* What stragglers did to the folding of the run ("unfolded: ...", "folded: ..."), or "". */
   char symmetry_note[240];
@@ -48,6 +53,8 @@ typedef struct {
 
 /* One JSON object on one line (the contract's keys first), with the scenario's extra pairs. */
 void sim_report_print_json(FILE *out, const sim_report *r, const char *extra_json);
+/* The same object appended to o, without the newline. */
+void sim_report_append_json(GString *o, const sim_report *r, const char *extra_json);
 void sim_report_print_table(FILE *out, const sim_report *r, const char *title);
 
 #endif

@@ -75,8 +75,11 @@ gboolean dt_parse_bool(const char *text, const char *what, gboolean *out, GError
 /* A finite number in [min, max]. */
 gboolean dt_parse_double(const char *text, const char *what, double min, double max,
                          double *out, GError **error);
+/* The most points a list of numbers holds, ranges expanded. */
+#define DT_LIST_MAX_POINTS 1000001u
 /* A comma-separated list of whole numbers in [min, max]; ranges "a-b" and powers "1..64"
- * (doubling) allowed. Returns a GArray of int64_t, or NULL with an error. */
+ * (doubling) allowed; at most DT_LIST_MAX_POINTS points in all. Returns a GArray of int64_t,
+ * or NULL with an error. */
 GArray *dt_parse_int_list(const char *text, const char *what, int64_t min, int64_t max,
                           GError **error);
 /* A comma-separated list of sizes (dt_parse_size) and doubling ranges "LO..HI", in the order
@@ -136,8 +139,11 @@ gboolean dt_check_line(const char *value, const char *what, GError **error);
 /* GOption converts G_OPTION_ARG_STRING values from the locale's character set to UTF-8, which
  * fails on any non-ASCII byte in the C locale (a file name like josé.json) and on names that
  * are not text in the locale's set. This turns every STRING (STRING_ARRAY) entry of a
- * NULL-terminated table into FILENAME (FILENAME_ARRAY): values arrive as the bytes given, and
- * every message that echoes them goes through dt_escape. Call before adding the entries. */
+ * NULL-terminated table into FILENAME (FILENAME_ARRAY) and marks callbacks FILENAME: values
+ * arrive as the bytes given, and every message that echoes them goes through dt_escape. (An
+ * optional-argument callback whose value failed that conversion was called anyway, with the
+ * conversion's error already set, and parsing went on to set a second error over it.) Call
+ * before adding the entries. */
 void dt_option_entries_as_bytes(GOptionEntry *entries);
 
 /* Refuses an option given twice (GOption would keep the last silently): scans argv[1..] for
@@ -256,5 +262,8 @@ void dt_json_key(GString *out, const char *key);
 /* One CSV field (RFC 4180): as it is, or quoted with its quotes doubled when it holds a comma,
  * a quote, a carriage return or a newline. */
 void dt_csv_field(GString *out, const char *s);
+/* The fields of one CSV line (RFC 4180 quoting: a quoted field may hold commas, a doubled quote
+ * is one quote; a carriage return ends the line), owned by the array. */
+GPtrArray *dt_csv_split(const char *line);
 
 #endif

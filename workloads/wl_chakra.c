@@ -525,11 +525,10 @@ void wl_chakra_free(wl_chakra_trace *t)
 /* comm_group.json: {"NAME": [rank, ...], ...}; ranks below n_ranks, none twice in a group. */
 static gboolean load_groups(wl_chakra_trace *t, GHashTable *index, GError **error)
 {
-  char *data = NULL;
+  g_autofree char *data = NULL;
   gsize len = 0;
   if (!dt_read_file(t->groups_path, "--chakra", 64 << 20, &data, &len, error))
     return FALSE;
-  g_autofree char *owned = data;
   g_autoptr(JsonParser) parser = json_parser_new();
   GError *jerr = NULL;
   if (!json_parser_load_from_data(parser, data, (gssize)len, &jerr)) {

@@ -50,7 +50,9 @@ typedef struct {
   uint64_t bytes_read;     /* bytes read from device memory (inputs, weights, saved tensors) */
   uint64_t bytes_written;  /* bytes written to device memory */
   /* For matrix-like ops (CONV as implicit GEMM, GEMM): the GEMM the pass amounts to, C[m x n] +=
-   * A[m x k] B[k x n]; used for tile and wave quantization. Zero for other kinds. */
+   * A[m x k] B[k x n]; used for tile and wave quantization. For fused ATTENTION: m queries
+   * against k keys per sequence and head, n = query/key plus value head widths, batch = sequences
+   * x heads (zero: the device times it without its tiles). Zero for other kinds. */
   uint64_t gemm_m, gemm_n, gemm_k;
   /* Independent GEMMs of that shape in the pass (convolution groups); 1 for a plain
    * convolution or GEMM, zero for other kinds. */
@@ -60,6 +62,9 @@ typedef struct {
   /* Convolution geometry where it matters to a device model (Xeon Phi, DeepBench rows);
    * zero for other kinds. */
   uint32_t kernel_h, kernel_w, stride;
+  /* ATTENTION: 1 when a causal mask skips the key tiles above the diagonal, so the tiles of
+   * queries do unequal work. */
+  uint8_t causal;
 } wl_op_cost;
 
 const char *wl_precision_name(wl_precision p);

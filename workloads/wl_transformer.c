@@ -605,6 +605,18 @@ static void stream(wl_tf_kernel *kn, const char *name, uint64_t elems, unsigned 
   }
 }
 
+void wl_tf_gemm_kernel(wl_tf_kernel *kn, const char *name, uint64_t batch, uint64_t m,
+                       uint64_t n, uint64_t k, wl_precision p)
+{
+  batched(kn, name, batch, m, n, k, p);
+}
+
+void wl_tf_stream_kernel(wl_tf_kernel *kn, const char *name, uint64_t elems, unsigned reads,
+                         unsigned writes, unsigned flops_per, wl_precision p)
+{
+  stream(kn, name, elems, reads, writes, flops_per, p);
+}
+
 /* The attention's projections into Q, K and V on one rank (n: the count so far). Plain
  * attention: one GEMM to (heads + 2 kv-heads) x head widths / t. MLA: the query compression
  * (replicated on every rank) and its expansion, the key/value compression with the shared
@@ -631,14 +643,19 @@ static size_t qkv_kernels(const wl_tf *tf, uint64_t T, uint64_t t, wl_precision 
 
 /* The MLP of a mixture-of-experts block on one rank: the router, the gather of each token's
  * topk copies by expert, the experts' grouped GEMMs (tokens spread evenly: T topk / experts
- * rows each), the scatter-and-sum back, and the shared experts. */
-static size_t moe_kernels(const wl_tf *tf, uint64_t T, uint64_t Tn, uint64_t t, uint64_t ep,
-                          wl_precision p, wl_tf_kernel *out)
+ * rows each), the scatter-and-sum back, and the shared experts. With expert parallelism the
+ * rank's own tokens (T / t), its E / ep experts, each split over etp ranks that gather the
+ * tokens routed to it (rows x etp, width f / etp), at the busiest expert's load. */
+static size_t moe_kernels(const wl_tf *tf, uint64_t T, uint64_t Tn, uint64_t t,
+                          const wl_tf_shard *sh, wl_precision p, wl_tf_kernel *out)
 {
   uint64_t h = tf->hidden, f = tf->moe_ffn, E = tf->experts, k = tf->topk;
-  /* Expert parallelism: the rank's own tokens, its E / ep whole experts. */
-  uint64_t Tr = ep > 1 ? T / t : T, el = ep > 1 ? E / ep : E, et = ep > 1 ? 1 : t;
-  uint64_t copies = Tr * k, rows = (copies * (ep > 1 ? ep : 1) + E - 1) / E;
+  uint64_t ep = sh->ep > 1 ? sh->ep : 1, etp = ep > 1 && sh->etp > 1 ? sh->etp : 1;
+  double load = ep > 1 && sh->expert_load > 1 ? sh->expert_load : 1;
+  uint64_t Tr = ep > 1 ? T / t : T, el = ep > 1 ? E / ep : E, et = ep > 1 ? etp : t;
+  uint64_t copies = Tr * k, rows = (copies * ep * etp + E - 1) / E;
+  if (load > 1)
+    rows = (uint64_t)((double)rows * load + 0.999999);
   size_t n = 0;
   linear(&out[n++], "router", ep > 1 ? Tr : Tn, E, h, p);
   stream(&out[n++], "permute", copies * h, 1, 1, 0, p);
@@ -659,12 +676,11 @@ size_t wl_tf_block_kernels(const wl_tf *tf, const wl_tf_shard *sh, uint32_t bloc
                            wl_tf_kernel *out)
 {
   uint64_t t = sh->tp ? sh->tp : 1;
-  uint64_t T = (uint64_t)sh->micro_batch * sh->seq;          /* tokens */
+  uint64_t T = (uint64_t)sh->micro_batch * sh->seq / (sh->cp ? sh->cp : 1);   /* tokens */
   uint64_t Tn = sh->seq_parallel ? T / t : T;                 /* tokens outside TP regions */
   uint64_t h = tf->hidden, f = tf->ffn, hd = wl_tf_head_dim(tf), vd = v_dim(tf);
   uint64_t heads = tf->heads / t;
   wl_precision p = sh->precision;
-  uint64_t e = wl_precision_bytes(p);
   size_t n = 0;
   /* Norms read x and write y (layernorm: mean, variance, scale, shift: about 8 FLOPs per
    * element); residual blocks apply dropout and add: read two tensors, write one and a mask. */
@@ -681,37 +697,23 @@ size_t wl_tf_block_kernels(const wl_tf *tf, const wl_tf_shard *sh, uint32_t bloc
     batched(&out[n], "context", bh, sh->seq, vd, sh->seq, p);
     out[n++].attention_core = TRUE;
   } else {
-    /* Flash attention: per head b s^2 hd multiply-adds for Q K^T and b s^2 vd for P V. */
-    wl_tf_kernel *at = &out[n++];
-    memset(at, 0, sizeof *at);
-    at->name = "attention";
-    at->attention_core = TRUE;
-    uint64_t mm = 2 * (uint64_t)sh->micro_batch * heads * sh->seq * sh->seq * (hd + vd);
-    if (tf->causal)
-      mm /= 2;
-    /* What the kernel reads: the rank's queries, keys and values (MLA expands its keys and
-     * values to every head); what it writes: the rank's heads x value width. */
-    uint64_t kv_heads = tf->kv_lora ? tf->heads : tf->kv_heads;
-    uint64_t qkv_bytes = T * (tf->heads * hd + kv_heads * (hd + vd)) / t * e;
-    uint64_t o_bytes = T * tf->heads * vd / t * e;
-    for (int i = 0; i < 2; i++) {
-      wl_op_cost *c = &at->pass[i];
-      c->kind = WL_OP_ATTENTION;
-      c->pass = (wl_pass)i;
-      c->precision = p;
-      /* Backward: Q K^T again, dV, dP, dQ and dK: five products against the forward's two. */
-      c->flops = i ? mm * 5 / 2 : mm;
-      c->bytes_read = i ? qkv_bytes + 2 * o_bytes : qkv_bytes;
-      c->bytes_written = i ? qkv_bytes : o_bytes;
-      c->out_elems = T * tf->heads * vd / t;
-      at->has[i] = TRUE;
+    /* Flash attention: per head b s^2 hd multiply-adds for Q K^T and b s^2 vd for P V, in
+     * FlashAttention's tiles; with context parallelism the device's queries against the whole
+     * sequence's keys (what it computes over the ring's steps, timed by the strategy). */
+    uint64_t cp = sh->cp ? sh->cp : 1;
+    wl_tf_attention_kernel(tf, sh, sh->seq / cp, sh->seq, 1, tf->causal && cp < 2, &out[n]);
+    if (cp > 1 && tf->causal) {
+      /* Causal over the balanced chunks: half the pairs of s / cp x s (mask's waste aside). */
+      for (int i = 0; i < 2; i++)
+        out[n].pass[i].flops /= 2;
     }
+    n++;
   }
   linear(&out[n++], "proj", T, h, tf->heads * vd / t, p);
   stream(&out[n++], "residual1", Tn * h, 2, 1, 2, p);
   stream(&out[n++], "norm2", Tn * h, 1, 1, 8, p);
   if (wl_tf_block_is_moe(tf, block)) {
-    n += moe_kernels(tf, T, Tn, t, sh->ep, p, &out[n]);
+    n += moe_kernels(tf, T, Tn, t, sh, p, &out[n]);
   } else {
     gboolean swiglu = tf->mlp == WL_MLP_SWIGLU;
     linear(&out[n++], "fc1", T, (swiglu ? 2 * f : f) / t, h, p);
@@ -731,7 +733,7 @@ size_t wl_tf_layer_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel 
 size_t wl_tf_embedding_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *out)
 {
   uint64_t t = sh->tp ? sh->tp : 1;
-  uint64_t T = (uint64_t)sh->micro_batch * sh->seq;
+  uint64_t T = (uint64_t)sh->micro_batch * sh->seq / (sh->cp ? sh->cp : 1);
   uint64_t h = tf->hidden;
   /* Gather T rows of the (vocabulary-parallel) table, add positions; backward scatter-adds
    * the gradient rows into the fp32 table gradient. */
@@ -749,7 +751,7 @@ size_t wl_tf_embedding_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_ker
 size_t wl_tf_head_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *out)
 {
   uint64_t t = sh->tp ? sh->tp : 1;
-  uint64_t T = (uint64_t)sh->micro_batch * sh->seq;
+  uint64_t T = (uint64_t)sh->micro_batch * sh->seq / (sh->cp ? sh->cp : 1);
   uint64_t Tn = sh->seq_parallel ? T / t : T;
   uint64_t h = tf->hidden, pad = 128 * t;
   uint64_t Vr = (tf->vocab + pad - 1) / pad * pad / t;   /* padded vocabulary of one rank */

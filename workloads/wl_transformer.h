@@ -171,6 +171,16 @@ typedef struct {
    * tensor parallelism 1); a device routes its own tokens (those of its tensor rank, sequence
    * parallel) and runs its experts on what every device of the group sends them. */
   uint32_t ep;
+  /* Expert tensor parallelism with ep > 1 (0 or 1: whole experts): each expert's width split
+   * over `etp` devices, which all-gather the tokens routed to it (Megatron-Core's folding). */
+  uint32_t etp;
+  /* Rows of the busiest expert over the mean (0: 1): the router's imbalance, capped by a
+   * capacity factor (wl_tf_expert_load). The grouped GEMMs and the all-to-alls wait for it. */
+  double expert_load;
+  /* Context parallelism (0 or 1: none): the device holds b s / cp tokens of each sequence, two
+   * load-balanced chunks of 2 cp (wl_tf_cp.c); its attention kernel is what it computes of
+   * the whole sequence's, which the strategy times step by step (wl_tf_cp_step). */
+  uint32_t cp;
 } wl_tf_shard;
 
 /* One kernel of a block with its three passes (forward, backward-data, backward-weights);
@@ -193,6 +203,16 @@ typedef struct {
  * and combine between the permutes are the strategy's all-to-alls. */
 size_t wl_tf_block_kernels(const wl_tf *tf, const wl_tf_shard *sh, uint32_t block,
                            wl_tf_kernel *out);
+/* The kernel builders behind those lists, for callers that time one kernel alone (the kernel
+ * benchmarks): `batch` independent GEMMs y[m x n] = x[m x k] W[k x n] with their backward-data
+ * and backward-weights GEMMs (a linear layer with batch 1; the experts' grouped GEMMs with one
+ * GEMM per local expert); and a streaming kernel over `elems` elements that reads `reads` and
+ * writes `writes` tensors of that size forward (about twice that backward) with `flops_per`
+ * FLOPs per element (norms, activations, residual adds, permutes). */
+void wl_tf_gemm_kernel(wl_tf_kernel *kn, const char *name, uint64_t batch, uint64_t m,
+                       uint64_t n, uint64_t k, wl_precision p);
+void wl_tf_stream_kernel(wl_tf_kernel *kn, const char *name, uint64_t elems, unsigned reads,
+                         unsigned writes, unsigned flops_per, wl_precision p);
 /* The kernels of the block (the last), in forward order; returns the count.
  * Flash attention is one kernel (scores, softmax and the product with V without writing the
  * s x s matrix); its backward recomputes the scores (2.5x the forward's matrix FLOPs), and a
@@ -274,6 +294,65 @@ typedef struct {
  * --split, --pp-layout, --embedding-in-split or --loss-in-split. */
 gboolean wl_tf_partition(uint32_t layers, const wl_tf_partition_opts *o, uint32_t *first,
                          uint32_t *count, GError **error);
+
+/* ---- Context parallelism (wl_tf_cp.c) ------------------------------------------------------ */
+
+/* How a context-parallel rank gets the keys and values of the others: a ring of point-to-point
+ * sends overlapped with the attention blocks (Megatron-Core / Transformer Engine p2p), one
+ * all-gather of them (PyTorch's allgather rotation, TE's all_gather), or all-to-alls that
+ * switch from a sequence split to a head split and back (DeepSpeed-Ulysses, TE's a2a). */
+typedef enum { WL_CP_P2P, WL_CP_ALLGATHER, WL_CP_A2A } wl_cp_comm;
+const char *wl_cp_comm_name(wl_cp_comm c);
+
+/* The two chunks of the sequence, cut into 2 cp, that context-parallel rank `rank` holds:
+ * `rank` and 2 cp - 1 - rank (causal load balancing). */
+void wl_tf_cp_chunks(uint32_t cp, uint32_t rank, uint32_t chunks[2]);
+/* The causal query-key pairs rank `rank` computes, in halves of a chunk's square
+ * ((s / 2cp)^2 / 2): chunk c attends to chunks 0 .. c - 1 whole and to itself half, 2c + 1
+ * halves; both chunks of any rank make 4 cp. */
+uint64_t wl_tf_cp_causal_halves(uint32_t cp, uint32_t rank);
+/* One step of the p2p ring on rank `rank`: at step 0 its own keys (its s / cp queries against
+ * its s / cp keys, causal), at step i >= 1 those of rank (rank - i) mod cp: from a lower rank
+ * both query chunks against that rank's first key chunk, from a higher one the second query
+ * chunk against both key chunks; s / cp x s / 2cp, no mask, either way. Tokens per sequence. */
+typedef struct {
+  uint64_t q, k;
+  gboolean causal;
+} wl_tf_cp_block;
+wl_tf_cp_block wl_tf_cp_step(uint64_t seq, uint32_t cp, uint32_t rank, uint32_t step);
+/* Useful forward FLOPs of one block's attention on one context-parallel rank for b sequences
+ * of s tokens: the model's (wl_tf_layer_attention_flops: 2 b s^2 heads (hd + vd), half of it
+ * causal) over cp, the same on every rank thanks to the balanced chunks. */
+uint64_t wl_tf_cp_attention_flops(const wl_tf *tf, uint64_t b, uint64_t s, uint32_t cp);
+/* The fused attention kernel of q queries against k keys per sequence (causal: the q x q
+ * diagonal block) on one device with sh's micro-batch, tensor-parallel degree and precision,
+ * over heads / (tp x head_split) heads. FLOPs are the products it runs: FlashAttention works in
+ * tiles of 128 queries x 128 keys, computes a diagonal tile whole and skips the tiles above
+ * the diagonal, so a causal block of n tiles a side runs n (n + 1) / 2 of them (the efficiency
+ * of short blocks falls; the mask's waste is 1/n). */
+void wl_tf_attention_kernel(const wl_tf *tf, const wl_tf_shard *sh, uint64_t q, uint64_t k,
+                            uint32_t head_split, gboolean causal, wl_tf_kernel *out);
+/* Bytes of one rank's keys and values (b s / cp tokens, its tensor rank's heads) and of its
+ * queries and outputs (what the a2a form exchanges besides). */
+uint64_t wl_tf_cp_kv_bytes(const wl_tf *tf, const wl_tf_shard *sh);
+uint64_t wl_tf_cp_q_bytes(const wl_tf *tf, const wl_tf_shard *sh);
+uint64_t wl_tf_cp_o_bytes(const wl_tf *tf, const wl_tf_shard *sh);
+/* What context parallelism adds to a device's activations while one block's attention runs,
+ * beyond the s / cp tokens' own (memory key activations_cp): p2p double-buffers the keys and
+ * values received and, in backward, their gradients (4 ranks' worth); all-gather holds every
+ * rank's keys and values and their gradients (2 cp); a2a the full sequence's queries, keys,
+ * values and output of heads / cp (2 x the rank's own). Bytes. */
+uint64_t wl_tf_cp_buffer_bytes(const wl_tf *tf, const wl_tf_shard *sh, wl_cp_comm comm);
+
+/* ---- Expert load (wl_tf_cp.c) --------------------------------------------------------------- */
+
+/* The rows of the busiest expert over the mean and the routed copies dropped, from the
+ * router's imbalance X >= 1 (busiest expert's share over the mean) and the capacity factor C
+ * (0: dropless). The experts' loads are taken as spread evenly between 2 - X and X times the
+ * mean (mean 1, busiest X: a documented assumption, docs/workloads.md); an expert keeps at most
+ * C times the mean, so the busiest runs min(X, C) and the fraction of copies dropped is the
+ * mass above C: (X - C)^2 / (4 (X - 1)) for C < X (1 - C when X = 1). */
+double wl_tf_expert_load(double imbalance, double capacity, double *dropped_fraction);
 
 const char *wl_attention_name(wl_attention a);
 const char *wl_recompute_name(wl_recompute r);

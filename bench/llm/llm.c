@@ -30,32 +30,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-/* Splits one CSV line with double-quoted fields. */
-static GPtrArray *csv_fields(const char *line)
-{
-  GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
-  GString *cur = g_string_new(NULL);
-  gboolean quoted = FALSE;
-  for (const char *c = line;; c++) {
-    if (*c == '"') {
-      if (quoted && c[1] == '"') {
-        g_string_append_c(cur, '"');
-        c++;
-      } else {
-        quoted = !quoted;
-      }
-    } else if ((*c == ',' && !quoted) || *c == '\0' || *c == '\r') {
-      g_ptr_array_add(f, g_string_free(cur, FALSE));
-      if (*c != ',')
-        break;
-      cur = g_string_new(NULL);
-    } else {
-      g_string_append_c(cur, *c);
-    }
-  }
-  return f;
-}
-
 /* The columns of a reference table by name (the header), and a row's cell by column name ("" when
  * the table has no such column). */
 typedef struct {
@@ -120,10 +94,10 @@ static gboolean run_rows(const char *path, GArray *rows, GArray *pred, GArray *s
   }
   gboolean fill = rows->len == 0 && skips->len == 0;
   g_auto(GStrv) lines = g_strsplit(g_strstrip(text), "\n", -1);
-  header h = {csv_fields(lines[0])};
+  header h = {dt_csv_split(lines[0])};
   g_autoptr(GPtrArray) names_owner = h.names;
   for (int i = 1; lines[i]; i++) {
-    g_autoptr(GPtrArray) f = csv_fields(lines[i]);
+    g_autoptr(GPtrArray) f = dt_csv_split(lines[i]);
     if (f->len < h.names->len)
       continue;
 #define CELL(name) cell(&h, f, name)

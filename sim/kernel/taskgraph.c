@@ -735,6 +735,56 @@ void sim_graph_add_memory_delta(sim_graph *g, sim_task_id task, int64_t delta_by
   *d += delta_bytes;
 }
 
+void sim_graph_append(sim_graph *dst, const sim_graph *src, const char *unit_prefix,
+                      sim_graph_offsets *out)
+{
+  g_return_if_fail(dst != NULL && src != NULL && dst != src);
+  sim_graph_offsets o = {dst->units->len, dst->streams->len, dst->n_tasks};
+  sim_graph_reserve(dst, (uint64_t)dst->n_tasks + src->n_tasks,
+                    (uint64_t)dst->n_edges / 2 + src->n_edges / 2);
+  for (guint u = 0; u < src->units->len; u++) {
+    const unit_rec *r = &g_array_index(src->units, unit_rec, u);
+    g_autofree char *name = unit_prefix ? g_strconcat(unit_prefix, r->name, NULL) : NULL;
+    sim_unit_id id = sim_graph_add_unit(dst, r->kind, name ? name : r->name);
+    g_array_index(dst->units, unit_rec, id).resident_bytes = r->resident_bytes;
+  }
+  for (guint i = 0; i < src->streams->len; i++) {
+    const stream_rec *r = &g_array_index(src->streams, stream_rec, i);
+    sim_graph_add_stream(dst, r->unit + o.unit_base, r->name);
+  }
+  /* Tasks in id order, so that every stream lists them in the order it did. */
+  g_autofree sim_stream_id *members = NULL;
+  uint32_t cap = 0;
+  for (sim_task_id t = 0; t < src->n_tasks; t++) {
+    const task_rec *r = &src->tasks[t];
+    uint32_t n = r->shown ? 0 : r->n_members;
+    if (n > cap) {
+      cap = MAX(n, 2 * cap);
+      members = g_renew(sim_stream_id, members, cap);
+    }
+    const sim_stream_id *m = task_members(src, r);
+    for (uint32_t i = 0; i < n; i++)
+      members[i] = m[i] + o.stream_base;
+    const char *category = g_ptr_array_index(src->categories, r->category);
+    task_rec *c = add_task(dst, r->kind, r->name, category, members, n);
+    g_assert(c != NULL);
+    c->op = r->op;
+    c->duration_ps = r->duration_ps;
+    c->bytes = r->bytes;
+    c->u = r->u;
+    sim_task_id id = task_id(dst, c);
+    if (r->shown)
+      sim_graph_show_on(dst, id, r->members_at + o.stream_base);
+    int64_t delta = task_memory_delta(src, t, r);
+    if (delta)
+      sim_graph_add_memory_delta(dst, id, delta);
+  }
+  for (uint32_t i = 0; i + 1 < src->n_edges; i += 2)
+    sim_graph_depend(dst, src->edges[i + 1] + o.task_base, src->edges[i] + o.task_base);
+  if (out)
+    *out = o;
+}
+
 /* Makes the graph's block for `tasks` task records and `ids` edge ids (see graph_block) and
  * moves the arrays there, or returns FALSE when all four arrays come to less than BIG_BYTES. */
 static gboolean make_block(sim_graph *g, uint32_t tasks, uint32_t ids)

@@ -91,6 +91,20 @@ void sim_graph_show_on(sim_graph *g, sim_task_id task, sim_stream_id stream);
 void sim_graph_set_unit_memory(sim_graph *g, sim_unit_id unit, uint64_t resident_bytes);
 void sim_graph_add_memory_delta(sim_graph *g, sim_task_id task, int64_t delta_bytes);
 
+/* Where the units, streams and tasks of an appended graph start in the graph it joined: its
+ * unit u is unit_base + u there, and so on. */
+typedef struct {
+  sim_unit_id unit_base;
+  sim_stream_id stream_base;
+  sim_task_id task_base;
+} sim_graph_offsets;
+/* Appends a copy of every unit (its name after `unit_prefix`, or unchanged when NULL), stream,
+ * task (with its memory delta and the stream it is shown on) and dependency of `src` to `dst`,
+ * in order, so that ids move by the offsets written to *out (if not NULL): several task graphs
+ * made one, to run on one engine. */
+void sim_graph_append(sim_graph *dst, const sim_graph *src, const char *unit_prefix,
+                      sim_graph_offsets *out);
+
 /* `task` starts only after `before` has finished. */
 void sim_graph_depend(sim_graph *g, sim_task_id task, sim_task_id before);
 /* The dependencies, in the order they were added: edge i says `task` waits for `before`. */

@@ -79,6 +79,27 @@ err_has "--max-memory named" "--max-memory"
 expect_error "ps graph over --max-memory 64M" 2 run --model lenet5 --strategy ps --devices-per-node 4 \
   --iterations 10000 --max-memory 64M
 err_has "ps estimate" "1120000 tasks would take about 136.7 MiB"
+# A scenario's list of 1 500 000 items (3 MB; a 60 MB one took 1.5 GB) is refused before it is
+# split, by its count.
+awk 'BEGIN { printf "[scenario]\nmodel = lenet5\nstrategy = pp\nsplit = 1"; for (i = 1; i < 1500000; i++) printf ",1"; printf "\n" }' >"$TMP/split.ini"
+expect_error "1.5 million list items refused by count" 2 run "$TMP/split.ini"
+err_has "the count and the bound" "a list of 1500000 items, more than the 1000001 a list may hold"
+
+# A search's whole time is bounded (--max-time, default 600 s): LeNet-5 on 125000 nodes has
+# some 440 candidates of a million devices each (seconds apiece on the analytic network); it
+# once ran past 300 s. It stops after its first evaluations with the estimate, writing nothing.
+mkdir "$TMP/srch"
+expect_error "search estimated past --max-time 5" 2 search --model lenet5 --nodes 125000 \
+  --global-batch 1000000 --net-model analytic --max-time 5 --csv "$TMP/srch/s.csv"
+err_has "the estimate and the limit" "more than the limit of 5 s (--max-time)"
+[ -z "$(ls -A "$TMP/srch")" ] && ok "search past its time: no CSV" || bad "left: $(ls -A "$TMP/srch")"
+expect_error "--max-time below 0" 2 search --model lenet5 --max-time -1
+err_has "--max-time named" "--max-time"
+# The same search with no limit is accepted (its first evaluations only: timeout's 124).
+timeout 3 "$DTSIM" search --model lenet5 --nodes 125000 --global-batch 1000000 \
+  --net-model analytic --max-time 0 >/dev/null 2>&1
+[ $? -eq 124 ] && ok "--max-time 0: no limit" || bad "--max-time 0 ended early"
+
 # A graph no builder sizes beforehand (one weird trick, owt) stops at the limit: one line, exit
 # 1, no temporary output left behind.
 mkdir "$TMP/mem"

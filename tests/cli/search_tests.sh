@@ -71,6 +71,21 @@ T="transformer:layers=4,hidden=64,heads=4,seq=32,vocab=128"
     --precision bf16 --top 2 2>/dev/null | head -1 | grep -q "tokens_per_s" &&
     ok "transformer search table in tokens/s" || bad "transformer search table"
 
+# The 3d axes reach sequence parallelism and every even chunk count. GPT 1.7B has 24 blocks; with
+# tp 2 and pp 2 fixed (12 blocks a stage), the schedule axis holds 1f1b and interleave 2, 3, 4,
+# 6, 8, 12 and 24 (the divisors of 24), times sequence parallelism off and on: 16 combinations.
+# Interleave 8 makes chunks of 24 / 16 blocks (uneven: dropped, 2) and 24 leaves chunks without
+# a block (2): 12 ranked, interleave 12 with sequence parallelism among them. The framework and
+# offload axes are fixed.
+"$DTSIM" search --model gpt3-1.7b --system dgx-a100 --nodes 1 --strategy 3d --tp 2 --pp 2 \
+    --micro-batch 1 --recompute none --zero 0 --global-batch 16 --precision bf16 --top 100 \
+    --framework megatron --offload none --json >"$TMP/sp.json" 2>"$TMP/sp.err"
+grep -q "16 configurations: 12 ranked, 4 dropped" "$TMP/sp.err" &&
+  grep -q "2  model chunks of unequal blocks" "$TMP/sp.err" &&
+  grep -q '"configuration":"3d schedule=interleaved interleave=12 sequence-parallel=on ' "$TMP/sp.json" &&
+  ok "3d search: sequence parallelism and interleave 12 are axes" ||
+  bad "3d search axes: $(cat "$TMP/sp.err" | head -c 400)"
+
 # A scenario file works like the options.
 printf '[scenario]\nmodel = demo\nsystem = %s\nstrategy = dp\nallreduce = ring\noverlap = off\nbatch = 32\ntop = 1\n' "$PAIR" >"$TMP/s.ini"
 "$DTSIM" search "$TMP/s.ini" --json 2>/dev/null | grep -q '"configuration":"dp bucket-mib=25 batch=32"' &&

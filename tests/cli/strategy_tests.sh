@@ -1,5 +1,5 @@
 #!/bin/sh
-# Command-line tests of the strategy interface (sim/strategy.h): keys refused by the flags a
+# Command-line tests of the strategy interface (sim/strategies/strategy.h): keys refused by the flags a
 # strategy lacks, the transformer form, the checks `run` and `search` share, and titles built
 # from what was simulated. Usage: strategy_tests.sh PATH/TO/dtsim
 DTSIM=${1:?usage: strategy_tests.sh DTSIM}

@@ -89,12 +89,32 @@ got=$("$DTSIM" describe lenet5 --batch 010 --json | grep -o '"forward_flops":[0-
 [ "$got" = '"forward_flops":2399040' ] && ok "describe --batch 010 is ten (conv1 2399040 FLOPs)" \
   || bad "describe --batch 010: conv1 $got, want 10 x 239904"
 
+# --- describe and calibrate read the shared keys through the one front end ----------------------
+# describe's own default batch is one sample (run's is 64): conv1 239904 FLOPs; -b and -p are
+# still its short names (3 samples: 719712 FLOPs); the keys' validators refuse what run refuses.
+got=$("$DTSIM" describe lenet5 --json | grep -o '"forward_flops":[0-9]*' | head -1)
+[ "$got" = '"forward_flops":239904' ] && ok "describe: one sample by default (conv1 239904 FLOPs)" \
+  || bad "describe default batch: conv1 $got, want 239904"
+runs "describe -b 3 -p fp16" "batch 3, precision fp16" describe lenet5 -b 3 -p fp16
+refused "describe --batch 0" "--batch: " describe lenet5 --batch 0
+refused "describe --precision fp7" "--precision: unknown value 'fp7'" describe lenet5 --precision fp7
+refused "describe takes no cluster keys" "--nodes" describe lenet5 --nodes 2
+refused "describe --optimizer given twice" "--optimizer: given twice" describe lenet5 --optimizer sgd --optimizer adam
+printf 'model,framework,precision,device,system,nodes,devices_per_node,batch_per_device,strategy,ps_placement,measured,unit,source\nresnet50,x,fp32,v100-sxm2-16gb,dgx1-v100,1,1,32,fwd+bwd,none,110,ms,test\n' >"$TMP/m.csv"
+refused "calibrate --device picks the rows" "no single-device rows for device a100-sxm4-40gb" \
+  calibrate m.csv --device a100-sxm4-40gb --generations 5 --no-loo
+refused "calibrate --device ''" "--device: empty value" calibrate m.csv --device ''
+refused "calibrate takes no run keys" "--strategy" calibrate m.csv --strategy dp
+refused "calibrate -o onto the measurements" "the measurements" calibrate m.csv -o m.csv
+
 # describe gpt3-175b (h = 12288, s = 2048, b = 1, causal): a block's GEMMs 24 b s h^2 =
-# 7421703487488 FLOPs and causal flash attention 2 b s^2 h = 103079215104 (the kernel table's
-# row): 7524782702592 forward; backward 48 b s h^2 + 5 b s^2 h = 15101105012736.
+# 7421703487488 FLOPs and causal flash attention 2 b s^2 h = 103079215104: 7524782702592
+# forward; backward 48 b s h^2 + 5 b s^2 h = 15101105012736. The kernel table's row is what
+# FlashAttention runs: 16 tiles of 128 a side, 16 x 17 / 2 of the 256 computed, 17/16 of the
+# masked half: 109521666048.
 "$DTSIM" describe gpt3-175b --json >"$TMP/d.json" 2>&1
 if grep -q '"name":"block0","type":"transformer","params":[0-9]*,"active_params":[0-9]*,"forward_flops":7524782702592,"backward_flops":15101105012736' "$TMP/d.json" &&
-   "$DTSIM" describe gpt3-175b | grep -q "^  attention .* 103079215104 "; then
+   "$DTSIM" describe gpt3-175b | grep -q "^  attention .* 109521666048 "; then
   ok "describe gpt3-175b: block row and kernel table both causal"
 else
   bad "describe gpt3-175b: $(grep -o '"name":"block0"[^}]*' "$TMP/d.json")"

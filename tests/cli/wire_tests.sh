@@ -182,7 +182,16 @@ expect_error "link-down: no such vertex" 2 run --model demo --link-down node0/de
 expect_error "link-down: not A-B" 2 run --model demo --link-down node0/dev0
 expect_error "link-down: no such link" 2 run --model demo --link-down node0/dev0-node0/dev7
 expect_error "link-down: analytic" 2 run --model demo --link-down node0/dev0-node0/dev1 --net-model analytic
-expect_error "link-down: 3d" 2 run $T3 --link-down node0/nic0-leaf0
+# 3d folds one pipeline's groups for all, which a failed link breaks: left to itself the run
+# unfolds and says so, the same plan as --symmetry off; --symmetry on is refused.
+expect_error "link-down: 3d folded on request" 2 run $T3 --link-down node0/nic0-leaf0 --symmetry on
+auto=$("$DTSIM" run $T3 --link-down node0/nic0-leaf0 --json 2>"$TMP/err" | tee "$TMP/ld.json" | json_num iteration_time_s)
+off=$("$DTSIM" run $T3 --link-down node0/nic0-leaf0 --symmetry off --json 2>>"$TMP/err" | json_num iteration_time_s)
+whole=$("$DTSIM" run $T3 --symmetry off --json 2>>"$TMP/err" | json_num iteration_time_s)
+[ -n "$auto" ] && [ "$auto" = "$off" ] && grep -q '"symmetry":"unfolded: --link-down breaks' "$TMP/ld.json" &&
+  awk -v a="$auto" -v w="$whole" 'BEGIN { exit !(a >= w) }' &&
+  ok "link-down: 3d unfolds by itself and says so ($auto s, $whole s without it)" ||
+  bad "link-down 3d unfold: $auto / $off / $whole: $(cat "$TMP/err")"
 expect_error "link-down: a node cut off" 2 run --model demo --nodes 2 --topology fat-tree \
   --link-down node0/nic0-leaf0 --link-down node0/nic1-leaf0 --link-down node0/nic2-leaf0 \
   --link-down node0/nic3-leaf0
@@ -195,7 +204,9 @@ grep -q "reaches no NIC" "$TMP/err" && ok "cut off: says why" || bad "cut off: $
 # backward), blocks spread unevenly over the stages, and mixture-of-experts blocks with and
 # without expert parallelism (the all-to-alls over groups of ep consecutive devices, the
 # experts' gradients over their expert-data-parallel groups: with --ep 2 and overlap they meet
-# the backward's all-to-alls, so that case is on the analytic network, where nothing shares).
+# the backward's all-to-alls, so that case is on the analytic network, where nothing shares);
+# context parallelism: the p2p ring's attention blocks and key/value sends as tasks and flows,
+# the all-gather and a2a forms' collectives over each context-parallel group.
 for cfg in "--model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 --global-batch 16" \
            "--model gpt3-1.7b --system dgx-a100 --nodes 2 --pp 2 --global-batch 32 --schedule interleaved --interleave 2" \
            "--model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 --global-batch 16 --zero 1 --overlap off" \
@@ -209,7 +220,13 @@ for cfg in "--model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 --global-batch 
            "--model mixtral-8x7b --system dgx-h100 --nodes 2 --tp 2 --pp 2 --global-batch 16 --sequence-parallel on" \
            "--model mixtral-8x7b --system dgx-h100 --nodes 2 --tp 2 --pp 2 --global-batch 16 --sequence-parallel on --ep 8" \
            "--model mixtral-8x7b --system dgx-h100 --nodes 2 --tp 2 --pp 2 --global-batch 16 --sequence-parallel on --ep 4 --overlap off" \
-           "--model mixtral-8x7b --system dgx-h100 --nodes 2 --tp 2 --pp 2 --global-batch 16 --sequence-parallel on --ep 2 --net-model analytic"; do
+           "--model mixtral-8x7b --system dgx-h100 --nodes 2 --tp 2 --pp 2 --global-batch 16 --sequence-parallel on --ep 2 --net-model analytic" \
+           "--model llama3-8b --system dgx-h100 --nodes 1 --tp 2 --cp 2 --global-batch 8" \
+           "--model llama3-8b --system dgx-h100 --nodes 2 --tp 2 --cp 4 --pp 2 --global-batch 8" \
+           "--model llama3-8b --system dgx-h100 --nodes 1 --tp 2 --cp 4 --global-batch 4 --recompute selective --overlap off" \
+           "--model llama3-8b --system dgx-h100 --nodes 1 --tp 2 --cp 2 --cp-comm all-gather --global-batch 8" \
+           "--model llama3-8b --system dgx-h100 --nodes 1 --tp 1 --cp 4 --cp-comm a2a --global-batch 8" \
+           "--model llama3-8b --system dgx-h100 --nodes 2 --tp 2 --cp 4 --global-batch 8 --net-model analytic"; do
   f=$("$DTSIM" run --strategy 3d --precision bf16 $cfg --json)
   u=$("$DTSIM" run --strategy 3d --precision bf16 $cfg --symmetry off --json 2>"$TMP/err")
   fi=$(printf '%s' "$f" | json_num iteration_time_s); ui=$(printf '%s' "$u" | json_num iteration_time_s)
@@ -249,7 +266,7 @@ f=$("$DTSIM" run $E3 --json | json_num iteration_time_s)
 u=$("$DTSIM" run $E3 --symmetry off --json 2>"$TMP/err" | json_num iteration_time_s)
 awk -v a="$u" -v b="$f" 'BEGIN { exit !(a > b) }' && ok "3d every device: expert gradients meet the all-to-alls ($f -> $u s)" ||
   bad "3d every device expert contention: $f vs '$u' $(cat "$TMP/err")"
-expect_error "3d folded: failed link refused" 2 run --strategy 3d --model gpt3-1.7b --system dgx-a100 --pp 2 --global-batch 16 --link-down node0/nic0-leaf0
+expect_error "3d folded: failed link refused under --symmetry on" 2 run --strategy 3d --model gpt3-1.7b --system dgx-a100 --pp 2 --global-batch 16 --link-down node0/nic0-leaf0 --symmetry on
 
 # --- link load -------------------------------------------------------------------------------------
 # An unfolded data-parallel run on two DGX A100 (rails): the trace carries the rate of the 8

@@ -962,12 +962,47 @@ static void test_attention_kernel(void **state)
   assert_int_equal(dev_op_time_ps(d, &op, 0), 200000000000LL);
 }
 
+/* Attention's tiles (dev__attention_fill), worked by hand with 128 x 128 tiles:
+ *   full, 2048 x 2048, 32 heads, 132 SMs: 32 x 16 = 512 blocks of 16 steps in ceil(512 / 132) =
+ *   4 waves: 512 / 528;
+ *   causal, same: 32 x (1 + ... + 16) = 4352 steps; tail bound 4352 / 132 + (131 / 132) 16, so
+ *   SMs x makespan = 4352 + 131 x 16 = 6448: 4352 / 6448;
+ *   causal, 1024 x 1024, one head, 8 SMs: 8 blocks on 8 SMs, the longest 8 steps: 36 / 64;
+ *   causal, 256 queries after 256 earlier keys (512 keys), one SM: blocks of 3 and 4 steps back
+ *   to back, no idle SM: 1;
+ *   full, 100 x 100, one SM: one padded tile: 100^2 / 128^2;
+ *   causal, 128 queries after 896 earlier keys, 16 heads on 8 SMs: 16 equal blocks of 8 steps,
+ *   two waves of 8 (Graham's bound, 128 / 8 + (7 / 8) 8 = 23, is the higher): 1. */
+static void test_attention_fill(void **state)
+{
+  (void)state;
+  assert_true(fabs(dev__attention_fill(2048, 2048, 32, FALSE, 132) - 512.0 / 528.0) < 1e-12);
+  assert_true(fabs(dev__attention_fill(2048, 2048, 32, TRUE, 132) - 4352.0 / 6448.0) < 1e-12);
+  assert_true(fabs(dev__attention_fill(1024, 1024, 1, TRUE, 8) - 36.0 / 64.0) < 1e-12);
+  assert_true(fabs(dev__attention_fill(256, 512, 1, TRUE, 1) - 1.0) < 1e-12);
+  assert_true(fabs(dev__attention_fill(100, 100, 1, FALSE, 1) - 10000.0 / 16384.0) < 1e-12);
+  assert_true(fabs(dev__attention_fill(128, 1024, 16, TRUE, 8) - 1.0) < 1e-12);
+  /* Long sequences fill the device: 131072 causal on 132 SMs is within 1% of full. */
+  assert_true(dev__attention_fill(131072, 131072, 32, TRUE, 132) > 0.99);
+  /* Through the round GPU (8 SMs, 100 TFLOP/s fp16 tensor, forward efficiency 0.5): a causal
+   * forward of 1024 queries and keys, one head of widths 128 + 128, runs 2 x 1024^2 x 256 / 2 =
+   * 268435456 FLOPs at 5e13 x 36 / 64 FLOP/s: 9544371.8 ps. */
+  g_autofree char *text = g_strdup_printf("%s[efficiency]\nattention_forward = 0.5\n",
+                                          round_gpu);
+  g_autoptr(dev_device) d = load_text(text);
+  wl_op_cost op = {.kind = WL_OP_ATTENTION, .pass = WL_PASS_FORWARD, .precision = WL_PREC_FP16,
+                   .flops = 268435456, .gemm_m = 1024, .gemm_n = 256, .gemm_k = 1024,
+                   .gemm_batch = 1, .causal = 1};
+  assert_true(llabs(dev_op_time_ps(d, &op, 0) - 9544372) <= 1);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_precision_refusal),
       cmocka_unit_test(test_catalog_matmul_rates),
       cmocka_unit_test(test_attention_kernel),
+      cmocka_unit_test(test_attention_fill),
       cmocka_unit_test(test_roofline_memory_bound),
       cmocka_unit_test(test_roofline_compute_bound),
       cmocka_unit_test(test_wave_quantization),

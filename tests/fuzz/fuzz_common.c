@@ -22,8 +22,32 @@ void fuzz_fail(const char *file, int line, const char *cond, const char *fmt, ..
   abort();
 }
 
+/* GLib ends a fatal message with a breakpoint (SIGTRAP), which libFuzzer does not catch: it
+ * died without writing the input that caused it (a GError set twice, found by the args harness).
+ * These print the message and abort() instead, which libFuzzer reports with the input. */
+static GLogWriterOutput abort_writer(GLogLevelFlags level, const GLogField *fields, gsize n,
+                                     gpointer data)
+{
+  (void)data;
+  GLogWriterOutput r = g_log_writer_standard_streams(level, fields, n, NULL);
+  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING | G_LOG_FLAG_FATAL))
+    abort();
+  return r;
+}
+
+static void abort_handler(const char *domain, GLogLevelFlags level, const char *message,
+                          gpointer data)
+{
+  (void)data;
+  fprintf(stderr, "%s: %s\n", domain ? domain : "?", message);
+  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING | G_LOG_FLAG_FATAL))
+    abort();
+}
+
 void fuzz_init(void)
 {
+  g_log_set_writer_func(abort_writer, NULL, NULL);
+  g_log_set_default_handler(abort_handler, NULL);
   g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
   if (!g_getenv("DTSIM_DATA_DIR"))
     g_setenv("DTSIM_DATA_DIR", DTSIM_SOURCE_DIR, TRUE);

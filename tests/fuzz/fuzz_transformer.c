@@ -34,15 +34,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
              "'%s': a zero size", text);
   FUZZ_CHECK(tf.heads % tf.kv_heads == 0, "'%s': %u heads over %u kv-heads", text, tf.heads,
              tf.kv_heads);
-  FUZZ_CHECK((uint64_t)wl_tf_head_dim(&tf) * tf.heads == tf.hidden,
-             "'%s': head_dim %" G_GUINT64_FORMAT " x %u heads is not hidden %u", text,
-             wl_tf_head_dim(&tf), tf.heads, tf.hidden);
-  uint64_t attn = wl_tf_attention_params(&tf), mlp = wl_tf_mlp_params(&tf);
+  /* A head's width is hidden / heads unless the spec gives head-dim (Qwen3, GPT-OSS: the
+   * attention is wider or narrower than the model). */
+  FUZZ_CHECK(tf.head_dim ? wl_tf_head_dim(&tf) == tf.head_dim
+                         : (uint64_t)wl_tf_head_dim(&tf) * tf.heads == tf.hidden,
+             "'%s': head_dim %" G_GUINT64_FORMAT " (given %u) x %u heads, hidden %u", text,
+             wl_tf_head_dim(&tf), tf.head_dim, tf.heads, tf.hidden);
+  /* The last block's MLP: the dense one, or (mixture of experts) every routed and shared
+   * expert and the router. */
+  uint64_t attn = wl_tf_attention_params(&tf);
+  uint64_t mlp = tf.experts && wl_tf_dense_blocks(&tf) < tf.layers
+                     ? (uint64_t)(tf.experts + tf.shared_experts) * wl_tf_expert_params(&tf) +
+                           wl_tf_router_params(&tf)
+                     : wl_tf_mlp_params(&tf);
   uint64_t layer = wl_tf_layer_params(&tf);
   FUZZ_CHECK(attn > 0 && mlp > 0, "'%s': no attention or MLP parameters", text);
   FUZZ_CHECK(layer >= attn + mlp && layer - attn - mlp <= 4 * (uint64_t)tf.hidden,
              "'%s': a layer's %" G_GUINT64_FORMAT " parameters are not attention %"
-             G_GUINT64_FORMAT " + MLP %" G_GUINT64_FORMAT " + two norms", text, layer, attn, mlp);
+             G_GUINT64_FORMAT " + MLP or experts %" G_GUINT64_FORMAT " + two norms", text, layer, attn, mlp);
   fuzz_accepted();
   return 0;
 }

@@ -1,4 +1,4 @@
-/* Unit tests of the link model of dtsim-netwire (comm/mpi/wire.h). Times are worked out by hand
+/* Unit tests of the link model of dtsim-netwire (sim/app/mpi/wire.h). Times are worked out by hand
  * in the comments: rate 1e9 B/s puts one byte on a link per nanosecond. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* Folding: runs that compute less must give the same times, to the picosecond, as the runs
  * they stand for.
- * - Symmetric data parallelism builds one device for all (sim/strategy_dp.c); on the flow
+ * - Symmetric data parallelism builds one device for all (sim/strategies/strategy_dp.c); on the flow
  *   network its iterations must equal those of the run that builds every device.
  * - Its collectives are timed once per (algorithm, group, operation, size) and reused
  *   (sim/net_adapter.c): over several iterations the reused times must equal those of the

@@ -1,4 +1,4 @@
-/* Tests of sim/search.c: the space enumerated (counted by hand), the best configuration of a
+/* Tests of sim/app/search.c: the space enumerated (counted by hand), the best configuration of a
  * small case (worked out by hand), Kendall's tau, and the same output on one and two threads. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -153,37 +153,36 @@ static guint drops(const sim_search *S, const char *words)
 /* The 3d space of a small transformer (4 layers, 4 heads) on 8 devices, 4 per node, global
  * batch 16, counted by hand. Axes: tp in {1, 2, 4} (divisors of 4 devices per node), pp in
  * {1, 2, 4} (divisors of 4 layers), micro-batch in {1, 2, 4, 8} (divisors of 16 up to 8),
- * schedule 1f1b or interleaved with V = 2..8 (8 values), 3 recompute modes, 4 ZeRO stages:
- * 3 x 3 x 4 x 8 x 3 x 4 = 3456 combinations; each (tp, pp, micro-batch, schedule) stands for
- * 12 of them (recompute x ZeRO).
- * - tp x pp must divide 8: only (4, 4) fails: 4 x 8 x 12 = 384.
- * - (2, 4) and (4, 2) leave dp = 1, where ZeRO 1 to 3 has nothing to shard: 2 x 4 x 8 x 3 x 3
- *   = 576; these two stand for 3 combinations each (recompute) from here on.
+ * schedule 1f1b or interleaved with V = 2 or 4 (the divisors of the 4 layers from 2: 3 values),
+ * sequence parallelism off or on, 3 recompute modes, 4 ZeRO stages:
+ * 3 x 3 x 4 x 3 x 2 x 3 x 4 = 2592 combinations; each (tp, pp, micro-batch, schedule, sequence
+ * parallelism) stands for 12 of them (recompute x ZeRO). In the order of the checks:
+ * - tp x pp must divide 8: only (4, 4) fails: 4 x 3 x 2 x 12 = 288.
+ * - (2, 4) and (4, 2) leave dp = 1, where ZeRO 1 to 3 has nothing to shard: 2 x 4 x 3 x 2 x 3
+ *   x 3 = 432; these two stand for 3 combinations each (recompute) from here on.
+ * - Sequence parallelism needs tp > 1: (1, 1), (1, 2) and (1, 4) with it on: 3 x 4 x 3 x 12
+ *   = 432.
  * - dp = 8 / (tp pp) leaves 16 / dp = 2 tp pp samples per replica, which the micro-batch must
- *   divide: (1, 1) fails for 4 and 8, (1, 2) and (2, 1) for 8: 4 x 8 x 12 = 384.
- * - Of the 28 (tp, pp, micro-batch) left, 9 have pp = 1, 11 pp = 2, 8 pp = 4. Interleaving
- *   needs pp > 1 and V dividing layers / pp (2 for pp = 2, only V = 2; 1 for pp = 4):
- *   (9 x 7 + 11 x 6 + 8 x 7) x 12 = 2220, less the ZeRO stages 1 to 3 of the 4 micro-batches
- *   of (4, 2) (6 V each) and of (2, 4) (7 V each): 2220 - (4 x 6 + 4 x 7) x 9 = 1752.
+ *   divide: (1, 1) fails for 4 and 8, (1, 2) and (2, 1) for 8: with the sequence parallelism
+ *   left (off only for tp 1) (2 x 1 + 1 x 1 + 1 x 2) x 3 x 12 = 180.
+ * - Interleaving needs pp > 1 and a block per model chunk (pp x V <= 4 layers: only pp 2 with
+ *   V 2): every V of pp 1, (1, 1) 2 x 1 + (2, 1) 3 x 2 + (4, 1) 4 x 2 = 16 micro-batch and
+ *   sequence-parallel pairs, x 2 V x 12 = 384; V 4 of pp 2, (1, 2) 3 x 12 + (2, 2) 8 x 12 +
+ *   (4, 2) 8 x 3 = 156; every V of pp 4, (1, 4) 4 x 2 x 12 + (2, 4) 8 x 2 x 3 = 144: 684.
  * - Interleaving also needs micro-batches (samples per replica / micro-batch) a multiple of
- *   pp = 2: (1, 2) with micro-batch 4 and (2, 2) with 8 leave one: 2 x 12 = 24.
- * Left: 28 x 12 (1f1b) + 9 x 12 (interleaved, V = 2) = 444, less ZeRO 1 to 3 of (2, 4) (4
- * micro-batches, 1f1b) and (4, 2) (4 micro-batches, 1f1b and V = 2): 444 - 12 x 9 = 336
- * candidates.
- * The framework and offload axes are fixed (megatron, none); on two nodes the sharding group is
- * an axis of two values, all of dp (the 3456 above) and one node's 4 devices (3456 more):
- * - tp x pp (384) and ZeRO with dp = 1 (576) come first, as above;
- * - the 8 (tp, pp) pairs that divide the devices x 4 micro-batches x 8 schedules x 3 recompute
- *   modes have ZeRO 0, where a sharding group has nothing to shard: 768;
- * - of the rest (ZeRO 1 to 3), dp = 2 ((1, 4), (4, 1), (2, 2)) is not divided by 4: 3 x 4 x 8 x
- *   9 = 864;
- * - (1, 1) (dp 8), (1, 2) and (2, 1) (dp 4) remain, x 9 (recompute x ZeRO 1-3): micro-batches
- *   not dividing 2 tp pp: (1, 1) 4 and 8, (1, 2) and (2, 1) 8: 4 x 8 x 9 = 288; interleaving with
- *   pp = 1 ((1, 1) 2 and (2, 1) 3 micro-batch sizes, 7 V each) or V > 2 with pp = 2 ((1, 2), 3
- *   sizes, 6 V each): (35 + 18) x 9 = 477; (1, 2) with micro-batch 4 has one micro-batch, not a
- *   multiple of pp = 2 with V = 2: 9;
- * - left: 8 x 9 (1f1b) + 2 x 9 (V = 2) = 90, which the search's bound drops (it tries sharding
- *   groups with per-block frameworks only, and megatron gathers per chunk): 336 candidates. */
+ *   pp = 2: (1, 2) with micro-batch 4 (12) and (2, 2) with 8 (2 x 12) leave one: 36.
+ * - The search keeps to even chunks (4 blocks on pp 2 x V 2 are): 0 dropped.
+ * Left: 2592 - 288 - 432 - 432 - 180 - 684 - 36 = 540 candidates; counted the other way, 1f1b
+ * 24 + 36 + 48 + 72 + 96 + 96 + 24 + 24 = 420 and V 2 on pp 2 24 + 72 + 24 = 120.  * The framework and offload axes are fixed (megatron, none); on two nodes the sharding group
+ * is an axis of two values: all of dp (the 2592 above) and one node's 4 devices (2592 more),
+ * where after tp x pp (288) and ZeRO with dp = 1 (432) come the sharding group's rules: ZeRO 0
+ * of the 8 dividing (tp, pp) pairs, 8 x 4 x 3 x 2 x 3 = 576; ZeRO 1-3 with dp = 2 ((1, 4),
+ * (4, 1), (2, 2)), 3 x 4 x 3 x 2 x 9 = 648. Of (1, 1), (1, 2), (2, 1) with ZeRO 1-3: sequence
+ * parallelism with tp 1, 2 x 4 x 3 x 9 = 216; micro-batches, (1, 1) 4 and 8, (1, 2) and
+ * (2, 1) 8: (2 + 1) x 3 x 9 + 1 x 3 x 2 x 9 = 135; interleaving with pp 1, (1, 1) 2 x 2 x 9 +
+ * (2, 1) 3 x 2 x 2 x 9 = 144, and V 4 with pp 2, 3 x 9 = 27: 171; (1, 2) V 2 with one
+ * micro-batch of 4, 9; the 117 left have a sharding group with megatron, which the search's
+ * bound drops (it tries sharding groups with per-block frameworks only): 540 candidates. */
 static void test_3d_space_by_hand(void **state)
 {
   (void)state;
@@ -207,17 +206,19 @@ static void test_3d_space_by_hand(void **state)
   g_autoptr(sim_search) S = sim_search_new(&s, &error);
   if (!S)
     fail_msg("new: %s", error->message);
-  assert_int_equal(sim_search_n_combinations(S), 2 * 3456);
-  assert_int_equal(drops(S, "tp x pp"), 2 * 384);
-  assert_int_equal(drops(S, "ZeRO needs a data-parallel group"), 2 * 576);
-  assert_int_equal(drops(S, "a shard group needs ZeRO"), 768);
-  assert_int_equal(drops(S, "shard group does not divide dp"), 864);
-  assert_int_equal(drops(S, "micro-batches do not divide"), 384 + 288);
-  assert_int_equal(drops(S, "pp > 1"), 1752 + 477);
-  assert_int_equal(drops(S, "multiple of pp"), 24 + 9);
+  assert_int_equal(sim_search_n_combinations(S), 2 * 2592);
+  assert_int_equal(drops(S, "tp x pp"), 2 * 288);
+  assert_int_equal(drops(S, "ZeRO needs a data-parallel group"), 2 * 432);
+  assert_int_equal(drops(S, "a shard group needs ZeRO"), 576);
+  assert_int_equal(drops(S, "shard group does not divide dp"), 648);
+  assert_int_equal(drops(S, "sequence parallelism needs tp > 1"), 432 + 216);
+  assert_int_equal(drops(S, "micro-batches do not divide"), 180 + 135);
+  assert_int_equal(drops(S, "pp > 1"), 684 + 171);
+  assert_int_equal(drops(S, "multiple of pp"), 36 + 9);
+  assert_int_equal(drops(S, "unequal blocks"), 0);
   assert_int_equal(drops(S, "memory"), 0);
-  assert_int_equal(drops(S, "sharding groups with per-block frameworks"), 90);
-  assert_int_equal(sim_search_n_candidates(S), 336);
+  assert_int_equal(drops(S, "sharding groups with per-block frameworks"), 117);
+  assert_int_equal(sim_search_n_candidates(S), 540);
 }
 
 /* Axis bounds: the least of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^k at or above the value,
@@ -262,7 +263,8 @@ static char *printed(const sim_search *S)
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  sim_search_print(S, f, f);
+  g_autoptr(trace_search_table) t = sim_search_table(S);
+  trace_search_print(t, FALSE, f, f);
   fclose(f);
   return buf;
 }

@@ -579,6 +579,73 @@ static void test_interned_names(void **state)
   assert_ptr_equal(sim_graph_intern(g, "forward mb7"), copy[7]);
 }
 
+/* Appended graphs: a graph of one compute task (7 ns), then twice a graph of two devices where
+ * gpu0 computes a (10 ns), sends 1000 bytes to gpu1 (simple model: 1 ns + 1000 B at 1e12 B/s
+ * = 2 ns), gpu1 computes b (20 ns) and a delay d (5 ns, shown on gpu1's stream) follows.
+ * Each copy keeps its timing (a ends at 10 ns, the transfer at 12, b at 32, d at 37), its
+ * names after the prefix, its category and size, its dependencies (3 a copy) and its shown
+ * task, which does not hold the stream (busy 22 ns: the transfer and b). */
+static void test_append(void **state)
+{
+  g_autoptr(sim_graph) src = sim_graph_new();
+  sim_unit_id u0 = sim_graph_add_unit(src, SIM_PROC_DEVICE, "gpu0");
+  sim_unit_id u1 = sim_graph_add_unit(src, SIM_PROC_DEVICE, "gpu1");
+  sim_stream_id c0 = sim_graph_add_stream(src, u0, "compute");
+  sim_stream_id c1 = sim_graph_add_stream(src, u1, "compute");
+  sim_task_id a = sim_graph_add_compute(src, c0, "a", "forward", SIM_NS(10), 7, 0);
+  sim_task_id t = sim_graph_add_transfer(src, c0, c1, "t", 1000);
+  sim_task_id b = sim_graph_add_compute(src, c1, "b", "backward", SIM_NS(20), 0, 0);
+  sim_task_id d = sim_graph_add_delay(src, "d", SIM_NS(5));
+  sim_graph_show_on(src, d, c1);
+  sim_graph_depend(src, t, a);
+  sim_graph_depend(src, b, t);
+  sim_graph_depend(src, d, b);
+  sim_graph_add_memory_delta(src, a, 64);
+
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id h = sim_graph_add_unit(g, SIM_PROC_HOST, "host");
+  sim_stream_id hs = sim_graph_add_stream(g, h, "compute");
+  sim_task_id x0 = sim_graph_add_compute(g, hs, "x", "compute", SIM_NS(7), 0, 0);
+  sim_graph_offsets o1, o2;
+  sim_graph_append(g, src, "job a: ", &o1);
+  sim_graph_append(g, src, "job b: ", &o2);
+  assert_int_equal(o1.unit_base, 1);
+  assert_int_equal(o1.stream_base, 1);
+  assert_int_equal(o1.task_base, 1);
+  assert_int_equal(o2.unit_base, 3);
+  assert_int_equal(o2.stream_base, 3);
+  assert_int_equal(o2.task_base, 5);
+  assert_int_equal(sim_graph_n_units(g), 5);
+  assert_int_equal(sim_graph_n_tasks(g), 9);
+  assert_int_equal(sim_graph_n_edges(g), 6);
+  assert_string_equal(sim_graph_unit_name(g, 4), "job b: gpu1");
+  assert_int_equal(sim_graph_stream_unit(g, o2.stream_base + c1), o2.unit_base + u1);
+  assert_string_equal(sim_graph_task_name(g, o2.task_base + b), "b");
+  assert_string_equal(sim_graph_task_category(g, o2.task_base + t), "p2p");
+  assert_int_equal(sim_graph_task_bytes(g, o2.task_base + t), 1000);
+  assert_int_equal(sim_graph_task_flops(g, o1.task_base + a), 7);
+  const sim_stream_id *m;
+  assert_int_equal(sim_graph_task_members(g, o2.task_base + t, &m), 2);
+  assert_int_equal(m[0], o2.stream_base + c0);
+  assert_int_equal(m[1], o2.stream_base + c1);
+  assert_true(sim_graph_check(g, NULL));
+
+  sim_simple_comm comm = {SIM_NS(1), 1000000000000ull};
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  sim_exec_set_comm(x, &sim_simple_comm_ops, &comm);
+  assert_true(sim_exec_run(x, NULL));
+  assert_int_equal(sim_exec_task_end(x, x0), SIM_NS(7));
+  const sim_graph_offsets *at[] = {&o1, &o2};
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(sim_exec_task_end(x, at[i]->task_base + a), SIM_NS(10));
+    assert_int_equal(sim_exec_task_end(x, at[i]->task_base + t), SIM_NS(12));
+    assert_int_equal(sim_exec_task_end(x, at[i]->task_base + b), SIM_NS(32));
+    assert_int_equal(sim_exec_task_end(x, at[i]->task_base + d), SIM_NS(37));
+    assert_int_equal(sim_exec_stream_busy(x, at[i]->stream_base + c1), SIM_NS(22));
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -590,6 +657,7 @@ int main(void)
       cmocka_unit_test(test_interned_names), cmocka_unit_test(test_large_graph),
       cmocka_unit_test(test_reserve),
       cmocka_unit_test(test_categories), cmocka_unit_test(test_exec_reports_errors),
+      cmocka_unit_test(test_append),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

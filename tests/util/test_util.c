@@ -87,6 +87,26 @@ static void test_lists(void **state)
                                 INT64_MIN, INT64_MAX, &e));
   assert_non_null(strstr(e->message, "too many points"));
   g_clear_error(&e);
+  /* The whole list is bounded too, items counted before the text is split (a 60 MB list of
+   * 30 million items took 1.5 GB): 1 000 002 items, then ranges adding up past the bound
+   * (1 000 000 points and then 2 more), then doubling ranges of 20 points each (2^0..2^19)
+   * 50 001 times, 1 000 020 points. */
+  GString *many = g_string_new("1");
+  for (int i = 0; i < 1000001; i++)
+    g_string_append(many, ",1");
+  assert_null(dt_parse_int_list(many->str, "split", 1, 10, &e));
+  assert_non_null(strstr(e->message, "a list of 1000002 items, more than the 1000001"));
+  g_clear_error(&e);
+  assert_null(dt_parse_int_list("1-1000000,5-6", "--devices", 1, INT64_MAX, &e));
+  assert_non_null(strstr(e->message, "too many points"));
+  g_clear_error(&e);
+  g_string_assign(many, "1..524288");
+  for (int i = 0; i < 50000; i++)
+    g_string_append(many, ",1..524288");
+  assert_null(dt_parse_int_list(many->str, "--batches", 1, INT64_MAX, &e));
+  assert_non_null(strstr(e->message, "more than the 1000001 points"));
+  g_clear_error(&e);
+  g_string_free(many, TRUE);
   int64_t v;
   assert_false(dt_parse_int64("12x", "--nodes", 1, 10, &v, &e));
   g_clear_error(&e);
@@ -539,6 +559,33 @@ static void test_json_csv_writers(void **state)
   }
 }
 
+/* dt_csv_split reads back the RFC 4180 quoting: a quoted comma stays in its field, a doubled
+ * quote is one quote, empty fields count, a carriage return ends the line; and a line written
+ * by dt_csv_field splits into the fields written. */
+static void test_csv_split(void **state)
+{
+  (void)state;
+  g_autoptr(GPtrArray) f = dt_csv_split("a,\"b, c\",,\"say \"\"hi\"\"\",x\r");
+  assert_int_equal(f->len, 5);
+  static const char *const want[] = {"a", "b, c", "", "say \"hi\"", "x"};
+  for (guint i = 0; i < 5; i++)
+    assert_string_equal(g_ptr_array_index(f, i), want[i]);
+  g_autoptr(GPtrArray) one = dt_csv_split("");
+  assert_int_equal(one->len, 1);
+  assert_string_equal(g_ptr_array_index(one, 0), "");
+  static const char *const in[] = {"plain", "a,b", "q\"q", ""};
+  g_autoptr(GString) line = g_string_new(NULL);
+  for (int i = 0; i < 4; i++) {
+    if (i)
+      g_string_append_c(line, ',');
+    dt_csv_field(line, in[i]);
+  }
+  g_autoptr(GPtrArray) back = dt_csv_split(line->str);
+  assert_int_equal(back->len, 4);
+  for (guint i = 0; i < 4; i++)
+    assert_string_equal(g_ptr_array_index(back, i), in[i]);
+}
+
 /* Outputs held together (dt_outfile_hold): nothing is renamed before the release; a release
  * that keeps renames both, one that does not leaves the old files. */
 static void test_outfile_hold(void **state)
@@ -659,7 +706,8 @@ int main(void)
       cmocka_unit_test(test_scratch),
       cmocka_unit_test(test_read_file), cmocka_unit_test(test_escape),
       cmocka_unit_test(test_option_bytes), cmocka_unit_test(test_size_list),
-      cmocka_unit_test(test_json_csv_writers), cmocka_unit_test(test_outfile_hold),
+      cmocka_unit_test(test_json_csv_writers), cmocka_unit_test(test_csv_split),
+      cmocka_unit_test(test_outfile_hold),
       cmocka_unit_test(test_files_distinct), cmocka_unit_test(test_message_and_lines),
       cmocka_unit_test(test_memory_sharers),
   };

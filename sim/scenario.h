@@ -272,6 +272,10 @@ gboolean sim_scenario_given(const sim_scenario *s, const char *key);
 gboolean sim_scenario_set(sim_scenario *s, const char *key, const char *value, const char *where,
                           GError **error);
 
+/* TRUE when some group declares `key` (a program that reads tables of options checks a column
+ * it may not know before it sets it). */
+gboolean sim_scenario_has_key(const char *key);
+
 /* TRUE when the scalar `key` (int, choice, on/off or registry entry) holds `value`. */
 gboolean sim_scenario_key_equals(const sim_scenario *s, const char *key, const char *value);
 

@@ -59,6 +59,9 @@ void sim_report_append_json(GString *o, const sim_report *r, const char *extra_j
                            r->memory_weights_bytes, r->memory_gradients_bytes,
                            r->memory_optimizer_bytes, r->memory_activations_bytes,
                            r->memory_other_bytes, r->memory_framework_reserved_bytes);
+    /* Offloaded bytes live in host memory, outside memory_per_device_bytes. */
+    if (r->memory_host_bytes)
+      g_string_append_printf(o, ",\"host\":%" G_GUINT64_FORMAT, r->memory_host_bytes);
     if (r->has_activations_cp)
       g_string_append_printf(o, ",\"activations_cp\":%" G_GUINT64_FORMAT,
                              r->memory_activations_cp_bytes);
@@ -138,6 +141,9 @@ void sim_report_print_table(FILE *out, const sim_report *r, const char *title)
             (double)r->memory_activations_bytes / (1 << 30),
             (double)r->memory_other_bytes / (1 << 30),
             (double)r->memory_framework_reserved_bytes / (1 << 30));
+    if (r->memory_host_bytes)
+      fprintf(out, "  %-28s %.2f GiB per device (offloaded optimizer states and gradients)\n",
+              "host memory", (double)r->memory_host_bytes / (1 << 30));
     if (r->has_activations_cp)
       fprintf(out, "  %-28s %.2f GiB of keys and values of the other ranks\n",
               "context parallelism", (double)r->memory_activations_cp_bytes / (1 << 30));

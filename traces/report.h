@@ -37,6 +37,7 @@ typedef struct {
   uint64_t memory_weights_bytes, memory_gradients_bytes, memory_optimizer_bytes;
   uint64_t memory_activations_bytes, memory_other_bytes;
   uint64_t memory_framework_reserved_bytes;   /* CUDA context, NCCL buffers, allocator slack */
+  uint64_t memory_host_bytes;   /* offloaded to host memory per device (0: nothing offloaded) */
   /* Context parallelism's key/value buffers (memory key activations_cp, when has_*), and the
    * routed token copies a capacity factor drops per iteration (tokens_dropped). */
   gboolean has_activations_cp, has_tokens_dropped;

@@ -25,6 +25,7 @@ int dtsim_list_models(FILE *out, gboolean json);
 int dtsim_list_devices(FILE *out, gboolean json);
 int dtsim_list_networks(FILE *out, gboolean json);
 int dtsim_list_systems(FILE *out, gboolean json);
+int dtsim_list_frameworks(FILE *out, gboolean json);
 int dtsim_list_algorithms(FILE *out, gboolean json);
 
 /* Prints "dtsim COMMAND: MESSAGE" on stderr and returns the exit status for the error:

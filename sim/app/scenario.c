@@ -6,6 +6,7 @@
 #include "plan.h"
 #include "strategy.h"
 #include "faults.h"
+#include "framework_keys.h"
 #include "linkviews.h"
 #include "trainrun_keys.h"
 #include "util.h"
@@ -29,6 +30,7 @@ static const sim_key_group *const *key_groups(gsize *n)
     for (const sim_strategy *const *st = sim_strategies(); *st; st++)
       if ((*st)->keys)
         list[k++] = (*st)->keys;
+    list[k++] = &sim_keys_framework;
     list[k++] = &sim_keys_sweep;
     list[k++] = &sim_keys_collective;
     list[k++] = &sim_keys_search;
@@ -90,6 +92,11 @@ static const sim_key *find_key(const char *name, const sim_key_group **group_out
   return NULL;
 }
 
+gboolean sim_scenario_has_key(const char *key)
+{
+  return find_key(key, NULL) != NULL;
+}
+
 /* The index of the group that declares k. */
 static gsize group_of(const sim_key *k)
 {
@@ -139,7 +146,8 @@ static void clear_field(sim_scenario *s, const sim_key *k)
 void sim_scenario_clear(sim_scenario *s)
 {
   for (gsize g = 0; g < n_groups(); g++)
-    for (gsize i = 0; i < GROUP(g)->n_keys; i++)
+    /* A zeroed scenario (never initialised) has no blocks for the groups that keep their own. */
+    for (gsize i = 0; i < GROUP(g)->n_keys && (!GROUP(g)->own_size || s->own[g]); i++)
       clear_field(s, &GROUP(g)->keys[i]);
   for (gsize g = 0; g < G_N_ELEMENTS(s->own); g++)
     g_clear_pointer(&s->own[g], g_free);

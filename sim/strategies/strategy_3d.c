@@ -8,10 +8,13 @@
 #include "colltime.h"
 #include "cp.h"
 #include "schedule.h"
+#include "framework_keys.h"
+#include "fsdp.h"
 
 #include "coll.h"
 #include "devices.h"
 #include "util.h"
+#include "wl_framework.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -91,6 +94,9 @@ typedef struct {
                                        * own on the first and last virtual stage */
   uint32_t devices, per_node;
   uint64_t act_elem_bytes;
+  wl_framework *fw;                   /* the framework (--framework) */
+  uint32_t G;                         /* ZeRO/FSDP sharding group (--shard-group; D: all) */
+  double pcie_Bps;                    /* a device's host link, bytes/s (offload) */
 } plan3d;
 
 static void plan3d_free(plan3d *p)
@@ -100,6 +106,7 @@ static void plan3d_free(plan3d *p)
   g_free(p->first_block);
   g_free(p->n_blocks);
   g_free(p->cost);
+  wl_framework_free(p->fw);
   g_free(p);
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(plan3d, plan3d_free)
@@ -201,6 +208,9 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
   sh.cp = p->CP;
   wl_tf_kernel k[WL_TF_MAX_KERNELS];
   size_t n = wl_tf_block_kernels(&p->tf, &sh, block, k);
+  /* Hopper and later (fp8 tensor cores): FlashAttention-2 leaves their new instructions unused. */
+  gboolean hopper = dev_peak_flops(dev, WL_PREC_FP8) > dev_peak_flops(dev, WL_PREC_BF16);
+  n = wl_framework_kernels(p->fw, &p->tf, &sh, hopper, k, n);
   uint64_t lf = 0, lb = 0, rf = 0;
   sim_time_ps layer_f = kernels_time(dev, k, n, 0, FALSE, &lf);
   sim_time_ps layer_b = kernels_time(dev, k, n, 1, FALSE, &lb);
@@ -211,16 +221,28 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
   if (p->CP > 1) {
     if (!sim_cp_attention_time(dev, ct, &p->tf, &sh, p->o.cp_comm, &cpa, error))
       return FALSE;
+    /* The framework's attention kernel (wl_framework_kernels) runs the steps too. */
+    for (int pass = 0; pass < 2 && hopper; pass++)
+      cpa.compute_ps[pass] = (sim_time_ps)((double)cpa.compute_ps[pass] *
+                                           p->fw->attention_time_factor);
     layer_f += cpa.compute_ps[0] - kernels_time(dev, k, n, 0, TRUE, NULL);
     layer_b += cpa.compute_ps[1] - kernels_time(dev, k, n, 1, TRUE, NULL);
   }
   /* Recomputation before the backward pass: the whole block's forward (full) or its attention
    * core (selective). */
   sim_time_ps layer_r = p->o.recompute == WL_RECOMPUTE_FULL ? kernels_time(dev, k, n, 0, FALSE, &rf)
-                        : p->o.recompute == WL_RECOMPUTE_SELECTIVE
+                        : p->o.recompute == WL_RECOMPUTE_SELECTIVE && p->fw->selective_attention
                             ? kernels_time(dev, k, n, 0, TRUE, &rf) : 0;
   if (p->CP > 1 && p->o.recompute != WL_RECOMPUTE_NONE)
     layer_r += cpa.compute_ps[0] + cpa.exposed_ps[0] - kernels_time(dev, k, n, 0, TRUE, NULL);
+  /* The framework's selective recomputation may also redo a share of the forward GEMMs. */
+  if (p->o.recompute == WL_RECOMPUTE_SELECTIVE && p->fw->selective_gemm_fraction > 0)
+    for (size_t i = 0; i < n; i++)
+      if (k[i].has[0] && k[i].pass[0].kind == WL_OP_GEMM) {
+        layer_r += (sim_time_ps)((double)dev_op_time_ps(dev, &k[i].pass[0], 0) *
+                                 p->fw->selective_gemm_fraction);
+        rf += (uint64_t)((double)k[i].pass[0].flops * p->fw->selective_gemm_fraction);
+      }
   /* Megatron's block: one allreduce after attention and one after the MLP in forward, their
    * conjugates in backward (f and g of Shoeybi et al.); the recomputed forward repeats them. */
   sim_time_ps tp_f, tp_b;
@@ -405,6 +427,7 @@ static void zero_values(const sim_search_ctx *c, GPtrArray *out)
 #define SIM_DROP_SP_TP "sequence parallelism needs tp > 1"
 #define SIM_DROP_MEMORY_BOUND "does not fit in device memory (bound before simulating)"
 #define SIM_DROP_UNEVEN_CHUNKS "model chunks of unequal blocks (searched only where they divide)"
+#define SIM_DROP_OFFLOAD_FITS "offload not needed: fits in device memory without it"
 
 /* A lower bound of the memory of the first pipeline stage, which the simulation's memory per
  * device (the largest stage's) cannot be below, from the workloads' closed forms: the model
@@ -458,9 +481,24 @@ static const char *bound_3d(const sim_scenario *s, const sim_search_ctx *c)
    * where the interleaved schedule's bubble is smallest for a given count. */
   if (s->interleave > 1 && c->layers % ((uint64_t)s->pp * (uint64_t)s->interleave))
     return SIM_DROP_UNEVEN_CHUNKS;
-  if (c->capacity_bytes && first_stage_bytes(s, c, dp, per_replica) > c->capacity_bytes)
-    return SIM_DROP_MEMORY_BOUND;
-  return NULL;
+  if (!c->capacity_bytes)
+    return NULL;
+  sim_framework_opts fo = sim_framework_opts_of(s);
+  const char *why = sim__3d_framework_bound(&fo, (unsigned)s->zero);
+  if (why)
+    return why;
+  uint64_t G = fo.shard_group ? (uint64_t)fo.shard_group : dp;
+  uint64_t need = first_stage_bytes(s, c, G, per_replica);
+  /* Offload only adds work: a plan that fits without it is faster so; and it frees at most the
+   * optimizer state (12 bytes of a parameter's 16). */
+  if (fo.offload != SIM_OFFLOAD_NONE) {
+    if (need <= c->capacity_bytes)
+      return SIM_DROP_OFFLOAD_FITS;
+    uint64_t tp = (uint64_t)s->tp, state = wl_tf_layer_params(&c->tf) * (c->layers / (uint64_t)s->pp) / tp;
+    uint64_t optimizer = (s->zero >= 1 ? state / G : state) * 12;
+    return need - MIN(need, optimizer) > c->capacity_bytes ? SIM_DROP_MEMORY_BOUND : NULL;
+  }
+  return need > c->capacity_bytes ? SIM_DROP_MEMORY_BOUND : NULL;
 }
 
 /* Most context-parallel and expert-parallel degrees tried, and the fewest tokens of a sequence
@@ -521,7 +559,10 @@ static const sim_search_axis axes_3d[] = {{"tp", tp_values},
                                       {"schedule|interleave", schedule_3d_values},
                                       {"sequence-parallel", sequence_parallel_values},
                                       {"recompute", recompute_values},
-                                      {"zero", zero_values}};
+                                      {"zero", zero_values},
+                                      {"framework", sim__3d_framework_values},
+                                      {"shard-group", sim__3d_shard_group_values},
+                                      {"offload", sim__3d_offload_values}};
 
 static const sim_search_family search_3d[] = {
     {NULL, axes_3d, G_N_ELEMENTS(axes_3d), derive_3d, bound_3d}};
@@ -611,11 +652,15 @@ static const char *check_opts(const sim_3d_opts *op, const wl_tf *tfp, const sim
   uint64_t dp = shape->devices / (tp * pp * cp);
   if ((why = ep_rules(&o, &tf, tp, cp, dp, error)))
     return why;
-  if (o.zero > 0 && dp * cp < 2) {
+  /* ZeRO-Offload runs on one device too: the host holds what ZeRO would shard. */
+  if (o.zero > 0 && dp * cp < 2 && o.offload == SIM_OFFLOAD_NONE) {
     bad(error, "--zero %u: shards over the data-parallel group, and --dp %" PRIu64 " has none "
         "(use --zero 0 or --dp 2 or more)", o.zero, dp);
     return SIM_DROP_ZERO_DP;
   }
+  /* The sharding group divides the dp x cp ranks that reduce the gradients. */
+  if ((why = sim__3d_check_framework(&o, dp * cp, error)))
+    return why;
   if (o.seq_parallel && tp < 2) {
     bad(error, "--sequence-parallel on: needs --tp 2 or more (--tp %" PRIu64 " has no "
         "tensor-parallel group to split the sequence over)", tp);
@@ -718,8 +763,11 @@ static uint64_t graph_size(const plan3d *p, uint64_t *deps)
   uint64_t units = 2 * p->m * p->V * p->P;
   uint64_t z3 = o->zero >= 3, ov = o->tp_overlap ? 2 : 0;
   uint64_t chunks = (uint64_t)p->V * p->P;
-  *deps = o->iterations * (units * (5 + z3 + ov) + 9 * chunks + 2 * p->P + 4 + 4 * p->m);
-  return o->iterations * (units * (2 + z3 + 1 + ov) + 3 * chunks + p->P + 1 + 4 * p->m);
+  /* FSDP: per unit, each block's compute, gather and reduction (sim__fsdp_add_pass). */
+  uint64_t fsdp = p->fw && sim__3d_per_block(o, p->fw, p->G)
+                      ? 3 * (((uint64_t)p->tf.layers + chunks - 1) / chunks) : 0;
+  *deps = o->iterations * (units * (5 + z3 + ov + fsdp) + 9 * chunks + 2 * p->P + 4 + 4 * p->m);
+  return o->iterations * (units * (2 + z3 + 1 + ov + fsdp) + 3 * chunks + p->P + 1 + 4 * p->m);
 }
 
 /* Tensor parallelism runs within the NVLink domain: one node's devices, or the devices of the
@@ -762,6 +810,8 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
   if (p->V > 1 && o->schedule != WL_SCHED_INTERLEAVED)
     return bad(error, "--interleave %u needs --schedule interleaved", p->V);
   if (!plan_partition(p, o, error) || !check_ep(p, o, error))
+    return FALSE;
+  if (!sim__3d_framework_load(o, topo, p->R, &p->fw, &p->G, &p->pcie_Bps, error))
     return FALSE;
   if (o->zero > 3)
     return bad(error, "--zero %u: expected 0, 1, 2 or 3", o->zero);
@@ -822,7 +872,7 @@ static uint64_t stage_reserved(const plan3d *p, uint32_t s, uint64_t dynamic_byt
   uint32_t comms = (p->T > 1) + (p->R > 1) + (p->CP > 1) + (p->tf.tied_head && p->P > 1 && end);
   uint32_t peers = p->P < 2 ? 0 : p->P == 2 || (end && p->V == 1) ? 1 : 2;
   wl_reserved_bytes r;
-  return wl_reserved_memory(comms, peers, dynamic_bytes, &r);
+  return wl_framework_reserved(p->fw, comms, peers, dynamic_bytes, &r);
 }
 
 static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
@@ -835,7 +885,7 @@ static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
   /* ZeRO shards the dense parameters' state over the data-parallel group and the experts'
    * over the expert-data-parallel one (tp x dp / ep devices). */
   wl_tf_state_bytes st, se;
-  wl_tf_state_memory(params - experts, p->R, p->o.zero, p->o.precision, &st);
+  wl_tf_state_memory(params - experts, p->G, p->o.zero, p->o.precision, &st);
   wl_tf_state_memory(experts, p->T * p->R / (p->EP * p->ETP), p->o.zero, p->o.precision, &se);
   st.weights += se.weights, st.gradients += se.gradients, st.optimizer += se.optimizer;
   /* Flash attention keeps no s x s matrix: without recomputation it stores what selective
@@ -873,6 +923,7 @@ static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
                     .precision = p->o.precision, .cp = p->CP};
   m->activations_cp_bytes = wl_tf_cp_buffer_bytes(&p->tf, &sh, p->o.cp_comm);
   m->framework_reserved_bytes = stage_reserved(p, s, act + other + m->activations_cp_bytes);
+  sim__3d_offload_memory(p->o.offload, params, p->G, p->o.zero, m);
 }
 
 static uint64_t mem_total(const sim_3d_metrics *m)
@@ -921,6 +972,31 @@ static gboolean expert_dp_time(sim_coll_timer *ct, const plan3d *p, comm_coll_op
   return sim_coll_timer_time(ct, op, 0, p->T * p->R / block, block, block, 1, bytes, out, error);
 }
 
+/* Bytes of one parameter as it is gathered: 4 in fp32 and tf32, else 2 (bf16 or fp16, fp8
+ * training included). */
+static uint64_t param_elem_bytes(const plan3d *p)
+{
+  return p->o.precision == WL_PREC_FP32 || p->o.precision == WL_PREC_TF32 ? 4 : 2;
+}
+
+/* Bytes of one reduced gradient element: the parameter's, or the framework's reduce dtype
+ * (FSDP2 in torchtitan reduces in fp32). */
+static uint64_t grad_elem_bytes(const plan3d *p)
+{
+  if (p->fw && p->fw->reduce_bytes)
+    return p->fw->reduce_bytes;
+  return param_elem_bytes(p);
+}
+
+/* ZeRO-Offload: the time to copy the device's shard of `bytes` reduced gradients to the host
+ * (0 without offload). */
+static sim_time_ps grad_to_host_ps(const plan3d *p, uint64_t bytes)
+{
+  if (p->o.offload == SIM_OFFLOAD_NONE)
+    return 0;
+  return (sim_time_ps)(sim__pcie_s(bytes / MAX(p->G, 1u), p->pcie_Bps) * 1e12);
+}
+
 /* Most buckets one chunk's gradients are reduced in (bounds the graph). */
 #define MAX_BUCKETS 64
 
@@ -933,8 +1009,9 @@ static void dp_bucket_split(const plan3d *p, uint32_t vs, uint64_t grad_elem, ui
                             uint64_t *each_bytes)
 {
   uint64_t params = chunk_params(p, vs) - chunk_expert_params(p, vs);
-  uint64_t per_bucket = p->o.bucket_bytes ? MAX(p->o.bucket_bytes / grad_elem, 1)
-                                          : MAX(UINT64_C(40000000), UINT64_C(1000000) * p->R);
+  uint64_t bucket_bytes = p->o.bucket_bytes ? p->o.bucket_bytes : p->fw->bucket_bytes;
+  uint64_t per_bucket = bucket_bytes ? MAX(bucket_bytes / grad_elem, 1)
+                                     : MAX(UINT64_C(40000000), UINT64_C(1000000) * p->R);
   uint64_t k = CLAMP((params + per_bucket - 1) / per_bucket, 1, MAX_BUCKETS);
   *n = (uint32_t)k;
   *each_bytes = (params + k - 1) / k * grad_elem;
@@ -945,15 +1022,14 @@ static gboolean dp_buckets(sim_coll_timer *ct, const plan3d *p, uint32_t vs, uin
 {
   uint64_t bytes;
   dp_bucket_split(p, vs, grad_elem, n, &bytes);
-  return sim_coll_timer_time(ct, p->o.zero ? COMM_COLL_REDUCE_SCATTER : COMM_COLL_ALLREDUCE, 0, p->R, p->T,
-                   p->T, 1, bytes, each_ps, error);
+  if (!sim__dp_coll_time(ct, p->o.zero ? COMM_COLL_REDUCE_SCATTER : COMM_COLL_ALLREDUCE, p->R,
+                         p->T, p->G, bytes, each_ps, error))
+    return FALSE;
+  /* ZeRO-Offload copies each reduced bucket's shard to the host as it comes. */
+  *each_ps += grad_to_host_ps(p, bytes);
+  return TRUE;
 }
 
-/* Bytes of one gradient element: 4 in fp32 and tf32, else 2. */
-static uint64_t grad_elem_bytes(const plan3d *p)
-{
-  return p->o.precision == WL_PREC_FP32 || p->o.precision == WL_PREC_TF32 ? 4 : 2;
-}
 
 /* The optimizer step of a device of pipeline rank s over its (ZeRO-sharded) parameters: Adam
  * reads the gradient, master weights and both moments and writes them back with the 2-byte
@@ -963,10 +1039,22 @@ static wl_op_cost update_cost(const plan3d *p, uint32_t s)
   uint64_t grad_elem = grad_elem_bytes(p), params = 0;
   for (uint32_t c = 0; c < p->V; c++)
     params += chunk_params(p, c * p->P + s);
-  uint64_t shard = p->o.zero >= 1 ? (params + p->R - 1) / p->R : params;
+  uint64_t shard = p->o.zero >= 1 ? (params + p->G - 1) / p->G : params;
   return (wl_op_cost){.kind = WL_OP_UPDATE, .pass = WL_PASS_UPDATE, .precision = p->o.precision,
                       .flops = shard * 10, .bytes_read = shard * (grad_elem + 12),
                       .bytes_written = shard * (12 + grad_elem), .out_elems = shard};
+}
+
+/* The time of that step: on the device, or with ZeRO-Offload on the host's CPUs (the
+ * framework's host Adam rate shared by the node's devices) followed by the updated 2-byte
+ * parameters' copy back over PCIe. */
+static sim_time_ps update_ps(const plan3d *p, const dev_device *dev, const wl_op_cost *upd)
+{
+  if (p->o.offload == SIM_OFFLOAD_NONE)
+    return dev_op_time_ps(dev, upd, 0);
+  double s = wl_framework_host_step_s(p->fw, upd->out_elems, p->per_node) +
+             sim__pcie_s(upd->out_elems * param_elem_bytes(p), p->pcie_Bps);
+  return (sim_time_ps)(s * 1e12);
 }
 
 /* ---- Building the graph ----------------------------------------------------------------------- */
@@ -1392,6 +1480,11 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                     const sim_3d_metrics *metrics, GError **error)
 {
   const sim_3d_opts *o = &p->o;
+  if (sim__3d_per_block(o, p->fw, p->G) || p->G < p->R) {
+    bad(error, "--symmetry off: FSDP's per-block gathers (--framework %s) and sharding groups "
+        "(--shard-group) are in the folded plan (--symmetry on) so far", p->fw->name);
+    return NULL;
+  }
   if (p->ETP > 1 || (p->CP > 1 && o->tp_overlap) || p->CP > 64) {
     bad(error, "--symmetry off: --strategy 3d simulates every device without --etp, and "
         "without --tp-overlap with --cp, and up to --cp 64, so far (use --symmetry on)");
@@ -1665,7 +1758,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
               sim_graph_depend(g, dp_tasks[(gsize)c * (T + n_ep_groups) + T + k % EP], prev[k]);
           }
       wl_op_cost upd = update_cost(p, s);
-      sim_time_ps upd_ps = dev_op_time_ps(dev, &upd, 0);
+      sim_time_ps upd_ps = update_ps(p, dev, &upd);
       for (uint32_t k = 0; k < per_stage; k++) {
         uint32_t rank = RANK(s, k / T, k % T);
         sim_task_id u = sim_graph_add_compute(g, st[rank].compute, "optimizer", "update", upd_ps,
@@ -1803,9 +1896,25 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   g_autofree sim_time_ps *dp_gather = g_new0(sim_time_ps, nv);
   g_autofree uint32_t *n_buckets = g_new0(uint32_t, nv);
   g_autofree sim_time_ps *bucket_ps = g_new0(sim_time_ps, nv);
-  for (uint32_t vs = 0; vs < nv && o->overlap && p->R > 1; vs++)
+  /* Gradients leave the device after backward: reduced over data parallelism, or copied to
+   * the host (ZeRO-Offload, also on one device). */
+  gboolean dp_on = p->R > 1 || o->offload != SIM_OFFLOAD_NONE;
+  for (uint32_t vs = 0; vs < nv && o->overlap && dp_on; vs++)
     if (!dp_buckets(ct, p, vs, grad_elem, &n_buckets[vs], &bucket_ps[vs], error))
       return NULL;
+  /* FSDP: each block's gather and reduction (sim__fsdp_add_pass). */
+  gboolean per_block = sim__3d_per_block(o, p->fw, p->G);
+  g_autofree sim_time_ps *block_gather = g_new0(sim_time_ps, nv);
+  g_autofree sim_time_ps *block_reduce = g_new0(sim_time_ps, nv);
+  for (uint32_t vs = 0; vs < nv && per_block; vs++) {
+    uint64_t params = (chunk_params(p, vs) + p->n_blocks[vs] - 1) / MAX(p->n_blocks[vs], 1u);
+    if (!sim__dp_coll_time(ct, COMM_COLL_ALLGATHER, p->R, p->T, p->G,
+                           params * param_elem_bytes(p), &block_gather[vs], error) ||
+        !sim__dp_coll_time(ct, COMM_COLL_REDUCE_SCATTER, p->R, p->T, p->G, params * grad_elem,
+                           &block_reduce[vs], error))
+      return NULL;
+    block_reduce[vs] += grad_to_host_ps(p, params * grad_elem);
+  }
   for (uint32_t vs = 0; vs < nv; vs++) {
     uint64_t experts = chunk_expert_params(p, vs);
     uint64_t bytes = (chunk_params(p, vs) - experts) * grad_elem;
@@ -1813,12 +1922,14 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
       if (!sim_coll_timer_time(ct, COMM_COLL_ALLREDUCE, 0, p->R, p->T, p->T, 1, bytes, &dp_reduce[vs],
                      error))
         return NULL;
-    } else if (!sim_coll_timer_time(ct, COMM_COLL_REDUCE_SCATTER, 0, p->R, p->T, p->T, 1, bytes,
-                          &dp_reduce[vs], error) ||
-               !sim_coll_timer_time(ct, COMM_COLL_ALLGATHER, 0, p->R, p->T, p->T, 1, bytes,
-                          &dp_gather[vs], error)) {
+    } else if (!sim__dp_coll_time(ct, COMM_COLL_REDUCE_SCATTER, p->R, p->T, p->G, bytes,
+                                  &dp_reduce[vs], error) ||
+               !sim__dp_coll_time(ct, COMM_COLL_ALLGATHER, p->R, p->T, p->G,
+                                  bytes / grad_elem * param_elem_bytes(p), &dp_gather[vs],
+                                  error)) {
       return NULL;
     }
+    dp_reduce[vs] += grad_to_host_ps(p, bytes);
     /* The experts' gradients over their expert-data-parallel group, after the others. */
     sim_time_ps er = 0, eg = 0;
     if (!expert_dp_time(ct, p, o->zero ? COMM_COLL_REDUCE_SCATTER : COMM_COLL_ALLREDUCE,
@@ -1899,8 +2010,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         char name[64];
         sim_task_id gather = 0;
         gboolean has_gather = FALSE;
-        if (o->zero >= 3) {
-          /* FSDP: gather the chunk's parameters before each pass, prefetched on the dp
+        if (o->zero >= 3 && !per_block) {
+          /* ZeRO-3: gather the chunk's parameters before each pass, prefetched on the dp
            * stream (it runs as soon as the previous gather is done). */
           g_snprintf(name, sizeof name, "allgather params c%u", x->chunk);
           sim_time_ps d = dp_gather[vs];
@@ -1909,10 +2020,28 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         }
         sim_task_id c = 0, c_last = 0;
         /* The last backward of a chunk closes its gradient buckets one after the other. */
-        gboolean buckets = !x->fwd && i == last_b[x->chunk] && o->overlap && p->R > 1;
+        gboolean block_reduce_on = per_block && p->fw->reduce_per_block;
+        gboolean buckets = !x->fwd && i == last_b[x->chunk] && o->overlap && dp_on &&
+                           !block_reduce_on;
         sim_task_id piece_end[MAX_BUCKETS];
-        add_unit_compute(p, g, st[s].compute, &names, x, at, vs, buckets ? n_buckets[vs] : 1,
-                         buckets ? piece_end : NULL, &c, &c_last);
+        /* FSDP runs the chunk block by block; a bucket then closes at the end of a block. */
+        uint32_t nb = p->n_blocks[vs];
+        g_autofree sim_task_id *blocks = per_block ? g_new(sim_task_id, MAX(nb, 1u)) : NULL;
+        add_unit_compute(p, g, st[s].compute, &names, x, at, vs,
+                         per_block ? nb : buckets ? n_buckets[vs] : 1,
+                         per_block ? blocks : buckets ? piece_end : NULL, &c, &c_last);
+        if (per_block) {
+          gboolean gathers = x->fwd || (o->zero >= 3 && p->fw->reshard_after_forward);
+          sim_fsdp_pass fp = {.comm = st[s].dp, .pieces = blocks, .n = nb,
+                              .gather_ps = gathers ? block_gather[vs] : 0,
+                              .reduce_ps = !x->fwd && block_reduce_on ? block_reduce[vs] : 0,
+                              .prefetch = p->fw->prefetch_blocks, .chunk = x->chunk};
+          sim_task_id r = sim__fsdp_add_pass(g, &fp);
+          if (r)
+            dp_tasks[x->chunk] = r;
+          for (uint32_t j = 0; buckets && j < n_buckets[vs]; j++)
+            piece_end[j] = blocks[((uint64_t)(j + 1) * nb + n_buckets[vs] - 1) / n_buckets[vs] - 1];
+        }
         if (has_prev)
           sim_graph_depend(g, c, prev);
         if (has_gather)
@@ -1940,7 +2069,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           if (buckets) {
             dp_tasks[x->chunk] = add_buckets(g, st[s].dp, piece_end, n_buckets[vs],
                                              bucket_ps[vs], o->zero, x->chunk);
-          } else if (i == last_b[x->chunk] && p->R > 1) {
+          } else if (i == last_b[x->chunk] && dp_on && !block_reduce_on) {
             /* Without overlap the chunk's gradients are reduced at once after the backward
              * (and after the device's whole backward, below). */
             g_snprintf(name, sizeof name, "%s grads c%u",
@@ -1954,21 +2083,21 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
         has_prev = TRUE;
       }
       /* Without overlap the reductions wait for the whole backward. */
-      if (!o->overlap && p->R > 1)
+      if (!o->overlap && dp_on)
         for (uint32_t c = 0; c < p->V; c++)
           sim_graph_depend(g, dp_tasks[c], prev);
       sim_task_id last_backward = prev;
       wl_op_cost upd = update_cost(p, s);
       sim_task_id u = sim_graph_add_compute(g, st[s].compute, "optimizer", "update",
-                                            dev_op_time_ps(dev, &upd, 0), upd.flops, 0);
+                                            update_ps(p, dev, &upd), upd.flops, 0);
       sim_graph_depend(g, u, prev);
-      if (p->R > 1)
+      if (dp_on)
         for (uint32_t c = 0; c < p->V; c++)
           sim_graph_depend(g, u, dp_tasks[c]);
       sim_task_id end = u;
       upd_task[s] = u;
       lastb_task[s] = last_backward;
-      if (o->zero >= 1 && o->zero < 3 && p->R > 1) {
+      if (o->zero >= 1 && o->zero < 3 && p->R > 1 && !per_block) {
         /* Distributed optimizer: gather the updated parameters; with overlap the next
          * iteration's forward does not wait for them (Megatron's --overlap-param-gather
          * gathers each bucket just before its first use). */
@@ -2019,6 +2148,7 @@ void sim_3d_report(sim_3d_metrics *m, sim_report *r)
   r->memory_activations_bytes = m->activations_bytes;
   r->memory_other_bytes = m->other_bytes;
   r->memory_framework_reserved_bytes = m->framework_reserved_bytes;
+  r->memory_host_bytes = m->host_bytes;
   r->has_activations_cp = m->has_cp;
   r->memory_activations_cp_bytes = m->activations_cp_bytes;
   r->has_tokens_dropped = m->has_capacity;
@@ -2274,6 +2404,10 @@ gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError
   o->cp_comm = (wl_cp_comm)s->cp_comm;
   o->moe_capacity = s->moe_capacity;
   o->moe_imbalance = s->moe_imbalance;
+  sim_framework_opts fo = sim_framework_opts_of(s);
+  o->framework = fo.framework;
+  o->shard_group = (uint32_t)fo.shard_group;
+  o->offload = (unsigned)fo.offload;
   sim_3d_opts_partition(s, o);
   /* A failed link breaks the symmetry folding relies on (one pipeline's groups stand for all):
    * unfolded unless --symmetry was given (on is then refused by the faults check). */

@@ -60,6 +60,9 @@ typedef struct {
   wl_cp_comm cp_comm;          /* how context-parallel attention gets the keys and values */
   double moe_capacity;         /* expert capacity factor (0: dropless) */
   double moe_imbalance;        /* busiest expert's tokens over the mean (0 or 1: even) */
+  const char *framework;       /* catalog name or INI of the framework (NULL: megatron) */
+  uint32_t shard_group;        /* ZeRO/FSDP sharding group (0: dp; HSDP below it) */
+  unsigned offload;            /* sim_offload: what lives on the host */
   gboolean every_device;       /* --symmetry off: every device simulated (build_every_device) */
 } sim_3d_opts;
 
@@ -77,6 +80,7 @@ typedef struct {
   double mfu;                      /* that over the device's dense peak at the precision */
   uint64_t weights_bytes, gradients_bytes, optimizer_bytes, activations_bytes, other_bytes;
   uint64_t framework_reserved_bytes;   /* CUDA context, NCCL buffers, allocator slack */
+  uint64_t host_bytes;             /* offloaded to host memory, per device */
   uint64_t activations_cp_bytes;   /* context parallelism's key/value buffers (wl_tf_cp) */
   double tokens_dropped;           /* routed token copies over capacity per iteration */
   gboolean has_cp, has_capacity;   /* report activations_cp, tokens_dropped */

@@ -75,10 +75,11 @@ T="transformer:layers=4,hidden=64,heads=4,seq=32,vocab=128"
 # tp 2 and pp 2 fixed (12 blocks a stage), the schedule axis holds 1f1b and interleave 2, 3, 4,
 # 6, 8, 12 and 24 (the divisors of 24), times sequence parallelism off and on: 16 combinations.
 # Interleave 8 makes chunks of 24 / 16 blocks (uneven: dropped, 2) and 24 leaves chunks without
-# a block (2): 12 ranked, interleave 12 with sequence parallelism among them.
+# a block (2): 12 ranked, interleave 12 with sequence parallelism among them. The framework and
+# offload axes are fixed.
 "$DTSIM" search --model gpt3-1.7b --system dgx-a100 --nodes 1 --strategy 3d --tp 2 --pp 2 \
     --micro-batch 1 --recompute none --zero 0 --global-batch 16 --precision bf16 --top 100 \
-    --json >"$TMP/sp.json" 2>"$TMP/sp.err"
+    --framework megatron --offload none --json >"$TMP/sp.json" 2>"$TMP/sp.err"
 grep -q "16 configurations: 12 ranked, 4 dropped" "$TMP/sp.err" &&
   grep -q "2  model chunks of unequal blocks" "$TMP/sp.err" &&
   grep -q '"configuration":"3d schedule=interleaved interleave=12 sequence-parallel=on ' "$TMP/sp.json" &&

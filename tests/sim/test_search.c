@@ -173,7 +173,16 @@ static guint drops(const sim_search *S, const char *words)
  *   pp = 2: (1, 2) with micro-batch 4 (12) and (2, 2) with 8 (2 x 12) leave one: 36.
  * - The search keeps to even chunks (4 blocks on pp 2 x V 2 are): 0 dropped.
  * Left: 2592 - 288 - 432 - 432 - 180 - 684 - 36 = 540 candidates; counted the other way, 1f1b
- * 24 + 36 + 48 + 72 + 96 + 96 + 24 + 24 = 420 and V 2 on pp 2 24 + 72 + 24 = 120. */
+ * 24 + 36 + 48 + 72 + 96 + 96 + 24 + 24 = 420 and V 2 on pp 2 24 + 72 + 24 = 120.  * The framework and offload axes are fixed (megatron, none); on two nodes the sharding group
+ * is an axis of two values: all of dp (the 2592 above) and one node's 4 devices (2592 more),
+ * where after tp x pp (288) and ZeRO with dp = 1 (432) come the sharding group's rules: ZeRO 0
+ * of the 8 dividing (tp, pp) pairs, 8 x 4 x 3 x 2 x 3 = 576; ZeRO 1-3 with dp = 2 ((1, 4),
+ * (4, 1), (2, 2)), 3 x 4 x 3 x 2 x 9 = 648. Of (1, 1), (1, 2), (2, 1) with ZeRO 1-3: sequence
+ * parallelism with tp 1, 2 x 4 x 3 x 9 = 216; micro-batches, (1, 1) 4 and 8, (1, 2) and
+ * (2, 1) 8: (2 + 1) x 3 x 9 + 1 x 3 x 2 x 9 = 135; interleaving with pp 1, (1, 1) 2 x 2 x 9 +
+ * (2, 1) 3 x 2 x 2 x 9 = 144, and V 4 with pp 2, 3 x 9 = 27: 171; (1, 2) V 2 with one
+ * micro-batch of 4, 9; the 117 left have a sharding group with megatron, which the search's
+ * bound drops (it tries sharding groups with per-block frameworks only): 540 candidates. */
 static void test_3d_space_by_hand(void **state)
 {
   (void)state;
@@ -189,21 +198,26 @@ static void test_3d_space_by_hand(void **state)
   set(&s, "precision", "bf16");
   set(&s, "net-model", "analytic");
   set(&s, "top", "3");
+  set(&s, "framework", "megatron");
+  set(&s, "offload", "none");
   g_autoptr(GError) error = NULL;
   if (!sim_search_check(&s, &error))
     fail_msg("check: %s", error->message);
   g_autoptr(sim_search) S = sim_search_new(&s, &error);
   if (!S)
     fail_msg("new: %s", error->message);
-  assert_int_equal(sim_search_n_combinations(S), 2592);
-  assert_int_equal(drops(S, "tp x pp"), 288);
-  assert_int_equal(drops(S, "ZeRO needs a data-parallel group"), 432);
-  assert_int_equal(drops(S, "sequence parallelism needs tp > 1"), 432);
-  assert_int_equal(drops(S, "micro-batches do not divide"), 180);
-  assert_int_equal(drops(S, "pp > 1"), 684);
-  assert_int_equal(drops(S, "multiple of pp"), 36);
+  assert_int_equal(sim_search_n_combinations(S), 2 * 2592);
+  assert_int_equal(drops(S, "tp x pp"), 2 * 288);
+  assert_int_equal(drops(S, "ZeRO needs a data-parallel group"), 2 * 432);
+  assert_int_equal(drops(S, "a shard group needs ZeRO"), 576);
+  assert_int_equal(drops(S, "shard group does not divide dp"), 648);
+  assert_int_equal(drops(S, "sequence parallelism needs tp > 1"), 432 + 216);
+  assert_int_equal(drops(S, "micro-batches do not divide"), 180 + 135);
+  assert_int_equal(drops(S, "pp > 1"), 684 + 171);
+  assert_int_equal(drops(S, "multiple of pp"), 36 + 9);
   assert_int_equal(drops(S, "unequal blocks"), 0);
   assert_int_equal(drops(S, "memory"), 0);
+  assert_int_equal(drops(S, "sharding groups with per-block frameworks"), 117);
   assert_int_equal(sim_search_n_candidates(S), 540);
 }
 

@@ -125,20 +125,9 @@ comm_fabric *comm__fabric_from_group(const dt_ini *ini, const char *group, const
 
 comm_fabric *comm_fabric_load(const char *name, const char *what, GError **error)
 {
-  g_autofree char *path = dt_catalog_path("comm/catalog/fabrics", name, what, error);
-  if (!path)
+  g_autoptr(dt_ini) ini = dt_catalog_load("comm/catalog/fabrics", name, what, "fabric", error);
+  if (!ini)
     return NULL;
-  g_autoptr(dt_ini) ini = dt_ini_load(path, error);
-  if (!ini) {
-    /* A file the user named (a FIFO, /dev/zero): say where it was named. */
-    if (strchr(name, '/') != NULL)
-      g_prefix_error(error, "%s: ", what);
-    return NULL;
-  }
-  if (!g_key_file_has_group(dt_ini_keyfile(ini), "fabric")) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s: missing group [fabric]", what, path);
-    return NULL;
-  }
   return comm__fabric_from_group(ini, "fabric", name, TRUE, FALSE, error);
 }
 
@@ -197,20 +186,11 @@ static gboolean system_fabric(const dt_ini *ini, const char *sysname, const char
 
 comm_system *comm_system_load(const char *name, const char *what, GError **error)
 {
-  g_autofree char *path = dt_catalog_path("comm/catalog/systems", name, what, error);
-  if (!path)
+  g_autoptr(dt_ini) ini = dt_catalog_load("comm/catalog/systems", name, what, "system", error);
+  if (!ini)
     return NULL;
-  g_autoptr(dt_ini) ini = dt_ini_load(path, error);
-  if (!ini) {
-    if (strchr(name, '/') != NULL)
-      g_prefix_error(error, "%s: ", what);
-    return NULL;
-  }
+  const char *path = dt_ini_path(ini);
   GKeyFile *kf = dt_ini_keyfile(ini);
-  if (!g_key_file_has_group(kf, "system")) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s: missing group [system]", what, path);
-    return NULL;
-  }
   g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
   for (char **g = groups; *g; g++)
     if (strcmp(*g, "system") != 0 && strcmp(*g, "intra") != 0 && strcmp(*g, "inter") != 0) {

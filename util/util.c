@@ -338,6 +338,26 @@ char *dt_catalog_path(const char *subdir, const char *name, const char *what, GE
   return path;
 }
 
+dt_ini *dt_catalog_load(const char *subdir, const char *name, const char *what, const char *group,
+                        GError **error)
+{
+  g_autofree char *path = dt_catalog_path(subdir, name, what, error);
+  if (!path)
+    return NULL;
+  g_autoptr(dt_ini) ini = dt_ini_load(path, error);
+  if (!ini) {
+    /* A file the user named (a FIFO, /dev/zero): say where it was named. */
+    if (strchr(name, '/') != NULL)
+      g_prefix_error(error, "%s: ", what);
+    return NULL;
+  }
+  if (!g_key_file_has_group(dt_ini_keyfile(ini), group)) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s: missing group [%s]", what, path, group);
+    return NULL;
+  }
+  return g_steal_pointer(&ini);
+}
+
 static gint compare_strings(gconstpointer a, gconstpointer b)
 {
   return strcmp(*(char *const *)a, *(char *const *)b);

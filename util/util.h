@@ -97,6 +97,12 @@ const char *dt_data_dir(void);
  * that file; otherwise DATA_DIR/subdir/NAME.ini. Returns NULL with an error naming `what`
  * (e.g. "--device") and listing nothing else when neither exists. */
 char *dt_catalog_path(const char *subdir, const char *name, const char *what, GError **error);
+/* A catalog entry (or a file the user named) read as INI: dt_catalog_path(), dt_ini_load(), and a
+ * check that it holds [group]. A file named by path that cannot be read is reported after
+ * `what`, the place that named it; a missing group as "WHAT: PATH: missing group [GROUP]". The
+ * path is dt_ini_path() of the result. */
+dt_ini *dt_catalog_load(const char *subdir, const char *name, const char *what, const char *group,
+                        GError **error);
 /* Sorted names (without .ini) of the entries of DATA_DIR/subdir. */
 char **dt_catalog_names(const char *subdir);
 

@@ -131,20 +131,11 @@ static gboolean read_groups(const dt_ini *ini, wl_framework *fw, GError **error)
 
 wl_framework *wl_framework_load(const char *name, const char *what, GError **error)
 {
-  g_autofree char *path = dt_catalog_path("workloads/catalog/frameworks", name, what, error);
-  if (!path)
+  g_autoptr(dt_ini) ini =
+      dt_catalog_load("workloads/catalog/frameworks", name, what, "framework", error);
+  if (!ini)
     return NULL;
-  g_autoptr(dt_ini) ini = dt_ini_load(path, error);
-  if (!ini) {
-    if (strchr(name, '/') != NULL)
-      g_prefix_error(error, "%s: ", what);
-    return NULL;
-  }
-  if (!g_key_file_has_group(dt_ini_keyfile(ini), "framework")) {
-    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: %s: missing group [framework]", what,
-                path);
-    return NULL;
-  }
+  const char *path = dt_ini_path(ini);
   g_autoptr(wl_framework) fw = g_new0(wl_framework, 1);
   wl_framework_defaults(fw);
   fw->name = g_strdup(name);

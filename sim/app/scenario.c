@@ -80,16 +80,40 @@ static gsize n_groups(void)
 }
 #define GROUP(g) (key_groups(&(gsize){0})[g])
 
+/* Every key by its name (the first group that declares a name wins) and the index of the group
+ * that declares each key, made once: a search sets and reads keys by name for each of its
+ * thousands of candidates, and scanning some 150 names each time was 10% of its CPU. */
+typedef struct {
+  GHashTable *by_name;        /* const char * -> const sim_key * */
+  GHashTable *group;          /* const sim_key * -> group index + 1 */
+} key_index;
+
+static const key_index *keys_indexed(void)
+{
+  static key_index idx;
+  static gsize done;
+  if (g_once_init_enter(&done)) {
+    idx.by_name = g_hash_table_new(g_str_hash, g_str_equal);
+    idx.group = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (gsize g = 0; g < n_groups(); g++)
+      for (gsize i = 0; i < GROUP(g)->n_keys; i++) {
+        const sim_key *k = &GROUP(g)->keys[i];
+        if (!g_hash_table_contains(idx.by_name, k->name))
+          g_hash_table_insert(idx.by_name, (gpointer)k->name, (gpointer)k);
+        g_hash_table_insert(idx.group, (gpointer)k, GSIZE_TO_POINTER(g + 1));
+      }
+    g_once_init_leave(&done, 1);
+  }
+  return &idx;
+}
+
 static const sim_key *find_key(const char *name, const sim_key_group **group_out)
 {
-  for (gsize g = 0; g < n_groups(); g++)
-    for (gsize i = 0; i < GROUP(g)->n_keys; i++)
-      if (strcmp(GROUP(g)->keys[i].name, name) == 0) {
-        if (group_out)
-          *group_out = GROUP(g);
-        return &GROUP(g)->keys[i];
-      }
-  return NULL;
+  const key_index *idx = keys_indexed();
+  const sim_key *k = g_hash_table_lookup(idx->by_name, name);
+  if (k && group_out)
+    *group_out = GROUP(GPOINTER_TO_SIZE(g_hash_table_lookup(idx->group, k)) - 1);
+  return k;
 }
 
 gboolean sim_scenario_has_key(const char *key)
@@ -100,10 +124,9 @@ gboolean sim_scenario_has_key(const char *key)
 /* The index of the group that declares k. */
 static gsize group_of(const sim_key *k)
 {
-  for (gsize g = 0; g < n_groups(); g++)
-    if (k >= GROUP(g)->keys && k < GROUP(g)->keys + GROUP(g)->n_keys)
-      return g;
-  g_assert_not_reached();
+  gsize g = GPOINTER_TO_SIZE(g_hash_table_lookup(keys_indexed()->group, k));
+  g_assert(g > 0);
+  return g - 1;
 }
 
 /* Where a key's value lives: in the group's own block (own_size > 0) or in sim_scenario. */

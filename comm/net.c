@@ -142,7 +142,8 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
   } else {
     /* As flow_alloc; a record handed out for the first time starts cleared (no flow heap). */
     if (net->rec.class_slabs->len == 0 || net->rec.classes_fresh == CLASSES_PER_SLAB) {
-      g_ptr_array_add(net->rec.class_slabs, g_new(fclass, CLASSES_PER_SLAB));
+      g_ptr_array_add(net->rec.class_slabs,
+                      g_aligned_alloc(CLASSES_PER_SLAB, sizeof(fclass), _Alignof(fclass)));
       net->rec.classes_fresh = 0;
     }
     c = (fclass *)g_ptr_array_index(net->rec.class_slabs, net->rec.class_slabs->len - 1) +
@@ -194,8 +195,17 @@ static inline gboolean flow_before(const flow *a, const flow *b)
 static void class_push(fclass *c, flow *f)
 {
   if (c->hn == c->hcap) {
-    c->hcap = c->hcap ? 2 * c->hcap : 4;
-    c->heap = g_renew(flow *, c->heap, c->hcap);
+    if (c->hcap == 0) {
+      c->heap = c->inline_heap;
+      c->hcap = G_N_ELEMENTS(c->inline_heap);
+    } else if (c->heap == c->inline_heap) {
+      c->heap = g_new(flow *, 2 * c->hcap);
+      memcpy(c->heap, c->inline_heap, c->hn * sizeof *c->heap);
+      c->hcap *= 2;
+    } else {
+      c->hcap *= 2;
+      c->heap = g_renew(flow *, c->heap, c->hcap);
+    }
   }
   size_t i = c->hn++;
   while (i > 0) {
@@ -739,7 +749,7 @@ comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_m
     net->link_class = g_new0(const comm__link_class *, net->nlinks);
   }
   net->rec.slabs = g_ptr_array_new_with_free_func(g_free);
-  net->rec.class_slabs = g_ptr_array_new_with_free_func(g_free);
+  net->rec.class_slabs = g_ptr_array_new_with_free_func(g_aligned_free);
   net->route.buf = g_new(uint32_t, comm__route_max(topo) + 1);
   net->fill.touch_mark = 1;
   const char *plain = g_getenv("DTSIM_NET_PLAIN");
@@ -797,7 +807,8 @@ void comm_net_free(comm_net *net)
     for (size_t j = 0; j < comm__class_slab_used(net, i); j++) {
       if (slab[j].in_use && slab[j].hops != slab[j].inline_hops)
         g_free(slab[j].hops);
-      g_free(slab[j].heap);
+      if (slab[j].heap != slab[j].inline_heap)
+        g_free(slab[j].heap);
     }
   }
   for (uint32_t i = 0; i < net->held_links.n; i++)

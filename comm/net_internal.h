@@ -65,30 +65,38 @@ struct flow {
  * engine event, the completion of the flow with the smallest target. A rate change then costs
  * one settlement and one reschedule per class, not per flow. */
 struct fclass {
-  /* What the component search, the filling and apply_rates read, first. */
-  uint32_t epoch;        /* component search mark */
-  uint32_t live_pos;     /* position in net->live_classes */
-  uint32_t count;        /* active flows */
-  uint32_t nhops;
-  gboolean moved;        /* its first completion moved without a rate change */
-  double next_rate;      /* progressive filling scratch; < 0 while unfixed */
-  double rate;           /* bytes/s per flow; 0 until the first recompute */
+  /* Laid out by use (a step-by-step ring keeps thousands of lone classes in flight, each
+   * written when its flow is sent and read when it ends, and their records did not stay in
+   * the cache): the first cache line holds what every event of a class reads, the second
+   * the counts, the marks and the first hop; records are aligned to cache lines (slabs from
+   * g_aligned_alloc). */
+  comm_net *net;
   sim_event *ev;         /* completion of the first flow, or NULL */
+  flow **heap;           /* min-heap of its flows by (target, seq): inline_heap, or an
+                          * allocation once it held more (kept with the record) */
   hop *hops;
+  uint64_t key;          /* src << 32 | dst */
+  double rate;           /* bytes/s per flow; 0 until the first recompute */
   double served;         /* bytes per flow sent from creation to last_ps */
   sim_time_ps last_ps;
-  hop inline_hops[INLINE_HOPS];
-  comm_net *net;
-  uint64_t key;          /* src << 32 | dst */
+  /* What the component search, the filling and apply_rates read. */
+  uint32_t count;        /* active flows */
+  uint32_t nhops;
+  uint32_t hn, hcap;
+  uint32_t epoch;        /* component search mark */
+  uint32_t live_pos;     /* position in net->live_classes */
+  gboolean moved;        /* its first completion moved without a rate change */
   gboolean in_use;
   gboolean reserved;     /* sent onto links nobody used, active from last_ps on at its
                           * bottleneck rate (see comm_net_send) */
   gboolean unplaced;     /* reserved and still alone on its links: kept off their class lists,
                           * marked in net->reserved_on instead (see comm_net_send) */
   gboolean hashed;       /* in net->rec.classes, where activating flows find their route's class */
-  flow **heap;           /* min-heap of its flows by (target, seq) */
-  uint32_t hn, hcap;
-};
+  double next_rate;      /* progressive filling scratch; < 0 while unfixed */
+  flow *inline_heap[2];  /* the heap while it holds at most two flows: most classes have one,
+                          * and a heap of its own was one more cache miss per completion */
+  hop inline_hops[INLINE_HOPS];
+} __attribute__((aligned(64)));
 
 typedef struct {
   fclass **cls;
@@ -185,7 +193,7 @@ typedef struct {
  * (comm__route) and walking its links' classes was a few percent of such a run. Routes are a
  * pure function of the topology and the endpoints, so a memo gives the same links. */
 #define ROUTE_MEMOS_MIN 64
-#define ROUTE_MEMOS_MAX 4096
+#define ROUTE_MEMOS_MAX 16384
 typedef struct {
   uint64_t key;          /* src << 32 | dst + 1; 0: empty */
   uint32_t nhops;

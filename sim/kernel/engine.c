@@ -741,9 +741,16 @@ uint64_t sim_engine_run_until(sim_engine *e, sim_time_ps limit_ps)
     uint64_t arg = ev->arg;
     ev->seq = SEQ_DEAD;
     entry_drop(e, ev);
-    /* The next event is now at the top: start fetching it while this one runs. */
-    if (e->bucket[0].head < e->bucket[0].len)
+    /* The next event is now at the top: start fetching it while this one runs, and the data
+     * of that next event, whose record the dispatch before fetched (when the event after
+     * this one is also at this time). A prefetch never faults, so a stale entry's pointer
+     * does no harm. */
+    if (e->bucket[0].head < e->bucket[0].len) {
       __builtin_prefetch(event_at(e, TAG_INDEX(e->bucket[0].items[e->bucket[0].head].tag)));
+      if (e->bucket[0].head + 1 < e->bucket[0].len)
+        __builtin_prefetch(event_at(e, TAG_INDEX(e->bucket[0].items[e->bucket[0].head + 1].tag)));
+      __builtin_prefetch(event_at(e, TAG_INDEX(e->bucket[0].items[e->bucket[0].head].tag))->data);
+    }
     fn(e, data, arg);
   }
   e->wall_us += g_get_monotonic_time() - t0;

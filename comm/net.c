@@ -353,6 +353,7 @@ static void link_add(comm_net *net, fclass *c, uint32_t h)
     L->cls = g_renew(fclass *, L->cls, L->cap);
   }
   if (L->n == 0) {
+    net->link_busy[c->hops[h].link] = 1;
     L->live_pos = net->live_links.n;
     VEC_PUSH(&net->live_links, c->hops[h].link);
   }
@@ -369,6 +370,7 @@ static void link_remove(comm_net *net, fclass *c, uint32_t h)
   L->flows -= c->count;
   fclass *moved = L->cls[--L->n];
   if (L->n == 0) {
+    net->link_busy[l] = 0;
     uint32_t last = net->live_links.v[--net->live_links.n];
     net->live_links.v[L->live_pos] = last;
     net->links[last].live_pos = L->live_pos;
@@ -746,6 +748,7 @@ comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_m
   if (model == COMM_NET_FLOW) {
     net->links = g_new0(link_state, net->nlinks);
     net->reserved_on = g_new0(fclass *, net->nlinks);
+    net->link_busy = g_new0(uint8_t, net->nlinks);
     net->link_class = g_new0(const comm__link_class *, net->nlinks);
   }
   net->rec.slabs = g_ptr_array_new_with_free_func(g_free);
@@ -819,6 +822,7 @@ void comm_net_free(comm_net *net)
   g_free(net->links);
   g_free(net->rec.analytic_free);
   g_free(net->reserved_on);
+  g_free(net->link_busy);
   g_free(net->link_class);
   g_ptr_array_free(net->rec.slabs, TRUE);
   g_ptr_array_free(net->rec.class_slabs, TRUE);
@@ -850,7 +854,7 @@ void comm_net_free(comm_net *net)
   g_free(net->obs.node_proc);
   g_free(net->obs.node_tracks);
   g_free(net->route.lone_owner);
-  g_free(net->route.memo);
+  g_aligned_free(net->route.memo);
   g_free(net);
 }
 
@@ -913,7 +917,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   f->start_ps = sim_time_add_sat(sim_engine_now(net->engine), lat);
   gboolean free_route = !net->plain && !sim_engine_has_observers(net->engine);
   for (uint32_t i = 0; i < n && free_route; i++)
-    free_route = net->links[route[i]].n == 0 && !net->reserved_on[route[i]];
+    free_route = !net->link_busy[route[i]] && !net->reserved_on[route[i]];
   /* If every link of the route is free now, the flow is placed on them at once in a class of
    * its own, reserved: it counts as active from the end of its latency at its bottleneck
    * rate, and needs a single event, its completion. A flow that joins one of its links

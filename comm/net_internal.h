@@ -195,14 +195,16 @@ typedef struct {
 #define ROUTE_MEMOS_MIN 64
 #define ROUTE_MEMOS_MAX 16384
 typedef struct {
+  /* What a send reads first, then the links: a route of up to 4 links is one cache line
+   * (entries are aligned to lines, the table from g_aligned_alloc0). */
   uint64_t key;          /* src << 32 | dst + 1; 0: empty */
-  uint32_t nhops;
-  uint32_t links[INLINE_HOPS];
-  double Bps;            /* the smallest capacity on the route */
   uint64_t lat_bytes;    /* the size lat_ps is for (0: none yet) */
   sim_time_ps lat_ps;    /* sum of the links' latencies for lat_bytes */
   sim_time_ps alone_ps;  /* lat_bytes at Bps (sim_time_for_work): a lone flow's sending time */
-} route_memo;
+  double Bps;            /* the smallest capacity on the route */
+  uint32_t nhops;
+  uint32_t links[INLINE_HOPS];
+} __attribute__((aligned(64))) route_memo;
 
 /* The network's state, grouped by the part of the code that owns it. */
 
@@ -293,6 +295,9 @@ struct comm_net {
   /* Links and classes in use, read by every part. */
   link_state *links;     /* per directed link */
   fclass **reserved_on;  /* per directed link: the unplaced reserved class on it, or NULL */
+  uint8_t *link_busy;    /* per directed link: 1 while classes are on its list (links[l].n > 0),
+                          * read by a send that looks for free links without the link's
+                          * record */
   uint64_t nlinks;
   uint64_t endpoints;    /* comm__endpoints(topo): valid endpoints are below it */
   const comm__link_class **link_class; /* per directed link, looked up once (flow model) */

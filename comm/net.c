@@ -142,7 +142,8 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
   } else {
     /* As flow_alloc; a record handed out for the first time starts cleared (no flow heap). */
     if (net->rec.class_slabs->len == 0 || net->rec.classes_fresh == CLASSES_PER_SLAB) {
-      g_ptr_array_add(net->rec.class_slabs, g_new(fclass, CLASSES_PER_SLAB));
+      g_ptr_array_add(net->rec.class_slabs,
+                      g_aligned_alloc(CLASSES_PER_SLAB, sizeof(fclass), _Alignof(fclass)));
       net->rec.classes_fresh = 0;
     }
     c = (fclass *)g_ptr_array_index(net->rec.class_slabs, net->rec.class_slabs->len - 1) +
@@ -194,8 +195,17 @@ static inline gboolean flow_before(const flow *a, const flow *b)
 static void class_push(fclass *c, flow *f)
 {
   if (c->hn == c->hcap) {
-    c->hcap = c->hcap ? 2 * c->hcap : 4;
-    c->heap = g_renew(flow *, c->heap, c->hcap);
+    if (c->hcap == 0) {
+      c->heap = c->inline_heap;
+      c->hcap = G_N_ELEMENTS(c->inline_heap);
+    } else if (c->heap == c->inline_heap) {
+      c->heap = g_new(flow *, 2 * c->hcap);
+      memcpy(c->heap, c->inline_heap, c->hn * sizeof *c->heap);
+      c->hcap *= 2;
+    } else {
+      c->hcap *= 2;
+      c->heap = g_renew(flow *, c->heap, c->hcap);
+    }
   }
   size_t i = c->hn++;
   while (i > 0) {
@@ -343,6 +353,7 @@ static void link_add(comm_net *net, fclass *c, uint32_t h)
     L->cls = g_renew(fclass *, L->cls, L->cap);
   }
   if (L->n == 0) {
+    net->link_busy[c->hops[h].link] = 1;
     L->live_pos = net->live_links.n;
     VEC_PUSH(&net->live_links, c->hops[h].link);
   }
@@ -359,6 +370,7 @@ static void link_remove(comm_net *net, fclass *c, uint32_t h)
   L->flows -= c->count;
   fclass *moved = L->cls[--L->n];
   if (L->n == 0) {
+    net->link_busy[l] = 0;
     uint32_t last = net->live_links.v[--net->live_links.n];
     net->live_links.v[L->live_pos] = last;
     net->links[last].live_pos = L->live_pos;
@@ -678,6 +690,8 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
 #endif
     VEC_PUSH(&net->rec.finished, class_pop(c));
     net->rec.finished.v[0]->cls = NULL;
+    /* Its callback's data, long out of the cache, comes in while the class is released. */
+    __builtin_prefetch(net->rec.finished.v[0]->user);
   }
   while (c->hn > 0 && class_first_end(c) <= now) {
     flow *f = class_pop(c);
@@ -736,10 +750,11 @@ comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_m
   if (model == COMM_NET_FLOW) {
     net->links = g_new0(link_state, net->nlinks);
     net->reserved_on = g_new0(fclass *, net->nlinks);
+    net->link_busy = g_new0(uint8_t, net->nlinks);
     net->link_class = g_new0(const comm__link_class *, net->nlinks);
   }
   net->rec.slabs = g_ptr_array_new_with_free_func(g_free);
-  net->rec.class_slabs = g_ptr_array_new_with_free_func(g_free);
+  net->rec.class_slabs = g_ptr_array_new_with_free_func(g_aligned_free);
   net->route.buf = g_new(uint32_t, comm__route_max(topo) + 1);
   net->fill.touch_mark = 1;
   const char *plain = g_getenv("DTSIM_NET_PLAIN");
@@ -797,7 +812,8 @@ void comm_net_free(comm_net *net)
     for (size_t j = 0; j < comm__class_slab_used(net, i); j++) {
       if (slab[j].in_use && slab[j].hops != slab[j].inline_hops)
         g_free(slab[j].hops);
-      g_free(slab[j].heap);
+      if (slab[j].heap != slab[j].inline_heap)
+        g_free(slab[j].heap);
     }
   }
   for (uint32_t i = 0; i < net->held_links.n; i++)
@@ -808,6 +824,7 @@ void comm_net_free(comm_net *net)
   g_free(net->links);
   g_free(net->rec.analytic_free);
   g_free(net->reserved_on);
+  g_free(net->link_busy);
   g_free(net->link_class);
   g_ptr_array_free(net->rec.slabs, TRUE);
   g_ptr_array_free(net->rec.class_slabs, TRUE);
@@ -839,7 +856,7 @@ void comm_net_free(comm_net *net)
   g_free(net->obs.node_proc);
   g_free(net->obs.node_tracks);
   g_free(net->route.lone_owner);
-  g_free(net->route.memo);
+  g_aligned_free(net->route.memo);
   g_free(net);
 }
 
@@ -902,7 +919,7 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   f->start_ps = sim_time_add_sat(sim_engine_now(net->engine), lat);
   gboolean free_route = !net->plain && !sim_engine_has_observers(net->engine);
   for (uint32_t i = 0; i < n && free_route; i++)
-    free_route = net->links[route[i]].n == 0 && !net->reserved_on[route[i]];
+    free_route = !net->link_busy[route[i]] && !net->reserved_on[route[i]];
   /* If every link of the route is free now, the flow is placed on them at once in a class of
    * its own, reserved: it counts as active from the end of its latency at its bottleneck
    * rate, and needs a single event, its completion. A flow that joins one of its links

@@ -65,30 +65,38 @@ struct flow {
  * engine event, the completion of the flow with the smallest target. A rate change then costs
  * one settlement and one reschedule per class, not per flow. */
 struct fclass {
-  /* What the component search, the filling and apply_rates read, first. */
-  uint32_t epoch;        /* component search mark */
-  uint32_t live_pos;     /* position in net->live_classes */
-  uint32_t count;        /* active flows */
-  uint32_t nhops;
-  gboolean moved;        /* its first completion moved without a rate change */
-  double next_rate;      /* progressive filling scratch; < 0 while unfixed */
-  double rate;           /* bytes/s per flow; 0 until the first recompute */
+  /* Laid out by use (a step-by-step ring keeps thousands of lone classes in flight, each
+   * written when its flow is sent and read when it ends, and their records did not stay in
+   * the cache): the first cache line holds what every event of a class reads, the second
+   * the counts, the marks and the first hop; records are aligned to cache lines (slabs from
+   * g_aligned_alloc). */
+  comm_net *net;
   sim_event *ev;         /* completion of the first flow, or NULL */
+  flow **heap;           /* min-heap of its flows by (target, seq): inline_heap, or an
+                          * allocation once it held more (kept with the record) */
   hop *hops;
+  uint64_t key;          /* src << 32 | dst */
+  double rate;           /* bytes/s per flow; 0 until the first recompute */
   double served;         /* bytes per flow sent from creation to last_ps */
   sim_time_ps last_ps;
-  hop inline_hops[INLINE_HOPS];
-  comm_net *net;
-  uint64_t key;          /* src << 32 | dst */
+  /* What the component search, the filling and apply_rates read. */
+  uint32_t count;        /* active flows */
+  uint32_t nhops;
+  uint32_t hn, hcap;
+  uint32_t epoch;        /* component search mark */
+  uint32_t live_pos;     /* position in net->live_classes */
+  gboolean moved;        /* its first completion moved without a rate change */
   gboolean in_use;
   gboolean reserved;     /* sent onto links nobody used, active from last_ps on at its
                           * bottleneck rate (see comm_net_send) */
   gboolean unplaced;     /* reserved and still alone on its links: kept off their class lists,
                           * marked in net->reserved_on instead (see comm_net_send) */
   gboolean hashed;       /* in net->rec.classes, where activating flows find their route's class */
-  flow **heap;           /* min-heap of its flows by (target, seq) */
-  uint32_t hn, hcap;
-};
+  double next_rate;      /* progressive filling scratch; < 0 while unfixed */
+  flow *inline_heap[2];  /* the heap while it holds at most two flows: most classes have one,
+                          * and a heap of its own was one more cache miss per completion */
+  hop inline_hops[INLINE_HOPS];
+} __attribute__((aligned(64)));
 
 typedef struct {
   fclass **cls;
@@ -185,16 +193,18 @@ typedef struct {
  * (comm__route) and walking its links' classes was a few percent of such a run. Routes are a
  * pure function of the topology and the endpoints, so a memo gives the same links. */
 #define ROUTE_MEMOS_MIN 64
-#define ROUTE_MEMOS_MAX 4096
+#define ROUTE_MEMOS_MAX 16384
 typedef struct {
+  /* What a send reads first, then the links: a route of up to 4 links is one cache line
+   * (entries are aligned to lines, the table from g_aligned_alloc0). */
   uint64_t key;          /* src << 32 | dst + 1; 0: empty */
-  uint32_t nhops;
-  uint32_t links[INLINE_HOPS];
-  double Bps;            /* the smallest capacity on the route */
   uint64_t lat_bytes;    /* the size lat_ps is for (0: none yet) */
   sim_time_ps lat_ps;    /* sum of the links' latencies for lat_bytes */
   sim_time_ps alone_ps;  /* lat_bytes at Bps (sim_time_for_work): a lone flow's sending time */
-} route_memo;
+  double Bps;            /* the smallest capacity on the route */
+  uint32_t nhops;
+  uint32_t links[INLINE_HOPS];
+} __attribute__((aligned(64))) route_memo;
 
 /* The network's state, grouped by the part of the code that owns it. */
 
@@ -285,6 +295,9 @@ struct comm_net {
   /* Links and classes in use, read by every part. */
   link_state *links;     /* per directed link */
   fclass **reserved_on;  /* per directed link: the unplaced reserved class on it, or NULL */
+  uint8_t *link_busy;    /* per directed link: 1 while classes are on its list (links[l].n > 0),
+                          * read by a send that looks for free links without the link's
+                          * record */
   uint64_t nlinks;
   uint64_t endpoints;    /* comm__endpoints(topo): valid endpoints are below it */
   const comm__link_class **link_class; /* per directed link, looked up once (flow model) */

@@ -27,7 +27,8 @@ route_memo *comm__route_get(comm_net *net, comm_ep src, comm_ep dst)
     return NULL;
   uint64_t key = ((uint64_t)src << 32 | dst) + 1;
   if (G_UNLIKELY(!net->route.memo)) {
-    net->route.memo = g_new0(route_memo, ROUTE_MEMOS_MIN);
+    net->route.memo =
+        g_aligned_alloc0(ROUTE_MEMOS_MIN, sizeof(route_memo), _Alignof(route_memo));
     net->route.mask = ROUTE_MEMOS_MIN - 1;
   }
   /* Two ways: the route's slot and the next one (routes that share a slot both stay). */
@@ -46,7 +47,8 @@ route_memo *comm__route_get(comm_net *net, comm_ep src, comm_ep dst)
     route_memo *old = net->route.memo;
     uint32_t old_slots = net->route.mask + 1;
     net->route.mask = 4 * old_slots - 1;
-    net->route.memo = g_new0(route_memo, net->route.mask + 1);
+    net->route.memo =
+        g_aligned_alloc0(net->route.mask + 1, sizeof(route_memo), _Alignof(route_memo));
     for (uint32_t i = 0; i < old_slots; i++) {
       if (!old[i].key)
         continue;
@@ -55,7 +57,7 @@ route_memo *comm__route_get(comm_net *net, comm_ep src, comm_ep dst)
         j = (j + 1) & net->route.mask;
       net->route.memo[j] = old[i];
     }
-    g_free(old);
+    g_aligned_free(old);
     net->route.misses = 0;
     slot = route_slot(net, key);
     m = &net->route.memo[slot];

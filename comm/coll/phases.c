@@ -31,7 +31,8 @@ static uint64_t seg_sum(uint64_t bytes, uint64_t parts, uint64_t first, uint64_t
 
 uint32_t coll__pos(const coll__phase *ph, uint32_t rank)
 {
-  return (rank / ph->stride) % ph->m;
+  uint32_t q = ph->stride == 1 ? rank : rank / ph->stride;
+  return q < ph->m ? q : q % ph->m;
 }
 
 uint32_t coll__member(const coll__phase *ph, uint32_t rank, uint32_t pos)
@@ -448,19 +449,36 @@ static sim_time_ps ring_extra(const coll__phase *ph, uint32_t r)
   return extra;
 }
 
+/* coll__member(ph, r, p + 1) for rank r at position p: the next rank of its ring. */
+static inline uint32_t ring_next(const coll__phase *ph, uint32_t r, uint32_t p)
+{
+  return p + 1 < ph->m ? r + ph->stride : r - p * ph->stride;
+}
+
 /* Reduce-scatter: at step s rank p sends segment p - s to p + 1 and reduces segment p - s - 1
  * from p - 1; after m - 1 steps it owns the reduced segment p + 1. */
 static void ring_rs_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__step *out)
 {
   uint32_t m = ph->m, p = coll__pos(ph, r);
   uint64_t b = coll__phase_bytes(ph, r);
-  uint32_t next = coll__member(ph, r, p + 1);
+  uint32_t next = ring_next(ph, r, p);
   out->nrecv = 1;
   if (ph->pipelined) {
     add_send(out, next, b - coll__seg(b, m, (p + 1) % m));
     out->reduce_bytes = b - coll__seg(b, m, p);
     out->extra_ps = ring_extra(ph, r);
     out->folded = m - 1;
+    return;
+  }
+  if (s < m) {
+    /* (p + m - s) % m and (p + 2m - s - 1) % m without dividing: every rank of a step-by-step
+     * ring comes here at every step. */
+    uint32_t send = p + m - s, red = p + 2 * m - s - 1;
+    send -= send >= m ? m : 0;
+    red -= red >= m ? m : 0;
+    red -= red >= m ? m : 0;
+    add_send(out, next, coll__seg(b, m, send));
+    out->reduce_bytes = coll__seg(b, m, red);
     return;
   }
   add_send(out, next, coll__seg(b, m, (p + m - s % m) % m));
@@ -473,13 +491,19 @@ static void ring_ag_step(const coll__phase *ph, uint32_t r, uint32_t s, coll__st
 {
   uint32_t m = ph->m, p = coll__pos(ph, r);
   uint64_t b = coll__phase_bytes(ph, r);
-  uint32_t next = coll__member(ph, r, p + 1);
+  uint32_t next = ring_next(ph, r, p);
   uint32_t own = (p + ph->offset) % m;
   out->nrecv = 1;
   if (ph->pipelined) {
     add_send(out, next, b - coll__seg(b, m, (own + 1) % m));
     out->extra_ps = ring_extra(ph, r);
     out->folded = m - 1;
+    return;
+  }
+  if (s < m) {   /* as in ring_rs_step */
+    uint32_t send = own + m - s;
+    send -= send >= m ? m : 0;
+    add_send(out, next, coll__seg(b, m, send));
     return;
   }
   add_send(out, next, coll__seg(b, m, (own + m - s % m) % m));

@@ -698,7 +698,6 @@ static sim_time_ps nvls_time(const coll__nccl *x, uint64_t wire)
   const comm_coll_group *g = x->g;
   comm_ep sw = comm_topology_nvswitch(g->topo, 0);
   const comm_topology *topo = g->topo;
-  g_autofree uint32_t *buf = g_new(uint32_t, comm__route_max(topo));
   /* Every member's up and down link carries one flow: no sharing between members. */
   sim_time_ps t = 0;
   for (uint32_t i = 0; i < g->n; i++) {

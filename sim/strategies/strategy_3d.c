@@ -1850,8 +1850,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   g_autoptr(dev_device) dev = dev_device_load(device, calibration, error);
   if (!dev)
     return NULL;
-  plan3d *p = g_new0(plan3d, 1);
-  g_autoptr(plan3d) p_owner = p;
+  g_autoptr(plan3d) p = g_new0(plan3d, 1);
   if (!validate(p, o, topo, dev, error))
     return NULL;
   o = &p->o;   /* with the defaults filled in */

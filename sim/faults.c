@@ -134,8 +134,8 @@ gboolean sim_faults_apply(const sim_scenario *s, const comm_topology *topo, sim_
   /* A 3-D plan left folded under --symmetry on was unfolded by its builder for a failed link
    * (sim_3d_opts_from_scenario). */
   const sim_strategy *strategy = sim_strategy_for_scenario(s, NULL);
-  unsigned sflags = strategy ? sim_strategy_flags_for(strategy, s) : 0;
-  if ((sflags & SIM_STRATEGY_TRANSFORMER) && !folded_3d && s->symmetry && s->links_down &&
+  unsigned flags = strategy ? sim_strategy_flags_for(strategy, s) : 0;
+  if ((flags & SIM_STRATEGY_TRANSFORMER) && !folded_3d && s->symmetry && s->links_down &&
       s->links_down->len)
     g_snprintf(note, note_size, "unfolded: %s breaks the symmetry of the pipelines and their "
                "groups; every device is simulated", sim_scenario_where(s, "link-down"));
@@ -186,8 +186,6 @@ gboolean sim_faults_apply(const sim_scenario *s, const comm_topology *topo, sim_
   for (guint u = 0; u < plan->units->len; u++)
     if (factor[u] > 0)
       sim_graph_scale_unit_compute(plan->graph, u, factor[u]);
-  const sim_strategy *st = sim_strategy_for_scenario(s, NULL);
-  unsigned flags = st ? sim_strategy_flags_for(st, s) : 0;
   gboolean foldable = (flags & SIM_STRATEGY_FOLDABLE) && !(flags & SIM_STRATEGY_TRANSFORMER);
   if (folded_3d && plan->devices > pp)
     g_snprintf(note, note_size, "folded: the stragglers are in data-parallel replica %"

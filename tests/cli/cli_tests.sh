@@ -9,18 +9,6 @@ fail=0
 
 . "$(dirname "$0")/lib.sh"
 
-# expect_status NAME STATUS ARGS... : exit status, one line on stderr, nothing on stdout
-expect_error() {
-  name=$1; want=$2; shift 2
-  "$DTSIM" "$@" >"$TMP/out" 2>"$TMP/err"
-  got=$?
-  lines=$(wc -l <"$TMP/err")
-  if [ "$got" -eq "$want" ] && [ "$lines" -eq 1 ] && [ ! -s "$TMP/out" ]; then
-    ok "$name (status $got: $(cat "$TMP/err"))"
-  else
-    bad "$name: status $got (want $want), $lines stderr lines, stdout: $(head -c 200 "$TMP/out")"
-  fi
-}
 
 # expect_value NAME KEY WANT RELTOL ARGS... : a key of `run --json`
 expect_value() {

@@ -9,22 +9,8 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 pass=0
 fail=0
-ok() { pass=$((pass + 1)); printf 'ok   %s\n' "$1"; }
-bad() { fail=$((fail + 1)); printf 'FAIL %s\n' "$1"; }
+. "$(dirname "$0")/lib.sh"
 
-# expect_error NAME STATUS ARGS...: that status, one line on stderr, nothing on stdout, bounded
-# by timeout so that a hang fails (status 124).
-expect_error() {
-  name=$1; want=$2; shift 2
-  timeout 60 "$DTSIM" "$@" >"$TMP/out" 2>"$TMP/err"
-  got=$?
-  lines=$(wc -l <"$TMP/err")
-  if [ "$got" -eq "$want" ] && [ "$lines" -eq 1 ] && [ ! -s "$TMP/out" ]; then
-    ok "$name (status $got: $(cat "$TMP/err"))"
-  else
-    bad "$name: status $got (want $want), $lines stderr lines: $(head -c 300 "$TMP/err"), stdout: $(head -c 200 "$TMP/out")"
-  fi
-}
 # err_has NAME PATTERN: the last message matches the fixed string PATTERN.
 err_has() {
   if grep -qF -- "$2" "$TMP/err"; then ok "$1"; else bad "$1: $(head -c 300 "$TMP/err")"; fi

@@ -10,18 +10,6 @@ PAIR="$(dirname "$0")/data/pair.ini"
 
 . "$(dirname "$0")/lib.sh"
 
-# expect_error NAME STATUS ARGS... : exit status, one line on stderr, nothing on stdout
-expect_error() {
-  name=$1; want=$2; shift 2
-  "$DTSIM" "$@" >"$TMP/out" 2>"$TMP/err"
-  got=$?
-  lines=$(wc -l <"$TMP/err")
-  if [ "$got" -eq "$want" ] && [ "$lines" -eq 1 ] && [ ! -s "$TMP/out" ]; then
-    ok "$name (status $got: $(cat "$TMP/err"))"
-  else
-    bad "$name: status $got (want $want), $lines stderr lines, stdout: $(head -c 200 "$TMP/out")"
-  fi
-}
 
 "$DTSIM" search --help-all >"$TMP/out" 2>&1 && grep -q -- "--top" "$TMP/out" && grep -q -- "--jobs" "$TMP/out" &&
   ok "search --help lists --top and --jobs" || bad "search --help"

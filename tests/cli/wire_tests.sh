@@ -14,18 +14,6 @@ fail=0
 # calc EXPR : the value of an awk expression
 calc() { awk "BEGIN { printf \"%.17g\", $1 }"; }
 
-# expect_error NAME STATUS ARGS... : exit status, one line on stderr, nothing on stdout
-expect_error() {
-  name=$1; want=$2; shift 2
-  "$DTSIM" "$@" >"$TMP/out" 2>"$TMP/err"
-  got=$?
-  lines=$(wc -l <"$TMP/err")
-  if [ "$got" -eq "$want" ] && [ "$lines" -eq 1 ] && [ ! -s "$TMP/out" ]; then
-    ok "$name (status $got: $(cat "$TMP/err"))"
-  else
-    bad "$name: status $got (want $want), $lines stderr lines, stdout: $(head -c 200 "$TMP/out")"
-  fi
-}
 
 # check NAME GOT WANT RELTOL
 check() {

@@ -1364,7 +1364,7 @@ static void add_cp_ring(sim_graph *g, const plan3d *p, const stage_streams *cons
 /* The all-gather and a2a forms on every device: for each block the collectives sim/cp.c
  * prices (all-gather of the keys and values, and in backward the reduce-scatter of their
  * gradients; a2a: queries, keys and values, then the output) over each context-parallel group
- * of the stage (devices (q CP + c) T + r of the stage, from stage_first), on the tp streams after
+ * of the stage (devices (q CP + c) T + r of the stage, from stage_first), on the cp streams after
  * the members' compute comp[]; comp[] and cur[] receive the last. */
 static void add_cp_collectives(sim_graph *g, const plan3d *p, const stage_streams *st,
                                uint32_t stage_first, uint32_t replicas, gboolean fwd,
@@ -1382,11 +1382,11 @@ static void add_cp_collectives(sim_graph *g, const plan3d *p, const stage_stream
   const char *names[2] = {a2a ? "cp all-to-all q, k, v" : "cp all-gather keys and values",
                           a2a ? "cp all-to-all output" : "cp reduce-scatter key/value grads"};
   uint32_t n = a2a || !fwd ? 2 : 1;
+  g_autofree sim_stream_id *mem = g_new(sim_stream_id, CP);
   for (uint32_t q = 0; q < replicas; q++)
     for (uint32_t r = 0; r < T; r++) {
-      sim_stream_id mem[64];
       for (uint32_t c = 0; c < CP; c++)
-        mem[c] = st[stage_first + (q * CP + c) * T + r].tp;
+        mem[c] = st[stage_first + (q * CP + c) * T + r].cp_send;
       sim_task_id last = 0;
       for (uint32_t b = 0; b < blocks; b++)
         for (uint32_t j = 0; j < n; j++) {
@@ -1412,10 +1412,11 @@ static void add_cp_rings(sim_graph *g, const plan3d *p, const stage_streams *st,
 {
   uint32_t CP = p->CP, T = p->T, per_stage = p->R * T, nv = p->P * p->V;
   uint32_t vs = x->chunk * p->P + s;
+  g_autofree const stage_streams **cpg = g_new(const stage_streams *, CP);
+  g_autofree sim_task_id *begin = g_new(sim_task_id, CP);
+  g_autofree sim_task_id *end = g_new(sim_task_id, CP);
   for (uint32_t q = 0; q < p->D; q++)
     for (uint32_t r = 0; r < T; r++) {
-      const stage_streams *cpg[64];
-      sim_task_id begin[64], end[64];
       for (uint32_t c = 0; c < CP; c++) {
         uint32_t k = (q * CP + c) * T + r;
         cpg[c] = &st[s * per_stage + k];
@@ -1586,38 +1587,43 @@ static void add_etp_chain(sim_graph *g, const plan3d *p, const sim_stream_id *tp
  * parallelism regroups the experts' collectives (add_etp_chain; the expert-data-parallel groups
  * EP x ETP apart). ZeRO-Offload copies each device's reduced gradient shard to the host on its
  * dp stream, as long as the folded plan's copy (a PCIe link of its own per device, as there).
- * Refused: --tp-overlap with context parallelism, and context-parallel groups over 64. */
+ * With --tp-overlap and context parallelism the exchange of keys and values (the ring, or the
+ * all-gather and a2a forms' collectives on a cp stream) stays in the pass, the tensor-parallel
+ * collectives beside it, as the folded plan's block_cost has it. */
 static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                     const comm_coll_algorithm *algo,
                                     const comm_coll_algorithm *a2a_algo,
                                     const sim_3d_metrics *metrics, GError **error)
 {
   const sim_3d_opts *o = &p->o;
-  if ((p->CP > 1 && o->tp_overlap) || p->CP > 64) {
-    bad(error, "--symmetry off: --strategy 3d simulates every device without --tp-overlap with "
-        "--cp, and up to --cp 64, so far (use --symmetry on)");
-    return NULL;
-  }
   /* Replicas: D x CP (the context-parallel rank within the replica after the tensor rank: a
    * device's index in a stage is (d CP + c) T + r, Megatron's order). */
   uint32_t T = p->T, P = p->P, D = p->R, V = p->V, nv = P * V, n_dev = P * D * T;
   uint32_t CP = p->CP;
   gboolean ring = CP > 1 && o->cp_comm == WL_CP_P2P;
   /* The ring's blocks are tasks of their own (add_cp_ring): the passes' other compute is the
-   * chunk's less their attention blocks. */
+   * chunk's less their attention blocks. With --tp-overlap the folded plan puts the exchange's
+   * exposed time into the passes' compute (block_cost); here the ring or the collectives are
+   * that exchange, so it comes out too. */
   plan3d stripped_plan = *p;
   g_autofree chunk_cost *stripped = NULL;
   g_autofree int64_t *step_ps = NULL;
   const plan3d *pc = p;
-  if (ring) {
+  if (ring || (CP > 1 && o->tp_overlap)) {
     stripped = g_new(chunk_cost, nv);
     for (uint32_t vs = 0; vs < nv; vs++) {
       stripped[vs] = p->cost[vs];
-      stripped[vs].fwd_ps -= (sim_time_ps)p->n_blocks[vs] * p->cpa.compute_ps[0];
-      stripped[vs].bwd_ps -= (sim_time_ps)p->n_blocks[vs] * p->cpa.compute_ps[1];
+      for (int pass = 0; pass < 2; pass++) {
+        sim_time_ps out = (ring ? p->cpa.compute_ps[pass] : 0) +
+                          (o->tp_overlap ? p->cpa.exposed_ps[pass] : 0);
+        *(pass ? &stripped[vs].bwd_ps : &stripped[vs].fwd_ps) -=
+            (sim_time_ps)p->n_blocks[vs] * out;
+      }
     }
     stripped_plan.cost = stripped;
     pc = &stripped_plan;
+  }
+  if (ring) {
     step_ps = g_new(int64_t, (gsize)CP * CP * 2);
     for (uint32_t c = 0; c < CP; c++)
       for (uint32_t i = 0; i < CP; i++)
@@ -1647,6 +1653,10 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         if (T > 1 || p->EP > 1 || CP > 1)
           x->tp = sim_graph_add_stream(g, x->unit, "tp");
         x->dp = sim_graph_add_stream(g, x->unit, "dp");
+        /* The all-gather and a2a forms' collectives go on a stream of their own, in the
+         * pass's order after its compute, so that --tp-overlap's collectives run beside them. */
+        if (CP > 1 && !ring)
+          x->cp_send = sim_graph_add_stream(g, x->unit, "cp");
         if (ring) {
           x->cp_send = sim_graph_add_stream(g, x->unit, "cp send");
           x->cp_recv = sim_graph_add_stream(g, x->unit, "cp receive");

@@ -1488,7 +1488,8 @@ static uint32_t add_dp_coll(sim_graph *g, const plan3d *p, const stage_streams *
     for (uint32_t h = 0; h < n_groups && n > 1; h++) {
       for (uint32_t i = 0; i < n; i++)
         members[i] = st[s * per_stage + first + (step == 0 ? h * G + i : i * G + h) * stride].dp;
-      sim_task_id t = sim_graph_add_collective(g, members, n, name,
+      sim_task_id t = sim_graph_add_collective(g, members, n,
+                                               step == 0 ? name : "allreduce grad shards",
                                                step == 0 ? op : SIM_OP_ALLREDUCE, algo,
                                                step == 0 ? bytes : bytes / G);
       if (first_step && gate)

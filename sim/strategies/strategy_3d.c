@@ -1720,7 +1720,6 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   /* Gradients leave the device after backward: reduced over the replicas, or copied to the
    * host (ZeRO-Offload, also without replicas). */
   gboolean dp_on = D > 1 || o->offload != SIM_OFFLOAD_NONE;
-  int ops[2 * 4 * 1024 + 2];
   uint64_t xfer_bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes / T;
   uint64_t tp_bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes;
   g_autoptr(GPtrArray) orders = g_ptr_array_new_with_free_func(free_array);
@@ -1731,12 +1730,8 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   int reduce_op = o->zero ? SIM_OP_REDUCE_SCATTER : SIM_OP_ALLREDUCE;
   const char *reduce_name = o->zero ? "reduce-scatter" : "allreduce";
   unsigned tp_count_b = o->recompute == WL_RECOMPUTE_FULL ? 4 : 2;
-  uint32_t most_blocks = most_blocks_of(p);
-  if ((2 + tp_count_b) * most_blocks + 1 > G_N_ELEMENTS(ops) / 2) {
-    bad(error, "--symmetry off: chunks of %u blocks are more than it builds collectives for",
-        most_blocks);
-    return NULL;
-  }
+  /* The tensor-parallel operations of a pass (tp_ops): at most tp_count_b per block and one. */
+  g_autofree int *ops = g_new(int, (gsize)tp_count_b * most_blocks_of(p) + 2);
 
   for (uint32_t it = 0; it < o->iterations; it++) {
     for (uint32_t s = 0; s < P; s++) {

@@ -155,5 +155,9 @@ same "pp-layout" --model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 --global-b
 same "spread blocks, fsdp" --model llama3-8b --system dgx-h100 --nodes 2 --devices-per-node 6 --pp 3 \
   --global-batch 8 --zero 3 --framework fsdp
 
+# A chunk of 1100 blocks: its passes' tensor-parallel collectives are not bounded.
+same "1100 blocks in one chunk" --model transformer:layers=1100,hidden=128,heads=2,seq=128,vocab=1000 \
+  --system dgx-a100 --nodes 1 --tp 2 --global-batch 4 --overlap off
+
 echo "passed $pass, failed $fail"
 [ "$fail" -eq 0 ]

@@ -353,6 +353,16 @@ static uint64_t chunk_params(const plan3d *p, uint32_t vs)
   return (n + p->T - 1) / p->T + chunk_expert_params(p, vs);
 }
 
+/* FSDP's unit, one block of virtual stage vs: the dense parameters a device holds of it (the
+ * chunk's, embedding and head included, spread evenly over its blocks) and its experts'
+ * (expert parallelism; 0 without). */
+static void block_params(const plan3d *p, uint32_t vs, uint64_t *dense, uint64_t *experts)
+{
+  uint64_t nb = MAX(p->n_blocks[vs], 1u), e = chunk_expert_params(p, vs);
+  *dense = (chunk_params(p, vs) - e + nb - 1) / nb;
+  *experts = (e + nb - 1) / nb;
+}
+
 /* Micro-batch sizes tried for transformers: powers of two up to 8 samples, a bound that keeps
  * the space small (a larger micro-batch raises activation memory in proportion and only
  * shortens the pipeline bubble, which more micro-batches already do). */
@@ -1716,7 +1726,6 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   g_autofree sim_task_id *blocks = per_block ? g_new(sim_task_id, (gsize)per_stage *
                                                                    MAX(most_blocks_of(p), 1u))
                                              : NULL;
-  g_autofree sim_task_id *rdone = g_new(sim_task_id, per_stage);
   /* Gradients leave the device after backward: reduced over the replicas, or copied to the
    * host (ZeRO-Offload, also without replicas). */
   gboolean dp_on = D > 1 || o->offload != SIM_OFFLOAD_NONE;
@@ -1812,13 +1821,14 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           }
           cur[k] = comp[k];
         }
-        /* FSDP: each block's parameters gathered over the sharding groups before it runs,
-         * prefetch blocks ahead (not before block j - 1 - prefetch has freed its buffer), and
-         * each block's gradients reduce-scattered (and with HSDP allreduced across the
-         * sharding groups) after it, on the dp streams in the order sim__fsdp_add_pass puts
-         * them. */
+        /* FSDP: each block's parameters gathered over the sharding groups (its experts' over
+         * their expert-data-parallel groups) before it runs, prefetch blocks ahead (not before
+         * block j - 1 - prefetch has freed its buffer), and each block's gradients
+         * reduce-scattered (and with HSDP allreduced across the sharding groups) after it, on
+         * the dp streams in the order sim__fsdp_add_pass puts them. */
         if (per_block) {
-          uint64_t params = (chunk_params(p, vs) + nb - 1) / MAX(nb, 1u);
+          uint64_t block_elems[2];
+          block_params(p, vs, &block_elems[0], &block_elems[1]);
           gboolean gathers = x->fwd || (o->zero >= 3 && p->fw->reshard_after_forward);
           gboolean reduces = !x->fwd && block_reduce_on;
           uint32_t pf = p->fw->prefetch_blocks, ahead = MIN(nb, pf + 1);
@@ -1828,31 +1838,32 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           for (uint32_t j = 0; j < nb + ahead; j++) {
             /* Gather j (the first `ahead` at once, then one as each block ends), then block
              * j - ahead's reduction. */
-            if (gathers && j < nb)
-              for (uint32_t grp = 0; grp < T; grp++) {
-                gboolean made = add_dp_coll(g, p, st, s, grp, SIM_OP_ALLGATHER,
-                                            params * param_elem_bytes(p), algo, gname,
-                                            j >= pf + 1 ? &blocks[j - 1 - pf] : NULL, nb, 0, 0,
-                                            members, gdone) > 0;
-                for (uint32_t q = 0; q < D && made; q++)
-                  sim_graph_depend(g, blocks[(gsize)(grp + q * T) * nb + j], gdone[grp + q * T]);
-              }
+            for (uint32_t grp = 0; gathers && j < nb && grp < n_grp; grp++) {
+              gboolean ex = grp >= T;
+              uint32_t first = ex ? grp - T : grp, stride = ex ? EB : T;
+              if (!add_dp_coll(g, p, st, s, grp, SIM_OP_ALLGATHER,
+                               block_elems[ex] * param_elem_bytes(p), algo, gname,
+                               j >= pf + 1 ? &blocks[j - 1 - pf] : NULL, nb, 0, 0, members,
+                               &gdone[ex ? per_stage : 0]))
+                continue;
+              for (uint32_t k = first; k < per_stage; k += stride)
+                sim_graph_depend(g, blocks[(gsize)k * nb + j], gdone[(ex ? per_stage : 0) + k]);
+            }
             if (reduces && j >= ahead) {
               uint32_t rj = j - ahead;
-              sim_task_id gate = 0;
-              if (rj + 1 == nb && last_backward && !o->overlap)
-                gate = sim_graph_add_delay(g, rname, 0);
-              for (uint32_t grp = 0; grp < T; grp++) {
+              gboolean closes = rj + 1 == nb && last_backward;
+              sim_task_id gate = closes && !o->overlap ? sim_graph_add_delay(g, rname, 0) : 0;
+              for (uint32_t grp = 0; grp < n_grp; grp++) {
+                gboolean ex = grp >= T;
+                uint64_t bytes = block_elems[ex] * grad_elem;
                 if (gate)
                   dp_gate[(gsize)x->chunk * n_grp + grp] = gate;
-                add_dp_coll(g, p, st, s, grp, SIM_OP_REDUCE_SCATTER, params * grad_elem, algo,
-                            rname, &blocks[rj], nb, gate,
-                            grad_to_host_ps(p, params * grad_elem), members, rdone);
-                for (uint32_t q = 0; q < D && rj + 1 == nb && last_backward; q++)
-                  dp_done[(gsize)x->chunk * 2 * per_stage + grp + q * T] = rdone[grp + q * T];
+                if (add_dp_coll(g, p, st, s, grp, SIM_OP_REDUCE_SCATTER, bytes, algo, rname,
+                                &blocks[rj], nb, gate, ex ? 0 : grad_to_host_ps(p, bytes),
+                                members, &dp_done[((gsize)x->chunk * 2 + ex) * per_stage]) &&
+                    closes)
+                  dp_made[x->chunk * 2 + ex] = TRUE;
               }
-              if (rj + 1 == nb && last_backward)
-                dp_made[x->chunk * 2] = TRUE;
             }
           }
         }
@@ -2097,13 +2108,20 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   g_autofree sim_time_ps *block_gather = g_new0(sim_time_ps, nv);
   g_autofree sim_time_ps *block_reduce = g_new0(sim_time_ps, nv);
   for (uint32_t vs = 0; vs < nv && per_block; vs++) {
-    uint64_t params = (chunk_params(p, vs) + p->n_blocks[vs] - 1) / MAX(p->n_blocks[vs], 1u);
+    /* A block's dense parameters over the sharding group, its experts (with expert
+     * parallelism) over their expert-data-parallel group, one after the other. */
+    uint64_t params, experts;
+    block_params(p, vs, &params, &experts);
+    sim_time_ps eg = 0, er = 0;
     if (!sim__dp_coll_time(ct, COMM_COLL_ALLGATHER, p->R, p->T, p->G,
                            params * param_elem_bytes(p), &block_gather[vs], error) ||
         !sim__dp_coll_time(ct, COMM_COLL_REDUCE_SCATTER, p->R, p->T, p->G, params * grad_elem,
-                           &block_reduce[vs], error))
+                           &block_reduce[vs], error) ||
+        !expert_dp_time(ct, p, COMM_COLL_ALLGATHER, experts * param_elem_bytes(p), &eg, error) ||
+        !expert_dp_time(ct, p, COMM_COLL_REDUCE_SCATTER, experts * grad_elem, &er, error))
       return NULL;
-    block_reduce[vs] += grad_to_host_ps(p, params * grad_elem);
+    block_gather[vs] += eg;
+    block_reduce[vs] += grad_to_host_ps(p, params * grad_elem) + er;
   }
   for (uint32_t vs = 0; vs < nv; vs++) {
     uint64_t experts = chunk_expert_params(p, vs);

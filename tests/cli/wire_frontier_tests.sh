@@ -124,6 +124,16 @@ same "etp 2 x ep 2, analytic network" $MX --ep 2 --etp 2 --net-model analytic
 # all-to-alls and expert tensor-parallel collectives, on the same NVSwitch ports.
 slower "etp 2 x ep 2: expert gradients meet the all-to-alls" $MX --ep 2 --etp 2
 
+# FSDP with experts: each block's experts gathered and reduced over their expert-data-parallel
+# groups after its dense parameters over the sharding group. With micro-batches of 4 sequences
+# the gathers hide behind the blocks' compute; with 1 (global batch 16, dp 4: 4 micro-batches)
+# they meet the blocks' all-to-alls on the NVSwitch ports.
+same "fsdp, ep 2, micro-batch 4" $MX --ep 2 --zero 3 --framework fsdp --overlap off --micro-batch 4
+same "fsdp, ep 4, dp 16" --model mixtral-8x7b --system dgx-h100 --nodes 2 --global-batch 16 --ep 4 \
+  --zero 3 --framework fsdp
+same "fsdp, ep 2, analytic network" $MX --ep 2 --zero 3 --framework fsdp --overlap off --net-model analytic
+slower "fsdp, ep 2: gathers meet the all-to-alls" $MX --ep 2 --zero 3 --framework fsdp --overlap off
+
 # --- capacity and imbalance ---------------------------------------------------------------------
 same "ep 4, capacity 1.25" $MX --ep 4 --moe-capacity 1.25 --overlap off
 same "ep 4, imbalance 1.3" $MX --ep 4 --moe-imbalance 1.3 --overlap off

@@ -169,5 +169,22 @@ same "spread blocks, fsdp" --model llama3-8b --system dgx-h100 --nodes 2 --devic
 same "1100 blocks in one chunk" --model transformer:layers=1100,hidden=128,heads=2,seq=128,vocab=1000 \
   --system dgx-a100 --nodes 1 --tp 2 --global-batch 4 --overlap off
 
+# --- shared clusters ----------------------------------------------------------------------------
+# Jobs on one cluster run every device: two HSDP jobs (fsdp, sharding groups of one node) on two
+# DGX A100 each, under a non-blocking fat tree, each as fast as the same job alone.
+printf '[scenario]\nsystem = dgx-a100\nnodes = 4\ntopology = fat-tree\n' >"$TMP/jobs.ini"
+for j in a b; do
+  printf '[job %s]\nmodel = gpt3-1.7b\nstrategy = 3d\nprecision = bf16\nzero = 3\nframework = fsdp\nshard-group = 8\nglobal-batch = 32\nnodes = 2\n' \
+    "$j" >>"$TMP/jobs.ini"
+done
+"$DTSIM" run "$TMP/jobs.ini" --json 2>"$TMP/err" | grep -o '"iteration_time_s":[0-9.e+-]*' | cut -d: -f2 >"$TMP/jobs"
+alone=$(run --model gpt3-1.7b --system dgx-a100 --nodes 2 --topology fat-tree --zero 3 --framework fsdp \
+        --shard-group 8 --global-batch 32 --symmetry off)
+alone=${alone% *}
+n=0; good=0
+while read -r t; do n=$((n + 1)); near "$t" "$alone" 0.005 && good=$((good + 1)); done <"$TMP/jobs"
+[ "$n" -ge 2 ] && [ "$good" -eq "$n" ] && ok "two HSDP jobs on one cluster, each as alone ($alone s)" ||
+  bad "HSDP jobs: $(tr '\n' ' ' <"$TMP/jobs") vs $alone: $(head -c 300 "$TMP/err")"
+
 echo "passed $pass, failed $fail"
 [ "$fail" -eq 0 ]

@@ -1764,7 +1764,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         const unit *x = &g_array_index(order, unit, i);
         uint32_t vs = x->chunk * P + s;
         size_t at = unit_at(&names, x);
-        uint32_t nb = p->n_blocks[vs];
+        uint32_t nb = MAX(p->n_blocks[vs], 1u);   /* FSDP units: a chunk without blocks is one */
         /* The last backward of a chunk closes its gradient buckets one after the other, as
          * in the folded plan (dp_bucket_split); FSDP's per-block reductions replace them. */
         gboolean last_backward = !x->fwd && i == last_b[x->chunk];
@@ -2233,7 +2233,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
                            !block_reduce_on;
         sim_task_id piece_end[MAX_BUCKETS];
         /* FSDP runs the chunk block by block; a bucket then closes at the end of a block. */
-        uint32_t nb = p->n_blocks[vs];
+        uint32_t nb = MAX(p->n_blocks[vs], 1u);   /* FSDP units: a chunk without blocks is one */
         g_autofree sim_task_id *blocks = per_block ? g_new(sim_task_id, MAX(nb, 1u)) : NULL;
         add_unit_compute(p, g, st[s].compute, &names, x, at, vs,
                          per_block ? nb : buckets ? n_buckets[vs] : 1,

@@ -162,6 +162,13 @@ same "cp 4 x tp 2 x pp 2, tp-overlap" --model llama3-8b --system dgx-h100 --node
 
 # --- uneven pipelines ---------------------------------------------------------------------------
 same "pp-layout" --model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 --global-batch 16 --pp-layout "Et*10|t*14L"
+# A stage that holds the embedding alone: FSDP gathers and reduces it as one unit (both plans).
+same "fsdp, a stage of the embedding alone" --model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 \
+  --global-batch 16 --pp-layout "E|t*24L" --zero 3 --framework fsdp
+: >"$TMP/err"
+"$DTSIM" run --strategy 3d --precision bf16 --model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 \
+  --global-batch 16 --pp-layout "E|t*24L" --zero 3 --framework fsdp --json >/dev/null 2>"$TMP/err" &&
+  [ ! -s "$TMP/err" ] && ok "fsdp, a stage without blocks: no warning" || bad "fsdp empty stage: $(head -c 300 "$TMP/err")"
 same "spread blocks, fsdp" --model llama3-8b --system dgx-h100 --nodes 2 --devices-per-node 6 --pp 3 \
   --global-batch 8 --zero 3 --framework fsdp
 

@@ -176,6 +176,15 @@ same "spread blocks, fsdp" --model llama3-8b --system dgx-h100 --nodes 2 --devic
 same "1100 blocks in one chunk" --model transformer:layers=1100,hidden=128,heads=2,seq=128,vocab=1000 \
   --system dgx-a100 --nodes 1 --tp 2 --global-batch 4 --overlap off
 
+# --- Chakra ---------------------------------------------------------------------------------------
+# An HSDP job (fsdp, zero 2, sharding groups of 4) written per rank as Chakra execution traces
+# (every device, so its per-block collectives over their groups) and run back: the same time.
+CK="--strategy 3d --model gpt3-1.7b --system dgx-a100 --nodes 1 --global-batch 16 --precision bf16 --zero 2 --framework fsdp --shard-group 4"
+w=$("$DTSIM" run $CK --chakra-out "$TMP/ck" --json 2>"$TMP/err" | json_num iteration_time_s)
+r=$("$DTSIM" run --chakra "$TMP/ck" --system dgx-a100 --nodes 1 --json 2>>"$TMP/err" | json_num iteration_time_s)
+[ -n "$r" ] && near "$r" "$w" 0.0001 && ok "HSDP job through Chakra and back ($w vs $r s)" ||
+  bad "HSDP Chakra round trip: '$w' vs '$r': $(head -c 300 "$TMP/err")"
+
 # --- shared clusters ----------------------------------------------------------------------------
 # Jobs on one cluster run every device: two HSDP jobs (fsdp, sharding groups of one node) on two
 # DGX A100 each, under a non-blocking fat tree, each as fast as the same job alone.

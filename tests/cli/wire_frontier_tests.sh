@@ -34,14 +34,13 @@ same() {
   fi
 }
 
-# slower NAME ARGS... : every device is slower than the folded run (by more than the fraction
-# MIN when it is set)
+# slower NAME ARGS... : every device is slower than the folded run
 slower() {
   name=$1; shift
   : >"$TMP/err"
   f=$(run "$@"); u=$(run "$@" --symmetry off)
   fi=${f% *}; ui=${u% *}
-  if [ -n "$ui" ] && [ -n "$fi" ] && awk -v a="$ui" -v b="$fi" -v m="${MIN:-0}" 'BEGIN { exit !(a > b * (1 + m)) }'; then
+  if [ -n "$ui" ] && [ -n "$fi" ] && awk -v a="$ui" -v b="$fi" 'BEGIN { exit !(a > b) }'; then
     ok "$name: every device slower ($fi -> $ui s)"
   else
     bad "$name: '$fi' -> '$ui' s: $(head -c 300 "$TMP/err")"
@@ -159,6 +158,15 @@ same "cp 2 all-gather, tp-overlap" $L8 --cp-comm all-gather
 same "cp 2 a2a, tp-overlap" $L8 --cp-comm a2a
 same "cp 4 x tp 2 x pp 2, tp-overlap" --model llama3-8b --system dgx-h100 --nodes 2 --tp 2 --cp 4 --pp 2 \
   --global-batch 8 --tp-overlap on
+
+# Context-parallel groups of more than 64 (there were fixed arrays of 64): 128 ranks on 16 DGX
+# H100, each rank's ring steps and sends built (a ring that crosses nodes is not the folded
+# ring step, docs/faults.md, so only that it runs, with every device's tasks).
+S128="--model transformer:layers=2,hidden=1024,heads=16,seq=65536,vocab=32000 --system dgx-h100 --nodes 16 --cp 128 --global-batch 1"
+: >"$TMP/err"
+f=$(run $S128); u=$(run $S128 --symmetry off)
+[ -n "${u% *}" ] && [ "${u#* }" -gt "${f#* }" ] && ok "cp 128 on every device (${f#* } -> ${u#* } events)" ||
+  bad "cp 128: '$f' -> '$u': $(head -c 300 "$TMP/err")"
 
 # --- uneven pipelines ---------------------------------------------------------------------------
 same "pp-layout" --model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 --global-batch 16 --pp-layout "Et*10|t*14L"

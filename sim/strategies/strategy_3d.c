@@ -353,6 +353,16 @@ static uint64_t chunk_params(const plan3d *p, uint32_t vs)
   return (n + p->T - 1) / p->T + chunk_expert_params(p, vs);
 }
 
+/* FSDP's unit, one block of virtual stage vs: the dense parameters a device holds of it (the
+ * chunk's, embedding and head included, spread evenly over its blocks) and its experts'
+ * (expert parallelism; 0 without). */
+static void block_params(const plan3d *p, uint32_t vs, uint64_t *dense, uint64_t *experts)
+{
+  uint64_t nb = MAX(p->n_blocks[vs], 1u), e = chunk_expert_params(p, vs);
+  *dense = (chunk_params(p, vs) - e + nb - 1) / nb;
+  *experts = (e + nb - 1) / nb;
+}
+
 /* Micro-batch sizes tried for transformers: powers of two up to 8 samples, a bound that keeps
  * the space small (a larger micro-batch raises activation memory in proportion and only
  * shortens the pipeline bubble, which more micro-batches already do). */
@@ -1364,7 +1374,7 @@ static void add_cp_ring(sim_graph *g, const plan3d *p, const stage_streams *cons
 /* The all-gather and a2a forms on every device: for each block the collectives sim/cp.c
  * prices (all-gather of the keys and values, and in backward the reduce-scatter of their
  * gradients; a2a: queries, keys and values, then the output) over each context-parallel group
- * of the stage (devices (q CP + c) T + r of the stage, from stage_first), on the tp streams after
+ * of the stage (devices (q CP + c) T + r of the stage, from stage_first), on the cp streams after
  * the members' compute comp[]; comp[] and cur[] receive the last. */
 static void add_cp_collectives(sim_graph *g, const plan3d *p, const stage_streams *st,
                                uint32_t stage_first, uint32_t replicas, gboolean fwd,
@@ -1382,11 +1392,11 @@ static void add_cp_collectives(sim_graph *g, const plan3d *p, const stage_stream
   const char *names[2] = {a2a ? "cp all-to-all q, k, v" : "cp all-gather keys and values",
                           a2a ? "cp all-to-all output" : "cp reduce-scatter key/value grads"};
   uint32_t n = a2a || !fwd ? 2 : 1;
+  g_autofree sim_stream_id *mem = g_new(sim_stream_id, CP);
   for (uint32_t q = 0; q < replicas; q++)
     for (uint32_t r = 0; r < T; r++) {
-      sim_stream_id mem[64];
       for (uint32_t c = 0; c < CP; c++)
-        mem[c] = st[stage_first + (q * CP + c) * T + r].tp;
+        mem[c] = st[stage_first + (q * CP + c) * T + r].cp_send;
       sim_task_id last = 0;
       for (uint32_t b = 0; b < blocks; b++)
         for (uint32_t j = 0; j < n; j++) {
@@ -1412,10 +1422,11 @@ static void add_cp_rings(sim_graph *g, const plan3d *p, const stage_streams *st,
 {
   uint32_t CP = p->CP, T = p->T, per_stage = p->R * T, nv = p->P * p->V;
   uint32_t vs = x->chunk * p->P + s;
+  g_autofree const stage_streams **cpg = g_new(const stage_streams *, CP);
+  g_autofree sim_task_id *begin = g_new(sim_task_id, CP);
+  g_autofree sim_task_id *end = g_new(sim_task_id, CP);
   for (uint32_t q = 0; q < p->D; q++)
     for (uint32_t r = 0; r < T; r++) {
-      const stage_streams *cpg[64];
-      sim_task_id begin[64], end[64];
       for (uint32_t c = 0; c < CP; c++) {
         uint32_t k = (q * CP + c) * T + r;
         cpg[c] = &st[s * per_stage + k];
@@ -1443,8 +1454,8 @@ static uint32_t dp_group(const plan3d *p, const stage_streams *st, uint32_t s, u
 {
   uint32_t per_stage = p->R * p->T;
   gboolean ex = grp >= p->T;
-  uint32_t first = ex ? grp - p->T : grp, stride = ex ? p->EP : p->T;
-  uint32_t size = ex ? per_stage / p->EP : p->R;
+  uint32_t first = ex ? grp - p->T : grp, stride = ex ? p->EP * p->ETP : p->T;
+  uint32_t size = ex ? per_stage / (p->EP * p->ETP) : p->R;
   for (uint32_t q = 0; q < size; q++)
     members[q] = st[s * per_stage + first + q * stride].dp;
   if (bytes) {
@@ -1452,6 +1463,112 @@ static uint32_t dp_group(const plan3d *p, const stage_streams *st, uint32_t s, u
     *bytes = (ex ? experts : chunk_params(p, vs) - experts) * elem;
   }
   return size;
+}
+
+/* One data-parallel collective `op` of `bytes` over group grp of stage s (dp_group's groups) on
+ * every device, taken apart as sim__dp_steps takes it in the folded plan: over the whole group;
+ * or, for the dense parameters with a sharding group of G < R replicas (HSDP), within each
+ * sharding group of G consecutive replicas (devices k = grp + (h G + i) T of the stage), a
+ * reduce-scatter then followed by the allreduce of its shard (bytes / G) across the R / G
+ * sharding groups (devices k = grp + (j G + i) T). Groups of one device are skipped (the folded
+ * plan times them 0). The first collectives wait for `gate` (when not 0) and for each member
+ * k's after[k after_stride] (when after is not NULL). With host_ps (ZeRO-Offload), each member
+ * then copies its reduced shard to the host on its dp stream for that long. done[k] receives
+ * each member's last task. Returns the tasks made (0: none, done untouched). */
+static uint32_t add_dp_coll(sim_graph *g, const plan3d *p, const stage_streams *st, uint32_t s,
+                            uint32_t grp, int op, uint64_t bytes, const comm_coll_algorithm *algo,
+                            const char *name, const sim_task_id *after, uint32_t after_stride,
+                            sim_task_id gate, sim_time_ps host_ps, sim_stream_id *members,
+                            sim_task_id *done)
+{
+  uint32_t T = p->T, per_stage = p->R * T, EB = p->EP * p->ETP;
+  gboolean ex = grp >= T;
+  uint32_t first = ex ? grp - T : grp, stride = ex ? EB : T;
+  uint32_t size = ex ? per_stage / EB : p->R;
+  uint32_t G = !ex && op != SIM_OP_ALLREDUCE && p->G < size ? p->G : size;
+  uint32_t made = 0;
+  /* The steps: [0] within each sharding group (h: the group, i: the member), [1] HSDP's
+   * allreduce across them (h: the shard, i: the sharding group). The first step that makes
+   * tasks waits for what the caller says; what follows it runs in dp stream order. */
+  for (int step = 0; step < 2; step++) {
+    uint32_t n = step == 0 ? G : size / G, n_groups = step == 0 ? size / G : G;
+    if (step == 1 && (G == size || op != SIM_OP_REDUCE_SCATTER))
+      break;
+    gboolean first_step = made == 0;
+    for (uint32_t h = 0; h < n_groups && n > 1; h++) {
+      for (uint32_t i = 0; i < n; i++)
+        members[i] = st[s * per_stage + first + (step == 0 ? h * G + i : i * G + h) * stride].dp;
+      sim_task_id t = sim_graph_add_collective(g, members, n,
+                                               step == 0 ? name : "allreduce grad shards",
+                                               step == 0 ? op : SIM_OP_ALLREDUCE, algo,
+                                               step == 0 ? bytes : bytes / G);
+      if (first_step && gate)
+        sim_graph_depend(g, t, gate);
+      for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = first + (step == 0 ? h * G + i : i * G + h) * stride;
+        if (first_step && after)
+          sim_graph_depend(g, t, after[(size_t)k * after_stride]);
+        done[k] = t;
+      }
+      made++;
+    }
+  }
+  for (uint32_t q = 0; q < size && host_ps > 0; q++) {
+    uint32_t k = first + q * stride;
+    sim_task_id t = sim_graph_add_compute(g, st[s * per_stage + k].dp, "grads to host", "dp",
+                                          host_ps, 0, 0);
+    if (made == 0 && gate)
+      sim_graph_depend(g, t, gate);
+    if (made == 0 && after)
+      sim_graph_depend(g, t, after[(size_t)k * after_stride]);
+    done[k] = t;
+  }
+  return made + (host_ps > 0 ? size : 0);
+}
+
+/* The most blocks a virtual stage holds. */
+static uint32_t most_blocks_of(const plan3d *p)
+{
+  uint32_t most = 0;
+  for (uint32_t vs = 0; vs < p->P * p->V; vs++)
+    most = MAX(most, p->n_blocks[vs]);
+  return most;
+}
+
+/* Expert tensor parallelism on every device: for each of n_units (a mixture-of-experts
+ * block's forward, or its backward, and a recomputed forward) the dispatch all-to-all over
+ * each all-to-all group (the EP devices ETP apart of a block of EP x ETP consecutive devices of
+ * the stage), the all-gather of the routed tokens and the reduce-scatter of the experts'
+ * outputs over each group of ETP consecutive devices (etp_time's), then the combine
+ * all-to-all, as ep_time and etp_time price them. Every device's first collective waits for
+ * its after[k] (when has_after); last[k] receives its last. mem: room for EP streams. */
+static void add_etp_chain(sim_graph *g, const plan3d *p, const sim_stream_id *tp_members,
+                          uint32_t n_units, const char *name, const comm_coll_algorithm *algo,
+                          const comm_coll_algorithm *a2a_algo, const sim_task_id *after,
+                          gboolean has_after, sim_stream_id *mem, sim_task_id *last)
+{
+  uint32_t EP = p->EP, ETP = p->ETP, EB = EP * ETP, per_stage = p->R * p->T;
+  static const int op[4] = {SIM_OP_ALLTOALL, SIM_OP_ALLGATHER, SIM_OP_REDUCE_SCATTER,
+                            SIM_OP_ALLTOALL};
+  for (uint32_t u = 0; u < n_units; u++)
+    for (int step = 0; step < 4; step++) {
+      gboolean a2a = op[step] == SIM_OP_ALLTOALL;
+      /* All-to-all groups: block b, expert tensor rank x, members b EB + x + e ETP; expert
+       * tensor-parallel groups: members q ETP + i. */
+      uint32_t n = a2a ? EP : ETP, n_groups = per_stage / n;
+      for (uint32_t grp = 0; grp < n_groups; grp++) {
+        uint32_t base = a2a ? grp / ETP * EB + grp % ETP : grp * ETP, stride = a2a ? ETP : 1;
+        for (uint32_t i = 0; i < n; i++)
+          mem[i] = tp_members[base + i * stride];
+        sim_task_id t = sim_graph_add_collective(g, mem, n, name, op[step], a2a ? a2a_algo : algo,
+                                                 a2a ? ep_bytes(p) : ep_bytes(p) * ETP);
+        for (uint32_t i = 0; i < n; i++) {
+          if (u == 0 && step == 0 && has_after)
+            sim_graph_depend(g, t, after[base + i * stride]);
+          last[base + i * stride] = t;
+        }
+      }
+    }
 }
 
 /* ---- Every device (--symmetry off) --------------------------------------------------------------
@@ -1473,43 +1590,51 @@ static uint32_t dp_group(const plan3d *p, const stage_streams *st, uint32_t s, u
  * (FSDP) has a parameter gather before each pass as the folded plan's (one allgather of the
  * chunk's parameters over each data-parallel group, and of its experts over each
  * expert-data-parallel group, on the dp streams ahead of the pass's compute) with the gradients
- * reduce-scattered as above. Expert tensor parallelism is not built yet. */
+ * reduce-scattered as above. A sharding group smaller than the replicas (HSDP, --shard-group)
+ * splits each dense collective as sim__dp_steps does (add_dp_coll): within each sharding
+ * group, and a reduce-scatter's shard allreduced across them. FSDP's per-block frameworks
+ * gather each block's parameters and reduce-scatter its gradients over the sharding groups on
+ * the dp streams, ordered as sim__fsdp_add_pass orders the folded plan's. Expert tensor
+ * parallelism regroups the experts' collectives (add_etp_chain; the expert-data-parallel groups
+ * EP x ETP apart). ZeRO-Offload copies each device's reduced gradient shard to the host on its
+ * dp stream, as long as the folded plan's copy (a PCIe link of its own per device, as there).
+ * With --tp-overlap and context parallelism the exchange of keys and values (the ring, or the
+ * all-gather and a2a forms' collectives on a cp stream) stays in the pass, the tensor-parallel
+ * collectives beside it, as the folded plan's block_cost has it. */
 static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                     const comm_coll_algorithm *algo,
                                     const comm_coll_algorithm *a2a_algo,
                                     const sim_3d_metrics *metrics, GError **error)
 {
   const sim_3d_opts *o = &p->o;
-  if (sim__3d_per_block(o, p->fw, p->G) || p->G < p->R) {
-    bad(error, "--symmetry off: FSDP's per-block gathers (--framework %s) and sharding groups "
-        "(--shard-group) are in the folded plan (--symmetry on) so far", p->fw->name);
-    return NULL;
-  }
-  if (p->ETP > 1 || (p->CP > 1 && o->tp_overlap) || p->CP > 64) {
-    bad(error, "--symmetry off: --strategy 3d simulates every device without --etp, and "
-        "without --tp-overlap with --cp, and up to --cp 64, so far (use --symmetry on)");
-    return NULL;
-  }
   /* Replicas: D x CP (the context-parallel rank within the replica after the tensor rank: a
    * device's index in a stage is (d CP + c) T + r, Megatron's order). */
   uint32_t T = p->T, P = p->P, D = p->R, V = p->V, nv = P * V, n_dev = P * D * T;
   uint32_t CP = p->CP;
   gboolean ring = CP > 1 && o->cp_comm == WL_CP_P2P;
   /* The ring's blocks are tasks of their own (add_cp_ring): the passes' other compute is the
-   * chunk's less their attention blocks. */
+   * chunk's less their attention blocks. With --tp-overlap the folded plan puts the exchange's
+   * exposed time into the passes' compute (block_cost); here the ring or the collectives are
+   * that exchange, so it comes out too. */
   plan3d stripped_plan = *p;
   g_autofree chunk_cost *stripped = NULL;
   g_autofree int64_t *step_ps = NULL;
   const plan3d *pc = p;
-  if (ring) {
+  if (ring || (CP > 1 && o->tp_overlap)) {
     stripped = g_new(chunk_cost, nv);
     for (uint32_t vs = 0; vs < nv; vs++) {
       stripped[vs] = p->cost[vs];
-      stripped[vs].fwd_ps -= (sim_time_ps)p->n_blocks[vs] * p->cpa.compute_ps[0];
-      stripped[vs].bwd_ps -= (sim_time_ps)p->n_blocks[vs] * p->cpa.compute_ps[1];
+      for (int pass = 0; pass < 2; pass++) {
+        sim_time_ps out = (ring ? p->cpa.compute_ps[pass] : 0) +
+                          (o->tp_overlap ? p->cpa.exposed_ps[pass] : 0);
+        *(pass ? &stripped[vs].bwd_ps : &stripped[vs].fwd_ps) -=
+            (sim_time_ps)p->n_blocks[vs] * out;
+      }
     }
     stripped_plan.cost = stripped;
     pc = &stripped_plan;
+  }
+  if (ring) {
     step_ps = g_new(int64_t, (gsize)CP * CP * 2);
     for (uint32_t c = 0; c < CP; c++)
       for (uint32_t i = 0; i < CP; i++)
@@ -1539,6 +1664,10 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         if (T > 1 || p->EP > 1 || CP > 1)
           x->tp = sim_graph_add_stream(g, x->unit, "tp");
         x->dp = sim_graph_add_stream(g, x->unit, "dp");
+        /* The all-gather and a2a forms' collectives go on a stream of their own, in the
+         * pass's order after its compute, so that --tp-overlap's collectives run beside them. */
+        if (CP > 1 && !ring)
+          x->cp_send = sim_graph_add_stream(g, x->unit, "cp");
         if (ring) {
           x->cp_send = sim_graph_add_stream(g, x->unit, "cp send");
           x->cp_recv = sim_graph_add_stream(g, x->unit, "cp receive");
@@ -1574,16 +1703,32 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   g_autofree sim_task_id *piece_end = g_new(sim_task_id, (gsize)per_stage * MAX_BUCKETS);
   g_autofree sim_task_id *upd_task = g_new(sim_task_id, n_dev);
   g_autofree sim_task_id *lastb_task = g_new(sim_task_id, n_dev);
-  /* Expert parallelism: the stage's devices in EP groups of consecutive k for the all-to-alls,
-   * and EP expert-data-parallel groups (k = e + q EP) of ep_size for the experts' gradients;
-   * none of these without expert parallelism or with one device a group. */
-  uint32_t EP = p->EP, ep_size = D * T / EP;
-  uint32_t n_ep_groups = EP > 1 && ep_size > 1 ? EP : 0;
+  /* Expert parallelism: the stage's devices in blocks of EB = EP x ETP consecutive k; in a
+   * block the EP devices of each expert tensor rank (ETP apart) make an all-to-all group, and
+   * the ETP consecutive devices of each expert an expert-tensor-parallel group (Megatron-Core's
+   * expert order: expert tensor rank fastest); EB expert-data-parallel groups (k = e + q EB)
+   * of ep_size for the experts' gradients; none of these without expert parallelism or with
+   * one device a group. */
+  uint32_t EP = p->EP, ETP = p->ETP, EB = EP * ETP, ep_size = D * T / EB;
+  uint32_t n_ep_groups = EP > 1 && ep_size > 1 ? EB : 0;
+  uint32_t n_grp = T + n_ep_groups;
   g_autofree sim_stream_id *members = g_new(sim_stream_id, (gsize)T * D);
   g_autofree sim_stream_id *tp_members = g_new(sim_stream_id, (gsize)D * T);
-  /* ZeRO 3: a pass's parameter gather per data-parallel and expert-data-parallel group. */
-  g_autofree sim_task_id *gathers = g_new(sim_task_id, T + n_ep_groups);
-  int ops[2 * 4 * 1024 + 2];
+  g_autofree sim_task_id *ex_last = g_new(sim_task_id, per_stage);
+  /* ZeRO 3 and FSDP: each device's parameter gather, dense [k] and experts' [per_stage + k];
+   * whether group grp made one. */
+  g_autofree sim_task_id *gdone = g_new(sim_task_id, (gsize)2 * per_stage);
+  g_autofree gboolean *gmade = g_new0(gboolean, n_grp);
+  /* FSDP: the devices' block tasks of a pass (nb of each device), and each device's last
+   * per-block reduction. */
+  gboolean per_block = sim__3d_per_block(o, p->fw, p->G);
+  gboolean block_reduce_on = per_block && p->fw->reduce_per_block;
+  g_autofree sim_task_id *blocks = per_block ? g_new(sim_task_id, (gsize)per_stage *
+                                                                   MAX(most_blocks_of(p), 1u))
+                                             : NULL;
+  /* Gradients leave the device after backward: reduced over the replicas, or copied to the
+   * host (ZeRO-Offload, also without replicas). */
+  gboolean dp_on = D > 1 || o->offload != SIM_OFFLOAD_NONE;
   uint64_t xfer_bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes / T;
   uint64_t tp_bytes = p->mb * (p->tf.seq / p->CP) * (uint64_t)p->tf.hidden * p->act_elem_bytes;
   g_autoptr(GPtrArray) orders = g_ptr_array_new_with_free_func(free_array);
@@ -1594,14 +1739,8 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   int reduce_op = o->zero ? SIM_OP_REDUCE_SCATTER : SIM_OP_ALLREDUCE;
   const char *reduce_name = o->zero ? "reduce-scatter" : "allreduce";
   unsigned tp_count_b = o->recompute == WL_RECOMPUTE_FULL ? 4 : 2;
-  uint32_t most_blocks = 0;
-  for (uint32_t vs = 0; vs < nv; vs++)
-    most_blocks = MAX(most_blocks, p->n_blocks[vs]);
-  if ((2 + tp_count_b) * most_blocks + 1 > G_N_ELEMENTS(ops) / 2) {
-    bad(error, "--symmetry off: chunks of %u blocks are more than it builds collectives for",
-        most_blocks);
-    return NULL;
-  }
+  /* The tensor-parallel operations of a pass (tp_ops): at most tp_count_b per block and one. */
+  g_autofree int *ops = g_new(int, (gsize)tp_count_b * most_blocks_of(p) + 2);
 
   for (uint32_t it = 0; it < o->iterations; it++) {
     for (uint32_t s = 0; s < P; s++) {
@@ -1615,32 +1754,37 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           tp_members[d * T + r] = st[RANK(s, d, r)].tp;
         }
       g_autofree uint32_t *last_b = chunk_last_backward(p, order);
-      /* The last task of each chunk's reduction, per data-parallel group (tensor rank) and
-       * expert-data-parallel group. */
-      g_autofree sim_task_id *dp_tasks = g_new(sim_task_id, (gsize)V * (T + n_ep_groups));
+      /* Each device's last task of each chunk's gradients, [(chunk 2 + experts) per_stage + k],
+       * and without overlap the gate of each chunk's reduction per group, which waits for the
+       * members' whole backward. */
+      g_autofree sim_task_id *dp_done = g_new(sim_task_id, (gsize)V * 2 * per_stage);
+      g_autofree gboolean *dp_made = g_new0(gboolean, (gsize)V * 2);
+      g_autofree sim_task_id *dp_gate = g_new0(sim_task_id, (gsize)V * n_grp);
       for (guint i = 0; i < order->len; i++) {
         const unit *x = &g_array_index(order, unit, i);
         uint32_t vs = x->chunk * P + s;
         size_t at = unit_at(&names, x);
+        uint32_t nb = MAX(p->n_blocks[vs], 1u);   /* FSDP units: a chunk without blocks is one */
         /* The last backward of a chunk closes its gradient buckets one after the other, as
-         * in the folded plan (dp_bucket_split). */
-        gboolean buckets = !x->fwd && i == last_b[x->chunk] && o->overlap && D > 1;
+         * in the folded plan (dp_bucket_split); FSDP's per-block reductions replace them. */
+        gboolean last_backward = !x->fwd && i == last_b[x->chunk];
+        gboolean buckets = last_backward && o->overlap && dp_on && !block_reduce_on;
         uint32_t n_buckets = 1;
         uint64_t bucket_bytes = 0;
         if (buckets)
           dp_bucket_split(p, vs, grad_elem, &n_buckets, &bucket_bytes);
-        /* ZeRO 3: the pass's parameters gathered over each data-parallel group (and the
-         * experts' over each expert-data-parallel one) on the dp streams, prefetched: each
-         * runs once the stream's previous collective is done. */
-        if (o->zero >= 3)
-          for (uint32_t grp = 0; grp < T + n_ep_groups; grp++) {
+        /* ZeRO 3: the pass's parameters gathered over each data-parallel group (its sharding
+         * groups with HSDP; the experts' over each expert-data-parallel one) on the dp
+         * streams, prefetched: each runs once the stream's previous collective is done. */
+        if (o->zero >= 3 && !per_block)
+          for (uint32_t grp = 0; grp < n_grp; grp++) {
             uint64_t bytes;
-            uint32_t size = dp_group(p, st, s, grp, vs, grad_elem, members, &bytes);
+            dp_group(p, st, s, grp, vs, grad_elem, members, &bytes);
             char name[64];
             g_snprintf(name, sizeof name, "allgather %sparams c%u", grp >= T ? "expert " : "",
                        x->chunk);
-            gathers[grp] = sim_graph_add_collective(g, members, size, name, SIM_OP_ALLGATHER,
-                                                    algo, bytes);
+            gmade[grp] = add_dp_coll(g, p, st, s, grp, SIM_OP_ALLGATHER, bytes, algo, name, NULL,
+                                     0, 0, 0, members, &gdone[grp >= T ? per_stage : 0]) > 0;
           }
         /* The p2p ring's attention blocks, group by group: first in the pass (they start it),
          * or after its other kernels in a backward whose pieces close gradient buckets (so
@@ -1653,14 +1797,21 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         for (uint32_t k = 0; k < per_stage; k++) {
           uint32_t d = k / T, r = k % T;
           sim_task_id first = 0;
+          sim_task_id *pieces = per_block ? &blocks[(gsize)k * nb]
+                                : buckets ? &piece_end[(gsize)k * MAX_BUCKETS] : NULL;
           add_unit_compute(pc, g, st[RANK(s, d, r)].compute, &names, x, at, vs,
-                           buckets ? n_buckets : 1,
-                           buckets ? &piece_end[(gsize)k * MAX_BUCKETS] : NULL, &first, &comp[k]);
-          if (o->zero >= 3) {
-            sim_graph_depend(g, first, gathers[k % T]);
-            if (n_ep_groups)
-              sim_graph_depend(g, first, gathers[T + k % EP]);
+                           per_block ? nb : buckets ? n_buckets : 1, pieces, &first, &comp[k]);
+          if (o->zero >= 3 && !per_block) {
+            if (gmade[k % T])
+              sim_graph_depend(g, first, gdone[k]);
+            if (n_ep_groups && gmade[T + k % EB])
+              sim_graph_depend(g, first, gdone[per_stage + k]);
           }
+          /* FSDP in a backward whose buckets close at block ends: bucket j closes with the
+           * block that ends its share, as in the folded plan. */
+          for (uint32_t j = 0; per_block && buckets && j < n_buckets; j++)
+            piece_end[(gsize)k * MAX_BUCKETS + j] =
+                blocks[(gsize)k * nb + ((uint64_t)(j + 1) * nb + n_buckets - 1) / n_buckets - 1];
           if (ring_first) {
             sim_graph_depend(g, first, ring_end[k]);
           } else {
@@ -1669,6 +1820,52 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
             (x->fwd ? f_start : b_start)[SLOT(k, x->mb, vs)] = first;
           }
           cur[k] = comp[k];
+        }
+        /* FSDP: each block's parameters gathered over the sharding groups (its experts' over
+         * their expert-data-parallel groups) before it runs, prefetch blocks ahead (not before
+         * block j - 1 - prefetch has freed its buffer), and each block's gradients
+         * reduce-scattered (and with HSDP allreduced across the sharding groups) after it, on
+         * the dp streams in the order sim__fsdp_add_pass puts them. */
+        if (per_block) {
+          uint64_t block_elems[2];
+          block_params(p, vs, &block_elems[0], &block_elems[1]);
+          gboolean gathers = x->fwd || (o->zero >= 3 && p->fw->reshard_after_forward);
+          gboolean reduces = !x->fwd && block_reduce_on;
+          uint32_t pf = p->fw->prefetch_blocks, ahead = MIN(nb, pf + 1);
+          char gname[48], rname[48];
+          g_snprintf(gname, sizeof gname, "allgather params c%u block", x->chunk);
+          g_snprintf(rname, sizeof rname, "reduce-scatter grads c%u block", x->chunk);
+          for (uint32_t j = 0; j < nb + ahead; j++) {
+            /* Gather j (the first `ahead` at once, then one as each block ends), then block
+             * j - ahead's reduction. */
+            for (uint32_t grp = 0; gathers && j < nb && grp < n_grp; grp++) {
+              gboolean ex = grp >= T;
+              uint32_t first = ex ? grp - T : grp, stride = ex ? EB : T;
+              if (!add_dp_coll(g, p, st, s, grp, SIM_OP_ALLGATHER,
+                               block_elems[ex] * param_elem_bytes(p), algo, gname,
+                               j >= pf + 1 ? &blocks[j - 1 - pf] : NULL, nb, 0, 0, members,
+                               &gdone[ex ? per_stage : 0]))
+                continue;
+              for (uint32_t k = first; k < per_stage; k += stride)
+                sim_graph_depend(g, blocks[(gsize)k * nb + j], gdone[(ex ? per_stage : 0) + k]);
+            }
+            if (reduces && j >= ahead) {
+              uint32_t rj = j - ahead;
+              gboolean closes = rj + 1 == nb && last_backward;
+              sim_task_id gate = closes && !o->overlap ? sim_graph_add_delay(g, rname, 0) : 0;
+              for (uint32_t grp = 0; grp < n_grp; grp++) {
+                gboolean ex = grp >= T;
+                uint64_t bytes = block_elems[ex] * grad_elem;
+                if (gate)
+                  dp_gate[(gsize)x->chunk * n_grp + grp] = gate;
+                if (add_dp_coll(g, p, st, s, grp, SIM_OP_REDUCE_SCATTER, bytes, algo, rname,
+                                &blocks[rj], nb, gate, ex ? 0 : grad_to_host_ps(p, bytes),
+                                members, &dp_done[((gsize)x->chunk * 2 + ex) * per_stage]) &&
+                    closes)
+                  dp_made[x->chunk * 2 + ex] = TRUE;
+              }
+            }
+          }
         }
         if (ring && !ring_first) {
           add_cp_rings(g, p, st, s, x, at, &names, TRUE, comp, step_ps, NULL, NULL, ring_end);
@@ -1696,37 +1893,45 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           pass_end(g, unit_name(&names, NAME_END, at), o->tp_overlap, d * T, T, comp, c, cur);
         }
         /* Expert parallelism: the dispatch and combine all-to-alls of the chunk's
-         * mixture-of-experts blocks (as block_cost prices them) over each group of EP
-         * consecutive devices of the stage, on the tp stream after the pass's tensor-parallel
-         * collectives. */
+         * mixture-of-experts blocks (as block_cost prices them) over each all-to-all group of
+         * the stage, on the tp stream after the pass's tensor-parallel collectives. */
         uint32_t n_a2a = EP < 2 ? 0 : chunk_moe_blocks(p, vs) * (x->fwd ? 2 : tp_count_b);
-        for (uint32_t e = 0; e < D * T / EP && n_a2a > 0; e++) {
+        for (uint32_t e = 0; ETP == 1 && e < D * T / EP && n_a2a > 0; e++) {
           sim_task_id c = add_coll_chain(g, tp_members, e * EP, EP, NULL, SIM_OP_ALLTOALL, n_a2a,
                                          unit_name(&names, NAME_EP, at), a2a_algo, ep_bytes(p),
                                          o->tp_overlap ? prev : cur, has_after);
           pass_end(g, unit_name(&names, NAME_END, at), o->tp_overlap, e * EP, EP, comp, c, cur);
         }
+        /* With expert tensor parallelism each block's dispatch all-to-all, the expert
+         * tensor-parallel all-gather of the tokens and reduce-scatter of the outputs (etp_time),
+         * and the combine all-to-all, group by group in that order on every device. */
+        if (ETP > 1 && n_a2a > 0) {
+          add_etp_chain(g, p, tp_members, n_a2a / 2, unit_name(&names, NAME_EP, at), algo,
+                        a2a_algo, o->tp_overlap ? prev : cur, has_after, members, ex_last);
+          for (uint32_t k = 0; k < per_stage; k++)
+            pass_end(g, unit_name(&names, NAME_END, at), o->tp_overlap, k, 1, comp, ex_last[k],
+                     cur);
+        }
         for (uint32_t k = 0; k < per_stage; k++)
           add_unit_send(g, p, st, per_stage, k, x, vs, unit_name(&names, NAME_SEND, at),
                         xfer_bytes, cur[k], SLOT(k, x->mb, vs), f_end, f_send, b_send);
-        if (!x->fwd && i == last_b[x->chunk] && D > 1) {
+        if (last_backward && dp_on && !block_reduce_on) {
           /* The chunk's gradients over the replicas, one group per tensor rank (devices
-           * k = r + q T), then the experts' over their expert-data-parallel groups (k = e +
-           * q EP), as dp_buckets and expert_dp_time price them: with overlap bucket j after
-           * the piece of every member's backward that closes it and after bucket j - 1
-           * (add_buckets), each group's share of the experts' gradients after each bucket;
-           * without, at once after the backward. */
+           * k = r + q T; with HSDP its sharding groups, then across them), then the experts'
+           * over their expert-data-parallel groups (k = e + q EB), as dp_buckets and
+           * expert_dp_time price them: with overlap bucket j after the piece of every
+           * member's backward that closes it, each group's share of the experts' gradients
+           * after each bucket; without, at once after the backward (a gate that waits for the
+           * members' whole backward, below). ZeRO-Offload copies each reduced shard of the
+           * dense gradients to the host. */
           uint64_t experts = chunk_expert_params(p, vs) * grad_elem;
           uint64_t dense = (chunk_params(p, vs) - chunk_expert_params(p, vs)) * grad_elem;
           uint32_t n = buckets ? n_buckets : 1;
-          sim_task_id *last = &dp_tasks[(gsize)x->chunk * (T + n_ep_groups)];
           /* Bucket by bucket, so that each device's dp stream runs bucket j's dense and expert
            * parts before bucket j + 1's. */
           for (uint32_t j = 0; j < n; j++)
-            for (uint32_t grp = 0; grp < T + n_ep_groups; grp++) {
+            for (uint32_t grp = 0; grp < n_grp; grp++) {
               gboolean ex = grp >= T;
-              uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T;
-              uint32_t size = dp_group(p, st, s, grp, vs, grad_elem, members, NULL);
               uint64_t bytes = ex ? (experts + n - 1) / n : buckets ? bucket_bytes : dense;
               char name[64];
               if (buckets)
@@ -1735,28 +1940,29 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
               else
                 g_snprintf(name, sizeof name, "%s %sgrads c%u", reduce_name, ex ? "expert " : "",
                            x->chunk);
-              sim_task_id b = sim_graph_add_collective(g, members, size, name, reduce_op, algo,
-                                                       bytes);
-              for (uint32_t q = 0; q < size; q++) {
-                uint32_t k = first + q * stride;
-                sim_graph_depend(g, b, buckets ? piece_end[(gsize)k * MAX_BUCKETS + j] : cur[k]);
-              }
-              if (j > 0)
-                sim_graph_depend(g, b, last[grp]);
-              last[grp] = b;
+              sim_task_id gate = 0;
+              if (!buckets)
+                gate = dp_gate[(gsize)x->chunk * n_grp + grp] = sim_graph_add_delay(g, name, 0);
+              if (add_dp_coll(g, p, st, s, grp, reduce_op, bytes, algo, name,
+                              buckets ? &piece_end[j] : NULL, MAX_BUCKETS, gate,
+                              ex ? 0 : grad_to_host_ps(p, bytes), members,
+                              &dp_done[((gsize)x->chunk * 2 + ex) * per_stage]))
+                dp_made[x->chunk * 2 + ex] = TRUE;
             }
         }
         for (uint32_t k = 0; k < per_stage; k++)
           prev[k] = cur[k];
         has_prev = TRUE;
       }
-      if (!o->overlap && D > 1)
-        for (uint32_t c = 0; c < V; c++)
-          for (uint32_t k = 0; k < per_stage; k++) {
-            sim_graph_depend(g, dp_tasks[(gsize)c * (T + n_ep_groups) + k % T], prev[k]);
-            if (n_ep_groups)
-              sim_graph_depend(g, dp_tasks[(gsize)c * (T + n_ep_groups) + T + k % EP], prev[k]);
-          }
+      /* Without overlap the reductions wait for the whole backward. */
+      for (uint32_t c = 0; c < V && !o->overlap && dp_on; c++)
+        for (uint32_t k = 0; k < per_stage; k++) {
+          sim_task_id gate = dp_gate[(gsize)c * n_grp + k % T];
+          if (gate)
+            sim_graph_depend(g, gate, prev[k]);
+          if (n_ep_groups && (gate = dp_gate[(gsize)c * n_grp + T + k % EB]))
+            sim_graph_depend(g, gate, prev[k]);
+        }
       wl_op_cost upd = update_cost(p, s);
       sim_time_ps upd_ps = update_ps(p, dev, &upd);
       for (uint32_t k = 0; k < per_stage; k++) {
@@ -1764,35 +1970,31 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         sim_task_id u = sim_graph_add_compute(g, st[rank].compute, "optimizer", "update", upd_ps,
                                               upd.flops, 0);
         sim_graph_depend(g, u, prev[k]);
-        if (D > 1)
-          for (uint32_t c = 0; c < V; c++) {
-            sim_graph_depend(g, u, dp_tasks[(gsize)c * (T + n_ep_groups) + k % T]);
-            if (n_ep_groups)
-              sim_graph_depend(g, u, dp_tasks[(gsize)c * (T + n_ep_groups) + T + k % EP]);
-          }
+        for (uint32_t c = 0; c < V; c++)
+          for (int ex = 0; ex < 2; ex++)
+            if (dp_made[c * 2 + ex])
+              sim_graph_depend(g, u, dp_done[((gsize)c * 2 + ex) * per_stage + k]);
         upd_task[rank] = u;
         lastb_task[rank] = prev[k];
         last_task[rank] = u;
         has_last[rank] = TRUE;
       }
-      if (o->zero >= 1 && o->zero < 3 && D > 1) {
-        /* Distributed optimizer: the updated parameters gathered over the replicas (the
-         * experts' over their expert-data-parallel groups), groups as in the reduction. */
+      if (o->zero >= 1 && o->zero < 3 && D > 1 && !per_block) {
+        /* Distributed optimizer: the updated parameters gathered over the replicas (their
+         * sharding groups with HSDP; the experts' over their expert-data-parallel groups),
+         * groups as in the reduction. */
         for (uint32_t c = 0; c < V; c++)
-          for (uint32_t grp = 0; grp < T + n_ep_groups; grp++) {
+          for (uint32_t grp = 0; grp < n_grp; grp++) {
             gboolean ex = grp >= T;
-            uint32_t first = ex ? grp - T : grp, stride = ex ? EP : T;
             uint64_t bytes;
-            uint32_t size = dp_group(p, st, s, grp, c * P + s, grad_elem, members, &bytes);
-            sim_task_id a = sim_graph_add_collective(g, members, size,
-                                                     ex ? "allgather expert params"
-                                                        : "allgather params",
-                                                     SIM_OP_ALLGATHER, algo, bytes);
-            for (uint32_t q = 0; q < size; q++) {
-              uint32_t rank = s * per_stage + first + q * stride;
-              sim_graph_depend(g, a, upd_task[rank]);
-              if (!o->overlap)
-                last_task[rank] = a;
+            dp_group(p, st, s, grp, c * P + s, grad_elem, members, &bytes);
+            if (add_dp_coll(g, p, st, s, grp, SIM_OP_ALLGATHER, bytes, algo,
+                            ex ? "allgather expert params" : "allgather params",
+                            &upd_task[s * per_stage], 1, 0, 0, members, gdone) &&
+                !o->overlap) {
+              uint32_t first = ex ? grp - T : grp, stride = ex ? EB : T;
+              for (uint32_t q = first; q < per_stage; q += stride)
+                last_task[s * per_stage + q] = gdone[q];
             }
           }
       }
@@ -1906,13 +2108,20 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   g_autofree sim_time_ps *block_gather = g_new0(sim_time_ps, nv);
   g_autofree sim_time_ps *block_reduce = g_new0(sim_time_ps, nv);
   for (uint32_t vs = 0; vs < nv && per_block; vs++) {
-    uint64_t params = (chunk_params(p, vs) + p->n_blocks[vs] - 1) / MAX(p->n_blocks[vs], 1u);
+    /* A block's dense parameters over the sharding group, its experts (with expert
+     * parallelism) over their expert-data-parallel group, one after the other. */
+    uint64_t params, experts;
+    block_params(p, vs, &params, &experts);
+    sim_time_ps eg = 0, er = 0;
     if (!sim__dp_coll_time(ct, COMM_COLL_ALLGATHER, p->R, p->T, p->G,
                            params * param_elem_bytes(p), &block_gather[vs], error) ||
         !sim__dp_coll_time(ct, COMM_COLL_REDUCE_SCATTER, p->R, p->T, p->G, params * grad_elem,
-                           &block_reduce[vs], error))
+                           &block_reduce[vs], error) ||
+        !expert_dp_time(ct, p, COMM_COLL_ALLGATHER, experts * param_elem_bytes(p), &eg, error) ||
+        !expert_dp_time(ct, p, COMM_COLL_REDUCE_SCATTER, experts * grad_elem, &er, error))
       return NULL;
-    block_reduce[vs] += grad_to_host_ps(p, params * grad_elem);
+    block_gather[vs] += eg;
+    block_reduce[vs] += grad_to_host_ps(p, params * grad_elem) + er;
   }
   for (uint32_t vs = 0; vs < nv; vs++) {
     uint64_t experts = chunk_expert_params(p, vs);
@@ -2024,7 +2233,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
                            !block_reduce_on;
         sim_task_id piece_end[MAX_BUCKETS];
         /* FSDP runs the chunk block by block; a bucket then closes at the end of a block. */
-        uint32_t nb = p->n_blocks[vs];
+        uint32_t nb = MAX(p->n_blocks[vs], 1u);   /* FSDP units: a chunk without blocks is one */
         g_autofree sim_task_id *blocks = per_block ? g_new(sim_task_id, MAX(nb, 1u)) : NULL;
         add_unit_compute(p, g, st[s].compute, &names, x, at, vs,
                          per_block ? nb : buckets ? n_buckets[vs] : 1,

@@ -69,7 +69,6 @@ refused "cp does not split the sequence" "2 x 3 equal chunks" run $L7 --cp 3
 refused "tp x cp x dp not the devices" "--cp 2 x --dp 4" run $L7 --cp 2 --dp 4
 refused "a2a needs tp x cp to divide the heads" "--cp-comm a2a" run --strategy 3d --model llama3-8b --system dgx-h100 --nodes 4 --tp 2 --cp 8 --cp-comm a2a
 refused "cp needs flash attention" "--attention flash" run $L7 --cp 2 --attention unfused
-refused "cp every device with tp-overlap not yet" "--symmetry off" run $L7 --cp 2 --tp-overlap on --symmetry off
 refused "cp with dp" "--cp" run --model llama2-7b --strategy dp --cp 2
 refused "unknown --cp-comm" "--cp-comm" run $L7 --cp 2 --cp-comm ring
 refused "etp without ep" "--etp 2 needs --ep" run $MX --etp 2

@@ -154,6 +154,9 @@ static gboolean run_rows(const char *path, GArray *rows, GArray *pred, GArray *s
     const char *framework = *CELL("framework") ? CELL("framework") : "megatron";
     if (strcmp(framework, "fsdp") == 0 && has_word(notes, "TE"))
       framework = "fsdp-te";
+    /* The expert-parallel all-to-alls run under another micro-batch's compute where the notes
+     * say so (Megatron-Bridge's "EP all-to-all overlap on") or the schedule is DualPipe. */
+    gboolean ep_overlap = strstr(notes, "all-to-all overlap on") || strstr(notes, "DualPipe");
     const char *zero = *CELL("zero") ? CELL("zero")
                        : strstr(notes, "--overlap-param-gather") ? "1" : "0";
     const char *kv[][2] = {
@@ -167,6 +170,7 @@ static gboolean run_rows(const char *path, GArray *rows, GArray *pred, GArray *s
         {"zero", zero},
         {"calibration", overlay},
         {"framework", framework},
+        {"ep-overlap", ep_overlap ? "on" : "off"},
         /* Two iterations: the second is measured (the first's trailing parameter gathers
          * overlap it as they do in a long run). */
         {"iterations", "2"},

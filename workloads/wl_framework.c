@@ -219,9 +219,10 @@ size_t wl_framework_kernels(const wl_framework *fw, const wl_tf *tf, const wl_tf
   if (fw->rope_bytes_factor <= 0 || tf->positions != WL_POS_ROTARY || n >= WL_TF_MAX_KERNELS)
     return n;
   /* The rotary embedding reads and writes the rank's queries and keys (its heads and key/value
-   * heads x head width); backward the same on their gradients. */
+   * heads x head width, of its b s / cp tokens with context parallelism); backward the same on
+   * their gradients. */
   uint64_t t = sh->tp ? sh->tp : 1;
-  uint64_t T = (uint64_t)sh->micro_batch * sh->seq;
+  uint64_t T = (uint64_t)sh->micro_batch * sh->seq / (sh->cp ? sh->cp : 1);
   uint64_t elems = T * ((uint64_t)tf->heads + tf->kv_heads) * wl_tf_head_dim(tf) / t;
   uint64_t bytes = (uint64_t)((double)(elems * wl_precision_bytes(sh->precision)) *
                               fw->rope_bytes_factor);

@@ -243,6 +243,33 @@ static void test_fp8_efficiency(void **state)
   assert_true(fabs(ratio - 989.4 / 1979.0) < 3e-3);
 }
 
+/* The DGX-2's V100 holds the shared sustained clock (0.74): a compute-bound fp16 tensor-core GEMM
+ * takes 1 / 0.74 of its time at the boost clock (same tiles and waves; the 6 us launches shift
+ * the ratio by about 1e-3), while the V100 SXM2 keeps the boost clock. */
+static void test_dgx2_v100_clock(void **state)
+{
+  (void)state;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp("dtsim-v100-XXXXXX.ini", &path, &error);
+  assert_true(fd >= 0);
+  close(fd);
+  assert_true(g_file_set_contents(path, "[efficiency]\nsustained_clock = 1\n", -1, &error));
+  g_autoptr(dev_device) v = dev_device_load("v100-sxm3-32gb", NULL, &error);
+  g_autoptr(dev_device) boost = dev_device_load("v100-sxm3-32gb", path, &error);
+  g_autoptr(dev_device) sxm2 = dev_device_load("v100-sxm2-16gb", path, &error);
+  g_autoptr(dev_device) sxm2_catalog = dev_device_load("v100-sxm2-16gb", NULL, &error);
+  g_unlink(path);
+  assert_non_null(v);
+  assert_non_null(boost);
+  assert_non_null(sxm2);
+  assert_non_null(sxm2_catalog);
+  wl_op_cost op = gemm_op(8192, 8192, 8192, WL_PREC_FP16);
+  double ratio = (double)dev_op_time_ps(v, &op, 0) / (double)dev_op_time_ps(boost, &op, 0);
+  assert_true(fabs(ratio - 1 / 0.74) < 3e-3);
+  assert_int_equal(dev_op_time_ps(sxm2, &op, 0), dev_op_time_ps(sxm2_catalog, &op, 0));
+}
+
 static void test_launch_and_host(void **state)
 {
   static const char text[] =
@@ -1056,6 +1083,7 @@ int main(void)
       cmocka_unit_test(test_kepler_clocks_and_ecc),
       cmocka_unit_test(test_power_limited_h100),
       cmocka_unit_test(test_fp8_efficiency),
+      cmocka_unit_test(test_dgx2_v100_clock),
       cmocka_unit_test(test_launch_and_host),
       cmocka_unit_test(test_conv_ops),
       cmocka_unit_test(test_op_flops_winograd),

@@ -89,6 +89,10 @@ void sim_cp_step_ps(const dev_device *dev, const wl_tf *tf, const wl_tf_shard *s
 {
   wl_tf_cp_block b = wl_tf_cp_step(sh->seq, sh->cp, rank, step);
   block_ps(dev, tf, sh, b.q, b.k, 1, b.causal && tf->causal, ps);
+  /* The step's partial results merged into the rank's (after its block, on the compute
+   * stream). */
+  for (int pass = 0; pass < 2; pass++)
+    ps[pass] += sim_cp_merge_ps(dev, tf, sh, pass);
 }
 
 gboolean sim_cp_attention_time(const dev_device *dev, sim_coll_timer *ct, const wl_tf *tf,
@@ -124,15 +128,11 @@ gboolean sim_cp_attention_time(const dev_device *dev, sim_coll_timer *ct, const 
              !group_time(ct, sh, COMM_COLL_REDUCE_SCATTER, kv * cp, &scatter_ps, error)) {
     return FALSE;
   }
-  int64_t merge[2] = {sim_cp_merge_ps(dev, tf, sh, 0), sim_cp_merge_ps(dev, tf, sh, 1)};
   for (uint32_t r = 0; r < cp; r++) {
     int64_t compute[2] = {0, 0}, total[2] = {0, 0};
     for (uint32_t i = 0; i < cp; i++) {
       int64_t ps[2];
       sim_cp_step_ps(dev, tf, sh, r, i, ps);
-      /* Each step's partial results merged into the rank's (after the step's block, on the
-       * compute stream). */
-      ps[0] += merge[0], ps[1] += merge[1];
       for (int pass = 0; pass < 2; pass++) {
         compute[pass] += ps[pass];
         /* Backward sends the keys and values and their gradients: twice the bytes. */

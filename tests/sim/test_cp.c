@@ -191,9 +191,9 @@ static void ring_env_close(ring_env *r)
  * x 256 x 2 bytes = 134 MB, about 0.4 ms), backward too (twice the bytes, 2.5 x the FLOPs): the
  * forward exposes nothing and the backward exactly the one step of gradients going home; the
  * exchange is 7 steps forward, 2 x 7 + 1 backward. Over cp 16 on two nodes at 8192 tokens a
- * block of 512 x 256 pairs takes microseconds and a step's 8.4 MB crosses the network in about
- * 0.2 ms: every step after the first costs its transfer, so the forward lasts the first block
- * plus its merge and the 15 transfers. */
+ * block of 512 x 256 pairs and its merge take tens of microseconds and a step's 8.4 MB crosses
+ * the network in about 0.2 ms: every step after the first costs its transfer, so the forward
+ * lasts the first block and its merge plus the 15 transfers. */
 static void test_ring_exposure(void **state)
 {
   (void)state;
@@ -218,10 +218,9 @@ static void test_ring_exposure(void **state)
   assert_true(sim_cp_attention_time(r.dev, r.ct, &tf, &sh, WL_CP_P2P, &a, &e));
   int64_t c0[2];
   sim_cp_step_ps(r.dev, &tf, &sh, 0, 0, c0);
-  assert_true(a.comm_ps[0] / 15 > 10 * c0[0]);
-  /* The first step's block and its merge, then the transfers. */
-  assert_int_equal(a.compute_ps[0] + a.exposed_ps[0],
-                   c0[0] + sim_cp_merge_ps(r.dev, &tf, &sh, 0) + a.comm_ps[0]);
+  assert_true(a.comm_ps[0] / 15 > 4 * c0[0]);
+  /* The first step's block with its merge (sim_cp_step_ps), then the transfers. */
+  assert_int_equal(a.compute_ps[0] + a.exposed_ps[0], c0[0] + a.comm_ps[0]);
   ring_env_close(&r);
 }
 

@@ -61,6 +61,7 @@ typedef struct {
   double eff_conv;       /* implicit-GEMM / direct convolution main loop, fraction of peak */
   double eff_gemm;       /* dense GEMM (fully connected) main loop */
   double eff_tensor;     /* tensor-core GEMM/conv main loop (fraction of tensor peak) */
+  double eff_tensor_fp8; /* the same with fp8 inputs (fraction of the fp8 peak; 0: eff_tensor) */
   double eff_other;      /* compute-side efficiency of non-GEMM kernels */
   double eff_memory;     /* streaming bandwidth, fraction of peak */
   double k_overhead;     /* GEMM k-loop prologue/epilogue cost, in units of k elements */

@@ -64,6 +64,7 @@ const dev_param_info dev__params[] = {
     P("efficiency", "conv", eff_conv, 0.01, 1, TRUE, "fraction of peak"),
     P("efficiency", "gemm", eff_gemm, 0.01, 1, TRUE, "fraction of peak"),
     P("efficiency", "tensor", eff_tensor, 0.01, 1, TRUE, "fraction of tensor peak"),
+    P("efficiency", "tensor_fp8", eff_tensor_fp8, 0.01, 1, TRUE, "fraction of fp8 tensor peak"),
     P("efficiency", "other", eff_other, 0.01, 1, TRUE, "fraction of vector peak"),
     P("efficiency", "memory", eff_memory, 0.01, 1, TRUE, "fraction of peak bandwidth"),
     P("efficiency", "k_overhead", k_overhead, 0, 4096, TRUE, "k elements"),
@@ -156,7 +157,8 @@ static const char *const device_keys[] = {
     "sustained_clock_mhz", "vector_bits",
     "fma_units", "per_core_bandwidth_GBps", "fp32_issue_fraction", "topology", "issue_fraction",
     "coherence_latency_ns", NULL};
-static const char *const efficiency_keys[] = {"conv", "gemm", "tensor", "other", "memory",
+static const char *const efficiency_keys[] = {"conv", "gemm", "tensor", "tensor_fp8", "other",
+                                              "memory",
                                               "k_overhead", "attention_forward",
                                               "attention_backward", "sustained_clock", NULL};
 static const char *const software_keys[] = {"stack", "kernel_launch_us", "framework_step_us",

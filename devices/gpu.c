@@ -95,7 +95,8 @@ static void gemm_path(const dev_device *dev, const wl_op_cost *op, double *peak,
   gboolean aligned = (op->gemm_n % align == 0) && (op->gemm_k % align == 0);
   if (tensor_peak > 0 && aligned) {
     *peak = tensor_peak * dev->clock_scale;
-    *eff = dev->prm.eff_tensor;
+    *eff = p == WL_PREC_FP8 && dev->prm.eff_tensor_fp8 > 0 ? dev->prm.eff_tensor_fp8
+                                                           : dev->prm.eff_tensor;
     *tensor = TRUE;
     return;
   }

@@ -10,6 +10,7 @@ void wl_framework_defaults(wl_framework *fw)
 {
   memset(fw, 0, sizeof *fw);
   fw->prefetch_blocks = 1;
+  fw->ep_comm_sms = 20;
   fw->reshard_after_forward = TRUE;
   fw->norm_bytes_factor = 1;
   fw->activation_bytes_factor = 1;
@@ -33,7 +34,8 @@ void wl_framework_free(wl_framework *fw)
 
 static const char *const framework_keys[] = {"description", NULL};
 static const char *const overlap_keys[] = {"gather", "prefetch_blocks", "reshard_after_forward",
-                                           "reduce", "reduce_dtype", "bucket_mib", NULL};
+                                           "reduce", "reduce_dtype", "bucket_mib", "ep_comm_sms",
+                                           NULL};
 static const char *const kernel_keys[] = {"norm_bytes_factor", "activation_bytes_factor",
                                           "rope_bytes_factor", "attention_time_factor",
                                           "fp8_cast_bytes", NULL};
@@ -99,6 +101,7 @@ static gboolean read_groups(const dt_ini *ini, wl_framework *fw, GError **error)
                 error) ||
       !get_word(ini, "overlap", "reduce_dtype", "fp32", "param", &bf16_reduce, error) ||
       !dt_ini_double(ini, "overlap", "bucket_mib", FALSE, 0, 1 << 20, &bucket_mib, error) ||
+      !get_u32(ini, "overlap", "ep_comm_sms", 0, 1024, &fw->ep_comm_sms, error) ||
       !dt_ini_double(ini, "kernels", "norm_bytes_factor", FALSE, 1, 100, &fw->norm_bytes_factor,
                      error) ||
       !dt_ini_double(ini, "kernels", "activation_bytes_factor", FALSE, 1, 100,
@@ -216,9 +219,10 @@ size_t wl_framework_kernels(const wl_framework *fw, const wl_tf *tf, const wl_tf
   if (fw->rope_bytes_factor <= 0 || tf->positions != WL_POS_ROTARY || n >= WL_TF_MAX_KERNELS)
     return n;
   /* The rotary embedding reads and writes the rank's queries and keys (its heads and key/value
-   * heads x head width); backward the same on their gradients. */
+   * heads x head width, of its b s / cp tokens with context parallelism); backward the same on
+   * their gradients. */
   uint64_t t = sh->tp ? sh->tp : 1;
-  uint64_t T = (uint64_t)sh->micro_batch * sh->seq;
+  uint64_t T = (uint64_t)sh->micro_batch * sh->seq / (sh->cp ? sh->cp : 1);
   uint64_t elems = T * ((uint64_t)tf->heads + tf->kv_heads) * wl_tf_head_dim(tf) / t;
   uint64_t bytes = (uint64_t)((double)(elems * wl_precision_bytes(sh->precision)) *
                               fw->rope_bytes_factor);

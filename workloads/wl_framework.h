@@ -32,6 +32,8 @@ typedef struct {
                                  * last micro-batch */
   uint32_t reduce_bytes;        /* bytes of a reduced gradient element; 0: the precision's */
   uint64_t bucket_bytes;        /* gradient bucket; 0: Megatron's max(40M, 1M x dp) parameters */
+  uint32_t ep_comm_sms;         /* SMs the expert-parallel dispatch and combine kernels hold
+                                 * while they run beside compute (--ep-overlap) */
   /* [kernels]: bytes moved over the minimal traffic of the kernel (1: fused) */
   double norm_bytes_factor;     /* layer and RMS norms */
   double activation_bytes_factor; /* SwiGLU, GELU */

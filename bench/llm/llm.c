@@ -63,11 +63,21 @@ static void row_clear(gpointer p)
  * they are when the cell is not empty. */
 static const char *const option_columns[] = {
     "model", "precision", "system", "device", "seq_len", "nodes", "devices_per_node", "tp", "pp",
-    "dp", "global_batch", "micro_batch", "ep", "framework", "shard_group", "offload", "split",
+    "dp", "global_batch", "micro_batch", "ep", "shard_group", "offload", "split",
     "pp_layout", "embedding_in_split", "loss_in_split", NULL};
 /* Columns of options this build may lack (other work in progress): a row that needs one with a
  * value other than the neutral one is skipped, and says so. */
 static const char *const newer_columns[][2] = {{"cp", "1"}, {"cp_comm", ""}, {"etp", "1"}};
+
+/* Whether `text` holds `word` between non-alphanumeric characters. */
+static gboolean has_word(const char *text, const char *word)
+{
+  size_t n = strlen(word);
+  for (const char *q = strstr(text, word); q; q = strstr(q + 1, word))
+    if ((q == text || !g_ascii_isalnum(q[-1])) && !g_ascii_isalnum(q[n]))
+      return TRUE;
+  return FALSE;
+}
 
 /* A row skipped: why, counted by the caller. */
 typedef struct {
@@ -139,6 +149,14 @@ static gboolean run_rows(const char *path, GArray *rows, GArray *pred, GArray *s
     }
     gboolean sp = strcmp(CELL("sequence_parallel"), "on") == 0 ||
                   (tp_overlap && g_ascii_strtoll(CELL("tp"), NULL, 10) > 1);
+    /* PyTorch FSDP whose notes say it ran Transformer Engine's modules (NeMo AutoModel's TE
+     * backend) runs TE's fused kernels: the framework fsdp-te. */
+    const char *framework = *CELL("framework") ? CELL("framework") : "megatron";
+    if (strcmp(framework, "fsdp") == 0 && has_word(notes, "TE"))
+      framework = "fsdp-te";
+    /* The expert-parallel all-to-alls run under another micro-batch's compute where the notes
+     * say so (Megatron-Bridge's "EP all-to-all overlap on") or the schedule is DualPipe. */
+    gboolean ep_overlap = strstr(notes, "all-to-all overlap on") || strstr(notes, "DualPipe");
     const char *zero = *CELL("zero") ? CELL("zero")
                        : strstr(notes, "--overlap-param-gather") ? "1" : "0";
     const char *kv[][2] = {
@@ -151,6 +169,8 @@ static gboolean run_rows(const char *path, GArray *rows, GArray *pred, GArray *s
         {"recompute", *CELL("recompute") ? CELL("recompute") : "none"},
         {"zero", zero},
         {"calibration", overlay},
+        {"framework", framework},
+        {"ep-overlap", ep_overlap ? "on" : "off"},
         /* Two iterations: the second is measured (the first's trailing parameter gathers
          * overlap it as they do in a long run). */
         {"iterations", "2"},
@@ -193,7 +213,7 @@ static gboolean run_rows(const char *path, GArray *rows, GArray *pred, GArray *s
       row x = {.id = g_strdup(CELL("id")), .system = g_strdup(s.system),
                .sched = g_strdup(sched),
                .recompute = g_strdup(*CELL("recompute") ? CELL("recompute") : "none"),
-               .framework = g_strdup(*CELL("framework") ? CELL("framework") : "megatron"),
+               .framework = g_strdup(framework),
                .devs = s.nodes * s.devices_per_node, .tp = s.tp, .pp = s.pp, .dp = s.dp,
                .ep = s.ep, .B = s.global_batch, .interleave = s.interleave,
                .sp = s.sequence_parallel, .unfused = unfused,

@@ -62,11 +62,37 @@ static void block_ps(const dev_device *dev, const wl_tf *tf, const wl_tf_shard *
     ps[i] = dev_op_time_ps(dev, &kn.pass[i], 0);
 }
 
+/* The merge of one ring step's partial results, a streaming kernel: forward, the step's output
+ * rescaled by its softmax statistics and added into the rank's output (Transformer Engine's
+ * flash_attn_fwd_out_correction: reads the step's output, reads and writes the sum: 3 x the
+ * output's bytes); backward, the step's query gradient added into the rank's (3 x the queries'
+ * bytes), its key and value gradients concatenated and added into the buffer that travels on
+ * (2 + 3 x the keys' and values' bytes; AttnFuncWithCPAndKVP2P.backward). */
+int64_t sim_cp_merge_ps(const dev_device *dev, const wl_tf *tf, const wl_tf_shard *sh, int pass)
+{
+  uint64_t bytes = pass ? 3 * wl_tf_cp_q_bytes(tf, sh) + 5 * wl_tf_cp_kv_bytes(tf, sh)
+                        : 3 * wl_tf_cp_o_bytes(tf, sh);
+  wl_op_cost op = {0};
+  op.kind = WL_OP_ELEMENTWISE;
+  op.pass = pass ? WL_PASS_BACKWARD_DATA : WL_PASS_FORWARD;
+  op.precision = sh->precision;
+  /* One write for every three bytes moved (the sum), the rest reads. */
+  op.bytes_written = bytes / 3;
+  op.bytes_read = bytes - op.bytes_written;
+  op.out_elems = op.bytes_written / wl_precision_bytes(sh->precision);
+  op.flops = 2 * op.out_elems;
+  return dev_op_time_ps(dev, &op, 0);
+}
+
 void sim_cp_step_ps(const dev_device *dev, const wl_tf *tf, const wl_tf_shard *sh, uint32_t rank,
                     uint32_t step, int64_t ps[2])
 {
   wl_tf_cp_block b = wl_tf_cp_step(sh->seq, sh->cp, rank, step);
   block_ps(dev, tf, sh, b.q, b.k, 1, b.causal && tf->causal, ps);
+  /* The step's partial results merged into the rank's (after its block, on the compute
+   * stream). */
+  for (int pass = 0; pass < 2; pass++)
+    ps[pass] += sim_cp_merge_ps(dev, tf, sh, pass);
 }
 
 gboolean sim_cp_attention_time(const dev_device *dev, sim_coll_timer *ct, const wl_tf *tf,

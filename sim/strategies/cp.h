@@ -39,8 +39,14 @@ typedef struct {
  * this step's block, so the step lasts the longer of the two. */
 int64_t sim_cp_ring_step_ps(int64_t transfer_ps, int64_t block_ps);
 
+/* The time of merging one step's partial results into the rank's: forward (pass 0) the output
+ * rescaled and added, backward (1) the query gradient added and the key and value gradients
+ * concatenated and added. */
+int64_t sim_cp_merge_ps(const dev_device *dev, const wl_tf *tf, const wl_tf_shard *sh, int pass);
+
 /* The forward ([0]) and backward ([1]) time of the attention block of step `step` of the p2p
- * ring on context-parallel rank `rank` (wl_tf_cp_step). */
+ * ring on context-parallel rank `rank` (wl_tf_cp_step), with the merge of its partial results
+ * (sim_cp_merge_ps). */
 void sim_cp_step_ps(const dev_device *dev, const wl_tf *tf, const wl_tf_shard *sh, uint32_t rank,
                     uint32_t step, int64_t ps[2]);
 

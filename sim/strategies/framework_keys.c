@@ -1,6 +1,7 @@
 /* The options of the engine around a transformer (see framework_keys.h): which framework runs
- * it (--framework), how wide its ZeRO/FSDP sharding group is (--shard-group, HSDP) and what it
- * offloads to the host (--offload). Applied by --strategy 3d (strategy_3d.c,
+ * it (--framework), how wide its ZeRO/FSDP sharding group is (--shard-group, HSDP), what it
+ * offloads to the host (--offload) and whether it overlaps the expert-parallel all-to-alls with
+ * another micro-batch (--ep-overlap). Applied by --strategy 3d (strategy_3d.c,
  * strategy_3d_fsdp.c); `search` takes them as axes. */
 #include "framework_keys.h"
 
@@ -19,7 +20,7 @@ static const sim_key framework_keys[] = {
     {"framework", SIM_KEY_STRING, SIM_KEY_OWN_OFF(sim_framework_opts, framework), "megatron",
      .commands = SIM_OPTS_RUN, .arg = "NAME|FILE",
      .help = "the engine around the model, a catalog file: megatron, fsdp (PyTorch FSDP2, "
-             "eager), fsdp-compile (torch.compile), deepspeed"},
+             "eager), fsdp-compile (torch.compile), fsdp-te (FSDP2 with Transformer Engine), deepspeed"},
     {"shard-group", SIM_KEY_INT, SIM_KEY_OWN_OFF(sim_framework_opts, shard_group), NULL, 1,
      1 << 24, .commands = SIM_OPTS_RUN, .arg = "G",
      .help = "ZeRO/FSDP sharding group: shard over G data-parallel ranks, replicate over dp / G "
@@ -29,6 +30,11 @@ static const sim_key framework_keys[] = {
      .commands = SIM_OPTS_RUN,
      .help = "optimizer states (and gradients) in host memory, the optimizer step on the host "
              "CPUs, transfers over PCIe (ZeRO-Offload)"},
+    {"ep-overlap", SIM_KEY_ONOFF, SIM_KEY_OWN_OFF(sim_framework_opts, ep_overlap), "off",
+     .commands = SIM_OPTS_RUN, .arg = "on|off",
+     .help = "expert-parallel dispatch and combine run under another micro-batch's compute, "
+             "on the framework's ep_comm_sms SMs (Megatron-Core's "
+             "--overlap-moe-expert-parallel-comm, DeepSeek's DualPipe)"},
 };
 const sim_key_group sim_keys_framework =
     SIM_KEY_OWN_GROUP("framework", SIM_STRATEGY_TRANSFORMER, framework_keys, sim_framework_opts);

@@ -1,5 +1,6 @@
 /* The scenario's side of frameworks, sharding groups and offload (framework_keys.c): the keys
- * --framework, --shard-group and --offload of transformer strategies, and their typed values.
+ * --framework, --shard-group, --offload and --ep-overlap of transformer strategies, and their
+ * typed values.
  * The frameworks themselves are catalog files (workloads/wl_framework.h). */
 #ifndef DTSIM_FRAMEWORK_KEYS_H
 #define DTSIM_FRAMEWORK_KEYS_H
@@ -14,6 +15,7 @@ typedef struct {
   char *framework;      /* catalog name or INI path */
   int64_t shard_group;  /* ZeRO/FSDP sharding group (0: the whole data-parallel group) */
   int offload;          /* sim_offload */
+  gboolean ep_overlap;  /* expert-parallel all-to-alls under another micro-batch's compute */
 } sim_framework_opts;
 
 extern const sim_key_group sim_keys_framework;

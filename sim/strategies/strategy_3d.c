@@ -7,6 +7,7 @@
 #include "strategy.h"
 #include "colltime.h"
 #include "cp.h"
+#include "ep_overlap.h"
 #include "schedule.h"
 #include "framework_keys.h"
 #include "fsdp.h"
@@ -255,9 +256,18 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
   if (wl_tf_block_is_moe(&p->tf, block) &&
       (!ep_time(ct, p, &a2a, error) || !etp_time(ct, p, &etp, error)))
     return FALSE;
-  tp_f += 2 * a2a + etp;
-  tp_b += (p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2) * a2a +
-          (p->o.recompute == WL_RECOMPUTE_FULL ? 2 : 1) * etp;
+  sim_time_ps a2a_pass[2] = {2 * a2a, (p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2) * a2a};
+  if (p->o.ep_overlap && a2a > 0) {
+    /* Each pass's all-to-alls under the other pass's compute (of another micro-batch), on the
+     * SMs the framework's communication kernels leave. */
+    sim_ep_overlap ov;
+    sim_time_ps compute[2] = {layer_f, layer_b + layer_r};
+    sim_ep_overlap_time(a2a_pass, compute, dev_compute_units(dev), p->fw->ep_comm_sms, &ov);
+    a2a_pass[0] = ov.exposed_ps[0], a2a_pass[1] = ov.exposed_ps[1];
+    layer_f += ov.slower_ps[0], layer_b += ov.slower_ps[1];
+  }
+  tp_f += a2a_pass[0] + etp;
+  tp_b += a2a_pass[1] + (p->o.recompute == WL_RECOMPUTE_FULL ? 2 : 1) * etp;
   if (p->o.tp_overlap)
     layer_f += cpa.exposed_ps[0], layer_b += cpa.exposed_ps[1];
   else
@@ -1607,6 +1617,11 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                     const sim_3d_metrics *metrics, GError **error)
 {
   const sim_3d_opts *o = &p->o;
+  if (p->EP > 1 && o->ep_overlap) {
+    bad(error, "--symmetry off: --ep-overlap pairs micro-batches in the folded plan "
+        "(--symmetry on) so far");
+    return NULL;
+  }
   /* Replicas: D x CP (the context-parallel rank within the replica after the tensor rank: a
    * device's index in a stage is (d CP + c) T + r, Megatron's order). */
   uint32_t T = p->T, P = p->P, D = p->R, V = p->V, nv = P * V, n_dev = P * D * T;
@@ -2616,6 +2631,7 @@ gboolean sim_3d_opts_from_scenario(const sim_scenario *s, sim_3d_opts *o, GError
   o->framework = fo.framework;
   o->shard_group = (uint32_t)fo.shard_group;
   o->offload = (unsigned)fo.offload;
+  o->ep_overlap = fo.ep_overlap;
   sim_3d_opts_partition(s, o);
   /* A failed link breaks the symmetry folding relies on (one pipeline's groups stand for all):
    * unfolded unless --symmetry was given (on is then refused by the faults check). */

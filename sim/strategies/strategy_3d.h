@@ -63,6 +63,8 @@ typedef struct {
   const char *framework;       /* catalog name or INI of the framework (NULL: megatron) */
   uint32_t shard_group;        /* ZeRO/FSDP sharding group (0: dp; HSDP below it) */
   unsigned offload;            /* sim_offload: what lives on the host */
+  gboolean ep_overlap;         /* expert-parallel all-to-alls under another micro-batch's
+                                * compute (ep_overlap.h) */
   gboolean every_device;       /* --symmetry off: every device simulated (build_every_device) */
 } sim_3d_opts;
 

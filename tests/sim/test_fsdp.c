@@ -144,7 +144,8 @@ static void test_offload_memory(void **state)
 
 /* An eager framework's norm moves norm_bytes_factor times the bytes (15.2 in fsdp.ini); the
  * rotary embedding is a kernel of its own reading and writing queries and keys 11.8 times:
- * llama3-8b, one sequence of 8192 tokens: (32 + 8) heads x 128 x 8192 x 2 bytes x 11.8. */
+ * llama3-8b, one sequence of 8192 tokens: (32 + 8) heads x 128 x 8192 x 2 bytes x 11.8; with
+ * context parallelism, of the rank's tokens only. */
 static void test_eager_kernels(void **state)
 {
   (void)state;
@@ -163,6 +164,12 @@ static void test_eager_kernels(void **state)
   assert_int_equal(k[0].pass[0].bytes_read, (uint64_t)((double)norm_read * 15.2));
   assert_string_equal(k[n].name, "rope");
   assert_int_equal(k[n].pass[0].bytes_read, (uint64_t)(40.0 * 128 * 8192 * 2 * 11.8));
+  /* With context parallelism 4 the rank embeds its 8192 / 4 = 2048 tokens' queries and keys. */
+  sh.cp = 4;
+  n = wl_tf_block_kernels(&tf, &sh, 0, k);
+  m = wl_framework_kernels(fw, &tf, &sh, TRUE, k, n);
+  assert_string_equal(k[m - 1].name, "rope");
+  assert_int_equal(k[m - 1].pass[0].bytes_read, (uint64_t)(40.0 * 128 * 2048 * 2 * 11.8));
 }
 
 /* A framework file with a bad value is refused naming the file, line and key. */

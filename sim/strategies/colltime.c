@@ -136,9 +136,9 @@ static guint coll_layout_of(sim_coll_timer *ct, uint32_t first, uint32_t n, uint
 
 /* Time of `groups` concurrent collectives `op` of `bytes` (nccl-tests size), group g having the
  * ranks first + g * group_stride + i * stride for i < n. */
-gboolean sim_coll_timer_time(sim_coll_timer *ct, comm_coll_op op, uint32_t first, uint32_t n,
-                             uint32_t stride, uint32_t groups, uint32_t group_stride,
-                             uint64_t bytes, sim_time_ps *out, GError **error)
+static gboolean time_with(sim_coll_timer *ct, const comm_coll_algorithm *algo, comm_coll_op op,
+                          uint32_t first, uint32_t n, uint32_t stride, uint32_t groups,
+                          uint32_t group_stride, uint64_t bytes, sim_time_ps *out, GError **error)
 {
   if (n < 2 || bytes == 0) {
     *out = 0;
@@ -146,7 +146,6 @@ gboolean sim_coll_timer_time(sim_coll_timer *ct, comm_coll_op op, uint32_t first
   }
   guint layout = coll_layout_of(ct, first, n, stride, groups, group_stride);
   const void *where = GUINT_TO_POINTER(layout + 1);
-  const comm_coll_algorithm *algo = sim_coll_timer_algorithm_for(ct, op);
   int64_t k = sim_coll_memo_find(&ct->memo, algo, where, op, bytes);
   if (k >= 0) {
     *out = sim_coll_memo_at(&ct->memo, k)->duration_ps;
@@ -191,5 +190,21 @@ gboolean sim_coll_timer_time(sim_coll_timer *ct, comm_coll_op op, uint32_t first
   sim_coll_memo_add(&ct->memo, algo, where, op, bytes, TRUE, t);
   *out = t;
   return TRUE;
+}
+
+gboolean sim_coll_timer_time(sim_coll_timer *ct, comm_coll_op op, uint32_t first, uint32_t n,
+                             uint32_t stride, uint32_t groups, uint32_t group_stride,
+                             uint64_t bytes, sim_time_ps *out, GError **error)
+{
+  return time_with(ct, sim_coll_timer_algorithm_for(ct, op), op, first, n, stride, groups,
+                   group_stride, bytes, out, error);
+}
+
+gboolean sim_coll_timer_ring_time(sim_coll_timer *ct, comm_coll_op op, uint32_t first,
+                                  uint32_t n, uint32_t stride, uint32_t groups,
+                                  uint32_t group_stride, uint64_t bytes, sim_time_ps *out,
+                                  GError **error)
+{
+  return time_with(ct, ct->ring, op, first, n, stride, groups, group_stride, bytes, out, error);
 }
 

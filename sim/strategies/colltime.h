@@ -68,5 +68,12 @@ const comm_coll_algorithm *sim_coll_timer_algorithm_for(const sim_coll_timer *ct
 gboolean sim_coll_timer_time(sim_coll_timer *ct, comm_coll_op op, uint32_t first, uint32_t n,
                              uint32_t stride, uint32_t groups, uint32_t group_stride,
                              uint64_t bytes, sim_time_ps *out, GError **error);
+/* The same with the plain ring whatever the timer's algorithm: each rank sends to the next over
+ * the route between the two, as point-to-point sends do (a context-parallel ring's keys and
+ * values, one NIC per GPU across nodes). */
+gboolean sim_coll_timer_ring_time(sim_coll_timer *ct, comm_coll_op op, uint32_t first,
+                                  uint32_t n, uint32_t stride, uint32_t groups,
+                                  uint32_t group_stride, uint64_t bytes, sim_time_ps *out,
+                                  GError **error);
 
 #endif

@@ -120,9 +120,15 @@ gboolean sim_cp_attention_time(const dev_device *dev, sim_coll_timer *ct, const 
    * ring's steps on it. */
   int64_t step_ps = 0, gather_ps = 0, scatter_ps = 0;
   if (comm == WL_CP_P2P) {
+    /* Each step sends the keys and values to the next rank, point to point: the plain ring's
+     * all-gather is that pattern, over the routes between neighbours (one GPU's NIC where the
+     * ring crosses nodes), where the collective algorithm would spread it over every NIC. */
     int64_t ring;
-    if (!group_time(ct, sh, COMM_COLL_ALLGATHER, kv * cp, &ring, error))
+    uint32_t t = sh->tp ? sh->tp : 1;
+    sim_time_ps d = 0;
+    if (!sim_coll_timer_ring_time(ct, COMM_COLL_ALLGATHER, 0, cp, t, t, 1, kv * cp, &d, error))
       return FALSE;
+    ring = d;
     step_ps = ring / (cp - 1);
   } else if (!group_time(ct, sh, COMM_COLL_ALLGATHER, kv * cp, &gather_ps, error) ||
              !group_time(ct, sh, COMM_COLL_REDUCE_SCATTER, kv * cp, &scatter_ps, error)) {

@@ -76,5 +76,21 @@ refused "capacity without experts" "--moe-capacity" run $L7 --moe-capacity 1.25
 refused "imbalance above 2" "--moe-imbalance" run $MX --ep 8 --moe-imbalance 2.5
 refused "ep x etp does not fold" "--ep 8 x --etp 4" run $MX --ep 8 --etp 4
 
+# --- A p2p ring across nodes sends point to point: one GPU's NIC per hop. 2 blocks of hidden
+# 1024 at 65536 tokens, cp 16 over 2 DGX H100 (400 Gb/s, 50 GB/s a NIC): each step's keys and
+# values are 2 x 4096 tokens x 1024 x 2 bytes = 16777216 bytes, 335.5 us a hop, longer than
+# the step's attention block. Forward 15 steps, backward 15 of twice the bytes and the last
+# gradients home: (15 + 30 + 1) x 335.5 us x 2 blocks = 30.9 ms at least. (A collective spread
+# over the node's eight NICs made it 18.3 ms.) The folded ring waits for its slowest hop at every
+# step, the unfolded one for its own hops: within 15% of each other on the analytic network. --
+CPX="--strategy 3d --model transformer:layers=2,hidden=1024,heads=16,seq=65536,vocab=32000 --system dgx-h100 --nodes 2 --cp 16 --global-batch 1 --precision bf16 --net-model analytic"
+tf=$("$DTSIM" run $CPX --json 2>"$TMP/err" | json_num iteration_time_s)
+tu=$("$DTSIM" run $CPX --symmetry off --json 2>>"$TMP/err" | json_num iteration_time_s)
+[ -n "$tf" ] && awk -v t="$tf" 'BEGIN { exit !(t >= 46 * 2 * 16777216 / 50e9) }' &&
+  ok "p2p ring across nodes, one NIC a hop: $tf s >= 30.9 ms" ||
+  bad "p2p ring across nodes: '$tf' s, under 30.9 ms ($(cat "$TMP/err"))"
+[ -n "$tu" ] && near "$tf" "$tu" 0.15 && ok "folded $tf s, every device $tu s, within 15%" ||
+  bad "folded '$tf' against every device '$tu'"
+
 echo "cp: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,5 +1,6 @@
 /* The scenario's side of frameworks, sharding groups and offload (framework_keys.c): the keys
- * --framework, --shard-group and --offload of transformer strategies, and their typed values.
+ * --framework (every strategy), --shard-group and --offload (transformer strategies), and their
+ * typed values.
  * The frameworks themselves are catalog files (workloads/wl_framework.h). */
 #ifndef DTSIM_FRAMEWORK_KEYS_H
 #define DTSIM_FRAMEWORK_KEYS_H

@@ -74,5 +74,19 @@ expect_error "3d: micro-batch divides a replica's batch" "--micro-batch 3" \
 head -n 1 "$TMP/out" | grep -q "4 threads of xeon-phi-7250" &&
   ok "chaos title names the preset's device" || bad "chaos title: $(head -n 1 "$TMP/out")"
 
+# A CPU-era framework on a CNN (--framework intel-caffe, [cpu] efficiency 0.44): every pass takes
+# 1/0.44 of the device model's time, the 1 ms per-step host overhead stays. AlexNet at batch 256
+# on one Xeon Phi 7250 node: (t_caffe - 0.001) * 0.44 = t_model - 0.001.
+knl="run --model alexnet --batch 256 --system stampede2-knl --strategy dp --synthetic --json"
+t0=$("$DTSIM" $knl | json_num iteration_time_s)
+t1=$("$DTSIM" $knl --framework intel-caffe | json_num iteration_time_s)
+x=$(awk -v a="$t1" 'BEGIN { print (a - 0.001) * 0.44 + 0.001 }')
+[ -n "$t0" ] && near "$x" "$t0" 1e-6 && ok "intel-caffe: passes at 0.44 of the model ($t0 s -> $t1 s)" ||
+  bad "intel-caffe: $t0 s, $t1 s"
+expect_error "--framework on a GPU CNN is refused" "not the GPU p100-sxm2-16gb" run --model alexnet --system dgx1-p100 \
+  --framework intel-caffe
+expect_error "a transformer framework on a CNN is refused" "megatron states no .cpu. efficiency" run --model alexnet \
+  --system stampede2-knl --framework megatron
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

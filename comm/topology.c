@@ -540,6 +540,19 @@ static gboolean build_bounces(comm_topology *t, GError **error)
         return FALSE;
     }
   }
+  /* Last (the bounces above are made of these paths as they were): traffic that ends or starts
+   * at a socket, as a parameter server on the host CPU receives and sends it, is a DMA into or
+   * out of that socket's memory, and the CPU reads each pushed byte again to aggregate it and
+   * writes each pulled byte when it updates: two passes through memory per byte, like a bounce,
+   * so these paths cross the socket's memory loop too. */
+  if (t->mem_link != NO_VERTEX)
+    for (uint32_t a = 0; a < t->S; a++) {
+      uint32_t sv = t->sock_base + a;
+      for (uint32_t u = 0; u < V; u++)
+        if ((is_device_vertex(t, u) || is_nic_vertex(t, u)) &&
+            (!set_bounce(t, u, sv, a, error) || !set_bounce(t, sv, u, a, error)))
+          return FALSE;
+    }
   return TRUE;
 }
 

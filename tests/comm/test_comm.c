@@ -359,10 +359,11 @@ static void test_routes_intra(void **state)
   comm_ep d0 = comm_topology_device(dgx, 0);
   assert_float_equal(comm_topology_route_Bps(dgx, d0, comm_topology_device(dgx, 3)), 46e9, 1e3);
   assert_float_equal(comm_topology_route_Bps(dgx, d0, comm_topology_device(dgx, 1)), 23e9, 1e3);
-  /* GPU0 to its own socket: GPU - PCIe switch - socket; to the other socket one more link,
-   * never forwarded by another GPU. */
-  assert_int_equal(comm_topology_hops(dgx, d0, comm_topology_host(dgx, 0, 0)), 2);
-  assert_int_equal(comm_topology_hops(dgx, d0, comm_topology_host(dgx, 0, 1)), 3);
+  /* GPU0 to its own socket: GPU - PCIe switch - socket, then into the socket's memory (the
+   * loop of host_memory_GBps); to the other socket one more link, never forwarded by another
+   * GPU. */
+  assert_int_equal(comm_topology_hops(dgx, d0, comm_topology_host(dgx, 0, 0)), 3);
+  assert_int_equal(comm_topology_hops(dgx, d0, comm_topology_host(dgx, 0, 1)), 4);
 
   /* pcie-8gpu: 2 sockets x 2 switches x 2 GPUs. Same switch: GPU-sw-GPU (2, peer-to-peer).
    * Other switch of the socket: beyond NCCL's default P2P level, so a bounce through host
@@ -485,6 +486,36 @@ static void test_gpudirect_staging(void **state)
   assert_true(comm_topology_bounces(th, ha, hb));
   assert_int_equal(comm_topology_hops(th, ha, hb), 12);
   assert_float_equal(comm_topology_route_Bps(th, ha, hb), 5e9, 1e3);
+
+  /* A parameter server on the host CPU: GPU - switch - socket, then the socket's memory loop
+   * (the DMA writes each pushed byte, the aggregation reads it again; the update writes each
+   * pulled byte, the DMA reads it): 3 links, at 10 / 2 = 5 GB/s, below PCIe's 12.6. The same
+   * with GPUDirect RDMA, which is about NICs. */
+  comm_ep host_a = comm_topology_host(th, 0, 0), host_g = comm_topology_host(tg, 0, 0);
+  assert_int_equal(comm_topology_hops(th, ha, host_a), 3);
+  assert_int_equal(comm_topology_hops(th, host_a, ha), 3);
+  assert_float_equal(comm_topology_route_Bps(th, ha, host_a), 5e9, 1e3);
+  assert_float_equal(comm_topology_route_Bps(tg, host_g, ga), 5e9, 1e3);
+  assert_true(comm_topology_bounces(th, ha, host_a));
+  /* A server on the other node: staged through the sender's memory, the network, then into
+   * the server's memory: GPU - switch - socket - loop - socket - switch - NIC (5), the network
+   * (2), NIC - switch - socket - loop (3): 10 links, at the 5 GB/s of the loops. */
+  comm_ep remote = comm_topology_host(th, 1, 0);
+  assert_int_equal(comm_topology_hops(th, ha, remote), 10);
+  assert_float_equal(comm_topology_route_Bps(th, ha, remote), 5e9, 1e3);
+  /* Without the key, host memory is no constraint: GPU - switch - socket at PCIe's 12.6. */
+  g_autofree char *nomem_text = g_strconcat("[system]\ndescription = x\ndevice = v100-pcie-16gb\n"
+                                            "devices_per_node = 1\nlayout = pcie-tree\n"
+                                            "inter = ib-edr\npcie = pcie3-x16\nsockets = 1\n"
+                                            "pcie_switches_per_socket = 1\n", NULL);
+  g_autofree char *nomem = write_file("nomem.ini", nomem_text);
+  spec.system = nomem;
+  g_autoptr(comm_topology) tn = comm_topology_build(&spec, &error);
+  assert_non_null(tn);
+  assert_int_equal(comm_topology_hops(tn, comm_topology_device(tn, 0), comm_topology_host(tn, 0, 0)),
+                   2);
+  assert_float_equal(comm_topology_route_Bps(tn, comm_topology_device(tn, 0),
+                                             comm_topology_host(tn, 0, 0)), 12.6e9, 1e3);
 
   /* Bad values are named with their file, line and key. */
   assert_bad_system(base, "p2p_level = CPU\n", "badp2p.ini", ":11: [system] p2p_level");

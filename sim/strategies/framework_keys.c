@@ -21,15 +21,15 @@ static const sim_key framework_keys[] = {
      .commands = SIM_OPTS_RUN, .arg = "NAME|FILE",
      .help = "the engine around the model, a catalog file: transformers megatron, fsdp "
              "(PyTorch FSDP2, eager), fsdp-compile (torch.compile), deepspeed; CNNs on CPUs and "
-             "Xeon Phi intel-caffe"},
+             "Xeon Phi: intel-caffe (a CNN without it runs at the device model's rate)"},
     {"shard-group", SIM_KEY_INT, SIM_KEY_OWN_OFF(sim_framework_opts, shard_group), NULL, 1,
      1 << 24, .commands = SIM_OPTS_RUN, .needs = SIM_STRATEGY_TRANSFORMER, .arg = "G",
-     .help = "ZeRO/FSDP sharding group: shard over G data-parallel ranks, replicate over dp / G "
+     .help = "--strategy 3d: ZeRO/FSDP sharding group: shard over G data-parallel ranks, replicate over dp / G "
              "(HSDP; default dp)"},
     {"offload", SIM_KEY_CHOICE, SIM_KEY_OWN_OFF(sim_framework_opts, offload), "none",
      .choice_name = sim_offload_name_choice, .n_choices = SIM_OFFLOAD_GRADIENTS + 1,
      .commands = SIM_OPTS_RUN, .needs = SIM_STRATEGY_TRANSFORMER,
-     .help = "optimizer states (and gradients) in host memory, the optimizer step on the host "
+     .help = "--strategy 3d: optimizer states (and gradients) in host memory, the optimizer step on the host "
              "CPUs, transfers over PCIe (ZeRO-Offload)"},
 };
 const sim_key_group sim_keys_framework =

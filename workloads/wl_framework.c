@@ -77,16 +77,22 @@ static gboolean read_groups(const dt_ini *ini, wl_framework *fw, GError **error)
                                       "offload", "cpu", NULL};
   static const char *const *const keys[] = {framework_keys, overlap_keys, kernel_keys,
                                             recompute_keys, memory_keys, offload_keys, cpu_keys};
+  gboolean cpu = FALSE, transformer = FALSE;
   for (char **g = groups; *g; g++) {
     gsize i = 0;
     while (known[i] && strcmp(known[i], *g) != 0)
       i++;
+    if (known[i]) {
+      cpu |= strcmp(*g, "cpu") == 0;
+      transformer |= i > 0 && strcmp(*g, "cpu") != 0;
+    }
     if (!known[i])
       return dt_ini_error(ini, *g, NULL, error, "unknown group (expected [framework], "
                           "[overlap], [kernels], [recompute], [memory], [offload], [cpu])");
     if (!dt_ini_check_keys(ini, *g, keys[i], error))
       return FALSE;
   }
+  fw->transformers = transformer || !cpu;
   if (!(fw->description = dt_ini_string(ini, "framework", "description", TRUE, error)))
     return FALSE;
   gboolean bf16_reduce = TRUE;

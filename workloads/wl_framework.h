@@ -55,6 +55,9 @@ typedef struct {
   uint32_t slack_percent;       /* allocator slack over the transient bytes */
   /* [offload] */
   double host_adam_params_per_s; /* Adam steps of the host CPUs of one node, parameters/s */
+  gboolean transformers;         /* it trains transformers (strategy 3d): FALSE only for a
+                                 * file with a [cpu] group and none of the transformer groups
+                                 * (a CPU-era CNN framework) */
   /* [cpu] */
   double cpu_efficiency;        /* on CPU and Xeon Phi devices: the framework's end-to-end
                                  * training rate over the device model's (per-layer OpenMP

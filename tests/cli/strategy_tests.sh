@@ -85,6 +85,10 @@ x=$(awk -v a="$t1" 'BEGIN { print (a - 0.001) * 0.44 + 0.001 }')
   bad "intel-caffe: $t0 s, $t1 s"
 expect_error "--framework on a GPU CNN is refused" "not the GPU p100-sxm2-16gb" run --model alexnet --system dgx1-p100 \
   --framework intel-caffe
+expect_error "--framework with chaos is refused" "does not apply to --strategy chaos" run \
+  --model lenet5 --system stampede2-knl --strategy chaos --threads 4 --framework intel-caffe
+expect_error "a CNN framework on a transformer is refused" "a CNN framework on CPUs" run \
+  --model llama3-8b --system dgx-a100 --strategy 3d --global-batch 16 --framework intel-caffe
 expect_error "a transformer framework on a CNN is refused" "megatron states no .cpu. efficiency" run --model alexnet \
   --system stampede2-knl --framework megatron
 

@@ -361,14 +361,15 @@ static gboolean build_paths(comm_topology *t, GError **error)
   g_autofree uint32_t *rev = g_new(uint32_t, V);
   g_autofree gboolean *assigned = g_new(gboolean, V);
   for (uint32_t u = 0; u < V; u++) {
-    /* From a device, paths to other devices may forward through devices (pass 0); every
-     * other path may not (pass 1). */
+    /* From a device, paths to other devices may forward through devices (pass 0; not on a
+     * system without NVLink forwarding); every other path may not (pass 1). */
     gboolean udev = is_device_vertex(t, u);
+    gboolean forward = !t->sys || t->sys->nvlink_forwarding;
     for (int pass = udev ? 0 : 1; pass < 2; pass++) {
       for (uint32_t v = 0; v < V; v++)
         assigned[v] = FALSE;
       for (int grade = 0; grade <= LINK_GRADE_MAX; grade++) {
-        local_bfs(t, adj_off, adj, u, pass == 0, grade, dist, pred, queue);
+        local_bfs(t, adj_off, adj, u, pass == 0 && forward, grade, dist, pred, queue);
         for (uint32_t v = 0; v < V; v++) {
           if ((udev && (pass == 0) != is_device_vertex(t, v)) || assigned[v])
             continue;

@@ -92,5 +92,17 @@ expect_error "a CNN framework on a transformer is refused" "a CNN framework on C
 expect_error "a transformer framework on a CNN is refused" "megatron states no .cpu. efficiency" run --model alexnet \
   --system stampede2-knl --framework megatron
 
+# The P100 DGX-1 without NVLink forwarding (the libraries of 2016-2017): the plain ring of the 8
+# GPUs in order crosses the socket link at 3 -> 4 and 7 -> 0 (6 GB/s each way), so its bus
+# bandwidth is that link's; the ring 0-1-2-3 of 4 GPUs stays on single NVLink 1.0 links
+# (20 GB/s x 0.92 = 18.4 GB/s).
+b8=$("$DTSIM" collective --op allreduce --bytes 1G --system dgx1-p100 --algorithm ring --json |
+  json_num busbw_Bps)
+b4=$("$DTSIM" collective --op allreduce --bytes 1G --system dgx1-p100 --devices-per-node 4 \
+  --algorithm ring --json | json_num busbw_Bps)
+[ -n "$b8" ] && near "$b8" 6e9 0.02 && near "$b4" 18.4e9 0.08 &&
+  ok "dgx1-p100 ring: 8 GPUs at the socket link ($b8 B/s), 4 on NVLink ($b4 B/s)" ||
+  bad "dgx1-p100 ring: 8 GPUs $b8, 4 GPUs $b4 B/s"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

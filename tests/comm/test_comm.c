@@ -426,6 +426,20 @@ static void test_path_classes(void **state)
     assert_false(comm_topology_bounces(dgx, comm_topology_device(dgx, 0),
                                        comm_topology_device(dgx, b)));
   }
+  /* DGX-1 with P100 (nvlink_forwarding = no, the libraries of 2016-2017): GPU 3 has NVLinks to
+   * 0, 1, 2 and 7, not to 4. 3 -> 4 goes GPU - PCIe switch 1 - socket 0 - socket 1 - switch 2 -
+   * GPU (5 links; class SYS, so a bounce through host memory, which this preset does not
+   * limit), at the socket link's 6 GB/s, below PCIe's 12.6; 3 -> 0 keeps its own NVLink. */
+  g_autoptr(comm_topology) p100 = build("dgx1-p100", 1, NULL, NULL);
+  comm_ep g3 = comm_topology_device(p100, 3), g4 = comm_topology_device(p100, 4);
+  assert_int_equal(comm_topology_path_class(p100, g3, g4), COMM_PATH_SYS);
+  assert_true(comm_topology_bounces(p100, g3, g4));
+  assert_int_equal(comm_topology_hops(p100, g3, g4), 5);
+  assert_float_equal(comm_topology_route_Bps(p100, g3, g4), 6e9, 1e3);
+  assert_int_equal(hops_dev(p100, 3, 0), 1);
+  assert_int_equal(comm_topology_path_class(p100, g3, comm_topology_device(p100, 0)),
+                   COMM_PATH_NVL);
+
   /* Two DGX-1V: GPU 0 reaches its EDR port through their shared switch (PIX) with GPUDirect
    * RDMA, so no bounce; between nodes the class is NET. */
   g_autoptr(comm_topology) dgx2 = build("dgx1-v100", 2, NULL, NULL);
@@ -521,6 +535,8 @@ static void test_gpudirect_staging(void **state)
   assert_bad_system(base, "p2p_level = CPU\n", "badp2p.ini", ":11: [system] p2p_level");
   assert_bad_system(base, "gpudirect_rdma = maybe\n", "badgdr.ini",
                     ":11: [system] gpudirect_rdma");
+  assert_bad_system(base, "nvlink_forwarding = 2\n", "badfwd.ini",
+                    ":11: [system] nvlink_forwarding");
 }
 
 /* A parameter server on a host takes its workers' traffic on their rails: four GPUs of one DGX

@@ -14,7 +14,8 @@ static const char *const system_keys[] = {
     "description", "device", "devices_per_node", "layout", "intra", "inter", "pcie",
     "nics_per_node", "sockets", "pcie_switches_per_socket", "socket_link_GBps",
     "socket_link_latency_ns", "topology", "nvlink_pairs", "switch_bandwidth_GBps", "p2p_level",
-    "gpudirect_rdma", "host_memory_GBps", "rail_optimized", "pxn", "nvlink_domain_nodes", NULL};
+    "gpudirect_rdma", "host_memory_GBps", "rail_optimized", "pxn", "nvlink_domain_nodes",
+    "nvlink_forwarding", NULL};
 
 static const char *const layouts[] = {"nvlink-hybrid-cube", "nvswitch", "pcie-tree", "single",
                                       "host", NULL};
@@ -245,6 +246,7 @@ comm_system *comm_system_load(const char *name, const char *what, GError **error
   s->p2p_level = COMM_PATH_PXB;   /* NCCL's default: no peer-to-peer through a CPU */
   s->gpudirect_rdma = TRUE;
   s->pxn = TRUE;   /* NCCL 2.12 and later: NCCL_PXN_DISABLE=0 */
+  s->nvlink_forwarding = TRUE;   /* NCCL 2's NVLink paths through an intermediate GPU */
   if (!dt_ini_double(ini, "system", "host_memory_GBps", FALSE, 1e-3, 1e6, &s->host_memory_GBps,
                      error))
     return NULL;
@@ -266,7 +268,8 @@ comm_system *comm_system_load(const char *name, const char *what, GError **error
   }
   if (!get_bool(ini, "system", "gpudirect_rdma", &s->gpudirect_rdma, error) ||
       !get_bool(ini, "system", "rail_optimized", &s->rail_optimized, error) ||
-      !get_bool(ini, "system", "pxn", &s->pxn, error))
+      !get_bool(ini, "system", "pxn", &s->pxn, error) ||
+      !get_bool(ini, "system", "nvlink_forwarding", &s->nvlink_forwarding, error))
     return NULL;
   s->topology = dt_ini_string(ini, "system", "topology", FALSE, NULL);
   if (s->topology && *s->topology == '\0') {

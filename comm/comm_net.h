@@ -76,6 +76,10 @@ typedef struct {
   gboolean gpudirect_rdma;    /* the NICs read and write GPU memory (up to PXB, NCCL's default
                                * GDR level); otherwise network traffic is staged in host memory */
   double host_memory_GBps;    /* per socket, 1e9 bytes/s; 0: not a constraint */
+  gboolean nvlink_forwarding; /* GPUs without an NVLink between them reach each other over two
+                               * NVLink hops through a third GPU (NCCL 2's PATH_NVL through an
+                               * intermediate GPU; default yes); no: over PCIe and the host, as
+                               * NCCL 1 and the libraries of 2016-2017 did */
   /* Rails (docs/network.md, docs/nccl.md "Rails"). */
   gboolean rail_optimized;    /* fat tree: NIC k of every node on the leaf of rail k */
   gboolean pxn;               /* NCCL's PXN: a send leaves through the NIC of the receiver's rail,

@@ -361,14 +361,15 @@ static gboolean build_paths(comm_topology *t, GError **error)
   g_autofree uint32_t *rev = g_new(uint32_t, V);
   g_autofree gboolean *assigned = g_new(gboolean, V);
   for (uint32_t u = 0; u < V; u++) {
-    /* From a device, paths to other devices may forward through devices (pass 0); every
-     * other path may not (pass 1). */
+    /* From a device, paths to other devices may forward through devices (pass 0; not on a
+     * system without NVLink forwarding); every other path may not (pass 1). */
     gboolean udev = is_device_vertex(t, u);
+    gboolean forward = !t->sys || t->sys->nvlink_forwarding;
     for (int pass = udev ? 0 : 1; pass < 2; pass++) {
       for (uint32_t v = 0; v < V; v++)
         assigned[v] = FALSE;
       for (int grade = 0; grade <= LINK_GRADE_MAX; grade++) {
-        local_bfs(t, adj_off, adj, u, pass == 0, grade, dist, pred, queue);
+        local_bfs(t, adj_off, adj, u, pass == 0 && forward, grade, dist, pred, queue);
         for (uint32_t v = 0; v < V; v++) {
           if ((udev && (pass == 0) != is_device_vertex(t, v)) || assigned[v])
             continue;
@@ -540,6 +541,19 @@ static gboolean build_bounces(comm_topology *t, GError **error)
         return FALSE;
     }
   }
+  /* Last (the bounces above are made of these paths as they were): traffic that ends or starts
+   * at a socket, as a parameter server on the host CPU receives and sends it, is a DMA into or
+   * out of that socket's memory, and the CPU reads each pushed byte again to aggregate it and
+   * writes each pulled byte when it updates: two passes through memory per byte, like a bounce,
+   * so these paths cross the socket's memory loop too. */
+  if (t->mem_link != NO_VERTEX)
+    for (uint32_t a = 0; a < t->S; a++) {
+      uint32_t sv = t->sock_base + a;
+      for (uint32_t u = 0; u < V; u++)
+        if ((is_device_vertex(t, u) || is_nic_vertex(t, u)) &&
+            (!set_bounce(t, u, sv, a, error) || !set_bounce(t, sv, u, a, error)))
+          return FALSE;
+    }
   return TRUE;
 }
 

@@ -3,9 +3,12 @@
 #include "simulate.h"
 
 #include "devices.h"
+#include "framework_keys.h"
 #include "util.h"
+#include "wl_framework.h"
 #include "workloads.h"
 
+#include <math.h>
 #include <string.h>
 
 /* What is trained, and how its passes are costed. */
@@ -92,10 +95,12 @@ void sim__costs_add_layers(sim_costs *c, const wl_net *net, wl_optimizer opt,
   }
 }
 
-/* The pass times of `dev_op_time_ps` on one device with `threads` hardware threads. */
+/* The pass times of `dev_op_time_ps` on one device with `threads` hardware threads, at the
+ * framework's share of that rate (1 but for a CPU-era framework on a CPU or Xeon Phi). */
 typedef struct {
   const dev_device *dev;
   unsigned threads;
+  double efficiency;
 } device_pass;
 
 static sim_time_ps device_pass_time(void *user, const wl_layer *layer, const wl_op_cost *op,
@@ -104,7 +109,39 @@ static sim_time_ps device_pass_time(void *user, const wl_layer *layer, const wl_
   (void)layer;
   (void)update;
   const device_pass *d = user;
-  return dev_op_time_ps(d->dev, op, d->threads);
+  sim_time_ps t = dev_op_time_ps(d->dev, op, d->threads);
+  return d->efficiency == 1 ? t : (sim_time_ps)llround((double)t / d->efficiency);
+}
+
+/* The share of the device model's rate that the --framework the user gave reaches on a CNN:
+ * its [cpu] efficiency on CPU and Xeon Phi devices (docs/workloads.md, "CPU-era frameworks").
+ * Without --framework, 1: the device model as it is. A framework that states no CPU efficiency,
+ * or a GPU, is refused: nothing of the framework would apply. */
+static gboolean cnn_framework_efficiency(const sim_scenario *s, const dev_device *dev,
+                                         double *efficiency, GError **error)
+{
+  *efficiency = 1;
+  if (!sim_scenario_given(s, "framework"))
+    return TRUE;
+  const char *where = sim_scenario_where(s, "framework");
+  sim_framework_opts fo = sim_framework_opts_of(s);
+  g_autoptr(wl_framework) fw = wl_framework_load(fo.framework, where, error);
+  if (!fw)
+    return FALSE;
+  if (fw->cpu_efficiency <= 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: %s states no [cpu] efficiency: it trains transformers, not %s", where,
+                fo.framework, s->model);
+    return FALSE;
+  }
+  if (strcmp(dev_model_name(dev_device_model(dev)), "gpu") == 0) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: %s applies to CPU and Xeon Phi devices, not the GPU %s", where,
+                fo.framework, dev_device_name(dev));
+    return FALSE;
+  }
+  *efficiency = fw->cpu_efficiency;
+  return TRUE;
 }
 
 sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint64_t batch,
@@ -146,9 +183,12 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint6
   }
   wl_optimizer opt = s->optimizer;
   unsigned threads = (unsigned)s->threads;
+  double efficiency;
+  if (!cnn_framework_efficiency(s, dev, &efficiency, error))
+    return NULL;
 
   sim_costs *c = sim_costs_new();
-  device_pass dp = {dev, threads};
+  device_pass dp = {dev, threads, efficiency};
   sim__costs_add_layers(c, net, opt, device_pass_time, &dp);
   c->batch = batch;
   c->input_bytes = wl_net_input_bytes_per_sample(net) * batch;

@@ -44,6 +44,7 @@ static const char *const recompute_keys[] = {"selective_attention", "selective_g
 static const char *const memory_keys[] = {"context_mib", "nccl_channels", "nccl_p2p_channels",
                                           "allocator_slack_percent", NULL};
 static const char *const offload_keys[] = {"host_adam_gparams_per_s", NULL};
+static const char *const cpu_keys[] = {"efficiency", NULL};
 
 /* A key whose value is one of two words: *out is TRUE for `yes_word`. */
 static gboolean get_word(const dt_ini *ini, const char *group, const char *key,
@@ -75,19 +76,25 @@ static gboolean read_groups(const dt_ini *ini, wl_framework *fw, GError **error)
   GKeyFile *kf = dt_ini_keyfile(ini);
   g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
   static const char *const known[] = {"framework", "overlap", "kernels", "recompute", "memory",
-                                      "offload", NULL};
+                                      "offload", "cpu", NULL};
   static const char *const *const keys[] = {framework_keys, overlap_keys, kernel_keys,
-                                            recompute_keys, memory_keys, offload_keys};
+                                            recompute_keys, memory_keys, offload_keys, cpu_keys};
+  gboolean cpu = FALSE, transformer = FALSE;
   for (char **g = groups; *g; g++) {
     gsize i = 0;
     while (known[i] && strcmp(known[i], *g) != 0)
       i++;
+    if (known[i]) {
+      cpu |= strcmp(*g, "cpu") == 0;
+      transformer |= i > 0 && strcmp(*g, "cpu") != 0;
+    }
     if (!known[i])
       return dt_ini_error(ini, *g, NULL, error, "unknown group (expected [framework], "
-                          "[overlap], [kernels], [recompute], [memory], [offload])");
+                          "[overlap], [kernels], [recompute], [memory], [offload], [cpu])");
     if (!dt_ini_check_keys(ini, *g, keys[i], error))
       return FALSE;
   }
+  fw->transformers = transformer || !cpu;
   if (!(fw->description = dt_ini_string(ini, "framework", "description", TRUE, error)))
     return FALSE;
   gboolean bf16_reduce = TRUE;
@@ -126,6 +133,9 @@ static gboolean read_groups(const dt_ini *ini, wl_framework *fw, GError **error)
                      error))
     return FALSE;
   fw->host_adam_params_per_s = gparams * 1e9;
+  /* 0 (not stated) is kept apart from any stated share, which must be positive. */
+  if (!dt_ini_double(ini, "cpu", "efficiency", FALSE, 1e-3, 1, &fw->cpu_efficiency, error))
+    return FALSE;
   fw->reduce_bytes = bf16_reduce ? 0 : 4;
   fw->bucket_bytes = (uint64_t)(bucket_mib * (1 << 20));
   fw->context_bytes = (uint64_t)(context_mib * (1 << 20));

@@ -8,7 +8,9 @@
  *     one does), as factors over the minimal traffic the workload counts;
  *   - what it keeps in device memory beyond the tensors (CUDA context, NCCL channels, allocator
  *     slack: wl_reserved_memory);
- *   - the optimizer step on the host when states are offloaded (CPU Adam throughput).
+ *   - the optimizer step on the host when states are offloaded (CPU Adam throughput);
+ *   - for CNNs on CPUs and Xeon Phi (CPU-era frameworks: Intel Caffe, Torch, BVLC Caffe), the
+ *     share of the device model's rate its layers reach end to end.
  * docs/workloads.md ("Frameworks") gives the sources and the formulas. */
 #ifndef DTSIM_WL_FRAMEWORK_H
 #define DTSIM_WL_FRAMEWORK_H
@@ -55,6 +57,14 @@ typedef struct {
   uint32_t slack_percent;       /* allocator slack over the transient bytes */
   /* [offload] */
   double host_adam_params_per_s; /* Adam steps of the host CPUs of one node, parameters/s */
+  gboolean transformers;         /* it trains transformers (strategy 3d): FALSE only for a
+                                 * file with a [cpu] group and none of the transformer groups
+                                 * (a CPU-era CNN framework) */
+  /* [cpu] */
+  double cpu_efficiency;        /* on CPU and Xeon Phi devices: the framework's end-to-end
+                                 * training rate over the device model's (per-layer OpenMP
+                                 * regions, layers outside the tuned convolution kernels);
+                                 * 0: not stated (the framework does not train CNNs there) */
 } wl_framework;
 
 /* Loads framework `name` (catalog name or INI path); `what` names the option in errors. */

@@ -2,7 +2,8 @@
  * on the published multi-device measurements, every row run as `dtsim run` would run it.
  *
  * training.csv: every row. Throughput rows (images/s over all devices) run the row's strategy
- * (dp: NCCL-style ring allreduce; ps: parameter servers at the row's placement) on the row's
+ * (dp: the ring allreduce of the GPUs in order, as NCCL 1.x, which TensorFlow 1.1's replicated
+ * variables reduced with, ran it; ps: parameter servers at the row's placement) on the row's
  * system preset with synthetic input (tf_cnn_benchmarks used synthetic data) and compare
  * throughput; "fwd+bwd" rows compare forward + backward time of one device.
  * scaling.csv: speedup over one device; systems not in the catalog are the INI files beside this
@@ -83,6 +84,10 @@ static int training(const char *dir, tally *all)
       g_assert_true(sim_scenario_set(&s, "ps-placement", f[9], NULL, NULL));
     s.synthetic = TRUE;
     s.iterations = 3;
+    /* TensorFlow 1.1 (May 2017) reduced replicated variables with tf.contrib.nccl, NCCL 1.x:
+     * one ring of the ranks in order (src/core.cu, commBuildMaps), not NCCL 2's channels. */
+    if (strcmp(f[8], "dp") == 0)
+      g_assert_true(sim_scenario_set(&s, "allreduce", "ring", NULL, NULL));
     double measured = g_ascii_strtod(f[10], NULL), predicted = 0;
     sim_report r;
     if (!simulate(&s, &r, &error)) {

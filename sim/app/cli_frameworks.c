@@ -21,6 +21,11 @@ int dtsim_list_frameworks(FILE *out, gboolean json)
     const wl_framework *fw = g_ptr_array_index(fws, i);
     const char *gather = fw->gather_per_block ? "per-block" : "per-chunk";
     const char *reduce = fw->reduce_per_block ? "per-block" : "per-bucket";
+    if (!json && !fw->transformers) {
+      /* A CPU-era CNN framework gathers and reduces nothing of a transformer's. */
+      fprintf(out, "%-14s %-10s %-10s %8s  %s\n", fw->name, "-", "-", "-", fw->description);
+      continue;
+    }
     if (!json) {
       fprintf(out, "%-14s %-10s %-10s %8u  %s\n", fw->name, gather, reduce, fw->prefetch_blocks,
               fw->description);
@@ -37,6 +42,11 @@ int dtsim_list_frameworks(FILE *out, gboolean json)
     dt_json_string(o, reduce);
     dt_json_key(o, "prefetch_blocks");
     dt_json_int(o, fw->prefetch_blocks);
+    /* What it trains: transformers (strategy 3d) or CNNs on CPUs and Xeon Phi ([cpu]). */
+    dt_json_key(o, "transformers");
+    g_string_append(o, fw->transformers ? "true" : "false");
+    dt_json_key(o, "cpu_efficiency");
+    dt_json_double(o, fw->cpu_efficiency);
     dt_json_key(o, "description");
     dt_json_string(o, fw->description);
     g_string_append(o, "}\n");

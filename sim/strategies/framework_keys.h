@@ -1,5 +1,6 @@
 /* The scenario's side of frameworks, sharding groups and offload (framework_keys.c): the keys
- * --framework, --shard-group, --offload and --ep-overlap of transformer strategies, and their
+ * --framework (every strategy), --shard-group, --offload and --ep-overlap (transformer
+ * strategies), and their
  * typed values.
  * The frameworks themselves are catalog files (workloads/wl_framework.h). */
 #ifndef DTSIM_FRAMEWORK_KEYS_H

@@ -115,6 +115,11 @@ gboolean sim__3d_framework_load(const sim_3d_opts *o, const comm_topology *topo,
   *fw = wl_framework_load(o->framework ? o->framework : "megatron", "--framework", error);
   if (!*fw)
     return FALSE;
+  if (!(*fw)->transformers) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "--framework %s: a CNN framework on CPUs (%s "
+                "states only [cpu]), not one for transformers", (*fw)->name, (*fw)->path);
+    return FALSE;
+  }
   *G = o->shard_group ? o->shard_group : dp;
   *pcie_Bps = 0;
   if (o->offload == SIM_OFFLOAD_NONE)

@@ -58,6 +58,14 @@ sim_costs *sim_chaos_costs_build(const sim_scenario *s, const char *device_name,
                 "per thread)", sim_scenario_where(s, refused));
     return NULL;
   }
+  /* CHAOS is its own code (Viebke et al.), not a framework's: its costs are the device model's
+   * with the shared-weight traffic, so a framework's CPU efficiency has nothing to apply to. */
+  if (sim_scenario_given(s, "framework")) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "%s: does not apply to --strategy chaos (CHAOS is its own code, not a framework's)",
+                sim_scenario_where(s, "framework"));
+    return NULL;
+  }
   g_autoptr(wl_model) model = wl_model_load(s->model, error);
   if (!model)
     return NULL;

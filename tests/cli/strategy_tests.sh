@@ -74,5 +74,35 @@ expect_error "3d: micro-batch divides a replica's batch" "--micro-batch 3" \
 head -n 1 "$TMP/out" | grep -q "4 threads of xeon-phi-7250" &&
   ok "chaos title names the preset's device" || bad "chaos title: $(head -n 1 "$TMP/out")"
 
+# A CPU-era framework on a CNN (--framework intel-caffe, [cpu] efficiency 0.44): every pass takes
+# 1/0.44 of the device model's time, the 1 ms per-step host overhead stays. AlexNet at batch 256
+# on one Xeon Phi 7250 node: (t_caffe - 0.001) * 0.44 = t_model - 0.001.
+knl="run --model alexnet --batch 256 --system stampede2-knl --strategy dp --synthetic --json"
+t0=$("$DTSIM" $knl | json_num iteration_time_s)
+t1=$("$DTSIM" $knl --framework intel-caffe | json_num iteration_time_s)
+x=$(awk -v a="$t1" 'BEGIN { print (a - 0.001) * 0.44 + 0.001 }')
+[ -n "$t0" ] && near "$x" "$t0" 1e-6 && ok "intel-caffe: passes at 0.44 of the model ($t0 s -> $t1 s)" ||
+  bad "intel-caffe: $t0 s, $t1 s"
+expect_error "--framework on a GPU CNN is refused" "not the GPU p100-sxm2-16gb" run --model alexnet --system dgx1-p100 \
+  --framework intel-caffe
+expect_error "--framework with chaos is refused" "does not apply to --strategy chaos" run \
+  --model lenet5 --system stampede2-knl --strategy chaos --threads 4 --framework intel-caffe
+expect_error "a CNN framework on a transformer is refused" "a CNN framework on CPUs" run \
+  --model llama3-8b --system dgx-a100 --strategy 3d --global-batch 16 --framework intel-caffe
+expect_error "a transformer framework on a CNN is refused" "megatron states no .cpu. efficiency" run --model alexnet \
+  --system stampede2-knl --framework megatron
+
+# The P100 DGX-1 without NVLink forwarding (the libraries of 2016-2017): the plain ring of the 8
+# GPUs in order crosses the socket link at 3 -> 4 and 7 -> 0 (6 GB/s each way), so its bus
+# bandwidth is that link's; the ring 0-1-2-3 of 4 GPUs stays on single NVLink 1.0 links
+# (20 GB/s x 0.92 = 18.4 GB/s).
+b8=$("$DTSIM" collective --op allreduce --bytes 1G --system dgx1-p100 --algorithm ring --json |
+  json_num busbw_Bps)
+b4=$("$DTSIM" collective --op allreduce --bytes 1G --system dgx1-p100 --devices-per-node 4 \
+  --algorithm ring --json | json_num busbw_Bps)
+[ -n "$b8" ] && near "$b8" 6e9 0.02 && near "$b4" 18.4e9 0.08 &&
+  ok "dgx1-p100 ring: 8 GPUs at the socket link ($b8 B/s), 4 on NVLink ($b4 B/s)" ||
+  bad "dgx1-p100 ring: 8 GPUs $b8, 4 GPUs $b4 B/s"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

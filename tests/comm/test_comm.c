@@ -359,10 +359,11 @@ static void test_routes_intra(void **state)
   comm_ep d0 = comm_topology_device(dgx, 0);
   assert_float_equal(comm_topology_route_Bps(dgx, d0, comm_topology_device(dgx, 3)), 46e9, 1e3);
   assert_float_equal(comm_topology_route_Bps(dgx, d0, comm_topology_device(dgx, 1)), 23e9, 1e3);
-  /* GPU0 to its own socket: GPU - PCIe switch - socket; to the other socket one more link,
-   * never forwarded by another GPU. */
-  assert_int_equal(comm_topology_hops(dgx, d0, comm_topology_host(dgx, 0, 0)), 2);
-  assert_int_equal(comm_topology_hops(dgx, d0, comm_topology_host(dgx, 0, 1)), 3);
+  /* GPU0 to its own socket: GPU - PCIe switch - socket, then into the socket's memory (the
+   * loop of host_memory_GBps); to the other socket one more link, never forwarded by another
+   * GPU. */
+  assert_int_equal(comm_topology_hops(dgx, d0, comm_topology_host(dgx, 0, 0)), 3);
+  assert_int_equal(comm_topology_hops(dgx, d0, comm_topology_host(dgx, 0, 1)), 4);
 
   /* pcie-8gpu: 2 sockets x 2 switches x 2 GPUs. Same switch: GPU-sw-GPU (2, peer-to-peer).
    * Other switch of the socket: beyond NCCL's default P2P level, so a bounce through host
@@ -425,6 +426,20 @@ static void test_path_classes(void **state)
     assert_false(comm_topology_bounces(dgx, comm_topology_device(dgx, 0),
                                        comm_topology_device(dgx, b)));
   }
+  /* DGX-1 with P100 (nvlink_forwarding = no, the libraries of 2016-2017): GPU 3 has NVLinks to
+   * 0, 1, 2 and 7, not to 4. 3 -> 4 goes GPU - PCIe switch 1 - socket 0 - socket 1 - switch 2 -
+   * GPU (5 links; class SYS, so a bounce through host memory, which this preset does not
+   * limit), at the socket link's 6 GB/s, below PCIe's 12.6; 3 -> 0 keeps its own NVLink. */
+  g_autoptr(comm_topology) p100 = build("dgx1-p100", 1, NULL, NULL);
+  comm_ep g3 = comm_topology_device(p100, 3), g4 = comm_topology_device(p100, 4);
+  assert_int_equal(comm_topology_path_class(p100, g3, g4), COMM_PATH_SYS);
+  assert_true(comm_topology_bounces(p100, g3, g4));
+  assert_int_equal(comm_topology_hops(p100, g3, g4), 5);
+  assert_float_equal(comm_topology_route_Bps(p100, g3, g4), 6e9, 1e3);
+  assert_int_equal(hops_dev(p100, 3, 0), 1);
+  assert_int_equal(comm_topology_path_class(p100, g3, comm_topology_device(p100, 0)),
+                   COMM_PATH_NVL);
+
   /* Two DGX-1V: GPU 0 reaches its EDR port through their shared switch (PIX) with GPUDirect
    * RDMA, so no bounce; between nodes the class is NET. */
   g_autoptr(comm_topology) dgx2 = build("dgx1-v100", 2, NULL, NULL);
@@ -486,10 +501,42 @@ static void test_gpudirect_staging(void **state)
   assert_int_equal(comm_topology_hops(th, ha, hb), 12);
   assert_float_equal(comm_topology_route_Bps(th, ha, hb), 5e9, 1e3);
 
+  /* A parameter server on the host CPU: GPU - switch - socket, then the socket's memory loop
+   * (the DMA writes each pushed byte, the aggregation reads it again; the update writes each
+   * pulled byte, the DMA reads it): 3 links, at 10 / 2 = 5 GB/s, below PCIe's 12.6. The same
+   * with GPUDirect RDMA, which is about NICs. */
+  comm_ep host_a = comm_topology_host(th, 0, 0), host_g = comm_topology_host(tg, 0, 0);
+  assert_int_equal(comm_topology_hops(th, ha, host_a), 3);
+  assert_int_equal(comm_topology_hops(th, host_a, ha), 3);
+  assert_float_equal(comm_topology_route_Bps(th, ha, host_a), 5e9, 1e3);
+  assert_float_equal(comm_topology_route_Bps(tg, host_g, ga), 5e9, 1e3);
+  assert_true(comm_topology_bounces(th, ha, host_a));
+  /* A server on the other node: staged through the sender's memory, the network, then into
+   * the server's memory: GPU - switch - socket - loop - socket - switch - NIC (5), the network
+   * (2), NIC - switch - socket - loop (3): 10 links, at the 5 GB/s of the loops. */
+  comm_ep remote = comm_topology_host(th, 1, 0);
+  assert_int_equal(comm_topology_hops(th, ha, remote), 10);
+  assert_float_equal(comm_topology_route_Bps(th, ha, remote), 5e9, 1e3);
+  /* Without the key, host memory is no constraint: GPU - switch - socket at PCIe's 12.6. */
+  g_autofree char *nomem_text = g_strconcat("[system]\ndescription = x\ndevice = v100-pcie-16gb\n"
+                                            "devices_per_node = 1\nlayout = pcie-tree\n"
+                                            "inter = ib-edr\npcie = pcie3-x16\nsockets = 1\n"
+                                            "pcie_switches_per_socket = 1\n", NULL);
+  g_autofree char *nomem = write_file("nomem.ini", nomem_text);
+  spec.system = nomem;
+  g_autoptr(comm_topology) tn = comm_topology_build(&spec, &error);
+  assert_non_null(tn);
+  assert_int_equal(comm_topology_hops(tn, comm_topology_device(tn, 0), comm_topology_host(tn, 0, 0)),
+                   2);
+  assert_float_equal(comm_topology_route_Bps(tn, comm_topology_device(tn, 0),
+                                             comm_topology_host(tn, 0, 0)), 12.6e9, 1e3);
+
   /* Bad values are named with their file, line and key. */
   assert_bad_system(base, "p2p_level = CPU\n", "badp2p.ini", ":11: [system] p2p_level");
   assert_bad_system(base, "gpudirect_rdma = maybe\n", "badgdr.ini",
                     ":11: [system] gpudirect_rdma");
+  assert_bad_system(base, "nvlink_forwarding = 2\n", "badfwd.ini",
+                    ":11: [system] nvlink_forwarding");
 }
 
 /* A parameter server on a host takes its workers' traffic on their rails: four GPUs of one DGX

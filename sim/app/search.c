@@ -37,7 +37,17 @@ typedef struct {
   sim_scenario scenario;      /* on the analytic network */
   char *label;                /* "dp allreduce=ring bucket-mib=25 batch=64" */
   char *settings_json;        /* "strategy":"dp","allreduce":"ring",... */
+  sim_time_ps bound_ps;       /* lower bound of its analytic iteration time (0: none) */
 } candidate;
+
+/* Candidates that a lower bound of their time keeps out of the best --top (docs/search.md). */
+#define SIM_DROP_TIME_BOUND "cannot reach the best --top (lower bound of its time)"
+
+/* The analytic phase's waves when candidates have time bounds: the first simulates this many,
+ * each next one twice as many as the last, up to the most; the sizes depend on nothing else,
+ * so which candidates are simulated does not depend on threads or ranks. */
+#define WAVE_FIRST 64
+#define WAVE_MOST 1024
 
 struct sim_search {
   sim_scenario base;
@@ -60,6 +70,19 @@ struct sim_search {
   double tau;                 /* Kendall tau of the analytic and flow orders of the finalists */
   gint64 started_us;          /* monotonic time the search began (enumeration included) */
   double max_time_s;          /* --max-time: the whole search's limit, seconds (0: none) */
+  comm_topology *topology;    /* the cluster (the families' time bounds) */
+  /* The analytic phase in waves (sim_search_next_wave): */
+  gboolean prune;             /* skip candidates whose bound cannot reach the best K */
+  gboolean bounded;           /* some candidate has a time bound */
+  GArray *order;              /* guint candidate indices by bound (then index): the waves' order */
+  guint next;                 /* position in `order` of the next candidate to simulate */
+  guint wave_size;            /* candidates of the next wave */
+  GArray *wave;               /* guint: the candidates of the wave under way */
+  gboolean *simulated;        /* per candidate: its analytic result is in */
+  double *best;               /* the best K throughputs so far, best first */
+  guint n_best;
+  guint pruned;               /* candidates left out by their bound */
+  gboolean in_waves;          /* the analytic phase runs in waves (--max-time counts the rest) */
 };
 
 static void candidate_free(gpointer p)
@@ -81,6 +104,11 @@ void sim_search_free(sim_search *S)
   g_clear_pointer(&S->drop_reasons, g_ptr_array_unref);
   g_clear_pointer(&S->drop_counts, g_array_unref);
   g_free(S->analytic);
+  g_clear_pointer(&S->topology, comm_topology_free);
+  g_clear_pointer(&S->order, g_array_unref);
+  g_clear_pointer(&S->wave, g_array_unref);
+  g_free(S->simulated);
+  g_free(S->best);
   g_clear_pointer(&S->ranked, g_array_unref);
   g_free(S->flow_skipped);
   g_clear_pointer(&S->finalists, g_array_unref);
@@ -89,17 +117,18 @@ void sim_search_free(sim_search *S)
   g_free(S);
 }
 
-static void count_drop(sim_search *S, const char *reason)
+static void count_drops(sim_search *S, const char *reason, guint n)
 {
   for (guint i = 0; i < S->drop_reasons->len; i++)
     if (strcmp(S->drop_reasons->pdata[i], reason) == 0) {
-      g_array_index(S->drop_counts, guint, i)++;
+      g_array_index(S->drop_counts, guint, i) += n;
       return;
     }
   g_ptr_array_add(S->drop_reasons, g_strdup(reason));
-  guint one = 1;
-  g_array_append_val(S->drop_counts, one);
+  g_array_append_val(S->drop_counts, n);
 }
+
+static void count_drop(sim_search *S, const char *reason) { count_drops(S, reason, 1); }
 
 /* Applies "key=value key=value" to s, appending each pair to the label and the JSON. */
 static gboolean apply_settings(sim_scenario *s, const char *settings, GString *label,
@@ -201,6 +230,8 @@ static gboolean enumerate_family(sim_search *S, const sim_strategy *st,
       count_drop(S, drop);
       candidate_free(c);
     } else {
+      if (f->time_bound)
+        c->bound_ps = f->time_bound(s, &S->ctx);
       /* Derived keys go in the label; the JSON has them in the run object's keys already. */
       g_string_append(label, derived->str);
       c->label = g_string_free(g_steal_pointer(&label), FALSE);
@@ -366,6 +397,37 @@ gboolean sim_search_parse_args(sim_scenario *s, int argc, char **argv, GError **
   return sim_scenario_parse_args(s, &cl, argc, argv, error);
 }
 
+/* By bound, shortest first (0, no bound, first of all), then by index. */
+static gint by_bound(gconstpointer a, gconstpointer b, gpointer data)
+{
+  const sim_search *S = data;
+  guint i = *(const guint *)a, j = *(const guint *)b;
+  sim_time_ps x = ((const candidate *)S->candidates->pdata[i])->bound_ps;
+  sim_time_ps y = ((const candidate *)S->candidates->pdata[j])->bound_ps;
+  if (x != y)
+    return x < y ? -1 : 1;
+  return i < j ? -1 : i > j;
+}
+
+/* The order of the analytic phase: by bound when candidates have one (the fastest possible
+ * first, so that the best K are found early and bound the rest), in one wave of all otherwise. */
+static void waves_init(sim_search *S)
+{
+  guint n = S->candidates->len;
+  S->order = g_array_sized_new(FALSE, FALSE, sizeof(guint), n);
+  S->simulated = g_new0(gboolean, MAX(n, 1));
+  S->wave = g_array_new(FALSE, FALSE, sizeof(guint));
+  S->best = g_new(double, MAX((guint)S->base.top, 1));
+  S->prune = TRUE;
+  for (guint i = 0; i < n; i++) {
+    g_array_append_val(S->order, i);
+    S->bounded |= ((const candidate *)S->candidates->pdata[i])->bound_ps > 0;
+  }
+  if (S->bounded)
+    g_array_sort_with_data(S->order, by_bound, S);
+  S->wave_size = S->bounded ? WAVE_FIRST : MAX(n, 1);
+}
+
 sim_search *sim_search_new(const sim_scenario *base, GError **error)
 {
   g_autoptr(sim_search) S = g_new0(sim_search, 1);
@@ -378,10 +440,12 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
   S->started_us = g_get_monotonic_time();
   S->max_time_s = base->max_time_s;
   S->jobs = base->jobs > 0 ? (guint)base->jobs : MAX(1, (guint)g_get_num_processors());
-  g_autoptr(comm_topology) topo = sim_scenario_topology(base, error);
-  if (!topo)
+  S->topology = sim_scenario_topology(base, error);
+  if (!S->topology)
     return NULL;
+  const comm_topology *topo = S->topology;
   sim_search_ctx *c = &S->ctx;
+  c->topology = topo;
   c->nodes = comm_topology_nodes(topo);
   c->devices_per_node = comm_topology_devices_per_node(topo);
   c->devices = comm_topology_devices(topo);
@@ -421,6 +485,7 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
     return NULL;
   }
   S->analytic = g_new0(sim_search_result, MAX(S->candidates->len, 1));
+  waves_init(S);
   return g_steal_pointer(&S);
 }
 
@@ -432,6 +497,11 @@ const char *sim_search_label(const sim_search *S, guint i)
 }
 
 guint sim_search_jobs(const sim_search *S) { return S->jobs; }
+
+int64_t sim_search_bound_ps(const sim_search *S, guint i)
+{
+  return ((const candidate *)S->candidates->pdata[i])->bound_ps;
+}
 
 /* ---- Evaluation ------------------------------------------------------------------------------ */
 
@@ -499,8 +569,11 @@ static gboolean within_time(const eval_job *job, guint done, guint total, GError
   gint64 now = g_get_monotonic_time();
   double spent_s = (double)(now - S->started_us) * 1e-6;
   double phase_s = (double)(now - job->started_us) * 1e-6;
-  /* The rate is judged once every thread has finished one evaluation. */
-  double left_s = done && done >= MIN(S->jobs, total) ? phase_s / done * (total - done) : 0;
+  /* The rate is judged once every thread has finished one evaluation. In waves, the
+   * candidates of the waves to come count too, as if none of them were left out. */
+  guint later = !job->flow && S->in_waves ? S->order->len - S->next : 0;
+  double left_s = done && done >= MIN(S->jobs, total) ? phase_s / done * (total - done + later)
+                                                      : 0;
   if (spent_s + left_s <= S->max_time_s)
     return TRUE;
   g_autofree char *whole = duration_text(spent_s + left_s);
@@ -602,6 +675,99 @@ gboolean sim_search_evaluate(const sim_search *S, gboolean flow, const guint *wh
   return ok;
 }
 
+/* ---- The analytic phase in waves ------------------------------------------------------------- */
+
+void sim_search_set_pruning(sim_search *S, gboolean on) { S->prune = on; }
+
+/* The most samples per second a candidate can reach: its samples over its bound (infinite
+ * without one). The plan's samples per iteration are the job's global batch, and measured
+ * throughput is that over the iteration time (sim_report_measure), so it is never above. */
+static double throughput_bound(const sim_search *S, guint i)
+{
+  sim_time_ps b = ((const candidate *)S->candidates->pdata[i])->bound_ps;
+  return b > 0 ? (double)S->ctx.global_batch / sim_time_to_s(b) : INFINITY;
+}
+
+/* The K-th best throughput simulated so far, 0 before there are K. */
+static double threshold(const sim_search *S)
+{
+  guint K = (guint)S->base.top;
+  return S->n_best >= K ? S->best[K - 1] : 0;
+}
+
+guint sim_search_next_wave(sim_search *S, const guint **which)
+{
+  g_array_set_size(S->wave, 0);
+  S->in_waves = TRUE;
+  /* Only a ranking by throughput is bounded: the whole run's time and cost add checkpoints
+   * and failures that the bound does not see. */
+  gboolean prune = S->prune && S->bounded && S->base.rank_by == SIM_SEARCH_RANK_THROUGHPUT;
+  double T = threshold(S);
+  guint n = S->order->len;
+  while (S->next < n && S->wave->len < S->wave_size) {
+    guint i = g_array_index(S->order, guint, S->next);
+    /* By bound from here on: every candidate left reaches at most this one's throughput,
+     * strictly below the K-th best already simulated. */
+    if (prune && T > 0 && throughput_bound(S, i) < T) {
+      S->pruned = n - S->next;
+      S->next = n;
+      break;
+    }
+    g_array_append_val(S->wave, i);
+    S->next++;
+  }
+  S->wave_size = MIN(S->wave_size * 2, WAVE_MOST);
+  *which = S->wave->len ? (const guint *)(gpointer)S->wave->data : NULL;
+  return S->wave->len;
+}
+
+void sim_search_wave_done(sim_search *S, const sim_search_result *results)
+{
+  guint K = (guint)S->base.top;
+  for (guint j = 0; j < S->wave->len; j++) {
+    guint i = g_array_index(S->wave, guint, j);
+    S->analytic[i] = results[j];
+    S->simulated[i] = TRUE;
+    if (results[j].status != SIM_SEARCH_OK)
+      continue;
+    /* Keep the best K throughputs, best first. */
+    double x = results[j].report.throughput_samples_per_s;
+    guint at = S->n_best;
+    while (at > 0 && S->best[at - 1] < x)
+      at--;
+    if (at >= K)
+      continue;
+    guint keep = MIN(S->n_best, K - 1);
+    memmove(&S->best[at + 1], &S->best[at], (keep - at) * sizeof(double));
+    S->best[at] = x;
+    S->n_best = keep + 1;
+  }
+  g_array_set_size(S->wave, 0);
+}
+
+/* Leaves out the candidates the bound left out: they were never simulated; they count as
+ * dropped before simulating, the rest keep their order. */
+static void drop_pruned(sim_search *S)
+{
+  if (!S->pruned)
+    return;
+  GPtrArray *kept = g_ptr_array_new_with_free_func(candidate_free);
+  sim_search_result *results = g_new0(sim_search_result, MAX(S->candidates->len - S->pruned, 1));
+  for (guint i = 0; i < S->candidates->len; i++) {
+    if (!S->simulated[i])
+      continue;
+    results[kept->len] = S->analytic[i];
+    g_ptr_array_add(kept, g_steal_pointer(&S->candidates->pdata[i]));
+  }
+  g_ptr_array_set_free_func(S->candidates, NULL);
+  g_ptr_array_unref(S->candidates);
+  S->candidates = kept;
+  g_free(S->analytic);
+  S->analytic = results;
+  count_drops(S, SIM_DROP_TIME_BOUND, S->pruned);
+  S->pruned = 0;
+}
+
 /* ---- Ranking --------------------------------------------------------------------------------- */
 
 /* What the ranking orders by, higher first: throughput, or the whole run's time or cost
@@ -638,6 +804,7 @@ sim_search_result *sim_search_analytic(sim_search *S) { return S->analytic; }
 
 void sim_search_rank(sim_search *S)
 {
+  drop_pruned(S);
   g_clear_pointer(&S->ranked, g_array_unref);
   S->ranked = g_array_new(FALSE, FALSE, sizeof(guint));
   for (guint i = 0; i < S->candidates->len; i++)
@@ -722,9 +889,14 @@ void sim_search_finish(sim_search *S)
 gboolean sim_search_run(sim_search *S, sim_search_progress_fn progress, gpointer data,
                         GError **error)
 {
-  guint n = S->candidates->len;
-  if (!sim_search_evaluate(S, FALSE, NULL, n, 0, 1, S->jobs, progress, data, S->analytic, error))
-    return FALSE;
+  const guint *wave;
+  guint n;
+  while ((n = sim_search_next_wave(S, &wave)) > 0) {
+    g_autofree sim_search_result *out = g_new0(sim_search_result, n);
+    if (!sim_search_evaluate(S, FALSE, wave, n, 0, 1, S->jobs, progress, data, out, error))
+      return FALSE;
+    sim_search_wave_done(S, out);
+  }
   sim_search_rank(S);
   guint K;
   const guint *which = sim_search_finalists(S, &K);

@@ -32,6 +32,7 @@ typedef struct {
   uint32_t layers, heads;     /* transformer blocks and attention heads (0: not a transformer) */
   uint64_t capacity_bytes;    /* memory of one device (0: unknown) */
   wl_tf tf;                   /* the transformer (zeroed when the model is not one) */
+  const comm_topology *topology;  /* the cluster, built once for the whole search (time_bound) */
 } sim_search_ctx;
 
 /* An axis: the scenario keys it sets ('|'-separated; the user giving one fixes the axis) and
@@ -54,10 +55,15 @@ typedef struct {
   /* After the strategy's check: a bound that drops candidates before they are simulated (a
    * memory lower bound), or NULL. */
   const char *(*bound)(const sim_scenario *s, const sim_search_ctx *c);
+  /* A lower bound of a candidate's iteration time on the analytic network, from the costs its
+   * plan would have, before building the plan; 0 when there is none. The search simulates
+   * candidates in the order of their bounds and skips those that cannot enter its top --top
+   * (docs/search.md). Called on one thread; NULL: no bound. */
+  sim_time_ps (*time_bound)(const sim_scenario *s, const sim_search_ctx *c);
 } sim_search_family;
 
 #define SIM_SEARCH_FAMILY(fixed_settings, axes_table, derive_fn) \
-  {fixed_settings, axes_table, G_N_ELEMENTS(axes_table), derive_fn, NULL}
+  {fixed_settings, axes_table, G_N_ELEMENTS(axes_table), derive_fn, NULL, NULL}
 
 /* The reasons a combination is dropped before it is simulated (shared by the strategies'
  * checks and derive functions, counted by the search). */

@@ -71,6 +71,7 @@ struct sim_search {
   gint64 started_us;          /* monotonic time the search began (enumeration included) */
   double max_time_s;          /* --max-time: the whole search's limit, seconds (0: none) */
   comm_topology *topology;    /* the cluster (the families' time bounds) */
+  dev_device *device;         /* its device, as the strategies load it (time bounds) */
   /* The analytic phase in waves (sim_search_next_wave): */
   gboolean prune;             /* skip candidates whose bound cannot reach the best K */
   gboolean bounded;           /* some candidate has a time bound */
@@ -105,6 +106,7 @@ void sim_search_free(sim_search *S)
   g_clear_pointer(&S->drop_counts, g_array_unref);
   g_free(S->analytic);
   g_clear_pointer(&S->topology, comm_topology_free);
+  g_clear_pointer(&S->device, dev_device_free);
   g_clear_pointer(&S->order, g_array_unref);
   g_clear_pointer(&S->wave, g_array_unref);
   g_free(S->simulated);
@@ -130,27 +132,6 @@ static void count_drops(sim_search *S, const char *reason, guint n)
 
 static void count_drop(sim_search *S, const char *reason) { count_drops(S, reason, 1); }
 
-/* Applies "key=value key=value" to s, appending each pair to the label and the JSON. */
-static gboolean apply_settings(sim_scenario *s, const char *settings, GString *label,
-                               GString *json, GError **error)
-{
-  g_auto(GStrv) pairs = g_strsplit(settings, " ", -1);
-  for (char **p = pairs; *p; p++) {
-    if (!**p)
-      continue;
-    g_auto(GStrv) kv = g_strsplit(*p, "=", 2);
-    g_assert(kv[0] && kv[1]);
-    if (!sim_scenario_set(s, kv[0], kv[1], NULL, error))
-      return FALSE;
-    g_string_append_printf(label, " %s", *p);
-    g_string_append_c(json, ',');
-    dt_json_string(json, kv[0]);
-    g_string_append_c(json, ':');
-    dt_json_string(json, kv[1]);
-  }
-  return TRUE;
-}
-
 /* TRUE when the user gave one of the '|'-separated keys. */
 static gboolean any_given(const sim_scenario *s, const char *keys)
 {
@@ -174,69 +155,180 @@ static gboolean contradicts(const sim_scenario *s, const char *settings)
   return FALSE;
 }
 
-static void values_free(gpointer p) { g_ptr_array_unref(p); }
+/* One value of an axis, split once: its key=value pairs, and its part of the label and of
+ * the JSON settings. */
+typedef struct {
+  GPtrArray *keys, *values;   /* char *, pair by pair */
+  char *label;                /* " key=value key=value" */
+  char *json;                 /* ,"key":"value","key":"value" */
+} axis_value;
 
-/* Every combination of a family's axes, in table order (the last axis varies fastest). */
+static void axis_value_free(gpointer p)
+{
+  axis_value *v = p;
+  g_ptr_array_unref(v->keys);
+  g_ptr_array_unref(v->values);
+  g_free(v->label);
+  g_free(v->json);
+  g_free(v);
+}
+
+static axis_value *axis_value_new(const char *setting)
+{
+  axis_value *v = g_new0(axis_value, 1);
+  v->keys = g_ptr_array_new_with_free_func(g_free);
+  v->values = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GString) label = g_string_new(NULL);
+  g_autoptr(GString) json = g_string_new(NULL);
+  g_auto(GStrv) pairs = g_strsplit(setting, " ", -1);
+  for (char **p = pairs; *p; p++) {
+    if (!**p)
+      continue;
+    g_auto(GStrv) kv = g_strsplit(*p, "=", 2);
+    g_assert(kv[0] && kv[1]);
+    g_ptr_array_add(v->keys, g_strdup(kv[0]));
+    g_ptr_array_add(v->values, g_strdup(kv[1]));
+    g_string_append_printf(label, " %s", *p);
+    g_string_append_c(json, ',');
+    dt_json_string(json, kv[0]);
+    g_string_append_c(json, ':');
+    dt_json_string(json, kv[1]);
+  }
+  v->label = g_string_free(g_steal_pointer(&label), FALSE);
+  v->json = g_string_free(g_steal_pointer(&json), FALSE);
+  return v;
+}
+
+static gboolean has_key(const GPtrArray *keys, const char *key)
+{
+  for (guint i = 0; i < keys->len; i++)
+    if (strcmp(keys->pdata[i], key) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static void axis_free(gpointer p) { g_ptr_array_unref(p); }
+
+/* Every combination of a family's axes, in table order (the last axis varies fastest).
+ *
+ * The combinations are set on one scratch scenario, a copy of the base with the family's
+ * fixed settings (the template): from one combination to the next only the axes that change
+ * are set again, and the keys derive() set go back to the template's (sim_scenario_copy_key),
+ * so that each is derived and checked exactly as on a fresh copy; only candidates that pass
+ * are copied. (A copy of the whole scenario per combination was most of the enumeration's
+ * time: 663552 of them in the GPT-3 175B search of docs/search.md.) */
 static gboolean enumerate_family(sim_search *S, const sim_strategy *st,
                                  const sim_search_family *f, GError **error)
 {
   const sim_scenario *base = &S->base;
   guint n = (guint)f->n_axes;
-  g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func(values_free);
+  g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func(axis_free);
+  g_autoptr(GPtrArray) axis_keys = g_ptr_array_new_with_free_func(axis_free);
   for (guint a = 0; a < n; a++) {
-    GPtrArray *v = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) text = g_ptr_array_new_with_free_func(g_free);
     if (any_given(base, f->axes[a].keys))
-      g_ptr_array_add(v, g_strdup(""));   /* fixed by the user: the base's value */
+      g_ptr_array_add(text, g_strdup(""));   /* fixed by the user: the base's value */
     else
-      f->axes[a].values(&S->ctx, v);
+      f->axes[a].values(&S->ctx, text);
+    GPtrArray *v = g_ptr_array_new_with_free_func(axis_value_free);
+    GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
+    for (guint j = 0; j < text->len; j++) {
+      axis_value *x = axis_value_new(text->pdata[j]);
+      for (guint k = 0; k < x->keys->len; k++)
+        if (!has_key(keys, x->keys->pdata[k]))
+          g_ptr_array_add(keys, g_strdup(x->keys->pdata[k]));
+      g_ptr_array_add(v, x);
+    }
     g_ptr_array_add(values, v);
+    g_ptr_array_add(axis_keys, keys);
     if (v->len == 0)
       return TRUE;
   }
+  /* The template: the base on the analytic network, the strategy, the fixed settings. */
+  g_auto(sim_scenario) template;
+  sim_scenario_copy(&template, base);
+  template.net_model = COMM_NET_ANALYTIC;
+  g_autoptr(GString) label0 = g_string_new(st->name);
+  g_autoptr(GString) json0 = g_string_new("\"strategy\":");
+  dt_json_string(json0, st->name);
+  if (!sim_scenario_set(&template, "strategy", st->name, NULL, error))
+    return FALSE;
+  if (f->fixed) {
+    axis_value *fixed = axis_value_new(f->fixed);
+    gboolean ok = TRUE;
+    for (guint k = 0; ok && k < fixed->keys->len; k++)
+      ok = sim_scenario_set(&template, fixed->keys->pdata[k], fixed->values->pdata[k], NULL,
+                            error);
+    g_string_append(label0, fixed->label);
+    g_string_append(json0, fixed->json);
+    axis_value_free(fixed);
+    if (!ok)
+      return FALSE;
+  }
+  g_auto(sim_scenario) s;
+  sim_scenario_copy(&s, &template);
   g_autofree guint *at = g_new0(guint, MAX(n, 1));
+  g_autoptr(GString) derived = g_string_new(NULL);
+  guint from = 0;             /* the first axis to set again */
   for (;;) {
     S->combinations++;
-    candidate *c = g_new0(candidate, 1);
-    sim_scenario_copy(&c->scenario, base);
-    sim_scenario *s = &c->scenario;
-    s->net_model = COMM_NET_ANALYTIC;
-    g_autoptr(GString) label = g_string_new(st->name);
-    g_autoptr(GString) json = g_string_new("\"strategy\":");
-    dt_json_string(json, st->name);
-    g_autoptr(GString) derived = g_string_new(NULL);
-    gboolean ok = sim_scenario_set(s, "strategy", st->name, NULL, error) &&
-                  
-                  (!f->fixed || apply_settings(s, f->fixed, label, json, error));
-    for (guint a = 0; ok && a < n; a++)
-      ok = apply_settings(s, ((GPtrArray *)values->pdata[a])->pdata[at[a]], label, json, error);
-    if (!ok) {
-      candidate_free(c);
-      return FALSE;
+    for (guint a = from; a < n; a++) {
+      const axis_value *x = ((GPtrArray *)values->pdata[a])->pdata[at[a]];
+      const GPtrArray *keys = axis_keys->pdata[a];
+      /* A key another value of the axis sets and this one does not: the template's. */
+      for (guint k = 0; keys->len > x->keys->len && k < keys->len; k++)
+        if (!has_key(x->keys, keys->pdata[k]))
+          sim_scenario_copy_key(&s, &template, keys->pdata[k]);
+      for (guint k = 0; k < x->keys->len; k++)
+        if (!sim_scenario_set(&s, x->keys->pdata[k], x->values->pdata[k], NULL, error))
+          return FALSE;
     }
-    const char *drop = f->derive(s, &S->ctx, derived, error);
+    g_string_truncate(derived, 0);
+    const char *drop = f->derive(&s, &S->ctx, derived, error);
     if (!drop && st->check) {
       /* The strategy's own rules, as `run` applies them. */
       sim_shape shape = {S->ctx.devices, S->ctx.nodes, S->ctx.devices_per_node};
       g_autoptr(GError) why = NULL;
-      drop = st->check(s, &shape, &why);
+      drop = st->check(&s, &shape, &why);
     }
     if (!drop && f->bound)
-      drop = f->bound(s, &S->ctx);
-    if (drop && !*drop) {
-      candidate_free(c);
+      drop = f->bound(&s, &S->ctx);
+    if (drop && !*drop)
       return FALSE;
-    }
     if (drop) {
       count_drop(S, drop);
-      candidate_free(c);
     } else {
-      if (f->time_bound)
-        c->bound_ps = f->time_bound(s, &S->ctx);
+      candidate *c = g_new0(candidate, 1);
+      sim_scenario_copy(&c->scenario, &s);
+      g_autoptr(GString) label = g_string_new(label0->str);
+      g_autoptr(GString) json = g_string_new(json0->str);
+      for (guint a = 0; a < n; a++) {
+        const axis_value *x = ((GPtrArray *)values->pdata[a])->pdata[at[a]];
+        g_string_append(label, x->label);
+        g_string_append(json, x->json);
+      }
       /* Derived keys go in the label; the JSON has them in the run object's keys already. */
       g_string_append(label, derived->str);
       c->label = g_string_free(g_steal_pointer(&label), FALSE);
       c->settings_json = g_string_free(g_steal_pointer(&json), FALSE);
+      if (f->time_bound)
+        c->bound_ps = f->time_bound(&c->scenario, &S->ctx);
       g_ptr_array_add(S->candidates, c);
+    }
+    /* The derived keys (" key=value ...") go back to the template's; an axis that sets one of
+     * them is set again. */
+    from = n;
+    for (const char *p = derived->str; *p;) {
+      const char *key = p + strspn(p, " "), *eq = strchr(key, '=');
+      if (!*key || !eq)
+        break;
+      char name[64];
+      g_strlcpy(name, key, MIN(sizeof name, (gsize)(eq - key) + 1));
+      sim_scenario_copy_key(&s, &template, name);
+      for (guint a = 0; a < n; a++)
+        if (has_key(axis_keys->pdata[a], name))
+          from = MIN(from, a);
+      p = eq + strcspn(eq, " ");
     }
     /* Next combination. */
     guint a = n;
@@ -250,6 +342,7 @@ static gboolean enumerate_family(sim_search *S, const sim_strategy *st,
     }
     if (n == 0)
       return TRUE;
+    from = MIN(from, a);
   }
 }
 
@@ -453,6 +546,9 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
                                                               : (uint64_t)base->batch * c->devices;
   gboolean transformer = transformer_shape(base, c, &S->seq, &S->flops_per_sample);
   const char *device = base->device ? base->device : comm_topology_device_kind(topo);
+  /* Loaded as the strategies load it; a bound without it loads its own. */
+  S->device = dev_device_load(device, base->calibration, NULL);
+  c->device = S->device;
   if (!device_limits(base, device, &S->peak_flops, &c->capacity_bytes, error) ||
       (!transformer &&
        !cnn_flops_per_sample(base, device, CLAMP(c->global_batch / c->devices, 1, 1 << 16),

@@ -19,6 +19,7 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "devices.h"
 #include "plan.h"
 #include "report.h"
 #include "scenario.h"
@@ -33,6 +34,7 @@ typedef struct {
   uint64_t capacity_bytes;    /* memory of one device (0: unknown) */
   wl_tf tf;                   /* the transformer (zeroed when the model is not one) */
   const comm_topology *topology;  /* the cluster, built once for the whole search (time_bound) */
+  const dev_device *device;       /* its device kind with the calibration, loaded once */
 } sim_search_ctx;
 
 /* An axis: the scenario keys it sets ('|'-separated; the user giving one fixes the axis) and

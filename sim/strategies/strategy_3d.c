@@ -2163,8 +2163,12 @@ static sim_time_ps time_bound_3d(const sim_scenario *s, const sim_search_ctx *c)
   sim_3d_opts o;
   if (!c->topology || !sim_3d_opts_from_scenario(s, &o, NULL) || o.every_device)
     return 0;
-  const char *device = s->device ? s->device : comm_topology_device_kind(c->topology);
-  g_autoptr(dev_device) dev = dev_device_load(device, s->calibration, NULL);
+  g_autoptr(dev_device) own = NULL;
+  const dev_device *dev = c->device;
+  if (!dev) {
+    const char *name = s->device ? s->device : comm_topology_device_kind(c->topology);
+    dev = own = dev_device_load(name, s->calibration, NULL);
+  }
   g_autoptr(plan3d) p = g_new0(plan3d, 1);
   if (!dev || !validate(p, &o, c->topology, dev, NULL))
     return 0;

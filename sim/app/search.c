@@ -89,6 +89,8 @@ struct sim_search {
 static void candidate_free(gpointer p)
 {
   candidate *c = p;
+  if (!c)
+    return;
   sim_scenario_clear(&c->scenario);
   g_free(c->label);
   g_free(c->settings_json);
@@ -855,7 +857,7 @@ static void drop_pruned(sim_search *S)
     results[kept->len] = S->analytic[i];
     g_ptr_array_add(kept, g_steal_pointer(&S->candidates->pdata[i]));
   }
-  g_ptr_array_set_free_func(S->candidates, NULL);
+  /* The kept ones were taken out: the rest are freed. */
   g_ptr_array_unref(S->candidates);
   S->candidates = kept;
   g_free(S->analytic);

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "colltime.h"
 #include "strategy.h"
 #include "wl_transformer.h"
 
@@ -38,10 +39,13 @@ typedef struct {
   char *label;                /* "dp allreduce=ring bucket-mib=25 batch=64" */
   char *settings_json;        /* "strategy":"dp","allreduce":"ring",... */
   sim_time_ps bound_ps;       /* lower bound of its analytic iteration time (0: none) */
+  uint64_t memory_bytes;      /* its plan's memory per device, known before simulating (0: not) */
 } candidate;
 
-/* Candidates that a lower bound of their time keeps out of the best --top (docs/search.md). */
+/* Candidates that a lower bound of their time keeps out of the best --top (docs/search.md),
+ * and those whose plan's memory (known before simulating) is above the device's. */
 #define SIM_DROP_TIME_BOUND "cannot reach the best --top (lower bound of its time)"
+#define SIM_DROP_PLAN_MEMORY "does not fit in device memory (its plan, before simulating)"
 
 /* The analytic phase's waves when candidates have time bounds: the first simulates this many,
  * each next one twice as many as the last, up to the most; the sizes depend on nothing else,
@@ -80,10 +84,14 @@ struct sim_search {
   guint wave_size;            /* candidates of the next wave */
   GArray *wave;               /* guint: the candidates of the wave under way */
   gboolean *simulated;        /* per candidate: its analytic result is in */
+  guint n_simulated;          /* how many */
   double *best;               /* the best K throughputs so far, best first */
   guint n_best;
   guint pruned;               /* candidates left out by their bound */
-  gboolean in_waves;          /* the analytic phase runs in waves (--max-time counts the rest) */
+  guint unfit;                /* candidates left out by their plan's memory */
+  gboolean in_waves;          /* the analytic phase runs in waves */
+  guint later;                /* candidates after the wave under way that can still enter the
+                               * best K (--max-time counts them) */
 };
 
 static void candidate_free(gpointer p)
@@ -109,6 +117,7 @@ void sim_search_free(sim_search *S)
   g_free(S->analytic);
   g_clear_pointer(&S->topology, comm_topology_free);
   g_clear_pointer(&S->device, dev_device_free);
+  g_clear_pointer(&S->ctx.coll_timers, g_hash_table_unref);
   g_clear_pointer(&S->order, g_array_unref);
   g_clear_pointer(&S->wave, g_array_unref);
   g_free(S->simulated);
@@ -301,6 +310,8 @@ static gboolean enumerate_family(sim_search *S, const sim_strategy *st,
       count_drop(S, drop);
     } else {
       candidate *c = g_new0(candidate, 1);
+      if (f->time_bound)
+        c->bound_ps = f->time_bound(&s, &S->ctx, &c->memory_bytes);
       sim_scenario_copy(&c->scenario, &s);
       g_autoptr(GString) label = g_string_new(label0->str);
       g_autoptr(GString) json = g_string_new(json0->str);
@@ -313,8 +324,6 @@ static gboolean enumerate_family(sim_search *S, const sim_strategy *st,
       g_string_append(label, derived->str);
       c->label = g_string_free(g_steal_pointer(&label), FALSE);
       c->settings_json = g_string_free(g_steal_pointer(&json), FALSE);
-      if (f->time_bound)
-        c->bound_ps = f->time_bound(&c->scenario, &S->ctx);
       g_ptr_array_add(S->candidates, c);
     }
     /* The derived keys (" key=value ...") go back to the template's; an axis that sets one of
@@ -523,6 +532,8 @@ static void waves_init(sim_search *S)
   S->wave_size = S->bounded ? WAVE_FIRST : MAX(n, 1);
 }
 
+static void coll_timer_free(gpointer p) { sim_coll_timer_free(p); }
+
 sim_search *sim_search_new(const sim_scenario *base, GError **error)
 {
   g_autoptr(sim_search) S = g_new0(sim_search, 1);
@@ -559,6 +570,8 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
   S->title = g_strdup_printf("%s, %" G_GUINT64_FORMAT " x %s (%" G_GUINT64_FORMAT
                              " devices), global batch %" G_GUINT64_FORMAT,
                              base->model, c->nodes, base->system, c->devices, c->global_batch);
+  /* The time bounds' collective timers, for the enumeration. */
+  c->coll_timers = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, coll_timer_free);
   gboolean any = FALSE;
   for (const sim_strategy *const *it = sim_strategies(); *it; it++) {
     const sim_strategy *st = *it;
@@ -575,6 +588,7 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
         return NULL;
     }
   }
+  g_clear_pointer(&c->coll_timers, g_hash_table_unref);
   if (!any) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                 "%s: no strategy the search knows applies to %s model '%s'",
@@ -596,9 +610,11 @@ const char *sim_search_label(const sim_search *S, guint i)
 
 guint sim_search_jobs(const sim_search *S) { return S->jobs; }
 
-int64_t sim_search_bound_ps(const sim_search *S, guint i)
+int64_t sim_search_bound_ps(const sim_search *S, guint i, uint64_t *memory_bytes)
 {
-  return ((const candidate *)S->candidates->pdata[i])->bound_ps;
+  const candidate *c = S->candidates->pdata[i];
+  *memory_bytes = c->memory_bytes;
+  return c->bound_ps;
 }
 
 /* ---- Evaluation ------------------------------------------------------------------------------ */
@@ -668,8 +684,9 @@ static gboolean within_time(const eval_job *job, guint done, guint total, GError
   double spent_s = (double)(now - S->started_us) * 1e-6;
   double phase_s = (double)(now - job->started_us) * 1e-6;
   /* The rate is judged once every thread has finished one evaluation. In waves, the
-   * candidates of the waves to come count too, as if none of them were left out. */
-  guint later = !job->flow && S->in_waves ? S->order->len - S->next : 0;
+   * candidates of the waves to come that can still enter the best K count too. */
+  gboolean waves = !job->flow && S->in_waves;
+  guint later = waves ? S->later : 0, before = waves ? S->n_simulated : 0;
   double left_s = done && done >= MIN(S->jobs, total) ? phase_s / done * (total - done + later)
                                                       : 0;
   if (spent_s + left_s <= S->max_time_s)
@@ -680,7 +697,8 @@ static gboolean within_time(const eval_job *job, guint done, guint total, GError
               "the search would take about %s (%u of its %u %s simulations done in %.1f s on %u "
               "threads), more than the limit of %s (--max-time); fix more of its choices "
               "(--strategy, degrees, --micro-batch) or raise --max-time (0: no limit)",
-              whole, done, total, job->flow ? "flow" : "analytic", phase_s, S->jobs, limit);
+              whole, before + done, before + total + later, job->flow ? "flow" : "analytic",
+              phase_s, S->jobs, limit);
   return FALSE;
 }
 
@@ -811,10 +829,24 @@ guint sim_search_next_wave(sim_search *S, const guint **which)
       S->next = n;
       break;
     }
-    g_array_append_val(S->wave, i);
     S->next++;
+    /* A plan whose memory is known to be above the device's cannot be ranked. */
+    const candidate *c = S->candidates->pdata[i];
+    if (S->prune && S->device && c->memory_bytes > dev_memory_bytes(S->device)) {
+      S->unfit++;
+      continue;
+    }
+    g_array_append_val(S->wave, i);
   }
   S->wave_size = MIN(S->wave_size * 2, WAVE_MOST);
+  /* What may come after this wave, for the time limit: the candidates whose bound reaches the
+   * K-th best so far (by bound, a run of them from here); none is known before there are K. */
+  S->later = 0;
+  for (guint k = S->next; prune && T > 0 && k < n; k++) {
+    if (throughput_bound(S, g_array_index(S->order, guint, k)) < T)
+      break;
+    S->later++;
+  }
   *which = S->wave->len ? (const guint *)(gpointer)S->wave->data : NULL;
   return S->wave->len;
 }
@@ -826,6 +858,7 @@ void sim_search_wave_done(sim_search *S, const sim_search_result *results)
     guint i = g_array_index(S->wave, guint, j);
     S->analytic[i] = results[j];
     S->simulated[i] = TRUE;
+    S->n_simulated++;
     if (results[j].status != SIM_SEARCH_OK)
       continue;
     /* Keep the best K throughputs, best first. */
@@ -847,10 +880,11 @@ void sim_search_wave_done(sim_search *S, const sim_search_result *results)
  * dropped before simulating, the rest keep their order. */
 static void drop_pruned(sim_search *S)
 {
-  if (!S->pruned)
+  if (!S->pruned && !S->unfit)
     return;
   GPtrArray *kept = g_ptr_array_new_with_free_func(candidate_free);
-  sim_search_result *results = g_new0(sim_search_result, MAX(S->candidates->len - S->pruned, 1));
+  guint n = S->candidates->len - S->pruned - S->unfit;
+  sim_search_result *results = g_new0(sim_search_result, MAX(n, 1));
   for (guint i = 0; i < S->candidates->len; i++) {
     if (!S->simulated[i])
       continue;
@@ -862,8 +896,11 @@ static void drop_pruned(sim_search *S)
   S->candidates = kept;
   g_free(S->analytic);
   S->analytic = results;
-  count_drops(S, SIM_DROP_TIME_BOUND, S->pruned);
-  S->pruned = 0;
+  if (S->unfit)
+    count_drops(S, SIM_DROP_PLAN_MEMORY, S->unfit);
+  if (S->pruned)
+    count_drops(S, SIM_DROP_TIME_BOUND, S->pruned);
+  S->pruned = S->unfit = 0;
 }
 
 /* ---- Ranking --------------------------------------------------------------------------------- */

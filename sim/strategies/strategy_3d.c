@@ -564,7 +564,8 @@ static const sim_search_axis axes_3d[] = {{"tp", tp_values},
                                       {"shard-group", sim__3d_shard_group_values},
                                       {"offload", sim__3d_offload_values}};
 
-static sim_time_ps time_bound_3d(const sim_scenario *s, const sim_search_ctx *c);
+static sim_time_ps time_bound_3d(const sim_scenario *s, const sim_search_ctx *c,
+                                 uint64_t *memory_bytes);
 static const sim_search_family search_3d[] = {
     {NULL, axes_3d, G_N_ELEMENTS(axes_3d), derive_3d, bound_3d, time_bound_3d}};
 
@@ -931,6 +932,18 @@ static uint64_t mem_total(const sim_3d_metrics *m)
 {
   return m->weights_bytes + m->gradients_bytes + m->optimizer_bytes + m->activations_bytes +
          m->activations_cp_bytes + m->other_bytes + m->framework_reserved_bytes;
+}
+
+/* Memory: the stage with the largest footprint. */
+static void plan_memory(const plan3d *p, sim_3d_metrics *metrics)
+{
+  memset(metrics, 0, sizeof *metrics);
+  for (uint32_t s = 0; s < p->P; s++) {
+    sim_3d_metrics ms = {0};
+    stage_memory(p, s, &ms);
+    if (s == 0 || mem_total(&ms) > mem_total(metrics))
+      *metrics = ms;
+  }
 }
 
 /* ---- Schedules ---------------------------------------------------------------------------------- */
@@ -1863,14 +1876,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   if (!chunk_costs(dev, ct, p, error))
     return NULL;
 
-  /* Memory: the stage with the largest footprint. */
-  memset(metrics, 0, sizeof *metrics);
-  for (uint32_t s = 0; s < p->P; s++) {
-    sim_3d_metrics ms = {0};
-    stage_memory(p, s, &ms);
-    if (s == 0 || mem_total(&ms) > mem_total(metrics))
-      *metrics = ms;
-  }
+  plan_memory(p, metrics);
   metrics->micro_batch = p->mb;
   metrics->has_cp = p->CP > 1;
   metrics->has_capacity = o->moe_capacity > 0 && p->tf.experts;
@@ -2157,9 +2163,12 @@ static sim_time_ps unit_min_ps(const plan3d *p, gboolean fwd, uint32_t vs)
  * first stage's step come one after the other. Transfers, data-parallel collectives, parameter
  * gathers and waits only add to it. With equal stages and 1F1B it is (m + P - 1)(f + b) plus
  * the step, the pipeline's bubble included. 0 (no bound) for plans built otherwise (every
- * device) or that fail to cost. */
-static sim_time_ps time_bound_3d(const sim_scenario *s, const sim_search_ctx *c)
+ * device) or that fail to cost. *memory_bytes: the plan's memory per device, as the build
+ * reports it. */
+static sim_time_ps time_bound_3d(const sim_scenario *s, const sim_search_ctx *c,
+                                 uint64_t *memory_bytes)
 {
+  *memory_bytes = 0;
   sim_3d_opts o;
   if (!c->topology || !sim_3d_opts_from_scenario(s, &o, NULL) || o.every_device)
     return 0;
@@ -2172,11 +2181,26 @@ static sim_time_ps time_bound_3d(const sim_scenario *s, const sim_search_ctx *c)
   g_autoptr(plan3d) p = g_new0(plan3d, 1);
   if (!dev || !validate(p, &o, c->topology, dev, NULL))
     return 0;
-  g_autoptr(sim_coll_timer) ct = sim_coll_timer_new(c->topology, COMM_NET_ANALYTIC,
-                                                     p->o.allreduce, dev_stream_Bps(dev) / 3.0,
-                                                     NULL);
-  if (!ct || !chunk_costs(dev, ct, p, NULL))
+  /* The search's timer for this algorithm, or one of its own (an idle network's times do
+   * not depend on what it timed before). */
+  const char *algo = p->o.allreduce ? p->o.allreduce : "";
+  sim_coll_timer *ct = c->coll_timers ? g_hash_table_lookup(c->coll_timers, algo) : NULL;
+  g_autoptr(sim_coll_timer) own_ct = NULL;
+  if (!ct) {
+    ct = sim_coll_timer_new(c->topology, COMM_NET_ANALYTIC, p->o.allreduce,
+                            dev_stream_Bps(dev) / 3.0, NULL);
+    if (!ct)
+      return 0;
+    if (c->coll_timers)
+      g_hash_table_insert(c->coll_timers, g_strdup(algo), ct);
+    else
+      own_ct = ct;
+  }
+  if (!chunk_costs(dev, ct, p, NULL))
     return 0;
+  sim_3d_metrics m;
+  plan_memory(p, &m);
+  *memory_bytes = mem_total(&m);
   sim_time_ps longest = 0;
   for (uint32_t st = 0; st < p->P; st++) {
     g_autoptr(GArray) order = schedule_units(p, st);

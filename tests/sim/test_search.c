@@ -335,12 +335,17 @@ static void test_pruning_keeps_the_best(void **state)
   assert_true(n > 100);
   assert_int_equal(drops(all, "lower bound of its time"), 0);
   const sim_search_result *analytic = sim_search_analytic(all);
+  guint unfit = 0;
   for (guint i = 0; i < n; i++) {
-    int64_t b = sim_search_bound_ps(all, i);
+    uint64_t memory;
+    int64_t b = sim_search_bound_ps(all, i, &memory);
     if (b <= 0)
       fail_msg("%s: no bound", sim_search_label(all, i));
     if (analytic[i].status == SIM_SEARCH_REFUSED)
       continue;
+    /* The plan's memory known before simulating is the simulation's. */
+    assert_int_equal(memory, analytic[i].report.memory_per_device_bytes);
+    unfit += analytic[i].status == SIM_SEARCH_NO_FIT;
     double t = analytic[i].report.iteration_time_s;
     if ((double)b * 1e-12 > t * (1 + 1e-12))
       fail_msg("%s: bound %.9f s above its time %.9f s", sim_search_label(all, i),
@@ -350,7 +355,9 @@ static void test_pruning_keeps_the_best(void **state)
   g_autoptr(sim_search) pruned1 = tf_search(TRUE, 1);
   guint left_out = drops(pruned, "lower bound of its time");
   assert_true(left_out > n / 2);
-  assert_int_equal(sim_search_n_candidates(pruned) + left_out, n);
+  guint unfit_before = drops(pruned, "its plan, before simulating");
+  assert_true(unfit_before <= unfit);
+  assert_int_equal(sim_search_n_candidates(pruned) + left_out + unfit_before, n);
   g_autofree char *a = printed_rows(all);
   g_autofree char *b = printed_rows(pruned);
   g_autofree char *c = printed_rows(pruned1);

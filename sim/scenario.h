@@ -258,6 +258,9 @@ void sim_scenario_init(sim_scenario *s);
 void sim_scenario_clear(sim_scenario *s);
 /* A deep copy; clear it with sim_scenario_clear(). */
 void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src);
+/* Gives one key of dst the value, origin and given state it has in src (a scratch scenario
+ * reused for many settings goes back to its template: sim/app/search.c). */
+void sim_scenario_copy_key(sim_scenario *dst, const sim_scenario *src, const char *key);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(sim_scenario, sim_scenario_clear)
 
 /* The typed struct of a group declared with SIM_KEY_OWN_GROUP (a strategy's own options). */

@@ -36,13 +36,22 @@ int dtsim_cmd_search(int argc, char **argv)
   /* The bar counts the analytic evaluations, then the flow ones (at most --top more). */
   progress_state ps = {0, n + (guint)MIN((int64_t)n, s.top)};
   gint64 t0 = g_get_monotonic_time();
-  if (!sim_search_evaluate(S, FALSE, NULL, n, 0, 1, sim_search_jobs(S), tty ? progress : NULL,
-                           &ps, sim_search_analytic(S), &error)) {
-    if (tty)
-      fputs("\r\033[K", stderr);
-    return dtsim_cli_fail("search", error);
+  const guint *wave;
+  guint w;
+  while ((w = sim_search_next_wave(S, &wave)) > 0) {
+    g_autofree sim_search_result *out = g_new0(sim_search_result, w);
+    if (!sim_search_evaluate(S, FALSE, wave, w, 0, 1, sim_search_jobs(S), tty ? progress : NULL,
+                             &ps, out, &error)) {
+      if (tty)
+        fputs("\r\033[K", stderr);
+      return dtsim_cli_fail("search", error);
+    }
+    sim_search_wave_done(S, out);
+    ps.base += w;
   }
   sim_search_rank(S);
+  /* Those the bound left out are gone: the bar ends at the simulations made. */
+  n = sim_search_n_candidates(S);
   guint K;
   const guint *which = sim_search_finalists(S, &K);
   ps.base = n;

@@ -231,6 +231,68 @@ void sim_scenario_init(sim_scenario *s)
     }
 }
 
+/* Makes the field of k in s, a shallow copy of another's, its own. */
+static void own_field(sim_scenario *s, const sim_key *k)
+{
+  void *f = FIELD(s, k);
+  switch (k->kind) {
+  case SIM_KEY_STRING:
+    *(char **)f = g_strdup(*(char **)f);
+    break;
+  case SIM_KEY_INT_LIST:
+  case SIM_KEY_SIZE_LIST:
+  case SIM_KEY_ITEM_LIST:
+    if (*(GArray **)f)
+      *(GArray **)f = g_array_copy(*(GArray **)f);
+    break;
+  case SIM_KEY_REF_LIST:
+    if (*(GPtrArray **)f)
+      *(GPtrArray **)f = g_ptr_array_copy(*(GPtrArray **)f, NULL, NULL);
+    break;
+  default:
+    break;
+  }
+}
+
+/* The bytes of a key's field (the C type of its kind). */
+static size_t field_size(const sim_key *k)
+{
+  switch (k->kind) {
+  case SIM_KEY_INT:
+    return sizeof(int64_t);
+  case SIM_KEY_SIZE:
+  case SIM_KEY_MIB:
+    return sizeof(uint64_t);
+  case SIM_KEY_DOUBLE:
+    return sizeof(double);
+  case SIM_KEY_ONOFF:
+  case SIM_KEY_FLAG:
+    return sizeof(gboolean);
+  case SIM_KEY_CHOICE:
+    return sizeof(int);
+  default:
+    return sizeof(void *);
+  }
+}
+
+void sim_scenario_copy_key(sim_scenario *dst, const sim_scenario *src, const char *key)
+{
+  const sim_key *k = find_key(key, NULL);
+  g_return_if_fail(k != NULL);
+  clear_field(dst, k);
+  memcpy(FIELD(dst, k), FIELD(src, k), field_size(k));
+  own_field(dst, k);
+  const char *where = g_hash_table_lookup(src->origin, k->name);
+  if (where)
+    g_hash_table_insert(dst->origin, (gpointer)k->name, g_strdup(where));
+  else
+    g_hash_table_remove(dst->origin, k->name);
+  if (g_hash_table_contains(src->given, k->name))
+    g_hash_table_add(dst->given, (gpointer)k->name);
+  else
+    g_hash_table_remove(dst->given, k->name);
+}
+
 void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src)
 {
   *dst = *src;
@@ -239,27 +301,8 @@ void sim_scenario_copy(sim_scenario *dst, const sim_scenario *src)
     if (GROUP(g)->own_size)
       dst->own[g] = g_memdup2(src->own[g], GROUP(g)->own_size);
   for (gsize g = 0; g < n_groups(); g++)
-    for (gsize i = 0; i < GROUP(g)->n_keys; i++) {
-      const sim_key *k = &GROUP(g)->keys[i];
-      void *f = FIELD(dst, k);
-      switch (k->kind) {
-      case SIM_KEY_STRING:
-        *(char **)f = g_strdup(*(char **)f);
-        break;
-      case SIM_KEY_INT_LIST:
-      case SIM_KEY_SIZE_LIST:
-      case SIM_KEY_ITEM_LIST:
-        if (*(GArray **)f)
-          *(GArray **)f = g_array_copy(*(GArray **)f);
-        break;
-      case SIM_KEY_REF_LIST:
-        if (*(GPtrArray **)f)
-          *(GPtrArray **)f = g_ptr_array_copy(*(GPtrArray **)f, NULL, NULL);
-        break;
-      default:
-        break;
-      }
-    }
+    for (gsize i = 0; i < GROUP(g)->n_keys; i++)
+      own_field(dst, &GROUP(g)->keys[i]);
   dst->given = g_hash_table_new(g_str_hash, g_str_equal);
   GHashTableIter it;
   gpointer key, value;

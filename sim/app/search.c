@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "colltime.h"
 #include "strategy.h"
 #include "wl_transformer.h"
 
@@ -37,7 +38,20 @@ typedef struct {
   sim_scenario scenario;      /* on the analytic network */
   char *label;                /* "dp allreduce=ring bucket-mib=25 batch=64" */
   char *settings_json;        /* "strategy":"dp","allreduce":"ring",... */
+  sim_time_ps bound_ps;       /* lower bound of its analytic iteration time (0: none) */
+  uint64_t memory_bytes;      /* its plan's memory per device, known before simulating (0: not) */
 } candidate;
+
+/* Candidates that a lower bound of their time keeps out of the best --top (docs/search.md),
+ * and those whose plan's memory (known before simulating) is above the device's. */
+#define SIM_DROP_TIME_BOUND "cannot reach the best --top (lower bound of its time)"
+#define SIM_DROP_PLAN_MEMORY "does not fit in device memory (its plan, before simulating)"
+
+/* The analytic phase's waves when candidates have time bounds: the first simulates this many,
+ * each next one twice as many as the last, up to the most; the sizes depend on nothing else,
+ * so which candidates are simulated does not depend on threads or ranks. */
+#define WAVE_FIRST 64
+#define WAVE_MOST 1024
 
 struct sim_search {
   sim_scenario base;
@@ -60,11 +74,31 @@ struct sim_search {
   double tau;                 /* Kendall tau of the analytic and flow orders of the finalists */
   gint64 started_us;          /* monotonic time the search began (enumeration included) */
   double max_time_s;          /* --max-time: the whole search's limit, seconds (0: none) */
+  comm_topology *topology;    /* the cluster (the families' time bounds) */
+  dev_device *device;         /* its device, as the strategies load it (time bounds) */
+  /* The analytic phase in waves (sim_search_next_wave): */
+  gboolean prune;             /* skip candidates whose bound cannot reach the best K */
+  gboolean bounded;           /* some candidate has a time bound */
+  GArray *order;              /* guint candidate indices by bound (then index): the waves' order */
+  guint next;                 /* position in `order` of the next candidate to simulate */
+  guint wave_size;            /* candidates of the next wave */
+  GArray *wave;               /* guint: the candidates of the wave under way */
+  gboolean *simulated;        /* per candidate: its analytic result is in */
+  guint n_simulated;          /* how many */
+  double *best;               /* the best K throughputs so far, best first */
+  guint n_best;
+  guint pruned;               /* candidates left out by their bound */
+  guint unfit;                /* candidates left out by their plan's memory */
+  gboolean in_waves;          /* the analytic phase runs in waves */
+  guint later;                /* candidates after the wave under way that can still enter the
+                               * best K (--max-time counts them) */
 };
 
 static void candidate_free(gpointer p)
 {
   candidate *c = p;
+  if (!c)
+    return;
   sim_scenario_clear(&c->scenario);
   g_free(c->label);
   g_free(c->settings_json);
@@ -81,6 +115,13 @@ void sim_search_free(sim_search *S)
   g_clear_pointer(&S->drop_reasons, g_ptr_array_unref);
   g_clear_pointer(&S->drop_counts, g_array_unref);
   g_free(S->analytic);
+  g_clear_pointer(&S->topology, comm_topology_free);
+  g_clear_pointer(&S->device, dev_device_free);
+  g_clear_pointer(&S->ctx.coll_timers, g_hash_table_unref);
+  g_clear_pointer(&S->order, g_array_unref);
+  g_clear_pointer(&S->wave, g_array_unref);
+  g_free(S->simulated);
+  g_free(S->best);
   g_clear_pointer(&S->ranked, g_array_unref);
   g_free(S->flow_skipped);
   g_clear_pointer(&S->finalists, g_array_unref);
@@ -89,38 +130,18 @@ void sim_search_free(sim_search *S)
   g_free(S);
 }
 
-static void count_drop(sim_search *S, const char *reason)
+static void count_drops(sim_search *S, const char *reason, guint n)
 {
   for (guint i = 0; i < S->drop_reasons->len; i++)
     if (strcmp(S->drop_reasons->pdata[i], reason) == 0) {
-      g_array_index(S->drop_counts, guint, i)++;
+      g_array_index(S->drop_counts, guint, i) += n;
       return;
     }
   g_ptr_array_add(S->drop_reasons, g_strdup(reason));
-  guint one = 1;
-  g_array_append_val(S->drop_counts, one);
+  g_array_append_val(S->drop_counts, n);
 }
 
-/* Applies "key=value key=value" to s, appending each pair to the label and the JSON. */
-static gboolean apply_settings(sim_scenario *s, const char *settings, GString *label,
-                               GString *json, GError **error)
-{
-  g_auto(GStrv) pairs = g_strsplit(settings, " ", -1);
-  for (char **p = pairs; *p; p++) {
-    if (!**p)
-      continue;
-    g_auto(GStrv) kv = g_strsplit(*p, "=", 2);
-    g_assert(kv[0] && kv[1]);
-    if (!sim_scenario_set(s, kv[0], kv[1], NULL, error))
-      return FALSE;
-    g_string_append_printf(label, " %s", *p);
-    g_string_append_c(json, ',');
-    dt_json_string(json, kv[0]);
-    g_string_append_c(json, ':');
-    dt_json_string(json, kv[1]);
-  }
-  return TRUE;
-}
+static void count_drop(sim_search *S, const char *reason) { count_drops(S, reason, 1); }
 
 /* TRUE when the user gave one of the '|'-separated keys. */
 static gboolean any_given(const sim_scenario *s, const char *keys)
@@ -145,67 +166,180 @@ static gboolean contradicts(const sim_scenario *s, const char *settings)
   return FALSE;
 }
 
-static void values_free(gpointer p) { g_ptr_array_unref(p); }
+/* One value of an axis, split once: its key=value pairs, and its part of the label and of
+ * the JSON settings. */
+typedef struct {
+  GPtrArray *keys, *values;   /* char *, pair by pair */
+  char *label;                /* " key=value key=value" */
+  char *json;                 /* ,"key":"value","key":"value" */
+} axis_value;
 
-/* Every combination of a family's axes, in table order (the last axis varies fastest). */
+static void axis_value_free(gpointer p)
+{
+  axis_value *v = p;
+  g_ptr_array_unref(v->keys);
+  g_ptr_array_unref(v->values);
+  g_free(v->label);
+  g_free(v->json);
+  g_free(v);
+}
+
+static axis_value *axis_value_new(const char *setting)
+{
+  axis_value *v = g_new0(axis_value, 1);
+  v->keys = g_ptr_array_new_with_free_func(g_free);
+  v->values = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GString) label = g_string_new(NULL);
+  g_autoptr(GString) json = g_string_new(NULL);
+  g_auto(GStrv) pairs = g_strsplit(setting, " ", -1);
+  for (char **p = pairs; *p; p++) {
+    if (!**p)
+      continue;
+    g_auto(GStrv) kv = g_strsplit(*p, "=", 2);
+    g_assert(kv[0] && kv[1]);
+    g_ptr_array_add(v->keys, g_strdup(kv[0]));
+    g_ptr_array_add(v->values, g_strdup(kv[1]));
+    g_string_append_printf(label, " %s", *p);
+    g_string_append_c(json, ',');
+    dt_json_string(json, kv[0]);
+    g_string_append_c(json, ':');
+    dt_json_string(json, kv[1]);
+  }
+  v->label = g_string_free(g_steal_pointer(&label), FALSE);
+  v->json = g_string_free(g_steal_pointer(&json), FALSE);
+  return v;
+}
+
+static gboolean has_key(const GPtrArray *keys, const char *key)
+{
+  for (guint i = 0; i < keys->len; i++)
+    if (strcmp(keys->pdata[i], key) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static void axis_free(gpointer p) { g_ptr_array_unref(p); }
+
+/* Every combination of a family's axes, in table order (the last axis varies fastest).
+ *
+ * The combinations are set on one scratch scenario, a copy of the base with the family's
+ * fixed settings (the template): from one combination to the next only the axes that change
+ * are set again, and the keys derive() set go back to the template's (sim_scenario_copy_key),
+ * so that each is derived and checked exactly as on a fresh copy; only candidates that pass
+ * are copied. (A copy of the whole scenario per combination was most of the enumeration's
+ * time: 663552 of them in the GPT-3 175B search of docs/search.md.) */
 static gboolean enumerate_family(sim_search *S, const sim_strategy *st,
                                  const sim_search_family *f, GError **error)
 {
   const sim_scenario *base = &S->base;
   guint n = (guint)f->n_axes;
-  g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func(values_free);
+  g_autoptr(GPtrArray) values = g_ptr_array_new_with_free_func(axis_free);
+  g_autoptr(GPtrArray) axis_keys = g_ptr_array_new_with_free_func(axis_free);
   for (guint a = 0; a < n; a++) {
-    GPtrArray *v = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) text = g_ptr_array_new_with_free_func(g_free);
     if (any_given(base, f->axes[a].keys))
-      g_ptr_array_add(v, g_strdup(""));   /* fixed by the user: the base's value */
+      g_ptr_array_add(text, g_strdup(""));   /* fixed by the user: the base's value */
     else
-      f->axes[a].values(&S->ctx, v);
+      f->axes[a].values(&S->ctx, text);
+    GPtrArray *v = g_ptr_array_new_with_free_func(axis_value_free);
+    GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
+    for (guint j = 0; j < text->len; j++) {
+      axis_value *x = axis_value_new(text->pdata[j]);
+      for (guint k = 0; k < x->keys->len; k++)
+        if (!has_key(keys, x->keys->pdata[k]))
+          g_ptr_array_add(keys, g_strdup(x->keys->pdata[k]));
+      g_ptr_array_add(v, x);
+    }
     g_ptr_array_add(values, v);
+    g_ptr_array_add(axis_keys, keys);
     if (v->len == 0)
       return TRUE;
   }
+  /* The template: the base on the analytic network, the strategy, the fixed settings. */
+  g_auto(sim_scenario) template;
+  sim_scenario_copy(&template, base);
+  template.net_model = COMM_NET_ANALYTIC;
+  g_autoptr(GString) label0 = g_string_new(st->name);
+  g_autoptr(GString) json0 = g_string_new("\"strategy\":");
+  dt_json_string(json0, st->name);
+  if (!sim_scenario_set(&template, "strategy", st->name, NULL, error))
+    return FALSE;
+  if (f->fixed) {
+    axis_value *fixed = axis_value_new(f->fixed);
+    gboolean ok = TRUE;
+    for (guint k = 0; ok && k < fixed->keys->len; k++)
+      ok = sim_scenario_set(&template, fixed->keys->pdata[k], fixed->values->pdata[k], NULL,
+                            error);
+    g_string_append(label0, fixed->label);
+    g_string_append(json0, fixed->json);
+    axis_value_free(fixed);
+    if (!ok)
+      return FALSE;
+  }
+  g_auto(sim_scenario) s;
+  sim_scenario_copy(&s, &template);
   g_autofree guint *at = g_new0(guint, MAX(n, 1));
+  g_autoptr(GString) derived = g_string_new(NULL);
+  guint from = 0;             /* the first axis to set again */
   for (;;) {
     S->combinations++;
-    candidate *c = g_new0(candidate, 1);
-    sim_scenario_copy(&c->scenario, base);
-    sim_scenario *s = &c->scenario;
-    s->net_model = COMM_NET_ANALYTIC;
-    g_autoptr(GString) label = g_string_new(st->name);
-    g_autoptr(GString) json = g_string_new("\"strategy\":");
-    dt_json_string(json, st->name);
-    g_autoptr(GString) derived = g_string_new(NULL);
-    gboolean ok = sim_scenario_set(s, "strategy", st->name, NULL, error) &&
-                  
-                  (!f->fixed || apply_settings(s, f->fixed, label, json, error));
-    for (guint a = 0; ok && a < n; a++)
-      ok = apply_settings(s, ((GPtrArray *)values->pdata[a])->pdata[at[a]], label, json, error);
-    if (!ok) {
-      candidate_free(c);
-      return FALSE;
+    for (guint a = from; a < n; a++) {
+      const axis_value *x = ((GPtrArray *)values->pdata[a])->pdata[at[a]];
+      const GPtrArray *keys = axis_keys->pdata[a];
+      /* A key another value of the axis sets and this one does not: the template's. */
+      for (guint k = 0; keys->len > x->keys->len && k < keys->len; k++)
+        if (!has_key(x->keys, keys->pdata[k]))
+          sim_scenario_copy_key(&s, &template, keys->pdata[k]);
+      for (guint k = 0; k < x->keys->len; k++)
+        if (!sim_scenario_set(&s, x->keys->pdata[k], x->values->pdata[k], NULL, error))
+          return FALSE;
     }
-    const char *drop = f->derive(s, &S->ctx, derived, error);
+    g_string_truncate(derived, 0);
+    const char *drop = f->derive(&s, &S->ctx, derived, error);
     if (!drop && st->check) {
       /* The strategy's own rules, as `run` applies them. */
       sim_shape shape = {S->ctx.devices, S->ctx.nodes, S->ctx.devices_per_node};
       g_autoptr(GError) why = NULL;
-      drop = st->check(s, &shape, &why);
+      drop = st->check(&s, &shape, &why);
     }
     if (!drop && f->bound)
-      drop = f->bound(s, &S->ctx);
-    if (drop && !*drop) {
-      candidate_free(c);
+      drop = f->bound(&s, &S->ctx);
+    if (drop && !*drop)
       return FALSE;
-    }
     if (drop) {
       count_drop(S, drop);
-      candidate_free(c);
     } else {
+      candidate *c = g_new0(candidate, 1);
+      if (f->time_bound)
+        c->bound_ps = f->time_bound(&s, &S->ctx, &c->memory_bytes);
+      sim_scenario_copy(&c->scenario, &s);
+      g_autoptr(GString) label = g_string_new(label0->str);
+      g_autoptr(GString) json = g_string_new(json0->str);
+      for (guint a = 0; a < n; a++) {
+        const axis_value *x = ((GPtrArray *)values->pdata[a])->pdata[at[a]];
+        g_string_append(label, x->label);
+        g_string_append(json, x->json);
+      }
       /* Derived keys go in the label; the JSON has them in the run object's keys already. */
       g_string_append(label, derived->str);
       c->label = g_string_free(g_steal_pointer(&label), FALSE);
       c->settings_json = g_string_free(g_steal_pointer(&json), FALSE);
       g_ptr_array_add(S->candidates, c);
+    }
+    /* The derived keys (" key=value ...") go back to the template's; an axis that sets one of
+     * them is set again. */
+    from = n;
+    for (const char *p = derived->str; *p;) {
+      const char *key = p + strspn(p, " "), *eq = strchr(key, '=');
+      if (!*key || !eq)
+        break;
+      char name[64];
+      g_strlcpy(name, key, MIN(sizeof name, (gsize)(eq - key) + 1));
+      sim_scenario_copy_key(&s, &template, name);
+      for (guint a = 0; a < n; a++)
+        if (has_key(axis_keys->pdata[a], name))
+          from = MIN(from, a);
+      p = eq + strcspn(eq, " ");
     }
     /* Next combination. */
     guint a = n;
@@ -219,6 +353,7 @@ static gboolean enumerate_family(sim_search *S, const sim_strategy *st,
     }
     if (n == 0)
       return TRUE;
+    from = MIN(from, a);
   }
 }
 
@@ -366,6 +501,39 @@ gboolean sim_search_parse_args(sim_scenario *s, int argc, char **argv, GError **
   return sim_scenario_parse_args(s, &cl, argc, argv, error);
 }
 
+/* By bound, shortest first (0, no bound, first of all), then by index. */
+static gint by_bound(gconstpointer a, gconstpointer b, gpointer data)
+{
+  const sim_search *S = data;
+  guint i = *(const guint *)a, j = *(const guint *)b;
+  sim_time_ps x = ((const candidate *)S->candidates->pdata[i])->bound_ps;
+  sim_time_ps y = ((const candidate *)S->candidates->pdata[j])->bound_ps;
+  if (x != y)
+    return x < y ? -1 : 1;
+  return i < j ? -1 : i > j;
+}
+
+/* The order of the analytic phase: by bound when candidates have one (the fastest possible
+ * first, so that the best K are found early and bound the rest), in one wave of all otherwise. */
+static void waves_init(sim_search *S)
+{
+  guint n = S->candidates->len;
+  S->order = g_array_sized_new(FALSE, FALSE, sizeof(guint), n);
+  S->simulated = g_new0(gboolean, MAX(n, 1));
+  S->wave = g_array_new(FALSE, FALSE, sizeof(guint));
+  S->best = g_new(double, MAX((guint)S->base.top, 1));
+  S->prune = TRUE;
+  for (guint i = 0; i < n; i++) {
+    g_array_append_val(S->order, i);
+    S->bounded |= ((const candidate *)S->candidates->pdata[i])->bound_ps > 0;
+  }
+  if (S->bounded)
+    g_array_sort_with_data(S->order, by_bound, S);
+  S->wave_size = S->bounded ? WAVE_FIRST : MAX(n, 1);
+}
+
+static void coll_timer_free(gpointer p) { sim_coll_timer_free(p); }
+
 sim_search *sim_search_new(const sim_scenario *base, GError **error)
 {
   g_autoptr(sim_search) S = g_new0(sim_search, 1);
@@ -378,10 +546,12 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
   S->started_us = g_get_monotonic_time();
   S->max_time_s = base->max_time_s;
   S->jobs = base->jobs > 0 ? (guint)base->jobs : MAX(1, (guint)g_get_num_processors());
-  g_autoptr(comm_topology) topo = sim_scenario_topology(base, error);
-  if (!topo)
+  S->topology = sim_scenario_topology(base, error);
+  if (!S->topology)
     return NULL;
+  const comm_topology *topo = S->topology;
   sim_search_ctx *c = &S->ctx;
+  c->topology = topo;
   c->nodes = comm_topology_nodes(topo);
   c->devices_per_node = comm_topology_devices_per_node(topo);
   c->devices = comm_topology_devices(topo);
@@ -389,6 +559,9 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
                                                               : (uint64_t)base->batch * c->devices;
   gboolean transformer = transformer_shape(base, c, &S->seq, &S->flops_per_sample);
   const char *device = base->device ? base->device : comm_topology_device_kind(topo);
+  /* Loaded as the strategies load it; a bound without it loads its own. */
+  S->device = dev_device_load(device, base->calibration, NULL);
+  c->device = S->device;
   if (!device_limits(base, device, &S->peak_flops, &c->capacity_bytes, error) ||
       (!transformer &&
        !cnn_flops_per_sample(base, device, CLAMP(c->global_batch / c->devices, 1, 1 << 16),
@@ -397,6 +570,8 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
   S->title = g_strdup_printf("%s, %" G_GUINT64_FORMAT " x %s (%" G_GUINT64_FORMAT
                              " devices), global batch %" G_GUINT64_FORMAT,
                              base->model, c->nodes, base->system, c->devices, c->global_batch);
+  /* The time bounds' collective timers, for the enumeration. */
+  c->coll_timers = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, coll_timer_free);
   gboolean any = FALSE;
   for (const sim_strategy *const *it = sim_strategies(); *it; it++) {
     const sim_strategy *st = *it;
@@ -413,6 +588,7 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
         return NULL;
     }
   }
+  g_clear_pointer(&c->coll_timers, g_hash_table_unref);
   if (!any) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                 "%s: no strategy the search knows applies to %s model '%s'",
@@ -421,6 +597,7 @@ sim_search *sim_search_new(const sim_scenario *base, GError **error)
     return NULL;
   }
   S->analytic = g_new0(sim_search_result, MAX(S->candidates->len, 1));
+  waves_init(S);
   return g_steal_pointer(&S);
 }
 
@@ -432,6 +609,13 @@ const char *sim_search_label(const sim_search *S, guint i)
 }
 
 guint sim_search_jobs(const sim_search *S) { return S->jobs; }
+
+int64_t sim_search_bound_ps(const sim_search *S, guint i, uint64_t *memory_bytes)
+{
+  const candidate *c = S->candidates->pdata[i];
+  *memory_bytes = c->memory_bytes;
+  return c->bound_ps;
+}
 
 /* ---- Evaluation ------------------------------------------------------------------------------ */
 
@@ -499,8 +683,12 @@ static gboolean within_time(const eval_job *job, guint done, guint total, GError
   gint64 now = g_get_monotonic_time();
   double spent_s = (double)(now - S->started_us) * 1e-6;
   double phase_s = (double)(now - job->started_us) * 1e-6;
-  /* The rate is judged once every thread has finished one evaluation. */
-  double left_s = done && done >= MIN(S->jobs, total) ? phase_s / done * (total - done) : 0;
+  /* The rate is judged once every thread has finished one evaluation. In waves, the
+   * candidates of the waves to come that can still enter the best K count too. */
+  gboolean waves = !job->flow && S->in_waves;
+  guint later = waves ? S->later : 0, before = waves ? S->n_simulated : 0;
+  double left_s = done && done >= MIN(S->jobs, total) ? phase_s / done * (total - done + later)
+                                                      : 0;
   if (spent_s + left_s <= S->max_time_s)
     return TRUE;
   g_autofree char *whole = duration_text(spent_s + left_s);
@@ -509,7 +697,8 @@ static gboolean within_time(const eval_job *job, guint done, guint total, GError
               "the search would take about %s (%u of its %u %s simulations done in %.1f s on %u "
               "threads), more than the limit of %s (--max-time); fix more of its choices "
               "(--strategy, degrees, --micro-batch) or raise --max-time (0: no limit)",
-              whole, done, total, job->flow ? "flow" : "analytic", phase_s, S->jobs, limit);
+              whole, before + done, before + total + later, job->flow ? "flow" : "analytic",
+              phase_s, S->jobs, limit);
   return FALSE;
 }
 
@@ -602,6 +791,118 @@ gboolean sim_search_evaluate(const sim_search *S, gboolean flow, const guint *wh
   return ok;
 }
 
+/* ---- The analytic phase in waves ------------------------------------------------------------- */
+
+void sim_search_set_pruning(sim_search *S, gboolean on) { S->prune = on; }
+
+/* The most samples per second a candidate can reach: its samples over its bound (infinite
+ * without one). The plan's samples per iteration are the job's global batch, and measured
+ * throughput is that over the iteration time (sim_report_measure), so it is never above. */
+static double throughput_bound(const sim_search *S, guint i)
+{
+  sim_time_ps b = ((const candidate *)S->candidates->pdata[i])->bound_ps;
+  return b > 0 ? (double)S->ctx.global_batch / sim_time_to_s(b) : INFINITY;
+}
+
+/* The K-th best throughput simulated so far, 0 before there are K. */
+static double threshold(const sim_search *S)
+{
+  guint K = (guint)S->base.top;
+  return S->n_best >= K ? S->best[K - 1] : 0;
+}
+
+guint sim_search_next_wave(sim_search *S, const guint **which)
+{
+  g_array_set_size(S->wave, 0);
+  S->in_waves = TRUE;
+  /* Only a ranking by throughput is bounded: the whole run's time and cost add checkpoints
+   * and failures that the bound does not see. */
+  gboolean prune = S->prune && S->bounded && S->base.rank_by == SIM_SEARCH_RANK_THROUGHPUT;
+  double T = threshold(S);
+  guint n = S->order->len;
+  while (S->next < n && S->wave->len < S->wave_size) {
+    guint i = g_array_index(S->order, guint, S->next);
+    /* By bound from here on: every candidate left reaches at most this one's throughput,
+     * strictly below the K-th best already simulated. */
+    if (prune && T > 0 && throughput_bound(S, i) < T) {
+      S->pruned = n - S->next;
+      S->next = n;
+      break;
+    }
+    S->next++;
+    /* A plan whose memory is known to be above the device's cannot be ranked. */
+    const candidate *c = S->candidates->pdata[i];
+    if (S->prune && S->device && c->memory_bytes > dev_memory_bytes(S->device)) {
+      S->unfit++;
+      continue;
+    }
+    g_array_append_val(S->wave, i);
+  }
+  S->wave_size = MIN(S->wave_size * 2, WAVE_MOST);
+  /* What may come after this wave, for the time limit: the candidates whose bound reaches the
+   * K-th best so far (by bound, a run of them from here); none is known before there are K. */
+  S->later = 0;
+  for (guint k = S->next; prune && T > 0 && k < n; k++) {
+    if (throughput_bound(S, g_array_index(S->order, guint, k)) < T)
+      break;
+    S->later++;
+  }
+  *which = S->wave->len ? (const guint *)(gpointer)S->wave->data : NULL;
+  return S->wave->len;
+}
+
+void sim_search_wave_done(sim_search *S, const sim_search_result *results)
+{
+  guint K = (guint)S->base.top;
+  for (guint j = 0; j < S->wave->len; j++) {
+    guint i = g_array_index(S->wave, guint, j);
+    S->analytic[i] = results[j];
+    S->simulated[i] = TRUE;
+    S->n_simulated++;
+    if (results[j].status != SIM_SEARCH_OK)
+      continue;
+    /* Keep the best K throughputs, best first. */
+    double x = results[j].report.throughput_samples_per_s;
+    guint at = S->n_best;
+    while (at > 0 && S->best[at - 1] < x)
+      at--;
+    if (at >= K)
+      continue;
+    guint keep = MIN(S->n_best, K - 1);
+    memmove(&S->best[at + 1], &S->best[at], (keep - at) * sizeof(double));
+    S->best[at] = x;
+    S->n_best = keep + 1;
+  }
+  g_array_set_size(S->wave, 0);
+}
+
+/* Leaves out the candidates the bound left out: they were never simulated; they count as
+ * dropped before simulating, the rest keep their order. */
+static void drop_pruned(sim_search *S)
+{
+  if (!S->pruned && !S->unfit)
+    return;
+  GPtrArray *kept = g_ptr_array_new_with_free_func(candidate_free);
+  guint n = S->candidates->len - S->pruned - S->unfit;
+  sim_search_result *results = g_new0(sim_search_result, MAX(n, 1));
+  for (guint i = 0; i < S->candidates->len; i++) {
+    if (!S->simulated[i])
+      continue;
+    results[kept->len] = S->analytic[i];
+    g_ptr_array_add(kept, g_steal_pointer(&S->candidates->pdata[i]));
+  }
+  /* The kept ones were taken out: the rest are freed. */
+  g_ptr_array_unref(S->candidates);
+  S->candidates = kept;
+  g_free(S->analytic);
+  S->analytic = results;
+  if (S->unfit)
+    count_drops(S, SIM_DROP_PLAN_MEMORY, S->unfit);
+  if (S->pruned)
+    count_drops(S, SIM_DROP_TIME_BOUND, S->pruned);
+  S->pruned = S->unfit = 0;
+}
+
 /* ---- Ranking --------------------------------------------------------------------------------- */
 
 /* What the ranking orders by, higher first: throughput, or the whole run's time or cost
@@ -638,6 +939,7 @@ sim_search_result *sim_search_analytic(sim_search *S) { return S->analytic; }
 
 void sim_search_rank(sim_search *S)
 {
+  drop_pruned(S);
   g_clear_pointer(&S->ranked, g_array_unref);
   S->ranked = g_array_new(FALSE, FALSE, sizeof(guint));
   for (guint i = 0; i < S->candidates->len; i++)
@@ -722,9 +1024,14 @@ void sim_search_finish(sim_search *S)
 gboolean sim_search_run(sim_search *S, sim_search_progress_fn progress, gpointer data,
                         GError **error)
 {
-  guint n = S->candidates->len;
-  if (!sim_search_evaluate(S, FALSE, NULL, n, 0, 1, S->jobs, progress, data, S->analytic, error))
-    return FALSE;
+  const guint *wave;
+  guint n;
+  while ((n = sim_search_next_wave(S, &wave)) > 0) {
+    g_autofree sim_search_result *out = g_new0(sim_search_result, n);
+    if (!sim_search_evaluate(S, FALSE, wave, n, 0, 1, S->jobs, progress, data, out, error))
+      return FALSE;
+    sim_search_wave_done(S, out);
+  }
   sim_search_rank(S);
   guint K;
   const guint *which = sim_search_finalists(S, &K);

@@ -46,6 +46,9 @@ void sim_search_free(sim_search *S);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_search, sim_search_free)
 
 guint sim_search_n_candidates(const sim_search *S);
+/* The lower bound of candidate i's analytic iteration time its family gives, picoseconds (0:
+ * none), and in *memory_bytes the memory per device its plan will have (0: not known). */
+int64_t sim_search_bound_ps(const sim_search *S, guint i, uint64_t *memory_bytes);
 const char *sim_search_label(const sim_search *S, guint i);
 /* Evaluations per second are only measured by front ends; threads used by sim_search_run. */
 guint sim_search_jobs(const sim_search *S);
@@ -59,11 +62,23 @@ gboolean sim_search_evaluate(const sim_search *S, gboolean flow, const guint *wh
                              gpointer data, sim_search_result *out, GError **error);
 
 /* The phases, for front ends that spread the work themselves:
- * 1. fill sim_search_analytic(S) (n_candidates results), then sim_search_rank();
+ * 1. the analytic phase, in waves: simulate the n candidates sim_search_next_wave() lists
+ *    and hand their results (out[j] for which[j]) to sim_search_wave_done(), until a wave is
+ *    empty; then sim_search_rank(). Candidates with a time bound (sim_search_family) go by
+ *    bound, and those whose bound cannot reach the best --top, or whose plan's memory is
+ *    known to be above the device's, are left out (counted as dropped); without bounds the first wave is every candidate. (Filling
+ *    sim_search_analytic(S) for every candidate instead is the same search without pruning.)
  * 2. fill sim_search_flow(S) (one result per finalist, in the order of sim_search_finalists()),
  *    then sim_search_finish(). */
+guint sim_search_next_wave(sim_search *S, const guint **which);
+void sim_search_wave_done(sim_search *S, const sim_search_result *out);
 sim_search_result *sim_search_analytic(sim_search *S);
+/* Drops the candidates left out by their bound (sim_search_n_candidates() then counts the
+ * simulated ones) and ranks the rest. */
 void sim_search_rank(sim_search *S);
+/* Whether the waves leave out candidates by their bound (default TRUE): FALSE simulates every
+ * candidate, for tests that compare the two. */
+void sim_search_set_pruning(sim_search *S, gboolean on);
 /* The best K by the analytic ranking, best first; NULL and 0 when the flow phase is skipped. */
 const guint *sim_search_finalists(const sim_search *S, guint *n);
 sim_search_result *sim_search_flow(sim_search *S);

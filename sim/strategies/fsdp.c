@@ -183,16 +183,41 @@ void sim__3d_offload_values(const sim_search_ctx *c, GPtrArray *out)
 
 #define SIM_DROP_SHARD_CHUNK "the search tries sharding groups with per-block frameworks (HSDP)"
 
+/* Whether the framework `name` gathers parameters per block: 1 or 0, -1 when it does not load.
+ * Remembered by name for the life of the process (a catalog entry or a file, which does not
+ * change while dtsim runs): the search asks it of every combination that passes the checks,
+ * tens of thousands, and reading the file each time was 40% of the search's enumeration. */
+static int gathers_per_block(const char *name)
+{
+  static GMutex lock;
+  static GHashTable *memo;   /* name -> 1 + gathers per block */
+  g_mutex_lock(&lock);
+  if (!memo)
+    memo = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  int known = GPOINTER_TO_INT(g_hash_table_lookup(memo, name)) - 1;
+  g_mutex_unlock(&lock);
+  if (known >= 0)
+    return known;
+  g_autoptr(wl_framework) fw = wl_framework_load(name, "--framework", NULL);
+  if (!fw)
+    return -1;
+  int per_block = fw->gather_per_block ? 1 : 0;
+  g_mutex_lock(&lock);
+  g_hash_table_insert(memo, g_strdup(name), GINT_TO_POINTER(1 + per_block));
+  g_mutex_unlock(&lock);
+  return per_block;
+}
+
 const char *sim__3d_framework_bound(const sim_framework_opts *fo, unsigned zero)
 {
   if (!fo->framework)
     return NULL;
-  g_autoptr(wl_framework) fw = wl_framework_load(fo->framework, "--framework", NULL);
-  if (!fw)
+  int per_block = gathers_per_block(fo->framework);
+  if (per_block < 0)
     return NULL;
-  if (fw->gather_per_block && zero < 2)
+  if (per_block && zero < 2)
     return SIM_DROP_FRAMEWORK_ZERO;
-  if (!fw->gather_per_block && fo->shard_group)
+  if (!per_block && fo->shard_group)
     return SIM_DROP_SHARD_CHUNK;
   return NULL;
 }

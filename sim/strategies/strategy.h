@@ -19,6 +19,7 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "devices.h"
 #include "plan.h"
 #include "report.h"
 #include "scenario.h"
@@ -32,6 +33,12 @@ typedef struct {
   uint32_t layers, heads;     /* transformer blocks and attention heads (0: not a transformer) */
   uint64_t capacity_bytes;    /* memory of one device (0: unknown) */
   wl_tf tf;                   /* the transformer (zeroed when the model is not one) */
+  const comm_topology *topology;  /* the cluster, built once for the whole search (time_bound) */
+  const dev_device *device;       /* its device kind with the calibration, loaded once */
+  /* Collective timers on the analytic network (sim_coll_timer, keyed by the --allreduce
+   * algorithm's name) that time bounds keep from one candidate to the next, so that each
+   * collective is timed once per search; the search frees them. NULL: none kept. */
+  GHashTable *coll_timers;
 } sim_search_ctx;
 
 /* An axis: the scenario keys it sets ('|'-separated; the user giving one fixes the axis) and
@@ -54,10 +61,18 @@ typedef struct {
   /* After the strategy's check: a bound that drops candidates before they are simulated (a
    * memory lower bound), or NULL. */
   const char *(*bound)(const sim_scenario *s, const sim_search_ctx *c);
+  /* A lower bound of a candidate's iteration time on the analytic network, from the costs its
+   * plan would have, before building the plan; 0 when there is none. The search simulates
+   * candidates in the order of their bounds and skips those that cannot enter its top --top
+   * (docs/search.md). *memory_bytes: the memory per device the plan will report (0: not
+   * known); a candidate above the device's is not simulated. Called on one thread; NULL: no
+   * bound. */
+  sim_time_ps (*time_bound)(const sim_scenario *s, const sim_search_ctx *c,
+                            uint64_t *memory_bytes);
 } sim_search_family;
 
 #define SIM_SEARCH_FAMILY(fixed_settings, axes_table, derive_fn) \
-  {fixed_settings, axes_table, G_N_ELEMENTS(axes_table), derive_fn, NULL}
+  {fixed_settings, axes_table, G_N_ELEMENTS(axes_table), derive_fn, NULL, NULL}
 
 /* The reasons a combination is dropped before it is simulated (shared by the strategies'
  * checks and derive functions, counted by the search). */

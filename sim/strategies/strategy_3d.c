@@ -584,8 +584,10 @@ static const sim_search_axis axes_3d[] = {{"tp", tp_values},
                                       {"shard-group", sim__3d_shard_group_values},
                                       {"offload", sim__3d_offload_values}};
 
+static sim_time_ps time_bound_3d(const sim_scenario *s, const sim_search_ctx *c,
+                                 uint64_t *memory_bytes);
 static const sim_search_family search_3d[] = {
-    {NULL, axes_3d, G_N_ELEMENTS(axes_3d), derive_3d, bound_3d}};
+    {NULL, axes_3d, G_N_ELEMENTS(axes_3d), derive_3d, bound_3d, time_bound_3d}};
 
 /* Expert parallelism (Megatron-Core's parallel folding): the tp x cp x dp devices of a stage
  * regroup into etp x ep x expert-dp, so ep x etp divides them; each group of etp devices holds
@@ -950,6 +952,18 @@ static uint64_t mem_total(const sim_3d_metrics *m)
 {
   return m->weights_bytes + m->gradients_bytes + m->optimizer_bytes + m->activations_bytes +
          m->activations_cp_bytes + m->other_bytes + m->framework_reserved_bytes;
+}
+
+/* Memory: the stage with the largest footprint. */
+static void plan_memory(const plan3d *p, sim_3d_metrics *metrics)
+{
+  memset(metrics, 0, sizeof *metrics);
+  for (uint32_t s = 0; s < p->P; s++) {
+    sim_3d_metrics ms = {0};
+    stage_memory(p, s, &ms);
+    if (s == 0 || mem_total(&ms) > mem_total(metrics))
+      *metrics = ms;
+  }
 }
 
 /* ---- Schedules ---------------------------------------------------------------------------------- */
@@ -2079,14 +2093,7 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   if (!chunk_costs(dev, ct, p, error))
     return NULL;
 
-  /* Memory: the stage with the largest footprint. */
-  memset(metrics, 0, sizeof *metrics);
-  for (uint32_t s = 0; s < p->P; s++) {
-    sim_3d_metrics ms = {0};
-    stage_memory(p, s, &ms);
-    if (s == 0 || mem_total(&ms) > mem_total(metrics))
-      *metrics = ms;
-  }
+  plan_memory(p, metrics);
   metrics->micro_batch = p->mb;
   metrics->has_cp = p->CP > 1;
   metrics->has_capacity = o->moe_capacity > 0 && p->tf.experts;
@@ -2351,6 +2358,95 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
     add_pipeline_deps(g, p, orders, 1, 0, f_start, b_start, f_end, f_send, b_send);
   }
   return plan;
+}
+
+/* ---- A lower bound of the iteration, for the search ------------------------------------------ */
+
+/* The shortest a unit of the folded plan can take: its compute (with the embedding on the
+ * first virtual stage and the LM head on the last) and its tensor-parallel collectives, after
+ * the compute or beside it (tp_overlap). */
+static sim_time_ps unit_min_ps(const plan3d *p, gboolean fwd, uint32_t vs)
+{
+  const chunk_cost *cc = cost_of(p, vs);
+  sim_time_ps compute = fwd ? cc->fwd_ps : cc->bwd_ps;
+  if (vs == 0)
+    compute += fwd ? p->emb.fwd_ps : p->emb.bwd_ps;
+  if (vs == p->P * p->V - 1)
+    compute += fwd ? p->head.fwd_ps : p->head.bwd_ps;
+  sim_time_ps tp = fwd ? cc->tp_fwd_ps : cc->tp_bwd_ps;
+  return p->o.tp_overlap ? MAX(compute, tp) : compute + tp;
+}
+
+/* A lower bound of the iteration time of sim_3d_build's folded plan (one device a stage), from
+ * the chunk costs alone, without the graph. In that plan each stage runs its units one after
+ * the other; a forward of micro-batch b on virtual stage v waits for b's forward on v - 1, a
+ * backward for b's backward on v + 1; the iteration ends with the first stage's optimizer
+ * step after its last backward. So for every stage s: the forwards of its first unit's
+ * micro-batch on the virtual stages before it, all of s's units, the backwards of its last
+ * unit's micro-batch on the virtual stages below it (the last on the first stage), and the
+ * first stage's step come one after the other. Transfers, data-parallel collectives, parameter
+ * gathers and waits only add to it. With equal stages and 1F1B it is (m + P - 1)(f + b) plus
+ * the step, the pipeline's bubble included. 0 (no bound) for plans built otherwise (every
+ * device) or that fail to cost. *memory_bytes: the plan's memory per device, as the build
+ * reports it. */
+static sim_time_ps time_bound_3d(const sim_scenario *s, const sim_search_ctx *c,
+                                 uint64_t *memory_bytes)
+{
+  *memory_bytes = 0;
+  sim_3d_opts o;
+  if (!c->topology || !sim_3d_opts_from_scenario(s, &o, NULL) || o.every_device)
+    return 0;
+  g_autoptr(dev_device) own = NULL;
+  const dev_device *dev = c->device;
+  if (!dev) {
+    const char *name = s->device ? s->device : comm_topology_device_kind(c->topology);
+    dev = own = dev_device_load(name, s->calibration, NULL);
+  }
+  g_autoptr(plan3d) p = g_new0(plan3d, 1);
+  if (!dev || !validate(p, &o, c->topology, dev, NULL))
+    return 0;
+  /* The search's timer for this algorithm, or one of its own (an idle network's times do
+   * not depend on what it timed before). */
+  const char *algo = p->o.allreduce ? p->o.allreduce : "";
+  sim_coll_timer *ct = c->coll_timers ? g_hash_table_lookup(c->coll_timers, algo) : NULL;
+  g_autoptr(sim_coll_timer) own_ct = NULL;
+  if (!ct) {
+    ct = sim_coll_timer_new(c->topology, COMM_NET_ANALYTIC, p->o.allreduce,
+                            dev_stream_Bps(dev) / 3.0, NULL);
+    if (!ct)
+      return 0;
+    if (c->coll_timers)
+      g_hash_table_insert(c->coll_timers, g_strdup(algo), ct);
+    else
+      own_ct = ct;
+  }
+  if (!chunk_costs(dev, ct, p, NULL))
+    return 0;
+  sim_3d_metrics m;
+  plan_memory(p, &m);
+  *memory_bytes = mem_total(&m);
+  sim_time_ps longest = 0;
+  for (uint32_t st = 0; st < p->P; st++) {
+    g_autoptr(GArray) order = schedule_units(p, st);
+    sim_time_ps t = 0;
+    for (guint i = 0; i < order->len; i++) {
+      const unit *x = &g_array_index(order, unit, i);
+      t += unit_min_ps(p, x->fwd, x->chunk * p->P + st);
+    }
+    const unit *first = &g_array_index(order, unit, 0);
+    const unit *last = &g_array_index(order, unit, order->len - 1);
+    for (uint32_t v = 0; first->fwd && v < first->chunk * p->P + st; v++)
+      t += unit_min_ps(p, TRUE, v);
+    for (uint32_t v = 0; !last->fwd && v < last->chunk * p->P + st; v++)
+      t += unit_min_ps(p, FALSE, v);
+    longest = MAX(longest, t);
+  }
+  wl_op_cost upd = update_cost(p, 0);
+  sim_time_ps bound = longest + update_ps(p, dev, &upd);
+  /* Less one part in a million: with one stage and everything else hidden the simulation
+   * takes exactly the bound, and its collectives are timed on timers of its own, whose
+   * picoseconds may round otherwise. */
+  return bound - bound / 1000000;
 }
 
 void sim_3d_report(sim_3d_metrics *m, sim_report *r)

@@ -224,7 +224,7 @@ static const sim_search_axis dp_pp_axes[] = {{"stages", stages_values},
                                              {"schedule", sim__pp_schedule_values}};
 static const sim_search_family hybrid_search[] = {
     SIM_SEARCH_FAMILY("hybrid=dp-pp", dp_pp_axes, derive_dp_pp),
-    {"hybrid=owt", NULL, 0, sim_search_per_device, NULL},
+    {"hybrid=owt", NULL, 0, sim_search_per_device, NULL, NULL},
 };
 
 /* dp-pp replicas are pipelines: costed per micro-batch, --batch a pipeline's. */

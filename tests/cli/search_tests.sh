@@ -74,6 +74,21 @@ grep -q "16 configurations: 12 ranked, 4 dropped" "$TMP/sp.err" &&
   ok "3d search: sequence parallelism and interleave 12 are axes" ||
   bad "3d search axes: $(cat "$TMP/sp.err" | head -c 400)"
 
+# Time bounds: a 3d search simulates only the candidates that can reach the best --top (the
+# rest counted as dropped), the same on one thread and two (the rows are compared with the
+# exhaustive search in test_search).
+B="transformer:layers=8,hidden=1024,heads=16,seq=1024,vocab=32000"
+for j in 1 2; do
+  "$DTSIM" search --model "$B" --system dgx-a100 --nodes 2 --global-batch 64 --precision bf16 \
+      --top 5 --offload none --jobs $j --json --csv "$TMP/b$j.csv" >"$TMP/b$j.json" 2>"$TMP/b$j.err"
+  grep -v "simulations in" "$TMP/b$j.err" >"$TMP/b$j.sum"
+done
+grep -q "cannot reach the best --top (lower bound of its time)" "$TMP/b1.sum" &&
+  [ "$(wc -l <"$TMP/b1.json")" -eq 5 ] && cmp -s "$TMP/b1.json" "$TMP/b2.json" &&
+  cmp -s "$TMP/b1.sum" "$TMP/b2.sum" && cmp -s "$TMP/b1.csv" "$TMP/b2.csv" &&
+  ok "3d search pruned by time bounds, the same on 1 and 2 threads" ||
+  bad "time bounds: $(head -c 600 "$TMP/b1.err")"
+
 # A scenario file works like the options.
 printf '[scenario]\nmodel = demo\nsystem = %s\nstrategy = dp\nallreduce = ring\noverlap = off\nbatch = 32\ntop = 1\n' "$PAIR" >"$TMP/s.ini"
 "$DTSIM" search "$TMP/s.ini" --json 2>/dev/null | grep -q '"configuration":"dp bucket-mib=25 batch=32"' &&

@@ -282,6 +282,92 @@ static void test_threads_same_output(void **state)
   assert_non_null(strstr(a, "rank"));
 }
 
+/* A small 3-D search, pruned by the time bounds or not (every candidate simulated). */
+static sim_search *tf_search(gboolean prune, int jobs)
+{
+  g_auto(sim_scenario) s;
+  sim_scenario_init(&s);
+  set(&s, "model", "transformer:layers=8,hidden=1024,heads=16,seq=1024,vocab=32000");
+  set(&s, "system", "dgx-a100");
+  set(&s, "nodes", "2");
+  set(&s, "global-batch", "64");
+  set(&s, "precision", "bf16");
+  set(&s, "top", "5");
+  set(&s, "offload", "none");
+  char text[16];
+  g_snprintf(text, sizeof text, "%d", jobs);
+  set(&s, "jobs", text);
+  g_autoptr(GError) error = NULL;
+  if (!sim_search_check(&s, &error))
+    fail_msg("check: %s", error->message);
+  sim_search *S = sim_search_new(&s, &error);
+  if (!S)
+    fail_msg("new: %s", error->message);
+  sim_search_set_pruning(S, prune);
+  if (!sim_search_run(S, NULL, NULL, &error))
+    fail_msg("run: %s", error->message);
+  return S;
+}
+
+static char *printed_rows(const sim_search *S)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  FILE *null = fopen("/dev/null", "w");
+  g_autoptr(trace_search_table) t = sim_search_table(S);
+  trace_search_print(t, TRUE, f, null);
+  fclose(null);
+  fclose(f);
+  return buf;
+}
+
+/* The time bound is a lower bound of every simulated candidate's analytic iteration, and
+ * pruning by it leaves the best rows as simulating every candidate finds them, byte for byte,
+ * while simulating fewer candidates; on one thread or two the pruned search is the same. */
+static void test_pruning_keeps_the_best(void **state)
+{
+  (void)state;
+  if (!sim_strategy_find("3d"))
+    skip();
+  g_autoptr(sim_search) all = tf_search(FALSE, 2);
+  guint n = sim_search_n_candidates(all);
+  assert_true(n > 100);
+  assert_int_equal(drops(all, "lower bound of its time"), 0);
+  const sim_search_result *analytic = sim_search_analytic(all);
+  guint unfit = 0;
+  for (guint i = 0; i < n; i++) {
+    uint64_t memory;
+    int64_t b = sim_search_bound_ps(all, i, &memory);
+    if (b <= 0)
+      fail_msg("%s: no bound", sim_search_label(all, i));
+    if (analytic[i].status == SIM_SEARCH_REFUSED)
+      continue;
+    /* The plan's memory known before simulating is the simulation's. */
+    assert_int_equal(memory, analytic[i].report.memory_per_device_bytes);
+    unfit += analytic[i].status == SIM_SEARCH_NO_FIT;
+    double t = analytic[i].report.iteration_time_s;
+    if ((double)b * 1e-12 > t)
+      fail_msg("%s: bound %.9f s above its time %.9f s", sim_search_label(all, i),
+               (double)b * 1e-12, t);
+  }
+  g_autoptr(sim_search) pruned = tf_search(TRUE, 2);
+  g_autoptr(sim_search) pruned1 = tf_search(TRUE, 1);
+  guint left_out = drops(pruned, "lower bound of its time");
+  assert_true(left_out > n / 2);
+  guint unfit_before = drops(pruned, "its plan, before simulating");
+  assert_true(unfit_before <= unfit);
+  assert_int_equal(sim_search_n_candidates(pruned) + left_out + unfit_before, n);
+  g_autofree char *a = printed_rows(all);
+  g_autofree char *b = printed_rows(pruned);
+  g_autofree char *c = printed_rows(pruned1);
+  assert_string_equal(a, b);
+  assert_string_equal(b, c);
+  g_autofree char *s2 = printed(pruned);
+  g_autofree char *s1 = printed(pruned1);
+  assert_string_equal(s1, s2);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -290,6 +376,7 @@ int main(void)
       cmocka_unit_test(test_3d_space_by_hand),
       cmocka_unit_test(test_nice_ceiling), cmocka_unit_test(test_kendall_tau),
       cmocka_unit_test(test_threads_same_output),
+      cmocka_unit_test(test_pruning_keeps_the_best),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

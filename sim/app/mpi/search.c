@@ -58,7 +58,13 @@ int comm_mpi__cmd_search(comm_mpi_ctx *ctx, int argc, char **argv)
   g_autoptr(sim_search) S = sim_search_new(&s, &error);
   if (!S)
     comm_mpi__fail_all(ctx, error);
-  spread(ctx, S, FALSE, NULL, sim_search_n_candidates(S), sim_search_analytic(S));
+  const guint *wave;
+  guint w;
+  while ((w = sim_search_next_wave(S, &wave)) > 0) {
+    g_autofree sim_search_result *out = g_new0(sim_search_result, w);
+    spread(ctx, S, FALSE, wave, w, out);
+    sim_search_wave_done(S, out);
+  }
   sim_search_rank(S);
   guint K;
   const guint *which = sim_search_finalists(S, &K);

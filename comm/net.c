@@ -967,12 +967,12 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   /* If every link of the route is free now, the flow is lone: it counts as active from the
    * end of its latency at its bottleneck rate, and needs a single event, its completion. It
    * has no class and no place on its links' class lists, only a mark on each (LINK_LONE,
-   * and itself in net->reserved_on), which is all a flow that joins one of them needs to find it: one that
-   * comes before that time sends it back to the ordinary path (unlone), one that comes later
-   * gives it the class it would have had (place_lone), as does a global fill. In an
-   * uncontended pattern this halves the events per transfer, and a lone flow's records are
-   * its own and its event. Traced runs take the ordinary path so that counters are stamped
-   * when rates really change. */
+   * and itself in net->reserved_on), which is all a flow that joins one of them needs to
+   * find it: one that comes before that time sends it back to the ordinary path (unlone),
+   * one that comes later gives it the class it would have had (place_lone), as does a
+   * global fill. In an uncontended pattern this halves the events per transfer, and a lone
+   * flow's records are its own and its event. Traced runs take the ordinary path so that
+   * counters are stamped when rates really change. */
   sim_engine *e = net->engine;
   if (!free_route) {
     f->ev = sim_engine_schedule_in(e, lat, flow_cb, f, EV_ACTIVATE);

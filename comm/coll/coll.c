@@ -95,6 +95,7 @@ void comm_coll_group_free(comm_coll_group *g)
   coll__nccl_routes_free(g->nccl_routes);
   g_free(g->lat_key);
   g_free(g->lat_ps);
+  g_free(g->ring_lat_ps);
   g_free(g->eps);
   g_free(g->node);
   g_free(g->rank);

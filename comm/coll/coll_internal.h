@@ -31,6 +31,11 @@ struct comm_coll_group {
   uint64_t *lat_key;
   sim_time_ps *lat_ps;
   uint32_t lat_mask, lat_used;   /* slots - 1; pairs held */
+  /* Per member, the slower of its two routes' latencies in the ring of the whole group (see
+   * ring_extra, phases.c), or NULL until first asked: a pipelined ring asks for every rank of
+   * every collective, and the two lookups in lat_key were a twentieth of an every-device 3-D
+   * run. Groups of more than COLL_LAT_MEMO_MEMBERS keep none, as lat_key. */
+  sim_time_ps *ring_lat_ps;
   /* The last closed form of nccl's own choice asked of this group, and its arguments: auto
    * compares it with the ring's and the run then asks it again (planning nccl on 16384 GPUs
    * takes half a second). A memo behind the const too. */

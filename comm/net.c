@@ -104,6 +104,9 @@ static void class_table_remove(class_table *t, uint64_t key)
  * cold record's link to the next was half of comm_net_send's time in an unfolded nccl run). A
  * slab's records are written only as they are first handed out, so that a run with few flows
  * in flight touches few pages of its slabs. */
+/* A lone flow's completion reads the first cache line of its record: its links up to four. */
+G_STATIC_ASSERT(offsetof(flow, links) + 4 * sizeof(uint32_t) <= 64 && sizeof(flow) == 128);
+
 static flow *flow_alloc(comm_net *net)
 {
   flow *f;

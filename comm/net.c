@@ -14,8 +14,8 @@
  * every class (incast, all-to-all), recomputes fill all live classes without searching for
  * the component, which gives the same rates (net_log.c). A class whose rate changes settles
  * its served bytes and moves its completion event with sim_engine_reschedule. A transfer sent
- * onto links nobody uses is reserved: one event, its completion, and no place on the links'
- * class lists until another flow meets it (see comm_net_send).
+ * onto links nobody uses is lone: one event, its completion, no class, and no place on the
+ * links' class lists until another flow meets it (see comm_net_send).
  *
  * `analytic`: one event per transfer at the idle-network time of comm_topology_p2p_time.
  *
@@ -104,6 +104,9 @@ static void class_table_remove(class_table *t, uint64_t key)
  * cold record's link to the next was half of comm_net_send's time in an unfolded nccl run). A
  * slab's records are written only as they are first handed out, so that a run with few flows
  * in flight touches few pages of its slabs. */
+/* A lone flow's completion reads the first cache line of its record: its links up to four. */
+G_STATIC_ASSERT(offsetof(flow, links) + 4 * sizeof(uint32_t) <= 64 && sizeof(flow) == 128);
+
 static flow *flow_alloc(comm_net *net)
 {
   flow *f;
@@ -111,7 +114,8 @@ static flow *flow_alloc(comm_net *net)
     f = net->rec.free_flows.v[--net->rec.free_flows.n];
   } else {
     if (net->rec.slabs->len == 0 || net->rec.flows_fresh == FLOWS_PER_SLAB) {
-      g_ptr_array_add(net->rec.slabs, g_new(flow, FLOWS_PER_SLAB));
+      g_ptr_array_add(net->rec.slabs,
+                      g_aligned_alloc(FLOWS_PER_SLAB, sizeof(flow), _Alignof(flow)));
       net->rec.flows_fresh = 0;
     }
     f = (flow *)g_ptr_array_index(net->rec.slabs, net->rec.slabs->len - 1) + net->rec.flows_fresh++;
@@ -120,6 +124,7 @@ static flow *flow_alloc(comm_net *net)
   f->ev = NULL;
   f->cls = NULL;
   f->span = 0;
+  f->lone_pos = LONE_NONE;
   return f;
 }
 
@@ -156,7 +161,6 @@ static fclass *class_alloc(comm_net *net, comm_ep src, comm_ep dst, const uint32
   c->epoch = 0;
   c->in_use = TRUE;
   c->reserved = FALSE;
-  c->unplaced = FALSE;
   c->moved = FALSE;
   c->rate = 0.0;
   c->served = 0.0;
@@ -353,7 +357,7 @@ static void link_add(comm_net *net, fclass *c, uint32_t h)
     L->cls = g_renew(fclass *, L->cls, L->cap);
   }
   if (L->n == 0) {
-    net->link_busy[c->hops[h].link] = 1;
+    net->link_busy[c->hops[h].link] = LINK_CLASSES;   /* was free, or had a lone flow */
     L->live_pos = net->live_links.n;
     VEC_PUSH(&net->live_links, c->hops[h].link);
   }
@@ -370,7 +374,7 @@ static void link_remove(comm_net *net, fclass *c, uint32_t h)
   L->flows -= c->count;
   fclass *moved = L->cls[--L->n];
   if (L->n == 0) {
-    net->link_busy[l] = 0;
+    net->link_busy[l] = LINK_FREE;
     uint32_t last = net->live_links.v[--net->live_links.n];
     net->live_links.v[L->live_pos] = last;
     net->links[last].live_pos = L->live_pos;
@@ -390,7 +394,7 @@ static void link_remove(comm_net *net, fclass *c, uint32_t h)
 
 static void recompute_cb(sim_engine *engine, void *data, uint64_t arg);
 static void class_cb(sim_engine *engine, void *data, uint64_t arg);
-static void place_reserved(comm_net *net, fclass *c);
+static void place_lone(comm_net *net, flow *f);
 static void flow_cb(sim_engine *engine, void *data, uint64_t arg);
 
 static void want_recompute(comm_net *net)
@@ -454,9 +458,8 @@ static void recompute_from(comm_net *net, fclass *seed)
  * accuracy. */
 static void recompute_all(comm_net *net)
 {
-  for (uint32_t i = 0; i < net->live_classes.n; i++)
-    if (net->live_classes.v[i]->unplaced)
-      place_reserved(net, net->live_classes.v[i]);
+  while (net->rec.lone.n > 0)
+    place_lone(net, net->rec.lone.v[net->rec.lone.n - 1]);
   /* Fills over few links (scanned, not heaped) are not logged: they cost little. */
   if (net->live_links.n <= FILL_SCAN_LINKS) {
     for (uint32_t i = 0; i < net->live_classes.n; i++)
@@ -511,8 +514,9 @@ static void recompute(comm_net *net)
     /* When what changed reached nearly every live class (one big component, as under incast
      * or all-to-all traffic), the next recomputes skip the search; a search every
      * GLOBAL_RUNS + 1 recomputes checks that this still holds. Observed runs keep to the
-     * search, whose NIC counters are stamped only for the links it reached. */
-    uint32_t live = net->live_classes.n;
+     * search, whose NIC counters are stamped only for the links it reached. Lone flows count
+     * as the classes of their own they would be. */
+    uint32_t live = net->live_classes.n + net->rec.lone.n;
     if (!net->plain && live >= GLOBAL_MIN_CLASSES && net->rc.covered >= live - live / 8 &&
         !sim_engine_has_observers(net->engine))
       net->rc.global_left = GLOBAL_RUNS;
@@ -528,44 +532,86 @@ static void recompute_cb(sim_engine *engine, void *data, uint64_t arg)
   recompute(data);
 }
 
-/* The marks of an unplaced reserved class on its links go. */
-static void unmark_reserved(comm_net *net, const fclass *c)
+/* The links of a lone flow's route: its own copy, or the route worked out again into
+ * net->route.buf. */
+static inline const uint32_t *lone_links(comm_net *net, const flow *f)
 {
-  for (uint32_t h = 0; h < c->nhops; h++)
-    net->reserved_on[c->hops[h].link] = NULL;
+  if (f->nlinks <= LONE_HOPS)
+    return f->links;
+  comm__route(net->topo, f->src, f->dst, net->route.buf);
+  return net->route.buf;
 }
 
-/* A class reserved at send time (see comm_net_send) whose latency has not yet run out, met by
- * a flow joining one of its links: its one flow goes back to the ordinary path, leaving its
- * links until its activation event at the end of its latency, and the class goes away. */
+/* A lone flow leaves net->rec.lone: the last of them, the one sent most recently, takes its
+ * place. */
+static inline void lone_unlist(comm_net *net, flow *f)
+{
+  flow *last = net->rec.lone.v[--net->rec.lone.n];
+  net->rec.lone.v[f->lone_pos] = last;
+  last->lone_pos = f->lone_pos;
+  f->lone_pos = LONE_NONE;
+}
+
+/* A lone flow leaves: the marks on its links go, and its place in net->rec.lone. Its entries
+ * of net->reserved_on are left as they are: nothing reads them on a free link. */
+static void lone_drop(comm_net *net, flow *f)
+{
+  const uint32_t *links = lone_links(net, f);
+  for (uint32_t h = 0; h < f->nlinks; h++)
+    net->link_busy[links[h]] = LINK_FREE;
+  lone_unlist(net, f);
+}
+
+/* A lone flow whose latency has not yet run out, met by a flow joining one of its links: it
+ * goes back to the ordinary path, leaving its links until its activation event at the end
+ * of its latency. */
+static void unlone(comm_net *net, flow *f)
+{
+  lone_drop(net, f);
+  sim_engine_cancel(net->engine, f->ev);
+  f->ev = sim_engine_schedule_at(net->engine, f->start_ps, flow_cb, f, EV_ACTIVATE);
+}
+
+/* A class of its own for a lone flow whose latency has run out, met by a flow joining one of
+ * its links (or before a global fill, which reads the class lists of every live link): it
+ * goes on its links' class lists, where it would have been since it started; it was alone on
+ * each, so it takes the first place, as it would have. Its completion event stays, as the
+ * class's. The class is reserved: not found by flows of its route that activate later, which
+ * make a class of their own beside it, and max-min sharing gives them the same rate. */
+static void place_lone(comm_net *net, flow *f)
+{
+  lone_unlist(net, f);
+  const uint32_t *links = lone_links(net, f);
+  fclass *c = class_alloc(net, f->src, f->dst, links, f->nlinks, FALSE);
+  c->count = 1;
+  c->reserved = TRUE;
+  double r = INFINITY;
+  for (uint32_t h = 0; h < c->nhops; h++)
+    r = MIN(r, link_capacity(net, c->hops[h].link));
+  c->rate = r;
+  c->last_ps = f->start_ps;
+  c->ev = f->ev;
+  f->ev = NULL;
+  f->cls = c;
+  class_push(c, f);
+  for (uint32_t h = 0; h < c->nhops; h++)
+    link_add(net, c, h);
+  class_links_dirty(net, c);
+}
+
+/* A class of a lone flow met by a flow joining one of its links before its latency ran out
+ * (see place_lone): its one flow goes back to the ordinary path, as unlone's. */
 static void unreserve(comm_net *net, fclass *c)
 {
   g_assert(c->count == 1 && c->hn == 1);
   flow *x = c->heap[0];
-  if (c->unplaced) {
-    unmark_reserved(net, c);
-  } else {
-    for (uint32_t h = 0; h < c->nhops; h++)
-      link_remove(net, c, h);
-    class_links_dirty(net, c);
-  }
+  for (uint32_t h = 0; h < c->nhops; h++)
+    link_remove(net, c, h);
+  class_links_dirty(net, c);
   sim_engine_cancel(net->engine, c->ev);
   x->cls = NULL;
   x->ev = sim_engine_schedule_at(net->engine, c->last_ps, flow_cb, x, EV_ACTIVATE);
   class_release(net, c);
-}
-
-/* An unplaced reserved class goes on its links' class lists, where it would have been since it
- * was sent: it was alone on each, so it takes the first place, as it would have. Needed when
- * a flow joins one of its links after its latency ran out, and before a global fill, which
- * reads the lists of every live link. */
-static void place_reserved(comm_net *net, fclass *c)
-{
-  c->unplaced = FALSE;
-  unmark_reserved(net, c);
-  for (uint32_t h = 0; h < c->nhops; h++)
-    link_add(net, c, h);
-  class_links_dirty(net, c);
 }
 
 /* ---- Events -------------------------------------------------------------------------------- */
@@ -626,11 +672,12 @@ static void activate(comm_net *net, flow *f)
   double r = INFINITY;
   for (uint32_t h = 0; h < n; h++) {
     link_state *L = &net->links[c->hops[h].link];
-    fclass *u = net->reserved_on[c->hops[h].link];
-    if (u && u->last_ps > now)
-      unreserve(net, u);
+    flow *u = net->link_busy[c->hops[h].link] == LINK_LONE ? net->reserved_on[c->hops[h].link]
+                                                            : NULL;
+    if (u && u->start_ps > now)
+      unlone(net, u);
     else if (u)
-      place_reserved(net, u);
+      place_lone(net, u);
     for (uint32_t j = 0; j < L->n;) {
       fclass *x = L->cls[j];
       if (x->reserved && x->last_ps > now)
@@ -661,14 +708,30 @@ static void activate(comm_net *net, flow *f)
   }
 }
 
+/* A lone flow is done: it was alone on every link, so nobody else's rate changes, and its
+ * event, timed by its rate that never changed, is its end. */
+static void lone_done(comm_net *net, flow *f)
+{
+  /* Its callback's data, long out of the cache, comes in while its marks go. */
+  __builtin_prefetch(f->user);
+  lone_drop(net, f);
+  finish(net, f);
+}
+
 static void flow_cb(sim_engine *engine, void *data, uint64_t arg)
 {
   flow *f = data;
   f->ev = NULL;
-  if (arg == EV_ACTIVATE)
+  if (arg == EV_LONE) {
+    if (f->lone_pos != LONE_NONE)
+      lone_done(f->net, f);
+    else
+      class_cb(engine, f->cls, EV_COMPLETE);   /* placed since: the event is its class's */
+  } else if (arg == EV_ACTIVATE) {
     activate(f->net, f);
-  else
+  } else {
     finish(f->net, f);
+  }
 }
 
 /* The first flows of a class are done: every flow whose end, by the same formula that timed
@@ -681,18 +744,6 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
   sim_time_ps now = sim_engine_now(engine);
   c->ev = NULL;
   net->rec.finished.n = 0;
-  if (c->unplaced) {
-    /* A reserved flow still alone on its links: its rate never changed, so its event is its
-     * end, by the formula that timed it (a lone flow of a step-by-step ring: that formula,
-     * worked out again here, was a tenth of its run). */
-#ifndef NDEBUG
-    g_assert(c->hn == 1 && class_first_end(c) == now);
-#endif
-    VEC_PUSH(&net->rec.finished, class_pop(c));
-    net->rec.finished.v[0]->cls = NULL;
-    /* Its callback's data, long out of the cache, comes in while the class is released. */
-    __builtin_prefetch(net->rec.finished.v[0]->user);
-  }
   while (c->hn > 0 && class_first_end(c) <= now) {
     flow *f = class_pop(c);
     f->cls = NULL;
@@ -704,23 +755,18 @@ static void class_cb(sim_engine *engine, void *data, uint64_t arg)
     return;
   }
   c->count -= k;
-  if (c->unplaced) {
-    /* Its one flow is done, and it was alone on every link: nobody else's rate changes. */
-    unmark_reserved(net, c);
-  } else {
-    class_links_dirty(net, c);
-    gboolean observed = net->obs.tracks_made && sim_engine_has_observers(engine);
-    for (uint32_t h = 0; h < c->nhops; h++) {
-      uint32_t l = c->hops[h].link, node, nic;
-      link_state *L = &net->links[l];
-      L->flows -= k;
-      if (c->count == 0)
-        link_remove(net, c, h);
-      if (L->flows > 0)
-        VEC_PUSH(&net->rc.seed_links, l);
-      else if (observed && comm__nic_uplink(net->topo, l, &node, &nic))
-        sim_engine_counter(engine, net->obs.node_proc[node], net->obs.nic_counter_names[nic], 0.0);
-    }
+  class_links_dirty(net, c);
+  gboolean observed = net->obs.tracks_made && sim_engine_has_observers(engine);
+  for (uint32_t h = 0; h < c->nhops; h++) {
+    uint32_t l = c->hops[h].link, node, nic;
+    link_state *L = &net->links[l];
+    L->flows -= k;
+    if (c->count == 0)
+      link_remove(net, c, h);
+    if (L->flows > 0)
+      VEC_PUSH(&net->rc.seed_links, l);
+    else if (observed && comm__nic_uplink(net->topo, l, &node, &nic))
+      sim_engine_counter(engine, net->obs.node_proc[node], net->obs.nic_counter_names[nic], 0.0);
   }
   if (c->count == 0)
     class_release(net, c);
@@ -749,11 +795,11 @@ comm_net *comm_net_new(sim_engine *engine, const comm_topology *topo, comm_net_m
   net->endpoints = comm__endpoints(topo);
   if (model == COMM_NET_FLOW) {
     net->links = g_new0(link_state, net->nlinks);
-    net->reserved_on = g_new0(fclass *, net->nlinks);
+    net->reserved_on = g_new0(flow *, net->nlinks);
     net->link_busy = g_new0(uint8_t, net->nlinks);
     net->link_class = g_new0(const comm__link_class *, net->nlinks);
   }
-  net->rec.slabs = g_ptr_array_new_with_free_func(g_free);
+  net->rec.slabs = g_ptr_array_new_with_free_func(g_aligned_free);
   net->rec.class_slabs = g_ptr_array_new_with_free_func(g_aligned_free);
   net->route.buf = g_new(uint32_t, comm__route_max(topo) + 1);
   net->fill.touch_mark = 1;
@@ -820,6 +866,7 @@ void comm_net_free(comm_net *net)
     g_free(net->links[net->held_links.v[i]].cls);
   g_free(net->held_links.v);
   g_free(net->rec.free_flows.v);
+  g_free(net->rec.lone.v);
   g_free(net->rec.free_classes.v);
   g_free(net->links);
   g_free(net->rec.analytic_free);
@@ -919,41 +966,42 @@ void comm_net_send(comm_net *net, comm_ep src, comm_ep dst, uint64_t bytes, comm
   f->start_ps = sim_time_add_sat(sim_engine_now(net->engine), lat);
   gboolean free_route = !net->plain && !sim_engine_has_observers(net->engine);
   for (uint32_t i = 0; i < n && free_route; i++)
-    free_route = !net->link_busy[route[i]] && !net->reserved_on[route[i]];
-  /* If every link of the route is free now, the flow is placed on them at once in a class of
-   * its own, reserved: it counts as active from the end of its latency at its bottleneck
-   * rate, and needs a single event, its completion. A flow that joins one of its links
-   * before that time sends it back to the ordinary path (unreserve); one that joins later
-   * finds an active flow. In an uncontended pattern this halves the events per transfer.
-   * While it stays alone it is not put on its links' class lists but only marked on them
-   * (reserved_on), which is all a joining flow needs to find it; it goes on the lists when it
-   * meets a flow after its latency or a global fill comes (place_reserved). Traced runs take
-   * the ordinary path so that counters are stamped when rates really change. */
+    free_route = net->link_busy[route[i]] == LINK_FREE;
+  /* If every link of the route is free now, the flow is lone: it counts as active from the
+   * end of its latency at its bottleneck rate, and needs a single event, its completion. It
+   * has no class and no place on its links' class lists, only a mark on each (LINK_LONE,
+   * and itself in net->reserved_on), which is all a flow that joins one of them needs to
+   * find it: one that comes before that time sends it back to the ordinary path (unlone),
+   * one that comes later gives it the class it would have had (place_lone), as does a
+   * global fill. In an uncontended pattern this halves the events per transfer, and a lone
+   * flow's records are its own and its event. Traced runs take the ordinary path so that
+   * counters are stamped when rates really change. */
   sim_engine *e = net->engine;
   if (!free_route) {
     f->ev = sim_engine_schedule_in(e, lat, flow_cb, f, EV_ACTIVATE);
     return;
   }
-  fclass *c = class_alloc(net, src, dst, route, n, FALSE);
-  c->count = 1;
-  c->reserved = TRUE;
-  c->unplaced = TRUE;
-  double r = INFINITY;
+  f->nlinks = n;
   for (uint32_t h = 0; h < n; h++) {
-    net->reserved_on[route[h]] = c;
-    if (!m)
-      r = MIN(r, link_capacity(net, c->hops[h].link));
+    net->link_busy[route[h]] = LINK_LONE;
+    net->reserved_on[route[h]] = f;
+    if (h < LONE_HOPS)
+      f->links[h] = route[h];
   }
-  c->rate = m ? m->Bps : r;
-  c->last_ps = sim_time_add_sat(sim_engine_now(e), lat);
+  f->lone_pos = net->rec.lone.n;
+  VEC_PUSH(&net->rec.lone, f);
   f->target = (double)bytes;
   f->seq = net->rec.next_seq++;
-  f->cls = c;
-  class_push(c, f);
-  /* class_first_end(c), whose work is target - served = bytes - 0.0 at rate m->Bps: the
-   * memo's figure for this size. */
-  sim_time_ps end = m ? sim_time_add_sat(c->last_ps, m->alone_ps) : class_first_end(c);
-  c->ev = sim_engine_schedule_at(e, end, class_cb, c, EV_COMPLETE);
+  /* class_first_end of the class it would have had: its work, bytes - 0.0 served, at the
+   * route's bottleneck rate (the memo's figure for this size). */
+  sim_time_ps alone = m ? m->alone_ps : 0;
+  if (!m) {
+    double r = INFINITY;
+    for (uint32_t h = 0; h < n; h++)
+      r = MIN(r, link_capacity(net, route[h]));
+    alone = sim_time_for_work((double)bytes - 0.0, r);
+  }
+  f->ev = sim_engine_schedule_at(e, sim_time_add_sat(f->start_ps, alone), flow_cb, f, EV_LONE);
 }
 
 

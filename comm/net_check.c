@@ -8,9 +8,10 @@
  *   records  every live class is in use, at its place in net->live_classes, with as many
  *            flows as its heap holds, each pointing back to it and in (target, seq) order, and
  *            a completion event; a class on its links' lists sits at the slot its hop names;
- *            an unplaced reserved class is on no list and marked on every link of its route
- *            (net->reserved_on); every live link is at its place in net->live_links and
- *            counts the flows of its classes;
+ *            a lone flow is at its place in net->rec.lone, has an event, and is alone on
+ *            every link of its route, marked there (net->link_busy, net->reserved_on);
+ *            every live link is at its place in net->live_links and counts the flows of
+ *            its classes;
  *   capacity the flows on a link have rates that add up to at most its capacity;
  *   fairness every class has a bottleneck on its route: a link whose capacity its flows use up
  *            and where no flow has a larger rate. A flow without one could take more of
@@ -66,11 +67,7 @@ static gboolean check_class(const comm_net *net, const fclass *c, GError **error
   for (uint32_t h = 0; h < c->nhops; h++) {
     uint32_t l = c->hops[h].link;
     const link_state *L = &net->links[l];
-    if (c->unplaced) {
-      if (net->reserved_on[l] != c || L->n != 0)
-        return breach(error, net, "unplaced reserved class %u -> %u is not alone on link %u",
-                      src, dst, l);
-    } else if (c->hops[h].slot >= L->n || L->cls[c->hops[h].slot] != c) {
+    if (c->hops[h].slot >= L->n || L->cls[c->hops[h].slot] != c) {
       return breach(error, net, "class %u -> %u is not at slot %u of link %u", src, dst,
                     c->hops[h].slot, l);
     }
@@ -139,20 +136,12 @@ static gboolean check_set(comm_net *net, const classvec *cc, const u32vec *cl, G
       return FALSE;
     if (net->rc.pending)
       continue;
-    double bottleneck = INFINITY;
     gboolean fair = FALSE;
     for (uint32_t h = 0; h < c->nhops && !fair; h++) {
       uint32_t l = c->hops[h].link;
       double cap = link_capacity(net, l);
-      bottleneck = MIN(bottleneck, cap);
-      if (c->unplaced)
-        continue;
       fair = load[l] >= cap * (1.0 - CHECK_REL) && c->rate >= top[l] * (1.0 - CHECK_REL);
     }
-    /* An unplaced reserved class is alone on its links: its bottleneck is the route's. */
-    if (c->unplaced)
-      fair = c->rate <= bottleneck * (1.0 + CHECK_REL) &&
-             c->rate >= bottleneck * (1.0 - CHECK_REL);
     if (!fair)
       return breach(error, net, "class %u -> %u (%u flows at %.17g B/s) has no bottleneck link: "
                     "not max-min fair", (uint32_t)(c->key >> 32), (uint32_t)c->key, c->count,
@@ -166,12 +155,25 @@ gboolean comm_net_check(comm_net *net, GError **error)
   g_return_val_if_fail(net != NULL, FALSE);
   if (net->model != COMM_NET_FLOW)
     return TRUE;
-  for (uint32_t i = 0; i < net->live_classes.n; i++)
-    if (net->live_classes.v[i]->unplaced)
-      for (uint32_t h = 0; h < net->live_classes.v[i]->nhops; h++)
-        if (net->links[net->live_classes.v[i]->hops[h].link].n != 0)
-          return breach(error, net, "an unplaced reserved class shares link %u",
-                        net->live_classes.v[i]->hops[h].link);
+  for (uint32_t i = 0; i < net->rec.lone.n; i++) {
+    const flow *f = net->rec.lone.v[i];
+    if (f->lone_pos != i || f->ev == NULL || f->cls != NULL)
+      return breach(error, net, "lone flow %u -> %u is not at its place %u of the lone flows, "
+                    "or has no event, or a class", f->src, f->dst, i);
+    /* Its links: its own copy, or its route again (comm__route is a pure function). */
+    g_autofree uint32_t *route = NULL;
+    const uint32_t *links = f->links;
+    if (f->nlinks > LONE_HOPS) {
+      route = g_new(uint32_t, comm__route_max(net->topo) + 1);
+      comm__route(net->topo, f->src, f->dst, route);
+      links = route;
+    }
+    for (uint32_t h = 0; h < f->nlinks; h++)
+      if (net->links[links[h]].n != 0 || net->link_busy[links[h]] != LINK_LONE ||
+          net->reserved_on[links[h]] != f)
+        return breach(error, net, "lone flow %u -> %u is not alone on link %u, or not marked "
+                      "there", f->src, f->dst, links[h]);
+  }
   return check_set(net, &net->live_classes, &net->live_links, error);
 }
 

@@ -32,7 +32,7 @@
  * more, it keeps them in a heap. */
 #define FILL_SCAN_LINKS 64
 
-enum { EV_ACTIVATE, EV_COMPLETE, EV_INSTANT, EV_RECOMPUTE };
+enum { EV_ACTIVATE, EV_COMPLETE, EV_INSTANT, EV_RECOMPUTE, EV_LONE };
 
 typedef struct flow flow;
 typedef struct fclass fclass;
@@ -42,21 +42,37 @@ typedef struct {
   uint32_t slot;   /* position of this class in the link's class list */
 } hop;
 
+/* Links of a route a lone flow keeps in its record; a longer route is worked out again when
+ * it is needed (comm__route: a pure function of the topology and the ends). */
+#define LONE_HOPS 8
+#define LONE_NONE UINT32_MAX
+/* What is on a link (net->link_busy). */
+enum { LINK_FREE, LINK_CLASSES, LINK_LONE };
+
 /* One transfer. While it shares links it belongs to the class of its route; before (waiting
- * out its latency) and for instant transfers it has its own event. */
+ * out its latency) and for instant transfers it has its own event. A transfer sent onto free
+ * links is lone (see comm_net_send): it has no class, only its completion event, and its
+ * links are marked with it (LINK_LONE in net->link_busy, itself in net->reserved_on).
+ *
+ * Laid out by use: the first cache line holds what the completion of a lone flow reads (a
+ * step-by-step ring keeps thousands in flight, each written when sent and read when done,
+ * long out of the cache); records are aligned to cache lines (slabs from g_aligned_alloc). */
 struct flow {
   comm_net *net;
   comm_done_fn done;
   void *user;
-  sim_event *ev;         /* pending activation or instant completion, or NULL */
+  sim_event *ev;         /* pending activation, instant or lone completion, or NULL */
+  uint64_t span;
+  uint32_t lone_pos;     /* position in net->rec.lone while lone, else LONE_NONE */
+  uint32_t nlinks;       /* links of its route (while lone) */
+  uint32_t links[LONE_HOPS];  /* the first of them, all of them if nlinks <= LONE_HOPS */
   fclass *cls;           /* the class it is active in, or NULL */
   double target;         /* class service (bytes per flow) at which all its bytes are sent */
   uint64_t seq;          /* activation order: ties between equal targets */
-  uint64_t span;
   uint64_t bytes;
   comm_ep src, dst;
   sim_time_ps start_ps;  /* when its bytes start moving (after the route's latency) */
-};
+} __attribute__((aligned(64)));
 
 /* The active flows of one route (source, destination). Max-min fairness gives flows with the
  * same links the same rate, so rates are computed per class and every flow of a class is
@@ -87,10 +103,8 @@ struct fclass {
   uint32_t live_pos;     /* position in net->live_classes */
   gboolean moved;        /* its first completion moved without a rate change */
   gboolean in_use;
-  gboolean reserved;     /* sent onto links nobody used, active from last_ps on at its
-                          * bottleneck rate (see comm_net_send) */
-  gboolean unplaced;     /* reserved and still alone on its links: kept off their class lists,
-                          * marked in net->reserved_on instead (see comm_net_send) */
+  gboolean reserved;     /* the class of a lone flow that met another (place_lone): active
+                          * from last_ps on, its one flow sent at its bottleneck rate */
   gboolean hashed;       /* in net->rec.classes, where activating flows find their route's class */
   double next_rate;      /* progressive filling scratch; < 0 while unfixed */
   flow *inline_heap[2];  /* the heap while it holds at most two flows: most classes have one,
@@ -214,6 +228,7 @@ typedef struct {
   flowvec free_flows;    /* released records, the last released last (reused first) */
   GPtrArray *class_slabs;
   classvec free_classes; /* as free_flows */
+  flowvec lone;          /* lone flows (see comm_net_send), each at its lone_pos */
   uint32_t flows_fresh;    /* flows of the last slab handed out; the others never written */
   uint32_t classes_fresh;  /* the same for classes */
   class_table classes;   /* hashed classes by route (src << 32 | dst) */
@@ -294,10 +309,10 @@ struct comm_net {
 
   /* Links and classes in use, read by every part. */
   link_state *links;     /* per directed link */
-  fclass **reserved_on;  /* per directed link: the unplaced reserved class on it, or NULL */
-  uint8_t *link_busy;    /* per directed link: 1 while classes are on its list (links[l].n > 0),
-                          * read by a send that looks for free links without the link's
-                          * record */
+  flow **reserved_on;    /* per directed link: the lone flow on it, while link_busy says so */
+  uint8_t *link_busy;    /* per directed link: LINK_FREE, LINK_CLASSES while classes are on its
+                          * list (links[l].n > 0), or LINK_LONE; read by a send that looks for
+                          * free links, one byte instead of the link's record and its mark */
   uint64_t nlinks;
   uint64_t endpoints;    /* comm__endpoints(topo): valid endpoints are below it */
   const comm__link_class **link_class; /* per directed link, looked up once (flow model) */

@@ -318,7 +318,7 @@ static const comm_coll_algorithm *nccl_or_ring(const comm_coll_group *g,
   return t_ring < t_nccl ? ring : nccl;
 }
 
-static const comm_coll_algorithm *auto_pick(const comm_coll_group *g, const comm_coll_args *a)
+static const comm_coll_algorithm *auto_choose(const comm_coll_group *g, const comm_coll_args *a)
 {
   gboolean accelerators = on_accelerators(g);
   if (g->n > (accelerators ? AUTO_NCCL_MAX_RANKS : AUTO_MAX_RANKS))
@@ -340,6 +340,22 @@ static const comm_coll_algorithm *auto_pick(const comm_coll_group *g, const comm
     }
   }
   return best != NULL ? best : &coll__algorithms[ALG_RING];
+}
+
+/* auto_choose, remembered with the group (see comm_coll_group: pick_memo). */
+static const comm_coll_algorithm *auto_pick(const comm_coll_group *g, const comm_coll_args *a)
+{
+  comm_coll_group *memo = (comm_coll_group *)g;
+  for (uint32_t i = 0; i < memo->pick_memos; i++)
+    if (coll__same_args(&memo->pick_memo[i].args, a))
+      return memo->pick_memo[i].algo;
+  const comm_coll_algorithm *algo = auto_choose(g, a);
+  uint32_t k = memo->pick_next;
+  memo->pick_memo[k].args = *a;
+  memo->pick_memo[k].algo = algo;
+  memo->pick_next = (k + 1) % COLL_PICK_MEMOS;
+  memo->pick_memos = MAX(memo->pick_memos, k + 1);
+  return algo;
 }
 
 /* ---- The registry ------------------------------------------------------------------------ */

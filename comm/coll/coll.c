@@ -95,6 +95,7 @@ void comm_coll_group_free(comm_coll_group *g)
   coll__nccl_routes_free(g->nccl_routes);
   g_free(g->lat_key);
   g_free(g->lat_ps);
+  g_free(g->ring_lat_ps);
   g_free(g->eps);
   g_free(g->node);
   g_free(g->rank);
@@ -134,14 +135,6 @@ static sim_time_ps plan_analytic(const coll__plan *plan, const comm_coll_args *a
   return total;
 }
 
-/* The arguments that a collective's closed form depends on are the same. */
-static gboolean same_args(const comm_coll_args *a, const comm_coll_args *b)
-{
-  return a->op == b->op && a->bytes == b->bytes && a->root == b->root &&
-         a->reduce_Bps == b->reduce_Bps && a->chunk_bytes == b->chunk_bytes &&
-         a->form == b->form && a->launch_ps == b->launch_ps && a->step_ps == b->step_ps;
-}
-
 gboolean comm_coll_analytic_time(const comm_topology *topo, const comm_coll_group *group,
                                  const comm_coll_algorithm *algo, const comm_coll_args *args,
                                  sim_time_ps *out_ps, GError **error)
@@ -150,7 +143,8 @@ gboolean comm_coll_analytic_time(const comm_topology *topo, const comm_coll_grou
   algo = comm_coll_resolve(algo, group, args);
   if (algo->nccl) {
     comm_coll_group *memo = (comm_coll_group *)group;
-    if (!algo->forced && memo->nccl_memo_valid && same_args(&memo->nccl_memo_args, args)) {
+    if (!algo->forced && memo->nccl_memo_valid &&
+        coll__same_args(&memo->nccl_memo_args, args)) {
       *out_ps = memo->nccl_memo_ps;
       return TRUE;
     }

@@ -7,6 +7,10 @@
 
 #include "coll.h"
 
+/* A group's memo of auto's choices: a tensor-parallel group runs a few sizes and operations
+ * (forward and backward, all-reduce or all-gather and reduce-scatter). */
+#define COLL_PICK_MEMOS 4
+
 struct comm_coll_group {
   const comm_topology *topo;
   uint32_t n;
@@ -27,13 +31,36 @@ struct comm_coll_group {
   uint64_t *lat_key;
   sim_time_ps *lat_ps;
   uint32_t lat_mask, lat_used;   /* slots - 1; pairs held */
+  /* Per member, the slower of its two routes' latencies in the ring of the whole group (see
+   * ring_extra, phases.c), or NULL until first asked: a pipelined ring asks for every rank of
+   * every collective, and the two lookups in lat_key were a twentieth of an every-device 3-D
+   * run. Groups of more than COLL_LAT_MEMO_MEMBERS keep none, as lat_key. */
+  sim_time_ps *ring_lat_ps;
   /* The last closed form of nccl's own choice asked of this group, and its arguments: auto
    * compares it with the ring's and the run then asks it again (planning nccl on 16384 GPUs
    * takes half a second). A memo behind the const too. */
   gboolean nccl_memo_valid;
   comm_coll_args nccl_memo_args;
   sim_time_ps nccl_memo_ps;
+  /* The last choices of auto for this group and their arguments (auto_pick, algorithms.c): a
+   * run asks again for every collective it starts (the adapter, comm_coll_new and the plan
+   * each resolve the algorithm), and on accelerators each answer worked out the ring's closed
+   * form, routes and all (a fifth of an every-device 3-D run). The choice depends on nothing
+   * else; a memo behind the const too, COLL_PICK_MEMOS entries filled in turn. */
+  struct {
+    comm_coll_args args;
+    const comm_coll_algorithm *algo;
+  } pick_memo[COLL_PICK_MEMOS];
+  uint32_t pick_memos, pick_next;   /* entries held; the one filled next */
 };
+
+/* The arguments that a collective's closed form, and auto's choice, depend on are the same. */
+static inline gboolean coll__same_args(const comm_coll_args *a, const comm_coll_args *b)
+{
+  return a->op == b->op && a->bytes == b->bytes && a->root == b->root &&
+         a->reduce_Bps == b->reduce_Bps && a->chunk_bytes == b->chunk_bytes &&
+         a->form == b->form && a->launch_ps == b->launch_ps && a->step_ps == b->step_ps;
+}
 
 typedef struct {
   uint32_t peer;         /* group index */

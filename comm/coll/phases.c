@@ -436,13 +436,33 @@ static uint32_t ring_steps(const coll__phase *ph)
   return ph->pipelined ? 1 : ph->m - 1;
 }
 
-/* Latency of the ring steps folded into one pipelined flow: every step after the first pays
- * the slower of the rank's two ring routes once more. */
-static sim_time_ps ring_extra(const coll__phase *ph, uint32_t r)
+/* The slower of rank r's two ring routes (from the one before it, to the one after). */
+static sim_time_ps ring_hop_latency(const coll__phase *ph, uint32_t r)
 {
   uint32_t p = coll__pos(ph, r);
   uint32_t next = coll__member(ph, r, p + 1), prev = coll__member(ph, r, p + ph->m - 1);
-  sim_time_ps lat = MAX(coll__latency(ph->group, prev, r), coll__latency(ph->group, r, next));
+  return MAX(coll__latency(ph->group, prev, r), coll__latency(ph->group, r, next));
+}
+
+/* Latency of the ring steps folded into one pipelined flow: every step after the first pays
+ * the slower of the rank's two ring routes once more. The ring of the whole group keeps its
+ * ranks' figures with the group (comm_coll_group: ring_lat_ps), worked out for all at once:
+ * every rank asks. */
+static sim_time_ps ring_extra(const coll__phase *ph, uint32_t r)
+{
+  const comm_coll_group *g = ph->group;
+  sim_time_ps lat;
+  if (ph->m == g->n && ph->stride == 1 && g->n <= COLL_LAT_MEMO_MEMBERS) {
+    comm_coll_group *memo = (comm_coll_group *)g;
+    if (memo->ring_lat_ps == NULL) {
+      memo->ring_lat_ps = g_new(sim_time_ps, g->n);
+      for (uint32_t k = 0; k < g->n; k++)
+        memo->ring_lat_ps[k] = ring_hop_latency(ph, k);
+    }
+    lat = memo->ring_lat_ps[r];
+  } else {
+    lat = ring_hop_latency(ph, r);
+  }
   sim_time_ps extra = 0;
   if (!sim_time_mul(lat, (int64_t)ph->m - 2, &extra))
     extra = SIM_TIME_MAX;

@@ -622,6 +622,17 @@ static void test_auto_fastest(void **state)
           assert_true(c->time_ps <= coll__nccl_chosen(y)->time_ps);
       }
   }
+  /* The group remembers auto's choices by their arguments (COLL_PICK_MEMOS of them): asked
+   * again in turn, and after more arguments than it holds, each size keeps its answer. */
+  const comm_coll_algorithm *au = comm_coll_algorithm_find("auto", "test", NULL);
+  for (int round = 0; round < 3; round++)
+    for (int k = 0; k < COLL_PICK_MEMOS + 2; k++) {
+      int i = k % 2;
+      comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = sizes[i], .step_ps = k / 2};
+      assert_string_equal(comm_coll_algorithm_name(comm_coll_resolve(au, g, &a)),
+                          want_auto[i]);
+    }
+  assert_int_equal(g->pick_memos, COLL_PICK_MEMOS);
 }
 
 /* Every system and fabric of the catalog loads, and every system builds a two-node cluster on

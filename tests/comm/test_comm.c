@@ -1873,6 +1873,17 @@ static void check_at(sim_engine *e, void *data, uint64_t arg)
   L->flows++;
   expect_breach(net, "counts 3 flows, its classes hold 2");
   L->flows--;
+  /* C (device 3 -> 4) is alone on its links: a lone flow, with no class of its own, marked on
+   * each link of its route. */
+  assert_int_equal(net->live_classes.n, 2);
+  assert_int_equal(net->rec.lone.n, 1);
+  flow *c = net->rec.lone.v[0];
+  assert_int_equal(c->src, comm_topology_device(t, 3));
+  assert_null(c->cls);
+  assert_true(c->nlinks >= 1);
+  net->link_busy[c->links[0]] = LINK_FREE;
+  expect_breach(net, "lone flow");
+  net->link_busy[c->links[0]] = LINK_LONE;
   if (!comm_net_check(net, &error))
     fail_msg("%s", error->message);
   r->checked++;

@@ -107,13 +107,7 @@ gboolean sim_check_clock(const sim_engine *engine, GError **error)
     g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "%s", sim_engine_error(engine));
     return FALSE;
   }
-  if (sim_engine_saturated(engine) == 0)
-    return TRUE;
-  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
-              "the simulated time overflows the clock (more than %.0f days at picosecond "
-              "resolution): use smaller sizes, faster links or fewer iterations",
-              sim_time_to_s(SIM_TIME_MAX) / 86400);
-  return FALSE;
+  return sim_engine_check_clock(engine, error);
 }
 
 comm_topology *sim_scenario_topology(const sim_scenario *s, GError **error)

@@ -12,6 +12,8 @@
  * allocation so AddressSanitizer and valgrind see each one. */
 #include "engine.h"
 
+#include "util.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -773,6 +775,16 @@ gboolean sim_engine_stalled(const sim_engine *e) { return e->stalled; }
 uint64_t sim_engine_events(const sim_engine *e) { return e->events; }
 const char *sim_engine_error(const sim_engine *e) { return e->error; }
 uint64_t sim_engine_saturated(const sim_engine *e) { return e->saturated; }
+gboolean sim_engine_check_clock(const sim_engine *e, GError **error)
+{
+  if (e->saturated == 0)
+    return TRUE;
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+              "the simulated time overflows the clock (more than %.0f days at picosecond "
+              "resolution): use smaller sizes, faster links or fewer iterations",
+              sim_time_to_s(SIM_TIME_MAX) / 86400);
+  return FALSE;
+}
 size_t sim_engine_pending(const sim_engine *e) { return e->live; }
 double sim_engine_wall_s(const sim_engine *e) { return (double)e->wall_us * 1e-6; }
 uint64_t sim_engine_trace_hash(const sim_engine *e) { return e->hash; }

@@ -91,6 +91,9 @@ uint64_t sim_engine_events(const sim_engine *engine);   /* dispatched since crea
  * (about 106 days of simulated time). Owners turn a non-zero count into an error rather than
  * report a clipped result. */
 uint64_t sim_engine_saturated(const sim_engine *engine);
+/* FALSE with the user's error (exit status 2: the inputs ask for more than the clock holds)
+ * when an event was scheduled at SIM_TIME_MAX. */
+gboolean sim_engine_check_clock(const sim_engine *engine, GError **error);
 size_t sim_engine_pending(const sim_engine *engine);
 double sim_engine_wall_s(const sim_engine *engine);     /* wall-clock seconds inside run */
 /* An order-sensitive hash of (time, sequence) of every dispatched event: equal hashes for two

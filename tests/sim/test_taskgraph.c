@@ -679,6 +679,30 @@ static void test_append(void **state)
   }
 }
 
+/* A plan longer than the clock: a first task whose duration saturates (SIM_TIME_MAX), then a
+ * chain of 50 zero-length tasks on the same stream. Nothing may run at SIM_TIME_MAX: the run
+ * ends there with the user's error (the inputs ask too much), not with the watchdog's internal
+ * one after the chain has run at one instant (its limit set to 10 events here). */
+static void test_clock_overflow(void **state)
+{
+  (void)state;
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id u = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+  sim_stream_id s = sim_graph_add_stream(g, u, "compute");
+  sim_graph_add_compute(g, s, "long", "compute", SIM_TIME_MAX, 0, 0);
+  for (int i = 0; i < 50; i++)
+    sim_graph_add_compute(g, s, "after", "compute", 0, 0, 0);
+  g_autoptr(sim_engine) e = sim_engine_new();
+  sim_engine_set_stall_limit(e, 10);
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  g_autoptr(GError) err = NULL;
+  assert_false(sim_exec_run(x, &err));
+  assert_non_null(err);
+  assert_int_equal(err->code, DT_ERROR_INPUT);
+  assert_non_null(strstr(err->message, "overflows the clock"));
+  assert_false(sim_engine_stalled(e));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -691,7 +715,7 @@ int main(void)
       cmocka_unit_test(test_reserve),
       cmocka_unit_test(test_reserve_members),
       cmocka_unit_test(test_categories), cmocka_unit_test(test_exec_reports_errors),
-      cmocka_unit_test(test_append),
+      cmocka_unit_test(test_append), cmocka_unit_test(test_clock_overflow),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

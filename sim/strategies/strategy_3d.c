@@ -1657,7 +1657,8 @@ static sim_time_ps ep_overlap_lead(const plan3d *p, gboolean fwd, uint32_t vs)
  * gather each block's parameters and reduce-scatter its gradients over the sharding groups on
  * the dp streams, ordered as sim__fsdp_add_pass orders the folded plan's. Expert tensor
  * parallelism regroups the experts' collectives (add_etp_chain; the expert-data-parallel groups
- * EP x ETP apart). ZeRO-Offload copies each device's reduced gradient shard to the host on its
+ * EP x ETP apart); with --ep-overlap the all-to-alls run on an ep stream of each device
+ * beside the pass's compute (ep_overlap_lead). ZeRO-Offload copies each device's reduced gradient shard to the host on its
  * dp stream, as long as the folded plan's copy (a PCIe link of its own per device, as there).
  * With --tp-overlap and context parallelism the exchange of keys and values (the ring, or the
  * all-gather and a2a forms' collectives on a cp stream) stays in the pass, the tensor-parallel
@@ -1872,8 +1873,8 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           add_unit_compute(pc, g, st[RANK(s, d, r)].compute, &names, x, at, vs,
                            per_block ? nb : buckets ? n_buckets : 1, pieces, &first, &comp[k]);
           if (ep_ov) {
-            /* The pass's start, from which its all-to-alls are timed: what the compute waits
-             * for waits for this mark. */
+            /* The pass's start, from which its all-to-alls are timed: what the pass waits for
+             * (its inputs, the previous pass, gathers) comes to this mark, the compute after. */
             sim_task_id mark = sim_graph_add_delay(g, unit_name(&names, NAME_PASS, at), 0);
             sim_graph_depend(g, first, mark);
             first = pass_start[k] = mark;
@@ -2055,7 +2056,6 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         for (uint32_t k = 0; k < per_stage; k++)
           prev[k] = cur[k];
         has_prev = TRUE;
-
       }
       /* Without overlap the reductions wait for the whole backward. */
       for (uint32_t c = 0; c < V && !o->overlap && dp_on; c++)

@@ -54,6 +54,9 @@ typedef struct {
   sim_time_ps fwd_ps, bwd_ps;         /* compute of one micro-batch through the chunk */
   sim_time_ps tp_fwd_ps, tp_bwd_ps;   /* tensor-parallel collectives on the critical path */
   uint64_t fwd_flops, bwd_flops;
+  /* --ep-overlap: the other pass's compute (of the paired micro-batch) that covers each pass's
+   * all-to-alls, forward's [0] and backward's [1], before its slow-down */
+  sim_time_ps ep_cover_ps[2];
 } chunk_cost;
 
 static sim_time_ps kernels_time(const dev_device *dev, const wl_tf_kernel *k, size_t n, int pass,
@@ -257,6 +260,7 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
       (!ep_time(ct, p, &a2a, error) || !etp_time(ct, p, &etp, error)))
     return FALSE;
   sim_time_ps a2a_pass[2] = {2 * a2a, (p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2) * a2a};
+  sim_time_ps ep_cover[2] = {0, 0};
   if (p->o.ep_overlap && a2a > 0) {
     /* Each pass's all-to-alls under the other pass's compute (of another micro-batch), on the
      * SMs the framework's communication kernels leave. */
@@ -265,6 +269,7 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
     sim_ep_overlap_time(a2a_pass, compute, dev_compute_units(dev), p->fw->ep_comm_sms, &ov);
     a2a_pass[0] = ov.exposed_ps[0], a2a_pass[1] = ov.exposed_ps[1];
     layer_f += ov.slower_ps[0], layer_b += ov.slower_ps[1];
+    ep_cover[0] = compute[1], ep_cover[1] = compute[0];
   }
   tp_f += a2a_pass[0] + etp;
   tp_b += a2a_pass[1] + (p->o.recompute == WL_RECOMPUTE_FULL ? 2 : 1) * etp;
@@ -273,7 +278,8 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
   else
     tp_f += cpa.exposed_ps[0], tp_b += cpa.exposed_ps[1];
   *out = (chunk_cost){.fwd_ps = layer_f, .bwd_ps = layer_b + layer_r, .tp_fwd_ps = tp_f,
-                      .tp_bwd_ps = tp_b, .fwd_flops = lf, .bwd_flops = lb + rf};
+                      .tp_bwd_ps = tp_b, .fwd_flops = lf, .bwd_flops = lb + rf,
+                      .ep_cover_ps = {ep_cover[0], ep_cover[1]}};
   return TRUE;
 }
 
@@ -283,6 +289,8 @@ static void cost_add(chunk_cost *c, const chunk_cost *b, uint64_t n)
   c->fwd_ps += b->fwd_ps * (sim_time_ps)n, c->bwd_ps += b->bwd_ps * (sim_time_ps)n;
   c->tp_fwd_ps += b->tp_fwd_ps * (sim_time_ps)n, c->tp_bwd_ps += b->tp_bwd_ps * (sim_time_ps)n;
   c->fwd_flops += b->fwd_flops * n, c->bwd_flops += b->bwd_flops * n;
+  for (int pass = 0; pass < 2; pass++)
+    c->ep_cover_ps[pass] += b->ep_cover_ps[pass] * (sim_time_ps)n;
 }
 
 /* The cost of every virtual stage: its blocks of each kind (dense, mixture of experts), the
@@ -1097,6 +1105,7 @@ typedef struct {
   sim_unit_id unit;
   sim_stream_id compute, tp, dp, send_f, recv_f, send_b, recv_b, emb;
   sim_stream_id cp_send, cp_recv;     /* context parallelism's ring (every device, p2p) */
+  sim_stream_id ep;                   /* --ep-overlap: the all-to-alls beside the compute */
 } stage_streams;
 
 /* Task names by (kind, micro-batch, chunk), formatted once and handed out as the graph's copy
@@ -1564,19 +1573,24 @@ static uint32_t most_blocks_of(const plan3d *p)
  * each all-to-all group (the EP devices ETP apart of a block of EP x ETP consecutive devices of
  * the stage), the all-gather of the routed tokens and the reduce-scatter of the experts'
  * outputs over each group of ETP consecutive devices (etp_time's), then the combine
- * all-to-all, as ep_time and etp_time price them. Every device's first collective waits for
- * its after[k] (when has_after); last[k] receives its last. mem: room for EP streams. */
+ * all-to-all, as ep_time and etp_time price them (the all-to-alls only when a2a_too: with
+ * --ep-overlap they run beside the compute). Every device's first collective waits for its
+ * after[k] (when has_after); last[k] receives its last. mem: room for EP streams. */
 static void add_etp_chain(sim_graph *g, const plan3d *p, const sim_stream_id *tp_members,
-                          uint32_t n_units, const char *name, const comm_coll_algorithm *algo,
+                          uint32_t n_units, gboolean a2a_too, const char *name,
+                          const comm_coll_algorithm *algo,
                           const comm_coll_algorithm *a2a_algo, const sim_task_id *after,
                           gboolean has_after, sim_stream_id *mem, sim_task_id *last)
 {
   uint32_t EP = p->EP, ETP = p->ETP, EB = EP * ETP, per_stage = p->R * p->T;
   static const int op[4] = {SIM_OP_ALLTOALL, SIM_OP_ALLGATHER, SIM_OP_REDUCE_SCATTER,
                             SIM_OP_ALLTOALL};
+  gboolean started = FALSE;
   for (uint32_t u = 0; u < n_units; u++)
     for (int step = 0; step < 4; step++) {
       gboolean a2a = op[step] == SIM_OP_ALLTOALL;
+      if (a2a && !a2a_too)
+        continue;
       /* All-to-all groups: block b, expert tensor rank x, members b EB + x + e ETP; expert
        * tensor-parallel groups: members q ETP + i. */
       uint32_t n = a2a ? EP : ETP, n_groups = per_stage / n;
@@ -1587,12 +1601,35 @@ static void add_etp_chain(sim_graph *g, const plan3d *p, const sim_stream_id *tp
         sim_task_id t = sim_graph_add_collective(g, mem, n, name, op[step], a2a ? a2a_algo : algo,
                                                  a2a ? ep_bytes(p) : ep_bytes(p) * ETP);
         for (uint32_t i = 0; i < n; i++) {
-          if (u == 0 && step == 0 && has_after)
+          if (!started && has_after)
             sim_graph_depend(g, t, after[base + i * stride]);
           last[base + i * stride] = t;
         }
       }
+      started = TRUE;
     }
+}
+
+/* --ep-overlap on every device: how long after a pass's start its all-to-alls begin, on a
+ * stream of their own beside the compute. The folded plan (block_cost) shows of a pass's
+ * all-to-alls A what the paired micro-batch's other pass C_cover does not cover, after the
+ * pass's compute C (slowed by the SMs they hold): C + max(0, A - C_cover). Begun
+ * C - C_cover after the pass's start, they end at max(C, C - C_cover + A) = C + max(0, A -
+ * C_cover), the folded time, when C >= C_cover (a backward, covered by a forward). A forward
+ * is shorter than the backward that covers it in the folded plan: its all-to-alls begin with
+ * it and show for max(0, A - C), as much or more (docs/faults.md). C: the unit's compute,
+ * embedding and LM head included; C_cover: the chunk's mixture-of-experts blocks'. */
+static sim_time_ps ep_overlap_lead(const plan3d *p, gboolean fwd, uint32_t vs)
+{
+  const chunk_cost *c = &p->cost[vs];
+  uint32_t nv = p->P * p->V;
+  sim_time_ps own = fwd ? c->fwd_ps : c->bwd_ps;
+  if (vs == 0)
+    own += fwd ? p->emb.fwd_ps : p->emb.bwd_ps;
+  if (vs == nv - 1)
+    own += fwd ? p->head.fwd_ps : p->head.bwd_ps;
+  sim_time_ps cover = c->ep_cover_ps[fwd ? 0 : 1];
+  return own > cover ? own - cover : 0;
 }
 
 /* ---- Every device (--symmetry off) --------------------------------------------------------------
@@ -1620,7 +1657,8 @@ static void add_etp_chain(sim_graph *g, const plan3d *p, const sim_stream_id *tp
  * gather each block's parameters and reduce-scatter its gradients over the sharding groups on
  * the dp streams, ordered as sim__fsdp_add_pass orders the folded plan's. Expert tensor
  * parallelism regroups the experts' collectives (add_etp_chain; the expert-data-parallel groups
- * EP x ETP apart). ZeRO-Offload copies each device's reduced gradient shard to the host on its
+ * EP x ETP apart); with --ep-overlap the all-to-alls run on an ep stream of each device
+ * beside the pass's compute (ep_overlap_lead). ZeRO-Offload copies each device's reduced gradient shard to the host on its
  * dp stream, as long as the folded plan's copy (a PCIe link of its own per device, as there).
  * With --tp-overlap and context parallelism the exchange of keys and values (the ring, or the
  * all-gather and a2a forms' collectives on a cp stream) stays in the pass, the tensor-parallel
@@ -1631,11 +1669,9 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                     const sim_3d_metrics *metrics, GError **error)
 {
   const sim_3d_opts *o = &p->o;
-  if (p->EP > 1 && o->ep_overlap) {
-    bad(error, "--symmetry off: --ep-overlap pairs micro-batches in the folded plan "
-        "(--symmetry on) so far");
-    return NULL;
-  }
+  /* --ep-overlap: each pass's all-to-alls on a stream of their own beside the compute
+   * (ep_overlap_lead). */
+  gboolean ep_ov = p->EP > 1 && o->ep_overlap;
   /* Replicas: D x CP (the context-parallel rank within the replica after the tensor rank: a
    * device's index in a stage is (d CP + c) T + r, Megatron's order). */
   uint32_t T = p->T, P = p->P, D = p->R, V = p->V, nv = P * V, n_dev = P * D * T;
@@ -1692,6 +1728,8 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         x->compute = sim_graph_add_stream(g, x->unit, "compute");
         if (T > 1 || p->EP > 1 || CP > 1)
           x->tp = sim_graph_add_stream(g, x->unit, "tp");
+        if (ep_ov)
+          x->ep = sim_graph_add_stream(g, x->unit, "ep");
         x->dp = sim_graph_add_stream(g, x->unit, "dp");
         /* The all-gather and a2a forms' collectives go on a stream of their own, in the
          * pass's order after its compute, so that --tp-overlap's collectives run beside them. */
@@ -1728,6 +1766,10 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   g_autofree sim_task_id *comp = g_new(sim_task_id, per_stage);
   g_autofree sim_task_id *cur = g_new(sim_task_id, per_stage);
   g_autofree sim_task_id *ring_end = g_new(sim_task_id, per_stage);
+  /* --ep-overlap: each device's start of the pass, and its all-to-alls' streams and start. */
+  g_autofree sim_task_id *pass_start = g_new(sim_task_id, per_stage);
+  g_autofree sim_stream_id *ep_members = g_new(sim_stream_id, per_stage);
+  g_autofree sim_task_id *ep_after = g_new(sim_task_id, per_stage);
   /* Per device of the stage: the pieces of its last backward of a chunk that close buckets. */
   g_autofree sim_task_id *piece_end = g_new(sim_task_id, (gsize)per_stage * MAX_BUCKETS);
   g_autofree sim_task_id *upd_task = g_new(sim_task_id, n_dev);
@@ -1830,6 +1872,14 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
                                 : buckets ? &piece_end[(gsize)k * MAX_BUCKETS] : NULL;
           add_unit_compute(pc, g, st[RANK(s, d, r)].compute, &names, x, at, vs,
                            per_block ? nb : buckets ? n_buckets : 1, pieces, &first, &comp[k]);
+          if (ep_ov) {
+            /* The pass's start, from which its all-to-alls are timed: what the pass waits for
+             * (its inputs, the previous pass, gathers) comes to this mark, the compute after. */
+            sim_task_id mark = sim_graph_add_delay(g, unit_name(&names, NAME_PASS, at), 0);
+            sim_graph_depend(g, first, mark);
+            first = pass_start[k] = mark;
+            ep_members[k] = st[RANK(s, d, r)].ep;
+          }
           if (o->zero >= 3 && !per_block) {
             if (gmade[k % T])
               sim_graph_depend(g, first, gdone[k]);
@@ -1925,7 +1975,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
          * mixture-of-experts blocks (as block_cost prices them) over each all-to-all group of
          * the stage, on the tp stream after the pass's tensor-parallel collectives. */
         uint32_t n_a2a = EP < 2 ? 0 : chunk_moe_blocks(p, vs) * (x->fwd ? 2 : tp_count_b);
-        for (uint32_t e = 0; ETP == 1 && e < D * T / EP && n_a2a > 0; e++) {
+        for (uint32_t e = 0; !ep_ov && ETP == 1 && e < D * T / EP && n_a2a > 0; e++) {
           sim_task_id c = add_coll_chain(g, tp_members, e * EP, EP, NULL, SIM_OP_ALLTOALL, n_a2a,
                                          unit_name(&names, NAME_EP, at), a2a_algo, ep_bytes(p),
                                          o->tp_overlap ? prev : cur, has_after);
@@ -1935,11 +1985,35 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
          * tensor-parallel all-gather of the tokens and reduce-scatter of the outputs (etp_time),
          * and the combine all-to-all, group by group in that order on every device. */
         if (ETP > 1 && n_a2a > 0) {
-          add_etp_chain(g, p, tp_members, n_a2a / 2, unit_name(&names, NAME_EP, at), algo,
-                        a2a_algo, o->tp_overlap ? prev : cur, has_after, members, ex_last);
+          add_etp_chain(g, p, tp_members, n_a2a / 2, !ep_ov, unit_name(&names, NAME_EP, at),
+                        algo, a2a_algo, o->tp_overlap ? prev : cur, has_after, members,
+                        ex_last);
           for (uint32_t k = 0; k < per_stage; k++)
             pass_end(g, unit_name(&names, NAME_END, at), o->tp_overlap, k, 1, comp, ex_last[k],
                      cur);
+        }
+        /* --ep-overlap: the all-to-alls on the ep streams of each all-to-all group (as
+         * add_etp_chain groups them), from ep_overlap_lead after the pass's start, the pass
+         * ending when both they and its compute and collectives are done. */
+        for (uint32_t grp = 0; ep_ov && grp < D * T / EP && n_a2a > 0; grp++) {
+          uint32_t base = grp / ETP * EB + grp % ETP;
+          sim_task_id lead = sim_graph_add_delay(g, unit_name(&names, NAME_EP, at),
+                                                 ep_overlap_lead(pc, x->fwd, vs));
+          for (uint32_t q = 0; q < EP; q++) {
+            sim_graph_depend(g, lead, pass_start[base + q * ETP]);
+            members[q] = ep_members[base + q * ETP];
+            ep_after[q] = lead;
+          }
+          sim_task_id c = add_coll_chain(g, members, 0, EP, NULL, SIM_OP_ALLTOALL, n_a2a,
+                                         unit_name(&names, NAME_EP, at), a2a_algo, ep_bytes(p),
+                                         ep_after, TRUE);
+          for (uint32_t q = 0; q < EP; q++) {
+            uint32_t k = base + q * ETP;
+            sim_task_id end = sim_graph_add_delay(g, unit_name(&names, NAME_END, at), 0);
+            sim_graph_depend(g, end, cur[k]);
+            sim_graph_depend(g, end, c);
+            cur[k] = end;
+          }
         }
         for (uint32_t k = 0; k < per_stage; k++)
           add_unit_send(g, p, st, per_stage, k, x, vs, unit_name(&names, NAME_SEND, at),

@@ -25,7 +25,7 @@ struct sim_event {
   uint64_t seq;           /* sequence number of the live queue entry; SEQ_DEAD if none */
   uint32_t refs;          /* queue entries (live or stale) pointing here */
   uint32_t index;         /* this event's index in the pool */
-};
+} __attribute__((aligned(64)));
 
 #define SEQ_DEAD UINT64_MAX
 
@@ -73,8 +73,10 @@ typedef struct {
 #define RADIX_BUCKETS (1 + 256 * RADIX_LEVELS)
 #define RADIX_WORDS (256 * RADIX_LEVELS / 64)
 #define RADIX_KEEP 64   /* entries an empty bucket's array may keep */
+#define RADIX_SPARES 8  /* larger arrays kept for reuse by the next buckets that grow */
 #define RADIX_SORT_MAX 1024  /* entries of a bucket of level 1 or 2 that may be sorted into the run */
-#define RADIX_GROUP 32       /* entries of one group of that sort (insertion within a group) */
+#define RADIX_GROUP 32       /* a group of that sort of this many entries in any order is
+                              * within its bound of moves (RADIX_MOVES) */
 typedef struct {
   q_entry *items;
   uint32_t len, cap;
@@ -91,6 +93,10 @@ struct sim_engine {
   int run_shift;          /* bucket 0 (the run) holds every queued t with (t ^ last) >> run_shift
                            * == 0, sorted by (time, sequence); 0: the entries at `last` only */
   size_t q_len;        /* entries in the queue, stale ones included */
+  q_entry *spare[RADIX_SPARES]; /* arrays of more than RADIX_KEEP entries that emptied buckets
+                                 * gave back, for buckets that grow past RADIX_KEEP */
+  uint32_t spare_cap[RADIX_SPARES];
+  uint32_t n_spare;
   size_t live;            /* pending events (queue entries that are not stale) */
   size_t stale;           /* stale queue entries */
 
@@ -156,7 +162,7 @@ static void pool_grow(sim_engine *e)
     e->slabs_cap = e->slabs_cap ? 2 * e->slabs_cap : 64;
     e->slabs = g_renew(sim_event *, e->slabs, e->slabs_cap);
   }
-  e->slabs[e->n_slabs++] = g_new(sim_event, SLAB_EVENTS);
+  e->slabs[e->n_slabs++] = g_aligned_alloc(SLAB_EVENTS, sizeof(sim_event), _Alignof(sim_event));
   e->fresh = 0;
 }
 
@@ -181,7 +187,7 @@ static sim_event *event_alloc(sim_engine *e)
   uint32_t index = g_array_index(e->free_index, uint32_t, e->free_index->len - 1);
   g_array_set_size(e->free_index, e->free_index->len - 1);
   if (e->slabs[index] == NULL)
-    e->slabs[index] = g_new(sim_event, 1);
+    e->slabs[index] = g_aligned_alloc(1, sizeof(sim_event), _Alignof(sim_event));
   sim_event *ev = event_at(e, index);
   ev->index = index;
   return ev;
@@ -191,7 +197,7 @@ static void event_release(sim_engine *e, sim_event *ev)
 {
   uint32_t index = ev->index;
   /* Free the memory so AddressSanitizer catches any use of a fired event's handle. */
-  g_free(ev);
+  g_aligned_free(ev);
   e->slabs[index] = NULL;
   g_array_append_val(e->free_index, index);
 }
@@ -279,14 +285,50 @@ static inline int radix_bucket_of(const sim_engine *e, sim_time_ps t)
   return 1 + (level << 8) + (int)(((uint64_t)t >> (level << 3)) & 255);
 }
 
+/* Makes room for one more entry in a full bucket: a kept array given back by a bucket that
+ * emptied, when one is larger, else twice the room. A ring of a few thousand ranks fills a few
+ * buckets of a few hundred entries each round and empties them again: without the kept arrays
+ * each grew from 16 entries by doubling and was freed at its refill (2.5% of such a run in
+ * malloc, realloc and free). */
+static void bucket_grow(sim_engine *e, radix_bucket *k)
+{
+  g_assert(k->cap < UINT32_MAX / 2);
+  if (e->n_spare > 0 && k->cap >= RADIX_KEEP) {
+    uint32_t i = e->n_spare - 1;
+    if (e->spare_cap[i] > k->cap) {
+      q_entry *items = e->spare[i];
+      memcpy(items, k->items, (size_t)k->len * sizeof(q_entry));
+      g_free(k->items);
+      k->items = items;
+      k->cap = e->spare_cap[i];
+      e->n_spare--;
+      return;
+    }
+  }
+  k->cap = k->cap ? 2 * k->cap : 16;
+  k->items = g_renew(q_entry, k->items, k->cap);
+}
+
+/* Keeps the array of a bucket that emptied (more than RADIX_KEEP entries) for the next bucket
+ * that grows, or frees it when RADIX_SPARES are kept already: with 2049 buckets, arrays kept
+ * by each at the size of its fullest moment would hold many times the pending entries. */
+static void bucket_give_back(sim_engine *e, radix_bucket *k)
+{
+  if (e->n_spare < RADIX_SPARES) {
+    e->spare[e->n_spare] = k->items;
+    e->spare_cap[e->n_spare++] = k->cap;
+  } else {
+    g_free(k->items);
+  }
+  k->items = NULL;
+  k->cap = 0;
+}
+
 static inline void radix_append(sim_engine *e, int b, q_entry entry)
 {
   radix_bucket *k = &e->bucket[b];
-  if (G_UNLIKELY(k->len == k->cap)) {
-    g_assert(k->cap < UINT32_MAX / 2);
-    k->cap = k->cap ? 2 * k->cap : 16;
-    k->items = g_renew(q_entry, k->items, k->cap);
-  }
+  if (G_UNLIKELY(k->len == k->cap))
+    bucket_grow(e, k);
   k->items[k->len++] = entry;
   if (k->len == 1)
     radix_mark(e, b);
@@ -302,6 +344,8 @@ static void run_insert(sim_engine *e, q_entry entry)
 {
   radix_bucket *zero = &e->bucket[0];
   uint32_t lo = zero->head, hi = zero->len;
+  if (lo < hi && zero->items[hi - 1].time <= entry.time)
+    lo = hi;   /* at the end, where half of a ring's entries go: no search */
   while (lo < hi) {   /* first entry whose time is above entry.time */
     uint32_t mid = lo + (hi - lo) / 2;
     if (zero->items[mid].time <= entry.time)
@@ -345,27 +389,29 @@ static inline void q_push(sim_engine *e, q_entry entry)
 }
 
 /* Sorts src[0..n) by time, stably, into dst, when the times differ only in the bytes below byte
- * `level` (1 or 2) and do not crowd: a counting pass by the 6 bits just below byte `level` (64
- * groups), then insertion within the groups. FALSE, with nothing written, when a group holds
- * more than RADIX_GROUP entries (then insertion would cost more than spreading the entries
- * over the lower levels). */
+ * `level` (1 or 2) and are nearly in order: a counting pass by the 6 bits just below byte
+ * `level` (64 groups), then insertion within the groups. FALSE, with src untouched, when the
+ * insertion would move more than RADIX_MOVES entries per entry on the whole (then spreading the
+ * entries over the lower levels costs less). Entries of equal times never move past each
+ * other, so a group crowded with a few distinct times (a ring's ranks that end their steps
+ * together) sorts in one pass; the bound of the moves is that of groups of at most 32 entries
+ * in any order. */
+#define RADIX_MOVES (RADIX_GROUP / 2)
 static gboolean run_sort(const q_entry *src, q_entry *dst, uint32_t n, int level)
 {
   uint32_t count[64] = {0};
   int shift = 8 * level - 6;
   for (uint32_t i = 0; i < n; i++)
     count[((uint64_t)src[i].time >> shift) & 63]++;
-  uint32_t sum = 0, most = 0;
+  uint32_t sum = 0;
   for (int d = 0; d < 64; d++) {
     uint32_t c = count[d];
-    most = c > most ? c : most;
     count[d] = sum;
     sum += c;
   }
-  if (most > RADIX_GROUP)
-    return FALSE;
   for (uint32_t i = 0; i < n; i++)
     dst[count[((uint64_t)src[i].time >> shift) & 63]++] = src[i];
+  uint64_t budget = (uint64_t)RADIX_MOVES * n;
   for (uint32_t i = 1; i < n; i++) {
     if (dst[i].time >= dst[i - 1].time)
       continue;
@@ -374,6 +420,8 @@ static gboolean run_sort(const q_entry *src, q_entry *dst, uint32_t n, int level
     for (; j > 0 && dst[j - 1].time > en.time; j--)
       dst[j] = dst[j - 1];
     dst[j] = en;
+    if (G_UNLIKELY((budget -= MIN(budget, i - j)) == 0))
+      return FALSE;
   }
   return TRUE;
 }
@@ -386,7 +434,7 @@ static gboolean run_sort(const q_entry *src, q_entry *dst, uint32_t n, int level
  * - A bucket of level 0 holds one time, as does a lone entry: they become the run as they are
  *   (copied into bucket 0's array, which stays in cache, or by swapping the arrays).
  * - A bucket of level 1 or 2 (times within 256 ps or 65.5 ns of each other) of up to
- *   RADIX_SORT_MAX entries, whose times do not crowd (run_sort()), is sorted by time, stably,
+ *   RADIX_SORT_MAX entries, whose times are nearly in order (run_sort()), is sorted by time, stably,
  *   into the run, whose span is then that of the bucket: later entries in it are inserted in
  *   order. One move per entry, where spreading to lower levels would move most entries twice
  *   and refill once per handful of entries.
@@ -451,13 +499,9 @@ static void radix_refill(sim_engine *e)
     for (uint32_t i = 0; i < n; i++)
       radix_append(e, radix_bucket_of(e, k->items[i].time), k->items[i]);
   }
-  /* An emptied bucket keeps a small array only: with 2049 buckets, arrays kept at the size of
-   * their fullest moment would hold many times the pending entries. */
-  if (k->cap > RADIX_KEEP) {
-    g_free(k->items);
-    k->items = NULL;
-    k->cap = 0;
-  }
+  /* An emptied bucket keeps a small array only (bucket_give_back). */
+  if (k->cap > RADIX_KEEP)
+    bucket_give_back(e, k);
 }
 
 static inline q_entry *q_top(sim_engine *e)
@@ -584,15 +628,17 @@ void sim_engine_free(sim_engine *e)
     return;
 #ifdef SIM_EVENT_POOL
   for (size_t i = 0; i < e->n_slabs; i++)
-    g_free(e->slabs[i]);
+    g_aligned_free(e->slabs[i]);
 #else
   for (size_t i = 0; i < e->n_slabs; i++)
-    g_free(e->slabs[i]);   /* events still pending or referenced by stale entries */
+    g_aligned_free(e->slabs[i]);   /* events still pending or referenced by stale entries */
 #endif
   g_free(e->slabs);
   g_array_free(e->free_index, TRUE);
   for (int b = 0; b < RADIX_BUCKETS; b++)
     g_free(e->bucket[b].items);
+  for (uint32_t i = 0; i < e->n_spare; i++)
+    g_free(e->spare[i]);
   for (guint i = 0; i < e->procs->len; i++)
     g_free((char *)g_array_index(e->procs, proc_rec, i).info.name);
   for (guint i = 0; i < e->tracks->len; i++)

@@ -495,6 +495,68 @@ static void test_queue_matches_reference(void **state)
   g_free(m);
 }
 
+/* ---- Many events at few times --------------------------------------------------------- */
+
+typedef struct {
+  uint64_t order[1200];
+  sim_time_ps at[1200];
+  uint32_t n;
+} crowd_log;
+
+static void crowd_fire(sim_engine *e, void *data, uint64_t arg)
+{
+  crowd_log *log = data;
+  log->order[log->n] = arg;
+  log->at[log->n++] = sim_engine_now(e);
+}
+
+/* A ring's pattern: 1000 events scheduled a few microseconds ahead at 4 distinct times, the
+ * times taken in turn (so each time's events are spread over the schedule calls), dispatch by
+ * time and, among equal times, in the order they were scheduled: time 3 MiB ps + 1024 k for
+ * the event i with k = i mod 4 (i = 0..999), so first every i with i mod 4 == 0 in increasing
+ * order, then those with i mod 4 == 1, and so on. Then 1000 events in decreasing order of time
+ * (3 MiB ps + 1023 - i for the event i, all within one group of the queue's sort, too many moves
+ * for its insertion), and 150 more at one time among them: increasing time, and the 150 in
+ * their order. */
+static void test_queue_crowded_times(void **state)
+{
+  g_autoptr(sim_engine) e = sim_engine_new();
+  crowd_log *log = g_new0(crowd_log, 1);
+  const sim_time_ps base = (sim_time_ps)3 << 20;
+  for (uint64_t i = 0; i < 1000; i++)
+    sim_engine_schedule_at(e, base + 1024 * (sim_time_ps)(i % 4), crowd_fire, log, i);
+  assert_int_equal(sim_engine_run(e), 1000);
+  for (uint32_t j = 0; j < 1000; j++) {
+    uint64_t k = j / 250, i = 4 * (j % 250) + k;
+    assert_int_equal(log->order[j], i);
+    assert_int_equal(log->at[j], base + 1024 * (sim_time_ps)k);
+  }
+
+  g_autoptr(sim_engine) f = sim_engine_new();
+  log->n = 0;
+  for (uint64_t i = 0; i < 1000; i++) {
+    sim_engine_schedule_at(f, base + 1023 - (sim_time_ps)i, crowd_fire, log, i);
+    if (i == 500)
+      for (uint64_t k = 0; k < 150; k++)
+        sim_engine_schedule_at(f, base + 700, crowd_fire, log, 1000 + k);
+  }
+  assert_int_equal(sim_engine_run(f), 1150);
+  /* Times base + 24 .. base + 1023, each once (event 1023 - t), and base + 700 151 times:
+   * event 323 (scheduled before the 150) then 1000 .. 1149. */
+  uint32_t j = 0;
+  for (sim_time_ps t = 24; t <= 1023; t++) {
+    assert_int_equal(log->at[j], base + t);
+    assert_int_equal(log->order[j++], (uint64_t)(1023 - t));
+    if (t == 700)
+      for (uint64_t k = 0; k < 150; k++) {
+        assert_int_equal(log->at[j], base + 700);
+        assert_int_equal(log->order[j++], 1000 + k);
+      }
+  }
+  assert_int_equal(j, 1150);
+  g_free(log);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -502,7 +564,7 @@ int main(void)
       cmocka_unit_test(test_cancel_reschedule),   cmocka_unit_test(test_determinism),
       cmocka_unit_test(test_time_arithmetic),     cmocka_unit_test(test_observers),
       cmocka_unit_test(test_watchdog),           cmocka_unit_test(test_sequence_renumbering),
-      cmocka_unit_test(test_queue_matches_reference),
+      cmocka_unit_test(test_queue_matches_reference), cmocka_unit_test(test_queue_crowded_times),
       cmocka_unit_test(test_time_for_work_matches_long_double),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

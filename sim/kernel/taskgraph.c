@@ -15,14 +15,14 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* 32 bytes per task (a pipeline run of 10^6 tasks writes them all while building, and the
+/* 20 bytes per task (a pipeline run of 10^6 tasks writes them all while building, and the
  * executor reads each as it starts and ends; an unfolded 3-D run on 16384 devices holds 82
  * million): categories as indices, and a task of one or two streams (or shown on one) holds
  * them in place of an index into graph->members, so that starting or ending a transfer does
- * not read that array. What a task takes (its duration, bytes, FLOPs or algorithm) is a
- * task_load kept once per distinct value in graph->loads: the same layer on every device and
- * every micro-batch takes the same, so that 24 bytes per task become 4 and a table that stays
- * in the caches. */
+ * not read that array. What a task takes and its name (its duration, bytes, FLOPs or
+ * algorithm) is a task_load kept once per distinct value in graph->loads: the same layer on
+ * every device takes the same, so that 32 bytes per task become 4 and a table that stays in
+ * the caches. */
 #define INLINE_MEMBERS 2
 #define NO_TASK ((sim_task_id)UINT32_MAX)
 typedef struct {
@@ -40,13 +40,11 @@ typedef struct {
                             * delta (bytes its unit holds more, or less, once it ends) while
                             * that fits in an int32_t */
   uint32_t load;           /* index into graph->loads */
-  uint32_t spare;          /* zero: pads the record to 32 bytes */
-  const char *name;        /* in graph->strings */
 } task_rec;
 
-G_STATIC_ASSERT(sizeof(task_rec) == 32);
+G_STATIC_ASSERT(sizeof(task_rec) == 20);
 
-/* What a task takes, compared and hashed as its three words (unused ones zero). */
+/* What a task takes and its name, compared and hashed as its four words (unused ones zero). */
 typedef struct {
   sim_time_ps duration_ps; /* SIM_TASK_COMPUTE and SIM_TASK_DELAY */
   uint64_t bytes;
@@ -54,6 +52,7 @@ typedef struct {
     uint64_t flops;                        /* SIM_TASK_COMPUTE */
     const comm_coll_algorithm *algorithm;  /* SIM_TASK_COLLECTIVE, or NULL */
   } u;
+  const char *name;        /* in graph->strings */
 } task_load;
 
 typedef struct {
@@ -450,6 +449,7 @@ static inline uint32_t load_hash(const task_load *l)
   uint64_t h = (uint64_t)l->duration_ps * 0x9E3779B97F4A7C15ULL;
   h = (h ^ (h >> 29) ^ l->bytes) * 0xBF58476D1CE4E5B9ULL;
   h = (h ^ (h >> 32) ^ l->u.flops) * 0x94D049BB133111EBULL;
+  h = (h ^ (h >> 29) ^ (uintptr_t)l->name) * 0xBF58476D1CE4E5B9ULL;
   return (uint32_t)(h >> 32);
 }
 
@@ -476,7 +476,7 @@ static uint32_t load_of(sim_graph *g, const task_load *load)
   for (; g->load_slots[j]; j = (j + 1) & g->load_mask) {
     const task_load *l = &g->loads[g->load_slots[j] - 1];
     if (l->duration_ps == load->duration_ps && l->bytes == load->bytes &&
-        l->u.flops == load->u.flops)
+        l->u.flops == load->u.flops && l->name == load->name)
       return g->load_slots[j] - 1;
   }
   uint32_t k = g->n_loads;
@@ -632,14 +632,15 @@ static task_rec *add_task(sim_graph *g, sim_task_kind kind, const char *name,
   sim_task_id id = g->n_tasks;
   const char *copy = intern(g, name);
   uint16_t cat = category_of(g, category);
-  uint32_t load_id = load_of(g, load);
+  task_load named = *load;
+  named.name = copy;
+  uint32_t load_id = load_of(g, &named);
   if (G_UNLIKELY(g->n_tasks == g->cap_tasks))
     g->tasks = grow(g, g->tasks, &g->cap_tasks, sizeof *g->tasks);
   task_rec *t = &g->tasks[id];
   memset(t, 0, sizeof *t);
   t->kind = kind;
   t->category = cat;
-  t->name = copy;
   t->load = load_id;
   t->n_members = n;
   /* A stream that appears twice in one task (a device sending to itself) holds it once. */
@@ -824,7 +825,7 @@ void sim_graph_append(sim_graph *dst, const sim_graph *src, const char *unit_pre
     for (uint32_t i = 0; i < n; i++)
       members[i] = m[i] + o.stream_base;
     const char *category = g_ptr_array_index(src->categories, r->category);
-    task_rec *c = add_task(dst, r->kind, r->name, category, members, n, LOAD(src, r));
+    task_rec *c = add_task(dst, r->kind, LOAD(src, r)->name, category, members, n, LOAD(src, r));
     g_assert(c != NULL);
     c->op = r->op;
     sim_task_id id = task_id(dst, c);
@@ -947,7 +948,7 @@ void sim_graph_edge(const sim_graph *g, uint32_t i, sim_task_id *before, sim_tas
 #define TASK(g, t) (&(g)->tasks[(t)])
 
 sim_task_kind sim_graph_task_kind(const sim_graph *g, sim_task_id t) { return TASK(g, t)->kind; }
-const char *sim_graph_task_name(const sim_graph *g, sim_task_id t) { return TASK(g, t)->name; }
+const char *sim_graph_task_name(const sim_graph *g, sim_task_id t) { return LOAD(g, TASK(g, t))->name; }
 sim_time_ps sim_graph_task_duration(const sim_graph *g, sim_task_id t)
 {
   sim_task_kind k = TASK(g, t)->kind;
@@ -1135,13 +1136,13 @@ static void start_task(sim_exec *x, sim_task_id t)
     const sim_stream_id *m = task_members(x->g, r);
     const char *category = g_ptr_array_index(x->g->categories, r->category);
     for (uint32_t i = 0; i < r->n_members; i++) {
-      uint64_t id = sim_engine_span_begin(x->engine, x->track[m[i]], r->name, category,
+      uint64_t id = sim_engine_span_begin(x->engine, x->track[m[i]], LOAD(x->g, r)->name, category,
                                           LOAD(x->g, r)->bytes, task_flops(x->g, r));
       if (i == 0)
         x->span_first[t] = id;
     }
     if (r->shown)
-      x->span_first[t] = sim_engine_span_begin(x->engine, x->track[m[0]], r->name, category,
+      x->span_first[t] = sim_engine_span_begin(x->engine, x->track[m[0]], LOAD(x->g, r)->name, category,
                                                LOAD(x->g, r)->bytes, task_flops(x->g, r));
   }
   switch ((sim_task_kind)r->kind) {
@@ -1226,13 +1227,13 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
                          (double)((int64_t)resident + x->memory[u]) / (1 << 30));
     }
     if (r->kind == SIM_TASK_TRANSFER)
-      sim_engine_link(x->engine, x->track[m[0]], start_ps, x->track[m[1]], end_ps, r->name);
+      sim_engine_link(x->engine, x->track[m[0]], start_ps, x->track[m[1]], end_ps, LOAD(x->g, r)->name);
     /* A collective: an arrow from each member to the next in group order (the ring a viewer
      * can follow), at most SIM_TRACE_COLLECTIVE_ARROWS of them. */
     if (r->kind == SIM_TASK_COLLECTIVE && r->n_members > 1)
       for (uint32_t i = 0; i < MIN(r->n_members, SIM_TRACE_COLLECTIVE_ARROWS); i++)
         sim_engine_link(x->engine, x->track[m[i]], start_ps,
-                        x->track[m[(i + 1) % r->n_members]], end_ps, r->name);
+                        x->track[m[(i + 1) % r->n_members]], end_ps, LOAD(x->g, r)->name);
   }
   /* Free the streams first, then release successors: both orders are deterministic, this one
    * lets a successor on the same stream start at once. */
@@ -1289,7 +1290,7 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
     int shown = 0;
     for (sim_task_id t = 0; t < n && shown < 5; t++)
       if (ts_started(&x->ts[t]) && !ts_done(&x->ts[t])) {
-        g_string_append_printf(msg, " '%s'", TASK(x->g, t)->name);
+        g_string_append_printf(msg, " '%s'", sim_graph_task_name(x->g, t));
         shown++;
       }
     g_set_error_literal(error, DT_ERROR, DT_ERROR_INTERNAL, msg->str);
@@ -1319,7 +1320,7 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
       arrived += !dup && x->cursor[m[i]] < sr->n_tasks && sr->tasks[x->cursor[m[i]]] == t;
     }
     g_string_append_printf(msg, " '%s' (waits for %u dependencies, %u of %u streams)",
-                           r->name, (uint32_t)s->at - (needed - arrived), arrived, needed);
+                           LOAD(x->g, r)->name, (uint32_t)s->at - (needed - arrived), arrived, needed);
     shown++;
   }
   g_set_error_literal(error, DT_ERROR, DT_ERROR_INTERNAL, msg->str);
@@ -1362,7 +1363,7 @@ gboolean sim_graph_check(const sim_graph *g, GError **error)
       return graph_breach(error, "dependency %u joins task %u to task %u, of %u tasks", i,
                           before, after, n);
     if (before == after)
-      return graph_breach(error, "task %u '%s' depends on itself", after, TASK(g, after)->name);
+      return graph_breach(error, "task %u '%s' depends on itself", after, sim_graph_task_name(g, after));
   }
   /* Per stream: its tasks in id order, each naming the stream among its members. */
   uint64_t listed = 0, needed = 0;
@@ -1380,7 +1381,7 @@ gboolean sim_graph_check(const sim_graph *g, GError **error)
         member = m[j] == s;
       if (!member)
         return graph_breach(error, "stream %u '%s' lists task %u '%s', which is not on it", s,
-                            sr->name, t, r->name);
+                            sr->name, t, LOAD(g, r)->name);
     }
     listed += sr->n_tasks;
   }
@@ -1389,7 +1390,7 @@ gboolean sim_graph_check(const sim_graph *g, GError **error)
     const sim_stream_id *m = task_members(g, r);
     for (uint32_t j = 0; j < r->n_members; j++)
       if (m[j] >= ns)
-        return graph_breach(error, "task %u '%s' names stream %u, of %u", t, r->name, m[j], ns);
+        return graph_breach(error, "task %u '%s' names stream %u, of %u", t, LOAD(g, r)->name, m[j], ns);
     needed += streams_needed(g, t);
   }
   if (listed != needed)
@@ -1449,7 +1450,7 @@ gboolean sim_graph_check(const sim_graph *g, GError **error)
   if (stuck != NO_TASK)
     return graph_breach(error, "%u of %u tasks are on a cycle of dependencies and stream "
                         "orders or wait for one, the first task %u '%s'", n - tail, n, stuck,
-                        TASK(g, stuck)->name);
+                        sim_graph_task_name(g, stuck));
   return TRUE;
 }
 

@@ -15,12 +15,14 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* 48 bytes per task (a pipeline run of 10^6 tasks writes them all while building, and the
- * executor reads each as it starts and ends): categories as indices, what only one kind of
- * task has shares a word, and a task of one or two streams (or shown on one) holds them in
- * place of an index into graph->members, so that starting or ending a transfer does not read
- * that array. What a run reads comes first (the header, then the compute duration, the bytes
- * and the algorithm), so that it falls in one cache line more often. */
+/* 20 bytes per task (a pipeline run of 10^6 tasks writes them all while building, and the
+ * executor reads each as it starts and ends; an unfolded 3-D run on 16384 devices holds 82
+ * million): categories as indices, and a task of one or two streams (or shown on one) holds
+ * them in place of an index into graph->members, so that starting or ending a transfer does
+ * not read that array. What a task takes and its name (its duration, bytes, FLOPs or
+ * algorithm) is a task_load kept once per distinct value in graph->loads: the same layer on
+ * every device takes the same, so that 32 bytes per task become 4 and a table that stays in
+ * the caches. */
 #define INLINE_MEMBERS 2
 #define NO_TASK ((sim_task_id)UINT32_MAX)
 typedef struct {
@@ -37,21 +39,21 @@ typedef struct {
   uint32_t member2;        /* the second member; a task of one member or none: its memory
                             * delta (bytes its unit holds more, or less, once it ends) while
                             * that fits in an int32_t */
-  sim_time_ps duration_ps;
+  uint32_t load;           /* index into graph->loads */
+} task_rec;
+
+G_STATIC_ASSERT(sizeof(task_rec) == 20);
+
+/* What a task takes and its name, compared and hashed as its four words (unused ones zero). */
+typedef struct {
+  sim_time_ps duration_ps; /* SIM_TASK_COMPUTE and SIM_TASK_DELAY */
   uint64_t bytes;
   union {
     uint64_t flops;                        /* SIM_TASK_COMPUTE */
     const comm_coll_algorithm *algorithm;  /* SIM_TASK_COLLECTIVE, or NULL */
   } u;
   const char *name;        /* in graph->strings */
-} task_rec;
-
-G_STATIC_ASSERT(sizeof(task_rec) <= 48);
-
-static inline uint64_t task_flops(const task_rec *r)
-{
-  return r->kind == SIM_TASK_COMPUTE ? r->u.flops : 0;
-}
+} task_load;
 
 typedef struct {
   sim_unit_id unit;
@@ -138,7 +140,19 @@ struct sim_graph {
   category_slot category_cache[CATEGORY_CACHE];  /* in front of category_index, by address */
   uint32_t n_cached;       /* categories in category_cache (at most half its slots) */
   graph_block *block;      /* NULL: none (see graph_block) */
+  task_load *loads;        /* every distinct load once (see task_rec) */
+  uint32_t n_loads, cap_loads;
+  uint32_t *load_slots;    /* index into loads + 1 by a hash of the load (open addressing,
+                            * linear probing); 0: empty slot */
+  uint32_t load_mask;      /* slots - 1 (a power of two) */
 };
+
+#define LOAD(g, r) (&(g)->loads[(r)->load])
+
+static inline uint64_t task_flops(const sim_graph *g, const task_rec *r)
+{
+  return r->kind == SIM_TASK_COMPUTE ? LOAD(g, r)->u.flops : 0;
+}
 
 static inline int64_t task_memory_delta(const sim_graph *g, sim_task_id t, const task_rec *r)
 {
@@ -427,6 +441,52 @@ const char *sim_graph_intern(sim_graph *g, const char *name)
   return copy;
 }
 
+/* The index of `load` in graph->loads, added when it is new. */
+#define LOADS_MIN 1024
+
+static inline uint32_t load_hash(const task_load *l)
+{
+  uint64_t h = (uint64_t)l->duration_ps * 0x9E3779B97F4A7C15ULL;
+  h = (h ^ (h >> 29) ^ l->bytes) * 0xBF58476D1CE4E5B9ULL;
+  h = (h ^ (h >> 32) ^ l->u.flops) * 0x94D049BB133111EBULL;
+  h = (h ^ (h >> 29) ^ (uintptr_t)l->name) * 0xBF58476D1CE4E5B9ULL;
+  return (uint32_t)(h >> 32);
+}
+
+static void loads_grow(sim_graph *g)
+{
+  uint32_t old_slots = g->load_mask + 1;
+  uint32_t *old = g->load_slots;
+  g->load_mask = 2 * old_slots - 1;
+  g->load_slots = table_new0(g, (size_t)(g->load_mask + 1) * sizeof *g->load_slots);
+  for (uint32_t i = 0; i < old_slots; i++) {
+    if (!old[i])
+      continue;
+    uint32_t j = load_hash(&g->loads[old[i] - 1]) & g->load_mask;
+    while (g->load_slots[j])
+      j = (j + 1) & g->load_mask;
+    g->load_slots[j] = old[i];
+  }
+  table_free(g, old);
+}
+
+static uint32_t load_of(sim_graph *g, const task_load *load)
+{
+  uint32_t j = load_hash(load) & g->load_mask;
+  for (; g->load_slots[j]; j = (j + 1) & g->load_mask) {
+    const task_load *l = &g->loads[g->load_slots[j] - 1];
+    if (l->duration_ps == load->duration_ps && l->bytes == load->bytes &&
+        l->u.flops == load->u.flops && l->name == load->name)
+      return g->load_slots[j] - 1;
+  }
+  uint32_t k = g->n_loads;
+  PUSH(g, g->loads, g->n_loads, g->cap_loads, *load);
+  g->load_slots[j] = k + 1;
+  if (g->n_loads > g->load_mask / 2)
+    loads_grow(g);
+  return k;
+}
+
 sim_graph *sim_graph_new(void)
 {
   sim_graph *g = g_new0(sim_graph, 1);
@@ -438,6 +498,8 @@ sim_graph *sim_graph_new(void)
   g->names_mask = NAMES_MIN - 1;
   g->handed = g_new0(const char *, NAMES_MIN);
   g->handed_mask = NAMES_MIN - 1;
+  g->load_slots = g_new0(uint32_t, LOADS_MIN);
+  g->load_mask = LOADS_MIN - 1;
   g->stream_mark = g_array_new(FALSE, TRUE, sizeof(uint32_t));
   g->categories = g_ptr_array_new();
   g->category_index = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -459,6 +521,8 @@ void sim_graph_free(sim_graph *g)
   table_free(g, g->names);
   table_free(g, g->name_hash);
   table_free(g, g->handed);
+  table_free(g, g->load_slots);
+  free_out(g, g->loads, (size_t)g->cap_loads * sizeof *g->loads);
   if (g->block) {
     g_assert(!g->block->lent);   /* an executor is freed before its graph */
     big_free(g->block->base, g->block->bytes);
@@ -560,20 +624,24 @@ static uint16_t category_of(sim_graph *g, const char *category)
  * 16 bytes at a time what had just been stored field by field, which stalled store forwarding
  * (about a quarter of sim_graph_add_compute's time in a 3-D build). */
 static task_rec *add_task(sim_graph *g, sim_task_kind kind, const char *name,
-                          const char *category, const sim_stream_id *members, uint32_t n)
+                          const char *category, const sim_stream_id *members, uint32_t n,
+                          const task_load *load)
 {
   for (uint32_t i = 0; i < n; i++)
     g_return_val_if_fail(members[i] < g->streams->len, NULL);
   sim_task_id id = g->n_tasks;
   const char *copy = intern(g, name);
   uint16_t cat = category_of(g, category);
+  task_load named = *load;
+  named.name = copy;
+  uint32_t load_id = load_of(g, &named);
   if (G_UNLIKELY(g->n_tasks == g->cap_tasks))
     g->tasks = grow(g, g->tasks, &g->cap_tasks, sizeof *g->tasks);
   task_rec *t = &g->tasks[id];
   memset(t, 0, sizeof *t);
   t->kind = kind;
   t->category = cat;
-  t->name = copy;
+  t->load = load_id;
   t->n_members = n;
   /* A stream that appears twice in one task (a device sending to itself) holds it once. */
   if (n <= INLINE_MEMBERS) {
@@ -620,13 +688,8 @@ sim_task_id sim_graph_add_compute(sim_graph *g, sim_stream_id stream, const char
                                   uint64_t flops, uint64_t bytes)
 {
   g_return_val_if_fail(duration_ps >= 0, 0);
-  task_rec *t = add_task(g, SIM_TASK_COMPUTE, name, category, &stream, 1);
-  if (t) {
-    t->duration_ps = duration_ps;
-    t->u.flops = flops;
-    t->bytes = bytes;
-  }
-  return task_id(g, t);
+  task_load load = {.duration_ps = duration_ps, .bytes = bytes, .u.flops = flops};
+  return task_id(g, add_task(g, SIM_TASK_COMPUTE, name, category, &stream, 1, &load));
 }
 
 uint32_t sim_graph_scale_unit_compute(sim_graph *g, sim_unit_id unit, double factor)
@@ -642,7 +705,9 @@ uint32_t sim_graph_scale_unit_compute(sim_graph *g, sim_unit_id unit, double fac
       task_rec *t = &g->tasks[tasks[i]];
       if (t->kind != SIM_TASK_COMPUTE)
         continue;
-      t->duration_ps = (sim_time_ps)llround((double)t->duration_ps * factor);
+      task_load load = *LOAD(g, t);
+      load.duration_ps = (sim_time_ps)llround((double)load.duration_ps * factor);
+      t->load = load_of(g, &load);
       changed++;
     }
   }
@@ -652,19 +717,16 @@ uint32_t sim_graph_scale_unit_compute(sim_graph *g, sim_unit_id unit, double fac
 sim_task_id sim_graph_add_delay(sim_graph *g, const char *name, sim_time_ps duration_ps)
 {
   g_return_val_if_fail(duration_ps >= 0, 0);
-  task_rec *t = add_task(g, SIM_TASK_DELAY, name, "wait", NULL, 0);
-  t->duration_ps = duration_ps;
-  return task_id(g, t);
+  task_load load = {.duration_ps = duration_ps};
+  return task_id(g, add_task(g, SIM_TASK_DELAY, name, "wait", NULL, 0, &load));
 }
 
 sim_task_id sim_graph_add_transfer(sim_graph *g, sim_stream_id src, sim_stream_id dst,
                                    const char *name, uint64_t bytes)
 {
   sim_stream_id m[2] = {src, dst};
-  task_rec *t = add_task(g, SIM_TASK_TRANSFER, name, "p2p", m, 2);
-  if (t)
-    t->bytes = bytes;
-  return task_id(g, t);
+  task_load load = {.bytes = bytes};
+  return task_id(g, add_task(g, SIM_TASK_TRANSFER, name, "p2p", m, 2, &load));
 }
 
 sim_task_id sim_graph_add_collective(sim_graph *g, const sim_stream_id *members, uint32_t n,
@@ -673,12 +735,10 @@ sim_task_id sim_graph_add_collective(sim_graph *g, const sim_stream_id *members,
                                      uint64_t bytes)
 {
   g_return_val_if_fail(n >= 1 && op >= INT8_MIN && op <= INT8_MAX, 0);
-  task_rec *t = add_task(g, SIM_TASK_COLLECTIVE, name, "collective", members, n);
-  if (t) {
+  task_load load = {.bytes = bytes, .u.algorithm = algorithm};
+  task_rec *t = add_task(g, SIM_TASK_COLLECTIVE, name, "collective", members, n, &load);
+  if (t)
     t->op = (int8_t)op;
-    t->u.algorithm = algorithm;
-    t->bytes = bytes;
-  }
   return task_id(g, t);
 }
 
@@ -686,11 +746,10 @@ sim_task_id sim_graph_add_custom(sim_graph *g, const sim_stream_id *members, uin
                                  const char *name, const char *category, int op, uint64_t bytes)
 {
   g_return_val_if_fail(op >= INT8_MIN && op <= INT8_MAX, 0);
-  task_rec *t = add_task(g, SIM_TASK_CUSTOM, name, category, members, n);
-  if (t) {
+  task_load load = {.bytes = bytes};
+  task_rec *t = add_task(g, SIM_TASK_CUSTOM, name, category, members, n, &load);
+  if (t)
     t->op = (int8_t)op;
-    t->bytes = bytes;
-  }
   return task_id(g, t);
 }
 
@@ -766,12 +825,9 @@ void sim_graph_append(sim_graph *dst, const sim_graph *src, const char *unit_pre
     for (uint32_t i = 0; i < n; i++)
       members[i] = m[i] + o.stream_base;
     const char *category = g_ptr_array_index(src->categories, r->category);
-    task_rec *c = add_task(dst, r->kind, r->name, category, members, n);
+    task_rec *c = add_task(dst, r->kind, LOAD(src, r)->name, category, members, n, LOAD(src, r));
     g_assert(c != NULL);
     c->op = r->op;
-    c->duration_ps = r->duration_ps;
-    c->bytes = r->bytes;
-    c->u = r->u;
     sim_task_id id = task_id(dst, c);
     if (r->shown)
       sim_graph_show_on(dst, id, r->members_at + o.stream_base);
@@ -892,22 +948,28 @@ void sim_graph_edge(const sim_graph *g, uint32_t i, sim_task_id *before, sim_tas
 #define TASK(g, t) (&(g)->tasks[(t)])
 
 sim_task_kind sim_graph_task_kind(const sim_graph *g, sim_task_id t) { return TASK(g, t)->kind; }
-const char *sim_graph_task_name(const sim_graph *g, sim_task_id t) { return TASK(g, t)->name; }
+const char *sim_graph_task_name(const sim_graph *g, sim_task_id t) { return LOAD(g, TASK(g, t))->name; }
 sim_time_ps sim_graph_task_duration(const sim_graph *g, sim_task_id t)
 {
   sim_task_kind k = TASK(g, t)->kind;
-  return k == SIM_TASK_COMPUTE || k == SIM_TASK_DELAY ? TASK(g, t)->duration_ps : 0;
+  return k == SIM_TASK_COMPUTE || k == SIM_TASK_DELAY ? LOAD(g, TASK(g, t))->duration_ps : 0;
 }
 const char *sim_graph_task_category(const sim_graph *g, sim_task_id t)
 {
   return g_ptr_array_index(g->categories, TASK(g, t)->category);
 }
-uint64_t sim_graph_task_bytes(const sim_graph *g, sim_task_id t) { return TASK(g, t)->bytes; }
-uint64_t sim_graph_task_flops(const sim_graph *g, sim_task_id t) { return task_flops(TASK(g, t)); }
+uint64_t sim_graph_task_bytes(const sim_graph *g, sim_task_id t)
+{
+  return LOAD(g, TASK(g, t))->bytes;
+}
+uint64_t sim_graph_task_flops(const sim_graph *g, sim_task_id t)
+{
+  return task_flops(g, TASK(g, t));
+}
 int sim_graph_task_op(const sim_graph *g, sim_task_id t) { return TASK(g, t)->op; }
 const comm_coll_algorithm *sim_graph_task_algorithm(const sim_graph *g, sim_task_id t)
 {
-  return TASK(g, t)->kind == SIM_TASK_COLLECTIVE ? TASK(g, t)->u.algorithm : NULL;
+  return TASK(g, t)->kind == SIM_TASK_COLLECTIVE ? LOAD(g, TASK(g, t))->u.algorithm : NULL;
 }
 
 uint32_t sim_graph_task_members(const sim_graph *g, sim_task_id t, const sim_stream_id **members)
@@ -922,7 +984,7 @@ sim_task_view sim_graph_task_view(const sim_graph *g, sim_task_id t)
 {
   const task_rec *r = TASK(g, t);
   return (sim_task_view){(sim_task_kind)r->kind, r->op, r->n_members,
-                         r->n_members ? task_members(g, r) : NULL, r->bytes};
+                         r->n_members ? task_members(g, r) : NULL, LOAD(g, r)->bytes};
 }
 
 /* ---- Executor ------------------------------------------------------------------------------ */
@@ -1074,19 +1136,19 @@ static void start_task(sim_exec *x, sim_task_id t)
     const sim_stream_id *m = task_members(x->g, r);
     const char *category = g_ptr_array_index(x->g->categories, r->category);
     for (uint32_t i = 0; i < r->n_members; i++) {
-      uint64_t id = sim_engine_span_begin(x->engine, x->track[m[i]], r->name, category,
-                                          r->bytes, task_flops(r));
+      uint64_t id = sim_engine_span_begin(x->engine, x->track[m[i]], LOAD(x->g, r)->name, category,
+                                          LOAD(x->g, r)->bytes, task_flops(x->g, r));
       if (i == 0)
         x->span_first[t] = id;
     }
     if (r->shown)
-      x->span_first[t] = sim_engine_span_begin(x->engine, x->track[m[0]], r->name, category,
-                                               r->bytes, task_flops(r));
+      x->span_first[t] = sim_engine_span_begin(x->engine, x->track[m[0]], LOAD(x->g, r)->name, category,
+                                               LOAD(x->g, r)->bytes, task_flops(x->g, r));
   }
   switch ((sim_task_kind)r->kind) {
   case SIM_TASK_COMPUTE:
   case SIM_TASK_DELAY:
-    sim_engine_schedule_in(x->engine, r->duration_ps, fixed_done, x, t);
+    sim_engine_schedule_in(x->engine, LOAD(x->g, r)->duration_ps, fixed_done, x, t);
     break;
   case SIM_TASK_TRANSFER:
   case SIM_TASK_COLLECTIVE:
@@ -1165,13 +1227,13 @@ void sim_exec_task_done(sim_exec *x, sim_task_id t)
                          (double)((int64_t)resident + x->memory[u]) / (1 << 30));
     }
     if (r->kind == SIM_TASK_TRANSFER)
-      sim_engine_link(x->engine, x->track[m[0]], start_ps, x->track[m[1]], end_ps, r->name);
+      sim_engine_link(x->engine, x->track[m[0]], start_ps, x->track[m[1]], end_ps, LOAD(x->g, r)->name);
     /* A collective: an arrow from each member to the next in group order (the ring a viewer
      * can follow), at most SIM_TRACE_COLLECTIVE_ARROWS of them. */
     if (r->kind == SIM_TASK_COLLECTIVE && r->n_members > 1)
       for (uint32_t i = 0; i < MIN(r->n_members, SIM_TRACE_COLLECTIVE_ARROWS); i++)
         sim_engine_link(x->engine, x->track[m[i]], start_ps,
-                        x->track[m[(i + 1) % r->n_members]], end_ps, r->name);
+                        x->track[m[(i + 1) % r->n_members]], end_ps, LOAD(x->g, r)->name);
   }
   /* Free the streams first, then release successors: both orders are deterministic, this one
    * lets a successor on the same stream start at once. */
@@ -1232,7 +1294,7 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
     int shown = 0;
     for (sim_task_id t = 0; t < n && shown < 5; t++)
       if (ts_started(&x->ts[t]) && !ts_done(&x->ts[t])) {
-        g_string_append_printf(msg, " '%s'", TASK(x->g, t)->name);
+        g_string_append_printf(msg, " '%s'", sim_graph_task_name(x->g, t));
         shown++;
       }
     g_set_error_literal(error, DT_ERROR, DT_ERROR_INTERNAL, msg->str);
@@ -1262,7 +1324,7 @@ gboolean sim_exec_run(sim_exec *x, GError **error)
       arrived += !dup && x->cursor[m[i]] < sr->n_tasks && sr->tasks[x->cursor[m[i]]] == t;
     }
     g_string_append_printf(msg, " '%s' (waits for %u dependencies, %u of %u streams)",
-                           r->name, (uint32_t)s->at - (needed - arrived), arrived, needed);
+                           LOAD(x->g, r)->name, (uint32_t)s->at - (needed - arrived), arrived, needed);
     shown++;
   }
   g_set_error_literal(error, DT_ERROR, DT_ERROR_INTERNAL, msg->str);
@@ -1305,7 +1367,7 @@ gboolean sim_graph_check(const sim_graph *g, GError **error)
       return graph_breach(error, "dependency %u joins task %u to task %u, of %u tasks", i,
                           before, after, n);
     if (before == after)
-      return graph_breach(error, "task %u '%s' depends on itself", after, TASK(g, after)->name);
+      return graph_breach(error, "task %u '%s' depends on itself", after, sim_graph_task_name(g, after));
   }
   /* Per stream: its tasks in id order, each naming the stream among its members. */
   uint64_t listed = 0, needed = 0;
@@ -1323,7 +1385,7 @@ gboolean sim_graph_check(const sim_graph *g, GError **error)
         member = m[j] == s;
       if (!member)
         return graph_breach(error, "stream %u '%s' lists task %u '%s', which is not on it", s,
-                            sr->name, t, r->name);
+                            sr->name, t, LOAD(g, r)->name);
     }
     listed += sr->n_tasks;
   }
@@ -1332,7 +1394,7 @@ gboolean sim_graph_check(const sim_graph *g, GError **error)
     const sim_stream_id *m = task_members(g, r);
     for (uint32_t j = 0; j < r->n_members; j++)
       if (m[j] >= ns)
-        return graph_breach(error, "task %u '%s' names stream %u, of %u", t, r->name, m[j], ns);
+        return graph_breach(error, "task %u '%s' names stream %u, of %u", t, LOAD(g, r)->name, m[j], ns);
     needed += streams_needed(g, t);
   }
   if (listed != needed)
@@ -1392,7 +1454,7 @@ gboolean sim_graph_check(const sim_graph *g, GError **error)
   if (stuck != NO_TASK)
     return graph_breach(error, "%u of %u tasks are on a cycle of dependencies and stream "
                         "orders or wait for one, the first task %u '%s'", n - tail, n, stuck,
-                        TASK(g, stuck)->name);
+                        sim_graph_task_name(g, stuck));
   return TRUE;
 }
 
@@ -1404,12 +1466,12 @@ static void simple_start(void *user, sim_exec *x, sim_task_id t)
   const task_rec *r = TASK(x->g, t);
   sim_time_ps d = 0;
   if (r->kind == SIM_TASK_TRANSFER) {
-    d = sim_time_add_sat(c->latency_ps, sim_time_for_work((double)r->bytes, (double)c->bandwidth_Bps));
+    d = sim_time_add_sat(c->latency_ps, sim_time_for_work((double)LOAD(x->g, r)->bytes, (double)c->bandwidth_Bps));
   } else if (r->n_members > 1) {
     /* Ring allreduce: 2(n-1) steps, each latency + (bytes/n)/bw. */
     uint64_t n = r->n_members;
     sim_time_ps step = sim_time_add_sat(c->latency_ps,
-                                        sim_time_for_work((double)r->bytes, (double)c->bandwidth_Bps * n));
+                                        sim_time_for_work((double)LOAD(x->g, r)->bytes, (double)c->bandwidth_Bps * n));
     if (!sim_time_mul(step, (int64_t)(2 * (n - 1)), &d))
       d = SIM_TIME_MAX;
   }

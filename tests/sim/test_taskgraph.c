@@ -618,6 +618,52 @@ static void test_interned_names(void **state)
  * Each copy keeps its timing (a ends at 10 ns, the transfer at 12, b at 32, d at 37), its
  * names after the prefix, its category and size, its dependencies (3 a copy) and its shown
  * task, which does not hold the stream (busy 22 ns: the transfer and b). */
+/* Tasks that take the same (duration, FLOPs, bytes) share what the graph keeps of it: slowing
+ * one device (x1.5, 10 ns -> 15 ns) must not slow the same layer on the other, and tasks equal
+ * in everything but their name or algorithm keep their own. Two devices, one task each, no
+ * dependencies: the ends are the durations. */
+static void test_shared_loads(void **state)
+{
+  static const int algo_a = 0, algo_b = 0;   /* two distinct addresses stand for algorithms */
+  g_autoptr(sim_graph) g = sim_graph_new();
+  sim_unit_id u0 = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu0");
+  sim_unit_id u1 = sim_graph_add_unit(g, SIM_PROC_DEVICE, "gpu1");
+  sim_stream_id s0 = sim_graph_add_stream(g, u0, "compute");
+  sim_stream_id s1 = sim_graph_add_stream(g, u1, "compute");
+  sim_task_id a0 = sim_graph_add_compute(g, s0, "layer", "forward", SIM_NS(10), 7, 9);
+  sim_task_id a1 = sim_graph_add_compute(g, s1, "layer", "forward", SIM_NS(10), 7, 9);
+  sim_task_id b1 = sim_graph_add_compute(g, s1, "other", "forward", SIM_NS(10), 7, 9);
+  sim_stream_id both[] = {s0, s1};
+  sim_task_id c0 = sim_graph_add_collective(g, both, 2, "ar", 1,
+                                            (const comm_coll_algorithm *)&algo_a, 9);
+  sim_task_id c1 = sim_graph_add_collective(g, both, 2, "ar", 1,
+                                            (const comm_coll_algorithm *)&algo_b, 9);
+  assert_int_equal(sim_graph_scale_unit_compute(g, u0, 1.5), 1);
+  assert_int_equal(sim_graph_task_duration(g, a0), SIM_NS(15));
+  assert_int_equal(sim_graph_task_duration(g, a1), SIM_NS(10));
+  assert_int_equal(sim_graph_task_flops(g, a0), 7);
+  assert_int_equal(sim_graph_task_bytes(g, a0), 9);
+  assert_string_equal(sim_graph_task_name(g, a0), "layer");
+  assert_string_equal(sim_graph_task_name(g, b1), "other");
+  assert_ptr_equal(sim_graph_task_algorithm(g, c0), &algo_a);
+  assert_ptr_equal(sim_graph_task_algorithm(g, c1), &algo_b);
+  assert_null(sim_graph_task_algorithm(g, a0));
+  assert_int_equal(sim_graph_task_duration(g, c0), 0);
+  assert_int_equal(sim_graph_task_flops(g, c0), 0);
+  /* gpu0: 15 ns; gpu1: 10 + 10 ns; then the two collectives, each 2(n-1) = 2 steps of 1 ns +
+   * 9 B / (2 x 1 B/ns) = 5.5 ns: 11 ns apiece, from 20 ns. */
+  sim_simple_comm comm = {SIM_NS(1), 1000000000ull};
+  g_autoptr(sim_engine) e = sim_engine_new();
+  g_autoptr(sim_exec) x = sim_exec_new(e, g);
+  sim_exec_set_comm(x, &sim_simple_comm_ops, &comm);
+  assert_true(sim_exec_run(x, NULL));
+  assert_int_equal(sim_exec_task_end(x, a0), SIM_NS(15));
+  assert_int_equal(sim_exec_task_end(x, a1), SIM_NS(10));
+  assert_int_equal(sim_exec_task_end(x, b1), SIM_NS(20));
+  assert_int_equal(sim_exec_task_end(x, c0), SIM_NS(31));
+  assert_int_equal(sim_exec_task_end(x, c1), SIM_NS(42));
+}
+
 static void test_append(void **state)
 {
   g_autoptr(sim_graph) src = sim_graph_new();
@@ -716,6 +762,7 @@ int main(void)
       cmocka_unit_test(test_reserve_members),
       cmocka_unit_test(test_categories), cmocka_unit_test(test_exec_reports_errors),
       cmocka_unit_test(test_append), cmocka_unit_test(test_clock_overflow),
+      cmocka_unit_test(test_shared_loads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,13 +40,14 @@ int64_t sim_cp_ring_step_ps(int64_t transfer_ps, int64_t block_ps)
 }
 
 /* The group's collective `op` of `bytes` (nccl-tests size): cp ranks tp apart, the tp groups of
- * a replica at once. */
+ * a replica at once; with the plain ring when `ring`, else the run's algorithm. */
 static gboolean group_time(sim_coll_timer *ct, const wl_tf_shard *sh, comm_coll_op op,
-                           uint64_t bytes, int64_t *out, GError **error)
+                           gboolean ring, uint64_t bytes, int64_t *out, GError **error)
 {
   uint32_t t = sh->tp ? sh->tp : 1;
   sim_time_ps d = 0;
-  if (!sim_coll_timer_time(ct, op, 0, sh->cp, t, t, 1, bytes, &d, error))
+  if (!(ring ? sim_coll_timer_ring_time : sim_coll_timer_time)(ct, op, 0, sh->cp, t, t, 1, bytes,
+                                                                &d, error))
     return FALSE;
   *out = d;
   return TRUE;
@@ -107,8 +108,9 @@ gboolean sim_cp_attention_time(const dev_device *dev, sim_coll_timer *ct, const 
     /* Heads / cp over the whole sequence: one causal block. */
     int64_t ps[2], qkv_ps, o_ps;
     block_ps(dev, tf, sh, sh->seq, sh->seq, cp, tf->causal, ps);
-    if (!group_time(ct, sh, COMM_COLL_ALLTOALL, wl_tf_cp_q_bytes(tf, sh) + kv, &qkv_ps, error) ||
-        !group_time(ct, sh, COMM_COLL_ALLTOALL, wl_tf_cp_o_bytes(tf, sh), &o_ps, error))
+    if (!group_time(ct, sh, COMM_COLL_ALLTOALL, FALSE, wl_tf_cp_q_bytes(tf, sh) + kv, &qkv_ps,
+                    error) ||
+        !group_time(ct, sh, COMM_COLL_ALLTOALL, FALSE, wl_tf_cp_o_bytes(tf, sh), &o_ps, error))
       return FALSE;
     for (int i = 0; i < 2; i++) {
       out->compute_ps[i] = ps[i];
@@ -124,14 +126,11 @@ gboolean sim_cp_attention_time(const dev_device *dev, sim_coll_timer *ct, const 
      * all-gather is that pattern, over the routes between neighbours (one GPU's NIC where the
      * ring crosses nodes), where the collective algorithm would spread it over every NIC. */
     int64_t ring;
-    uint32_t t = sh->tp ? sh->tp : 1;
-    sim_time_ps d = 0;
-    if (!sim_coll_timer_ring_time(ct, COMM_COLL_ALLGATHER, 0, cp, t, t, 1, kv * cp, &d, error))
+    if (!group_time(ct, sh, COMM_COLL_ALLGATHER, TRUE, kv * cp, &ring, error))
       return FALSE;
-    ring = d;
     step_ps = ring / (cp - 1);
-  } else if (!group_time(ct, sh, COMM_COLL_ALLGATHER, kv * cp, &gather_ps, error) ||
-             !group_time(ct, sh, COMM_COLL_REDUCE_SCATTER, kv * cp, &scatter_ps, error)) {
+  } else if (!group_time(ct, sh, COMM_COLL_ALLGATHER, FALSE, kv * cp, &gather_ps, error) ||
+             !group_time(ct, sh, COMM_COLL_REDUCE_SCATTER, FALSE, kv * cp, &scatter_ps, error)) {
     return FALSE;
   }
   for (uint32_t r = 0; r < cp; r++) {

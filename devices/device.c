@@ -639,6 +639,7 @@ int64_t dev_input_copy_ps(const dev_device *dev, uint64_t bytes)
 const char *dev_device_name(const dev_device *dev) { return dev->name; }
 const char *dev_device_title(const dev_device *dev) { return dev->title; }
 const dev_model *dev_device_model(const dev_device *dev) { return dev->model; }
+gboolean dev_device_is_gpu(const dev_device *dev) { return dev->model == &dev__model_gpu; }
 uint64_t dev_memory_bytes(const dev_device *dev) { return dev->memory_bytes; }
 double dev_memory_Bps(const dev_device *dev) { return dev->prm.memory_bandwidth_GBps * 1e9; }
 double dev_stream_Bps(const dev_device *dev) { return dev->stream_Bps; }

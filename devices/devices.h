@@ -83,6 +83,8 @@ typedef struct {
 const char *dev_device_name(const dev_device *dev);       /* catalog name or file stem */
 const char *dev_device_title(const dev_device *dev);      /* "NVIDIA Tesla V100-SXM2-16GB" */
 const dev_model *dev_device_model(const dev_device *dev);
+/* TRUE for a GPU (the gpu model), FALSE for CPUs and Xeon Phi. */
+gboolean dev_device_is_gpu(const dev_device *dev);
 uint64_t dev_memory_bytes(const dev_device *dev);
 /* Peak memory bandwidth from the datasheet, bytes/s. */
 double dev_memory_Bps(const dev_device *dev);

@@ -134,7 +134,7 @@ static gboolean cnn_framework_efficiency(const sim_scenario *s, const dev_device
                 fo.framework, s->model);
     return FALSE;
   }
-  if (strcmp(dev_model_name(dev_device_model(dev)), "gpu") == 0) {
+  if (dev_device_is_gpu(dev)) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                 "%s: %s applies to CPU and Xeon Phi devices, not the GPU %s", where,
                 fo.framework, dev_device_name(dev));
@@ -167,7 +167,7 @@ sim_costs *sim_costs_build(const sim_scenario *s, const char *device_name, uint6
   if (!dev_check_precision(dev, prec, sim_scenario_where(s, "precision"), error))
     return NULL;
   if (s->threads) {
-    gboolean gpu = strcmp(dev_model_name(dev_device_model(dev)), "gpu") == 0;
+    gboolean gpu = dev_device_is_gpu(dev);
     if (gpu || (unsigned)s->threads > dev_hw_threads(dev)) {
       const char *where = sim_scenario_where(s, "threads");
       if (gpu)

@@ -77,7 +77,7 @@ sim_costs *sim_chaos_costs_build(const sim_scenario *s, const char *device_name,
     return NULL;
   if (!dev_check_precision(dev, s->precision, sim_scenario_where(s, "precision"), error))
     return NULL;
-  if (strcmp(dev_model_name(dev_device_model(dev)), "gpu") == 0) {
+  if (dev_device_is_gpu(dev)) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                 "%s: chaos runs on the threads of a Xeon Phi or CPU, and %s is a GPU (--device "
                 "xeon-phi-7120p, xeon-phi-7250, xeon-gold-6148-2s, ...)",

@@ -53,6 +53,7 @@ run collective-fit sh bench/collective/fit.sh "$build/dtsim"
 run phi-chaos sh bench/phi/chaos.sh "$build/dtsim" --threads "1 15 60 120 244"
 run phi-fit sh bench/phi/fit.sh "$build/dtsim"
 run phi-whatif sh bench/phi/whatif.sh "$build/dtsim"
+run phi-cpu-frameworks sh bench/phi/cpu-frameworks.sh "$build/dtsim"
 
 # Speed, at small sizes.
 run engine "$build/bench_engine" --dispatches 200000 1000 100000

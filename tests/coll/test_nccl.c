@@ -345,6 +345,7 @@ static void ring_by_hand(uint64_t bytes)
 static void test_ring_fill_by_hand(void **state)
 {
   ring_by_hand(4 << 20);    /* 32 KiB shares: slices of 32 x 256 / 288 = 28.4 KiB */
+  ring_by_hand(32 << 20);   /* 256 KiB shares, the bound itself: slices of half, 128 KiB */
   ring_by_hand(64 << 20);   /* 512 KiB shares: slices of 512 x 256 / 768 = 170.7 KiB */
 }
 

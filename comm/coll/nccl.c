@@ -103,23 +103,37 @@ static int arch_of(const comm_topology *topo)
   return ARCH_VOLTA;
 }
 
+/* The slice a stage of the pipeline forwards whole: a rank's share of a channel, `share_bytes`,
+ * goes in 1 + share / slice_max slices, so the slice is share x max / (share + max): the whole
+ * share where it is much smaller than the bound, the bound where it is much larger, half of
+ * either where they are equal (docs/nccl.md, "Pipeline fill"; the continuous form of cutting
+ * the share into pieces of at most slice_max). NVLS keeps the hard bound: NCCL cuts its work in
+ * chunks of a fixed size. */
+static double fill_slice(double share_bytes, double slice_max)
+{
+  if (share_bytes <= 0 || slice_max <= 0)
+    return 0;
+  return share_bytes * slice_max / (share_bytes + slice_max);
+}
+
 /* Fill of a pipeline of `stages` store-and-forward stages: each forwards a slice only once it
  * has it whole, so the first slice crosses every stage before the last stage streams. The slice
- * is the data of one rank on one channel, at most `slice_max` bytes; `Bps` the channel's share of
- * its links. */
+ * is fill_slice() of the data of one rank on one channel; `Bps` the channel's share of its
+ * links. */
 static double fill_s(uint32_t stages, double per_rank_channel_bytes, double slice_max, double Bps)
 {
   if (stages == 0 || Bps <= 0)
     return 0;
-  return stages * MIN(per_rank_channel_bytes, slice_max) / Bps;
+  return stages * fill_slice(per_rank_channel_bytes, slice_max) / Bps;
 }
 
-/* The largest slice, bytes, that a channel forwards whole before the next stage may start:
- * below it every stage waits for the whole of a rank's share of the channel, above it slices
- * of this size pipeline. The model's one fitted parameter (bench/collective/fit.sh, over every
- * row of reference/collectives.csv and collectives-systems.csv; docs/nccl.md "Pipeline fill");
- * DTSIM_NCCL_SLICE_BYTES overrides it for that fit. */
-#define NCCL_SLICE_BYTES 196608.0
+/* The bound, bytes, on the slice a channel forwards whole before the next stage may start
+ * (fill_slice): far below it every stage waits for the whole of a rank's share of the channel,
+ * far above it slices of this size pipeline. The model's one fitted parameter
+ * (bench/collective/fit.sh, over every row of reference/collectives.csv and
+ * collectives-systems.csv; docs/nccl.md "Pipeline fill"); DTSIM_NCCL_SLICE_BYTES overrides it
+ * for that fit. */
+#define NCCL_SLICE_BYTES 262144.0
 
 static double slice_max_bytes(void)
 {
@@ -509,7 +523,7 @@ static sim_time_ps rings_time(const coll__nccl *x, uint32_t C, uint64_t wire_byt
   coll__flow_routes_shares(rt->ring, f, share, lat);
   /* Per flow once: its time alone at its share, and its route's latency. */
   if (fill_stages > 0) {
-    double slice = MIN((double)wire_bytes / ((double)C * n), slice_max_bytes()), worst = 0;
+    double slice = fill_slice((double)wire_bytes / ((double)C * n), slice_max_bytes()), worst = 0;
     for (uint32_t c = 0; c < C; c++) {
       double per_loop = 0;
       for (uint32_t i = 0; i < n; i++)

@@ -15,6 +15,14 @@
 #include "comm_internal.h"
 #include "util.h"
 
+/* The slice a stage of NCCL's pipeline forwards whole, by hand (docs/nccl.md, "Pipeline fill"):
+ * a rank's share of a channel, s bytes, against the fitted 256 KiB as a soft minimum,
+ * s x 256 KiB / (s + 256 KiB). */
+static double slice_by_hand(double s)
+{
+  return s * 262144.0 / (s + 262144.0);
+}
+
 static comm_topology *build(const char *system, uint32_t nodes)
 {
   comm_cluster_spec spec = {.system = system, .nodes = nodes};
@@ -197,7 +205,8 @@ static void test_closed_vs_flow(void **state)
  * W = S / 0.92 (NCCL's tree efficiency) out and receives as much, a quarter per NIC, in 4 flows
  * of W / 16 on each card at 12.5e9 x 0.9 bytes/s (efa). Before that: the base latency 8.4 us;
  * the fill, 2 x 8 stages (the trees' height: a chain of 7 NVSwitch hops and one network hop)
- * each forwarding a 192 KiB slice (S / (8 x 16) is larger) at one flow's share of its card;
+ * each forwarding a slice of W / (8 x 16) against 256 KiB (slice_by_hand) at one flow's share
+ * of its card;
  * NCCL's tree latency 2 x (7 x 4.0 + 1 x 14.0) us plus, on each network hop, the network's own
  * latency twice (tuning.cc: latencyInter, and again for Simple's flush). The ring's network
  * bound is 2 x 15/16 x S
@@ -214,7 +223,8 @@ static void test_tree_by_hand(void **state)
   /* The network's own latency on the route between GPUs of two nodes: 4 PCIe 4.0 links of
    * 150 ns and 2 EFA links of 7.5 us; NCCL adds it to a network hop, twice for Simple. */
   double route_us = 4 * 0.15 + 2 * 7.5;
-  double t_s = 8.4e-6 + 16 * 196608.0 / (nic / 4) + 2 * (7 * 4.0 + 14.0 + 2 * route_us) * 1e-6 +
+  double t_s = 8.4e-6 + 16 * slice_by_hand(W / (8 * 16)) / (nic / 4) +
+               2 * (7 * 4.0 + 14.0 + 2 * route_us) * 1e-6 +
                W / 4 / nic;
   check_by_hand(t, g, x, t_s, 1e-3, 1e-3, "tree 1 GiB on 2 p4d");
 }
@@ -295,8 +305,9 @@ static void test_flow_routes_by_hand(void **state)
 /* NVLS on a DGX H100, 1 GiB, by hand: each GPU sends S (1 + 1/8) up and receives as much down
  * at 18 x 25e9 x 0.8 (nvswitch-h100 line rate and efficiency) x 0.85 (NVLS efficiency) bytes/s,
  * after 25 us and the two NVSwitch hops of 350 ns: bus bandwidth 2 x 7/8 x S / t. Before that,
- * the pipeline's fill: 4 stages each moving one 192 KiB slice (the fitted slice; S / (8 x 16)
- * is larger) on each of the 16 NVLS channels at the same rate. */
+ * the pipeline's fill: 4 stages each moving one 256 KiB slice (the fitted slice; S / (8 x 16)
+ * is larger, and NVLS forwards chunks of at most that size, no soft minimum) on each of the 16
+ * NVLS channels at the same rate. */
 static void test_nvls_by_hand(void **state)
 {
   g_autoptr(comm_topology) t = build("dgx-h100", 1);
@@ -305,7 +316,7 @@ static void test_nvls_by_hand(void **state)
   g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, -1, -1, NULL);
   assert_int_equal(coll__nccl_chosen(x)->algo, COLL__NCCL_NVLS);
   double S = 1073741824.0, bw = 18 * 25e9 * 0.8 * 0.85;
-  double t_s = 25e-6 + 350e-9 + S * 1.125 / bw + 4 * 16 * 196608.0 * 1.125 / bw;
+  double t_s = 25e-6 + 350e-9 + S * 1.125 / bw + 4 * 16 * 262144.0 * 1.125 / bw;
   double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
   if (fabs(got - t_s) / t_s > 1e-4)
     fail_msg("NVLS 1 GiB: %.9g s, by hand %.9g s", got, t_s);
@@ -315,7 +326,7 @@ static void test_nvls_by_hand(void **state)
  * bytes/s NVSwitch port, 15e9 each. Each channel's ring moves 2 x 7/8 of its S / 16 bytes in
  * 2 x 7 steps of 3.4 us (NCCL's Simple ring hop over NVLink, the switch's two 350 ns hops
  * included), after the base latency 8.4 us and the fill: 14 stages each forwarding one slice,
- * the rank's share S / (16 x 8) or at most the fitted 192 KiB, at 15e9 bytes/s. */
+ * the rank's share S / (16 x 8) against the fitted 256 KiB (slice_by_hand), at 15e9 bytes/s. */
 static void ring_by_hand(uint64_t bytes)
 {
   g_autoptr(comm_topology) t = build("dgx-a100", 1);
@@ -325,7 +336,7 @@ static void ring_by_hand(uint64_t bytes)
   assert_non_null(x);
   assert_int_equal(coll__nccl_chosen(x)->channels, 16);
   double S = (double)bytes, ch = 12 * 25e9 * 0.8 / 16;
-  double t_s = 8.4e-6 + 14 * MIN(S / 128, 196608.0) / ch + 2 * (S / 16 * 7 / 8 / ch + 7 * 3.4e-6);
+  double t_s = 8.4e-6 + 14 * slice_by_hand(S / 128) / ch + 2 * (S / 16 * 7 / 8 / ch + 7 * 3.4e-6);
   double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
   if (fabs(got - t_s) / t_s > 1e-3)
     fail_msg("ring %" G_GUINT64_FORMAT " B: %.9g s, by hand %.9g s", bytes, got, t_s);
@@ -333,8 +344,9 @@ static void ring_by_hand(uint64_t bytes)
 
 static void test_ring_fill_by_hand(void **state)
 {
-  ring_by_hand(4 << 20);    /* slice = the rank's share, 32 KiB */
-  ring_by_hand(64 << 20);   /* 512 KiB shares: slices of 192 KiB */
+  ring_by_hand(4 << 20);    /* 32 KiB shares: slices of 32 x 256 / 288 = 28.4 KiB */
+  ring_by_hand(32 << 20);   /* 256 KiB shares, the bound itself: slices of half, 128 KiB */
+  ring_by_hand(64 << 20);   /* 512 KiB shares: slices of 512 x 256 / 768 = 170.7 KiB */
 }
 
 /* Rings over the PCIe paths of the catalog, by hand (docs/nccl.md, "Peer-to-peer paths").
@@ -343,15 +355,15 @@ static void test_ring_fill_by_hand(void **state)
  * Dies 0-1 and 2-3 talk peer-to-peer through their board's switch; 1-2 and 3-0 bounce through
  * socket 0's memory (76.8 / 2 GB/s for the four bounce flows, 9.6 each). Every die's PCIe 3.0
  * x16 link and every board's uplink carries one flow per channel each way: 15.75e9 x 0.8 / 2 =
- * 6.3e9 bytes/s per channel flow. Simple ring allreduce of S: base 8.4 us, fill 6 stages x 192
- * KiB at 6.3e9, then 2 x (S / 2 x 3/4 at 6.3e9 + 3 PCIe hops of 5.7 us).
+ * 6.3e9 bytes/s per channel flow. Simple ring allreduce of S: base 8.4 us, fill 6 stages x a slice
+ * (slice_by_hand of S / 8) at 6.3e9, then 2 x (S / 2 x 3/4 at 6.3e9 + 3 PCIe hops of 5.7 us).
  *
  * pcie-8gpu (2 sockets x 2 switches x 2 GPUs): below.
  *
  * Two DGX-1V: 8 channels (NCCL's search: one per EDR port at 12 GB/s, doubled), 2 on each
  * EDR port (GPU and port under one PCIe switch, GPUDirect RDMA): 12.5e9 x 0.97 / 2 per
  * channel. Each 16-rank ring has 14 NVLink hops (3.4 us) and 2 network hops (14 us): base
- * 8.4 us, fill 30 stages x 192 KiB, each ring hop visited 30/16 times, its 2 network hops at
+ * 8.4 us, fill 30 stages x a slice (slice_by_hand of S / 128), each ring hop visited 30/16 times, its 2 network hops at
  * the EDR share and its 14 NVLink hops, on the slowest channel, at half an NVLink port's rate
  * (25e9 x 0.92 / 2: channels 6 and 7 lay rings 0 and 1 of the mesh again, so two channels
  * share those ports), then 2 x (S / 8 x 15/16 + 15 average hops). */
@@ -370,7 +382,7 @@ static void pcie_ring_by_hand(const char *system, uint32_t nodes, uint32_t per, 
   assert_int_equal(C, want_C);
   double S = 1073741824.0;
   if (fill_s == 0)
-    fill_s = 2.0 * (n - 1) * 196608.0 / share;   /* every hop at the same share */
+    fill_s = 2.0 * (n - 1) * slice_by_hand(S / (C * n)) / share;   /* every hop at one share */
   double t_s = 8.4e-6 + fill_s + 2 * (S / C * (n - 1) / n / share + (n - 1) * hop_us * 1e-6);
   g_autofree char *what = g_strdup_printf("%s x%u", system, nodes);
   check_by_hand(t, g, x, t_s, 0.005, 0.005, what);
@@ -383,7 +395,7 @@ static void test_pcie_rings_by_hand(void **state)
    * receiver's socket), once each way: the socket link, NCCL's 6 GB/s for Broadwell, carries
    * the two channels' flows: 3e9 each. */
   pcie_ring_by_hand("pcie-8gpu", 1, 8, 6e9 / 2, 2, 5.7, 0);
-  double edr = 12.5e9 * 0.97 / 2, slice = 196608.0;
+  double edr = 12.5e9 * 0.97 / 2, slice = slice_by_hand(1073741824.0 / (8 * 16));
   pcie_ring_by_hand("dgx1-v100", 2, 8, edr, 8, (14 * 3.4 + 2 * 14.0) / 16,
                     30.0 / 16 * (2 * slice / edr + 14 * slice / (25e9 * 0.92 / 2)));
 }
@@ -492,7 +504,7 @@ static void test_nccl_memo(void **state)
 
 /* CollNet (SHARP) allreduce on two DGX A100 over HDR switches that reduce, by hand: NCCL's
  * CollNet Direct latency 2 x (3.7 + 7 x 0.4) + 31 us = 44 us, and the fill, 4 stages (scatter
- * in the node, up, down, gather) each forwarding a 192 KiB slice (S / (8 x 16) is larger) at
+ * in the node, up, down, gather) each forwarding a slice (slice_by_hand of S / (8 x 16)) at
  * the slowest flow's share, the HDR NIC's 25e9 x 0.97; then each GPU moves 2 x 7/8 x S
  * through its NVSwitch port each way (12 x 25e9 x 0.8 = 240e9 bytes/s) while its share S / 8
  * goes up its HDR NIC and the result comes down: the slower of the two. Without SHARP in the
@@ -509,7 +521,7 @@ static void test_collnet_by_hand(void **state)
   assert_non_null(x);
   assert_int_equal(coll__nccl_chosen(x)->algo, COLL__NCCL_COLLNET);
   double S = 1073741824.0;
-  double t_s = 44e-6 + 4 * 196608.0 / (25e9 * 0.97) + MAX(2 * S * 7 / 8 / 240e9, S / 8 / (25e9 * 0.97));
+  double t_s = 44e-6 + 4 * slice_by_hand(S / (8 * 16)) / (25e9 * 0.97) + MAX(2 * S * 7 / 8 / 240e9, S / 8 / (25e9 * 0.97));
   check_by_hand(t, g, x, t_s, 1e-3, 1e-3, "CollNet 1 GiB");
 
   g_autoptr(comm_topology) plain = build("dgx-a100", 2);
@@ -776,7 +788,7 @@ static void test_auto_not_slower_than_ring(void **state)
   assert_true(got_s < 1.35 * bound_s);
 
   /* auto is never slower than the plain ring it could run: here NCCL's two channels pay its
-   * pipeline fill (62 stages of a 192 KiB slice, 8 of them on the NIC at half of 3.125 GB/s)
+   * pipeline fill (62 stages of a slice near 256 KiB, 8 of them on the NIC at half of 3.125 GB/s)
    * and its per-hop software latency, which the registry's ring does not, so auto is the ring,
    * above the NIC bound; at 1 KiB NCCL's tree (log2 of 4 nodes of network hops, where the
    * ring takes 62 steps) stays. */

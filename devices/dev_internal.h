@@ -51,6 +51,10 @@ typedef struct {
   double clock_mhz;                /* boost clock (GPU) or base clock (Phi/CPU) */
   double sustained_clock_mhz;      /* GPU: clock held under sustained load (power/thermal
                                     * limit); 0: the boost clock */
+  double dies_per_board;           /* GPU: dies on one board, sharing its heat sink and power
+                                    * (a Tesla K80 carries two GK210 dies); default 1 */
+  double board_busy_clock_mhz;     /* GPU: clock a die holds while every die of its board is
+                                    * busy; 0: the sustained clock, busy or not */
   double vector_bits;              /* Phi/CPU SIMD width */
   double fma_units;                /* Phi/CPU vector FMA units per core */
   double per_core_bandwidth_GBps;  /* Phi/CPU bandwidth one core can draw */
@@ -162,6 +166,10 @@ double dev__gemm_seconds(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, uns
 double dev__attention_fill(uint64_t q, uint64_t k, uint64_t batch, gboolean causal,
                            unsigned sms);
 /* Roofline: max of compute and memory seconds. */
+/* GPU: the arithmetic clock of a die alone on its board, as a fraction of the boost clock. */
+double dev__gpu_alone_clock(const dev_params *p);
+/* GPU: sets the arithmetic clock (a fraction of the boost clock) and the rates that follow it. */
+void dev__gpu_set_clock(dev_device *dev, double scale);
 double dev__roofline_s(double flops, double flops_per_s, double bytes, double bytes_per_s);
 
 /* Many-core pieces. Total issue capacity (in cores' worth of peak) of `threads` threads spread

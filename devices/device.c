@@ -55,6 +55,8 @@ const dev_param_info dev__params[] = {
     P("device", "threads_per_core", threads_per_core, 1, DEV_MAX_TPC, FALSE, "threads"),
     P("device", "clock_mhz", clock_mhz, 1, 1e5, FALSE, "MHz"),
     P("device", "sustained_clock_mhz", sustained_clock_mhz, 0, 1e5, FALSE, "MHz"),
+    P("device", "dies_per_board", dies_per_board, 1, 16, FALSE, "dies"),
+    P("device", "board_busy_clock_mhz", board_busy_clock_mhz, 0, 1e5, FALSE, "MHz"),
     P("device", "vector_bits", vector_bits, 32, 4096, FALSE, "bits"),
     P("device", "fma_units", fma_units, 1, 16, FALSE, "units per core"),
     P("device", "per_core_bandwidth_GBps", per_core_bandwidth_GBps, 0.001, 1e4, FALSE,
@@ -114,6 +116,7 @@ static void set_defaults(dev_device *dev)
 {
   dev_params *p = &dev->prm;
   p->threads_per_core = 1;
+  p->dies_per_board = 1;
   p->fp32_issue_fraction = 1;
   p->vector_bits = 256;
   p->fma_units = 2;
@@ -154,7 +157,7 @@ static const char *const device_keys[] = {
     "peak_tflops_fp16_tensor", "peak_tflops_bf16_tensor", "peak_tflops_tf32_tensor",
     "peak_tflops_fp8_tensor",
     "memory_bandwidth_GBps", "sms", "cores", "threads_per_core", "clock_mhz",
-    "sustained_clock_mhz", "vector_bits",
+    "sustained_clock_mhz", "dies_per_board", "board_busy_clock_mhz", "vector_bits",
     "fma_units", "per_core_bandwidth_GBps", "fp32_issue_fraction", "topology", "issue_fraction",
     "coherence_latency_ns", NULL};
 static const char *const efficiency_keys[] = {"conv", "gemm", "tensor", "tensor_fp8", "other",
@@ -640,6 +643,17 @@ const char *dev_device_name(const dev_device *dev) { return dev->name; }
 const char *dev_device_title(const dev_device *dev) { return dev->title; }
 const dev_model *dev_device_model(const dev_device *dev) { return dev->model; }
 gboolean dev_device_is_gpu(const dev_device *dev) { return dev->model == &dev__model_gpu; }
+unsigned dev_board_dies(const dev_device *dev) { return (unsigned)dev->prm.dies_per_board; }
+
+void dev_device_set_busy_dies(dev_device *dev, unsigned busy)
+{
+  g_return_if_fail(dev != NULL);
+  const dev_params *p = &dev->prm;
+  if (!dev_device_is_gpu(dev) || p->board_busy_clock_mhz <= 0)
+    return;
+  dev__gpu_set_clock(dev, busy >= dev_board_dies(dev) ? p->board_busy_clock_mhz / p->clock_mhz
+                                                      : dev__gpu_alone_clock(p));
+}
 uint64_t dev_memory_bytes(const dev_device *dev) { return dev->memory_bytes; }
 double dev_memory_Bps(const dev_device *dev) { return dev->prm.memory_bandwidth_GBps * 1e9; }
 double dev_stream_Bps(const dev_device *dev) { return dev->stream_Bps; }

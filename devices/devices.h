@@ -85,6 +85,14 @@ const char *dev_device_title(const dev_device *dev);      /* "NVIDIA Tesla V100-
 const dev_model *dev_device_model(const dev_device *dev);
 /* TRUE for a GPU (the gpu model), FALSE for CPUs and Xeon Phi. */
 gboolean dev_device_is_gpu(const dev_device *dev);
+/* Dies on one board, sharing its heat sink and power ([device] dies_per_board: two GK210 dies
+ * on a Tesla K80); 1 for a device of one die. */
+unsigned dev_board_dies(const dev_device *dev);
+/* Says how many dies of each board the run keeps busy (the devices of a node, up to
+ * dev_board_dies). With every die of its board busy a GPU runs its arithmetic at [device]
+ * board_busy_clock_mhz where the entry gives one; otherwise, and on a die alone, at its
+ * sustained clock (docs/devices.md, "Dies sharing a board"). Memory rates do not change. */
+void dev_device_set_busy_dies(dev_device *dev, unsigned busy);
 uint64_t dev_memory_bytes(const dev_device *dev);
 /* Peak memory bandwidth from the datasheet, bytes/s. */
 double dev_memory_Bps(const dev_device *dev);

@@ -274,6 +274,68 @@ static double gpu_op_flops(const dev_device *dev, const wl_op_cost *op)
   return 2.0 * (double)m * (double)n * (double)k * (double)batch;
 }
 
+/* The datasheet rates are at the boost clock; under sustained load a power- or thermal-limited
+ * board holds a lower clock, and every arithmetic rate scales with it. Memory bandwidth does
+ * not: the memory clock is fixed. This is the clock of a die alone on its board (or of a
+ * single-die device), as a fraction of the boost clock. */
+double dev__gpu_alone_clock(const dev_params *p)
+{
+  return p->sustained_clock_mhz > 0 ? p->sustained_clock_mhz / p->clock_mhz
+         : p->sustained_clock > 0   ? p->sustained_clock
+                                    : 1.0;
+}
+
+/* The arithmetic clock, as a fraction of the boost clock: the vector rates follow it (the
+ * tensor rates read dev->clock_scale per op). */
+void dev__gpu_set_clock(dev_device *dev, double scale)
+{
+  const dev_params *p = &dev->prm;
+  double fp32 = p->peak_tflops_fp32 * 1e12;
+  double fp16 = p->peak_tflops_fp16 > 0 ? p->peak_tflops_fp16 * 1e12 : fp32;
+  dev->clock_scale = scale;
+  /* Vector (non-tensor) rates a kernel can sustain: the datasheet peak times the fraction the
+   * SM's schedulers can issue (Kepler needs dual issue to fill its lanes). tf32 and bf16 math
+   * without tensor cores runs at the fp32 rate. */
+  double sustained32 = fp32 * p->fp32_issue_fraction * scale;
+  double sustained16 = fp16 * p->fp32_issue_fraction * scale;
+  dev->vector_flops[WL_PREC_FP32] = sustained32;
+  dev->vector_flops[WL_PREC_TF32] = sustained32;
+  dev->vector_flops[WL_PREC_FP16] = sustained16;
+  dev->vector_flops[WL_PREC_BF16] = sustained32;
+  dev->vector_flops[WL_PREC_AMP] = sustained16;
+  dev->vector_flops[WL_PREC_FP8] = sustained32;
+}
+
+/* [device] dies_per_board is a whole number, and board_busy_clock_mhz belongs to a board of
+ * several dies and lies at or below the clock a die holds alone. */
+static gboolean board_check(const dev_device *dev, const dt_ini *base, const dt_ini *overlay,
+                            GError **error)
+{
+  const dev_params *p = &dev->prm;
+  const char *key = NULL;
+  g_autofree char *why = NULL;
+  double alone = dev__gpu_alone_clock(p) * p->clock_mhz;
+  if (p->dies_per_board != floor(p->dies_per_board)) {
+    key = "dies_per_board";
+    why = g_strdup_printf("%g is not a whole number of dies", p->dies_per_board);
+  } else if (p->board_busy_clock_mhz > 0 && p->dies_per_board < 2) {
+    key = "board_busy_clock_mhz";
+    why = g_strdup_printf("%g MHz needs dies_per_board of 2 or more (a board of one die is "
+                          "never shared)", p->board_busy_clock_mhz);
+  } else if (p->board_busy_clock_mhz > alone) {
+    key = "board_busy_clock_mhz";
+    why = g_strdup_printf("%g MHz is above the %g MHz a die holds alone", p->board_busy_clock_mhz,
+                          alone);
+  }
+  if (!key)
+    return TRUE;
+  const dt_ini *where = overlay && dt_ini_has(overlay, "device", key) ? overlay : base;
+  if (where)
+    return dt_ini_error(where, "device", key, error, "%s", why);
+  g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s: [device] %s: %s", dev->path, key, why);
+  return FALSE;
+}
+
 static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *overlay,
                             GError **error)
 {
@@ -297,29 +359,16 @@ static gboolean gpu_prepare(dev_device *dev, const dt_ini *base, const dt_ini *o
                 dev->path, p->sustained_clock_mhz, p->clock_mhz);
     return FALSE;
   }
-  /* The datasheet rates are at the boost clock; under sustained load a power- or
-   * thermal-limited board holds a lower clock, and every arithmetic rate scales with it.
-   * Memory bandwidth does not: the memory clock is fixed. */
-  dev->clock_scale = p->sustained_clock_mhz > 0 ? p->sustained_clock_mhz / p->clock_mhz
-                     : p->sustained_clock > 0   ? p->sustained_clock
-                                                : 1.0;
+  if (!board_check(dev, base, overlay, error))
+    return FALSE;
   dev->units = (unsigned)p->sms;
   dev->hw_threads = dev->units;
   dev->stream_Bps = p->memory_bandwidth_GBps * 1e9 * p->eff_memory;
   dev->launch_s = p->kernel_launch_us * 1e-6;
   double fp32 = p->peak_tflops_fp32 * 1e12;
   double fp16 = p->peak_tflops_fp16 > 0 ? p->peak_tflops_fp16 * 1e12 : fp32;
-  /* Vector (non-tensor) rates a kernel can sustain: the datasheet peak times the fraction the
-   * SM's schedulers can issue (Kepler needs dual issue to fill its lanes). tf32 and bf16 math
-   * without tensor cores runs at the fp32 rate. */
-  double sustained32 = fp32 * p->fp32_issue_fraction * dev->clock_scale;
-  double sustained16 = fp16 * p->fp32_issue_fraction * dev->clock_scale;
-  dev->vector_flops[WL_PREC_FP32] = sustained32;
-  dev->vector_flops[WL_PREC_TF32] = sustained32;
-  dev->vector_flops[WL_PREC_FP16] = sustained16;
-  dev->vector_flops[WL_PREC_BF16] = sustained32;
-  dev->vector_flops[WL_PREC_AMP] = sustained16;
-  dev->vector_flops[WL_PREC_FP8] = sustained32;
+  /* A die starts as if alone on its board (dev_device_set_busy_dies says otherwise). */
+  dev__gpu_set_clock(dev, dev__gpu_alone_clock(p));
   dev->peak_flops[WL_PREC_FP32] = fp32;
   dev->peak_flops[WL_PREC_TF32] =
       p->peak_tflops_tf32_tensor > 0 ? p->peak_tflops_tf32_tensor * 1e12 : fp32;

@@ -2,6 +2,7 @@
  * devices/ (how long that takes on the chosen device). */
 #include "simulate.h"
 
+#include "comm_net.h"
 #include "devices.h"
 #include "framework_keys.h"
 #include "util.h"
@@ -41,6 +42,26 @@ static const sim_key model_keys[] = {
 };
 const sim_key_group sim_keys_model = SIM_KEY_GROUP("model", 0, model_keys);
 
+/* Dies of one board (two GK210 on a Tesla K80) share its heat sink and power: the devices of a
+ * node fill its boards in order, and a synchronous step runs at the pace of a full board once
+ * a node holds as many devices as a board has dies. */
+static gboolean board_busy(const sim_scenario *s, dev_device *dev, GError **error)
+{
+  unsigned dies = dev_board_dies(dev);
+  if (dies < 2)
+    return TRUE;
+  uint64_t per_node = (uint64_t)s->devices_per_node;
+  if (per_node == 0 && s->system) {
+    g_autoptr(comm_system) sys = comm_system_load(s->system, sim_scenario_where(s, "system"),
+                                                  error);
+    if (!sys)
+      return FALSE;
+    per_node = sys->devices_per_node;
+  }
+  dev_device_set_busy_dies(dev, (unsigned)MIN(MAX(per_node, 1), (uint64_t)dies));
+  return TRUE;
+}
+
 dev_device *sim_scenario_device(const sim_scenario *s, const char *device_name,
                                 const char *calibration, GError **error)
 {
@@ -55,13 +76,19 @@ dev_device *sim_scenario_device(const sim_scenario *s, const char *device_name,
     g_prefix_error(error, "%s: ", where);
     return NULL;
   }
-  if (!calibration)
-    return dev;
-  /* The device loads alone: what fails now is the overlay's, and --calibration is named. */
-  dev_device_free(dev);
-  dev = dev_device_load(path, calibration, error);
-  if (!dev)
-    g_prefix_error(error, "%s: ", sim_scenario_where(s, "calibration"));
+  if (calibration) {
+    /* The device loads alone: what fails now is the overlay's, and --calibration is named. */
+    dev_device_free(dev);
+    dev = dev_device_load(path, calibration, error);
+    if (!dev) {
+      g_prefix_error(error, "%s: ", sim_scenario_where(s, "calibration"));
+      return NULL;
+    }
+  }
+  if (!board_busy(s, dev, error)) {
+    dev_device_free(dev);
+    return NULL;
+  }
   return dev;
 }
 

@@ -454,8 +454,13 @@ static wl_model *build_inception_v3(void)
 /* ---- ResNet -------------------------------------------------------------------------------- */
 
 /* torchvision.models.resnet (v1.5: the stride sits on the 3x3 convolution of a bottleneck).
- * `bottleneck` selects Bottleneck (expansion 4) over BasicBlock. */
-static wl_model *build_resnet(const char *name, const int blocks[4], gboolean bottleneck)
+ * `bottleneck` selects Bottleneck (expansion 4) over BasicBlock; `v1` puts a bottleneck's
+ * stride on its first 1x1 convolution instead, as He et al. 2015 (arXiv:1512.03385) and the
+ * frameworks of 2015-2017 built it (Caffe's published models; TensorFlow's tf_cnn_benchmarks at
+ * 9165a70, the version of TensorFlow's May 2017 benchmarks): the same parameters, the 1x1 and
+ * the 3x3 of each stage's first block at the reduced resolution. */
+static wl_model *build_resnet_v(const char *name, const int blocks[4], gboolean bottleneck,
+                                gboolean v1)
 {
   wl_model *m = wl_model_new(name, 3, 224, 224);
   int x = cbr(m, "conv1", -1, 64, 7, 2, 3);
@@ -469,8 +474,8 @@ static wl_model *build_resnet(const char *name, const int blocks[4], gboolean bo
       g_autofree char *mod = g_strdup_printf("layer%d.%d", stage + 1, blk);
       int y;
       if (bottleneck) {
-        y = cbr(m, NM(b, mod, "conv1"), x, planes, 1, 1, 0);
-        y = cbr(m, NM(b, mod, "conv2"), y, planes, 3, stride, 1);
+        y = cbr(m, NM(b, mod, "conv1"), x, planes, 1, v1 ? stride : 1, 0);
+        y = cbr(m, NM(b, mod, "conv2"), y, planes, 3, v1 ? 1 : stride, 1);
         y = conv_bn(m, NM(b, mod, "conv3"), y, planes * 4, 1, 1, 1, 1, 0, 0, FALSE);
       } else {
         y = cbr(m, NM(b, mod, "conv1"), x, planes, 3, stride, 1);
@@ -489,6 +494,11 @@ static wl_model *build_resnet(const char *name, const int blocks[4], gboolean bo
   x = simple(m, "avgpool", WL_LAYER_GLOBALPOOL, x);
   x = fc(m, "fc", x, 1000);
   return classifier_end(m, x);
+}
+
+static wl_model *build_resnet(const char *name, const int blocks[4], gboolean bottleneck)
+{
+  return build_resnet_v(name, blocks, bottleneck, FALSE);
 }
 
 static wl_model *build_resnet18(void)
@@ -515,6 +525,21 @@ static wl_model *build_resnet152(void)
 {
   static const int b[4] = {3, 8, 36, 3};
   return build_resnet("resnet152", b, TRUE);
+}
+static wl_model *build_resnet50_v1(void)
+{
+  static const int b[4] = {3, 4, 6, 3};
+  return build_resnet_v("resnet50-v1", b, TRUE, TRUE);
+}
+static wl_model *build_resnet101_v1(void)
+{
+  static const int b[4] = {3, 4, 23, 3};
+  return build_resnet_v("resnet101-v1", b, TRUE, TRUE);
+}
+static wl_model *build_resnet152_v1(void)
+{
+  static const int b[4] = {3, 8, 36, 3};
+  return build_resnet_v("resnet152-v1", b, TRUE, TRUE);
 }
 
 /* ---- CHAOS MNIST networks ------------------------------------------------------------------ */
@@ -592,6 +617,12 @@ static const wl_zoo_entry zoo[] = {
     {"resnet50", "ResNet-50 (v1.5), 25.6 M parameters", build_resnet50},
     {"resnet101", "ResNet-101 (v1.5), 44.5 M parameters", build_resnet101},
     {"resnet152", "ResNet-152 (v1.5), 60.2 M parameters", build_resnet152},
+    {"resnet50-v1", "ResNet-50 v1 (stride on the first 1x1; Caffe, TF 2017), 25.6 M parameters",
+     build_resnet50_v1},
+    {"resnet101-v1", "ResNet-101 v1 (stride on the first 1x1), 44.5 M parameters",
+     build_resnet101_v1},
+    {"resnet152-v1", "ResNet-152 v1 (stride on the first 1x1), 60.2 M parameters",
+     build_resnet152_v1},
     {"chaos-small", "CHAOS small MNIST CNN (Viebke, Pllana et al.), 29x29", build_chaos_small},
     {"chaos-medium", "CHAOS medium MNIST CNN (Viebke, Pllana et al.), 29x29", build_chaos_medium},
     {"chaos-large", "CHAOS large MNIST CNN (Viebke, Pllana et al.), 29x29", build_chaos_large},

@@ -701,6 +701,55 @@ static void test_catalog_complete(void **state)
   assert_null(dev_model_find("tpu"));
 }
 
+/* A board of two dies: the round GPU of test_sustained_clock alone on its board at 800 of its
+ * 1000 MHz, at 600 MHz with its partner busy. The GEMM of test_roofline_compute_bound
+ * (1717986918.4 ps at 1000 MHz) takes 1000/800 x that = 2147483648 ps alone and 1000/600 x
+ * that = 2863311530.67 ps, rounded up, with both dies busy; the memory-bound op of
+ * test_roofline_memory_bound stays at 2 ms either way; one busy die of two is a die alone. */
+static void test_board_busy_clock(void **state)
+{
+  static const char text[] =
+      "[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\nsustained_clock_mhz = 800\n"
+      "dies_per_board = 2\nboard_busy_clock_mhz = 600\n"
+      "peak_tflops_fp32 = 10\nmemory_bandwidth_GBps = 1000\nmemory_bytes = 1G\n"
+      "[efficiency]\nconv = 0.5\ngemm = 0.5\ntensor = 0.5\nother = 0.5\nmemory = 0.5\n"
+      "k_overhead = 0\n"
+      "[software]\nkernel_launch_us = 0\nframework_step_us = 1000\n"
+      "[host_link]\nkind = pcie\npcie_gen = 3\nlanes = 16\nlatency_us = 5\n";
+  g_autoptr(dev_device) d = load_text(text);
+  assert_int_equal(dev_board_dies(d), 2);
+  wl_op_cost op = gemm_op(1024, 1024, 4096, WL_PREC_FP32);
+  wl_op_cost mem = {0};
+  mem.kind = WL_OP_ELEMENTWISE;
+  mem.flops = 1000000;
+  mem.bytes_read = 500000000;
+  mem.bytes_written = 500000000;
+  assert_int_equal(dev_op_time_ps(d, &op, 0), INT64_C(2147483648));
+  dev_device_set_busy_dies(d, 2);
+  assert_int_equal(dev_op_time_ps(d, &op, 0), INT64_C(2863311531));
+  assert_int_equal(dev_op_time_ps(d, &mem, 0), INT64_C(2000000000));
+  assert_true(dev_peak_flops(d, WL_PREC_FP32) == 10e12);
+  dev_device_set_busy_dies(d, 1);
+  assert_int_equal(dev_op_time_ps(d, &op, 0), INT64_C(2147483648));
+  /* The catalog's K80: 718 MHz alone, 670 MHz with both dies of its board busy; a GEMM of
+   * about 7 ms scales by 718 / 670 up to its 6 us launch (a 2e-4 shift of the ratio). A P100
+   * (one die) does not change. */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(dev_device) k80 = dev_device_load("k80", NULL, &error);
+  assert_non_null(k80);
+  assert_int_equal(dev_board_dies(k80), 2);
+  wl_op_cost big = gemm_op(1024, 1024, 8192, WL_PREC_FP32);
+  int64_t alone = dev_op_time_ps(k80, &big, 0);
+  dev_device_set_busy_dies(k80, 2);
+  assert_true(fabs((double)dev_op_time_ps(k80, &big, 0) / (double)alone - 718.0 / 670.0) < 1e-3);
+  g_autoptr(dev_device) p100 = dev_device_load("p100-sxm2-16gb", NULL, &error);
+  assert_non_null(p100);
+  assert_int_equal(dev_board_dies(p100), 1);
+  alone = dev_op_time_ps(p100, &big, 0);
+  dev_device_set_busy_dies(p100, 8);
+  assert_int_equal(dev_op_time_ps(p100, &big, 0), alone);
+}
+
 /* Loading `text` fails with an input error whose message contains `expect`. */
 static void expect_error(const char *text, const char *expect)
 {
@@ -733,6 +782,23 @@ static void test_errors(void **state)
                "peak_tflops_fp32 = 10\nmemory_bandwidth_GBps = 100\nmemory_bytes = 1G\n"
                "[host_link]\nkind = pcie\npcie_gen = 3\nlanes = 16\n",
                "bad.ini:5: [device] sustained_clock_mhz: 1200 MHz is above the boost clock");
+  /* A board clock: above the clock a die holds alone, on a board of one die, on half a die. */
+  expect_error("[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\nsustained_clock_mhz = 800\n"
+               "dies_per_board = 2\nboard_busy_clock_mhz = 900\n"
+               "peak_tflops_fp32 = 10\nmemory_bandwidth_GBps = 100\nmemory_bytes = 1G\n"
+               "[host_link]\nkind = pcie\npcie_gen = 3\nlanes = 16\n",
+               "bad.ini:7: [device] board_busy_clock_mhz: 900 MHz is above the 800 MHz a die "
+               "holds alone");
+  expect_error("[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\nboard_busy_clock_mhz = 900\n"
+               "peak_tflops_fp32 = 10\nmemory_bandwidth_GBps = 100\nmemory_bytes = 1G\n"
+               "[host_link]\nkind = pcie\npcie_gen = 3\nlanes = 16\n",
+               "bad.ini:5: [device] board_busy_clock_mhz: 900 MHz needs dies_per_board of 2");
+  expect_error("[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\ndies_per_board = 1.5\n"
+               "peak_tflops_fp32 = 10\nmemory_bandwidth_GBps = 100\nmemory_bytes = 1G\n"
+               "[host_link]\nkind = pcie\npcie_gen = 3\nlanes = 16\n",
+               "bad.ini:5: [device] dies_per_board: 1.5 is not a whole number of dies");
+  expect_error("[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\ndies_per_board = 0\n",
+               "bad.ini:5: [device] dies_per_board");
   expect_error("[device]\nmodel = gpu\nsms = 8\nclock_mhz = 1000\npeak_tflops_fp32 = 10\n"
                "memory_bandwith_GBps = 900\nmemory_bytes = 1G\n",
                "memory_bandwith_GBps");
@@ -1081,6 +1147,7 @@ int main(void)
       cmocka_unit_test(test_tensor_cores),
       cmocka_unit_test(test_sustained_clock),
       cmocka_unit_test(test_kepler_clocks_and_ecc),
+      cmocka_unit_test(test_board_busy_clock),
       cmocka_unit_test(test_power_limited_h100),
       cmocka_unit_test(test_fp8_efficiency),
       cmocka_unit_test(test_dgx2_v100_clock),

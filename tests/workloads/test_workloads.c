@@ -45,6 +45,8 @@ static void test_param_counts(void **state)
       {"vgg16", 138357544},       {"vgg19", 143667240},      {"resnet18", 11689512},
       {"resnet34", 21797672},     {"resnet50", 25557032},    {"resnet101", 44549160},
       {"resnet152", 60192808},    {"googlenet", 6624904},    {"inception_v3", 23834568},
+      /* v1 moves a stride, not a weight. */
+      {"resnet50-v1", 25557032},  {"resnet101-v1", 44549160}, {"resnet152-v1", 60192808},
       /* vgg11: torchvision's published count. */
       {"vgg11", 132863336},
   };
@@ -104,13 +106,45 @@ static void test_forward_macs(void **state)
   }
 }
 
+/* ResNet v1 against v1.5: He et al. 2015 (arXiv:1512.03385, Table 1) count 3.8, 7.6 and 11.3 G
+ * multiply-adds for the 50-, 101- and 152-layer nets (within 2%). By hand, the difference is
+ * the first 1x1 of each stage's first block (stages 2-4), which v1.5 runs at twice the side:
+ * stage 2 56x56 x 256 -> 128, stage 3 28x28 x 512 -> 256, stage 4 14x14 x 1024 -> 512, each
+ * 102,760,448 multiply-adds at the full side and a quarter of that at the reduced one, so
+ * 3 x 3/4 x 102,760,448 = 231,211,008 per image for every depth; the 3x3 that follows has the
+ * same output either way. */
+static void test_resnet_v1(void **state)
+{
+  static const struct {
+    const char *v15, *v1;
+    double published_gmacs;
+  } expect[] = {{"resnet50", "resnet50-v1", 3.8},
+                {"resnet101", "resnet101-v1", 7.6},
+                {"resnet152", "resnet152-v1", 11.3}};
+  for (size_t i = 0; i < G_N_ELEMENTS(expect); i++) {
+    wl_model *a, *b;
+    g_autoptr(wl_net) na = zoo_net(expect[i].v15, &a);
+    g_autoptr(wl_net) nb = zoo_net(expect[i].v1, &b);
+    wl_totals ta, tb;
+    wl_net_totals(na, &ta);
+    wl_net_totals(nb, &tb);
+    assert_int_equal(ta.macs - tb.macs, UINT64_C(231211008));
+    double rel = (tb.macs / 1e9 - expect[i].published_gmacs) / expect[i].published_gmacs;
+    if (rel > 0.02 || rel < -0.02)
+      fail_msg("%s: %.4f G multiply-adds, published %.1f G", expect[i].v1, tb.macs / 1e9,
+               expect[i].published_gmacs);
+    wl_model_free(a);
+    wl_model_free(b);
+  }
+}
+
 /* ---- Rules over the whole zoo ---------------------------------------------------------------- */
 
 static void test_zoo_rules(void **state)
 {
   size_t n;
   const wl_zoo_entry *zoo = wl_zoo(&n);
-  assert_int_equal(n, 18);
+  assert_int_equal(n, 21);
   for (size_t z = 0; z < n; z++) {
     g_autoptr(wl_model) m = zoo[z].build();
     g_autoptr(GError) e = NULL;
@@ -1171,7 +1205,8 @@ int main(void)
       cmocka_unit_test(test_tf_moe_kernels),  cmocka_unit_test(test_tf_spec_frontier),
       cmocka_unit_test(test_tf_partition),    cmocka_unit_test(test_tf_reserved),
       cmocka_unit_test(test_param_counts),     cmocka_unit_test(test_chaos_counts),
-      cmocka_unit_test(test_forward_macs),     cmocka_unit_test(test_zoo_rules),
+      cmocka_unit_test(test_forward_macs),     cmocka_unit_test(test_resnet_v1),
+      cmocka_unit_test(test_zoo_rules),
       cmocka_unit_test(test_valid_taps),       cmocka_unit_test(test_conv_costs),
       cmocka_unit_test(test_grouped_strided_conv), cmocka_unit_test(test_fc_costs),
       cmocka_unit_test(test_pool_costs),       cmocka_unit_test(test_elementwise_costs),

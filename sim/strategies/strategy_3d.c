@@ -55,8 +55,10 @@ typedef struct {
   sim_time_ps tp_fwd_ps, tp_bwd_ps;   /* tensor-parallel collectives on the critical path */
   uint64_t fwd_flops, bwd_flops;
   /* --ep-overlap: the other pass's compute (of the paired micro-batch) that covers each pass's
-   * all-to-alls, forward's [0] and backward's [1], before its slow-down */
+   * all-to-alls, forward's [0] and backward's [1], before its slow-down; and the part of those
+   * all-to-alls it does not cover (in tp_fwd_ps and tp_bwd_ps) */
   sim_time_ps ep_cover_ps[2];
+  sim_time_ps ep_exposed_ps[2];
 } chunk_cost;
 
 static sim_time_ps kernels_time(const dev_device *dev, const wl_tf_kernel *k, size_t n, int pass,
@@ -260,7 +262,7 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
       (!ep_time(ct, p, &a2a, error) || !etp_time(ct, p, &etp, error)))
     return FALSE;
   sim_time_ps a2a_pass[2] = {2 * a2a, (p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2) * a2a};
-  sim_time_ps ep_cover[2] = {0, 0};
+  sim_time_ps ep_cover[2] = {0, 0}, ep_exposed[2] = {0, 0};
   if (p->o.ep_overlap && a2a > 0) {
     /* Each pass's all-to-alls under the other pass's compute (of another micro-batch), on the
      * SMs the framework's communication kernels leave. */
@@ -270,6 +272,7 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
     a2a_pass[0] = ov.exposed_ps[0], a2a_pass[1] = ov.exposed_ps[1];
     layer_f += ov.slower_ps[0], layer_b += ov.slower_ps[1];
     ep_cover[0] = compute[1], ep_cover[1] = compute[0];
+    ep_exposed[0] = ov.exposed_ps[0], ep_exposed[1] = ov.exposed_ps[1];
   }
   tp_f += a2a_pass[0] + etp;
   tp_b += a2a_pass[1] + (p->o.recompute == WL_RECOMPUTE_FULL ? 2 : 1) * etp;
@@ -279,7 +282,8 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
     tp_f += cpa.exposed_ps[0], tp_b += cpa.exposed_ps[1];
   *out = (chunk_cost){.fwd_ps = layer_f, .bwd_ps = layer_b + layer_r, .tp_fwd_ps = tp_f,
                       .tp_bwd_ps = tp_b, .fwd_flops = lf, .bwd_flops = lb + rf,
-                      .ep_cover_ps = {ep_cover[0], ep_cover[1]}};
+                      .ep_cover_ps = {ep_cover[0], ep_cover[1]},
+                      .ep_exposed_ps = {ep_exposed[0], ep_exposed[1]}};
   return TRUE;
 }
 
@@ -289,8 +293,10 @@ static void cost_add(chunk_cost *c, const chunk_cost *b, uint64_t n)
   c->fwd_ps += b->fwd_ps * (sim_time_ps)n, c->bwd_ps += b->bwd_ps * (sim_time_ps)n;
   c->tp_fwd_ps += b->tp_fwd_ps * (sim_time_ps)n, c->tp_bwd_ps += b->tp_bwd_ps * (sim_time_ps)n;
   c->fwd_flops += b->fwd_flops * n, c->bwd_flops += b->bwd_flops * n;
-  for (int pass = 0; pass < 2; pass++)
+  for (int pass = 0; pass < 2; pass++) {
     c->ep_cover_ps[pass] += b->ep_cover_ps[pass] * (sim_time_ps)n;
+    c->ep_exposed_ps[pass] += b->ep_exposed_ps[pass] * (sim_time_ps)n;
+  }
 }
 
 /* The cost of every virtual stage: its blocks of each kind (dense, mixture of experts), the
@@ -877,6 +883,12 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
 
 /* ---- Memory ---------------------------------------------------------------------------------- */
 
+/* Warm-up forwards ahead of the schedule's (sim_schedule_order_ahead): one with --ep-overlap,
+ * so that each forward runs beside the backward of an earlier micro-batch, whose compute covers
+ * its all-to-alls (a micro-batch's own backward needs its forward's output), as Megatron-Core's
+ * combined 1F1B and DualPipe schedule them. */
+static uint32_t schedule_ahead(const plan3d *p) { return p->o.ep_overlap && p->EP > 1 ? 1 : 0; }
+
 /* Activation bytes one micro-batch leaves in virtual stage vs's blocks until its backward. */
 static uint64_t chunk_activation_bytes(const plan3d *p, uint32_t vs, wl_recompute rc)
 {
@@ -927,7 +939,7 @@ static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
   uint64_t per_chunk = 0;
   for (uint32_t c = 0; c < p->V; c++)
     per_chunk = MAX(per_chunk, chunk_activation_bytes(p, c * p->P + s, rc));
-  uint64_t chunks = wl_tf_inflight_chunks(p->o.schedule, p->P, p->V, p->m, s);
+  uint64_t chunks = sim_schedule_inflight(p->o.schedule, p->P, s, p->m, p->V, schedule_ahead(p));
   uint64_t act = per_chunk * chunks;
   /* With full recomputation one block's whole activations exist during its backward. */
   if (p->o.recompute == WL_RECOMPUTE_FULL)
@@ -984,7 +996,8 @@ static GArray *schedule_units(const plan3d *p, uint32_t s)
   guint n = (guint)(2 * p->m * p->V);
   GArray *u = g_array_sized_new(FALSE, FALSE, sizeof(unit), n);
   g_array_set_size(u, n);
-  sim_schedule_order(p->o.schedule, p->P, s, p->m, p->V, (unit *)u->data);
+  sim_schedule_order_ahead(p->o.schedule, p->P, s, p->m, p->V, schedule_ahead(p),
+                           (unit *)u->data);
   return u;
 }
 
@@ -1613,12 +1626,17 @@ static void add_etp_chain(sim_graph *g, const plan3d *p, const sim_stream_id *tp
 /* --ep-overlap on every device: how long after a pass's start its all-to-alls begin, on a
  * stream of their own beside the compute. The folded plan (block_cost) shows of a pass's
  * all-to-alls A what the paired micro-batch's other pass C_cover does not cover, after the
- * pass's compute C (slowed by the SMs they hold): C + max(0, A - C_cover). Begun
- * C - C_cover after the pass's start, they end at max(C, C - C_cover + A) = C + max(0, A -
- * C_cover), the folded time, when C >= C_cover (a backward, covered by a forward). A forward
- * is shorter than the backward that covers it in the folded plan: its all-to-alls begin with
- * it and show for max(0, A - C), as much or more (docs/faults.md). C: the unit's compute,
- * embedding and LM head included; C_cover: the chunk's mixture-of-experts blocks'. */
+ * pass's compute C (slowed by the SMs they hold): C + max(0, A - C_cover). A backward (C >=
+ * C_cover: covered by a shorter forward) begins them C - C_cover after its start, so that they
+ * end at max(C, C - C_cover + A), the folded time, and the pass waits for them. A forward
+ * shorter than its cover begins them with it, and they run on under the next unit's compute,
+ * the backward of an earlier micro-batch (schedule_ahead): the next unit waits for the
+ * forward's compute and the shown max(0, A - C_cover) only, the forward's output (its send,
+ * its own backward) for the all-to-alls too. They end A after the forward's start, and the
+ * backward that follows begins its own at least C_f + max(0, A - C_b) + C_b - C_f =
+ * max(C_b, A) after it, so on the FIFO ep stream each pair runs its forward's all-to-alls,
+ * then its backward's, each pass in its folded time (docs/faults.md). C: the unit's compute, embedding and LM head included;
+ * C_cover: the chunk's mixture-of-experts blocks'. */
 static sim_time_ps ep_overlap_lead(const plan3d *p, gboolean fwd, uint32_t vs)
 {
   const chunk_cost *c = &p->cost[vs];
@@ -1658,7 +1676,7 @@ static sim_time_ps ep_overlap_lead(const plan3d *p, gboolean fwd, uint32_t vs)
  * the dp streams, ordered as sim__fsdp_add_pass orders the folded plan's. Expert tensor
  * parallelism regroups the experts' collectives (add_etp_chain; the expert-data-parallel groups
  * EP x ETP apart); with --ep-overlap the all-to-alls run on an ep stream of each device
- * beside the pass's compute (ep_overlap_lead). ZeRO-Offload copies each device's reduced gradient shard to the host on its
+ * beside the pass's compute, a forward's on under the next unit's (ep_overlap_lead). ZeRO-Offload copies each device's reduced gradient shard to the host on its
  * dp stream, as long as the folded plan's copy (a PCIe link of its own per device, as there).
  * With --tp-overlap and context parallelism the exchange of keys and values (the ring, or the
  * all-gather and a2a forms' collectives on a cp stream) stays in the pass, the tensor-parallel
@@ -1770,6 +1788,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   g_autofree sim_task_id *pass_start = g_new(sim_task_id, per_stage);
   g_autofree sim_stream_id *ep_members = g_new(sim_stream_id, per_stage);
   g_autofree sim_task_id *ep_after = g_new(sim_task_id, per_stage);
+  g_autofree sim_task_id *ep_end = g_new(sim_task_id, per_stage);   /* a forward's output */
   /* Per device of the stage: the pieces of its last backward of a chunk that close buckets. */
   g_autofree sim_task_id *piece_end = g_new(sim_task_id, (gsize)per_stage * MAX_BUCKETS);
   g_autofree sim_task_id *upd_task = g_new(sim_task_id, n_dev);
@@ -2012,12 +2031,28 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
             sim_task_id end = sim_graph_add_delay(g, unit_name(&names, NAME_END, at), 0);
             sim_graph_depend(g, end, cur[k]);
             sim_graph_depend(g, end, c);
-            cur[k] = end;
+            if (!x->fwd) {
+              cur[k] = end;
+              continue;
+            }
+            /* A forward's all-to-alls run on under the next unit's compute (the backward of
+             * an earlier micro-batch, schedule_ahead): only its output (the send, its own
+             * backward) waits for them; the next unit waits for what the folded plan shows
+             * of them after the compute. */
+            ep_end[k] = end;
+            sim_time_ps shown = pc->cost[vs].ep_exposed_ps[0];
+            if (shown > 0) {
+              sim_task_id t = sim_graph_add_delay(g, unit_name(&names, NAME_EP, at), shown);
+              sim_graph_depend(g, t, cur[k]);
+              cur[k] = t;
+            }
           }
         }
+        gboolean fwd_a2a = ep_ov && x->fwd && n_a2a > 0;
         for (uint32_t k = 0; k < per_stage; k++)
           add_unit_send(g, p, st, per_stage, k, x, vs, unit_name(&names, NAME_SEND, at),
-                        xfer_bytes, cur[k], SLOT(k, x->mb, vs), f_end, f_send, b_send);
+                        xfer_bytes, fwd_a2a ? ep_end[k] : cur[k], SLOT(k, x->mb, vs), f_end,
+                        f_send, b_send);
         if (last_backward && dp_on && !block_reduce_on) {
           /* The chunk's gradients over the replicas, one group per tensor rank (devices
            * k = r + q T; with HSDP its sharding groups, then across them), then the experts'

@@ -54,11 +54,11 @@ typedef struct {
   sim_time_ps fwd_ps, bwd_ps;         /* compute of one micro-batch through the chunk */
   sim_time_ps tp_fwd_ps, tp_bwd_ps;   /* tensor-parallel collectives on the critical path */
   uint64_t fwd_flops, bwd_flops;
-  /* --ep-overlap: the other pass's compute (of the paired micro-batch) that covers each pass's
-   * all-to-alls, forward's [0] and backward's [1], before its slow-down; and the part of those
-   * all-to-alls it does not cover (in tp_fwd_ps and tp_bwd_ps) */
+  /* --ep-overlap: each pass's all-to-alls, forward's [0] and backward's [1], on an idle
+   * network, and the other pass's compute (of the paired micro-batch) that covers them, before
+   * its slow-down (ep_shown_ps) */
+  sim_time_ps ep_a2a_ps[2];
   sim_time_ps ep_cover_ps[2];
-  sim_time_ps ep_exposed_ps[2];
 } chunk_cost;
 
 static sim_time_ps kernels_time(const dev_device *dev, const wl_tf_kernel *k, size_t n, int pass,
@@ -262,17 +262,17 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
       (!ep_time(ct, p, &a2a, error) || !etp_time(ct, p, &etp, error)))
     return FALSE;
   sim_time_ps a2a_pass[2] = {2 * a2a, (p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2) * a2a};
-  sim_time_ps ep_cover[2] = {0, 0}, ep_exposed[2] = {0, 0};
+  sim_time_ps ep_cover[2] = {0, 0}, ep_a2a[2] = {0, 0};
   if (p->o.ep_overlap && a2a > 0) {
     /* Each pass's all-to-alls under the other pass's compute (of another micro-batch), on the
      * SMs the framework's communication kernels leave. */
     sim_ep_overlap ov;
     sim_time_ps compute[2] = {layer_f, layer_b + layer_r};
     sim_ep_overlap_time(a2a_pass, compute, dev_compute_units(dev), p->fw->ep_comm_sms, &ov);
-    a2a_pass[0] = ov.exposed_ps[0], a2a_pass[1] = ov.exposed_ps[1];
     layer_f += ov.slower_ps[0], layer_b += ov.slower_ps[1];
     ep_cover[0] = compute[1], ep_cover[1] = compute[0];
-    ep_exposed[0] = ov.exposed_ps[0], ep_exposed[1] = ov.exposed_ps[1];
+    ep_a2a[0] = a2a_pass[0], ep_a2a[1] = a2a_pass[1];
+    a2a_pass[0] = ov.exposed_ps[0], a2a_pass[1] = ov.exposed_ps[1];
   }
   tp_f += a2a_pass[0] + etp;
   tp_b += a2a_pass[1] + (p->o.recompute == WL_RECOMPUTE_FULL ? 2 : 1) * etp;
@@ -282,8 +282,8 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
     tp_f += cpa.exposed_ps[0], tp_b += cpa.exposed_ps[1];
   *out = (chunk_cost){.fwd_ps = layer_f, .bwd_ps = layer_b + layer_r, .tp_fwd_ps = tp_f,
                       .tp_bwd_ps = tp_b, .fwd_flops = lf, .bwd_flops = lb + rf,
-                      .ep_cover_ps = {ep_cover[0], ep_cover[1]},
-                      .ep_exposed_ps = {ep_exposed[0], ep_exposed[1]}};
+                      .ep_a2a_ps = {ep_a2a[0], ep_a2a[1]},
+                      .ep_cover_ps = {ep_cover[0], ep_cover[1]}};
   return TRUE;
 }
 
@@ -294,8 +294,8 @@ static void cost_add(chunk_cost *c, const chunk_cost *b, uint64_t n)
   c->tp_fwd_ps += b->tp_fwd_ps * (sim_time_ps)n, c->tp_bwd_ps += b->tp_bwd_ps * (sim_time_ps)n;
   c->fwd_flops += b->fwd_flops * n, c->bwd_flops += b->bwd_flops * n;
   for (int pass = 0; pass < 2; pass++) {
+    c->ep_a2a_ps[pass] += b->ep_a2a_ps[pass] * (sim_time_ps)n;
     c->ep_cover_ps[pass] += b->ep_cover_ps[pass] * (sim_time_ps)n;
-    c->ep_exposed_ps[pass] += b->ep_exposed_ps[pass] * (sim_time_ps)n;
   }
 }
 
@@ -802,8 +802,12 @@ static uint64_t graph_size(const plan3d *p, uint64_t *deps)
   /* FSDP: per unit, each block's compute, gather and reduction (sim__fsdp_add_pass). */
   uint64_t fsdp = p->fw && sim__3d_per_block(o, p->fw, p->G)
                       ? 3 * (((uint64_t)p->tf.layers + chunks - 1) / chunks) : 0;
-  *deps = o->iterations * (units * (5 + z3 + ov + fsdp) + 9 * chunks + 2 * p->P + 4 + 4 * p->m);
-  return o->iterations * (units * (2 + z3 + 1 + ov + fsdp) + 3 * chunks + p->P + 1 + 4 * p->m);
+  /* --ep-overlap: per unit the start, the lead, the all-to-alls and the end they join. */
+  uint64_t ep = o->ep_overlap && p->EP > 1 ? 4 : 0, ep_deps = ep ? 5 : 0;
+  *deps = o->iterations * (units * (5 + z3 + ov + fsdp + ep_deps) + 9 * chunks + 2 * p->P + 4 +
+                           4 * p->m);
+  return o->iterations * (units * (2 + z3 + 1 + ov + fsdp + ep) + 3 * chunks + p->P + 1 +
+                          4 * p->m);
 }
 
 /* Tensor parallelism runs within the NVLink domain: one node's devices, or the devices of the
@@ -1623,20 +1627,29 @@ static void add_etp_chain(sim_graph *g, const plan3d *p, const sim_stream_id *tp
     }
 }
 
-/* --ep-overlap on every device: how long after a pass's start its all-to-alls begin, on a
- * stream of their own beside the compute. The folded plan (block_cost) shows of a pass's
- * all-to-alls A what the paired micro-batch's other pass C_cover does not cover, after the
- * pass's compute C (slowed by the SMs they hold): C + max(0, A - C_cover). A backward (C >=
+/* --ep-overlap: what the folded plan shows of a pass's (pass 0 forward, 1 backward) all-to-alls
+ * A after its compute, in its tensor-parallel time: max(0, A - C_cover), the chunk's
+ * mixture-of-experts blocks' alike (sim_ep_overlap_time). */
+static sim_time_ps ep_shown_ps(const chunk_cost *c, int pass)
+{
+  sim_time_ps d = c->ep_a2a_ps[pass] - c->ep_cover_ps[pass];
+  return d > 0 ? d : 0;
+}
+
+/* --ep-overlap: how long after a pass's start its all-to-alls begin, on an ep stream beside the
+ * compute (in both plans). The folded plan (block_cost) shows of a pass's all-to-alls A what
+ * the paired micro-batch's other pass C_cover does not cover, after the pass's compute C
+ * (slowed by the SMs they hold): C + max(0, A - C_cover) (ep_shown_ps). A backward (C >=
  * C_cover: covered by a shorter forward) begins them C - C_cover after its start, so that they
- * end at max(C, C - C_cover + A), the folded time, and the pass waits for them. A forward
- * shorter than its cover begins them with it, and they run on under the next unit's compute,
- * the backward of an earlier micro-batch (schedule_ahead): the next unit waits for the
- * forward's compute and the shown max(0, A - C_cover) only, the forward's output (its send,
- * its own backward) for the all-to-alls too. They end A after the forward's start, and the
- * backward that follows begins its own at least C_f + max(0, A - C_b) + C_b - C_f =
- * max(C_b, A) after it, so on the FIFO ep stream each pair runs its forward's all-to-alls,
- * then its backward's, each pass in its folded time (docs/faults.md). C: the unit's compute, embedding and LM head included;
- * C_cover: the chunk's mixture-of-experts blocks'. */
+ * end at max(C, C - C_cover + A), its time, and it waits for them. A forward shorter than its
+ * cover begins them with it, and they run on under the next unit's compute, the backward of an
+ * earlier micro-batch (schedule_ahead): the next unit waits for the forward's compute and what
+ * shows, its output (the send, its own backward) for the all-to-alls too, which end A after
+ * the forward's start. The backward that follows begins its own at least C_f + max(0, A - C_b)
+ * + C_b - C_f = max(C_b, A) after that start, so on the FIFO ep stream each pair runs its
+ * forward's all-to-alls, then its backward's. Only forwards in a row (a pipeline's warm-up)
+ * queue their all-to-alls behind each other, and their outputs wait. C: the unit's compute,
+ * embedding and LM head included; C_cover: the chunk's mixture-of-experts blocks'. */
 static sim_time_ps ep_overlap_lead(const plan3d *p, gboolean fwd, uint32_t vs)
 {
   const chunk_cost *c = &p->cost[vs];
@@ -2040,7 +2053,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
              * backward) waits for them; the next unit waits for what the folded plan shows
              * of them after the compute. */
             ep_end[k] = end;
-            sim_time_ps shown = pc->cost[vs].ep_exposed_ps[0];
+            sim_time_ps shown = ep_shown_ps(&pc->cost[vs], 0);
             if (shown > 0) {
               sim_task_id t = sim_graph_add_delay(g, unit_name(&names, NAME_EP, at), shown);
               sim_graph_depend(g, t, cur[k]);
@@ -2286,6 +2299,9 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   plan->samples_per_iteration = o->global_batch;
   plan->memory_per_device_bytes = mem_total(metrics);
   g_autofree stage_streams *st = g_new0(stage_streams, p->P);
+  /* --ep-overlap: each pass's all-to-alls also on an ep stream beside the compute, timed as on
+   * every device (ep_overlap_lead), for what waits for them there. */
+  gboolean ep_ov = p->EP > 1 && o->ep_overlap;
   /* A tied LM head is a copy of the embedding on the last stage: Megatron allreduces the two
    * copies' gradients between the first and the last stage before the step. */
   gboolean tied = p->tf.tied_head && p->P > 1;
@@ -2299,6 +2315,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
     st[s].compute = sim_graph_add_stream(g, st[s].unit, "compute");
     st[s].tp = sim_graph_add_stream(g, st[s].unit, "tp");
     st[s].dp = sim_graph_add_stream(g, st[s].unit, "dp");
+    if (ep_ov)
+      st[s].ep = sim_graph_add_stream(g, st[s].unit, "ep");
     if (p->P > 1) {
       st[s].send_f = sim_graph_add_stream(g, st[s].unit, "pp send activations");
       st[s].recv_f = sim_graph_add_stream(g, st[s].unit, "pp receive activations");
@@ -2381,11 +2399,18 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           for (uint32_t j = 0; buckets && j < n_buckets[vs]; j++)
             piece_end[j] = blocks[((uint64_t)(j + 1) * nb + n_buckets[vs] - 1) / n_buckets[vs] - 1];
         }
+        /* --ep-overlap: the pass's start, from which its all-to-alls are timed. */
+        sim_time_ps a2a = ep_ov ? cc->ep_a2a_ps[x->fwd ? 0 : 1] : 0;
+        sim_task_id start = c;
+        if (a2a > 0) {
+          start = sim_graph_add_delay(g, unit_name(&names, NAME_PASS, at), 0);
+          sim_graph_depend(g, c, start);
+        }
         if (has_prev)
-          sim_graph_depend(g, c, prev);
+          sim_graph_depend(g, start, prev);
         if (has_gather)
-          sim_graph_depend(g, c, gather);
-        (x->fwd ? f_start : b_start)[slot] = c;
+          sim_graph_depend(g, start, gather);
+        (x->fwd ? f_start : b_start)[slot] = start;
         sim_task_id end = c_last;
         sim_time_ps tpd = x->fwd ? cc->tp_fwd_ps : cc->tp_bwd_ps;
         if (tpd > 0) {
@@ -2402,7 +2427,25 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
             end = add_tp(g, st[s].tp, c_last, tpd, tp_name);
           }
         }
-        add_unit_send(g, p, st, 1, 0, x, vs, unit_name(&names, NAME_SEND, at), xfer_bytes, end,
+        /* --ep-overlap: the all-to-alls from ep_overlap_lead after the start, in the pass's
+         * order on the ep stream. They end within the pass's time on their own; queued behind
+         * earlier ones (forwards in a row), they hold a backward's end, and a forward's output
+         * (its send, its own backward) but not the next unit, as on every device. */
+        sim_task_id out = end;
+        if (a2a > 0) {
+          sim_task_id lead = sim_graph_add_delay(g, unit_name(&names, NAME_EP, at),
+                                                 ep_overlap_lead(p, x->fwd, vs));
+          sim_graph_depend(g, lead, start);
+          sim_task_id t = sim_graph_add_compute(g, st[s].ep, unit_name(&names, NAME_EP, at), "ep",
+                                                a2a, 0, 0);
+          sim_graph_depend(g, t, lead);
+          out = sim_graph_add_delay(g, unit_name(&names, NAME_END, at), 0);
+          sim_graph_depend(g, out, end);
+          sim_graph_depend(g, out, t);
+          if (!x->fwd)
+            end = out;
+        }
+        add_unit_send(g, p, st, 1, 0, x, vs, unit_name(&names, NAME_SEND, at), xfer_bytes, out,
                       slot, f_end, f_send, b_send);
         if (!x->fwd) {
           if (buckets) {

@@ -1689,8 +1689,9 @@ static sim_time_ps ep_overlap_lead(const plan3d *p, gboolean fwd, uint32_t vs)
  * the dp streams, ordered as sim__fsdp_add_pass orders the folded plan's. Expert tensor
  * parallelism regroups the experts' collectives (add_etp_chain; the expert-data-parallel groups
  * EP x ETP apart); with --ep-overlap the all-to-alls run on an ep stream of each device
- * beside the pass's compute, a forward's on under the next unit's (ep_overlap_lead). ZeRO-Offload copies each device's reduced gradient shard to the host on its
- * dp stream, as long as the folded plan's copy (a PCIe link of its own per device, as there).
+ * beside the pass's compute, a forward's on under the next unit's (ep_overlap_lead).
+ * ZeRO-Offload copies each device's reduced gradient shard to the host on its dp stream, as
+ * long as the folded plan's copy (a PCIe link of its own per device, as there).
  * With --tp-overlap and context parallelism the exchange of keys and values (the ring, or the
  * all-gather and a2a forms' collectives on a cp stream) stays in the pass, the tensor-parallel
  * collectives beside it, as the folded plan's block_cost has it. */

@@ -88,6 +88,13 @@ typedef struct {
                                        * and reduce their gradients (Megatron's data-parallel
                                        * group with context parallelism) */
   double expert_load;                 /* busiest expert's rows over the mean */
+  /* Group-limited routing over an all-to-all group of ep_nodes >= 2 whole NVLink domains
+   * (expert tensor parallelism 1): a token crosses once to each other domain it is routed to
+   * (ep_node_copies domains in expectation, its own among them: wl_tf_routed_nodes) and its
+   * topk copies reach their devices over that domain's NVLink (DeepEP's dispatch and
+   * combine). 0: every copy crosses the all-to-all on its own. */
+  uint32_t ep_nodes;
+  double ep_node_copies;
   double dropped;                     /* fraction of routed copies over capacity */
   sim_cp_attention cpa;               /* one block's context-parallel attention (sim/cp.c) */
   wl_tf_shard cp_shard;               /* how its attention runs on a device */
@@ -144,13 +151,24 @@ static gboolean tp_time(sim_coll_timer *ct, const plan3d *p, unsigned count, sim
   return TRUE;
 }
 
-/* The bytes one device sends in an all-to-all of expert parallelism (ep_time). */
+/* The bytes one device sends in an all-to-all of expert parallelism (ep_time): its tokens'
+ * topk copies; with group-limited routing over nodes (ep_nodes) those of the NVLink part. */
 static uint64_t ep_bytes(const plan3d *p)
 {
   uint64_t bytes = p->mb * p->tf.seq / p->CP / p->T * p->tf.topk * p->tf.hidden *
                    p->act_elem_bytes;
   /* The busiest device of the group receives its experts' load. */
   return p->expert_load > 1 ? (uint64_t)((double)bytes * p->expert_load) : bytes;
+}
+
+/* With group-limited routing over ep_nodes nodes, the bytes of the cross-node part's
+ * all-to-all over the devices of one local index in each node: each token once per node it
+ * reaches (ep_node_copies x h elements), the share of its own node staying there, so that
+ * (ep_nodes - 1) / ep_nodes of it, a token once per other node reached, crosses. */
+static uint64_t ep_node_bytes(const plan3d *p)
+{
+  uint64_t tokens = p->mb * p->tf.seq / p->CP / p->T * p->tf.hidden * p->act_elem_bytes;
+  return (uint64_t)((double)tokens * p->ep_node_copies * MAX(p->expert_load, 1.0) + 0.5);
 }
 
 /* The mixture-of-experts blocks of virtual stage vs. */
@@ -170,6 +188,20 @@ static gboolean ep_time(sim_coll_timer *ct, const plan3d *p, sim_time_ps *out, G
   *out = 0;
   if (p->EP < 2)
     return TRUE;
+  /* Group-limited routing over nodes: the cross-node part (over each local index's devices,
+   * one all-to-all group's) and the NVLink part (the node's devices) run at once, pipelined
+   * chunk by chunk: the slower of the two. */
+  if (p->ep_nodes) {
+    uint32_t d = p->EP / p->ep_nodes;
+    sim_time_ps inter, intra;
+    if (!sim_coll_timer_time(ct, COMM_COLL_ALLTOALL, 0, p->ep_nodes, d, d, 1, ep_node_bytes(p),
+                             &inter, error) ||
+        !sim_coll_timer_time(ct, COMM_COLL_ALLTOALL, 0, d, 1, p->T * p->R / d, d, ep_bytes(p),
+                             &intra, error))
+      return FALSE;
+    *out = MAX(inter, intra);
+    return TRUE;
+  }
   /* With expert tensor parallelism the groups are ETP apart (Megatron's expert order: expert
    * tensor rank fastest), the ETP groups of a block of EP x ETP devices at once. */
   if (p->ETP > 1)
@@ -766,6 +798,22 @@ static gboolean check_ep(plan3d *p, const sim_3d_opts *o, GError **error)
   return TRUE;
 }
 
+/* Group-limited routing whose all-to-all groups span whole NVLink domains (ep_nodes: one
+ * node's devices, or those of the nodes sharing one): the stage's devices (a multiple of EP)
+ * start on a domain's first. */
+static void plan_node_limited(plan3d *p, const comm_topology *topo)
+{
+  const comm_system *sys = comm_topology_system(topo);
+  uint32_t domain = p->per_node * MAX(sys ? sys->nvlink_domain_nodes : 0, 1u);
+  p->ep_nodes = 0;
+  p->ep_node_copies = 0;
+  if (!p->tf.expert_groups || p->EP < 2 || p->ETP > 1 || domain == 0 || p->EP % domain ||
+      p->EP / domain < 2)
+    return;
+  p->ep_nodes = p->EP / domain;
+  p->ep_node_copies = wl_tf_routed_nodes(&p->tf, p->ep_nodes);
+}
+
 /* Which blocks each virtual stage holds (wl_tf_partition): the user's split or layout, or the
  * blocks spread with fewer on the first and last stages. */
 static gboolean plan_partition(plan3d *p, const sim_3d_opts *o, GError **error)
@@ -851,6 +899,7 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
     return bad(error, "--interleave %u needs --schedule interleaved", p->V);
   if (!plan_partition(p, o, error) || !check_ep(p, o, error))
     return FALSE;
+  plan_node_limited(p, topo);
   if (!sim__3d_framework_load(o, topo, p->R, &p->fw, &p->G, &p->pcie_Bps, error))
     return FALSE;
   if (o->zero > 3)
@@ -1123,6 +1172,8 @@ typedef struct {
   sim_stream_id compute, tp, dp, send_f, recv_f, send_b, recv_b, emb;
   sim_stream_id cp_send, cp_recv;     /* context parallelism's ring (every device, p2p) */
   sim_stream_id ep;                   /* --ep-overlap: the all-to-alls beside the compute */
+  sim_stream_id ep_nvlink;            /* group-limited routing over nodes: the all-to-alls'
+                                       * NVLink part beside their cross-node part */
 } stage_streams;
 
 /* Task names by (kind, micro-batch, chunk), formatted once and handed out as the graph's copy
@@ -1339,6 +1390,40 @@ static sim_task_id add_coll_chain(sim_graph *g, const sim_stream_id *members, ui
     c = t;
   }
   return c;
+}
+
+/* Group-limited routing over nodes on every device (as ep_time prices it): the chain of n
+ * all-to-alls of the group of devices base .. base + EP - 1 of a stage as its two parts at once,
+ * the cross-node part (ep_node_bytes) over each local index's devices on their streams in
+ * `across`, the NVLink part (ep_bytes) over each node's devices on their streams in `within`;
+ * both start after after[k] (when has_after) and last[k] ends when device k's two chains have.
+ * Arrays by device of the stage; mem and mem_after are scratch of ep_nodes. */
+static void add_node_limited_chain(sim_graph *g, const plan3d *p, const sim_stream_id *across,
+                                   const sim_stream_id *within, uint32_t base, uint32_t n,
+                                   const char *name, const comm_coll_algorithm *algo,
+                                   const sim_task_id *after, gboolean has_after,
+                                   sim_stream_id *mem, sim_task_id *mem_after, sim_task_id *last)
+{
+  uint32_t N = p->ep_nodes, d = p->EP / N;
+  for (uint32_t j = 0; j < d; j++) {
+    for (uint32_t i = 0; i < N; i++) {
+      mem[i] = across[base + j + i * d];
+      mem_after[i] = has_after ? after[base + j + i * d] : 0;
+    }
+    sim_task_id c = add_coll_chain(g, mem, 0, N, NULL, SIM_OP_ALLTOALL, n, name, algo,
+                                   ep_node_bytes(p), mem_after, has_after);
+    for (uint32_t i = 0; i < N; i++) {
+      uint32_t k = base + j + i * d;
+      last[k] = sim_graph_add_delay(g, name, 0);
+      sim_graph_depend(g, last[k], c);
+    }
+  }
+  for (uint32_t i = 0; i < N; i++) {
+    sim_task_id c = add_coll_chain(g, within, base + i * d, d, NULL, SIM_OP_ALLTOALL, n, name,
+                                   algo, ep_bytes(p), after, has_after);
+    for (uint32_t k = base + i * d; k < base + (i + 1) * d; k++)
+      sim_graph_depend(g, last[k], c);
+  }
 }
 
 /* The end of a pass on devices first .. first + size - 1 once its collectives (last: c) are
@@ -1762,6 +1847,8 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           x->tp = sim_graph_add_stream(g, x->unit, "tp");
         if (ep_ov)
           x->ep = sim_graph_add_stream(g, x->unit, "ep");
+        if (p->ep_nodes)
+          x->ep_nvlink = sim_graph_add_stream(g, x->unit, "ep nvlink");
         x->dp = sim_graph_add_stream(g, x->unit, "dp");
         /* The all-gather and a2a forms' collectives go on a stream of their own, in the
          * pass's order after its compute, so that --tp-overlap's collectives run beside them. */
@@ -1818,6 +1905,9 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   uint32_t n_grp = T + n_ep_groups;
   g_autofree sim_stream_id *members = g_new(sim_stream_id, (gsize)T * D);
   g_autofree sim_stream_id *tp_members = g_new(sim_stream_id, (gsize)D * T);
+  /* Group-limited routing over nodes: each device's NVLink-part stream, and scratch. */
+  g_autofree sim_stream_id *nv_members = g_new(sim_stream_id, (gsize)D * T);
+  g_autofree sim_task_id *nl_after = g_new(sim_task_id, (gsize)D * T);
   g_autofree sim_task_id *ex_last = g_new(sim_task_id, per_stage);
   /* ZeRO 3 and FSDP: each device's parameter gather, dense [k] and experts' [per_stage + k];
    * whether group grp made one. */
@@ -1856,6 +1946,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           /* Tensor-parallel groups by replica: tp_members[d T + r] (data-parallel groups are
            * made where they are used). */
           tp_members[d * T + r] = st[RANK(s, d, r)].tp;
+          nv_members[d * T + r] = st[RANK(s, d, r)].ep_nvlink;
         }
       g_autofree uint32_t *last_b = chunk_last_backward(p, order);
       /* Each device's last task of each chunk's gradients, [(chunk 2 + experts) per_stage + k],
@@ -2008,7 +2099,17 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
          * mixture-of-experts blocks (as block_cost prices them) over each all-to-all group of
          * the stage, on the tp stream after the pass's tensor-parallel collectives. */
         uint32_t n_a2a = EP < 2 ? 0 : chunk_moe_blocks(p, vs) * (x->fwd ? 2 : tp_count_b);
-        for (uint32_t e = 0; !ep_ov && ETP == 1 && e < D * T / EP && n_a2a > 0; e++) {
+        for (uint32_t e = 0; !ep_ov && p->ep_nodes && e < D * T / EP && n_a2a > 0; e++) {
+          add_node_limited_chain(g, p, tp_members, nv_members, e * EP, n_a2a,
+                                 unit_name(&names, NAME_EP, at), a2a_algo,
+                                 o->tp_overlap ? prev : cur, has_after, members, nl_after,
+                                 ex_last);
+          for (uint32_t k = e * EP; k < (e + 1) * EP; k++)
+            pass_end(g, unit_name(&names, NAME_END, at), o->tp_overlap, k, 1, comp, ex_last[k],
+                     cur);
+        }
+        for (uint32_t e = 0; !ep_ov && !p->ep_nodes && ETP == 1 && e < D * T / EP && n_a2a > 0;
+             e++) {
           sim_task_id c = add_coll_chain(g, tp_members, e * EP, EP, NULL, SIM_OP_ALLTOALL, n_a2a,
                                          unit_name(&names, NAME_EP, at), a2a_algo, ep_bytes(p),
                                          o->tp_overlap ? prev : cur, has_after);
@@ -2036,15 +2137,22 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
             sim_graph_depend(g, lead, pass_start[base + q * ETP]);
             members[q] = ep_members[base + q * ETP];
             ep_after[q] = lead;
+            nl_after[base + q * ETP] = lead;
           }
-          sim_task_id c = add_coll_chain(g, members, 0, EP, NULL, SIM_OP_ALLTOALL, n_a2a,
-                                         unit_name(&names, NAME_EP, at), a2a_algo, ep_bytes(p),
-                                         ep_after, TRUE);
+          sim_task_id c = 0;
+          if (p->ep_nodes)
+            add_node_limited_chain(g, p, ep_members, nv_members, base, n_a2a,
+                                   unit_name(&names, NAME_EP, at), a2a_algo, nl_after, TRUE,
+                                   members, ep_after, ex_last);
+          else
+            c = add_coll_chain(g, members, 0, EP, NULL, SIM_OP_ALLTOALL, n_a2a,
+                               unit_name(&names, NAME_EP, at), a2a_algo, ep_bytes(p), ep_after,
+                               TRUE);
           for (uint32_t q = 0; q < EP; q++) {
             uint32_t k = base + q * ETP;
             sim_task_id end = sim_graph_add_delay(g, unit_name(&names, NAME_END, at), 0);
             sim_graph_depend(g, end, cur[k]);
-            sim_graph_depend(g, end, c);
+            sim_graph_depend(g, end, p->ep_nodes ? ex_last[k] : c);
             if (!x->fwd) {
               cur[k] = end;
               continue;
@@ -2710,6 +2818,9 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
     fprintf(out, "experts: %u routed (top %u) + %u shared, each a gated MLP of %u; the first %u "
             "blocks dense\n", tf.experts, tf.topk, tf.shared_experts, tf.moe_ffn,
             kcount[0]);
+  if (tf.expert_groups)
+    fprintf(out, "routing: a token's experts within %u of %u groups of %u\n", tf.group_topk,
+            tf.expert_groups, tf.experts / tf.expert_groups);
   fprintf(out, "\none block, kernel by kernel (no tensor parallelism):\n");
   fprintf(out, "  %-14s %-11s %-24s %16s %16s %16s\n", "kernel", "kind", "GEMM m x n x k",
           "fwd FLOPs", "bwd FLOPs", "fwd bytes");

@@ -125,6 +125,9 @@ static gboolean zoo_build(const char *name, wl_tf *tf)
     tf->q_lora = 1536, tf->kv_lora = 512;
     moe(tf, 256, 8, 2048, 1, 3);
     tf->router_bias = TRUE;
+    /* Node-limited routing (report sec. 2.1.2; config.json n_group 8, topk_group 4): a token's
+     * 8 experts lie in at most 4 of 8 groups of 32 consecutive experts. */
+    tf->expert_groups = 8, tf->group_topk = 4;
   } else if (strcmp(name, "qwen3-30b-a3b") == 0) {
     /* Qwen3 technical report (arXiv 2505.09388) Table 2; Qwen/Qwen3-30B-A3B config.json:
      * head_dim 128, q/k rmsnorm per head, every block a mixture of experts. */
@@ -224,11 +227,14 @@ static const spec_number spec_numbers[] = {
     {"moe-ffn", G_STRUCT_OFFSET(wl_tf, moe_ffn), FALSE},
     {"shared-experts", G_STRUCT_OFFSET(wl_tf, shared_experts), TRUE},
     {"dense-layers", G_STRUCT_OFFSET(wl_tf, dense_layers), TRUE},
+    {"expert-groups", G_STRUCT_OFFSET(wl_tf, expert_groups), FALSE},
+    {"group-topk", G_STRUCT_OFFSET(wl_tf, group_topk), FALSE},
 };
 
 #define SPEC_KEYS                                                                                 \
   "layers, hidden, heads, seq, vocab, ffn, kv-heads, head-dim, mlp, norm, causal, family, "     \
-  "bias, tied, positions, experts, topk, moe-ffn, shared-experts, dense-layers"
+  "bias, tied, positions, experts, topk, moe-ffn, shared-experts, dense-layers, expert-groups, "  \
+  "group-topk"
 
 /* Checks the keys that relate to each other, and fills in the defaults. */
 static gboolean spec_finish(const char *spec, wl_tf *tf, GError **error)
@@ -247,8 +253,10 @@ static gboolean spec_finish(const char *spec, wl_tf *tf, GError **error)
   if (tf->ffn == 0)
     tf->ffn = 4 * tf->hidden;
   if (!tf->experts) {
-    static const char *const moe_keys[] = {"topk", "moe-ffn", "shared-experts", "dense-layers"};
-    uint32_t moe_vals[] = {tf->topk, tf->moe_ffn, tf->shared_experts, tf->dense_layers};
+    static const char *const moe_keys[] = {"topk",         "moe-ffn",     "shared-experts",
+                                           "dense-layers", "expert-groups", "group-topk"};
+    uint32_t moe_vals[] = {tf->topk,         tf->moe_ffn,       tf->shared_experts,
+                           tf->dense_layers, tf->expert_groups, tf->group_topk};
     for (size_t i = 0; i < G_N_ELEMENTS(moe_keys); i++)
       if (moe_vals[i])
         return spec_error(error, spec, moe_keys[i], "needs experts");
@@ -261,6 +269,20 @@ static gboolean spec_finish(const char *spec, wl_tf *tf, GError **error)
       tf->moe_ffn = tf->ffn;
     if (tf->dense_layers > tf->layers)
       return spec_error(error, spec, "dense-layers", "exceeds layers");
+    /* Group-limited routing: whole groups of experts, the chosen groups holding at least topk
+     * experts. */
+    if (tf->group_topk && !tf->expert_groups)
+      return spec_error(error, spec, "group-topk", "needs expert-groups");
+    if (tf->expert_groups && !tf->group_topk)
+      return spec_error(error, spec, "group-topk", "missing (expert-groups needs it)");
+    if (tf->expert_groups && tf->experts % tf->expert_groups)
+      return spec_error(error, spec, "expert-groups", "must divide experts");
+    if (tf->group_topk > tf->expert_groups)
+      return spec_error(error, spec, "group-topk", "exceeds expert-groups");
+    if (tf->expert_groups &&
+        (uint64_t)tf->group_topk * (tf->experts / tf->expert_groups) < tf->topk)
+      return spec_error(error, spec, "group-topk",
+                        "its groups hold fewer experts than topk");
   }
   tf->max_positions = tf->positions == WL_POS_LEARNED ? tf->seq : 0;
   return TRUE;

@@ -10,7 +10,7 @@
  * "transformer:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F][,kv-heads=K][,head-dim=D]
  * [,mlp=gelu|swiglu][,norm=layernorm|rmsnorm][,causal=1|0][,family=gpt|llama][,bias=0|1]
  * [,tied=0|1][,positions=learned|rotary|alibi][,experts=E,topk=K,moe-ffn=F,shared-experts=S,
- * dense-layers=N]" (docs/workloads.md).
+ * dense-layers=N,expert-groups=G,group-topk=M]" (docs/workloads.md).
  *
  * Units: FLOPs count 2 per multiply-add; bytes are bytes; b is the micro-batch in sequences,
  * s the sequence length in tokens, h the hidden size, a the attention heads, t the
@@ -80,6 +80,12 @@ typedef struct {
   uint32_t moe_ffn;
   uint32_t shared_experts;
   uint32_t dense_layers;      /* the first blocks keep the dense MLP of width ffn */
+  /* Group-limited routing (DeepSeek-V3's node-limited routing; Megatron-Core's
+   * --moe-router-num-groups / --moe-router-group-topk): the experts split into expert_groups
+   * groups of consecutive experts, a token's topk experts all in group_topk of them. 0: not
+   * limited. */
+  uint32_t expert_groups;
+  uint32_t group_topk;
   gboolean router_bias;       /* a bias per expert on the router's scores (GPT-OSS; DeepSeek-V3's
                                * load-balancing correction) */
 } wl_tf;
@@ -353,6 +359,19 @@ uint64_t wl_tf_cp_buffer_bytes(const wl_tf *tf, const wl_tf_shard *sh, wl_cp_com
  * C times the mean, so the busiest runs min(X, C) and the fraction of copies dropped is the
  * mass above C: (X - C)^2 / (4 (X - 1)) for C < X (1 - C when X = 1). */
 double wl_tf_expert_load(double imbalance, double capacity, double *dropped_fraction);
+
+/* ---- Group-limited routing (wl_tf_routing.c) ------------------------------------------------ */
+
+/* The expected count of distinct nodes (its own among them) that one token's topk routed copies
+ * reach when the experts lie in equal consecutive shares on `nodes` nodes, under the model's
+ * group-limited routing (expert_groups, group_topk), tokens routed evenly: with G groups, M
+ * chosen, m = min(M, topk), N nodes and E experts,
+ *   N | G:  N (1 - C(G - G/N, m) / C(G, m))   (DeepSeek-V3 on 8 nodes: 4)
+ *   G | N:  sum over the m chosen groups of N/G (1 - C(E/G - E/N, c) / C(E/G, c)), c the
+ *           group's copies (topk / m, one more in topk mod m of them)
+ * and without groups (or when neither divides the other) N (1 - C(E - E/N, topk) / C(E, topk)).
+ * 1 for one node; 0 when E is not a multiple of nodes. */
+double wl_tf_routed_nodes(const wl_tf *tf, uint32_t nodes);
 
 const char *wl_attention_name(wl_attention a);
 const char *wl_recompute_name(wl_recompute r);

@@ -188,6 +188,27 @@ static gboolean run_rows(const char *path, GArray *rows, GArray *pred, GArray *s
         return FALSE;
       }
     }
+    /* Node-limited routing where the notes state it ("node-limited routing (M nodes per
+     * token)", DeepSeek-V3's report): an inline spec gains a group of experts per node of the
+     * all-to-all group (ep / devices_per_node groups, DeepSeek-V3's layout) and M groups a
+     * token (expert-groups, group-topk). */
+    const char *nl = strstr(notes, "node-limited routing (");
+    const char *spec_cell = CELL("model");
+    if (nl && !why && g_str_has_prefix(spec_cell, "transformer:") &&
+        !strstr(spec_cell, "expert-groups=")) {
+      int64_t per_node = g_ascii_strtoll(CELL("devices_per_node"), NULL, 10);
+      int64_t ep = g_ascii_strtoll(CELL("ep"), NULL, 10);
+      int64_t M = g_ascii_strtoll(nl + strlen("node-limited routing ("), NULL, 10);
+      if (per_node > 0 && ep % per_node == 0 && ep / per_node > 1 && M > 0) {
+        g_autofree char *spec = g_strdup_printf("%s,expert-groups=%" G_GINT64_FORMAT
+                                                ",group-topk=%" G_GINT64_FORMAT,
+                                                spec_cell, ep / per_node, M);
+        if (!sim_scenario_set(&s, "model", spec, where, &error)) {
+          fprintf(stderr, "dtsim-llm: %s\n", error->message);
+          return FALSE;
+        }
+      }
+    }
     sim_report r = {0};
     if (!why) {
       sim_run_opts o = {0};

@@ -14,6 +14,20 @@ static sim_schedule_unit nth_unit(gboolean fwd, uint64_t k, uint64_t P, uint64_t
 void sim_schedule_order(wl_schedule schedule, uint32_t P, uint32_t s, uint64_t M, uint32_t V,
                         sim_schedule_unit *out)
 {
+  sim_schedule_order_ahead(schedule, P, s, M, V, 0, out);
+}
+
+uint64_t sim_schedule_inflight(wl_schedule schedule, uint32_t P, uint32_t s, uint64_t M,
+                               uint32_t V, uint32_t ahead)
+{
+  uint64_t n = wl_tf_inflight_chunks(schedule, P, V, M, s) + ahead;
+  uint64_t total = M * (V ? V : 1);
+  return n < total ? n : total;
+}
+
+void sim_schedule_order_ahead(wl_schedule schedule, uint32_t P, uint32_t s, uint64_t M,
+                              uint32_t V, uint32_t ahead, sim_schedule_unit *out)
+{
   g_return_if_fail(s < P && V >= 1);
   uint64_t total = M * V;
   uint64_t warm;
@@ -28,6 +42,7 @@ void sim_schedule_order(wl_schedule schedule, uint32_t P, uint32_t s, uint64_t M
     warm = (uint64_t)P - s - 1;
     break;
   }
+  warm += ahead;
   if (warm > total)
     warm = total;
   sim_schedule_unit *next = out;

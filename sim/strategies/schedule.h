@@ -12,7 +12,15 @@
  *                (P - s - 1) 2 + (V - 1) P warm-up forwards. With V = 1 it is 1F1B.
  *
  * Warm-ups are capped at the M V units there are. The peak of activations each order keeps is
- * wl_tf_inflight_chunks() (workloads/wl_transformer.h). */
+ * wl_tf_inflight_chunks() (workloads/wl_transformer.h).
+ *
+ * With `ahead` more warm-up forwards (sim_schedule_order_ahead; 1 for expert-parallel overlap)
+ * a stage's steady state pairs the forward of one micro-batch with the backward of an earlier
+ * one on every stage, the last included: Megatron-Core's combined 1F1B
+ * (--overlap-moe-expert-parallel-comm adds one warm-up micro-batch in
+ * megatron/core/pipeline_parallel/schedules.py) and DeepSeek-V3's DualPipe; with one stage
+ * F0 F1 B0 F2 B1 ... B(M-1). Each such forward keeps one micro-batch more alive
+ * (sim_schedule_inflight). */
 #ifndef DTSIM_SCHEDULE_H
 #define DTSIM_SCHEDULE_H
 
@@ -33,5 +41,15 @@ typedef struct {
  * the stage runs them. */
 void sim_schedule_order(wl_schedule schedule, uint32_t P, uint32_t s, uint64_t M, uint32_t V,
                         sim_schedule_unit *out);
+
+/* The same with `ahead` more warm-up forwards on the stage (capped at the M V units; GPipe's
+ * warm-up is every forward already). ahead 0 is sim_schedule_order. */
+void sim_schedule_order_ahead(wl_schedule schedule, uint32_t P, uint32_t s, uint64_t M,
+                              uint32_t V, uint32_t ahead, sim_schedule_unit *out);
+
+/* The most (micro-batch, chunk) units whose activations stage s keeps at once in that order:
+ * wl_tf_inflight_chunks() and one more for each warm-up forward ahead, at most M V. */
+uint64_t sim_schedule_inflight(wl_schedule schedule, uint32_t P, uint32_t s, uint64_t M,
+                               uint32_t V, uint32_t ahead);
 
 #endif

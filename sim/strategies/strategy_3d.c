@@ -54,8 +54,10 @@ typedef struct {
   sim_time_ps fwd_ps, bwd_ps;         /* compute of one micro-batch through the chunk */
   sim_time_ps tp_fwd_ps, tp_bwd_ps;   /* tensor-parallel collectives on the critical path */
   uint64_t fwd_flops, bwd_flops;
-  /* --ep-overlap: the other pass's compute (of the paired micro-batch) that covers each pass's
-   * all-to-alls, forward's [0] and backward's [1], before its slow-down */
+  /* --ep-overlap: each pass's all-to-alls, forward's [0] and backward's [1], on an idle
+   * network, and the other pass's compute (of the paired micro-batch) that covers them, before
+   * its slow-down (ep_shown_ps) */
+  sim_time_ps ep_a2a_ps[2];
   sim_time_ps ep_cover_ps[2];
 } chunk_cost;
 
@@ -86,6 +88,13 @@ typedef struct {
                                        * and reduce their gradients (Megatron's data-parallel
                                        * group with context parallelism) */
   double expert_load;                 /* busiest expert's rows over the mean */
+  /* Group-limited routing over an all-to-all group of ep_nodes >= 2 whole NVLink domains
+   * (expert tensor parallelism 1): a token crosses once to each other domain it is routed to
+   * (ep_node_copies domains in expectation, its own among them: wl_tf_routed_nodes) and its
+   * topk copies reach their devices over that domain's NVLink (DeepEP's dispatch and
+   * combine). 0: every copy crosses the all-to-all on its own. */
+  uint32_t ep_nodes;
+  double ep_node_copies;
   double dropped;                     /* fraction of routed copies over capacity */
   sim_cp_attention cpa;               /* one block's context-parallel attention (sim/cp.c) */
   wl_tf_shard cp_shard;               /* how its attention runs on a device */
@@ -142,13 +151,24 @@ static gboolean tp_time(sim_coll_timer *ct, const plan3d *p, unsigned count, sim
   return TRUE;
 }
 
-/* The bytes one device sends in an all-to-all of expert parallelism (ep_time). */
+/* The bytes one device sends in an all-to-all of expert parallelism (ep_time): its tokens'
+ * topk copies; with group-limited routing over nodes (ep_nodes) those of the NVLink part. */
 static uint64_t ep_bytes(const plan3d *p)
 {
   uint64_t bytes = p->mb * p->tf.seq / p->CP / p->T * p->tf.topk * p->tf.hidden *
                    p->act_elem_bytes;
   /* The busiest device of the group receives its experts' load. */
   return p->expert_load > 1 ? (uint64_t)((double)bytes * p->expert_load) : bytes;
+}
+
+/* With group-limited routing over ep_nodes nodes, the bytes of the cross-node part's
+ * all-to-all over the devices of one local index in each node: each token once per node it
+ * reaches (ep_node_copies x h elements), the share of its own node staying there, so that
+ * (ep_nodes - 1) / ep_nodes of it, a token once per other node reached, crosses. */
+static uint64_t ep_node_bytes(const plan3d *p)
+{
+  uint64_t tokens = p->mb * p->tf.seq / p->CP / p->T * p->tf.hidden * p->act_elem_bytes;
+  return (uint64_t)((double)tokens * p->ep_node_copies * MAX(p->expert_load, 1.0) + 0.5);
 }
 
 /* The mixture-of-experts blocks of virtual stage vs. */
@@ -168,6 +188,20 @@ static gboolean ep_time(sim_coll_timer *ct, const plan3d *p, sim_time_ps *out, G
   *out = 0;
   if (p->EP < 2)
     return TRUE;
+  /* Group-limited routing over nodes: the cross-node part (over each local index's devices,
+   * one all-to-all group's) and the NVLink part (the node's devices) run at once, pipelined
+   * chunk by chunk: the slower of the two. */
+  if (p->ep_nodes) {
+    uint32_t d = p->EP / p->ep_nodes;
+    sim_time_ps inter, intra;
+    if (!sim_coll_timer_time(ct, COMM_COLL_ALLTOALL, 0, p->ep_nodes, d, d, 1, ep_node_bytes(p),
+                             &inter, error) ||
+        !sim_coll_timer_time(ct, COMM_COLL_ALLTOALL, 0, d, 1, p->T * p->R / d, d, ep_bytes(p),
+                             &intra, error))
+      return FALSE;
+    *out = MAX(inter, intra);
+    return TRUE;
+  }
   /* With expert tensor parallelism the groups are ETP apart (Megatron's expert order: expert
    * tensor rank fastest), the ETP groups of a block of EP x ETP devices at once. */
   if (p->ETP > 1)
@@ -260,16 +294,17 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
       (!ep_time(ct, p, &a2a, error) || !etp_time(ct, p, &etp, error)))
     return FALSE;
   sim_time_ps a2a_pass[2] = {2 * a2a, (p->o.recompute == WL_RECOMPUTE_FULL ? 4 : 2) * a2a};
-  sim_time_ps ep_cover[2] = {0, 0};
+  sim_time_ps ep_cover[2] = {0, 0}, ep_a2a[2] = {0, 0};
   if (p->o.ep_overlap && a2a > 0) {
     /* Each pass's all-to-alls under the other pass's compute (of another micro-batch), on the
      * SMs the framework's communication kernels leave. */
     sim_ep_overlap ov;
     sim_time_ps compute[2] = {layer_f, layer_b + layer_r};
     sim_ep_overlap_time(a2a_pass, compute, dev_compute_units(dev), p->fw->ep_comm_sms, &ov);
-    a2a_pass[0] = ov.exposed_ps[0], a2a_pass[1] = ov.exposed_ps[1];
     layer_f += ov.slower_ps[0], layer_b += ov.slower_ps[1];
     ep_cover[0] = compute[1], ep_cover[1] = compute[0];
+    ep_a2a[0] = a2a_pass[0], ep_a2a[1] = a2a_pass[1];
+    a2a_pass[0] = ov.exposed_ps[0], a2a_pass[1] = ov.exposed_ps[1];
   }
   tp_f += a2a_pass[0] + etp;
   tp_b += a2a_pass[1] + (p->o.recompute == WL_RECOMPUTE_FULL ? 2 : 1) * etp;
@@ -279,6 +314,7 @@ static gboolean block_cost(const dev_device *dev, sim_coll_timer *ct, const plan
     tp_f += cpa.exposed_ps[0], tp_b += cpa.exposed_ps[1];
   *out = (chunk_cost){.fwd_ps = layer_f, .bwd_ps = layer_b + layer_r, .tp_fwd_ps = tp_f,
                       .tp_bwd_ps = tp_b, .fwd_flops = lf, .bwd_flops = lb + rf,
+                      .ep_a2a_ps = {ep_a2a[0], ep_a2a[1]},
                       .ep_cover_ps = {ep_cover[0], ep_cover[1]}};
   return TRUE;
 }
@@ -289,8 +325,10 @@ static void cost_add(chunk_cost *c, const chunk_cost *b, uint64_t n)
   c->fwd_ps += b->fwd_ps * (sim_time_ps)n, c->bwd_ps += b->bwd_ps * (sim_time_ps)n;
   c->tp_fwd_ps += b->tp_fwd_ps * (sim_time_ps)n, c->tp_bwd_ps += b->tp_bwd_ps * (sim_time_ps)n;
   c->fwd_flops += b->fwd_flops * n, c->bwd_flops += b->bwd_flops * n;
-  for (int pass = 0; pass < 2; pass++)
+  for (int pass = 0; pass < 2; pass++) {
+    c->ep_a2a_ps[pass] += b->ep_a2a_ps[pass] * (sim_time_ps)n;
     c->ep_cover_ps[pass] += b->ep_cover_ps[pass] * (sim_time_ps)n;
+  }
 }
 
 /* The cost of every virtual stage: its blocks of each kind (dense, mixture of experts), the
@@ -760,6 +798,22 @@ static gboolean check_ep(plan3d *p, const sim_3d_opts *o, GError **error)
   return TRUE;
 }
 
+/* Group-limited routing whose all-to-all groups span whole NVLink domains (ep_nodes: one
+ * node's devices, or those of the nodes sharing one): the stage's devices (a multiple of EP)
+ * start on a domain's first. */
+static void plan_node_limited(plan3d *p, const comm_topology *topo)
+{
+  const comm_system *sys = comm_topology_system(topo);
+  uint32_t domain = p->per_node * MAX(sys ? sys->nvlink_domain_nodes : 0, 1u);
+  p->ep_nodes = 0;
+  p->ep_node_copies = 0;
+  if (!p->tf.expert_groups || p->EP < 2 || p->ETP > 1 || domain == 0 || p->EP % domain ||
+      p->EP / domain < 2)
+    return;
+  p->ep_nodes = p->EP / domain;
+  p->ep_node_copies = wl_tf_routed_nodes(&p->tf, p->ep_nodes);
+}
+
 /* Which blocks each virtual stage holds (wl_tf_partition): the user's split or layout, or the
  * blocks spread with fewer on the first and last stages. */
 static gboolean plan_partition(plan3d *p, const sim_3d_opts *o, GError **error)
@@ -796,8 +850,12 @@ static uint64_t graph_size(const plan3d *p, uint64_t *deps)
   /* FSDP: per unit, each block's compute, gather and reduction (sim__fsdp_add_pass). */
   uint64_t fsdp = p->fw && sim__3d_per_block(o, p->fw, p->G)
                       ? 3 * (((uint64_t)p->tf.layers + chunks - 1) / chunks) : 0;
-  *deps = o->iterations * (units * (5 + z3 + ov + fsdp) + 9 * chunks + 2 * p->P + 4 + 4 * p->m);
-  return o->iterations * (units * (2 + z3 + 1 + ov + fsdp) + 3 * chunks + p->P + 1 + 4 * p->m);
+  /* --ep-overlap: per unit the start, the lead, the all-to-alls and the end they join. */
+  uint64_t ep = o->ep_overlap && p->EP > 1 ? 4 : 0, ep_deps = ep ? 5 : 0;
+  *deps = o->iterations * (units * (5 + z3 + ov + fsdp + ep_deps) + 9 * chunks + 2 * p->P + 4 +
+                           4 * p->m);
+  return o->iterations * (units * (2 + z3 + 1 + ov + fsdp + ep) + 3 * chunks + p->P + 1 +
+                          4 * p->m);
 }
 
 /* Tensor parallelism runs within the NVLink domain: one node's devices, or the devices of the
@@ -841,6 +899,7 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
     return bad(error, "--interleave %u needs --schedule interleaved", p->V);
   if (!plan_partition(p, o, error) || !check_ep(p, o, error))
     return FALSE;
+  plan_node_limited(p, topo);
   if (!sim__3d_framework_load(o, topo, p->R, &p->fw, &p->G, &p->pcie_Bps, error))
     return FALSE;
   if (o->zero > 3)
@@ -876,6 +935,12 @@ static gboolean validate(plan3d *p, const sim_3d_opts *o, const comm_topology *t
 }
 
 /* ---- Memory ---------------------------------------------------------------------------------- */
+
+/* Warm-up forwards ahead of the schedule's (sim_schedule_order_ahead): one with --ep-overlap,
+ * so that each forward runs beside the backward of an earlier micro-batch, whose compute covers
+ * its all-to-alls (a micro-batch's own backward needs its forward's output), as Megatron-Core's
+ * combined 1F1B and DualPipe schedule them. */
+static uint32_t schedule_ahead(const plan3d *p) { return p->o.ep_overlap && p->EP > 1 ? 1 : 0; }
 
 /* Activation bytes one micro-batch leaves in virtual stage vs's blocks until its backward. */
 static uint64_t chunk_activation_bytes(const plan3d *p, uint32_t vs, wl_recompute rc)
@@ -927,7 +992,7 @@ static void stage_memory(const plan3d *p, uint32_t s, sim_3d_metrics *m)
   uint64_t per_chunk = 0;
   for (uint32_t c = 0; c < p->V; c++)
     per_chunk = MAX(per_chunk, chunk_activation_bytes(p, c * p->P + s, rc));
-  uint64_t chunks = wl_tf_inflight_chunks(p->o.schedule, p->P, p->V, p->m, s);
+  uint64_t chunks = sim_schedule_inflight(p->o.schedule, p->P, s, p->m, p->V, schedule_ahead(p));
   uint64_t act = per_chunk * chunks;
   /* With full recomputation one block's whole activations exist during its backward. */
   if (p->o.recompute == WL_RECOMPUTE_FULL)
@@ -984,7 +1049,8 @@ static GArray *schedule_units(const plan3d *p, uint32_t s)
   guint n = (guint)(2 * p->m * p->V);
   GArray *u = g_array_sized_new(FALSE, FALSE, sizeof(unit), n);
   g_array_set_size(u, n);
-  sim_schedule_order(p->o.schedule, p->P, s, p->m, p->V, (unit *)u->data);
+  sim_schedule_order_ahead(p->o.schedule, p->P, s, p->m, p->V, schedule_ahead(p),
+                           (unit *)u->data);
   return u;
 }
 
@@ -1106,6 +1172,8 @@ typedef struct {
   sim_stream_id compute, tp, dp, send_f, recv_f, send_b, recv_b, emb;
   sim_stream_id cp_send, cp_recv;     /* context parallelism's ring (every device, p2p) */
   sim_stream_id ep;                   /* --ep-overlap: the all-to-alls beside the compute */
+  sim_stream_id ep_nvlink;            /* group-limited routing over nodes: the all-to-alls'
+                                       * NVLink part beside their cross-node part */
 } stage_streams;
 
 /* Task names by (kind, micro-batch, chunk), formatted once and handed out as the graph's copy
@@ -1322,6 +1390,40 @@ static sim_task_id add_coll_chain(sim_graph *g, const sim_stream_id *members, ui
     c = t;
   }
   return c;
+}
+
+/* Group-limited routing over nodes on every device (as ep_time prices it): the chain of n
+ * all-to-alls of the group of devices base .. base + EP - 1 of a stage as its two parts at once,
+ * the cross-node part (ep_node_bytes) over each local index's devices on their streams in
+ * `across`, the NVLink part (ep_bytes) over each node's devices on their streams in `within`;
+ * both start after after[k] (when has_after) and last[k] ends when device k's two chains have.
+ * Arrays by device of the stage; mem and mem_after are scratch of ep_nodes. */
+static void add_node_limited_chain(sim_graph *g, const plan3d *p, const sim_stream_id *across,
+                                   const sim_stream_id *within, uint32_t base, uint32_t n,
+                                   const char *name, const comm_coll_algorithm *algo,
+                                   const sim_task_id *after, gboolean has_after,
+                                   sim_stream_id *mem, sim_task_id *mem_after, sim_task_id *last)
+{
+  uint32_t N = p->ep_nodes, d = p->EP / N;
+  for (uint32_t j = 0; j < d; j++) {
+    for (uint32_t i = 0; i < N; i++) {
+      mem[i] = across[base + j + i * d];
+      mem_after[i] = has_after ? after[base + j + i * d] : 0;
+    }
+    sim_task_id c = add_coll_chain(g, mem, 0, N, NULL, SIM_OP_ALLTOALL, n, name, algo,
+                                   ep_node_bytes(p), mem_after, has_after);
+    for (uint32_t i = 0; i < N; i++) {
+      uint32_t k = base + j + i * d;
+      last[k] = sim_graph_add_delay(g, name, 0);
+      sim_graph_depend(g, last[k], c);
+    }
+  }
+  for (uint32_t i = 0; i < N; i++) {
+    sim_task_id c = add_coll_chain(g, within, base + i * d, d, NULL, SIM_OP_ALLTOALL, n, name,
+                                   algo, ep_bytes(p), after, has_after);
+    for (uint32_t k = base + i * d; k < base + (i + 1) * d; k++)
+      sim_graph_depend(g, last[k], c);
+  }
 }
 
 /* The end of a pass on devices first .. first + size - 1 once its collectives (last: c) are
@@ -1610,14 +1712,28 @@ static void add_etp_chain(sim_graph *g, const plan3d *p, const sim_stream_id *tp
     }
 }
 
-/* --ep-overlap on every device: how long after a pass's start its all-to-alls begin, on a
- * stream of their own beside the compute. The folded plan (block_cost) shows of a pass's
- * all-to-alls A what the paired micro-batch's other pass C_cover does not cover, after the
- * pass's compute C (slowed by the SMs they hold): C + max(0, A - C_cover). Begun
- * C - C_cover after the pass's start, they end at max(C, C - C_cover + A) = C + max(0, A -
- * C_cover), the folded time, when C >= C_cover (a backward, covered by a forward). A forward
- * is shorter than the backward that covers it in the folded plan: its all-to-alls begin with
- * it and show for max(0, A - C), as much or more (docs/faults.md). C: the unit's compute,
+/* --ep-overlap: what the folded plan shows of a pass's (pass 0 forward, 1 backward) all-to-alls
+ * A after its compute, in its tensor-parallel time: max(0, A - C_cover), the chunk's
+ * mixture-of-experts blocks' alike (sim_ep_overlap_time). */
+static sim_time_ps ep_shown_ps(const chunk_cost *c, int pass)
+{
+  sim_time_ps d = c->ep_a2a_ps[pass] - c->ep_cover_ps[pass];
+  return d > 0 ? d : 0;
+}
+
+/* --ep-overlap: how long after a pass's start its all-to-alls begin, on an ep stream beside the
+ * compute (in both plans). The folded plan (block_cost) shows of a pass's all-to-alls A what
+ * the paired micro-batch's other pass C_cover does not cover, after the pass's compute C
+ * (slowed by the SMs they hold): C + max(0, A - C_cover) (ep_shown_ps). A backward (C >=
+ * C_cover: covered by a shorter forward) begins them C - C_cover after its start, so that they
+ * end at max(C, C - C_cover + A), its time, and it waits for them. A forward shorter than its
+ * cover begins them with it, and they run on under the next unit's compute, the backward of an
+ * earlier micro-batch (schedule_ahead): the next unit waits for the forward's compute and what
+ * shows, its output (the send, its own backward) for the all-to-alls too, which end A after
+ * the forward's start. The backward that follows begins its own at least C_f + max(0, A - C_b)
+ * + C_b - C_f = max(C_b, A) after that start, so on the FIFO ep stream each pair runs its
+ * forward's all-to-alls, then its backward's. Only forwards in a row (a pipeline's warm-up)
+ * queue their all-to-alls behind each other, and their outputs wait. C: the unit's compute,
  * embedding and LM head included; C_cover: the chunk's mixture-of-experts blocks'. */
 static sim_time_ps ep_overlap_lead(const plan3d *p, gboolean fwd, uint32_t vs)
 {
@@ -1658,8 +1774,9 @@ static sim_time_ps ep_overlap_lead(const plan3d *p, gboolean fwd, uint32_t vs)
  * the dp streams, ordered as sim__fsdp_add_pass orders the folded plan's. Expert tensor
  * parallelism regroups the experts' collectives (add_etp_chain; the expert-data-parallel groups
  * EP x ETP apart); with --ep-overlap the all-to-alls run on an ep stream of each device
- * beside the pass's compute (ep_overlap_lead). ZeRO-Offload copies each device's reduced gradient shard to the host on its
- * dp stream, as long as the folded plan's copy (a PCIe link of its own per device, as there).
+ * beside the pass's compute, a forward's on under the next unit's (ep_overlap_lead).
+ * ZeRO-Offload copies each device's reduced gradient shard to the host on its dp stream, as
+ * long as the folded plan's copy (a PCIe link of its own per device, as there).
  * With --tp-overlap and context parallelism the exchange of keys and values (the ring, or the
  * all-gather and a2a forms' collectives on a cp stream) stays in the pass, the tensor-parallel
  * collectives beside it, as the folded plan's block_cost has it. */
@@ -1730,6 +1847,8 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           x->tp = sim_graph_add_stream(g, x->unit, "tp");
         if (ep_ov)
           x->ep = sim_graph_add_stream(g, x->unit, "ep");
+        if (p->ep_nodes)
+          x->ep_nvlink = sim_graph_add_stream(g, x->unit, "ep nvlink");
         x->dp = sim_graph_add_stream(g, x->unit, "dp");
         /* The all-gather and a2a forms' collectives go on a stream of their own, in the
          * pass's order after its compute, so that --tp-overlap's collectives run beside them. */
@@ -1770,6 +1889,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   g_autofree sim_task_id *pass_start = g_new(sim_task_id, per_stage);
   g_autofree sim_stream_id *ep_members = g_new(sim_stream_id, per_stage);
   g_autofree sim_task_id *ep_after = g_new(sim_task_id, per_stage);
+  g_autofree sim_task_id *ep_end = g_new(sim_task_id, per_stage);   /* a forward's output */
   /* Per device of the stage: the pieces of its last backward of a chunk that close buckets. */
   g_autofree sim_task_id *piece_end = g_new(sim_task_id, (gsize)per_stage * MAX_BUCKETS);
   g_autofree sim_task_id *upd_task = g_new(sim_task_id, n_dev);
@@ -1785,6 +1905,9 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   uint32_t n_grp = T + n_ep_groups;
   g_autofree sim_stream_id *members = g_new(sim_stream_id, (gsize)T * D);
   g_autofree sim_stream_id *tp_members = g_new(sim_stream_id, (gsize)D * T);
+  /* Group-limited routing over nodes: each device's NVLink-part stream, and scratch. */
+  g_autofree sim_stream_id *nv_members = g_new(sim_stream_id, (gsize)D * T);
+  g_autofree sim_task_id *nl_after = g_new(sim_task_id, (gsize)D * T);
   g_autofree sim_task_id *ex_last = g_new(sim_task_id, per_stage);
   /* ZeRO 3 and FSDP: each device's parameter gather, dense [k] and experts' [per_stage + k];
    * whether group grp made one. */
@@ -1823,6 +1946,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
           /* Tensor-parallel groups by replica: tp_members[d T + r] (data-parallel groups are
            * made where they are used). */
           tp_members[d * T + r] = st[RANK(s, d, r)].tp;
+          nv_members[d * T + r] = st[RANK(s, d, r)].ep_nvlink;
         }
       g_autofree uint32_t *last_b = chunk_last_backward(p, order);
       /* Each device's last task of each chunk's gradients, [(chunk 2 + experts) per_stage + k],
@@ -1975,7 +2099,17 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
          * mixture-of-experts blocks (as block_cost prices them) over each all-to-all group of
          * the stage, on the tp stream after the pass's tensor-parallel collectives. */
         uint32_t n_a2a = EP < 2 ? 0 : chunk_moe_blocks(p, vs) * (x->fwd ? 2 : tp_count_b);
-        for (uint32_t e = 0; !ep_ov && ETP == 1 && e < D * T / EP && n_a2a > 0; e++) {
+        for (uint32_t e = 0; !ep_ov && p->ep_nodes && e < D * T / EP && n_a2a > 0; e++) {
+          add_node_limited_chain(g, p, tp_members, nv_members, e * EP, n_a2a,
+                                 unit_name(&names, NAME_EP, at), a2a_algo,
+                                 o->tp_overlap ? prev : cur, has_after, members, nl_after,
+                                 ex_last);
+          for (uint32_t k = e * EP; k < (e + 1) * EP; k++)
+            pass_end(g, unit_name(&names, NAME_END, at), o->tp_overlap, k, 1, comp, ex_last[k],
+                     cur);
+        }
+        for (uint32_t e = 0; !ep_ov && !p->ep_nodes && ETP == 1 && e < D * T / EP && n_a2a > 0;
+             e++) {
           sim_task_id c = add_coll_chain(g, tp_members, e * EP, EP, NULL, SIM_OP_ALLTOALL, n_a2a,
                                          unit_name(&names, NAME_EP, at), a2a_algo, ep_bytes(p),
                                          o->tp_overlap ? prev : cur, has_after);
@@ -2003,21 +2137,44 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
             sim_graph_depend(g, lead, pass_start[base + q * ETP]);
             members[q] = ep_members[base + q * ETP];
             ep_after[q] = lead;
+            nl_after[base + q * ETP] = lead;
           }
-          sim_task_id c = add_coll_chain(g, members, 0, EP, NULL, SIM_OP_ALLTOALL, n_a2a,
-                                         unit_name(&names, NAME_EP, at), a2a_algo, ep_bytes(p),
-                                         ep_after, TRUE);
+          sim_task_id c = 0;
+          if (p->ep_nodes)
+            add_node_limited_chain(g, p, ep_members, nv_members, base, n_a2a,
+                                   unit_name(&names, NAME_EP, at), a2a_algo, nl_after, TRUE,
+                                   members, ep_after, ex_last);
+          else
+            c = add_coll_chain(g, members, 0, EP, NULL, SIM_OP_ALLTOALL, n_a2a,
+                               unit_name(&names, NAME_EP, at), a2a_algo, ep_bytes(p), ep_after,
+                               TRUE);
           for (uint32_t q = 0; q < EP; q++) {
             uint32_t k = base + q * ETP;
             sim_task_id end = sim_graph_add_delay(g, unit_name(&names, NAME_END, at), 0);
             sim_graph_depend(g, end, cur[k]);
-            sim_graph_depend(g, end, c);
-            cur[k] = end;
+            sim_graph_depend(g, end, p->ep_nodes ? ex_last[k] : c);
+            if (!x->fwd) {
+              cur[k] = end;
+              continue;
+            }
+            /* A forward's all-to-alls run on under the next unit's compute (the backward of
+             * an earlier micro-batch, schedule_ahead): only its output (the send, its own
+             * backward) waits for them; the next unit waits for what the folded plan shows
+             * of them after the compute. */
+            ep_end[k] = end;
+            sim_time_ps shown = ep_shown_ps(&pc->cost[vs], 0);
+            if (shown > 0) {
+              sim_task_id t = sim_graph_add_delay(g, unit_name(&names, NAME_EP, at), shown);
+              sim_graph_depend(g, t, cur[k]);
+              cur[k] = t;
+            }
           }
         }
+        gboolean fwd_a2a = ep_ov && x->fwd && n_a2a > 0;
         for (uint32_t k = 0; k < per_stage; k++)
           add_unit_send(g, p, st, per_stage, k, x, vs, unit_name(&names, NAME_SEND, at),
-                        xfer_bytes, cur[k], SLOT(k, x->mb, vs), f_end, f_send, b_send);
+                        xfer_bytes, fwd_a2a ? ep_end[k] : cur[k], SLOT(k, x->mb, vs), f_end,
+                        f_send, b_send);
         if (last_backward && dp_on && !block_reduce_on) {
           /* The chunk's gradients over the replicas, one group per tensor rank (devices
            * k = r + q T; with HSDP its sharding groups, then across them), then the experts'
@@ -2251,6 +2408,9 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
   plan->samples_per_iteration = o->global_batch;
   plan->memory_per_device_bytes = mem_total(metrics);
   g_autofree stage_streams *st = g_new0(stage_streams, p->P);
+  /* --ep-overlap: each pass's all-to-alls also on an ep stream beside the compute, timed as on
+   * every device (ep_overlap_lead), for what waits for them there. */
+  gboolean ep_ov = p->EP > 1 && o->ep_overlap;
   /* A tied LM head is a copy of the embedding on the last stage: Megatron allreduces the two
    * copies' gradients between the first and the last stage before the step. */
   gboolean tied = p->tf.tied_head && p->P > 1;
@@ -2264,6 +2424,8 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
     st[s].compute = sim_graph_add_stream(g, st[s].unit, "compute");
     st[s].tp = sim_graph_add_stream(g, st[s].unit, "tp");
     st[s].dp = sim_graph_add_stream(g, st[s].unit, "dp");
+    if (ep_ov)
+      st[s].ep = sim_graph_add_stream(g, st[s].unit, "ep");
     if (p->P > 1) {
       st[s].send_f = sim_graph_add_stream(g, st[s].unit, "pp send activations");
       st[s].recv_f = sim_graph_add_stream(g, st[s].unit, "pp receive activations");
@@ -2346,11 +2508,18 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
           for (uint32_t j = 0; buckets && j < n_buckets[vs]; j++)
             piece_end[j] = blocks[((uint64_t)(j + 1) * nb + n_buckets[vs] - 1) / n_buckets[vs] - 1];
         }
+        /* --ep-overlap: the pass's start, from which its all-to-alls are timed. */
+        sim_time_ps a2a = ep_ov ? cc->ep_a2a_ps[x->fwd ? 0 : 1] : 0;
+        sim_task_id start = c;
+        if (a2a > 0) {
+          start = sim_graph_add_delay(g, unit_name(&names, NAME_PASS, at), 0);
+          sim_graph_depend(g, c, start);
+        }
         if (has_prev)
-          sim_graph_depend(g, c, prev);
+          sim_graph_depend(g, start, prev);
         if (has_gather)
-          sim_graph_depend(g, c, gather);
-        (x->fwd ? f_start : b_start)[slot] = c;
+          sim_graph_depend(g, start, gather);
+        (x->fwd ? f_start : b_start)[slot] = start;
         sim_task_id end = c_last;
         sim_time_ps tpd = x->fwd ? cc->tp_fwd_ps : cc->tp_bwd_ps;
         if (tpd > 0) {
@@ -2367,7 +2536,25 @@ sim_plan *sim_3d_build(const sim_3d_opts *o, const comm_topology *topo,
             end = add_tp(g, st[s].tp, c_last, tpd, tp_name);
           }
         }
-        add_unit_send(g, p, st, 1, 0, x, vs, unit_name(&names, NAME_SEND, at), xfer_bytes, end,
+        /* --ep-overlap: the all-to-alls from ep_overlap_lead after the start, in the pass's
+         * order on the ep stream. They end within the pass's time on their own; queued behind
+         * earlier ones (forwards in a row), they hold a backward's end, and a forward's output
+         * (its send, its own backward) but not the next unit, as on every device. */
+        sim_task_id out = end;
+        if (a2a > 0) {
+          sim_task_id lead = sim_graph_add_delay(g, unit_name(&names, NAME_EP, at),
+                                                 ep_overlap_lead(p, x->fwd, vs));
+          sim_graph_depend(g, lead, start);
+          sim_task_id t = sim_graph_add_compute(g, st[s].ep, unit_name(&names, NAME_EP, at), "ep",
+                                                a2a, 0, 0);
+          sim_graph_depend(g, t, lead);
+          out = sim_graph_add_delay(g, unit_name(&names, NAME_END, at), 0);
+          sim_graph_depend(g, out, end);
+          sim_graph_depend(g, out, t);
+          if (!x->fwd)
+            end = out;
+        }
+        add_unit_send(g, p, st, 1, 0, x, vs, unit_name(&names, NAME_SEND, at), xfer_bytes, out,
                       slot, f_end, f_send, b_send);
         if (!x->fwd) {
           if (buckets) {
@@ -2631,6 +2818,9 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
     fprintf(out, "experts: %u routed (top %u) + %u shared, each a gated MLP of %u; the first %u "
             "blocks dense\n", tf.experts, tf.topk, tf.shared_experts, tf.moe_ffn,
             kcount[0]);
+  if (tf.expert_groups)
+    fprintf(out, "routing: a token's experts within %u of %u groups of %u\n", tf.group_topk,
+            tf.expert_groups, tf.experts / tf.expert_groups);
   fprintf(out, "\none block, kernel by kernel (no tensor parallelism):\n");
   fprintf(out, "  %-14s %-11s %-24s %16s %16s %16s\n", "kernel", "kind", "GEMM m x n x k",
           "fwd FLOPs", "bwd FLOPs", "fwd bytes");

@@ -147,6 +147,29 @@ same "ep-overlap, ep 8 over four nodes" --model mixtral-8x7b --system dgx-h100 -
 same "ep-overlap, etp 2 x ep 4" $MX --ep 4 --etp 2 --overlap off --ep-overlap on
 same "ep-overlap, etp 2 x ep 2, full recomputation" $MX --ep 2 --etp 2 --overlap off --recompute full \
   --ep-overlap on
+# A forward's all-to-alls longer than its compute (qwen3-30b-a3b: 128 small experts, top 8; ep
+# 16 over the two nodes' NICs): they run on under the next unit's compute, the backward of an
+# earlier micro-batch (one warm-up forward more), as the folded plan pairs them; with a pipeline
+# the forwards of the warm-up queue theirs, and each forward's output waits for them in both
+# plans (the analytic network: the pipeline's transfers share the NICs with them on the flow
+# network). Inside a node (ep 8) the forward's all-to-alls fit under its compute; with the
+# gradient buckets overlapped they meet the last backward's on the NVSwitch ports (slower).
+Q3="--model qwen3-30b-a3b --system dgx-h100 --nodes 2 --global-batch 64 --micro-batch 1"
+Q3="$Q3 --ep-overlap on"
+same "ep-overlap, forward all-to-alls past the compute, ep 16 over two nodes" $Q3 --ep 16
+same "ep-overlap, the same without gradient overlap" $Q3 --ep 16 --overlap off
+same "ep-overlap, the same on pp 2, analytic network" --model qwen3-30b-a3b --system dgx-h100 \
+  --nodes 4 --global-batch 64 --micro-batch 1 --ep-overlap on --ep 16 --pp 2 --net-model analytic
+same "ep-overlap, ep 8 in a node, without gradient overlap" $Q3 --ep 8 --overlap off
+slower "ep-overlap, ep 8: gradient buckets meet the last backward's all-to-alls" $Q3 --ep 8
+# Two all-to-all groups of 64 (nodes 0-7, 8-15) of a model with the same property on a 7:1 fat
+# tree: the experts' gradients (expert dp 2: node k with node k + 8) cross the spines during
+# them, which the folded plan times apart.
+QS="--model transformer:family=llama,layers=2,hidden=2048,heads=32,kv-heads=4,head-dim=128"
+QS="$QS,seq=4096,vocab=32000,experts=128,topk=8,moe-ffn=768 --system nd-a100-v4 --inter ib-ndr"
+QS="$QS --nodes 16 --global-batch 512 --micro-batch 1 --ep 64 --ep-overlap on --topology fat-tree:7"
+same "ep-overlap, ep 64 on a 7:1 fat tree, without gradient overlap" $QS --overlap off
+slower "ep-overlap, ep 64 on a 7:1 fat tree: expert gradients meet the all-to-alls" $QS
 # The overlap is there on every device: faster than the same run with the all-to-alls after the
 # compute (2.64 s without, 2.58 s with).
 : >"$TMP/err"
@@ -155,11 +178,64 @@ u1=$(run $M8 --symmetry off)
 [ -n "${u1% *}" ] && awk -v a="${u1% *}" -v b="${u0% *}" 'BEGIN { exit !(a < b * 0.99) }' &&
   ok "ep-overlap on every device hides all-to-alls (${u0% *} -> ${u1% *} s)" ||
   bad "ep-overlap on every device: '${u0% *}' -> '${u1% *}' s: $(head -c 300 "$TMP/err")"
-# 64 experts top 2 over ep 64 on 16 nd-a100-v4 nodes (InfiniBand NDR), expert dp 2: the two
-# all-to-all groups (nodes 0-7, 8-15) share the spines at 7:1, which the folded plan times one
-# group at a time; the backward's (twice the forward's with full recomputation) show.
+# 64 experts top 2 over ep 64 on 16 nd-a100-v4 nodes (InfiniBand NDR), expert dp 2: the
+# experts' gradients (node k with node k + 8) cross the spines at 7:1 beside the two all-to-all
+# groups (nodes 0-7, 8-15), which the folded plan times one group at a time (without gradient
+# overlap the two plans agree: 0.046909 s).
 E64="--model transformer:layers=2,hidden=2048,heads=16,seq=2048,vocab=32000,experts=64,topk=2,moe-ffn=4096 --system nd-a100-v4 --inter ib-ndr --nodes 16 --global-batch 128 --ep 64 --ep-overlap on --recompute full"
 slower "ep-overlap, two ep 64 groups on a 7:1 fat tree" $E64 --topology fat-tree:7
+
+# --- group-limited routing over nodes (expert-groups, group-topk) ----------------------------------
+# 128 experts in 8 groups, 4 a token, top 8: over an all-to-all group of whole nodes a token
+# crosses once to each other node it reaches (an all-to-all of each local index's devices) while
+# its 8 copies reach their devices over NVLink (an all-to-all of each node's devices, on an ep
+# nvlink stream beside it); folded, the slower of the two. Plain, with --ep-overlap, with a
+# pipeline on the analytic network, full recomputation, tensor parallelism.
+NL="--model transformer:family=llama,layers=4,hidden=2048,heads=32,kv-heads=4,head-dim=128"
+NL="$NL,seq=4096,vocab=32000,experts=128,topk=8,moe-ffn=768,expert-groups=8,group-topk=4"
+NL="$NL --system dgx-h100 --global-batch 64 --micro-batch 1"
+same "node-limited routing, ep 16 over two nodes" $NL --nodes 2 --ep 16
+same "node-limited routing, without gradient overlap" $NL --nodes 2 --ep 16 --overlap off
+same "node-limited routing, ep-overlap" $NL --nodes 2 --ep 16 --ep-overlap on --overlap off
+same "node-limited routing, ep 32, pp 2, ep-overlap, analytic network" $NL --nodes 8 --ep 32 \
+  --pp 2 --ep-overlap on --net-model analytic
+same "node-limited routing, ep 32, full recomputation" $NL --nodes 4 --ep 32 --recompute full \
+  --overlap off
+same "node-limited routing, tp 2 x ep 16" $NL --nodes 4 --ep 16 --tp 2 --sequence-parallel on \
+  --overlap off
+# The bytes of one all-to-all (--csv, every device): 4096 tokens of 2048 bf16 elements a
+# device (16777216 bytes). Across the 2 nodes once per node a token reaches, its own among
+# them: of the 8 groups (4 a node) a token's 4 miss a node with chance C(4,4)/C(8,4) = 1/70,
+# so 2 (1 - 1/70) = 138/70 nodes, 16777216 x 138 / 70 = 33075083 bytes on the tp stream; over
+# NVLink its 8 copies, 8 x 16777216 = 134217728 bytes on the ep nvlink stream. On 4 nodes (ep
+# 32, 2 groups a node) 4 (1 - C(6,4)/C(8,4)) = 22/7 nodes: 52728393 bytes. Without the groups
+# the one all-to-all carries the 8 copies.
+ep_bytes() {
+  "$DTSIM" run --strategy 3d --precision bf16 "$@" --symmetry off --csv "$TMP/nl.csv" \
+    >/dev/null 2>>"$TMP/err" &&
+    awk -F, '$2 == "F mb0 c0 ep" && $3 == "collective" { print $(NF - 5) "=" $(NF - 1) }' "$TMP/nl.csv" | sort -u |
+    tr '\n' ' '
+}
+: >"$TMP/err"
+got=$(ep_bytes $NL --nodes 2 --ep 16 --overlap off)
+[ "$got" = "ep nvlink=134217728 tp=33075083 " ] &&
+  ok "node-limited all-to-all bytes, 2 nodes ($got)" ||
+  bad "node-limited all-to-all bytes, 2 nodes: '$got': $(head -c 300 "$TMP/err")"
+got=$(ep_bytes $NL --nodes 4 --ep 32 --overlap off)
+[ "$got" = "ep nvlink=134217728 tp=52728393 " ] &&
+  ok "node-limited all-to-all bytes, 4 nodes ($got)" ||
+  bad "node-limited all-to-all bytes, 4 nodes: '$got': $(head -c 300 "$TMP/err")"
+got=$(ep_bytes ${NL%%,expert-groups=*} --system dgx-h100 --global-batch 64 --micro-batch 1 \
+      --nodes 2 --ep 16 --overlap off)
+[ "$got" = "tp=134217728 " ] && ok "all-to-all bytes without groups ($got)" ||
+  bad "all-to-all bytes without groups: '$got': $(head -c 300 "$TMP/err")"
+# Faster than every copy over the NICs (ep 16 over two nodes, the same run without the groups).
+f0=$(run ${NL%%,expert-groups=*} --system dgx-h100 --global-batch 64 --micro-batch 1 --nodes 2 \
+     --ep 16)
+f1=$(run $NL --nodes 2 --ep 16)
+[ -n "${f1% *}" ] && awk -v a="${f1% *}" -v b="${f0% *}" 'BEGIN { exit !(a < b * 0.95) }' &&
+  ok "node-limited routing is faster (${f0% *} -> ${f1% *} s)" ||
+  bad "node-limited routing: '${f0% *}' -> '${f1% *}' s: $(head -c 300 "$TMP/err")"
 
 # --- capacity and imbalance ---------------------------------------------------------------------
 same "ep 4, capacity 1.25" $MX --ep 4 --moe-capacity 1.25 --overlap off

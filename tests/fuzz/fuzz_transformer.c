@@ -52,6 +52,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   FUZZ_CHECK(layer >= attn + mlp && layer - attn - mlp <= 4 * (uint64_t)tf.hidden,
              "'%s': a layer's %" G_GUINT64_FORMAT " parameters are not attention %"
              G_GUINT64_FORMAT " + MLP or experts %" G_GUINT64_FORMAT " + two norms", text, layer, attn, mlp);
+  /* Group-limited routing: a token's copies reach at least one node and at most as many as
+   * there are nodes or copies, for any layout whose nodes hold the experts evenly. */
+  for (uint32_t nodes = 1; tf.experts && nodes <= 64; nodes *= 2) {
+    if (tf.experts % nodes)
+      continue;
+    double d = wl_tf_routed_nodes(&tf, nodes);
+    FUZZ_CHECK(d >= 1 - 1e-9 && d <= MIN(nodes, tf.topk) + 1e-9,
+               "'%s': %g nodes reached of %u (top %u)", text, d, nodes, tf.topk);
+  }
   fuzz_accepted();
   return 0;
 }

@@ -1052,6 +1052,75 @@ static void test_tf_spec_frontier(void **state)
                     "shared-experts=-1", "shared-experts");
 }
 
+/* Group-limited routing: the spec keys, their refusals, and the expected nodes a token reaches
+ * (wl_tf_routed_nodes) worked out by hand from the binomial counts. */
+static void test_tf_routing(void **state)
+{
+  (void)state;
+  const char *base = "transformer:layers=2,hidden=512,heads=8,seq=128,vocab=1";
+  g_autofree char *ok = g_strdup_printf("%s,experts=64,topk=8,expert-groups=8,group-topk=4",
+                                        base);
+  wl_tf t = tf_of(ok);
+  assert_int_equal(t.expert_groups, 8);
+  assert_int_equal(t.group_topk, 4);
+  /* Not given: not limited. */
+  g_autofree char *plain = g_strdup_printf("%s,experts=64,topk=8", base);
+  assert_int_equal(tf_of(plain).expert_groups, 0);
+  static const char *const bad[][2] = {
+      {",experts=64,topk=8,group-topk=4", "group-topk"},           /* needs expert-groups */
+      {",experts=64,topk=8,expert-groups=8", "group-topk"},        /* missing */
+      {",experts=64,topk=8,expert-groups=6,group-topk=4", "expert-groups"}, /* 6 !| 64 */
+      {",experts=64,topk=8,expert-groups=8,group-topk=9", "group-topk"},    /* > groups */
+      {",experts=64,topk=8,expert-groups=32,group-topk=2", "group-topk"},   /* 2 x 2 < 8 */
+      {",expert-groups=8,group-topk=4", "expert-groups"},          /* no experts */
+      {",experts=64,topk=8,expert-groups=0,group-topk=4", "expert-groups"},
+      {",experts=64,topk=8,expert-groups=8,group-topk=-1", "group-topk"},
+  };
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_autofree char *spec = g_strconcat(base, bad[i][0], NULL);
+    expect_spec_error(spec, bad[i][1]);
+  }
+
+  /* DeepSeek-V3 (256 experts, top 8, 4 of 8 groups): on N nodes holding 8 / N groups each, a
+   * node is missed when all 4 chosen groups lie elsewhere, C(8 - 8/N, 4) / C(8, 4): on 8 nodes
+   * 35/70, so 8 x 1/2 = 4 nodes; on 4 nodes 15/70, 4 x 55/70 = 22/7; on 2 nodes 1/70,
+   * 2 x 69/70 = 138/70; on one node 1. On 16 nodes each group spans 2 nodes of 16 experts and
+   * gets 2 of the copies, which miss one of them with chance C(16,2)/C(32,2) = 120/496: 4
+   * groups x 2 x 376/496 = 188/31. */
+  wl_tf d = tf_of("deepseek-v3");
+  assert_int_equal(d.expert_groups, 8);
+  assert_int_equal(d.group_topk, 4);
+  assert_float_equal(wl_tf_routed_nodes(&d, 8), 4.0, 1e-12);
+  assert_float_equal(wl_tf_routed_nodes(&d, 4), 22.0 / 7, 1e-12);
+  assert_float_equal(wl_tf_routed_nodes(&d, 2), 138.0 / 70, 1e-12);
+  assert_float_equal(wl_tf_routed_nodes(&d, 1), 1.0, 1e-12);
+  assert_float_equal(wl_tf_routed_nodes(&d, 16), 188.0 / 31, 1e-12);
+  /* Fewer copies than chosen groups (top 2 of 4 groups of 8): 2 groups of the 8, one a node:
+   * 8 (1 - C(7,2)/C(8,2)) = 8 x 7/28 = 2. */
+  g_autofree char *k2 = g_strdup_printf("%s,experts=64,topk=2,expert-groups=8,group-topk=4",
+                                        base);
+  wl_tf t2 = tf_of(k2);
+  assert_float_equal(wl_tf_routed_nodes(&t2, 8), 2.0, 1e-12);
+  /* Copies not spread evenly over the groups: 32 experts in 2 groups, both chosen, top 5, 4
+   * nodes of 8 experts (each group spans 2): one group takes 3 copies, missing one of its nodes
+   * with chance C(8,3)/C(16,3) = 1/10, the other 2, with chance C(8,2)/C(16,2) = 28/120:
+   * 2 x 9/10 + 2 x 92/120 = 10/3. */
+  g_autofree char *k5 = g_strdup_printf("%s,experts=32,topk=5,expert-groups=2,group-topk=2",
+                                        base);
+  wl_tf t5 = tf_of(k5);
+  assert_float_equal(wl_tf_routed_nodes(&t5, 4), 10.0 / 3, 1e-12);
+  /* No groups: top 2 of 64 experts over 4 nodes of 16, a node missed with chance
+   * C(48,2)/C(64,2) = 1128/2016: 4 x 888/2016 = 37/21. Groups that neither fill whole nodes nor
+   * are filled by them (6 groups on 4 nodes of 12) count the same way: 48 experts, top 4,
+   * 4 (1 - C(36,4)/C(48,4)) = 4 x 135675/194580. */
+  assert_float_equal(wl_tf_routed_nodes(&(wl_tf){.experts = 64, .topk = 2}, 4), 37.0 / 21,
+                     1e-12);
+  g_autofree char *g6 = g_strdup_printf("%s,experts=48,topk=4,expert-groups=6,group-topk=3",
+                                        base);
+  wl_tf t6 = tf_of(g6);
+  assert_float_equal(wl_tf_routed_nodes(&t6, 4), 4.0 * 135675 / 194580, 1e-12);
+}
+
 static void expect_partition(uint32_t layers, const wl_tf_partition_opts *o,
                              const uint32_t *want)
 {
@@ -1203,6 +1272,7 @@ int main(void)
       cmocka_unit_test(test_tf_kernels),       cmocka_unit_test(test_tf_spec),
       cmocka_unit_test(test_tf_memory),       cmocka_unit_test(test_tf_moe_counts),
       cmocka_unit_test(test_tf_moe_kernels),  cmocka_unit_test(test_tf_spec_frontier),
+      cmocka_unit_test(test_tf_routing),
       cmocka_unit_test(test_tf_partition),    cmocka_unit_test(test_tf_reserved),
       cmocka_unit_test(test_param_counts),     cmocka_unit_test(test_chaos_counts),
       cmocka_unit_test(test_forward_macs),     cmocka_unit_test(test_resnet_v1),

@@ -408,23 +408,40 @@ static gboolean chunk_costs(const dev_device *dev, sim_coll_timer *ct, plan3d *p
 
 static const chunk_cost *cost_of(const plan3d *p, uint32_t vs) { return &p->cost[vs]; }
 
+/* The routed experts' parameters of virtual stage vs's blocks, its multi-token-prediction
+ * modules' among them. */
+static uint64_t chunk_all_expert_params(const plan3d *p, uint32_t vs)
+{
+  return wl_tf_blocks_expert_params(&p->tf, p->first_block[vs], p->n_blocks[vs]) +
+         (uint64_t)chunk_mtp(p, vs) * wl_tf_blocks_expert_params(&p->tf, p->tf.layers - 1, 1);
+}
+
 /* The routed experts' parameters one device of virtual stage vs holds: with expert parallelism
  * 1 / ep of them, whole; else in the tensor-parallel share chunk_params counts. */
 static uint64_t chunk_expert_params(const plan3d *p, uint32_t vs)
 {
   if (p->EP < 2)
     return 0;
-  return wl_tf_blocks_expert_params(&p->tf, p->first_block[vs], p->n_blocks[vs]) /
-         ((uint64_t)p->EP * p->ETP);
+  return chunk_all_expert_params(p, vs) / ((uint64_t)p->EP * p->ETP);
 }
 
 /* Parameters one device of virtual stage vs holds (its tensor-parallel share, and its experts). */
 static uint64_t chunk_params(const plan3d *p, uint32_t vs)
 {
-  uint64_t n = wl_tf_blocks_params(&p->tf, p->first_block[vs], p->n_blocks[vs]);
-  if (p->EP > 1)
-    n -= wl_tf_blocks_expert_params(&p->tf, p->first_block[vs], p->n_blocks[vs]);
   uint32_t nv = p->P * p->V;
+  /* The multi-token-prediction modules, and on a stage other than the first a copy of the
+   * embedding they share (Megatron-Core keeps one there, as for a tied head; the last stage
+   * of a tied model has one already), on a stage other than the last a copy of the untied
+   * head. */
+  uint64_t n = wl_tf_blocks_params(&p->tf, p->first_block[vs], p->n_blocks[vs]);
+  if (chunk_mtp(p, vs)) {
+    uint64_t vh = (uint64_t)p->tf.vocab * p->tf.hidden;
+    gboolean tied_copy = vs == nv - 1 && p->tf.tied_head && nv > 1;
+    n += wl_tf_mtp_params(&p->tf) + (vs != 0 && !tied_copy ? vh : 0) +
+         (vs != nv - 1 && !p->tf.tied_head ? vh : 0);
+  }
+  if (p->EP > 1)
+    n -= chunk_all_expert_params(p, vs);
   if (vs == 0)
     n += wl_tf_embedding_params(&p->tf);
   /* The last stage holds the LM head: its own matrix, or a copy of the tied embedding
@@ -434,20 +451,7 @@ static uint64_t chunk_params(const plan3d *p, uint32_t vs)
     if (p->tf.tied_head && nv > 1)
       n += (uint64_t)p->tf.vocab * p->tf.hidden;
   }
-  /* The multi-token-prediction modules, and on a stage other than the first a copy of the
-   * embedding they share (Megatron-Core keeps one there, as for a tied head), on a stage other
-   * than the last a copy of the untied head. */
-  uint64_t mtp_experts = 0;
-  if (chunk_mtp(p, vs)) {
-    uint64_t vh = (uint64_t)p->tf.vocab * p->tf.hidden;
-    n += wl_tf_mtp_params(&p->tf) + (vs != 0 ? vh : 0) +
-         (vs != nv - 1 && !p->tf.tied_head ? vh : 0);
-    mtp_experts = p->tf.mtp * wl_tf_blocks_expert_params(&p->tf, p->tf.layers - 1, 1);
-    if (p->EP > 1)
-      n -= mtp_experts;
-  }
-  return (n + p->T - 1) / p->T + chunk_expert_params(p, vs) +
-         (p->EP > 1 ? mtp_experts / ((uint64_t)p->EP * p->ETP) : 0);
+  return (n + p->T - 1) / p->T + chunk_expert_params(p, vs);
 }
 
 /* FSDP's unit, one block of virtual stage vs: the dense parameters a device holds of it (the

@@ -86,6 +86,12 @@ il=$("$DTSIM" $mbase --pp-layout 'Et*5|t*5mL' | json_num iteration_time_s)
 awk -v a="$i1" -v b="$i0" 'BEGIN { exit !(a > b) }' && [ "$il" = "$i1" ] &&
   ok "mtp=1: iteration $i0 -> $i1 s, the same with its m on the last stage" ||
   bad "mtp=1: $i0 -> $i1 s, with the layout $il s"
+# Its stage holds its parameters and a copy of the embedding: with 'Et|t*9mL' the last stage
+# (the larger) holds 9 blocks (16 h^2 + 2h each), the module, the embedding copy and head
+# (V h each) and the final norm h, 4-byte weights: 4 x 683622400 bytes.
+w=$("$DTSIM" $mbase --pp-layout 'Et|t*9mL' | json_num weights)
+[ "$w" = $((4 * (9 * (16 * 2048 * 2048 + 2 * 2048) + 18 * 2048 * 2048 + 5 * 2048 + 2 * 1000 * 2048 + 2048))) ] &&
+  ok "mtp=1 on the last stage: $w weight bytes, by hand" || bad "mtp=1 weights: '$w'"
 refused "--pp-layout: m without mtp" "--pp-layout" $base --pp-layout 'Et*5|t*5mL'
 refused "--pp-layout: two m for mtp=1" "--pp-layout" $mbase --pp-layout 'Et*5|t*5mmL'
 refused "--pp-layout: m before the last block" "--pp-layout" $mbase --pp-layout 'Et*5m|t*5L'

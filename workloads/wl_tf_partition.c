@@ -123,7 +123,7 @@ static gboolean expand(const char *layout, size_t *at, int depth, GString *out, 
 }
 
 static gboolean from_layout(uint32_t layers, const wl_tf_partition_opts *o, uint32_t *count,
-                            GError **error)
+                            uint32_t *mtp_stage, GError **error)
 {
   uint32_t nv = o->stages;
   size_t at = 0;
@@ -134,12 +134,21 @@ static gboolean from_layout(uint32_t layers, const wl_tf_partition_opts *o, uint
   if (g_strv_length(stages) != nv)
     return part_error(error, "--pp-layout", "%u stages for %u pipeline stages (--pp x "
                       "--interleave)", g_strv_length(stages), nv);
-  uint64_t total = 0;
+  uint64_t total = 0, mtp = 0;
+  uint32_t last_block = 0;
   for (uint32_t v = 0; v < nv; v++) {
     uint32_t n = 0;
     for (const char *c = stages[v]; *c; c++) {
       if (*c == 't')
-        n++;
+        n++, last_block = v;
+      else if (*c == 'm') {
+        /* Megatron-Core keeps the multi-token-prediction modules together on one stage. */
+        if (mtp && *mtp_stage != v)
+          return part_error(error, "--pp-layout", "multi-token-prediction modules (m) on "
+                            "stages %u and %u: they go on one stage", *mtp_stage, v);
+        *mtp_stage = v;
+        mtp++;
+      }
       else if (*c == 'E' && v != 0)
         return part_error(error, "--pp-layout", "the embedding (E) is on stage %u, not the "
                           "first", v);
@@ -152,16 +161,25 @@ static gboolean from_layout(uint32_t layers, const wl_tf_partition_opts *o, uint
   if (total != layers)
     return part_error(error, "--pp-layout", "%" G_GUINT64_FORMAT " blocks (t) for a model of %u",
                       total, layers);
+  if (mtp != o->mtp)
+    return part_error(error, "--pp-layout", "%" G_GUINT64_FORMAT " multi-token-prediction "
+                      "modules (m) for a model of %u (the spec's mtp=)", mtp, o->mtp);
+  /* A module starts from the last block's output. */
+  if (mtp && *mtp_stage < last_block)
+    return part_error(error, "--pp-layout", "the multi-token-prediction modules (m) are on "
+                      "stage %u, before the last block (t) on stage %u", *mtp_stage,
+                      last_block);
   return TRUE;
 }
 
 gboolean wl_tf_partition(uint32_t layers, const wl_tf_partition_opts *o, uint32_t *first,
-                         uint32_t *count, GError **error)
+                         uint32_t *count, uint32_t *mtp_stage, GError **error)
 {
   g_return_val_if_fail(o->stages > 0, FALSE);
   if (o->split && o->layout)
     return part_error(error, "--pp-layout", "give --split or --pp-layout, not both");
-  gboolean ok = o->layout  ? from_layout(layers, o, count, error)
+  uint32_t mtp_at = o->stages - 1;
+  gboolean ok = o->layout  ? from_layout(layers, o, count, &mtp_at, error)
                 : o->split ? from_split(layers, o, count, error)
                            : spread(layers, o, count, error);
   if (!ok)
@@ -172,5 +190,7 @@ gboolean wl_tf_partition(uint32_t layers, const wl_tf_partition_opts *o, uint32_
     next += count[v];
   }
   g_assert(next == layers);
+  if (mtp_stage)
+    *mtp_stage = mtp_at;
   return TRUE;
 }

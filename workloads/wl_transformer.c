@@ -229,12 +229,13 @@ static const spec_number spec_numbers[] = {
     {"dense-layers", G_STRUCT_OFFSET(wl_tf, dense_layers), TRUE},
     {"expert-groups", G_STRUCT_OFFSET(wl_tf, expert_groups), FALSE},
     {"group-topk", G_STRUCT_OFFSET(wl_tf, group_topk), FALSE},
+    {"mtp", G_STRUCT_OFFSET(wl_tf, mtp), TRUE},
 };
 
 #define SPEC_KEYS                                                                                 \
   "layers, hidden, heads, seq, vocab, ffn, kv-heads, head-dim, mlp, norm, causal, family, "     \
   "bias, tied, positions, experts, topk, moe-ffn, shared-experts, dense-layers, expert-groups, "  \
-  "group-topk"
+  "group-topk, mtp"
 
 /* Checks the keys that relate to each other, and fills in the defaults. */
 static gboolean spec_finish(const char *spec, wl_tf *tf, GError **error)
@@ -284,6 +285,10 @@ static gboolean spec_finish(const char *spec, wl_tf *tf, GError **error)
       return spec_error(error, spec, "group-topk",
                         "its groups hold fewer experts than topk");
   }
+  /* Each multi-token-prediction module predicts one token further: more than there are blocks
+   * is no model anyone trains, and bounds the parameter count. */
+  if (tf->mtp > tf->layers)
+    return spec_error(error, spec, "mtp", "exceeds layers");
   tf->max_positions = tf->positions == WL_POS_LEARNED ? tf->seq : 0;
   return TRUE;
 }
@@ -494,15 +499,32 @@ uint64_t wl_tf_head_params(const wl_tf *tf)
          (tf->tied_head ? 0 : (uint64_t)tf->vocab * h);
 }
 
+/* One multi-token-prediction module's parameters besides its block: the norms of the hidden
+ * state and of the next token's embedding, the projection 2h -> h and the final norm. */
+static uint64_t mtp_extra_params(const wl_tf *tf)
+{
+  uint64_t h = tf->hidden;
+  return 3 * wl_tf_norm_params(tf) + 2 * h * h;
+}
+
+uint64_t wl_tf_mtp_params(const wl_tf *tf)
+{
+  if (!tf->mtp || !tf->layers)
+    return 0;
+  return tf->mtp * (mtp_extra_params(tf) + wl_tf_layer_params(tf));
+}
+
 uint64_t wl_tf_params(const wl_tf *tf)
 {
   return wl_tf_embedding_params(tf) + wl_tf_blocks_params(tf, 0, tf->layers) +
-         wl_tf_head_params(tf);
+         wl_tf_head_params(tf) + wl_tf_mtp_params(tf);
 }
 
 uint64_t wl_tf_active_params(const wl_tf *tf)
 {
   uint64_t n = wl_tf_embedding_params(tf) + wl_tf_head_params(tf);
+  if (tf->mtp && tf->layers)
+    n += tf->mtp * (mtp_extra_params(tf) + wl_tf_block_active_params(tf, tf->layers - 1));
   uint32_t dense = wl_tf_dense_blocks(tf);
   if (dense)
     n += (uint64_t)dense * wl_tf_block_active_params(tf, 0);
@@ -555,6 +577,15 @@ uint64_t wl_tf_head_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s)
   return 2 * b * s * (uint64_t)tf->hidden * tf->vocab;
 }
 
+uint64_t wl_tf_mtp_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s)
+{
+  if (!tf->mtp || !tf->layers)
+    return 0;
+  uint64_t h = tf->hidden;
+  return tf->mtp * (2 * b * s * 2 * h * h + wl_tf_layer_forward_flops(tf, b, s) +
+                    wl_tf_head_forward_flops(tf, b, s));
+}
+
 double wl_tf_iteration_flops(const wl_tf *tf, uint64_t B, uint64_t s, wl_recompute rc)
 {
   double layer = 0;
@@ -563,7 +594,12 @@ double wl_tf_iteration_flops(const wl_tf *tf, uint64_t B, uint64_t s, wl_recompu
     layer += (double)wl_tf_block_forward_flops(tf, 0, B, s) * dense;
   if (tf->layers > dense)
     layer += (double)wl_tf_block_forward_flops(tf, dense, B, s) * (tf->layers - dense);
-  double head = (double)wl_tf_head_forward_flops(tf, B, s);
+  /* The modules' blocks recompute as the others do; their projections and heads do not. */
+  double mtp_block = tf->mtp && tf->layers
+                         ? (double)tf->mtp * (double)wl_tf_layer_forward_flops(tf, B, s) : 0;
+  layer += mtp_block;
+  double head = (double)wl_tf_head_forward_flops(tf, B, s) +
+                (double)wl_tf_mtp_forward_flops(tf, B, s) - mtp_block;
   return (rc == WL_RECOMPUTE_FULL ? 4.0 : 3.0) * layer + 3.0 * head;
 }
 
@@ -788,6 +824,22 @@ size_t wl_tf_head_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *
   /* Vocabulary-parallel cross-entropy: max, sum of exponentials and the gradient over the
    * rank's logits. */
   stream(&out[n++], "cross_entropy", Tp * Vr, 2, 1, 4, sh->precision);
+  return n;
+}
+
+size_t wl_tf_mtp_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *out)
+{
+  uint64_t t = sh->tp ? sh->tp : 1;
+  uint64_t T = (uint64_t)sh->micro_batch * sh->seq / (sh->cp ? sh->cp : 1);
+  uint64_t Tn = sh->seq_parallel ? T / t : T;
+  uint64_t h = tf->hidden;
+  size_t n = wl_tf_embedding_kernels(tf, sh, out);
+  stream(&out[n++], "mtp_hidden_norm", Tn * h, 1, 1, 8, sh->precision);
+  stream(&out[n++], "mtp_embedding_norm", Tn * h, 1, 1, 8, sh->precision);
+  /* Megatron-Core's eh_proj: column-parallel, each rank h / t of the h outputs. */
+  linear(&out[n++], "mtp_projection", T, (h + t - 1) / t, 2 * h, sh->precision);
+  n += wl_tf_head_kernels(tf, sh, out + n);
+  g_assert(n <= WL_TF_MTP_KERNELS);
   return n;
 }
 

@@ -10,7 +10,7 @@
  * "transformer:layers=L,hidden=H,heads=A,seq=S,vocab=V[,ffn=F][,kv-heads=K][,head-dim=D]
  * [,mlp=gelu|swiglu][,norm=layernorm|rmsnorm][,causal=1|0][,family=gpt|llama][,bias=0|1]
  * [,tied=0|1][,positions=learned|rotary|alibi][,experts=E,topk=K,moe-ffn=F,shared-experts=S,
- * dense-layers=N,expert-groups=G,group-topk=M]" (docs/workloads.md).
+ * dense-layers=N,expert-groups=G,group-topk=M][,mtp=D]" (docs/workloads.md).
  *
  * Units: FLOPs count 2 per multiply-add; bytes are bytes; b is the micro-batch in sequences,
  * s the sequence length in tokens, h the hidden size, a the attention heads, t the
@@ -88,6 +88,12 @@ typedef struct {
   uint32_t group_topk;
   gboolean router_bias;       /* a bias per expert on the router's scores (GPT-OSS; DeepSeek-V3's
                                * load-balancing correction) */
+  /* Multi-token prediction (DeepSeek-V3 report sec. 2.2; Megatron-Core --mtp-num-layers): mtp
+   * sequential modules after the blocks, module k predicting the token k + 1 ahead. Each
+   * norms the hidden state and the embedding of the next token, projects their concatenation
+   * (2h -> h, no bias), runs one block of the model's last kind, a final norm and the shared
+   * LM head and cross-entropy. The embedding and LM head matrices are shared. 0: none. */
+  uint32_t mtp;
 } wl_tf;
 
 /* The transformer zoo, in a fixed order. */
@@ -131,6 +137,11 @@ uint64_t wl_tf_layer_params(const wl_tf *tf);       /* the block (the last) */
 uint64_t wl_tf_blocks_params(const wl_tf *tf, uint32_t first, uint32_t count);
 uint64_t wl_tf_embedding_params(const wl_tf *tf);   /* tokens, positions, types, norm */
 uint64_t wl_tf_head_params(const wl_tf *tf);        /* final norm, pooler, untied LM head */
+/* Parameters of the mtp multi-token-prediction modules (0 without): each two norms, the 2h x h
+ * projection, one block of the model's last kind and its final norm; the embedding and LM head
+ * are the model's. */
+uint64_t wl_tf_mtp_params(const wl_tf *tf);
+/* Embedding, blocks, head and the multi-token-prediction modules. */
 uint64_t wl_tf_params(const wl_tf *tf);
 /* Parameters one token uses: the embedding, every block's active ones and the head (the
  * convention of Mixtral's 12.9 B and DeepSeek-V3's 37 B; GPT-OSS's model card leaves the
@@ -157,8 +168,12 @@ void wl_tf_block_run_flops(const wl_tf *tf, uint32_t block, uint64_t b, uint64_t
                            uint64_t *forward, uint64_t *backward);
 /* Forward FLOPs of the LM head: 2 b s h V. */
 uint64_t wl_tf_head_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s);
+/* Forward FLOPs of the mtp multi-token-prediction modules: each the projection (2 b s 2h h),
+ * one block of the last kind and the LM head (0 without). */
+uint64_t wl_tf_mtp_forward_flops(const wl_tf *tf, uint64_t b, uint64_t s);
 /* FLOPs of one iteration over B sequences: 3 x forward (forward + backward), plus one more
- * forward of every block with full recomputation (the LM head is not recomputed). With
+ * forward of every block with full recomputation (the LM head is not recomputed); the
+ * multi-token-prediction modules count as their projection, block and head. With
  * recompute = FULL this is Narayanan et al.'s eq. 3 for GPT models. */
 double wl_tf_iteration_flops(const wl_tf *tf, uint64_t B, uint64_t s, wl_recompute rc);
 
@@ -231,6 +246,12 @@ size_t wl_tf_embedding_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_ker
  * Megatron-LM pads it, and split over the ranks) and cross-entropy, over the tokens the head
  * predicts (lm_fraction of them). */
 size_t wl_tf_head_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *out);
+/* One multi-token-prediction module without its block (which is the model's last block's
+ * kernels): the next token's embedding gather, the two norms, the projection 2h -> h (its
+ * output split over the tensor-parallel ranks) and the head's kernels; returns the count (at
+ * most WL_TF_MTP_KERNELS). */
+#define WL_TF_MTP_KERNELS 8
+size_t wl_tf_mtp_kernels(const wl_tf *tf, const wl_tf_shard *sh, wl_tf_kernel *out);
 
 /* ---- Memory per device ------------------------------------------------------------------------ */
 
@@ -285,21 +306,25 @@ uint64_t wl_tf_inflight_chunks(wl_schedule sched, uint32_t P, uint32_t V, uint64
  * chunk c of rank r is stage c pp + r). The embedding is on the first, the LM head and loss on
  * the last. Given `split` (the first block of each stage after the first, n_split of them) or
  * `layout` (Megatron-Core's pipeline_model_parallel_layout: E embedding, t block, m
- * multi-token-prediction block (not modelled), L loss, | stage boundary, (...)*N and X*N
- * repeats, commas and spaces ignored), that; else the blocks spread as evenly as they go, the
- * remainder on the middle stages so the first and last hold fewer, and with
- * embedding_in_split / loss_in_split the embedding / loss counted as one block there. */
+ * multi-token-prediction module, L loss, | stage boundary, (...)*N and X*N repeats, commas and
+ * spaces ignored), that; else the blocks spread as evenly as they go, the remainder on the
+ * middle stages so the first and last hold fewer, and with embedding_in_split / loss_in_split
+ * the embedding / loss counted as one block there. The model's `mtp` multi-token-prediction
+ * modules go on one stage: where the layout puts its m letters (as many as mtp, all on one
+ * stage), else the last. */
 typedef struct {
   uint32_t stages;
   const int64_t *split;
   size_t n_split;
   const char *layout;
   gboolean embedding_in_split, loss_in_split;
+  uint32_t mtp;               /* the model's multi-token-prediction modules */
 } wl_tf_partition_opts;
-/* Fills first[v] and count[v] for every stage v. Bad options are DT_ERROR_INPUT naming
- * --split, --pp-layout, --embedding-in-split or --loss-in-split. */
+/* Fills first[v] and count[v] for every stage v, and *mtp_stage (when not NULL) with the stage
+ * of the multi-token-prediction modules. Bad options are DT_ERROR_INPUT naming --split,
+ * --pp-layout, --embedding-in-split or --loss-in-split. */
 gboolean wl_tf_partition(uint32_t layers, const wl_tf_partition_opts *o, uint32_t *first,
-                         uint32_t *count, GError **error);
+                         uint32_t *count, uint32_t *mtp_stage, GError **error);
 
 /* ---- Context parallelism (wl_tf_cp.c) ------------------------------------------------------ */
 

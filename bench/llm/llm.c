@@ -194,20 +194,30 @@ static gboolean run_rows(const char *path, GArray *rows, GArray *pred, GArray *s
      * token (expert-groups, group-topk). */
     const char *nl = strstr(notes, "node-limited routing (");
     const char *spec_cell = CELL("model");
-    if (nl && !why && g_str_has_prefix(spec_cell, "transformer:") &&
-        !strstr(spec_cell, "expert-groups=")) {
+    g_autoptr(GString) spec = g_string_new(spec_cell);
+    gboolean inline_spec = g_str_has_prefix(spec_cell, "transformer:");
+    if (nl && !why && inline_spec && !strstr(spec_cell, "expert-groups=")) {
       int64_t per_node = g_ascii_strtoll(CELL("devices_per_node"), NULL, 10);
       int64_t ep = g_ascii_strtoll(CELL("ep"), NULL, 10);
       int64_t M = g_ascii_strtoll(nl + strlen("node-limited routing ("), NULL, 10);
-      if (per_node > 0 && ep % per_node == 0 && ep / per_node > 1 && M > 0) {
-        g_autofree char *spec = g_strdup_printf("%s,expert-groups=%" G_GINT64_FORMAT
-                                                ",group-topk=%" G_GINT64_FORMAT,
-                                                spec_cell, ep / per_node, M);
-        if (!sim_scenario_set(&s, "model", spec, where, &error)) {
-          fprintf(stderr, "dtsim-llm: %s\n", error->message);
-          return FALSE;
-        }
-      }
+      if (per_node > 0 && ep % per_node == 0 && ep / per_node > 1 && M > 0)
+        g_string_append_printf(spec, ",expert-groups=%" G_GINT64_FORMAT
+                               ",group-topk=%" G_GINT64_FORMAT, ep / per_node, M);
+    }
+    /* Multi-token prediction where the source ran it: the notes' "MTP depth D" (DeepSeek-V3's
+     * report), or the m letters of the row's pp_layout as written (Megatron-Core places one
+     * per module; one inside a repeat counts once, and the layout's check then refuses the
+     * row): an inline spec gains mtp=D. */
+    const char *depth = strstr(notes, "MTP depth ");
+    uint64_t mtp = depth ? g_ascii_strtoull(depth + strlen("MTP depth "), NULL, 10) : 0;
+    for (const char *c = CELL("pp_layout"); !depth && *c; c++)
+      mtp += *c == 'm';
+    if (mtp && !why && inline_spec && !strstr(spec_cell, "mtp="))
+      g_string_append_printf(spec, ",mtp=%" G_GUINT64_FORMAT, mtp);
+    if (strcmp(spec->str, spec_cell) != 0 && !why &&
+        !sim_scenario_set(&s, "model", spec->str, where, &error)) {
+      fprintf(stderr, "dtsim-llm: %s\n", error->message);
+      return FALSE;
     }
     sim_report r = {0};
     if (!why) {

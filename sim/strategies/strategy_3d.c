@@ -101,6 +101,8 @@ typedef struct {
   uint64_t m;                         /* micro-batches per replica and iteration */
   uint64_t mb;                        /* micro-batch, sequences */
   uint32_t *first_block, *n_blocks;   /* per virtual stage (chunk c of rank s is c P + s) */
+  uint32_t mtp_vs;                    /* the virtual stage of the multi-token-prediction
+                                       * modules (tf.mtp of them) */
   chunk_cost *cost;                   /* per virtual stage: its blocks, and the embedding's and
                                        * LM head's tensor-parallel collectives */
   chunk_cost emb, head;               /* the embedding's and LM head's compute, tasks of their
@@ -171,12 +173,25 @@ static uint64_t ep_node_bytes(const plan3d *p)
   return (uint64_t)((double)tokens * p->ep_node_copies * MAX(p->expert_load, 1.0) + 0.5);
 }
 
-/* The mixture-of-experts blocks of virtual stage vs. */
+/* The multi-token-prediction modules of virtual stage vs: each runs one block of the model's
+ * last kind, which counts as one more block of the chunk for the collectives priced per
+ * block. */
+static uint32_t chunk_mtp(const plan3d *p, uint32_t vs) { return vs == p->mtp_vs ? p->tf.mtp : 0; }
+
+/* The blocks virtual stage vs runs: its own and its multi-token-prediction modules'. */
+static uint32_t chunk_blocks(const plan3d *p, uint32_t vs)
+{
+  return p->n_blocks[vs] + chunk_mtp(p, vs);
+}
+
+/* The mixture-of-experts blocks of virtual stage vs (its modules' among them). */
 static uint32_t chunk_moe_blocks(const plan3d *p, uint32_t vs)
 {
   uint32_t n = 0;
   for (uint32_t b = p->first_block[vs]; b < p->first_block[vs] + p->n_blocks[vs]; b++)
     n += wl_tf_block_is_moe(&p->tf, b) ? 1 : 0;
+  if (p->tf.layers && wl_tf_block_is_moe(&p->tf, p->tf.layers - 1))
+    n += chunk_mtp(p, vs);
   return n;
 }
 
@@ -338,7 +353,7 @@ static void cost_add(chunk_cost *c, const chunk_cost *b, uint64_t n)
 static gboolean chunk_costs(const dev_device *dev, sim_coll_timer *ct, plan3d *p, GError **error)
 {
   uint32_t L = p->tf.layers, split = wl_tf_dense_blocks(&p->tf);
-  chunk_cost kind[2] = {{0}, {0}};
+  chunk_cost kind[2] = {{0}, {0}}, mtp = {0};
   if (split > 0 && !block_cost(dev, ct, p, 0, &kind[0], error))
     return FALSE;
   if (split < L && !block_cost(dev, ct, p, split, &kind[1], error))
@@ -359,6 +374,16 @@ static gboolean chunk_costs(const dev_device *dev, sim_coll_timer *ct, plan3d *p
   emb->bwd_ps = kernels_time(dev, e, ne, 1, FALSE, &emb->bwd_flops);
   head->fwd_ps = kernels_time(dev, h, nh, 0, FALSE, &head->fwd_flops);
   head->bwd_ps = kernels_time(dev, h, nh, 1, FALSE, &head->bwd_flops);
+  /* One multi-token-prediction module: its block (the last block's kind, recomputed as that
+   * is), the embedding gather, norms, projection and head (not recomputed, as the head is
+   * not), and the embedding's and head's collectives. */
+  if (p->tf.mtp) {
+    wl_tf_kernel mk[WL_TF_MTP_KERNELS];
+    size_t nm = wl_tf_mtp_kernels(&p->tf, &sh, mk);
+    mtp = kind[L - 1 < split ? 0 : 1];
+    mtp.fwd_ps += kernels_time(dev, mk, nm, 0, FALSE, &mtp.fwd_flops);
+    mtp.bwd_ps += kernels_time(dev, mk, nm, 1, FALSE, &mtp.bwd_flops);
+  }
   p->cp_shard = sh;
   if (p->CP > 1 && !sim_cp_attention_time(dev, ct, &p->tf, &sh, p->o.cp_comm, &p->cpa, error))
     return FALSE;
@@ -374,11 +399,22 @@ static gboolean chunk_costs(const dev_device *dev, sim_coll_timer *ct, plan3d *p
       c->tp_fwd_ps += tp1;
     if (vs == nv - 1)
       c->tp_bwd_ps += tp1;
+    cost_add(c, &mtp, chunk_mtp(p, vs));
+    c->tp_fwd_ps += tp1 * (sim_time_ps)chunk_mtp(p, vs);
+    c->tp_bwd_ps += tp1 * (sim_time_ps)chunk_mtp(p, vs);
   }
   return TRUE;
 }
 
 static const chunk_cost *cost_of(const plan3d *p, uint32_t vs) { return &p->cost[vs]; }
+
+/* The routed experts' parameters of virtual stage vs's blocks, its multi-token-prediction
+ * modules' among them. */
+static uint64_t chunk_all_expert_params(const plan3d *p, uint32_t vs)
+{
+  return wl_tf_blocks_expert_params(&p->tf, p->first_block[vs], p->n_blocks[vs]) +
+         (uint64_t)chunk_mtp(p, vs) * wl_tf_blocks_expert_params(&p->tf, p->tf.layers - 1, 1);
+}
 
 /* The routed experts' parameters one device of virtual stage vs holds: with expert parallelism
  * 1 / ep of them, whole; else in the tensor-parallel share chunk_params counts. */
@@ -386,17 +422,26 @@ static uint64_t chunk_expert_params(const plan3d *p, uint32_t vs)
 {
   if (p->EP < 2)
     return 0;
-  return wl_tf_blocks_expert_params(&p->tf, p->first_block[vs], p->n_blocks[vs]) /
-         ((uint64_t)p->EP * p->ETP);
+  return chunk_all_expert_params(p, vs) / ((uint64_t)p->EP * p->ETP);
 }
 
 /* Parameters one device of virtual stage vs holds (its tensor-parallel share, and its experts). */
 static uint64_t chunk_params(const plan3d *p, uint32_t vs)
 {
-  uint64_t n = wl_tf_blocks_params(&p->tf, p->first_block[vs], p->n_blocks[vs]);
-  if (p->EP > 1)
-    n -= wl_tf_blocks_expert_params(&p->tf, p->first_block[vs], p->n_blocks[vs]);
   uint32_t nv = p->P * p->V;
+  /* The multi-token-prediction modules, and on a stage other than the first a copy of the
+   * embedding they share (Megatron-Core keeps one there, as for a tied head; the last stage
+   * of a tied model has one already), on a stage other than the last a copy of the untied
+   * head. */
+  uint64_t n = wl_tf_blocks_params(&p->tf, p->first_block[vs], p->n_blocks[vs]);
+  if (chunk_mtp(p, vs)) {
+    uint64_t vh = (uint64_t)p->tf.vocab * p->tf.hidden;
+    gboolean tied_copy = vs == nv - 1 && p->tf.tied_head && nv > 1;
+    n += wl_tf_mtp_params(&p->tf) + (vs != 0 && !tied_copy ? vh : 0) +
+         (vs != nv - 1 && !p->tf.tied_head ? vh : 0);
+  }
+  if (p->EP > 1)
+    n -= chunk_all_expert_params(p, vs);
   if (vs == 0)
     n += wl_tf_embedding_params(&p->tf);
   /* The last stage holds the LM head: its own matrix, or a copy of the tied embedding
@@ -825,8 +870,8 @@ static gboolean plan_partition(plan3d *p, const sim_3d_opts *o, GError **error)
   wl_tf_partition_opts po = {.stages = nv, .split = o->split, .n_split = o->n_split,
                              .layout = o->pp_layout,
                              .embedding_in_split = o->embedding_in_split,
-                             .loss_in_split = o->loss_in_split};
-  return wl_tf_partition(p->tf.layers, &po, p->first_block, p->n_blocks, error);
+                             .loss_in_split = o->loss_in_split, .mtp = p->tf.mtp};
+  return wl_tf_partition(p->tf.layers, &po, p->first_block, p->n_blocks, &p->mtp_vs, error);
 }
 
 /* The tasks (and in *deps the dependencies) of the graph of all iterations. Per unit (a pass
@@ -955,6 +1000,12 @@ static uint64_t chunk_activation_bytes(const plan3d *p, uint32_t vs, wl_recomput
       bytes += counts[k] * wl_tf_block_activation_bytes(&p->tf, blocks[k], p->tf.seq / p->CP,
                                                         p->mb, p->T, p->o.seq_parallel, rc,
                                                         p->o.precision);
+  /* The multi-token-prediction modules keep what their block keeps. */
+  if (chunk_mtp(p, vs))
+    bytes += chunk_mtp(p, vs) * wl_tf_block_activation_bytes(&p->tf, p->tf.layers - 1,
+                                                             p->tf.seq / p->CP, p->mb, p->T,
+                                                             p->o.seq_parallel, rc,
+                                                             p->o.precision);
   return bytes;
 }
 
@@ -1571,7 +1622,7 @@ static void add_cp_rings(sim_graph *g, const plan3d *p, const stage_streams *st,
         if (f_start)
           (x->fwd ? f_start : b_start)[((uint64_t)k * p->m + x->mb) * nv + vs] = begin[c];
       }
-      add_cp_ring(g, p, cpg, x->fwd, p->n_blocks[vs], begin, end, step_ps);
+      add_cp_ring(g, p, cpg, x->fwd, chunk_blocks(p, vs), begin, end, step_ps);
       for (uint32_t c = 0; c < CP; c++)
         ring_end[(q * CP + c) * T + r] = end[c];
     }
@@ -1666,7 +1717,7 @@ static uint32_t most_blocks_of(const plan3d *p)
 {
   uint32_t most = 0;
   for (uint32_t vs = 0; vs < p->P * p->V; vs++)
-    most = MAX(most, p->n_blocks[vs]);
+    most = MAX(most, chunk_blocks(p, vs));
   return most;
 }
 
@@ -1810,7 +1861,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         sim_time_ps out = (ring ? p->cpa.compute_ps[pass] : 0) +
                           (o->tp_overlap ? p->cpa.exposed_ps[pass] : 0);
         *(pass ? &stripped[vs].bwd_ps : &stripped[vs].fwd_ps) -=
-            (sim_time_ps)p->n_blocks[vs] * out;
+            (sim_time_ps)chunk_blocks(p, vs) * out;
       }
     }
     stripped_plan.cost = stripped;
@@ -1934,7 +1985,7 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
   const char *reduce_name = o->zero ? "reduce-scatter" : "allreduce";
   unsigned tp_count_b = o->recompute == WL_RECOMPUTE_FULL ? 4 : 2;
   /* The tensor-parallel operations of a pass (tp_ops): at most tp_count_b per block and one. */
-  g_autofree int *ops = g_new(int, (gsize)tp_count_b * most_blocks_of(p) + 2);
+  g_autofree int *ops = g_new(int, (gsize)tp_count_b * most_blocks_of(p) + 2 + p->tf.mtp);
 
   for (uint32_t it = 0; it < o->iterations; it++) {
     for (uint32_t s = 0; s < P; s++) {
@@ -2078,12 +2129,15 @@ static sim_plan *build_every_device(const plan3d *p, const dev_device *dev,
         /* The all-gather and a2a forms: their collectives over each context-parallel group
          * after the pass's compute, block by block, as sim/cp.c prices them. */
         if (CP > 1 && !ring)
-          add_cp_collectives(g, p, st, s * per_stage, D / CP, x->fwd, p->n_blocks[vs], algo,
+          add_cp_collectives(g, p, st, s * per_stage, D / CP, x->fwd, chunk_blocks(p, vs), algo,
                              a2a_algo, comp, cur);
         /* Tensor-parallel collectives of the pass, group by group: after the compute, or
          * beside it (--tp-overlap: from the pass's start, the pass ending when both have). */
-        unsigned count = x->fwd ? 2 * p->n_blocks[vs] + (vs == 0)
-                                : tp_count_b * p->n_blocks[vs] + (vs == nv - 1);
+        /* Per block (a multi-token-prediction module's among them) and for the embedding
+         * (forward) and head (backward), the modules' own included. */
+        unsigned count = x->fwd ? 2 * chunk_blocks(p, vs) + (vs == 0) + chunk_mtp(p, vs)
+                                : tp_count_b * chunk_blocks(p, vs) + (vs == nv - 1) +
+                                      chunk_mtp(p, vs);
         uint32_t n_ops = tp_ops(p, count, ops);
         /* The first collective of each group after its members' compute (or, with
          * --tp-overlap, after their previous pass). */
@@ -2769,9 +2823,15 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
   }
   uint64_t hf = wl_tf_head_forward_flops(&tf, b, s);
   uint64_t ep = wl_tf_embedding_params(&tf), hp = wl_tf_head_params(&tf);
-  uint64_t total_fwd = lf[0] * kcount[0] + lf[1] * kcount[1] + hf;
-  uint64_t total_bwd = lb[0] * kcount[0] + lb[1] * kcount[1] + 2 * hf;
-  uint64_t total_act = la[0] * kcount[0] + la[1] * kcount[1];
+  /* One multi-token-prediction module: its projection (2h -> h), a block of the last kind
+   * and the LM head. */
+  int mk = kcount[1] ? 1 : 0;
+  uint64_t proj = 2 * b * s * 2 * (uint64_t)tf.hidden * tf.hidden;
+  uint64_t mp = tf.mtp ? wl_tf_mtp_params(&tf) / tf.mtp : 0;
+  uint64_t mf = proj + lf[mk] + hf, mb = 2 * proj + lb[mk] + 2 * hf;
+  uint64_t total_fwd = lf[0] * kcount[0] + lf[1] * kcount[1] + hf + tf.mtp * mf;
+  uint64_t total_bwd = lb[0] * kcount[0] + lb[1] * kcount[1] + 2 * hf + tf.mtp * mb;
+  uint64_t total_act = la[0] * kcount[0] + la[1] * kcount[1] + tf.mtp * la[mk];
   uint64_t active = wl_tf_active_params(&tf);
   /* Per token: the forward FLOPs of one token at this sequence (2 x the matrix weights it
    * uses + its share of attention + the LM head), and a training step's 3x that. */
@@ -2795,7 +2855,12 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
     }
     g_string_append_printf(o, ",{\"name\":\"lm_head\",\"type\":\"lm_head\",\"params\":%" PRIu64
                            ",\"forward_flops\":%" PRIu64 ",\"backward_flops\":%" PRIu64
-                           ",\"activation_bytes\":0}]", hp, hf, 2 * hf);
+                           ",\"activation_bytes\":0}", hp, hf, 2 * hf);
+    for (uint32_t i = 0; i < tf.mtp; i++)
+      g_string_append_printf(o, ",{\"name\":\"mtp%u\",\"type\":\"mtp\",\"params\":%" PRIu64
+                             ",\"forward_flops\":%" PRIu64 ",\"backward_flops\":%" PRIu64
+                             ",\"activation_bytes\":%" PRIu64 "}", i, mp, mf, mb, la[mk]);
+    g_string_append(o, "]");
     g_string_append_printf(o, ",\"total_params\":%" PRIu64 ",\"active_params\":%" PRIu64
                            ",\"total_forward_flops\":%" PRIu64 ",\"total_backward_flops\":%"
                            PRIu64 ",\"forward_flops_per_token\":%.0f"
@@ -2821,6 +2886,9 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
   if (tf.expert_groups)
     fprintf(out, "routing: a token's experts within %u of %u groups of %u\n", tf.group_topk,
             tf.expert_groups, tf.experts / tf.expert_groups);
+  if (tf.mtp)
+    fprintf(out, "multi-token prediction: %u modules (norms, projection 2h -> h, one %s, the "
+            "shared LM head)\n", tf.mtp, kcount[1] ? "moe block" : "block");
   fprintf(out, "\none block, kernel by kernel (no tensor parallelism):\n");
   fprintf(out, "  %-14s %-11s %-24s %16s %16s %16s\n", "kernel", "kind", "GEMM m x n x k",
           "fwd FLOPs", "bwd FLOPs", "fwd bytes");
@@ -2849,6 +2917,9 @@ int sim_3d_describe(FILE *out, const char *model, uint32_t batch, uint32_t seq_l
               kind_names[i], kcount[i], lp[i], lf[i], lb[i], la[i]);
   fprintf(out, "%-16s %8u %16" PRIu64 " %20" PRIu64 " %20" PRIu64 " %18d\n", "lm_head", 1, hp, hf,
           2 * hf, 0);
+  if (tf.mtp)
+    fprintf(out, "%-16s %8u %16" PRIu64 " %20" PRIu64 " %20" PRIu64 " %18" PRIu64 "\n",
+            "mtp module", tf.mtp, mp, mf, mb, la[mk]);
   fprintf(out, "\ntotal: %" PRIu64 " params (%.2f B), %" PRIu64 " active per token (%.2f B); "
           "forward %.4g TFLOP, backward %.4g TFLOP per batch; activations %.3f GB without "
           "recomputation (Korthikanti et al.)\n",

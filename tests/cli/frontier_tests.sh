@@ -70,6 +70,32 @@ refused "--split and --pp-layout" "--pp-layout" $base --split 5 --pp-layout 'Et*
 refused "more stages than blocks" "--pp" run --strategy 3d --model $spec --system dgx-h100 \
   --nodes 2 --pp 16 --global-batch 16
 refused "--pp-layout for another strategy" "--pp-layout" run --strategy dp --model $spec --pp-layout 'Et'
+# Multi-token prediction (mtp=1): one module adds its block (attention 4 h^2, swiglu MLP 12 h^2,
+# two norms 2h), its projection 2 h^2 and three norms 3h: 18 h^2 + 5 h = 75507712 at h 2048. It
+# goes with the loss on the last stage, where a layout's m must put it (after the last block).
+"$DTSIM" describe $spec --json >"$TMP/d0.json" 2>"$TMP/err"
+"$DTSIM" describe $spec,mtp=1 --json >"$TMP/d1.json" 2>>"$TMP/err"
+p0=$(json_num total_params <"$TMP/d0.json"); p1=$(json_num total_params <"$TMP/d1.json")
+[ -n "$p0" ] && [ $((p1 - p0)) -eq $((18 * 2048 * 2048 + 5 * 2048)) ] &&
+  ok "describe mtp=1: $((p1 - p0)) more parameters, 18 h^2 + 5 h by hand" ||
+  bad "describe mtp=1: '$p0' -> '$p1'; $(cat "$TMP/err")"
+mbase="run --strategy 3d --model $spec,mtp=1 --system dgx-h100 --nodes 1 --tp 1 --pp 2 --global-batch 8 --json"
+i0=$("$DTSIM" $base | json_num iteration_time_s)
+i1=$("$DTSIM" $mbase | json_num iteration_time_s)
+il=$("$DTSIM" $mbase --pp-layout 'Et*5|t*5mL' | json_num iteration_time_s)
+awk -v a="$i1" -v b="$i0" 'BEGIN { exit !(a > b) }' && [ "$il" = "$i1" ] &&
+  ok "mtp=1: iteration $i0 -> $i1 s, the same with its m on the last stage" ||
+  bad "mtp=1: $i0 -> $i1 s, with the layout $il s"
+# Its stage holds its parameters and a copy of the embedding: with 'Et|t*9mL' the last stage
+# (the larger) holds 9 blocks (16 h^2 + 2h each), the module, the embedding copy and head
+# (V h each) and the final norm h, 4-byte weights: 4 x 683622400 bytes.
+w=$("$DTSIM" $mbase --pp-layout 'Et|t*9mL' | json_num weights)
+[ "$w" = $((4 * (9 * (16 * 2048 * 2048 + 2 * 2048) + 18 * 2048 * 2048 + 5 * 2048 + 2 * 1000 * 2048 + 2048))) ] &&
+  ok "mtp=1 on the last stage: $w weight bytes, by hand" || bad "mtp=1 weights: '$w'"
+refused "--pp-layout: m without mtp" "--pp-layout" $base --pp-layout 'Et*5|t*5mL'
+refused "--pp-layout: two m for mtp=1" "--pp-layout" $mbase --pp-layout 'Et*5|t*5mmL'
+refused "--pp-layout: m before the last block" "--pp-layout" $mbase --pp-layout 'Et*5m|t*5L'
+refused "mtp above layers" "mtp" describe "transformer:layers=2,hidden=64,heads=4,seq=8,vocab=10,mtp=3"
 # The embedding on the first stage and the LM head on the last are tasks of the schedule.
 "$DTSIM" $base --trace "$TMP/t.json" >/dev/null 2>"$TMP/err"
 grep -q '"F mb0 c0 embedding"' "$TMP/t.json" && grep -q '"B mb0 c0 lm_head"' "$TMP/t.json" &&

@@ -119,6 +119,11 @@ same "etp 4 x ep 2" $MX --ep 2 --etp 4 --overlap off
 same "etp 2 x ep 2 x expert dp 2, full recomputation" $MX --ep 2 --etp 2 --overlap off --recompute full
 same "etp 2 x ep 2, zero 1" $MX --ep 2 --etp 2 --zero 1 --overlap off
 same "etp 2 x ep 2, analytic network" $MX --ep 2 --etp 2 --net-model analytic
+# Mixtral's shape with a multi-token-prediction module: its block's all-to-alls with the
+# chunk's.
+MXS=transformer:layers=32,hidden=4096,heads=32,kv-heads=8,ffn=14336,seq=4096,vocab=32000
+same "ep 4, mtp=1" --model "$MXS,family=llama,experts=8,topk=2,mtp=1" \
+  --system dgx-h100 --nodes 2 --tp 2 --pp 2 --global-batch 16 --sequence-parallel on --ep 4 --overlap off
 # With overlap the experts' gradient buckets (expert dp 2) are reduced during the backward's
 # all-to-alls and expert tensor-parallel collectives, on the same NVSwitch ports.
 slower "etp 2 x ep 2: expert gradients meet the all-to-alls" $MX --ep 2 --etp 2
@@ -274,6 +279,10 @@ f=$(run $S128); u=$(run $S128 --symmetry off)
 
 # --- uneven pipelines ---------------------------------------------------------------------------
 same "pp-layout" --model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 --global-batch 16 --pp-layout "Et*10|t*14L"
+# A multi-token-prediction module on the last stage, its block's tensor-parallel collectives
+# counted with the chunk's.
+same "mtp" --model "transformer:layers=24,hidden=2304,heads=24,seq=2048,vocab=51200,mtp=1" \
+  --system dgx-a100 --nodes 1 --tp 2 --pp 2 --global-batch 16 --sequence-parallel on
 # A stage that holds the embedding alone: FSDP gathers and reduces it as one unit (both plans).
 same "fsdp, a stage of the embedding alone" --model gpt3-1.7b --system dgx-a100 --nodes 1 --pp 2 \
   --global-batch 16 --pp-layout "E|t*24L" --zero 3 --framework fsdp

@@ -801,6 +801,70 @@ static void test_tf_param_counts(void **state)
 
 /* Narayanan et al. SC'21 eq. 3: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) with full
  * recomputation; without it 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) (Megatron-LM's count). */
+/* One multi-token-prediction module, counted by hand for a Llama-style spec with h = 64,
+ * 4 heads, ffn 4h = 256, s = 16, V = 128: a block is attention 4 h^2 = 16384, swiglu MLP
+ * 3 h 256 = 49152 and two rmsnorms 128, 65664 in all; the module adds its two input norms and
+ * final norm (3 x 64) and the projection 2h x h = 8192: 74048. Its forward FLOPs for one
+ * sequence: the projection 2 s 2h h = 262144, the block 2 s 65536 = 2097152 plus attention
+ * 2 s^2 a (16 + 16) = 65536, the head 2 s h V = 262144: 2686976. With experts (4 of ffn 256,
+ * top 1, the first block dense) the module's block is the mixture of experts: router 256,
+ * experts 4 x 49152, so 213376, and the module 221760, of which a token uses 74304. */
+static void test_tf_mtp(void **state)
+{
+  (void)state;
+  const char *base = "transformer:layers=2,hidden=64,heads=4,seq=16,vocab=128,family=llama";
+  g_autofree char *with = g_strconcat(base, ",mtp=1", NULL);
+  g_autofree char *two = g_strconcat(base, ",mtp=2", NULL);
+  wl_tf t0 = tf_of(base), t1 = tf_of(with), t2 = tf_of(two);
+  assert_int_equal(t0.mtp, 0);
+  assert_int_equal(wl_tf_mtp_params(&t0), 0);
+  assert_int_equal(wl_tf_mtp_params(&t1), 74048);
+  assert_int_equal(wl_tf_mtp_params(&t2), 2 * 74048);
+  assert_int_equal(wl_tf_params(&t1) - wl_tf_params(&t0), 74048);
+  assert_int_equal(wl_tf_active_params(&t1) - wl_tf_active_params(&t0), 74048);
+  assert_int_equal(wl_tf_mtp_forward_flops(&t0, 1, 16), 0);
+  assert_int_equal(wl_tf_mtp_forward_flops(&t1, 1, 16), 2686976);
+  assert_int_equal(wl_tf_mtp_forward_flops(&t2, 3, 16), 2 * 3 * 2686976);
+  /* Forward and backward of the module, and with full recomputation its block once more. */
+  assert_float_equal(wl_tf_iteration_flops(&t1, 1, 16, WL_RECOMPUTE_NONE) -
+                         wl_tf_iteration_flops(&t0, 1, 16, WL_RECOMPUTE_NONE),
+                     3.0 * 2686976, 0.5);
+  assert_float_equal(wl_tf_iteration_flops(&t1, 1, 16, WL_RECOMPUTE_FULL) -
+                         wl_tf_iteration_flops(&t0, 1, 16, WL_RECOMPUTE_FULL),
+                     3.0 * 2686976 + 2162688, 0.5);
+  /* Its kernels: the embedding gather, two norms, the projection (tokens x h/t x 2h), the
+   * final norm, LM head and cross-entropy; on 2 tensor-parallel ranks the projection GEMM is
+   * 16 x 32 x 128. */
+  wl_tf_shard sh = {.micro_batch = 1, .seq = 16, .tp = 2, .precision = WL_PREC_BF16};
+  wl_tf_kernel k[WL_TF_MTP_KERNELS];
+  size_t n = wl_tf_mtp_kernels(&t1, &sh, k);
+  assert_int_equal(n, 7);
+  assert_string_equal(k[3].name, "mtp_projection");
+  assert_int_equal(k[3].pass[0].flops, 2 * 16 * 32 * 128);
+  assert_int_equal(k[3].pass[1].flops + k[3].pass[2].flops, 2 * 2 * 16 * 32 * 128);
+  /* The module's block is the model's last kind. */
+  wl_tf moe = tf_of("transformer:layers=2,hidden=64,heads=4,seq=16,vocab=128,family=llama,"
+                    "experts=4,topk=1,dense-layers=1,mtp=1");
+  assert_int_equal(wl_tf_mtp_params(&moe), 221760);
+  wl_tf moe0 = tf_of("transformer:layers=2,hidden=64,heads=4,seq=16,vocab=128,family=llama,"
+                     "experts=4,topk=1,dense-layers=1");
+  assert_int_equal(wl_tf_active_params(&moe) - wl_tf_active_params(&moe0), 74304);
+  /* DeepSeek-V3's published 671 B leaves its module out (report sec. 2.2, 4.2): the zoo's
+   * model has none. */
+  wl_tf v3 = tf_of("deepseek-v3");
+  assert_int_equal(v3.mtp, 0);
+  /* Refused, naming the key. */
+  static const char *const bad[] = {"mtp=-1", "mtp=x", "mtp=3", "mtp="};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_autoptr(GError) error = NULL;
+    g_autofree char *spec = g_strconcat(base, ",", bad[i], NULL);
+    wl_tf tf;
+    assert_false(wl_tf_parse(spec, &tf, &error));
+    assert_int_equal(error->code, DT_ERROR_INPUT);
+    assert_non_null(strstr(error->message, ": mtp: "));
+  }
+}
+
 static void test_tf_flops_eq3(void **state)
 {
   (void)state;
@@ -1127,7 +1191,7 @@ static void expect_partition(uint32_t layers, const wl_tf_partition_opts *o,
   g_autoptr(GError) error = NULL;
   g_autofree uint32_t *first = g_new(uint32_t, o->stages);
   g_autofree uint32_t *count = g_new(uint32_t, o->stages);
-  if (!wl_tf_partition(layers, o, first, count, &error))
+  if (!wl_tf_partition(layers, o, first, count, NULL, &error))
     fail_msg("%s", error->message);
   uint32_t next = 0;
   for (uint32_t v = 0; v < o->stages; v++) {
@@ -1144,7 +1208,7 @@ static void expect_partition_error(uint32_t layers, const wl_tf_partition_opts *
   g_autoptr(GError) error = NULL;
   uint32_t first[64], count[64];
   g_assert(o->stages <= 64);
-  assert_false(wl_tf_partition(layers, o, first, count, &error));
+  assert_false(wl_tf_partition(layers, o, first, count, NULL, &error));
   assert_int_equal(error->code, DT_ERROR_INPUT);
   if (!g_str_has_prefix(error->message, option))
     fail_msg("'%s' does not start with %s", error->message, option);
@@ -1168,7 +1232,7 @@ static void test_tf_partition(void **state)
   expect_partition(70, &o, (uint32_t[]){5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5});
   wl_tf_partition_opts s = {.stages = 4, .split = (int64_t[]){7, 16, 25}, .n_split = 3};
   expect_partition(32, &s, (uint32_t[]){7, 9, 9, 7});
-  wl_tf_partition_opts l = {.stages = 32, .layout = "Et*3|(tt|)*29,m|L"};
+  wl_tf_partition_opts l = {.stages = 32, .layout = "Et*3|(tt|)*29,m|L", .mtp = 1};
   uint32_t want[32];
   want[0] = 3;
   for (int v = 1; v < 30; v++)
@@ -1198,6 +1262,26 @@ static void test_tf_partition(void **state)
   expect_partition_error(3, &bl, "--pp-layout");
   bl.layout = "(t*1000000)*1000000|t|t";
   expect_partition_error(3, &bl, "--pp-layout");
+  /* Multi-token-prediction modules: as many m as the model has, all on one stage; without a
+   * layout they go with the loss on the last stage. */
+  uint32_t first[3], count[3], at = 99;
+  bl.layout = "Et|tm|tL";
+  expect_partition_error(3, &bl, "--pp-layout");   /* the model has none */
+  bl.mtp = 2;
+  expect_partition_error(3, &bl, "--pp-layout");   /* one m for two */
+  bl.layout = "Et|tm|tmL";
+  expect_partition_error(3, &bl, "--pp-layout");   /* on two stages */
+  bl.layout = "Et|tmm|tL";
+  expect_partition_error(3, &bl, "--pp-layout");   /* before the last block */
+  bl.layout = "Et|tt|mmL";
+  assert_true(wl_tf_partition(3, &bl, first, count, &at, NULL));
+  assert_int_equal(at, 2);
+  bl.layout = "Et|ttmm|L";
+  assert_true(wl_tf_partition(3, &bl, first, count, &at, NULL));
+  assert_int_equal(at, 1);
+  wl_tf_partition_opts spread = {.stages = 3, .mtp = 1};
+  assert_true(wl_tf_partition(3, &spread, first, count, &at, NULL));
+  assert_int_equal(at, 2);
   wl_tf_partition_opts many = {.stages = 40};
   expect_partition_error(3, &many, "--pp");
 }
@@ -1274,6 +1358,7 @@ int main(void)
       cmocka_unit_test(test_tf_moe_kernels),  cmocka_unit_test(test_tf_spec_frontier),
       cmocka_unit_test(test_tf_routing),
       cmocka_unit_test(test_tf_partition),    cmocka_unit_test(test_tf_reserved),
+      cmocka_unit_test(test_tf_mtp),
       cmocka_unit_test(test_param_counts),     cmocka_unit_test(test_chaos_counts),
       cmocka_unit_test(test_forward_macs),     cmocka_unit_test(test_resnet_v1),
       cmocka_unit_test(test_zoo_rules),

@@ -165,11 +165,11 @@ double dev__gemm_seconds(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, uns
  * In (0, 1]. */
 double dev__attention_fill(uint64_t q, uint64_t k, uint64_t batch, gboolean causal,
                            unsigned sms);
-/* Roofline: max of compute and memory seconds. */
 /* GPU: the arithmetic clock of a die alone on its board, as a fraction of the boost clock. */
 double dev__gpu_alone_clock(const dev_params *p);
 /* GPU: sets the arithmetic clock (a fraction of the boost clock) and the rates that follow it. */
 void dev__gpu_set_clock(dev_device *dev, double scale);
+/* Roofline: max of compute and memory seconds. */
 double dev__roofline_s(double flops, double flops_per_s, double bytes, double bytes_per_s);
 
 /* Many-core pieces. Total issue capacity (in cores' worth of peak) of `threads` threads spread

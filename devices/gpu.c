@@ -76,11 +76,20 @@ double dev__gemm_fill(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, unsign
   return useful / dev__gemm_seconds(m, n, k, batch, sms, k_overhead, 1.0);
 }
 
+/* The tensor cores' main-loop efficiency at this precision. */
+static double tensor_eff(const dev_device *dev, wl_precision p)
+{
+  return p == WL_PREC_FP8 && dev->prm.eff_tensor_fp8 > 0 ? dev->prm.eff_tensor_fp8
+                                                         : dev->prm.eff_tensor;
+}
+
 /* The compute path of a GEMM-like op at this precision: peak FLOP/s, main-loop efficiency, and
  * whether it runs on tensor cores. Tensor cores need dimensions that are multiples of 8 (fp16,
- * bf16) or 4 (tf32); otherwise the library falls back to the vector path. */
+ * bf16) or 4 (tf32); otherwise the library falls back to the vector path. Where the precision
+ * has tensor cores, *granule is that multiple and *tensor_rate their sustained FLOP/s (0 and 0
+ * where it has none). */
 static void gemm_path(const dev_device *dev, const wl_op_cost *op, double *peak, double *eff,
-                      gboolean *tensor)
+                      gboolean *tensor, unsigned *granule, double *tensor_rate)
 {
   wl_precision p = op->precision == WL_PREC_AMP ? WL_PREC_FP16 : op->precision;
   double tensor_peak = 0;
@@ -92,11 +101,12 @@ static void gemm_path(const dev_device *dev, const wl_op_cost *op, double *peak,
   case WL_PREC_FP8: tensor_peak = dev->prm.peak_tflops_fp8_tensor * 1e12; align = 16; break;
   default: break;
   }
+  *granule = tensor_peak > 0 ? align : 0;
+  *tensor_rate = tensor_peak * dev->clock_scale * tensor_eff(dev, p);
   gboolean aligned = (op->gemm_n % align == 0) && (op->gemm_k % align == 0);
   if (tensor_peak > 0 && aligned) {
     *peak = tensor_peak * dev->clock_scale;
-    *eff = p == WL_PREC_FP8 && dev->prm.eff_tensor_fp8 > 0 ? dev->prm.eff_tensor_fp8
-                                                           : dev->prm.eff_tensor;
+    *eff = tensor_eff(dev, p);
     *tensor = TRUE;
     return;
   }
@@ -204,6 +214,34 @@ static double attention_s(const dev_device *dev, const wl_op_cost *op)
   return dev__roofline_s((double)op->flops, rate, bytes_of(op), dev->stream_Bps);
 }
 
+/* A dimension rounded up to the granule g; one that spans `taps` filter taps per channel
+ * rounds its channel count: ceil(d / taps / g) x g x taps. */
+static uint64_t pad_channels(uint64_t d, uint64_t taps, unsigned g)
+{
+  if (taps > 1 && d % taps == 0)
+    return ceil_div(d / taps, g) * g * taps;
+  return ceil_div(d, g) * g;
+}
+
+/* Compute seconds of a GEMM-like op run as an m x n x k GEMM (n and k possibly padded) at
+ * `rate` FLOP/s, over its tiles and waves. FLOPs beyond the op's own GEMM (a bias) run at the
+ * same rate. When the op does fewer FLOPs than its GEMM shape (backward-data of a strided
+ * convolution, whose GEMM spans every input pixel but only stride^2-th of them receive a tap),
+ * the library skips the empty work: the time scales down by the ratio. */
+static double gemm_op_seconds(const dev_device *dev, const wl_op_cost *op, uint64_t n,
+                              uint64_t k, double rate)
+{
+  uint64_t batch = op->gemm_batch ? op->gemm_batch : 1;
+  double tc = dev__gemm_seconds(op->gemm_m, n, k, batch, dev->units, dev->prm.k_overhead, rate);
+  double gemm_flops = 2.0 * (double)op->gemm_m * (double)op->gemm_n * (double)op->gemm_k *
+                      (double)batch;
+  if ((double)op->flops > gemm_flops)
+    tc += ((double)op->flops - gemm_flops) / rate;
+  else if (op->pass == WL_PASS_BACKWARD_DATA && gemm_flops > 0)
+    tc *= (double)op->flops / gemm_flops;
+  return tc;
+}
+
 /* Seconds of one op; *winograd tells whether the Winograd form was the faster. */
 static double op_path_seconds(const dev_device *dev, const wl_op_cost *op, gboolean *winograd)
 {
@@ -217,22 +255,12 @@ static double op_path_seconds(const dev_device *dev, const wl_op_cost *op, gbool
   if (gemm_like) {
     double peak, eff;
     gboolean tensor;
-    gemm_path(dev, op, &peak, &eff, &tensor);
-    uint64_t batch = op->gemm_batch ? op->gemm_batch : 1;
+    unsigned granule;
+    double tensor_rate;
+    gemm_path(dev, op, &peak, &eff, &tensor, &granule, &tensor_rate);
     double rate = peak * eff;
-    double tc = dev__gemm_seconds(op->gemm_m, op->gemm_n, op->gemm_k, batch, dev->units,
-                                  dev->prm.k_overhead, rate);
-    /* FLOPs beyond the GEMM's (a bias) run at the same rate. When the op does fewer FLOPs than
-     * its GEMM shape (backward-data of a strided convolution, whose GEMM spans every input
-     * pixel but only stride^2-th of them receive a tap), the library skips the empty work:
-     * scale the time down by the ratio. */
-    double gemm_flops = 2.0 * (double)op->gemm_m * (double)op->gemm_n * (double)op->gemm_k *
-                        (double)batch;
-    if ((double)op->flops > gemm_flops)
-      tc += ((double)op->flops - gemm_flops) / rate;
-    else if (op->pass == WL_PASS_BACKWARD_DATA && gemm_flops > 0)
-      tc *= (double)op->flops / gemm_flops;
     double tm = bytes / dev->stream_Bps;
+    double tc = gemm_op_seconds(dev, op, op->gemm_n, op->gemm_k, rate);
     t = tc > tm ? tc : tm;
     if (op->kind == WL_OP_CONV && !tensor && dev->winograd != DEV_WINOGRAD_OFF &&
         op->kernel_h == 3 && op->kernel_w == 3 && op->stride == 1 &&
@@ -242,6 +270,27 @@ static double op_path_seconds(const dev_device *dev, const wl_op_cost *op, gbool
       if (tw < t) {
         t = tw;
         *winograd = TRUE;
+      }
+    }
+    /* A convolution whose channels are not multiples of the tensor cores' granule (the 3
+     * colour channels of a first layer) still runs on them with the channels zero-padded:
+     * cuDNN pads them itself since 7.2, and NVIDIA's convolution performance guide has the
+     * first layer of a CNN padded to 4 channels. The autotuner keeps the faster of that and
+     * the vector path. A GEMM dimension that spans the filter taps (C x R x S) pads its
+     * channels, ceil(C / g) x g x R x S: k in forward and backward-data, n in
+     * backward-weights. */
+    if (op->kind == WL_OP_CONV && !tensor && granule > 0) {
+      uint64_t taps = (uint64_t)(op->kernel_h ? op->kernel_h : 1) *
+                      (uint64_t)(op->kernel_w ? op->kernel_w : 1);
+      gboolean k_taps = op->pass != WL_PASS_BACKWARD_WEIGHTS;
+      uint64_t n = pad_channels(op->gemm_n, k_taps ? 1 : taps, granule);
+      uint64_t k = pad_channels(op->gemm_k, k_taps ? taps : 1, granule);
+      double tp = gemm_op_seconds(dev, op, n, k, tensor_rate);
+      if (tp < tm)
+        tp = tm;
+      if (tp < t) {
+        t = tp;
+        *winograd = FALSE;
       }
     }
   } else {

@@ -124,6 +124,48 @@ static void test_tensor_cores(void **state)
   assert_true(dev_peak_flops(d, WL_PREC_FP32) == 10e12);
 }
 
+/* A convolution op of the given GEMM shape and filter, compute-bound (its bytes are few). */
+static wl_op_cost conv_op(wl_pass pass, uint64_t m, uint64_t n, uint64_t k, unsigned taps_hw,
+                          unsigned stride, wl_precision prec)
+{
+  wl_op_cost op = gemm_op(m, n, k, prec);
+  op.kind = WL_OP_CONV;
+  op.pass = pass;
+  op.kernel_h = op.kernel_w = taps_hw;
+  op.stride = stride;
+  op.bytes_read = 1000;
+  op.bytes_written = 1000;
+  return op;
+}
+
+static void test_tensor_cores_padded_channels(void **state)
+{
+  g_autoptr(dev_device) d = load_text(round_gpu);
+  /* A first layer: 3 input channels, 3x3 filter, stride 2, 128 filters, 1024 output pixels.
+   * Forward is a 1024 x 128 x 27 GEMM; 27 is not a multiple of 8, so the tensor cores run it
+   * with the channels padded to 8: k = 8 x 9 = 72 (not 32, the 27 rounded up). Eight
+   * 128x128 tiles fill the 8 SMs in one wave at 100 x 0.5 = 50 TFLOP/s:
+   * 2 x 1024 x 128 x 72 / 50e12 s = 377487.36 ps, rounded up (128x64 and 64x64 tiles also
+   * fill one wave, at 0.94 and 0.85 of that rate). The vector path would take
+   * 2 x 1024 x 128 x 27 / (10e12 x 0.5) s = 1415577.6 ps. */
+  wl_op_cost fw = conv_op(WL_PASS_FORWARD, 1024, 128, 27, 3, 2, WL_PREC_FP16);
+  assert_int_equal(dev_op_time_ps(d, &fw, 0), INT64_C(377488));
+  /* The same as an 8-channel layer's GEMM (padding the 27 to 32 would be faster). */
+  wl_op_cost c8 = conv_op(WL_PASS_FORWARD, 1024, 128, 72, 3, 2, WL_PREC_FP16);
+  c8.flops = fw.flops;
+  assert_int_equal(dev_op_time_ps(d, &c8, 0), dev_op_time_ps(d, &fw, 0));
+  /* Backward-weights: 128 x 27 x 1024, the taps on n; padded to 128 x 72 x 1024, the same
+   * time as an 8-channel layer's. */
+  wl_op_cost bw = conv_op(WL_PASS_BACKWARD_WEIGHTS, 128, 27, 1024, 3, 2, WL_PREC_FP16);
+  wl_op_cost bw8 = conv_op(WL_PASS_BACKWARD_WEIGHTS, 128, 72, 1024, 3, 2, WL_PREC_FP16);
+  bw8.flops = bw.flops;
+  assert_int_equal(dev_op_time_ps(d, &bw, 0), dev_op_time_ps(d, &bw8, 0));
+  /* fp32 has no tensor cores on this device: the vector path, 1415577.6 ps rounded up. */
+  wl_op_cost f32 = conv_op(WL_PASS_FORWARD, 1024, 128, 27, 3, 2, WL_PREC_FP32);
+  assert_int_equal(dev_op_time_ps(d, &f32, 0), INT64_C(1415578));
+  /* A plain GEMM with n = 1020 still takes the vector path (test_tensor_cores). */
+}
+
 static void test_sustained_clock(void **state)
 {
   /* The round GPU held at 500 of its 1000 MHz: arithmetic runs at half the rate, memory at the
@@ -1145,6 +1187,7 @@ int main(void)
       cmocka_unit_test(test_roofline_compute_bound),
       cmocka_unit_test(test_wave_quantization),
       cmocka_unit_test(test_tensor_cores),
+      cmocka_unit_test(test_tensor_cores_padded_channels),
       cmocka_unit_test(test_sustained_clock),
       cmocka_unit_test(test_kepler_clocks_and_ecc),
       cmocka_unit_test(test_board_busy_clock),

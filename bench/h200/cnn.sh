@@ -32,10 +32,10 @@ system=workstation-1gpu
 run() {
   if [ $# -ge 4 ]; then
     json=$("$dtsim" run --model "$1" --device $device --system $system --batch "$3" \
-      --precision "$2" --synthetic --iterations 1 --csv "$4" --json)
+      --precision "$2" --synthetic --iterations 1 --csv "$4" --json </dev/null)
   else
     json=$("$dtsim" run --model "$1" --device $device --system $system --batch "$3" \
-      --precision "$2" --synthetic --json)
+      --precision "$2" --synthetic --json </dev/null)
   fi
   it=$(printf '%s\n' "$json" | sed -n 's/.*"iteration_time_s":\([0-9.eE+-]*\).*/\1/p')
   co=$(printf '%s\n' "$json" | sed -n 's/.*"compute_time_s":\([0-9.eE+-]*\).*/\1/p')

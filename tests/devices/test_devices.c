@@ -374,6 +374,55 @@ static void test_hopper_winograd_nonfused(void **state)
   g_unlink(path);
 }
 
+/* Batch norm runs one block per channel, one per SM at a time, each at its SM's share of the
+ * streaming rate: C channels take ceil(C / sms) x sms / C times the streaming time. 1e9 bytes
+ * at 1e12 B/s stream in 1 ms; on 132 SMs, 32 channels take 132 / 32 = 4.125 ms, 132 and 264
+ * take 1 ms, 133 take 2 x 132 / 133 = 1.984962 ms. On the round GPU (8 SMs, 1000 GB/s x 0.5,
+ * no launch), a batch norm moving 1e9 bytes streams in 2 ms: with 4 channels 2 x 8 / 4 = 4 ms,
+ * 12 channels 2 x 2 x 8 / 12 = 2.666667 ms, 16 channels 2 ms, and without a channel count (or
+ * as another kind) 2 ms. ResNet-50's first batch norm has 64 channels in each of its passes. */
+static void test_batchnorm_channel_blocks(void **state)
+{
+  (void)state;
+  assert_true(fabs(dev__channel_blocks_s(1e9, 32, 132, 1e12) - 4.125e-3) < 1e-12);
+  assert_true(fabs(dev__channel_blocks_s(1e9, 132, 132, 1e12) - 1e-3) < 1e-12);
+  assert_true(fabs(dev__channel_blocks_s(1e9, 264, 132, 1e12) - 1e-3) < 1e-12);
+  assert_true(fabs(dev__channel_blocks_s(1e9, 133, 132, 1e12) - 2e-3 * 132 / 133) < 1e-12);
+  assert_true(dev__channel_blocks_s(1e9, 0, 132, 1e12) == 0);
+  assert_true(dev__channel_blocks_s(0, 32, 132, 1e12) == 0);
+  g_autoptr(dev_device) d = load_text(round_gpu);
+  wl_op_cost bn = {.kind = WL_OP_BATCHNORM, .pass = WL_PASS_FORWARD,
+                   .precision = WL_PREC_FP32, .flops = 1000, .bytes_read = 600000000,
+                   .bytes_written = 400000000, .out_elems = 250000000};
+  static const struct {
+    uint32_t channels;
+    int64_t ps;
+  } want[] = {{0, 2000000000}, {4, 4000000000}, {12, 2666666667}, {16, 2000000000}};
+  for (gsize i = 0; i < G_N_ELEMENTS(want); i++) {
+    bn.channels = want[i].channels;
+    assert_true(llabs(dev_op_time_ps(d, &bn, 0) - want[i].ps) <= 1);
+  }
+  wl_op_cost elt = bn;
+  elt.kind = WL_OP_ELEMENTWISE;
+  elt.channels = 4;
+  assert_true(llabs(dev_op_time_ps(d, &elt, 0) - 2000000000) <= 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(wl_model) m = wl_zoo_build("resnet50", &error);
+  assert_non_null(m);
+  g_autoptr(wl_net) net = wl_net_new(m, 32, WL_PREC_FP32, &error);
+  assert_non_null(net);
+  gboolean seen = FALSE;
+  for (size_t i = 0; i < wl_net_n_layers(net) && !seen; i++) {
+    const wl_layer *L = wl_net_layer(net, i);
+    if (L->cost[WL_PASS_FORWARD].kind != WL_OP_BATCHNORM)
+      continue;
+    for (int p = WL_PASS_FORWARD; p <= WL_PASS_BACKWARD_WEIGHTS; p++)
+      assert_int_equal(L->cost[p].channels, 64);
+    seen = TRUE;
+  }
+  assert_true(seen);
+}
+
 /* Every op of a ResNet-50 step at batch 32, for monotonicity tests. */
 static GArray *resnet_ops(wl_precision prec)
 {
@@ -1194,6 +1243,7 @@ int main(void)
       cmocka_unit_test(test_conv_ops),
       cmocka_unit_test(test_op_flops_winograd),
       cmocka_unit_test(test_hopper_winograd_nonfused),
+      cmocka_unit_test(test_batchnorm_channel_blocks),
       cmocka_unit_test(test_more_flops_never_faster),
       cmocka_unit_test(test_faster_datasheet_never_slower),
       cmocka_unit_test(test_phi_speedup_curves),

@@ -21,7 +21,7 @@ data=${2:-$here}
 for f in steps.csv profile.csv; do
   [ -r "$data/$f" ] || { echo "cnn.sh: cannot read $data/$f" >&2; exit 2; }
 done
-export DTSIM_DATA_DIR=${DTSIM_DATA_DIR:-$here/../..}
+export DTSIM_DATA_DIR="${DTSIM_DATA_DIR:-$here/../..}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dtsim-h200cnn-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
@@ -44,6 +44,7 @@ run() {
 
 # Every steps.csv row: model precision batch measured_ms predicted_ms compute_ms
 tail -n +2 "$data/steps.csv" | while IFS=, read -r model prec batch med rest; do
+  # shellcheck disable=SC2046  # the two numbers run prints
   set -- $(run "$model" "$prec" "$batch")
   echo "$model $prec $batch $med $1 $2"
 done >"$tmp/steps"
@@ -78,7 +79,7 @@ echo
 echo "kernel time by kind at the profiled batch, ms: measured (profile.csv) / dtsim (run --csv)"
 printf '  %-13s %-4s %5s %15s %15s %15s %15s %15s %15s\n' model prec batch conv "batch norm" \
   element-wise pool update other
-while read -r model prec batch step busy; do
+while read -r model prec batch _; do
   run "$model" "$prec" "$batch" "$tmp/tasks.csv" >/dev/null
   # dtsim's tasks of the device, summed by kind from their names: the last part of the name
   # (after the final '/', without " dX" or " dW") says the layer kind.

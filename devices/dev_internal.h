@@ -165,6 +165,10 @@ double dev__gemm_seconds(uint64_t m, uint64_t n, uint64_t k, uint64_t batch, uns
  * In (0, 1]. */
 double dev__attention_fill(uint64_t q, uint64_t k, uint64_t batch, gboolean causal,
                            unsigned sms);
+/* Seconds of a batch norm moving `bytes` over `channels` thread blocks, one block per channel
+ * and one per SM at a time, each at its SM's share of `stream_Bps`: ceil(channels / sms)
+ * waves of bytes / channels. Zero when any argument is zero. */
+double dev__channel_blocks_s(double bytes, uint64_t channels, unsigned sms, double stream_Bps);
 /* GPU: the arithmetic clock of a die alone on its board, as a fraction of the boost clock. */
 double dev__gpu_alone_clock(const dev_params *p);
 /* GPU: sets the arithmetic clock (a fraction of the boost clock) and the rates that follow it. */

@@ -242,6 +242,7 @@ static void layer_costs(wl_net *net, size_t i, const gboolean *requires_grad)
     set_cost(bd, ok, WL_PASS_BACKWARD_DATA, prec, 10 * out, 2 * (in + out) * e + P * wb,
              in * e, in);
     set_cost(bw, ok, WL_PASS_BACKWARD_WEIGHTS, prec, 3 * out, (in + out) * e, P * gb, P);
+    fw->channels = bd->channels = bw->channels = (uint32_t)C;
     break;
   }
   case WL_LAYER_RELU:

@@ -65,6 +65,9 @@ typedef struct {
   /* ATTENTION: 1 when a causal mask skips the key tiles above the diagonal, so the tiles of
    * queries do unequal work. */
   uint8_t causal;
+  /* BATCHNORM: channels, each normalized over batch and space by its own reduction; zero for
+   * other kinds. */
+  uint32_t channels;
 } wl_op_cost;
 
 const char *wl_precision_name(wl_precision p);

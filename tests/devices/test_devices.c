@@ -377,6 +377,94 @@ static void test_op_flops_winograd(void **state)
   assert_true(dev_op_flops(v100, &ops[0]) == 29595009024.0);
 }
 
+/* cuDNN 9 on Hopper (and, assumed, Blackwell) runs no fused Winograd convolution
+ * (bench/h200): a 3x3 stride-1 fp32 convolution pays the non-fused transforms. ResNet-50's
+ * 64->64 3x3 layer at 56x56, batch 64, forward: input and output 64 x 64 x 56 x 56 =
+ * 12,845,056 values each, filters 64 x 64 x 9 = 36,864, (2 x 12845056 + 36864) x 4 =
+ * 102,907,904 bytes; Winograd runs 2 x (64 x 56 x 56 / 16 = 12,544 tiles) x 64 x 64 x 36 =
+ * 3,699,376,128 FLOPs, a quarter of the direct 14,797,504,512. On the H200 (4800 GB/s x 0.8 =
+ * 3.84e12 B/s) the transforms add 5.5 x 102907904 / 3.84e12 s = 147,394,133 ps over the fused
+ * form (overlay winograd = fused), whose GEMMs are the same. Each Hopper and Blackwell entry
+ * pays 5.5 x its own op bytes over its streaming rate. */
+static void test_hopper_winograd_nonfused(void **state)
+{
+  (void)state;
+  static const char *const names[] = {"h200-sxm-141gb", "h100-sxm5-80gb", "h100-sxm5-96gb",
+                                      "h800-sxm5-80gb", "b200-sxm-180gb", "gb200"};
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp("dtsim-wino-XXXXXX.ini", &path, &error);
+  assert_true(fd >= 0);
+  close(fd);
+  assert_true(g_file_set_contents(path, "[software]\nwinograd = fused\n", -1, &error));
+  wl_op_cost ops[3];
+  dev__conv_ops(64, 56, 56, 64, 64, 3, 3, 1, 1, WL_PREC_FP32, ops);
+  assert_int_equal(ops[0].bytes_read + ops[0].bytes_written, UINT64_C(102907904));
+  assert_int_equal(ops[0].flops, UINT64_C(14797504512));
+  for (gsize i = 0; i < G_N_ELEMENTS(names); i++) {
+    g_autoptr(dev_device) cat = dev_device_load(names[i], NULL, &error);
+    g_autoptr(dev_device) fused = dev_device_load(names[i], path, &error);
+    assert_non_null(cat);
+    assert_non_null(fused);
+    assert_true(dev_op_flops(cat, &ops[0]) == 3699376128.0);
+    double extra_ps = 5.5 * 102907904.0 / dev_stream_Bps(cat) * 1e12;
+    int64_t diff = dev_op_time_ps(cat, &ops[0], 0) - dev_op_time_ps(fused, &ops[0], 0);
+    assert_true(fabs((double)diff - extra_ps) <= 2);
+    if (i == 0)
+      assert_true(llabs(diff - INT64_C(147394133)) <= 2);
+  }
+  g_unlink(path);
+}
+
+/* Batch norm runs one block per channel, one per SM at a time, each at its SM's share of the
+ * streaming rate: C channels take ceil(C / sms) x sms / C times the streaming time. 1e9 bytes
+ * at 1e12 B/s stream in 1 ms; on 132 SMs, 32 channels take 132 / 32 = 4.125 ms, 132 and 264
+ * take 1 ms, 133 take 2 x 132 / 133 = 1.984962 ms. On the round GPU (8 SMs, 1000 GB/s x 0.5,
+ * no launch), a batch norm moving 1e9 bytes streams in 2 ms: with 4 channels 2 x 8 / 4 = 4 ms,
+ * 12 channels 2 x 2 x 8 / 12 = 2.666667 ms, 16 channels 2 ms, and without a channel count (or
+ * as another kind) 2 ms. ResNet-50's first batch norm has 64 channels in each of its passes. */
+static void test_batchnorm_channel_blocks(void **state)
+{
+  (void)state;
+  assert_true(fabs(dev__channel_blocks_s(1e9, 32, 132, 1e12) - 4.125e-3) < 1e-12);
+  assert_true(fabs(dev__channel_blocks_s(1e9, 132, 132, 1e12) - 1e-3) < 1e-12);
+  assert_true(fabs(dev__channel_blocks_s(1e9, 264, 132, 1e12) - 1e-3) < 1e-12);
+  assert_true(fabs(dev__channel_blocks_s(1e9, 133, 132, 1e12) - 2e-3 * 132 / 133) < 1e-12);
+  assert_true(dev__channel_blocks_s(1e9, 0, 132, 1e12) == 0);
+  assert_true(dev__channel_blocks_s(0, 32, 132, 1e12) == 0);
+  g_autoptr(dev_device) d = load_text(round_gpu);
+  wl_op_cost bn = {.kind = WL_OP_BATCHNORM, .pass = WL_PASS_FORWARD,
+                   .precision = WL_PREC_FP32, .flops = 1000, .bytes_read = 600000000,
+                   .bytes_written = 400000000, .out_elems = 250000000};
+  static const struct {
+    uint32_t channels;
+    int64_t ps;
+  } want[] = {{0, 2000000000}, {4, 4000000000}, {12, 2666666667}, {16, 2000000000}};
+  for (gsize i = 0; i < G_N_ELEMENTS(want); i++) {
+    bn.channels = want[i].channels;
+    assert_true(llabs(dev_op_time_ps(d, &bn, 0) - want[i].ps) <= 1);
+  }
+  wl_op_cost elt = bn;
+  elt.kind = WL_OP_ELEMENTWISE;
+  elt.channels = 4;
+  assert_true(llabs(dev_op_time_ps(d, &elt, 0) - 2000000000) <= 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(wl_model) m = wl_zoo_build("resnet50", &error);
+  assert_non_null(m);
+  g_autoptr(wl_net) net = wl_net_new(m, 32, WL_PREC_FP32, &error);
+  assert_non_null(net);
+  gboolean seen = FALSE;
+  for (size_t i = 0; i < wl_net_n_layers(net) && !seen; i++) {
+    const wl_layer *L = wl_net_layer(net, i);
+    if (L->cost[WL_PASS_FORWARD].kind != WL_OP_BATCHNORM)
+      continue;
+    for (int p = WL_PASS_FORWARD; p <= WL_PASS_BACKWARD_WEIGHTS; p++)
+      assert_int_equal(L->cost[p].channels, 64);
+    seen = TRUE;
+  }
+  assert_true(seen);
+}
+
 /* Every op of a ResNet-50 step at batch 32, for monotonicity tests. */
 static GArray *resnet_ops(wl_precision prec)
 {
@@ -1197,6 +1285,8 @@ int main(void)
       cmocka_unit_test(test_launch_and_host),
       cmocka_unit_test(test_conv_ops),
       cmocka_unit_test(test_op_flops_winograd),
+      cmocka_unit_test(test_hopper_winograd_nonfused),
+      cmocka_unit_test(test_batchnorm_channel_blocks),
       cmocka_unit_test(test_more_flops_never_faster),
       cmocka_unit_test(test_faster_datasheet_never_slower),
       cmocka_unit_test(test_phi_speedup_curves),

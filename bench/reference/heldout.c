@@ -1,8 +1,8 @@
 /* dtsim-reference-run --heldout FILE: published runs kept out of every fit (held-out checks).
  *
- * FILE is a CSV like reference/training.csv with three more columns: `group` (the rows' family,
- * each with its own MAPE), `ps_count` (parameter servers, where the run had them) and
- * `variable_update` (what the framework did, for the reader). Lines that start with '#' are
+ * FILE is a CSV like reference/training.csv with four more columns: `group` (the rows' family,
+ * each with its own MAPE), `ps_count` and `ps_workers` (parameter servers and who pushes to
+ * them, where the run had them) and `variable_update` (what the framework did, for the reader). Lines that start with '#' are
  * comments. Every row runs as `dtsim run` would run it: the row's strategy, system, devices and
  * per-device batch, synthetic input, SGD, three iterations; `ps` rows at their placement and
  * server count, `dp` rows with one ring in rank order (NCCL 1.x, as in run_rows.c). Nothing is
@@ -22,8 +22,8 @@
 /* The columns a held-out file must have (others are allowed and ignored). */
 static const char *const needed[] = {"group", "model", "precision", "device", "system", "nodes",
                                      "devices_per_node", "batch_per_device", "strategy",
-                                     "ps_placement", "ps_count", "measured", "unit", "source",
-                                     NULL};
+                                     "ps_placement", "ps_count", "ps_workers", "measured", "unit",
+                                     "source", NULL};
 
 typedef struct {
   char *group;
@@ -78,7 +78,7 @@ static gboolean parse_row(const char *path, int line, GPtrArray *header, const i
       return FALSE;
     }
   }
-  static const int required[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13};
+  static const int required[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 14};
   for (size_t k = 0; k < G_N_ELEMENTS(required); k++)
     if (!*CELL(required[k])) {
       g_set_error(error, DT_ERROR, DT_ERROR_INPUT, "%s:%d: column %s: empty", path, line,
@@ -87,12 +87,12 @@ static gboolean parse_row(const char *path, int line, GPtrArray *header, const i
     }
   r->group = g_strdup(CELL(0));
   g_autofree char *measured_where = g_strdup_printf("%s:%d: column measured", path, line);
-  if (!dt_parse_double(CELL(11), measured_where, 1e-9, 1e12, &r->measured, error))
+  if (!dt_parse_double(CELL(12), measured_where, 1e-9, 1e12, &r->measured, error))
     return FALSE;
-  if (strcmp(CELL(12), "images_per_s") != 0) {
+  if (strcmp(CELL(13), "images_per_s") != 0) {
     g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
                 "%s:%d: column unit: '%s' (held-out rows compare images_per_s)", path, line,
-                CELL(12));
+                CELL(13));
     return FALSE;
   }
   sim_scenario_init(&r->s);
@@ -105,7 +105,8 @@ static gboolean parse_row(const char *path, int line, GPtrArray *header, const i
     if (!set_cell(r, path, keys[k].key, needed[keys[k].col], CELL(keys[k].col), error))
       return FALSE;
   gboolean servers = sim_scenario_key_equals(&r->s, "strategy", "ps");
-  for (int k = 9; k <= 10; k++) {
+  static const char *const ps_keys[] = {"ps-placement", "ps-count", "ps-workers"};
+  for (int k = 9; k <= 11; k++) {
     if (!*CELL(k))
       continue;
     if (!servers) {
@@ -114,7 +115,7 @@ static gboolean parse_row(const char *path, int line, GPtrArray *header, const i
                   line, needed[k]);
       return FALSE;
     }
-    if (!set_cell(r, path, k == 9 ? "ps-placement" : "ps-count", needed[k], CELL(k), error))
+    if (!set_cell(r, path, ps_keys[k - 9], needed[k], CELL(k), error))
       return FALSE;
   }
   r->s.synthetic = TRUE;
@@ -231,8 +232,9 @@ int ref_heldout(const char *path, gboolean check_only)
     predicted[i] = rep.throughput_samples_per_s;
   }
   printf("== held-out rows (%s) through the whole simulator; * more than 15%% off\n", path);
-  printf("%-16s %-13s %-11s %5s %5s %-8s %-10s %3s %9s %10s %7s\n", "group", "model", "system",
-         "devs", "batch", "strategy", "placement", "ps", "measured", "predicted", "err%");
+  printf("%-16s %-13s %-11s %5s %5s %-8s %-10s %3s %-7s %9s %10s %7s\n", "group", "model",
+         "system", "devs", "batch", "strategy", "placement", "ps", "workers", "measured",
+         "predicted", "err%");
   tally all = {0};
   for (guint i = 0; i < rows->len; i++) {
     row *r = &g_array_index(rows, row, i);
@@ -243,11 +245,12 @@ int ref_heldout(const char *path, gboolean check_only)
     g_autofree char *ps = servers ? g_strdup_printf("%" G_GINT64_FORMAT, (int64_t)r->s.ps_count)
                                   : g_strdup("-");
     printf("%-16s %-13s %-11s %5" G_GINT64_FORMAT " %5" G_GINT64_FORMAT
-           " %-8s %-10s %3s %9.1f %10.1f %+7.1f%s\n",
+           " %-8s %-10s %3s %-7s %9.1f %10.1f %+7.1f%s\n",
            r->group, r->s.model, r->s.system,
            (int64_t)(r->s.nodes * r->s.devices_per_node), (int64_t)r->s.batch,
            sim_scenario_strategy_name(&r->s),
-           servers ? comm_ps_placement_name(r->s.ps_placement) : "-", ps, r->measured,
+           servers ? comm_ps_placement_name(r->s.ps_placement) : "-", ps,
+           servers ? comm_ps_workers_name(r->s.ps_workers) : "-", r->measured,
            predicted[i], err, fabs(err) > 15 ? " *" : "");
   }
   for (guint i = 0; i < names->len; i++) {

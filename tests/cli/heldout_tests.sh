@@ -39,7 +39,7 @@ bad_row() {
     bad "$1: status $got (want 2), $lines stderr lines (want 1 with 'bad.csv:3: $2'): $(cat "$TMP/err"); stdout: $(head -c 200 "$TMP/out")"
   fi
 }
-bad_row "a field missing" "16 fields where the header has 17" "${good%,*}"
+bad_row "a field missing" "17 fields where the header has 18" "${good%,*}"
 bad_row "nodes negative" "column nodes" "$(echo "$good" | sed 's/,p2.8xlarge,1,/,p2.8xlarge,-1,/')"
 bad_row "batch not a number" "column batch_per_device" "$(echo "$good" | sed 's/,1,1,64,/,1,1,lots,/')"
 bad_row "measured not a number" "column measured" "$(echo "$good" | sed 's/,51.5,/,fast,/')"
@@ -47,6 +47,7 @@ bad_row "unknown system" "column system" "$(echo "$good" | sed 's/,p2.8xlarge,/,
 bad_row "unknown strategy" "column strategy" "$(echo "$good" | sed 's/,ps,gpu,/,zz,gpu,/')"
 bad_row "servers on a dp row" "column ps_placement" "$(echo "$good" | sed 's/,ps,gpu,/,dp,gpu,/')"
 bad_row "ps count zero" "column ps_count" "$(echo "$good" | sed 's/,ps,gpu,1,/,ps,gpu,0,/')"
+bad_row "unknown ps workers" "column ps_workers" "$(echo "$good" | sed 's/,device,/,rack,/')"
 bad_row "unknown model" "unknown model 'nosuchnet'" "$(echo "$good" | sed 's/,resnet50,/,nosuchnet,/')"
 
 # A header without a needed column: the header's line.
@@ -63,7 +64,7 @@ st=$?
 "$RUNNER" --heldout "$TMP/one.csv" >"$TMP/out" 2>"$TMP/err"
 st=$?
 row=$(grep '^aws-single ' "$TMP/out")
-m=$(echo "$row" | awk '{print $9}'); p=$(echo "$row" | awk '{print $10}'); e=$(echo "$row" | awk '{print $11}')
+m=$(echo "$row" | awk '{print $10}'); p=$(echo "$row" | awk '{print $11}'); e=$(echo "$row" | awk '{print $12}')
 want=$(awk -v m="$m" -v p="$p" 'BEGIN { printf "%+.1f", (p - m) / m * 100 }')
 [ $st -eq 0 ] && [ "$m" = 51.5 ] && [ "$e" = "$want" ] &&
   grep -q "MAPE over all 1 held-out rows" "$TMP/out" &&

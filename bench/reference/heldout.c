@@ -198,6 +198,40 @@ static tally *group_tally(GPtrArray *names, GArray *tallies, const char *group)
   return &g_array_index(tallies, tally, tallies->len - 1);
 }
 
+/* Rows on several nodes against the row of the same group, model, batch and system on one node
+ * of as many devices: the speedup over one node, measured and predicted. The error of that ratio
+ * is what the communication between nodes adds or misses, without the one-node error both rows
+ * share (the device model, the node's own servers). */
+static void scaling_over_one_node(GArray *rows, const double *predicted)
+{
+  tally t = {0};
+  for (guint i = 0; i < rows->len; i++) {
+    const row *r = &g_array_index(rows, row, i);
+    if (r->s.nodes < 2)
+      continue;
+    for (guint j = 0; j < rows->len; j++) {
+      const row *b = &g_array_index(rows, row, j);
+      if (b->s.nodes != 1 || b->s.devices_per_node != r->s.devices_per_node ||
+          b->s.batch != r->s.batch || strcmp(b->group, r->group) != 0 ||
+          strcmp(b->s.model, r->s.model) != 0 || strcmp(b->s.system, r->s.system) != 0)
+        continue;
+      if (t.n == 0)
+        printf("\n== speedup over one node (the row of the same group, model, batch and system on "
+               "one node)\n%-16s %-13s %5s %5s %9s %10s %7s\n", "group", "model", "devs",
+               "batch", "measured", "predicted", "err%");
+      double m = r->measured / b->measured, p = predicted[i] / predicted[j];
+      account(&t, m, p);
+      printf("%-16s %-13s %5" G_GINT64_FORMAT " %5" G_GINT64_FORMAT " %9.2f %10.2f %+7.1f\n",
+             r->group, r->s.model, (int64_t)(r->s.nodes * r->s.devices_per_node),
+             (int64_t)r->s.batch, m, p, (p - m) / m * 100);
+      break;
+    }
+  }
+  if (t.n)
+    printf("MAPE of the speedup over one node: %.1f%% over %d rows (%d more than 15%% off)\n",
+           t.sum_abs_pct / t.n, t.n, t.over);
+}
+
 int ref_heldout(const char *path, gboolean check_only)
 {
   g_autoptr(GError) error = NULL;
@@ -260,5 +294,6 @@ int ref_heldout(const char *path, gboolean check_only)
   }
   printf("MAPE over all %d held-out rows: %.1f%% (%d more than 15%% off)\n", all.n,
          all.sum_abs_pct / all.n, all.over);
+  scaling_over_one_node(rows, predicted);
   return 0;
 }

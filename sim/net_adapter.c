@@ -58,6 +58,8 @@ struct sim_net_adapter {
   comm_ps_placement ps_placement;
   uint32_t ps_servers;
   double ps_reduce_Bps;
+  gboolean ps_node_workers;
+  double ps_local_reduce_Bps;
   comm_ps *ps;
   comm_coll_group *ps_group;
   GHashTable *ps_index;     /* task id -> index into plan->ps_tasks + 1 */
@@ -170,11 +172,14 @@ static const GError *adapter_error(void *user)
 }
 
 void sim_net_adapter_set_ps(sim_net_adapter *a, comm_ps_placement placement, uint32_t servers,
-                            double server_reduce_Bps)
+                            double server_reduce_Bps, gboolean node_workers,
+                            double local_reduce_Bps)
 {
   a->ps_placement = placement;
   a->ps_servers = servers;
   a->ps_reduce_Bps = server_reduce_Bps;
+  a->ps_node_workers = node_workers;
+  a->ps_local_reduce_Bps = local_reduce_Bps;
 }
 
 comm_ep sim_net_adapter_endpoint(const sim_net_adapter *a, sim_unit_id unit)
@@ -321,7 +326,9 @@ static gboolean ps_setup(sim_net_adapter *a, GError **error)
                         .servers = a->ps_servers,
                         .tensor_bytes = (const uint64_t *)p->ps_tensor_bytes->data,
                         .tensors = T,
-                        .server_reduce_Bps = a->ps_reduce_Bps};
+                        .server_reduce_Bps = a->ps_reduce_Bps,
+                        .node_workers = a->ps_node_workers,
+                        .local_reduce_Bps = a->ps_local_reduce_Bps};
   a->ps = comm_ps_new(a->net, a->ps_group, &cfg, error);
   if (!a->ps)
     return FALSE;

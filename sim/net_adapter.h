@@ -18,9 +18,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(sim_net_adapter, sim_net_adapter_free)
  * cannot be placed) stops the engine and comes back from sim_exec_run() through the ops. */
 extern const sim_comm_ops sim_net_adapter_ops;
 /* Parameter servers for plans with PS tasks: placement, server count, and the servers'
- * aggregation rate in bytes/s. */
+ * aggregation rate in bytes/s; node_workers: one worker per node that sums its devices'
+ * gradients at local_reduce_Bps first (comm_ps_config). */
 void sim_net_adapter_set_ps(sim_net_adapter *a, comm_ps_placement placement, uint32_t servers,
-                            double server_reduce_Bps);
+                            double server_reduce_Bps, gboolean node_workers,
+                            double local_reduce_Bps);
 /* When the parameter servers' aggregation of `tensor` ended in the last step (0 without). */
 sim_time_ps sim_net_adapter_ps_aggregated(const sim_net_adapter *a, uint32_t tensor);
 /* The endpoint a unit of the plan stands for. */

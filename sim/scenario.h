@@ -105,6 +105,7 @@ typedef struct {
   /* ps (strategy_ps.c). */
   int64_t ps_count;
   comm_ps_placement ps_placement;
+  comm_ps_workers ps_workers;   /* a worker per device, or per node with replicas */
   /* pp, mp and hybrid (strategy_pp.c, strategy_hybrid.c). */
   int64_t micro_batches;        /* pipeline micro-batches per iteration */
   wl_schedule schedule;

@@ -310,7 +310,9 @@ static gboolean simulate_once(const sim_scenario *s, const sim_run_opts *o, gboo
   sim_exec_set_comm(exec, &sim_net_adapter_ops, adapter);
   if (flags & SIM_STRATEGY_SERVERS)
     sim_net_adapter_set_ps(adapter, s->ps_placement, (uint32_t)s->ps_count,
-                           sim_ps_server_reduce_Bps(s->ps_placement, costs));
+                           sim_ps_server_reduce_Bps(s->ps_placement, costs),
+                           s->ps_workers == COMM_PS_WORKER_NODE,
+                           sim_ps_server_reduce_Bps(COMM_PS_GPU, costs));
   if (!sim_exec_run(exec, error) || !sim_check_clock(engine, error))
     return FALSE;
   sim_engine_finish(engine);

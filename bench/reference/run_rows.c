@@ -10,7 +10,9 @@
  * program (bench/reference/systems/), whose comments say what is known and what is assumed.
  *
  * Prints measured, predicted and error per row and the mean absolute percentage error.
- * No row has parameters of its own. Usage: dtsim-reference-run [REFERENCE_DIR] */
+ * No row has parameters of its own. Usage: dtsim-reference-run [REFERENCE_DIR]; held-out rows
+ * (heldout.c): dtsim-reference-run --heldout FILE [--check]. */
+#include "heldout.h"
 #include "simulate.h"
 #include "util.h"
 #include "comm_net.h"
@@ -200,6 +202,14 @@ static int scaling(const char *dir, tally *all)
 
 int main(int argc, char **argv)
 {
+  if (argc > 1 && strcmp(argv[1], "--heldout") == 0) {
+    gboolean check = argc == 4 && strcmp(argv[3], "--check") == 0;
+    if (argc < 3 || (argc > 3 && !check)) {
+      fprintf(stderr, "dtsim-reference-run: usage: dtsim-reference-run --heldout FILE [--check]\n");
+      return 2;
+    }
+    return ref_heldout(argv[2], check);
+  }
   const char *dir = argc > 1 ? argv[1] : DTSIM_REFERENCE_DIR;
   tally all = {0};
   if (training(dir, &all) || scaling(dir, &all))

@@ -137,12 +137,25 @@ typedef enum {
 
 const char *comm_ps_placement_name(comm_ps_placement placement);
 
+/* Who pushes: every device (TensorFlow's parameter_server), or one worker per node whose
+ * devices keep replicas (distributed_replicated); comm_ps_config.node_workers. */
+typedef enum { COMM_PS_WORKER_DEVICE, COMM_PS_WORKER_NODE } comm_ps_workers;
+const char *comm_ps_workers_name(comm_ps_workers workers);
+
 typedef struct {
   comm_ps_placement placement;
   uint32_t servers;            /* K >= 1 (colocated: 0 means one per worker node) */
   const uint64_t *tensor_bytes;/* gradient (= parameter) bytes of each tensor */
   uint32_t tensors;
   double server_reduce_Bps;    /* aggregation rate of a server, bytes/s; 0: free */
+  /* FALSE: every member is a worker that pushes its own gradients and pulls the parameters
+   * (TensorFlow's parameter_server). TRUE: one worker per node, whose members keep replicas
+   * (TensorFlow's distributed_replicated): a tensor's gradients are first summed on one member
+   * of the node (round-robin by tensor, at local_reduce_Bps), that member pushes one copy to
+   * the server, the server sends one copy to the node's host, and the host copies it to every
+   * member. */
+  gboolean node_workers;
+  double local_reduce_Bps;     /* node_workers: summing rate of a member, bytes/s; 0: free */
 } comm_ps_config;
 
 typedef struct comm_ps comm_ps;
@@ -186,7 +199,8 @@ sim_time_ps comm_ps_aggregation_end(const comm_ps *ps, uint32_t tensor);
 void comm_ps_step_begin(comm_ps *ps, comm_ps_tensor_fn pulled, comm_done_fn done, void *user);
 /* Worker `worker` has its gradient of `tensor`: the push starts now. Once all workers' pushes
  * of a tensor have arrived its shard aggregates them (W x bytes at the server's rate, one
- * aggregation at a time per server), then every worker pulls the tensor. */
+ * aggregation at a time per server), then every worker pulls the tensor. With node_workers the
+ * member's push goes to its node's summing member first, and W counts nodes. */
 void comm_ps_push(comm_ps *ps, uint32_t worker, uint32_t tensor);
 /* Pushes every tensor of every worker now. */
 void comm_ps_push_all(comm_ps *ps);

@@ -5,7 +5,16 @@
  * time (W gradients of `bytes` each, read at the server's rate), in the order the tensors
  * become complete; servers that share a host socket or a device share its aggregation (the
  * host's memory reads every gradient that arrives there). Any number of servers: several per
- * socket or device where there are more servers than places (comm_ps_check). */
+ * socket or device where there are more servers than places (comm_ps_check).
+ *
+ * With node workers (TensorFlow's distributed_replicated, tf_cnn_benchmarks' variable_mgr.py
+ * VariableMgrDistributedReplicated) a node is one worker: the gradients of a tensor from the
+ * node's members are copied to one member (tensor t to the node's member t mod G, as
+ * aggregate_gradients_using_copy_with_device_selection places them) and summed there, that
+ * member sends the one sum to the tensor's server, the server aggregates one copy per node and
+ * sends one copy back to the node's host (the worker reads the variable on its CPU), and the host
+ * copies it to every member's replica. A node's link to the network carries one push and one
+ * pull per tensor, not one per member. */
 #include "coll_internal.h"
 #include "util.h"
 
@@ -35,6 +44,14 @@ struct comm_ps {
   sim_track_id *server_track; /* per shard, when observed */
   ps_msg *msgs;               /* W x T contexts, one per (worker, tensor) */
   uint32_t *pushes;           /* per tensor: pushes arrived this step */
+  /* Node workers (cfg.node_workers; else workers = members and these are unused). */
+  uint32_t workers;           /* pushes a tensor's aggregation waits for: members or nodes */
+  uint32_t *slot_of;          /* per member: its node's slot (nodes in order of appearance) */
+  uint32_t *slot_first;       /* per slot: its first member (members of a node are a run) */
+  uint32_t *slot_members;     /* per slot: how many */
+  comm_ep *slot_host;         /* per slot: the node's host (socket 0), where pulls arrive */
+  uint32_t *local_pushes;     /* per slot x tensor: members' gradients summed so far */
+  ps_msg *slot_msgs;          /* per slot x tensor: context of the node's push and pull */
   uint64_t pulls_left;
   gboolean in_step;
   comm_ps_tensor_fn pulled;
@@ -47,6 +64,11 @@ static const char *const placement_names[] = {"cpu", "gpu", "colocated", "dedica
 const char *comm_ps_placement_name(comm_ps_placement p)
 {
   return (guint)p < G_N_ELEMENTS(placement_names) ? placement_names[p] : "?";
+}
+
+const char *comm_ps_workers_name(comm_ps_workers w)
+{
+  return w == COMM_PS_WORKER_DEVICE ? "device" : w == COMM_PS_WORKER_NODE ? "node" : "?";
 }
 
 /* Largest tensor first (equal sizes: lower tensor index first). */
@@ -142,6 +164,32 @@ gboolean comm_ps_check(const comm_topology *topo, comm_ps_placement placement, u
   return TRUE;
 }
 
+/* The nodes of the members, in order of appearance: each a worker of its own. */
+static void node_slots(comm_ps *ps)
+{
+  const comm_coll_group *g = ps->g;
+  uint32_t T = MAX(ps->cfg.tensors, 1), slots = 0;
+  ps->slot_of = g_new(uint32_t, g->n);
+  ps->slot_first = g_new0(uint32_t, g->n);
+  ps->slot_members = g_new0(uint32_t, g->n);
+  ps->slot_host = g_new0(comm_ep, g->n);
+  for (uint32_t w = 0; w < g->n; w++) {
+    if (w == 0 || g->node[w] != g->node[w - 1]) {
+      ps->slot_first[slots] = w;
+      ps->slot_host[slots] = comm_topology_host(g->topo, g->node[w], 0);
+      slots++;
+    }
+    ps->slot_of[w] = slots - 1;
+    ps->slot_members[slots - 1]++;
+  }
+  ps->workers = slots;
+  ps->local_pushes = g_new0(uint32_t, (gsize)slots * T);
+  ps->slot_msgs = g_new(ps_msg, (gsize)slots * T);
+  for (uint32_t s = 0; s < slots; s++)
+    for (uint32_t t = 0; t < T; t++)
+      ps->slot_msgs[(gsize)s * T + t] = (ps_msg){ps, s, t};
+}
+
 comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_config *config,
                      GError **error)
 {
@@ -181,6 +229,9 @@ comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_
   balance(ps);
   if (!place(ps, error))
     return NULL;
+  ps->workers = group->n;
+  if (config->node_workers)
+    node_slots(ps);
   /* Servers on one endpoint share its aggregation: the socket's memory (or the device's) reads
    * every gradient that arrives there, whichever server it is for. */
   g_autoptr(GHashTable) first = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -221,6 +272,12 @@ void comm_ps_free(comm_ps *ps)
   g_free(ps->agg_span);
   g_free(ps->server_track);
   g_free(ps->msgs);
+  g_free(ps->slot_of);
+  g_free(ps->slot_first);
+  g_free(ps->slot_members);
+  g_free(ps->slot_host);
+  g_free(ps->local_pushes);
+  g_free(ps->slot_msgs);
   g_free(ps);
 }
 
@@ -261,6 +318,8 @@ void comm_ps_step_begin(comm_ps *ps, comm_ps_tensor_fn pulled, comm_done_fn done
   ps->done = done;
   ps->user = user;
   memset(ps->pushes, 0, MAX(ps->cfg.tensors, 1) * sizeof(uint32_t));
+  if (ps->local_pushes)
+    memset(ps->local_pushes, 0, (gsize)ps->workers * MAX(ps->cfg.tensors, 1) * sizeof(uint32_t));
   ps->pulls_left = (uint64_t)ps->g->n * ps->cfg.tensors;
 }
 
@@ -277,6 +336,18 @@ static void on_pull_done(sim_engine *engine, void *user)
   }
 }
 
+/* A node's copy of a tensor is on its host: the host copies it to every member. */
+static void on_node_pulled(sim_engine *engine, void *user)
+{
+  (void)engine;
+  ps_msg *msg = user;
+  comm_ps *ps = msg->ps;
+  uint32_t s = msg->worker, t = msg->tensor;
+  for (uint32_t w = ps->slot_first[s]; w < ps->slot_first[s] + ps->slot_members[s]; w++)
+    comm_net_send(ps->net, ps->slot_host[s], ps->g->eps[w], ps->tensor_bytes[t], on_pull_done,
+                  &ps->msgs[(gsize)w * ps->cfg.tensors + t]);
+}
+
 /* The shard has aggregated `tensor`: every worker pulls it. */
 static void on_aggregated(sim_engine *engine, void *data, uint64_t tensor)
 {
@@ -285,6 +356,12 @@ static void on_aggregated(sim_engine *engine, void *data, uint64_t tensor)
   if (ps->agg_span[t])
     sim_engine_span_end(engine, ps->agg_span[t]);
   ps->agg_span[t] = 0;
+  if (ps->cfg.node_workers) {
+    for (uint32_t s = 0; s < ps->workers; s++)
+      comm_net_send(ps->net, ps->server_ep[k], ps->slot_host[s], ps->tensor_bytes[t],
+                    on_node_pulled, &ps->slot_msgs[(gsize)s * ps->cfg.tensors + t]);
+    return;
+  }
   for (uint32_t w = 0; w < ps->g->n; w++)
     comm_net_send(ps->net, ps->server_ep[k], ps->g->eps[w], ps->tensor_bytes[t], on_pull_done,
                   &ps->msgs[(gsize)w * ps->cfg.tensors + t]);
@@ -297,7 +374,7 @@ static void on_aggregation_start(sim_engine *engine, void *data, uint64_t tensor
   uint32_t t = (uint32_t)tensor;
   if (ps->server_track)
     ps->agg_span[t] = sim_engine_span_begin(engine, ps->server_track[ps->shard_of[t]], "aggregate",
-                                            "ps", ps->tensor_bytes[t] * ps->g->n, 0);
+                                            "ps", ps->tensor_bytes[t] * ps->workers, 0);
   sim_engine_schedule_at(engine, ps->agg_end[t], on_aggregated, ps, t);
 }
 
@@ -306,20 +383,61 @@ static void on_push_done(sim_engine *engine, void *user)
   ps_msg *msg = user;
   comm_ps *ps = msg->ps;
   uint32_t t = msg->tensor, k = ps->unit_of[ps->shard_of[t]];
-  if (++ps->pushes[t] < ps->g->n)
+  if (++ps->pushes[t] < ps->workers)
     return;
   sim_time_ps now = sim_engine_now(engine);
   sim_time_ps start = MAX(now, ps->server_free[k]);
-  uint64_t work = ps->tensor_bytes[t] * ps->g->n;
+  uint64_t work = ps->tensor_bytes[t] * ps->workers;
   sim_time_ps end = sim_time_add_sat(start, coll__reduce_time(work, ps->cfg.server_reduce_Bps));
   ps->server_free[k] = end;
   ps->agg_end[t] = end;
   sim_engine_schedule_at(engine, start, on_aggregation_start, ps, t);
 }
 
+/* The member of slot s that sums tensor t. */
+static uint32_t summing_member(const comm_ps *ps, uint32_t s, uint32_t t)
+{
+  return ps->slot_first[s] + t % ps->slot_members[s];
+}
+
+/* A node's sum of a tensor is done: its summing member pushes it to the server. */
+static void on_node_summed(sim_engine *engine, void *data, uint64_t slot_tensor)
+{
+  (void)engine;
+  comm_ps *ps = data;
+  ps_msg *msg = &ps->slot_msgs[slot_tensor];
+  uint32_t t = msg->tensor;
+  comm_net_send(ps->net, ps->g->eps[summing_member(ps, msg->worker, t)],
+                ps->server_ep[ps->shard_of[t]], ps->tensor_bytes[t], on_push_done, msg);
+}
+
+/* A member's gradient has reached its node's summing member; the last one starts the sum (the
+ * node's G gradients read at the member's rate). */
+static void on_local_push_done(sim_engine *engine, void *user)
+{
+  ps_msg *msg = user;
+  comm_ps *ps = msg->ps;
+  uint32_t s = ps->slot_of[msg->worker], t = msg->tensor;
+  gsize st = (gsize)s * ps->cfg.tensors + t;
+  if (++ps->local_pushes[st] < ps->slot_members[s])
+    return;
+  uint64_t work = ps->tensor_bytes[t] * ps->slot_members[s];
+  sim_engine_schedule_at(engine,
+                         sim_time_add_sat(sim_engine_now(engine),
+                                          coll__reduce_time(work, ps->cfg.local_reduce_Bps)),
+                         on_node_summed, ps, st);
+}
+
 void comm_ps_push(comm_ps *ps, uint32_t worker, uint32_t tensor)
 {
   g_return_if_fail(ps->in_step && worker < ps->g->n && tensor < ps->cfg.tensors);
+  if (ps->cfg.node_workers) {
+    uint32_t s = ps->slot_of[worker];
+    comm_net_send(ps->net, ps->g->eps[worker], ps->g->eps[summing_member(ps, s, tensor)],
+                  ps->tensor_bytes[tensor], on_local_push_done,
+                  &ps->msgs[(gsize)worker * ps->cfg.tensors + tensor]);
+    return;
+  }
   comm_net_send(ps->net, ps->g->eps[worker], ps->server_ep[ps->shard_of[tensor]],
                 ps->tensor_bytes[tensor], on_push_done,
                 &ps->msgs[(gsize)worker * ps->cfg.tensors + tensor]);

@@ -4,7 +4,13 @@
  * aggregates and updates it, and every worker pulls the new parameters. A layer's forward in
  * the next iteration waits for its own parameters only, so pulls overlap the next forward, as
  * in distributed TensorFlow. The servers (placement, shards, aggregation) are comm/coll's; this
- * file only says when pushes start and what waits for pulls. */
+ * file only says when pushes start and what waits for pulls.
+ *
+ * --ps-workers node (TensorFlow's distributed_replicated): each node is one worker whose
+ * devices keep replicas; comm/coll sums a tensor's gradients within the node and moves one copy
+ * per node. The replicas are refreshed inside the step (the worker's training op assigns the
+ * pulled values to every device's copy), so a device's next forward waits for all of its
+ * pulls, not only its layer's. */
 #include "plan.h"
 #include "strategy.h"
 
@@ -55,6 +61,7 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   /* prev[d * T + t]: the push task of the previous iteration (ends with the pull). */
   g_autofree sim_task_id *prev = g_new(sim_task_id, (gsize)devices * (T ? T : 1));
   g_autofree sim_task_id *first_fwd = g_new0(sim_task_id, devices);
+  gboolean replicas = o->scenario && o->scenario->ps_workers == COMM_PS_WORKER_NODE;
   uint32_t iterations = o->iterations ? o->iterations : 1;
   for (uint32_t it = 0; it < iterations; it++) {
     for (uint32_t d = 0; d < devices; d++) {
@@ -72,8 +79,11 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
           sim_graph_depend(g, last, step);
           first_fwd[d] = last;
         }
-        if (it > 0 && tensor_of[i] >= 0)
+        if (it > 0 && tensor_of[i] >= 0 && !replicas)
           sim_graph_depend(g, last, prev[(gsize)d * T + (guint)tensor_of[i]]);
+        if (it > 0 && i == 0 && replicas)
+          for (uint32_t t = 0; t < T; t++)
+            sim_graph_depend(g, last, prev[(gsize)d * T + t]);
       }
       for (guint k = n; k-- > 0;) {
         const sim_layer_cost *l = sim_costs_layer(c, k);
@@ -113,8 +123,22 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   return g_steal_pointer(&p);
 }
 
+/* --chakra-out writes a worker per device (sim/chakra.c): node workers have no such form. */
+static const char *ps_check(const sim_scenario *s, const sim_shape *shape, GError **error)
+{
+  (void)shape;
+  if (s->ps_workers == COMM_PS_WORKER_NODE && s->chakra_out) {
+    g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                "--ps-workers node: --chakra-out writes a worker per device; use --ps-workers "
+                "device");
+    return "chakra";
+  }
+  return NULL;
+}
+
 /* The parameter servers themselves are comm/coll's (comm_ps); these say how many and where. */
 SIM_CHOICES_OF(comm_ps_placement_name, comm_ps_placement)
+SIM_CHOICES_OF(comm_ps_workers_name, comm_ps_workers)
 static const sim_key ps_keys[] = {
     {"ps-count", SIM_KEY_INT, SIM_KEY_OFF(ps_count), "1", 1, 1000000, .commands = SIM_OPTS_RUN,
      .arg = "K", .help = "parameter servers (shards), any count from 1: several share a socket "
@@ -125,6 +149,14 @@ static const sim_key ps_keys[] = {
      .help = "where servers run: cpu and colocated: the worker nodes' host sockets, round-robin "
              "(server k on node k mod N); gpu: the devices, round-robin; dedicated: K extra "
              "nodes, one server each. Servers on one socket or device share its aggregation"},
+    {"ps-workers", SIM_KEY_CHOICE, SIM_KEY_OFF(ps_workers), "device",
+     .choice_name = comm_ps_workers_name_choice, .n_choices = COMM_PS_WORKER_NODE + 1,
+     .commands = SIM_OPTS_RUN,
+     .help = "device: every device pushes its gradients and pulls the parameters (TensorFlow's "
+             "parameter_server); node: one worker per node whose devices keep replicas "
+             "(distributed_replicated): gradients summed on one device of the node, one copy "
+             "per node to the server and back to the node's host, copied to every device "
+             "before the next step"},
 };
 static const sim_key_group sim_keys_ps = SIM_KEY_GROUP("ps", SIM_STRATEGY_SERVERS, ps_keys);
 
@@ -166,6 +198,7 @@ const sim_strategy sim__strategy_ps = {
                    "pulls before each layer's next forward",
     .flags = SIM_STRATEGY_SERVERS | SIM_STRATEGY_REPLAYABLE | SIM_STRATEGY_ONE_DEVICE,
     .keys = &sim_keys_ps,
+    .check = ps_check,
     .build = ps_build,
     .search = ps_search,
     .n_search = G_N_ELEMENTS(ps_search),

@@ -316,7 +316,7 @@ static void test_ps_port_bottleneck(void **state)
   g_autoptr(comm_net) net = comm_net_new(engine, t, COMM_NET_FLOW);
   fake_net_set_port_serialisation(net, TRUE);
   const uint64_t bytes[4] = {1000000, 1000000, 1000000, 1000000};
-  comm_ps_config cfg = {COMM_PS_DEDICATED, 1, bytes, 4, 1e12};
+  comm_ps_config cfg = {COMM_PS_DEDICATED, 1, bytes, 4, 1e12, FALSE, 0};
   g_autoptr(GError) e = NULL;
   g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, &e);
   assert_non_null(ps);
@@ -349,7 +349,7 @@ static void test_ps_servers_share_host(void **state)
   g_autoptr(comm_net) net = comm_net_new(engine, t, COMM_NET_FLOW);
   fake_net_set_port_serialisation(net, TRUE);
   const uint64_t bytes[4] = {1000000, 1000000, 1000000, 1000000};
-  comm_ps_config cfg = {COMM_PS_DEDICATED, 2, bytes, 4, 1e9};
+  comm_ps_config cfg = {COMM_PS_DEDICATED, 2, bytes, 4, 1e9, FALSE, 0};
   g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, NULL);
   assert_non_null(ps);
   assert_int_equal(comm_ps_server_endpoint(ps, 0), comm_ps_server_endpoint(ps, 1));
@@ -362,6 +362,42 @@ static void test_ps_servers_share_host(void **state)
   assert_int_equal(sim_engine_now(engine), SIM_US(65364));
 }
 
+/* Node workers (TensorFlow's distributed_replicated): 2 nodes of 4 devices push one tensor of
+ * 1e6 bytes to one server on an extra node; ports serialise, a pair inside a node takes
+ * 0.5 us + bytes / 100 GB/s (10 us), across nodes 2 us + bytes / 12.5 GB/s (80 us).
+ *   - Each node sums on its member 0 mod 4 (devices 0 and 4): device 0's own gradient is there
+ *     at once, the other three queue at its port: 0.5 + 3 x 10 = 30.5 us.
+ *   - The sum reads 4 x 1e6 bytes at 1e11 B/s: 40 us, so 70.5 us.
+ *   - Both nodes' one copy queues at the server's port: 70.5 + 2 x 80 + 2 = 232.5 us.
+ *   - The server aggregates 2 copies (not 8) at 1e12 B/s: 2 us, 234.5 us.
+ *   - One copy to each node's host (no contention, different ports): 82 us, 316.5 us.
+ *   - The host copies it to its 4 devices (different ports): 10.5 us, 327 us.
+ * With a worker per device the server's port would take 8 pushes (8 x 80 + 2 = 642 us), then
+ * 8 us of aggregation and 82 us of pulls: 732 us. */
+static void test_ps_node_workers(void **state)
+{
+  fake_topology_spec s = {2, 4, 1, SIM_NS(500), 100000000000ULL, SIM_US(2), 12500000000ULL};
+  g_autoptr(comm_topology) t = fake_topology_new(&s);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  const uint64_t bytes[1] = {1000000};
+  for (int node = 0; node <= 1; node++) {
+    g_autoptr(sim_engine) engine = sim_engine_new();
+    g_autoptr(comm_net) net = comm_net_new(engine, t, COMM_NET_FLOW);
+    fake_net_set_port_serialisation(net, TRUE);
+    comm_ps_config cfg = {COMM_PS_DEDICATED, 1, bytes, 1, 1e12, node, 1e11};
+    g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, NULL);
+    assert_non_null(ps);
+    int done = 0;
+    pulled_count = 0;
+    comm_ps_step_begin(ps, on_pulled, on_done, &done);
+    comm_ps_push_all(ps);
+    sim_engine_run(engine);
+    assert_int_equal(done, 1);
+    assert_int_equal(pulled_count, 8);
+    assert_int_equal(sim_engine_now(engine), node ? SIM_NS(327000) : SIM_US(732));
+  }
+}
+
 static void test_ps_sharding(void **state)
 {
   g_autoptr(comm_topology) t = flat(4);
@@ -371,7 +407,7 @@ static void test_ps_sharding(void **state)
   /* Largest first onto the lightest shard: 9 -> 0, 7 -> 1, 5 -> 2, 4 -> 2 (loads 9, 7, 5),
    * 3 -> 1 (loads 9, 7, 9), 1 -> 0 (loads 9, 10, 9: the lowest of the two lightest). */
   const uint64_t bytes[6] = {3, 9, 4, 1, 7, 5};
-  comm_ps_config cfg = {COMM_PS_GPU, 3, bytes, 6, 0};
+  comm_ps_config cfg = {COMM_PS_GPU, 3, bytes, 6, 0, FALSE, 0};
   g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, NULL);
   assert_int_equal(comm_ps_shard_of(ps, 1), 0);
   assert_int_equal(comm_ps_shard_of(ps, 4), 1);
@@ -388,23 +424,23 @@ static void test_ps_sharding(void **state)
    * (TensorFlow jobs ran them so) and K > N too: server 4 shares node 0's host (one socket
    * here) with server 0. gpu: 6 servers on 4 devices, servers 4 and 5 on devices 0 and 1.
    * Dedicated needs extra nodes; no server at all is refused. */
-  comm_ps_config three = {COMM_PS_COLOCATED, 3, bytes, 6, 0};
+  comm_ps_config three = {COMM_PS_COLOCATED, 3, bytes, 6, 0, FALSE, 0};
   g_autoptr(comm_ps) co = comm_ps_new(net, g, &three, NULL);
   assert_non_null(co);
   assert_int_equal(comm_ps_servers(co), 3);
   for (uint32_t k = 0; k < 3; k++)
     assert_int_equal(comm_ps_server_endpoint(co, k), comm_topology_host(t, k, 0));
-  comm_ps_config five = {COMM_PS_COLOCATED, 5, bytes, 6, 0};
+  comm_ps_config five = {COMM_PS_COLOCATED, 5, bytes, 6, 0, FALSE, 0};
   g_autoptr(comm_ps) co5 = comm_ps_new(net, g, &five, NULL);
   assert_non_null(co5);
   assert_int_equal(comm_ps_server_endpoint(co5, 4), comm_topology_host(t, 0, 0));
-  comm_ps_config six = {COMM_PS_GPU, 6, bytes, 6, 0};
+  comm_ps_config six = {COMM_PS_GPU, 6, bytes, 6, 0, FALSE, 0};
   g_autoptr(comm_ps) gp = comm_ps_new(net, g, &six, NULL);
   assert_non_null(gp);
   assert_int_equal(comm_ps_server_endpoint(gp, 4), comm_topology_device(t, 0));
   assert_int_equal(comm_ps_server_endpoint(gp, 5), comm_topology_device(t, 1));
   g_autoptr(GError) e = NULL;
-  comm_ps_config bad = {COMM_PS_DEDICATED, 1, bytes, 6, 0};
+  comm_ps_config bad = {COMM_PS_DEDICATED, 1, bytes, 6, 0, FALSE, 0};
   assert_null(comm_ps_new(net, g, &bad, &e));
   assert_true(g_error_matches(e, DT_ERROR, DT_ERROR_INPUT));
   g_clear_error(&e);
@@ -563,7 +599,7 @@ int main(void)
       cmocka_unit_test(test_flow_vs_analytic),   cmocka_unit_test(test_pipelined_vs_steps),
       cmocka_unit_test(test_bytes_conservation), cmocka_unit_test(test_hierarchical_beats_ring),
       cmocka_unit_test(test_ps_port_bottleneck), cmocka_unit_test(test_ps_sharding),
-      cmocka_unit_test(test_ps_servers_share_host),
+      cmocka_unit_test(test_ps_servers_share_host), cmocka_unit_test(test_ps_node_workers),
       cmocka_unit_test(test_auto_and_registry),  cmocka_unit_test(test_overheads),
       cmocka_unit_test(test_double_tree_shape),  cmocka_unit_test(test_latency_memo),
   };

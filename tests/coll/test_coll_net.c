@@ -129,7 +129,7 @@ static void test_ps_nic_bottleneck(void **state)
     g_autoptr(comm_net) net =
         comm_net_new(engine, t, model == 0 ? COMM_NET_FLOW : COMM_NET_ANALYTIC);
     const uint64_t bytes[1] = {10000000};
-    comm_ps_config cfg = {COMM_PS_DEDICATED, 1, bytes, 1, 0};
+    comm_ps_config cfg = {COMM_PS_DEDICATED, 1, bytes, 1, 0, FALSE, 0};
     g_autoptr(GError) e = NULL;
     g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, &e);
     assert_non_null(ps);

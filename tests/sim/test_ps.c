@@ -50,10 +50,11 @@ static sim_costs *uniform(guint n, double ms, uint64_t param_bytes)
  * 12.5 GB/s, no contention. The plan is built for `servers` servers; the adapter is given
  * `adapter_servers` with `placement`, aggregating at `reduce_Bps`. FALSE with sim_exec_run's
  * error when the run fails; *end_ps gets the engine's time at the end either way. */
-static gboolean try_ps(const sim_costs *c, uint32_t nodes, uint32_t per_node,
-                       uint32_t extra_nodes, comm_ps_placement placement, uint32_t servers,
-                       uint32_t adapter_servers, double reduce_Bps, uint32_t iterations,
-                       sim_report *r, sim_time_ps *end_ps, GError **error)
+static gboolean try_ps_workers(const sim_costs *c, uint32_t nodes, uint32_t per_node,
+                               uint32_t extra_nodes, comm_ps_placement placement,
+                               uint32_t servers, uint32_t adapter_servers, double reduce_Bps,
+                               uint32_t iterations, comm_ps_workers workers, sim_report *r,
+                               sim_time_ps *end_ps, GError **error)
 {
   fake_topology_spec spec = {nodes, per_node, extra_nodes, SIM_NS(500), 100000000000ULL, SIM_US(2),
                              12500000000ULL};
@@ -63,12 +64,18 @@ static gboolean try_ps(const sim_costs *c, uint32_t nodes, uint32_t per_node,
   o.nodes = nodes;
   o.ps_count = servers;
   o.iterations = iterations;
+  g_auto(sim_scenario) sc;
+  sim_scenario_init(&sc);
+  sc.ps_workers = workers;
+  o.scenario = &sc;
   g_autoptr(sim_plan) p = sim_strategy_find("ps")->build(c, &o, error);
   assert_non_null(p);
   g_autoptr(sim_engine) e = sim_engine_new();
   g_autoptr(comm_net) net = comm_net_new(e, topo, COMM_NET_FLOW);
   g_autoptr(sim_net_adapter) a = sim_net_adapter_new(net, p, 1e12);
-  sim_net_adapter_set_ps(a, placement, adapter_servers, reduce_Bps);
+  /* Node workers sum on a device for free (rate 0), so only the transfers count. */
+  sim_net_adapter_set_ps(a, placement, adapter_servers, reduce_Bps,
+                         workers == COMM_PS_WORKER_NODE, 0);
   g_autoptr(sim_exec) x = sim_exec_new(e, p->graph);
   sim_exec_set_comm(x, &sim_net_adapter_ops, a);
   gboolean ran = sim_exec_run(x, error);
@@ -78,6 +85,15 @@ static gboolean try_ps(const sim_costs *c, uint32_t nodes, uint32_t per_node,
   sim_report_measure(r, p, x);
   r->memory_per_device_bytes = p->memory_per_device_bytes;
   return TRUE;
+}
+
+static gboolean try_ps(const sim_costs *c, uint32_t nodes, uint32_t per_node,
+                       uint32_t extra_nodes, comm_ps_placement placement, uint32_t servers,
+                       uint32_t adapter_servers, double reduce_Bps, uint32_t iterations,
+                       sim_report *r, sim_time_ps *end_ps, GError **error)
+{
+  return try_ps_workers(c, nodes, per_node, extra_nodes, placement, servers, adapter_servers,
+                        reduce_Bps, iterations, COMM_PS_WORKER_DEVICE, r, end_ps, error);
 }
 
 static void run_ps(const sim_costs *c, uint32_t nodes, uint32_t per_node, uint32_t extra_nodes,
@@ -132,6 +148,40 @@ static void test_ps_closed_form(void **state)
   assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(5454000));
 }
 
+/* Replicas refreshed inside the step (--ps-workers node): the next forward waits for every
+ * pull, not only its layer's. Two nodes of one device, one dedicated server aggregating at
+ * 1 GB/s, two layers of 1 ms per pass; layer 0 has no parameters, layer 1 1.25 MB. A worker:
+ * F0 [0, 1], F1 [1, 2], l1 dW [2, 3] (push at 3), l1 dX [3, 4], l0 dW [4, 5]. The push crosses
+ * in 102 us (3.102), the server aggregates 2 x 1.25e6 B in 2.5 ms (5.602).
+ *   - A worker per device pulls straight to the device (102 us, 5.704); the next F1 starts at
+ *     6 ms, after it: nothing waits, and the iterations follow each other every 5 ms.
+ *   - A worker per node (its one device sums alone, for free) pulls to the node's host
+ *     (102 us, 5.704), which copies it to the device (0.5 + 12.5 = 13 us, 5.717); the next F0
+ *     waits for it: [5.717, 6.717], and every iteration takes 5.717 ms. */
+static void test_ps_replicas_wait_for_every_pull(void **state)
+{
+  g_autoptr(sim_costs) c = sim_costs_new();
+  for (guint i = 0; i < 2; i++) {
+    sim_layer_cost l = {.name = i ? "l1" : "l0",
+                        .forward_ps = SIM_NS(1000000),
+                        .backward_data_ps = SIM_NS(1000000),
+                        .backward_weights_ps = SIM_NS(1000000),
+                        .param_bytes = i ? 1250000 : 0,
+                        .params = i ? 1250000 / 4 : 0};
+    sim_costs_add_layer(c, &l);
+  }
+  c->batch = 8;
+  sim_report r;
+  sim_time_ps end;
+  g_autoptr(GError) err = NULL;
+  assert_true(try_ps_workers(c, 2, 1, 1, COMM_PS_DEDICATED, 1, 1, 1e9, 2, COMM_PS_WORKER_DEVICE,
+                             &r, &end, &err));
+  assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(5000000));
+  assert_true(try_ps_workers(c, 2, 1, 1, COMM_PS_DEDICATED, 1, 1, 1e9, 2, COMM_PS_WORKER_NODE,
+                             &r, &end, &err));
+  assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(5717000));
+}
+
 /* The network adapter's error comes back from sim_exec_run(): the plan is built for one
  * server, the adapter is given none, and the first push (at the end of layer 1's weight
  * gradients, 3 ms) cannot place its tensor. Nothing is measured. */
@@ -151,6 +201,7 @@ static void test_ps_adapter_error(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_ps_closed_form),
-                                     cmocka_unit_test(test_ps_adapter_error)};
+                                     cmocka_unit_test(test_ps_adapter_error),
+                                     cmocka_unit_test(test_ps_replicas_wait_for_every_pull)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

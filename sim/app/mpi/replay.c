@@ -351,6 +351,11 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
   /* Workers are every rank, except that dedicated parameter servers are the last ranks. */
   comm_ps_placement placement = is_ps ? s.ps_placement : COMM_PS_CPU;
   int workers = ctx->size;
+  if (is_ps && s.ps_workers == COMM_PS_WORKER_NODE) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
+                "--ps-workers node: replay runs a worker per rank; use --ps-workers device");
+    comm_mpi__fail_all(ctx, error);
+  }
   if (is_ps && placement == COMM_PS_DEDICATED) {
     if (s.ps_count >= ctx->size) {
       g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,

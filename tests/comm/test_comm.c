@@ -150,7 +150,8 @@ static void test_catalog_presets_load(void **state)
   static const char *systems[] = {"dgx1-p100", "dgx1-v100", "dgx2", "dgx-a100", "dgx-h100",
                                   "p2.xlarge", "p2.8xlarge", "p3.2xlarge", "p3.16xlarge",
                                   "p3dn.24xlarge", "gce-k80x8", "piz-daint", "stampede2-knl",
-                                  "pcie-8gpu", "workstation-1gpu"};
+                                  "pcie-8gpu", "workstation-1gpu", "pcie3-2gpu-nop2p",
+                                  "rtx5090-8gpu"};
   for (gsize i = 0; i < G_N_ELEMENTS(fabrics); i++) {
     g_autoptr(GError) error = NULL;
     g_autoptr(comm_fabric) f = comm_fabric_load(fabrics[i], "test", &error);

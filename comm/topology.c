@@ -275,7 +275,7 @@ static gboolean build_node(comm_topology *t, GError **error)
    * hangs off the socket): the reads and writes that devices below the port make of host
    * memory share the port's one-way rate, as if the link were half duplex for them
    * (docs/nccl.md, "Copies through host memory"). A loop on the port's vertex that every
-   * bounce between two devices crosses once at each device end, whatever its direction. */
+   * bounce between two devices crosses at each device end, whatever its direction. */
   t->port_link = NO_VERTEX;
   if (!t->host_layout) {
     t->port_link = t->LL;
@@ -521,7 +521,8 @@ static uint32_t port_loop(const comm_topology *t, uint32_t d)
 /* Replaces the path u -> v by a bounce through the host memory of socket `sock`: u to the
  * socket, into and out of its memory, the socket to v. With `dma` (two devices talking through
  * host memory, NCCL's SHM transport) each device end crosses its root port's DMA loop too (the
- * write of u, the read of v); two devices below the same port cross it once. */
+ * write of u, the read of v): two devices below the same port cross it twice, as the port
+ * carries the byte up and down. */
 static gboolean set_bounce(comm_topology *t, uint32_t u, uint32_t v, uint32_t sock,
                            gboolean dma, GError **error)
 {
@@ -540,7 +541,7 @@ static gboolean set_bounce(comm_topology *t, uint32_t u, uint32_t v, uint32_t so
     g_array_append_val(t->path_pool, through);
     len++;
   }
-  if (pv != NO_VERTEX && pv != pu) {
+  if (pv != NO_VERTEX) {
     uint32_t through = 2 * pv;
     g_array_append_val(t->path_pool, through);
     len++;

@@ -451,6 +451,21 @@ static void test_shm_pair_by_hand(void **state)
   double want = S / 2 / (L / 2);
   if (fabs(bt - want) / want > 0.005)
     fail_msg("SHM pair, 1 GiB broadcast: %.9g s, by hand %.9g s", bt, want);
+
+  /* The same pair below one PCIe switch: both GPUs' writes and reads cross the switch's uplink,
+   * each bounce twice (up, then down): 2 channels x 2 GPUs x 2 = 8 flows on its loop, L / 8
+   * each, 340.9 ms; bus bandwidth L / 4 (each GPU's r up and r down: 4 r = L). */
+  g_autofree char *sw_ini = g_strdup(shm_pair_ini);
+  char *zero = strstr(sw_ini, "pcie_switches_per_socket = 0");
+  assert_non_null(zero);
+  zero[strlen("pcie_switches_per_socket = ")] = '1';
+  g_autoptr(comm_topology) ts = build_text(sw_ini, 1, NULL);
+  g_autoptr(comm_coll_group) gs = comm_coll_group_new(ts, NULL, 0);
+  g_autoptr(coll__nccl) z = coll__nccl_plan(gs, &a, COLL__NCCL_RING, COLL__SIMPLE, NULL);
+  assert_non_null(z);
+  double fill_sw = 2 * slice_by_hand(S / 4) / (L / 8);
+  check_by_hand(ts, gs, z, 8.4e-6 + fill_sw + 2 * (S / 2 / 2 / (L / 8) + 5.7e-6), 0.005, 0.005,
+                "SHM pair below one switch, 1 GiB allreduce");
 }
 
 /* One GPU per node: NCCL gives a ring's network hops the tree's network latency (nothing hides

@@ -36,6 +36,9 @@ struct comm_topology {
   uint32_t switch_link;    /* the NVSwitch's own capacity (a loop on its vertex), or NO_VERTEX */
   uint32_t mem_link;       /* socket 0's host memory (a loop on its vertex; socket k's is
                             * mem_link + k), or NO_VERTEX */
+  uint32_t port_link;      /* the first root port's host-memory DMA (a loop on the port's
+                            * vertex: a PCIe switch, or the device itself without switches;
+                            * port_link + w for switch w, + d for device d), or NO_VERTEX */
   uint32_t *dev_socket;    /* per local device: the socket its PCIe tree hangs off */
   uint32_t *nic_socket;    /* per local NIC: likewise */
   GArray *la, *lb;         /* of uint32_t: endpoints */
@@ -268,6 +271,21 @@ static gboolean build_node(comm_topology *t, GError **error)
    * without GPUDirect RDMA): a loop on each socket's vertex, like the NVSwitch's. A bounce
    * writes every byte into memory and reads it out again, so the loop carries half the memory
    * bandwidth. */
+  /* Host-memory DMA of each root port (a PCIe switch's uplink, or a device's own link when it
+   * hangs off the socket): the reads and writes that devices below the port make of host
+   * memory share the port's one-way rate, as if the link were half duplex for them
+   * (docs/nccl.md, "Copies through host memory"). A loop on the port's vertex that every
+   * bounce between two devices crosses at each device end, whatever its direction. */
+  t->port_link = NO_VERTEX;
+  if (!t->host_layout) {
+    t->port_link = t->LL;
+    uint8_t hc = add_class(t, pcie->bandwidth_GBps, pcie->efficiency, 0, NULL, "pcie");
+    uint32_t ports = t->P ? t->P : t->G;
+    for (uint32_t w = 0; w < ports; w++) {
+      uint32_t x = t->P ? t->sw_base + w : w;
+      add_local_link(t, x, x, hc);
+    }
+  }
   t->mem_link = NO_VERTEX;
   if (s->host_memory_GBps > 0) {
     t->mem_link = t->LL;
@@ -488,16 +506,43 @@ static uint32_t append_path(comm_topology *t, uint32_t a, uint32_t b)
   return n;
 }
 
+/* The host-memory DMA loop of device d's root port (build_node), or NO_VERTEX for a vertex
+ * that is not a device. */
+static uint32_t port_loop(const comm_topology *t, uint32_t d)
+{
+  if (t->port_link == NO_VERTEX || !is_device_vertex(t, d))
+    return NO_VERTEX;
+  if (!t->P)
+    return t->port_link + d;
+  uint32_t slots = MAX(t->G, t->sys->devices_per_node);
+  return t->port_link + (uint32_t)((uint64_t)d * t->P / slots);
+}
+
 /* Replaces the path u -> v by a bounce through the host memory of socket `sock`: u to the
- * socket, into and out of its memory, the socket to v. */
-static gboolean set_bounce(comm_topology *t, uint32_t u, uint32_t v, uint32_t sock, GError **error)
+ * socket, into and out of its memory, the socket to v. With `dma` (two devices talking through
+ * host memory, NCCL's SHM transport) each device end crosses its root port's DMA loop too (the
+ * write of u, the read of v): two devices below the same port cross it twice, as the port
+ * carries the byte up and down. */
+static gboolean set_bounce(comm_topology *t, uint32_t u, uint32_t v, uint32_t sock,
+                           gboolean dma, GError **error)
 {
   uint32_t sv = t->sock_base + sock;
   size_t idx = (size_t)u * t->V + v;
   uint32_t off = t->path_pool->len;
   uint32_t len = append_path(t, u, sv);
+  uint32_t pu = dma ? port_loop(t, u) : NO_VERTEX, pv = dma ? port_loop(t, v) : NO_VERTEX;
+  if (pu != NO_VERTEX) {
+    uint32_t through = 2 * pu;
+    g_array_append_val(t->path_pool, through);
+    len++;
+  }
   if (t->mem_link != NO_VERTEX) {
     uint32_t through = 2 * (t->mem_link + sock);
+    g_array_append_val(t->path_pool, through);
+    len++;
+  }
+  if (pv != NO_VERTEX) {
+    uint32_t through = 2 * pv;
     g_array_append_val(t->path_pool, through);
     len++;
   }
@@ -530,14 +575,14 @@ static gboolean build_bounces(comm_topology *t, GError **error)
     for (uint32_t v = 0; v < t->G; v++) {
       comm_path_class c = t->pclass[(size_t)u * V + v];
       if (u != v && c > COMM_PATH_NVL && c > s->p2p_level &&
-          !set_bounce(t, u, v, t->dev_socket[v], error))
+          !set_bounce(t, u, v, t->dev_socket[v], TRUE, error))
         return FALSE;
     }
     for (uint32_t k = 0; k < t->N; k++) {
       uint32_t nic = t->nic_base + k;
       gboolean stage = !s->gpudirect_rdma || t->pclass[(size_t)u * V + nic] > COMM_PATH_PXB;
-      if (stage && (!set_bounce(t, u, nic, t->dev_socket[u], error) ||
-                    !set_bounce(t, nic, u, t->dev_socket[u], error)))
+      if (stage && (!set_bounce(t, u, nic, t->dev_socket[u], FALSE, error) ||
+                    !set_bounce(t, nic, u, t->dev_socket[u], FALSE, error)))
         return FALSE;
     }
   }
@@ -551,7 +596,7 @@ static gboolean build_bounces(comm_topology *t, GError **error)
       uint32_t sv = t->sock_base + a;
       for (uint32_t u = 0; u < V; u++)
         if ((is_device_vertex(t, u) || is_nic_vertex(t, u)) &&
-            (!set_bounce(t, u, sv, a, error) || !set_bounce(t, sv, u, a, error)))
+            (!set_bounce(t, u, sv, a, FALSE, error) || !set_bounce(t, sv, u, a, FALSE, error)))
           return FALSE;
     }
   return TRUE;
@@ -1608,7 +1653,12 @@ char *comm_topology_link_name(const comm_topology *t, uint32_t dlink)
     uint32_t x = g_array_index(t->la, uint32_t, l), y = g_array_index(t->lb, uint32_t, l);
     const char *xn = comm_topology_endpoint_name(t, (comm_ep)((uint64_t)node * t->V + x));
     if (x == y)
-      return g_strdup_printf("%s (%s)", xn, l == t->switch_link ? "switch" : "memory");
+      return g_strdup_printf("%s (%s)", xn,
+                             l == t->switch_link ? "switch"
+                             : (t->port_link != NO_VERTEX && l >= t->port_link &&
+                                (t->mem_link == NO_VERTEX || l < t->mem_link))
+                                 ? "host DMA"
+                                 : "memory");
     a = g_strdup(xn);
     b = g_strdup(comm_topology_endpoint_name(t, (comm_ep)((uint64_t)node * t->V + y)));
   } else if (e < t->base_net) {

@@ -5,8 +5,8 @@
 #   reference/collectives.csv          NCCL allreduce on one DGX A100, bus bandwidth by size
 #   reference/collectives-systems.csv  DGX H100 and Azure NDm A100 v4 (1 and 2 nodes), bus
 #                                      bandwidth (busbw_GBps) or time (time_us)
-#   bench/collective/published.csv     further published rows (DGX-1V, p2.8xlarge, ...),
-#                                      reported separately
+#   bench/collective/published.csv     further published rows (DGX-1V, p2.8xlarge, PCIe hosts
+#                                      without peer-to-peer, ...), reported separately
 # The prediction uses the catalog as it is and the one fitted slice (bench/collective/fit.sh). The model
 # (channels, protocols, NCCL's tuning constants) is described in docs/nccl.md. Last, the
 # leave-one-system-out figures of that fit (fit.sh; DTSIM_REFERENCE_NO_FIT=1 leaves them out).
@@ -20,10 +20,12 @@ ref=${2:-$here/../reference/data}
 [ -x "$dtsim" ] || { echo "reference.sh: no dtsim binary at $dtsim (build first)" >&2; exit 2; }
 export DTSIM_DATA_DIR=${DTSIM_DATA_DIR:-$here/../..}
 
-# predict OP BYTES SYSTEM NODES DPN UNIT -> busbw in GB/s or time in us
+# predict OP BYTES SYSTEM NODES DPN UNIT [ALGORITHM] -> busbw in GB/s or time in us; ALGORITHM
+# is nccl (NCCL's choice, the default) or nccl:ALGO/PROTO/CHANNELS where the measurement forced
+# NCCL's choice (NCCL_MAX_NCHANNELS, NCCL_MIN_NCHANNELS, NCCL_ALGO).
 predict() {
   json=$("$dtsim" collective --op "$1" --bytes "$2" --system "$3" --nodes "$4" \
-    --devices-per-node "$5" --algorithm nccl --json)
+    --devices-per-node "$5" --algorithm "${7:-nccl}" --json)
   if [ "$6" = time_us ]; then
     printf '%s\n' "$json" | sed -n 's/.*"time_s":\([0-9.eE+-]*\).*/\1/p' | awk '{ print $1 * 1e6 }'
   else
@@ -38,8 +40,8 @@ header() {
     measured predicted error_% choice
 }
 
-row() {   # id op bytes system nodes dpn measured unit
-  out=$(predict "$2" "$3" "$4" "$5" "$6" "$8")
+row() {   # id op bytes system nodes dpn measured unit [algorithm]
+  out=$(predict "$2" "$3" "$4" "$5" "$6" "$8" "${9:-nccl}")
   p=$(printf '%s\n' "$out" | sed -n 1p)
   c=$(printf '%s\n' "$out" | sed -n 2p)
   awk -v id="$1" -v op="$2" -v b="$3" -v sys="$4" -v r=$(($5 * $6)) -v m="$7" -v u="$8" \
@@ -63,8 +65,8 @@ done | mape
 
 if [ -r "$here/published.csv" ]; then
   header "bench/collective/published.csv (not in reference/)"
-  grep -v '^#' "$here/published.csv" | tail -n +2 | while IFS=, read -r id op bytes system nodes dpn measured unit source; do
-    row "$id" "$op" "$bytes" "$system" "$nodes" "$dpn" "$measured" "$unit"
+  grep -v '^#' "$here/published.csv" | tail -n +2 | while IFS=, read -r id op bytes system nodes dpn measured unit algorithm source; do
+    row "$id" "$op" "$bytes" "$system" "$nodes" "$dpn" "$measured" "$unit" "$algorithm"
   done | mape
 fi
 

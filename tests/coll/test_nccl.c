@@ -390,7 +390,15 @@ static void pcie_ring_by_hand(const char *system, uint32_t nodes, uint32_t per, 
 
 static void test_pcie_rings_by_hand(void **state)
 {
-  pcie_ring_by_hand("p2.8xlarge", 1, 4, 15.75e9 * 0.8 / 2, 2, 5.7, 0);
+  /* p2.8xlarge, four dies: the ring 0-1-2-3 goes peer-to-peer inside each board (0-1, 2-3) and
+   * through socket 0's memory between the boards (1-2, 3-0). Each board's root port (its
+   * switch's uplink) carries one die's writes into host memory and the other die's reads out
+   * of it, two channels each: four flows share its one-way 12.6 GB/s (the host-DMA loop,
+   * docs/nccl.md "Copies through host memory"), 3.15e9 each, where the peer-to-peer hops get
+   * 6.3e9. The fill: 6 stages over 4 hops, two at each share. */
+  double pcie = 15.75e9 * 0.8, k80_slice = slice_by_hand(1073741824.0 / (2 * 4));
+  pcie_ring_by_hand("p2.8xlarge", 1, 4, pcie / 4, 2, 5.7,
+                    6.0 / 4 * (2 * k80_slice / (pcie / 2) + 2 * k80_slice / (pcie / 4)));
   /* pcie-8gpu: the ring 0-7 crosses the sockets twice (3-4 and 7-0, bounces through the
    * receiver's socket), once each way: the socket link, NCCL's 6 GB/s for Broadwell, carries
    * the two channels' flows: 3e9 each. */
@@ -398,6 +406,66 @@ static void test_pcie_rings_by_hand(void **state)
   double edr = 12.5e9 * 0.97 / 2, slice = slice_by_hand(1073741824.0 / (8 * 16));
   pcie_ring_by_hand("dgx1-v100", 2, 8, edr, 8, (14 * 3.4 + 2 * 14.0) / 16,
                     30.0 / 16 * (2 * slice / edr + 14 * slice / (25e9 * 0.92 / 2)));
+}
+
+/* NCCL's SHM transport on two GPUs that hang off one socket by their own PCIe 3.0 x16 links,
+ * peer-to-peer off (p2p_level = NVL, as NCCL_P2P_DISABLE=1 or a GeForce card gives): every
+ * byte goes GPU - socket - memory - socket - GPU. 1 GiB allreduce on Simple rings, 2 channels
+ * (a PCIe node), S = 2^30 B, link L = 15.75e9 x 0.8 = 12.6e9 B/s one way.
+ *   Each GPU writes its sends into host memory and reads its receives out of it at once, so
+ *   its root port's host-DMA loop carries 2 channels x (write + read) = 4 flows: L / 4 =
+ *   3.15e9 each (the link's two directions would give each flow L / 2).
+ *   Ring of n = 2: each rank and channel sends 2 (n - 1) / n x S / C = S / 2 per phase pair,
+ *   so the bytes take S / 2 / 3.15e9 = 170.4 ms, plus 8.4 us base, one step of 5.7 us per
+ *   phase and the fill (2 stages of a slice of s = S / 4 at 3.15e9).
+ *   Bus bandwidth S / t = 6.3 GB/s: half the link.
+ * A broadcast moves the same bytes one way only (GPU 0 writes, GPU 1 reads): 2 flows per loop,
+ * L / 2 each, S / 2 per channel in 85.2 ms: the full link (10.31 against 3.9 GB/s of all-reduce
+ * bus bandwidth on one channel in NVIDIA/nccl#384; bench/collective/published.csv). */
+static const char shm_pair_ini[] =
+    "[system]\ndescription = two GPUs on one socket, no peer-to-peer\n"
+    "device = v100-pcie-16gb\ndevices_per_node = 2\nlayout = pcie-tree\ninter = ib-edr\n"
+    "pcie = pcie3-x16\nnics_per_node = 1\nsockets = 1\npcie_switches_per_socket = 0\n"
+    "p2p_level = NVL\n";
+
+static void test_shm_pair_by_hand(void **state)
+{
+  g_autoptr(comm_topology) t = build_text(shm_pair_ini, 1, NULL);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  assert_true(comm_topology_bounces(t, comm_topology_device(t, 0), comm_topology_device(t, 1)));
+  double S = 1073741824.0, L = 15.75e9 * 0.8;
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 1 << 30};
+  g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, COLL__NCCL_RING, COLL__SIMPLE, NULL);
+  assert_non_null(x);
+  assert_int_equal(coll__nccl_chosen(x)->channels, 2);
+  double fill = 2 * slice_by_hand(S / 4) / (L / 4);
+  double t_s = 8.4e-6 + fill + 2 * (S / 2 / 2 / (L / 4) + 5.7e-6);
+  check_by_hand(t, g, x, t_s, 0.005, 0.005, "SHM pair, 1 GiB allreduce");
+  /* Bus bandwidth (2 (n - 1) / n x S / t = S / t): 6.3e9 within the latency's share. */
+  assert_true(fabs(S / t_s - L / 2) / (L / 2) < 0.002);
+
+  comm_coll_args b = {.op = COMM_COLL_BROADCAST, .bytes = 1 << 30, .root = 0};
+  g_autoptr(coll__nccl) y = coll__nccl_plan(g, &b, COLL__NCCL_RING, COLL__SIMPLE, NULL);
+  assert_non_null(y);
+  double bt = (double)coll__nccl_chosen(y)->time_ps * 1e-12;
+  double want = S / 2 / (L / 2);
+  if (fabs(bt - want) / want > 0.005)
+    fail_msg("SHM pair, 1 GiB broadcast: %.9g s, by hand %.9g s", bt, want);
+
+  /* The same pair below one PCIe switch: both GPUs' writes and reads cross the switch's uplink,
+   * each bounce twice (up, then down): 2 channels x 2 GPUs x 2 = 8 flows on its loop, L / 8
+   * each, 340.9 ms; bus bandwidth L / 4 (each GPU's r up and r down: 4 r = L). */
+  g_autofree char *sw_ini = g_strdup(shm_pair_ini);
+  char *zero = strstr(sw_ini, "pcie_switches_per_socket = 0");
+  assert_non_null(zero);
+  zero[strlen("pcie_switches_per_socket = ")] = '1';
+  g_autoptr(comm_topology) ts = build_text(sw_ini, 1, NULL);
+  g_autoptr(comm_coll_group) gs = comm_coll_group_new(ts, NULL, 0);
+  g_autoptr(coll__nccl) z = coll__nccl_plan(gs, &a, COLL__NCCL_RING, COLL__SIMPLE, NULL);
+  assert_non_null(z);
+  double fill_sw = 2 * slice_by_hand(S / 4) / (L / 8);
+  check_by_hand(ts, gs, z, 8.4e-6 + fill_sw + 2 * (S / 2 / 2 / (L / 8) + 5.7e-6), 0.005, 0.005,
+                "SHM pair below one switch, 1 GiB allreduce");
 }
 
 /* One GPU per node: NCCL gives a ring's network hops the tree's network latency (nothing hides
@@ -867,6 +935,7 @@ int main(void)
       cmocka_unit_test(test_pxn_alltoall_by_hand),
       cmocka_unit_test(test_ring_fill_by_hand), cmocka_unit_test(test_ring_forms_agree),
       cmocka_unit_test(test_pcie_rings_by_hand),
+      cmocka_unit_test(test_shm_pair_by_hand),
       cmocka_unit_test(test_one_gpu_per_node_latency),
       cmocka_unit_test(test_one_gpu_per_node_bandwidth),
       cmocka_unit_test(test_ring_plateau),

@@ -150,7 +150,8 @@ static void test_catalog_presets_load(void **state)
   static const char *systems[] = {"dgx1-p100", "dgx1-v100", "dgx2", "dgx-a100", "dgx-h100",
                                   "p2.xlarge", "p2.8xlarge", "p3.2xlarge", "p3.16xlarge",
                                   "p3dn.24xlarge", "gce-k80x8", "piz-daint", "stampede2-knl",
-                                  "pcie-8gpu", "workstation-1gpu"};
+                                  "pcie-8gpu", "workstation-1gpu", "pcie3-2gpu-nop2p",
+                                  "rtx5090-8gpu"};
   for (gsize i = 0; i < G_N_ELEMENTS(fabrics); i++) {
     g_autoptr(GError) error = NULL;
     g_autoptr(comm_fabric) f = comm_fabric_load(fabrics[i], "test", &error);
@@ -367,13 +368,14 @@ static void test_routes_intra(void **state)
 
   /* pcie-8gpu: 2 sockets x 2 switches x 2 GPUs. Same switch: GPU-sw-GPU (2, peer-to-peer).
    * Other switch of the socket: beyond NCCL's default P2P level, so a bounce through host
-   * memory: GPU-sw-socket-memory-sw-GPU (5). Other socket: through the receiver's socket and
-   * its memory, GPU-sw-socket-socket-memory-sw-GPU (6). */
+   * memory: GPU-sw-socket, the sender's root port (its switch's host-DMA loop), the memory
+   * loop, the receiver's root port, socket-sw-GPU (7). Other socket: through the receiver's
+   * socket and its memory, GPU-sw-socket-socket-sw-GPU and the three loops (8). */
   g_autoptr(comm_topology) pc = build("pcie-8gpu", 1, NULL, NULL);
   assert_int_equal(hops_dev(pc, 0, 1), 2);
-  assert_int_equal(hops_dev(pc, 0, 2), 5);
-  assert_int_equal(hops_dev(pc, 0, 4), 6);
-  assert_int_equal(hops_dev(pc, 7, 0), 6);
+  assert_int_equal(hops_dev(pc, 0, 2), 7);
+  assert_int_equal(hops_dev(pc, 0, 4), 8);
+  assert_int_equal(hops_dev(pc, 7, 0), 8);
 
   /* DGX-1 P100: four NVLink 1.0 ports, so every cube edge is one link: 20 GB/s * 0.9. */
   g_autoptr(comm_topology) p100 = build("dgx1-p100", 1, NULL, NULL);
@@ -429,12 +431,13 @@ static void test_path_classes(void **state)
   /* DGX-1 with P100 (nvlink_forwarding = no, the libraries of 2016-2017): GPU 3 has NVLinks to
    * 0, 1, 2 and 7, not to 4. 3 -> 4 goes GPU - PCIe switch 1 - socket 0 - socket 1 - switch 2 -
    * GPU (5 links; class SYS, so a bounce through host memory, which this preset does not
-   * limit), at the socket link's 6 GB/s, below PCIe's 12.6; 3 -> 0 keeps its own NVLink. */
+   * limit, plus the host-DMA loops of the two switches' root ports: 7), at the socket link's
+   * 6 GB/s, below PCIe's 12.6; 3 -> 0 keeps its own NVLink. */
   g_autoptr(comm_topology) p100 = build("dgx1-p100", 1, NULL, NULL);
   comm_ep g3 = comm_topology_device(p100, 3), g4 = comm_topology_device(p100, 4);
   assert_int_equal(comm_topology_path_class(p100, g3, g4), COMM_PATH_SYS);
   assert_true(comm_topology_bounces(p100, g3, g4));
-  assert_int_equal(comm_topology_hops(p100, g3, g4), 5);
+  assert_int_equal(comm_topology_hops(p100, g3, g4), 7);
   assert_float_equal(comm_topology_route_Bps(p100, g3, g4), 6e9, 1e3);
   assert_int_equal(hops_dev(p100, 3, 0), 1);
   assert_int_equal(comm_topology_path_class(p100, g3, comm_topology_device(p100, 0)),
@@ -461,9 +464,10 @@ static void test_path_classes(void **state)
   assert_int_equal(comm_topology_path_class(k80, k[1], k[2]), COMM_PATH_PHB);
   assert_false(comm_topology_bounces(k80, k[0], k[1]));
   assert_true(comm_topology_bounces(k80, k[1], k[2]));
-  /* die - switch - die: 2 hops; die - switch - socket - memory - switch - die: 5. */
+  /* die - switch - die: 2 hops; die - switch - socket, board 0's root port (host-DMA loop),
+   * the memory loop, board 1's root port, socket - switch - die: 7. */
   assert_int_equal(comm_topology_hops(k80, k[0], k[1]), 2);
-  assert_int_equal(comm_topology_hops(k80, k[1], k[2]), 5);
+  assert_int_equal(comm_topology_hops(k80, k[1], k[2]), 7);
   /* No GPUDirect RDMA (TCP): to the other node the traffic is staged in host memory. */
   assert_true(comm_topology_bounces(k80, k[0], comm_topology_device(k80, 4)));
 }

@@ -704,8 +704,8 @@ static gboolean has_sharp(const comm_coll_group *g)
  * every 8-byte (LL) or 128-byte (LL128) line and let the receiver poll it, so the network must
  * land a message's writes in order. Where the fabric cannot (`in_order_writes = no`: the first
  * EFA devices, p3dn to p4de), its network plugin sets NCCL_PROTO=simple unless the user set
- * it (aws-ofi-nccl, src/platform-aws.cpp: "the LL/LL128 protocols can lead to data corruption
- * without data delivery ordering"); within one node no network endpoint is opened. */
+ * it (aws-ofi-nccl, src/platform-aws.cpp: without in-order delivery "the LL/LL128 protocols can
+ * lead to data corruption"); within one node no network endpoint is opened. */
 static gboolean ll_across_nodes(const comm_coll_group *g)
 {
   const comm_system *sys = comm_topology_system(g->topo);

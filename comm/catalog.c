@@ -8,7 +8,7 @@
 static const char *const fabric_keys[] = {
     "description", "scope", "bandwidth_GBps", "latency_ns", "efficiency", "links_per_device",
     "switch_radix", "nic_bandwidth_GBps", "small_message_bytes", "small_message_latency_ns",
-    "nvls_efficiency", "collnet_sharp", NULL};
+    "nvls_efficiency", "collnet_sharp", "in_order_writes", NULL};
 
 static const char *const system_keys[] = {
     "description", "device", "devices_per_node", "layout", "intra", "inter", "pcie",
@@ -102,6 +102,9 @@ comm_fabric *comm__fabric_from_group(const dt_ini *ini, const char *group, const
       !get_u32(ini, group, "switch_radix", FALSE, 2, 100000, &f->switch_radix, error) ||
       !dt_ini_double(ini, group, "nvls_efficiency", FALSE, 0.0, 1.0, &f->nvls_efficiency, error) ||
       !get_bool(ini, group, "collnet_sharp", &f->collnet_sharp, error))
+    return NULL;
+  f->in_order_writes = TRUE;
+  if (!get_bool(ini, group, "in_order_writes", &f->in_order_writes, error))
     return NULL;
   f->nic_bandwidth_GBps = f->bandwidth_GBps;
   if (!dt_ini_double(ini, group, "nic_bandwidth_GBps", FALSE, 1e-3, 1e5, &f->nic_bandwidth_GBps,

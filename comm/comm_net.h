@@ -43,6 +43,8 @@ typedef struct {
                                * as a fraction of the ports' line rate; 0: the switch has none */
   gboolean collnet_sharp;     /* inter networks: the switches reduce in the network (SHARP),
                                * NCCL's CollNet */
+  gboolean in_order_writes;   /* inter networks: RDMA writes land in order (default yes), as
+                               * NCCL's LL and LL128 need; no: NCCL runs Simple across nodes */
 } comm_fabric;
 
 /* Loads fabric `name` (catalog name or INI path); `what` names the option or key in errors. */

@@ -700,6 +700,18 @@ static gboolean has_sharp(const comm_coll_group *g)
   return sys && sys->inter && sys->inter->collnet_sharp;
 }
 
+/* Whether NCCL may run LL and LL128 between the nodes of `g`. Both protocols write a flag in
+ * every 8-byte (LL) or 128-byte (LL128) line and let the receiver poll it, so the network must
+ * land a message's writes in order. Where the fabric cannot (`in_order_writes = no`: the first
+ * EFA devices, p3dn to p4de), its network plugin sets NCCL_PROTO=simple unless the user set
+ * it (aws-ofi-nccl, src/platform-aws.cpp: without in-order delivery "the LL/LL128 protocols can
+ * lead to data corruption"); within one node no network endpoint is opened. */
+static gboolean ll_across_nodes(const comm_coll_group *g)
+{
+  const comm_system *sys = comm_topology_system(g->topo);
+  return g->nodes <= 1 || !sys || !sys->inter || sys->inter->in_order_writes;
+}
+
 static gboolean nvls_ok(const coll__nccl *x)
 {
   return x->g->nodes == 1 && x->args.op == COMM_COLL_ALLREDUCE && has_nvls(x->g);
@@ -1110,6 +1122,8 @@ static gboolean choose(coll__nccl *x, int force_algo, int force_proto, GError **
     for (int p = 0; p < COLL__NPROTO; p++) {
       if ((force_algo >= 0 && a != force_algo) || (force_proto >= 0 && p != force_proto))
         continue;
+      if (force_proto < 0 && p != COLL__SIMPLE && !ll_across_nodes(g))
+        continue;   /* NCCL_PROTO=simple, as the network plugin sets it */
       cx.algo = a;
       cx.proto = p;
       coll__nccl_choice c;

@@ -519,6 +519,49 @@ static void test_one_gpu_per_node_bandwidth(void **state)
   assert_true(fabs(coll__nccl_chosen(y)->wire - 1.0) < 1e-12);
 }
 
+/* Across nodes of the first EFA (p4d), whose RDMA writes do not land in order, NCCL runs Simple
+ * only (the network plugin sets NCCL_PROTO=simple). Two p4d, 8 B allreduce: NCCL's Simple tree,
+ * 8.4 us of base latency and 2 ((8 - 1) x 4.0 + 1 x (14.0 + 2 x L)) us on the critical path, L
+ * the route between two GPUs of the two nodes: 4 PCIe 4.0 links of 150 ns and 2 EFA links of
+ * 7.5 us, 15.6 us; 154.8 us in all (LL's tree would take 6.8 + 2 (7 x 0.6 x 1.8 + 5.0 + L) =
+ * 63.1 us). A forced protocol still runs (NCCL_PROTO set by the user), one p4d keeps LL (no
+ * network endpoint), and two p5 (EFA that writes in order) keep LL across nodes. */
+static void test_simple_only_without_ordering(void **state)
+{
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 8};
+  g_autoptr(comm_topology) two = build("p4d.24xlarge", 2);
+  g_autoptr(comm_coll_group) g2 = comm_coll_group_new(two, NULL, 0);
+  g_autoptr(coll__nccl) x = coll__nccl_plan(g2, &a, -1, -1, NULL);
+  assert_non_null(x);
+  assert_int_equal(coll__nccl_chosen(x)->algo, COLL__NCCL_TREE);
+  assert_int_equal(coll__nccl_chosen(x)->proto, COLL__SIMPLE);
+  double lat_us = 4 * 0.15 + 2 * 7.5;
+  double t_s = (8.4 + 2 * (7 * 4.0 + 14.0 + 2 * lat_us)) * 1e-6;
+  double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
+  if (fabs(got - t_s) / t_s > 0.01)
+    fail_msg("8 B on 2 p4d: %.9g s, by hand %.9g s", got, t_s);
+
+  g_autoptr(coll__nccl) ll = coll__nccl_plan(g2, &a, COLL__NCCL_TREE, COLL__LL, NULL);
+  assert_non_null(ll);
+  assert_int_equal(coll__nccl_chosen(ll)->proto, COLL__LL);
+  double ll_s = (6.8 + 2 * (7 * 0.6 * 1.8 + 5.0 + lat_us)) * 1e-6;
+  got = (double)coll__nccl_chosen(ll)->time_ps * 1e-12;
+  if (fabs(got - ll_s) / ll_s > 0.01)
+    fail_msg("8 B on 2 p4d, forced LL tree: %.9g s, by hand %.9g s", got, ll_s);
+
+  g_autoptr(comm_topology) one = build("p4d.24xlarge", 1);
+  g_autoptr(comm_coll_group) g1 = comm_coll_group_new(one, NULL, 0);
+  g_autoptr(coll__nccl) y = coll__nccl_plan(g1, &a, -1, -1, NULL);
+  assert_non_null(y);
+  assert_int_not_equal(coll__nccl_chosen(y)->proto, COLL__SIMPLE);
+
+  g_autoptr(comm_topology) p5 = build("p5.48xlarge", 2);
+  g_autoptr(comm_coll_group) g5 = comm_coll_group_new(p5, NULL, 0);
+  g_autoptr(coll__nccl) z = coll__nccl_plan(g5, &a, -1, -1, NULL);
+  assert_non_null(z);
+  assert_int_not_equal(coll__nccl_chosen(z)->proto, COLL__SIMPLE);
+}
+
 /* NCCL's plateau effect of ring: a Simple ring allreduce across nodes with at least 64 bytes
  * per rank and channel takes its latency 1.4 times from Ampere on (two DGX A100: 16 ranks, 16
  * channels, so from 16384 bytes) and 1.9 times before (two DGX-1V: 16 ranks, 8 channels, from
@@ -939,6 +982,7 @@ int main(void)
       cmocka_unit_test(test_one_gpu_per_node_latency),
       cmocka_unit_test(test_one_gpu_per_node_bandwidth),
       cmocka_unit_test(test_ring_plateau),
+      cmocka_unit_test(test_simple_only_without_ordering),
       cmocka_unit_test(test_nccl_memo),
       cmocka_unit_test(test_collnet_by_hand), cmocka_unit_test(test_tree_by_hand),
       cmocka_unit_test(test_catalog_loads), cmocka_unit_test(test_double_tree_shares_links),

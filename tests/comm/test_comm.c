@@ -252,6 +252,20 @@ static void test_catalog_errors(void **state)
   assert_contains(error->message, ":4: [fabric] bandwidth_GBps");
   g_clear_error(&error);
 
+  /* A yes/no key that is neither; the key defaults to yes and the first EFA says no. */
+  g_autofree char *order = write_file("order.ini", "[fabric]\ndescription = x\nscope = inter\n"
+                                                   "bandwidth_GBps = 1\nlatency_ns = 0\n"
+                                                   "in_order_writes = sometimes\n");
+  assert_null(comm_fabric_load(order, "--inter", &error));
+  assert_contains(error->message, ":6: [fabric] in_order_writes");
+  g_clear_error(&error);
+  g_autoptr(comm_fabric) hdr = comm_fabric_load("ib-hdr", "test", &error);
+  g_autoptr(comm_fabric) efa = comm_fabric_load("efa", "test", &error);
+  assert_non_null(hdr);
+  assert_non_null(efa);
+  assert_true(hdr->in_order_writes);
+  assert_false(efa->in_order_writes);
+
   /* A network where a fabric belongs. */
   g_autofree char *wrong = write_file("wrong.ini", "[system]\ndescription = x\ndevice = k80\n"
                                                    "devices_per_node = 8\n"

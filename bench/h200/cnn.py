@@ -179,6 +179,53 @@ def profile_step(step):
     return step_ms, count, busy / 1000.0, per_kind
 
 
+def run_steps(plan, steps_path, profile_path, reps, deadline_s, set_prec):
+    """Times the training steps of `plan`, (precision, network, batches) triples, and profiles
+    one step at the last batch of each: steps.csv and profile.csv rows. `set_prec(precision)`
+    sets the math mode; bf16 runs under autocast with channels_last, any other precision with
+    fp32 tensors. Stops when `deadline_s` seconds have passed since the start."""
+    with open(steps_path, "w", newline="") as fs, open(profile_path, "w", newline="") as fp:
+        ws = csv.writer(fs)
+        wp = csv.writer(fp)
+        ws.writerow(["model", "precision", "batch", "step_ms_median", "step_ms_min",
+                     "step_ms_p90", "reps", "images_per_s"])
+        wp.writerow(["model", "precision", "batch", "step_ms", "kernels", "busy_ms", "kind",
+                     "kind_kernels", "kind_ms"])
+        for prec, name, batches in plan:
+            set_prec(prec)
+            for bi, batch in enumerate(batches):
+                if elapsed() > deadline_s:
+                    print("steps: out of time at %s %s %d" % (name, prec, batch), flush=True)
+                    return
+                torch.manual_seed(0)
+                try:
+                    model, size = build(name)
+                    step = make_step(model, "bf16" if prec == "bf16" else "fp32", batch, size)
+                    ts = time_reps(step, reps, 8)
+                except Exception as e:  # noqa: BLE001
+                    print("%s %s b%d failed: %s" % (name, prec, batch, e), flush=True)
+                    torch.cuda.empty_cache()
+                    continue
+                med, mn, p90 = stats(ts)
+                ws.writerow([name, prec, batch, "%.3f" % med, "%.3f" % mn, "%.3f" % p90, reps,
+                             "%.1f" % (batch * 1000.0 / med)])
+                fs.flush()
+                if bi == len(batches) - 1:
+                    try:
+                        sm, cnt, busy, kinds = profile_step(step)
+                    except Exception as e:  # noqa: BLE001
+                        print("profile failed: %s" % e, flush=True)
+                        kinds = {}
+                    for k in sorted(kinds):
+                        wp.writerow([name, prec, batch, "%.3f" % sm, cnt, "%.3f" % busy, k,
+                                     kinds[k][0], "%.3f" % (kinds[k][1] / 1000.0)])
+                    fp.flush()
+                print("%s %s b%d: %.2f ms (%.0f s)" % (name, prec, batch, med, elapsed()),
+                      flush=True)
+                del model, step
+                torch.cuda.empty_cache()
+
+
 def conv_layers(name, batch, prec):
     """Distinct Conv2d and BatchNorm2d shapes of a network, with how often each occurs."""
     model, size = build(name)
@@ -292,48 +339,9 @@ def main():
 
     nets = [("resnet50", (32, 64)), ("resnet50-v1", (32, 64)), ("inception_v3", (32, 64)),
             ("vgg16", (32, 64)), ("alexnet", (128, 512)), ("resnet152", (32, 64))]
-    with open(os.path.join(a.out, "steps.csv"), "w", newline="") as fs, \
-            open(os.path.join(a.out, "profile.csv"), "w", newline="") as fp:
-        ws = csv.writer(fs)
-        wp = csv.writer(fp)
-        ws.writerow(["model", "precision", "batch", "step_ms_median", "step_ms_min",
-                     "step_ms_p90", "reps", "images_per_s"])
-        wp.writerow(["model", "precision", "batch", "step_ms", "kernels", "busy_ms", "kind",
-                     "kind_kernels", "kind_ms"])
-        for prec in ("fp32", "bf16"):
-            set_precision(prec)
-            for name, batches in nets:
-                for bi, batch in enumerate(batches):
-                    if elapsed() > a.budget_s * 0.55:
-                        print("steps: out of time at %s %s %d" % (name, prec, batch), flush=True)
-                        break
-                    torch.manual_seed(0)
-                    try:
-                        model, size = build(name)
-                        step = make_step(model, prec, batch, size)
-                        ts = time_reps(step, a.reps, 8)
-                    except Exception as e:  # noqa: BLE001
-                        print("%s %s b%d failed: %s" % (name, prec, batch, e), flush=True)
-                        torch.cuda.empty_cache()
-                        continue
-                    med, mn, p90 = stats(ts)
-                    ws.writerow([name, prec, batch, "%.3f" % med, "%.3f" % mn, "%.3f" % p90,
-                                 a.reps, "%.1f" % (batch * 1000.0 / med)])
-                    fs.flush()
-                    if bi == len(batches) - 1:
-                        try:
-                            sm, cnt, busy, kinds = profile_step(step)
-                        except Exception as e:  # noqa: BLE001
-                            print("profile failed: %s" % e, flush=True)
-                            kinds = {}
-                        for k in sorted(kinds):
-                            wp.writerow([name, prec, batch, "%.3f" % sm, cnt, "%.3f" % busy, k,
-                                         kinds[k][0], "%.3f" % (kinds[k][1] / 1000.0)])
-                        fp.flush()
-                    print("%s %s b%d: %.2f ms (%.0f s)" % (name, prec, batch, med, elapsed()),
-                          flush=True)
-                    del model, step
-                    torch.cuda.empty_cache()
+    plan = [(prec, name, batches) for prec in ("fp32", "bf16") for name, batches in nets]
+    run_steps(plan, os.path.join(a.out, "steps.csv"), os.path.join(a.out, "profile.csv"),
+              a.reps, a.budget_s * 0.55, set_precision)
 
     with open(os.path.join(a.out, "layers.csv"), "w", newline="") as fl:
         wl = csv.writer(fl)

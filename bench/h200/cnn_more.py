@@ -11,7 +11,6 @@ profile.csv so that cnn.sh reads them as it reads cnn.py's):
   profile_more.csv one profiled step per network and precision at the largest batch
 """
 import argparse
-import csv
 import os
 import time
 
@@ -72,48 +71,8 @@ def main():
         ("tf32", "resnet50", (64, 128)), ("tf32", "inception_v3", (64, 128)),
         ("tf32", "vgg16", (64, 128)), ("tf32", "alexnet", (512,)), ("tf32", "resnet152", (64,)),
     ]
-    with open(os.path.join(a.out, "steps_more.csv"), "w", newline="") as fs, \
-            open(os.path.join(a.out, "profile_more.csv"), "w", newline="") as fp:
-        ws = csv.writer(fs)
-        wp = csv.writer(fp)
-        ws.writerow(["model", "precision", "batch", "step_ms_median", "step_ms_min",
-                     "step_ms_p90", "reps", "images_per_s"])
-        wp.writerow(["model", "precision", "batch", "step_ms", "kernels", "busy_ms", "kind",
-                     "kind_kernels", "kind_ms"])
-        for prec, name, batches in plan:
-            set_prec(prec)
-            for bi, batch in enumerate(batches):
-                if cnn.elapsed() > a.budget_s:
-                    print("out of time at %s %s %d" % (name, prec, batch), flush=True)
-                    return
-                torch.manual_seed(0)
-                try:
-                    model, size = cnn.build(name)
-                    step = cnn.make_step(model, "bf16" if prec == "bf16" else "fp32", batch,
-                                         size)
-                    ts = cnn.time_reps(step, a.reps, 8)
-                except Exception as e:  # noqa: BLE001
-                    print("%s %s b%d failed: %s" % (name, prec, batch, e), flush=True)
-                    torch.cuda.empty_cache()
-                    continue
-                med, mn, p90 = cnn.stats(ts)
-                ws.writerow([name, prec, batch, "%.3f" % med, "%.3f" % mn, "%.3f" % p90,
-                             a.reps, "%.1f" % (batch * 1000.0 / med)])
-                fs.flush()
-                if bi == len(batches) - 1:
-                    try:
-                        sm, cnt, busy, kinds = cnn.profile_step(step)
-                    except Exception as e:  # noqa: BLE001
-                        print("profile failed: %s" % e, flush=True)
-                        kinds = {}
-                    for k in sorted(kinds):
-                        wp.writerow([name, prec, batch, "%.3f" % sm, cnt, "%.3f" % busy, k,
-                                     kinds[k][0], "%.3f" % (kinds[k][1] / 1000.0)])
-                    fp.flush()
-                print("%s %s b%d: %.2f ms (%.0f s)" % (name, prec, batch, med, cnn.elapsed()),
-                      flush=True)
-                del model, step
-                torch.cuda.empty_cache()
+    cnn.run_steps(plan, os.path.join(a.out, "steps_more.csv"),
+                  os.path.join(a.out, "profile_more.csv"), a.reps, a.budget_s, set_prec)
 
 
 if __name__ == "__main__":

@@ -13,13 +13,14 @@ its launch.
 import argparse
 import csv
 import os
-import statistics
 
 import torch
 import torch.nn.functional as F
 
+import cnn
+
 SHAPES = [
-    # network, op, C, H, W, kernel, stride, pad, count_include_pad
+    # network, op, C, H, W, kernel, stride, padding
     ("inception_v3", "max", 64, 147, 147, 3, 2, 0),
     ("inception_v3", "max", 192, 71, 71, 3, 2, 0),
     ("inception_v3", "avg", 192, 35, 35, 3, 1, 1),
@@ -40,20 +41,8 @@ SHAPES = [
 
 
 def timed(fn, reps=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b) * 1000.0)
-    s = sorted(out)
-    return statistics.median(s), s[0], s[min(len(s) - 1, int(0.9 * len(s)))]
+    """Median, min and p90 in us of `reps` timed calls after 3 warm-ups (cnn.py's method)."""
+    return tuple(t * 1000.0 for t in cnn.stats(cnn.time_reps(fn, reps, 3)))
 
 
 def main():

@@ -63,8 +63,8 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
       }
   }
   uint32_t T = p->ps_tensor_bytes->len;
-  if (o->scenario && T > 0) {
-    uint32_t servers = (uint32_t)o->scenario->ps_count;
+  if (o->ps_count > 0 && T > 0) {
+    uint32_t servers = o->ps_count;
     g_array_set_size(p->ps_shard_of, T);
     uint32_t *shard_of = (uint32_t *)(void *)p->ps_shard_of->data;
     if (sharding == COMM_PS_SHARD_ROUND_ROBIN)

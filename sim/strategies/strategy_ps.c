@@ -72,11 +72,14 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
     else
       comm_ps_place_tensors((const uint64_t *)(void *)p->ps_tensor_bytes->data, T, servers,
                             shard_of);
-    double *share = g_new(double, 1);
-    *share = comm_ps_busiest_share((const uint64_t *)(void *)p->ps_tensor_bytes->data, T, servers,
-                                   shard_of);
-    p->extra = share;
-    p->extra_free = g_free;
+    /* The report names the busiest of several servers (one holds everything). */
+    if (servers > 1) {
+      double *share = g_new(double, 1);
+      *share = comm_ps_busiest_share((const uint64_t *)(void *)p->ps_tensor_bytes->data, T,
+                                     servers, shard_of);
+      p->extra = share;
+      p->extra_free = g_free;
+    }
   }
   g_autofree sim_device_streams *ds = g_new(sim_device_streams, devices);
   g_autofree sim_stream_id *shown = g_new(sim_stream_id, devices);

@@ -812,8 +812,11 @@ gboolean sim_chakra_write(const sim_plan *plan, const char *dir, const sim_chakr
       e.ps_index[g_array_index(plan->ps_tasks, sim_ps_task, i).task] = i;
     uint32_t T = plan->ps_tensor_bytes->len;
     e.shard_of = g_new0(uint32_t, MAX(T, 1));
-    comm_ps_place_tensors((const uint64_t *)plan->ps_tensor_bytes->data, T, servers->servers,
-                          e.shard_of);
+    if (plan->ps_shard_of->len == T)
+      memcpy(e.shard_of, plan->ps_shard_of->data, T * sizeof(uint32_t));
+    else
+      comm_ps_place_tensors((const uint64_t *)plan->ps_tensor_bytes->data, T, servers->servers,
+                            e.shard_of);
   }
   for (sim_task_id t = 0; t < nt; t++)
     if (sim_graph_task_kind(g, t) == SIM_TASK_CUSTOM &&

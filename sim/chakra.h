@@ -23,8 +23,8 @@ sim_plan *sim_chakra_plan(const sim_scenario *s, const char *device, uint64_t de
  * (the folded 3-D plan keeps them as timed tasks). */
 void sim_chakra_export_scenario(sim_scenario *s);
 
-/* The parameter servers of a ps plan, for its export: `servers` shards (comm_ps_place_tensors
- * places the tensors), each aggregating at `reduce_Bps` bytes/s, on hosts (`on_host`) or
+/* The parameter servers of a ps plan, for its export: `servers` shards (the plan's ps_shard_of, or
+ * comm_ps_place_tensors, places the tensors), each aggregating at `reduce_Bps` bytes/s, on hosts (`on_host`) or
  * devices. */
 typedef struct {
   uint32_t servers;

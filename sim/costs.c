@@ -117,6 +117,9 @@ void sim__costs_add_layers(sim_costs *c, const wl_net *net, wl_optimizer opt,
     lc.backward_data_flops = l->cost[WL_PASS_BACKWARD_DATA].flops;
     lc.backward_weights_flops = l->cost[WL_PASS_BACKWARD_WEIGHTS].flops;
     lc.param_bytes = l->grad_bytes;
+    /* The second variable's share of the gradient bytes (every parameter has the same size). */
+    if (l->params > 0)
+      lc.second_bytes = l->grad_bytes / l->params * wl_layer_second_params(l);
     lc.output_bytes = l->out_elems * elem_bytes;
     sim_costs_add_layer(c, &lc);
   }

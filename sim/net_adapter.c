@@ -328,7 +328,10 @@ static gboolean ps_setup(sim_net_adapter *a, GError **error)
                         .tensors = T,
                         .server_reduce_Bps = a->ps_reduce_Bps,
                         .node_workers = a->ps_node_workers,
-                        .local_reduce_Bps = a->ps_local_reduce_Bps};
+                        .local_reduce_Bps = a->ps_local_reduce_Bps,
+                        .shard_of = p->ps_shard_of->len == T && T > 0
+                                        ? (const uint32_t *)(void *)p->ps_shard_of->data
+                                        : NULL};
   a->ps = comm_ps_new(a->net, a->ps_group, &cfg, error);
   if (!a->ps)
     return FALSE;

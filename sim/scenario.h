@@ -106,6 +106,7 @@ typedef struct {
   int64_t ps_count;
   comm_ps_placement ps_placement;
   comm_ps_workers ps_workers;   /* a worker per device, or per node with replicas */
+  comm_ps_sharding ps_sharding; /* tensors on servers by bytes, or per variable in turn */
   /* pp, mp and hybrid (strategy_pp.c, strategy_hybrid.c). */
   int64_t micro_batches;        /* pipeline micro-batches per iteration */
   wl_schedule schedule;

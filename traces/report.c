@@ -69,6 +69,8 @@ void sim_report_append_json(GString *o, const sim_report *r, const char *extra_j
     if (r->has_tokens_dropped)
       json_double(o, "tokens_dropped", r->tokens_dropped);
   }
+  if (r->ps_busiest_share > 0)
+    json_double(o, "ps_busiest_share", r->ps_busiest_share);
   if (r->symmetry_note[0]) {
     g_string_append(o, "\"symmetry\":");
     dt_json_string(o, r->symmetry_note);
@@ -157,6 +159,9 @@ void sim_report_print_table(FILE *out, const sim_report *r, const char *title)
   else if (r->speedup > 0)
     fprintf(out, "  %-28s %12.2fx on %u devices (scaling efficiency %.1f%%)\n",
             "speedup over one device", r->speedup, r->devices, 100.0 * r->scaling_efficiency);
+  if (r->ps_busiest_share > 0)
+    fprintf(out, "  %-28s busiest server holds %.2fx the mean\n", "parameter servers",
+            r->ps_busiest_share);
   if (r->symmetry_note[0])
     fprintf(out, "  %-28s %s\n", "symmetry", r->symmetry_note);
   if (r->has_train) {

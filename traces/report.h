@@ -44,6 +44,8 @@ typedef struct {
   uint64_t memory_activations_cp_bytes;
   double tokens_dropped;
   uint64_t tokens_per_iteration;  /* sequence models: samples x sequence length; else 0 */
+  /* Parameter servers: the busiest server's bytes over the mean (0: no servers). */
+  double ps_busiest_share;
   /* What stragglers did to the folding of the run ("unfolded: ...", "folded: ..."), or "". */
   char symmetry_note[240];
   /* The whole training run (--train-tokens or --train-samples), when has_train. */

@@ -412,6 +412,17 @@ uint32_t wl_net_batch(const wl_net *net) { return net->batch; }
 wl_precision wl_net_precision(const wl_net *net) { return net->precision; }
 size_t wl_net_n_layers(const wl_net *net) { return net->n; }
 
+uint64_t wl_layer_second_params(const wl_layer *l)
+{
+  if (l->params == 0)
+    return 0;
+  if (l->kind == WL_LAYER_BATCHNORM)
+    return l->params / 2;   /* shift and scale, C each */
+  if ((l->kind == WL_LAYER_CONV || l->kind == WL_LAYER_FC) && l->hp && l->hp->bias)
+    return l->hp->out;
+  return 0;
+}
+
 const wl_layer *wl_net_layer(const wl_net *net, size_t i)
 {
   g_return_val_if_fail(i < net->n, NULL);

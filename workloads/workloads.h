@@ -160,6 +160,11 @@ wl_precision wl_net_precision(const wl_net *net);
 size_t wl_net_n_layers(const wl_net *net);
 /* Layers come in a topological order: parents before children. */
 const wl_layer *wl_net_layer(const wl_net *net, size_t i);
+/* The parameters of a layer's second variable, as frameworks create one variable per weight
+ * and bias (TensorFlow: conv and fc kernel then bias; batch norm beta and gamma, equal): the
+ * bias of a conv or fc layer, half of a batch norm's; 0 for a layer with one variable or
+ * none. */
+uint64_t wl_layer_second_params(const wl_layer *l);
 
 /* The update pass of layer i for an optimizer (has_pass[UPDATE] says whether there is one). */
 void wl_net_update_cost(const wl_net *net, size_t i, wl_optimizer opt, wl_op_cost *out);

@@ -2,7 +2,9 @@
  *
  * FILE is a CSV like reference/training.csv with four more columns: `group` (the rows' family,
  * each with its own MAPE), `ps_count` and `ps_workers` (parameter servers and who pushes to
- * them, where the run had them) and `variable_update` (what the framework did, for the reader). Lines that start with '#' are
+ * them, where the run had them) and `variable_update` (what the framework did, for the reader), and
+ * optionally `ps_sharding` (how the servers hold the tensors, `round-robin` where TensorFlow's
+ * replica_device_setter placed them; empty or absent: bytes). Lines that start with '#' are
  * comments. Every row runs as `dtsim run` would run it: the row's strategy, system, devices and
  * per-device batch, synthetic input, SGD, three iterations; `ps` rows at their placement and
  * server count, `dp` rows with one ring in rank order (NCCL 1.x, as in run_rows.c). Nothing is
@@ -116,6 +118,19 @@ static gboolean parse_row(const char *path, int line, GPtrArray *header, const i
       return FALSE;
     }
     if (!set_cell(r, path, ps_keys[k - 9], needed[k], CELL(k), error))
+      return FALSE;
+  }
+  /* Optional column: how the servers hold the tensors (bytes when absent or empty). */
+  int sharding = column(header, "ps_sharding");
+  const char *sharding_cell = sharding >= 0 ? g_ptr_array_index(f, sharding) : "";
+  if (*sharding_cell) {
+    if (!servers) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INPUT,
+                  "%s:%d: column ps_sharding: only rows of strategy ps have parameter servers",
+                  path, line);
+      return FALSE;
+    }
+    if (!set_cell(r, path, "ps-sharding", "ps_sharding", sharding_cell, error))
       return FALSE;
   }
   r->s.synthetic = TRUE;

@@ -142,6 +142,12 @@ const char *comm_ps_placement_name(comm_ps_placement placement);
 typedef enum { COMM_PS_WORKER_DEVICE, COMM_PS_WORKER_NODE } comm_ps_workers;
 const char *comm_ps_workers_name(comm_ps_workers workers);
 
+/* How tensors are spread over the servers: balanced by bytes (comm_ps_place_tensors), or dealt
+ * out in turn in creation order (comm_ps_deal_tensors), as TensorFlow's replica_device_setter
+ * does by default. */
+typedef enum { COMM_PS_SHARD_BYTES, COMM_PS_SHARD_ROUND_ROBIN } comm_ps_sharding;
+const char *comm_ps_sharding_name(comm_ps_sharding sharding);
+
 typedef struct {
   comm_ps_placement placement;
   uint32_t servers;            /* K >= 1 (colocated: 0 means one per worker node) */
@@ -156,6 +162,9 @@ typedef struct {
    * member. */
   gboolean node_workers;
   double local_reduce_Bps;     /* node_workers: summing rate of a member, bytes/s; 0: free */
+  /* The shard of each tensor (each below `servers`), as the caller placed them; NULL: by bytes
+   * (comm_ps_place_tensors). */
+  const uint32_t *shard_of;
 } comm_ps_config;
 
 typedef struct comm_ps comm_ps;
@@ -170,6 +179,15 @@ typedef void (*comm_ps_tensor_fn)(sim_engine *engine, uint32_t worker, uint32_t 
  * tensors with it; dtsim-mpi replay does too, so real servers hold what simulated ones do. */
 void comm_ps_place_tensors(const uint64_t *tensor_bytes, uint32_t tensors, uint32_t servers,
                            uint32_t *shard_of);
+/* Deals `tensors` tensors out to `servers` shards in turn, tensor i to shard (first + i) mod
+ * servers, whatever their sizes: TensorFlow 1.x's replica_device_setter with its default
+ * ps_strategy (_RoundRobinStrategy) places each variable so, in creation order; `first` is the
+ * count of variables it placed before (tf_cnn_benchmarks creates global_step first, on task 0). */
+void comm_ps_deal_tensors(uint32_t tensors, uint32_t servers, uint32_t first, uint32_t *shard_of);
+/* Bytes of the busiest shard over the mean of `servers` shards (1.0: balanced; 0 without
+ * bytes). */
+double comm_ps_busiest_share(const uint64_t *tensor_bytes, uint32_t tensors, uint32_t servers,
+                             const uint32_t *shard_of);
 
 /* Whether `servers` servers can be placed so on this topology, with one line why not: any
  * count of one or more (cpu, colocated: round-robin over the worker nodes' host sockets, gpu:
@@ -178,8 +196,8 @@ void comm_ps_place_tensors(const uint64_t *tensor_bytes, uint32_t tensors, uint3
  * count, so both accept the same. */
 gboolean comm_ps_check(const comm_topology *topo, comm_ps_placement placement, uint32_t servers,
                        GError **error);
-/* Workers are the members of `group`. Tensors are placed on K shards by
- * comm_ps_place_tensors(). */
+/* Workers are the members of `group`. Tensors are placed on K shards by config->shard_of, or
+ * without it by comm_ps_place_tensors(). */
 comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_config *config,
                      GError **error);
 void comm_ps_free(comm_ps *ps);

@@ -71,6 +71,11 @@ const char *comm_ps_workers_name(comm_ps_workers w)
   return w == COMM_PS_WORKER_DEVICE ? "device" : w == COMM_PS_WORKER_NODE ? "node" : "?";
 }
 
+const char *comm_ps_sharding_name(comm_ps_sharding s)
+{
+  return s == COMM_PS_SHARD_BYTES ? "bytes" : s == COMM_PS_SHARD_ROUND_ROBIN ? "round-robin" : "?";
+}
+
 /* Largest tensor first (equal sizes: lower tensor index first). */
 static int cmp_tensor_desc(const void *a, const void *b, void *data)
 {
@@ -101,9 +106,32 @@ void comm_ps_place_tensors(const uint64_t *tensor_bytes, uint32_t tensors, uint3
   }
 }
 
-static void balance(comm_ps *ps)
+void comm_ps_deal_tensors(uint32_t tensors, uint32_t servers, uint32_t first, uint32_t *shard_of)
 {
-  comm_ps_place_tensors(ps->tensor_bytes, ps->cfg.tensors, ps->servers, ps->shard_of);
+  g_return_if_fail(servers > 0 && (tensors == 0 || shard_of != NULL));
+  for (uint32_t i = 0; i < tensors; i++)
+    shard_of[i] = (uint32_t)(((uint64_t)first + i) % servers);
+}
+
+double comm_ps_busiest_share(const uint64_t *tensor_bytes, uint32_t tensors, uint32_t servers,
+                             const uint32_t *shard_of)
+{
+  g_return_val_if_fail(servers > 0 && (tensors == 0 || (tensor_bytes && shard_of)), 0);
+  g_autofree uint64_t *load = g_new0(uint64_t, servers);
+  uint64_t total = 0, busiest = 0;
+  for (uint32_t i = 0; i < tensors; i++) {
+    g_return_val_if_fail(shard_of[i] < servers, 0);
+    load[shard_of[i]] += tensor_bytes[i];
+    total += tensor_bytes[i];
+    busiest = MAX(busiest, load[shard_of[i]]);
+  }
+  return total ? (double)busiest * servers / (double)total : 0;
+}
+
+static void balance(comm_ps *ps, gboolean placed)
+{
+  if (!placed)
+    comm_ps_place_tensors(ps->tensor_bytes, ps->cfg.tensors, ps->servers, ps->shard_of);
   for (uint32_t i = 0; i < ps->cfg.tensors; i++)
     ps->shard_bytes[ps->shard_of[i]] += ps->tensor_bytes[i];
 }
@@ -202,6 +230,13 @@ comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_
     g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL, "parameter server: no tensor sizes");
     return NULL;
   }
+  for (uint32_t t = 0; config->shard_of && t < config->tensors; t++)
+    if (config->shard_of[t] >= servers) {
+      g_set_error(error, DT_ERROR, DT_ERROR_INTERNAL,
+                  "parameter server: tensor %u on shard %u of %u", t, config->shard_of[t],
+                  servers);
+      return NULL;
+    }
   g_autoptr(comm_ps) ps = g_new0(comm_ps, 1);
   ps->net = net;
   ps->engine = comm_net_engine(net);
@@ -213,6 +248,9 @@ comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_
     memcpy(ps->tensor_bytes, config->tensor_bytes, config->tensors * sizeof(uint64_t));
   ps->cfg.tensor_bytes = ps->tensor_bytes;
   ps->shard_of = g_new0(uint32_t, MAX(config->tensors, 1));
+  if (config->shard_of && config->tensors > 0)
+    memcpy(ps->shard_of, config->shard_of, config->tensors * sizeof(uint32_t));
+  ps->cfg.shard_of = NULL;  /* the caller's array need not outlive this call */
   ps->shard_bytes = g_new0(uint64_t, servers);
   ps->server_ep = g_new0(comm_ep, servers);
   ps->unit_of = g_new0(uint32_t, servers);
@@ -226,7 +264,7 @@ comm_ps *comm_ps_new(comm_net *net, const comm_coll_group *group, const comm_ps_
     ps->msgs[i].ps = ps;
   ps->agg_end = g_new0(sim_time_ps, MAX(config->tensors, 1));
   ps->agg_span = g_new0(uint64_t, MAX(config->tensors, 1));
-  balance(ps);
+  balance(ps, config->shard_of != NULL);
   if (!place(ps, error))
     return NULL;
   ps->workers = group->n;

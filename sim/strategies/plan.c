@@ -90,6 +90,7 @@ sim_plan *sim__plan_new(void)
   p->iteration_end = g_array_new(FALSE, FALSE, sizeof(sim_task_id));
   p->host_units = g_array_new(FALSE, FALSE, sizeof(sim_unit_id));
   p->ps_tensor_bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  p->ps_shard_of = g_array_new(FALSE, FALSE, sizeof(uint32_t));
   p->ps_tasks = g_array_new(FALSE, FALSE, sizeof(sim_ps_task));
   return p;
 }
@@ -103,6 +104,7 @@ void sim_plan_free(sim_plan *p)
   g_array_free(p->iteration_end, TRUE);
   g_array_free(p->host_units, TRUE);
   g_array_free(p->ps_tensor_bytes, TRUE);
+  g_array_free(p->ps_shard_of, TRUE);
   g_array_free(p->ps_tasks, TRUE);
   if (p->extra_free)
     p->extra_free(p->extra);

@@ -23,6 +23,8 @@ typedef struct {
   uint64_t backward_data_flops;     /* the data gradient's (dX task) */
   uint64_t backward_weights_flops;  /* the weight gradient's (dW task) */
   uint64_t param_bytes;             /* gradient bytes to synchronize (= parameter bytes) */
+  uint64_t second_bytes;            /* of param_bytes, the layer's second variable (a bias, a
+                                     * batch norm's shift); 0: one variable */
   uint64_t output_bytes;            /* activations this layer hands to the next, per batch */
   uint64_t params;                  /* trainable parameters */
   uint64_t saved_bytes;             /* activations kept for backward, per batch */
@@ -109,8 +111,10 @@ typedef struct {
   gboolean symmetric;               /* one device stands for all: collectives span all ranks */
   uint64_t memory_per_device_bytes;
   GArray *host_units;               /* sim_unit_id of each node's host, G_MAXUINT32 if none */
-  /* Parameter servers (strategy ps): one tensor per layer with parameters. */
+  /* Parameter servers (strategy ps): one tensor per layer with parameters (per variable with
+   * --ps-sharding round-robin), and the shard of each (empty: comm/coll places them). */
   GArray *ps_tensor_bytes;          /* uint64_t per tensor */
+  GArray *ps_shard_of;              /* uint32_t per tensor, or empty */
   GArray *ps_tasks;                 /* sim_ps_task */
   uint32_t ps_workers;
   /* Set by strategies without a cost table (0: the cost table's): the devices' rate of summing

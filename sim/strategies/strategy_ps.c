@@ -10,7 +10,13 @@
  * devices keep replicas; comm/coll sums a tensor's gradients within the node and moves one copy
  * per node. The replicas are refreshed inside the step (the worker's training op assigns the
  * pulled values to every device's copy), so a device's next forward waits for all of its
- * pulls, not only its layer's. */
+ * pulls, not only its layer's.
+ *
+ * --ps-sharding round-robin (TensorFlow 1.x's replica_device_setter with its default
+ * ps_strategy): a tensor per variable (a layer's weight, then its bias or a batch norm's second
+ * vector), in the order the model creates them, dealt out to the servers in turn after
+ * global_step, which tf_cnn_benchmarks creates first on server 0. The default, bytes, keeps one
+ * tensor per layer and lets comm/coll balance the servers by bytes. */
 #include "plan.h"
 #include "strategy.h"
 
@@ -35,17 +41,46 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   /* Workers hold weights and gradients but no optimizer state (the servers update). */
   p->memory_per_device_bytes = c->memory_bytes;
 
-  /* One tensor per layer with parameters. */
+  /* One tensor per layer with parameters, or per variable when dealt out as TensorFlow does:
+   * tensor_of[i] is layer i's first, n_of[i] how many it has. */
+  comm_ps_sharding sharding = o->scenario ? o->scenario->ps_sharding : COMM_PS_SHARD_BYTES;
   g_autofree int32_t *tensor_of = g_new(int32_t, n);
+  g_autofree uint32_t *n_of = g_new0(uint32_t, n);
   for (guint i = 0; i < n; i++) {
-    uint64_t b = sim_costs_layer(c, i)->param_bytes;
+    const sim_layer_cost *l = sim_costs_layer(c, i);
+    uint64_t second = sharding == COMM_PS_SHARD_ROUND_ROBIN && l->second_bytes < l->param_bytes
+                          ? l->second_bytes
+                          : 0;
+    uint64_t b[2] = {l->param_bytes - second, second};
     tensor_of[i] = -1;
-    if (b > 0) {
-      tensor_of[i] = (int32_t)p->ps_tensor_bytes->len;
-      g_array_append_val(p->ps_tensor_bytes, b);
-    }
+    if (l->param_bytes == 0)
+      continue;
+    tensor_of[i] = (int32_t)p->ps_tensor_bytes->len;
+    for (guint v = 0; v < 2; v++)
+      if (b[v] > 0) {
+        g_array_append_val(p->ps_tensor_bytes, b[v]);
+        n_of[i]++;
+      }
   }
   uint32_t T = p->ps_tensor_bytes->len;
+  if (o->ps_count > 0 && T > 0) {
+    uint32_t servers = o->ps_count;
+    g_array_set_size(p->ps_shard_of, T);
+    uint32_t *shard_of = (uint32_t *)(void *)p->ps_shard_of->data;
+    if (sharding == COMM_PS_SHARD_ROUND_ROBIN)
+      comm_ps_deal_tensors(T, servers, 1, shard_of);
+    else
+      comm_ps_place_tensors((const uint64_t *)(void *)p->ps_tensor_bytes->data, T, servers,
+                            shard_of);
+    /* The report names the busiest of several servers (one holds everything). */
+    if (servers > 1) {
+      double *share = g_new(double, 1);
+      *share = comm_ps_busiest_share((const uint64_t *)(void *)p->ps_tensor_bytes->data, T,
+                                     servers, shard_of);
+      p->extra = share;
+      p->extra_free = g_free;
+    }
+  }
   g_autofree sim_device_streams *ds = g_new(sim_device_streams, devices);
   g_autofree sim_stream_id *shown = g_new(sim_stream_id, devices);
   g_autofree sim_task_id *prev_end = g_new0(sim_task_id, devices);
@@ -79,8 +114,8 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
           sim_graph_depend(g, last, step);
           first_fwd[d] = last;
         }
-        if (it > 0 && tensor_of[i] >= 0 && !replicas)
-          sim_graph_depend(g, last, prev[(gsize)d * T + (guint)tensor_of[i]]);
+        for (uint32_t v = 0; it > 0 && !replicas && v < n_of[i]; v++)
+          sim_graph_depend(g, last, prev[(gsize)d * T + (guint)tensor_of[i] + v]);
         if (it > 0 && i == 0 && replicas)
           for (uint32_t t = 0; t < T; t++)
             sim_graph_depend(g, last, prev[(gsize)d * T + t]);
@@ -91,14 +126,17 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
           g_autofree char *name = g_strconcat(l->name, " dW", NULL);
           last = sim_graph_add_compute(g, ds[d].compute, name, "backward", l->backward_weights_ps,
                                        l->backward_weights_flops, 0);
-          if (tensor_of[k] >= 0) {
-            g_autofree char *pname = g_strconcat("push/pull ", l->name, NULL);
+          for (uint32_t v = 0; v < n_of[k]; v++) {
+            uint32_t t = (uint32_t)tensor_of[k] + v;
+            g_autofree char *pname =
+                g_strconcat("push/pull ", l->name, v ? " (second variable)" : "", NULL);
             sim_task_id push = sim_graph_add_custom(g, NULL, 0, pname, "ps", SIM_OP_PS_PUSH,
-                                                    l->param_bytes);
+                                                    g_array_index(p->ps_tensor_bytes, uint64_t,
+                                                                  t));
             sim_graph_depend(g, push, last);
             sim_graph_show_on(g, push, shown[d]);
-            prev[(gsize)d * T + (guint)tensor_of[k]] = push;
-            sim_ps_task pt = {push, it, d, (uint32_t)tensor_of[k]};
+            prev[(gsize)d * T + t] = push;
+            sim_ps_task pt = {push, it, d, t};
             g_array_append_val(p->ps_tasks, pt);
           }
         }
@@ -123,6 +161,13 @@ static sim_plan *ps_build(const sim_costs *c, const sim_plan_opts *o, GError **e
   return g_steal_pointer(&p);
 }
 
+/* The busiest server's bytes over the mean (ps_build's share of the plan's sharding). */
+static void ps_report(const sim_plan *plan, sim_report *r)
+{
+  if (plan->extra)
+    r->ps_busiest_share = *(const double *)plan->extra;
+}
+
 /* --chakra-out writes a worker per device (sim/chakra.c): node workers have no such form. */
 static const char *ps_check(const sim_scenario *s, const sim_shape *shape, GError **error)
 {
@@ -139,6 +184,7 @@ static const char *ps_check(const sim_scenario *s, const sim_shape *shape, GErro
 /* The parameter servers themselves are comm/coll's (comm_ps); these say how many and where. */
 SIM_CHOICES_OF(comm_ps_placement_name, comm_ps_placement)
 SIM_CHOICES_OF(comm_ps_workers_name, comm_ps_workers)
+SIM_CHOICES_OF(comm_ps_sharding_name, comm_ps_sharding)
 static const sim_key ps_keys[] = {
     {"ps-count", SIM_KEY_INT, SIM_KEY_OFF(ps_count), "1", 1, 1000000, .commands = SIM_OPTS_RUN,
      .arg = "K", .help = "parameter servers (shards), any count from 1: several share a socket "
@@ -157,6 +203,13 @@ static const sim_key ps_keys[] = {
              "(distributed_replicated): gradients summed on one device of the node, one copy "
              "per node to the server and back to the node's host, copied to every device "
              "before the next step"},
+    {"ps-sharding", SIM_KEY_CHOICE, SIM_KEY_OFF(ps_sharding), "bytes",
+     .choice_name = comm_ps_sharding_name_choice, .n_choices = COMM_PS_SHARD_ROUND_ROBIN + 1,
+     .commands = SIM_OPTS_RUN,
+     .help = "bytes: one tensor per layer, the servers balanced by bytes (largest first onto "
+             "the least loaded); round-robin: a tensor per variable (weight, bias) dealt out to "
+             "the servers in turn in creation order after global_step, as TensorFlow 1.x's "
+             "replica_device_setter places them: one server may hold far more than its share"},
 };
 static const sim_key_group sim_keys_ps = SIM_KEY_GROUP("ps", SIM_STRATEGY_SERVERS, ps_keys);
 
@@ -200,6 +253,7 @@ const sim_strategy sim__strategy_ps = {
     .keys = &sim_keys_ps,
     .check = ps_check,
     .build = ps_build,
+    .report = ps_report,
     .search = ps_search,
     .n_search = G_N_ELEMENTS(ps_search),
 };

@@ -39,7 +39,7 @@ bad_row() {
     bad "$1: status $got (want 2), $lines stderr lines (want 1 with 'bad.csv:3: $2'): $(cat "$TMP/err"); stdout: $(head -c 200 "$TMP/out")"
   fi
 }
-bad_row "a field missing" "17 fields where the header has 18" "${good%,*}"
+bad_row "a field missing" "18 fields where the header has 19" "${good%,*}"
 bad_row "nodes negative" "column nodes" "$(echo "$good" | sed 's/,p2.8xlarge,1,/,p2.8xlarge,-1,/')"
 bad_row "batch not a number" "column batch_per_device" "$(echo "$good" | sed 's/,1,1,64,/,1,1,lots,/')"
 bad_row "measured not a number" "column measured" "$(echo "$good" | sed 's/,51.5,/,fast,/')"
@@ -48,7 +48,19 @@ bad_row "unknown strategy" "column strategy" "$(echo "$good" | sed 's/,ps,gpu,/,
 bad_row "servers on a dp row" "column ps_placement" "$(echo "$good" | sed 's/,ps,gpu,/,dp,gpu,/')"
 bad_row "ps count zero" "column ps_count" "$(echo "$good" | sed 's/,ps,gpu,1,/,ps,gpu,0,/')"
 bad_row "unknown ps workers" "column ps_workers" "$(echo "$good" | sed 's/,device,/,rack,/')"
+bad_row "unknown ps sharding" "column ps_sharding" "$(echo "$good" | sed 's/,device,,/,device,greedy,/')"
+bad_row "sharding on a dp row" "column ps_sharding: only rows of strategy ps" \
+  "$(echo "$good" | sed 's/,ps,gpu,1,device,,/,dp,,,,round-robin,/')"
 bad_row "unknown model" "unknown model 'nosuchnet'" "$(echo "$good" | sed 's/,resnet50,/,nosuchnet,/')"
+
+# TensorFlow's replica_device_setter placed the variables of the distributed_replicated rows
+# (round-robin), and of no other row.
+awk -F, '/^#/ || $1 == "group" { next }
+  ($15 == "distributed_replicated") != ($14 == "round-robin") { bad = 1; next }
+  $15 == "distributed_replicated" { n++ }
+  END { exit bad || n != 25 }' "$CSV" &&
+  ok "ps_sharding round-robin on the 25 distributed_replicated rows only" ||
+  bad "ps_sharding: not round-robin exactly on the distributed_replicated rows"
 
 # A header without a needed column: the header's line.
 { sed 's/ps_count/servers/' "$TMP/head.csv"; echo "$good"; } >"$TMP/hdr.csv"

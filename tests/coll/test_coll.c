@@ -316,7 +316,7 @@ static void test_ps_port_bottleneck(void **state)
   g_autoptr(comm_net) net = comm_net_new(engine, t, COMM_NET_FLOW);
   fake_net_set_port_serialisation(net, TRUE);
   const uint64_t bytes[4] = {1000000, 1000000, 1000000, 1000000};
-  comm_ps_config cfg = {COMM_PS_DEDICATED, 1, bytes, 4, 1e12, FALSE, 0};
+  comm_ps_config cfg = {COMM_PS_DEDICATED, 1, bytes, 4, 1e12, FALSE, 0, NULL};
   g_autoptr(GError) e = NULL;
   g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, &e);
   assert_non_null(ps);
@@ -349,7 +349,7 @@ static void test_ps_servers_share_host(void **state)
   g_autoptr(comm_net) net = comm_net_new(engine, t, COMM_NET_FLOW);
   fake_net_set_port_serialisation(net, TRUE);
   const uint64_t bytes[4] = {1000000, 1000000, 1000000, 1000000};
-  comm_ps_config cfg = {COMM_PS_DEDICATED, 2, bytes, 4, 1e9, FALSE, 0};
+  comm_ps_config cfg = {COMM_PS_DEDICATED, 2, bytes, 4, 1e9, FALSE, 0, NULL};
   g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, NULL);
   assert_non_null(ps);
   assert_int_equal(comm_ps_server_endpoint(ps, 0), comm_ps_server_endpoint(ps, 1));
@@ -384,7 +384,7 @@ static void test_ps_node_workers(void **state)
     g_autoptr(sim_engine) engine = sim_engine_new();
     g_autoptr(comm_net) net = comm_net_new(engine, t, COMM_NET_FLOW);
     fake_net_set_port_serialisation(net, TRUE);
-    comm_ps_config cfg = {COMM_PS_DEDICATED, 1, bytes, 1, 1e12, node, 1e11};
+    comm_ps_config cfg = {COMM_PS_DEDICATED, 1, bytes, 1, 1e12, node, 1e11, NULL};
     g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, NULL);
     assert_non_null(ps);
     int done = 0;
@@ -407,7 +407,7 @@ static void test_ps_sharding(void **state)
   /* Largest first onto the lightest shard: 9 -> 0, 7 -> 1, 5 -> 2, 4 -> 2 (loads 9, 7, 5),
    * 3 -> 1 (loads 9, 7, 9), 1 -> 0 (loads 9, 10, 9: the lowest of the two lightest). */
   const uint64_t bytes[6] = {3, 9, 4, 1, 7, 5};
-  comm_ps_config cfg = {COMM_PS_GPU, 3, bytes, 6, 0, FALSE, 0};
+  comm_ps_config cfg = {COMM_PS_GPU, 3, bytes, 6, 0, FALSE, 0, NULL};
   g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, NULL);
   assert_int_equal(comm_ps_shard_of(ps, 1), 0);
   assert_int_equal(comm_ps_shard_of(ps, 4), 1);
@@ -424,23 +424,23 @@ static void test_ps_sharding(void **state)
    * (TensorFlow jobs ran them so) and K > N too: server 4 shares node 0's host (one socket
    * here) with server 0. gpu: 6 servers on 4 devices, servers 4 and 5 on devices 0 and 1.
    * Dedicated needs extra nodes; no server at all is refused. */
-  comm_ps_config three = {COMM_PS_COLOCATED, 3, bytes, 6, 0, FALSE, 0};
+  comm_ps_config three = {COMM_PS_COLOCATED, 3, bytes, 6, 0, FALSE, 0, NULL};
   g_autoptr(comm_ps) co = comm_ps_new(net, g, &three, NULL);
   assert_non_null(co);
   assert_int_equal(comm_ps_servers(co), 3);
   for (uint32_t k = 0; k < 3; k++)
     assert_int_equal(comm_ps_server_endpoint(co, k), comm_topology_host(t, k, 0));
-  comm_ps_config five = {COMM_PS_COLOCATED, 5, bytes, 6, 0, FALSE, 0};
+  comm_ps_config five = {COMM_PS_COLOCATED, 5, bytes, 6, 0, FALSE, 0, NULL};
   g_autoptr(comm_ps) co5 = comm_ps_new(net, g, &five, NULL);
   assert_non_null(co5);
   assert_int_equal(comm_ps_server_endpoint(co5, 4), comm_topology_host(t, 0, 0));
-  comm_ps_config six = {COMM_PS_GPU, 6, bytes, 6, 0, FALSE, 0};
+  comm_ps_config six = {COMM_PS_GPU, 6, bytes, 6, 0, FALSE, 0, NULL};
   g_autoptr(comm_ps) gp = comm_ps_new(net, g, &six, NULL);
   assert_non_null(gp);
   assert_int_equal(comm_ps_server_endpoint(gp, 4), comm_topology_device(t, 0));
   assert_int_equal(comm_ps_server_endpoint(gp, 5), comm_topology_device(t, 1));
   g_autoptr(GError) e = NULL;
-  comm_ps_config bad = {COMM_PS_DEDICATED, 1, bytes, 6, 0, FALSE, 0};
+  comm_ps_config bad = {COMM_PS_DEDICATED, 1, bytes, 6, 0, FALSE, 0, NULL};
   assert_null(comm_ps_new(net, g, &bad, &e));
   assert_true(g_error_matches(e, DT_ERROR, DT_ERROR_INPUT));
   g_clear_error(&e);

@@ -129,7 +129,7 @@ static void test_ps_nic_bottleneck(void **state)
     g_autoptr(comm_net) net =
         comm_net_new(engine, t, model == 0 ? COMM_NET_FLOW : COMM_NET_ANALYTIC);
     const uint64_t bytes[1] = {10000000};
-    comm_ps_config cfg = {COMM_PS_DEDICATED, 1, bytes, 1, 0, FALSE, 0};
+    comm_ps_config cfg = {COMM_PS_DEDICATED, 1, bytes, 1, 0, FALSE, 0, NULL};
     g_autoptr(GError) e = NULL;
     g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, &e);
     assert_non_null(ps);
@@ -145,12 +145,54 @@ static void test_ps_nic_bottleneck(void **state)
   }
 }
 
+/* The busiest server's NIC carries its share. Two dedicated p3.2xlarge servers, 8 workers,
+ * tensors of 10, 10 and 20 MB, no aggregation cost; every NIC 1.175 GB/s as above.
+ * Dealt in turn after global_step (comm_ps_deal_tensors, first 1): tensor i on server
+ * (i + 1) mod 2: 1, 0, 1; server 1 holds 30 of 40 MB. Its NIC takes 8 x 30 MB of pushes:
+ * 204.255 ms, tensor 0's pushes ending first (136.17 ms, 16 flows sharing the NIC, then the
+ * 8 of tensor 2 alone), then its NIC sends tensor 0's pulls (80 MB) and then tensor 2's
+ * (160 MB): 400 MB in all through it, 340.43 ms plus a few alphas of 20.45 us.
+ * By bytes (comm_ps_place_tensors): 20 MB on server 0, both 10 MB tensors on server 1: each NIC
+ * 160 MB in and 160 MB out, 272.34 ms. */
+static void test_ps_busiest_nic(void **state)
+{
+  g_autoptr(comm_topology) t = build("p3.2xlarge", 8, NULL, "switch", 2);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  const uint64_t bytes[3] = {10000000, 10000000, 20000000};
+  uint32_t dealt[3];
+  comm_ps_deal_tensors(3, 2, 1, dealt);
+  assert_int_equal(dealt[0], 1);
+  assert_int_equal(dealt[1], 0);
+  assert_int_equal(dealt[2], 1);
+  assert_close(comm_ps_busiest_share(bytes, 3, 2, dealt), 1.5, 1e-12, "share dealt");
+  for (int placed = 0; placed < 2; placed++) {
+    g_autoptr(sim_engine) engine = sim_engine_new();
+    g_autoptr(comm_net) net = comm_net_new(engine, t, COMM_NET_FLOW);
+    comm_ps_config cfg = {COMM_PS_DEDICATED, 2, bytes, 3, 0, FALSE, 0,
+                          placed ? dealt : NULL};
+    g_autoptr(GError) e = NULL;
+    g_autoptr(comm_ps) ps = comm_ps_new(net, g, &cfg, &e);
+    assert_non_null(ps);
+    assert_int_equal(comm_ps_shard_bytes(ps, 1), placed ? 30000000 : 20000000);
+    int done = 0;
+    pulls = 0;
+    comm_ps_step_begin(ps, on_pulled, on_done, &done);
+    comm_ps_push_all(ps);
+    sim_engine_run(engine);
+    assert_int_equal(done, 1);
+    assert_int_equal(pulls, 24);
+    assert_close(sim_time_to_us(sim_engine_now(engine)), placed ? 340425.5 : 272340.4, 0.005,
+                 placed ? "dealt in turn" : "by bytes");
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_flow_vs_analytic),
       cmocka_unit_test(test_hierarchical_beats_ring),
       cmocka_unit_test(test_ps_nic_bottleneck),
+      cmocka_unit_test(test_ps_busiest_nic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "comm_internal.h"
@@ -50,6 +51,9 @@ static sim_costs *uniform(guint n, double ms, uint64_t param_bytes)
  * 12.5 GB/s, no contention. The plan is built for `servers` servers; the adapter is given
  * `adapter_servers` with `placement`, aggregating at `reduce_Bps`. FALSE with sim_exec_run's
  * error when the run fails; *end_ps gets the engine's time at the end either way. */
+/* The sharding of the next plans (--ps-sharding); the tests that set it put it back. */
+static comm_ps_sharding sharding = COMM_PS_SHARD_BYTES;
+
 static gboolean try_ps_workers(const sim_costs *c, uint32_t nodes, uint32_t per_node,
                                uint32_t extra_nodes, comm_ps_placement placement,
                                uint32_t servers, uint32_t adapter_servers, double reduce_Bps,
@@ -67,6 +71,7 @@ static gboolean try_ps_workers(const sim_costs *c, uint32_t nodes, uint32_t per_
   g_auto(sim_scenario) sc;
   sim_scenario_init(&sc);
   sc.ps_workers = workers;
+  sc.ps_sharding = sharding;
   o.scenario = &sc;
   g_autoptr(sim_plan) p = sim_strategy_find("ps")->build(c, &o, error);
   assert_non_null(p);
@@ -198,10 +203,128 @@ static void test_ps_adapter_error(void **state)
   assert_int_equal(end_ps, SIM_NS(3000000));
 }
 
+/* Layers of `bytes[i]` parameter bytes, `second[i]` of them in a second variable (a bias or a
+ * batch norm's shift), 1 ms per pass each, batch 8. */
+static sim_costs *layers_of(guint n, const uint64_t *bytes, const uint64_t *second)
+{
+  sim_costs *c = uniform(n, 1.0, 0);
+  for (guint i = 0; i < n; i++) {
+    sim_layer_cost *l = &g_array_index(c->layers, sim_layer_cost, i);
+    l->param_bytes = bytes[i];
+    l->second_bytes = second[i];
+    l->params = bytes[i] / 4;
+  }
+  return c;
+}
+
+static sim_plan *ps_plan(const sim_costs *c, uint32_t servers, comm_ps_sharding how)
+{
+  sim_plan_opts o = {.nodes = 1, .devices_per_node = 2, .iterations = 1, .micro_batches = 1,
+                     .ps_count = servers};
+  g_auto(sim_scenario) sc;
+  sim_scenario_init(&sc);
+  sc.ps_sharding = how;
+  o.scenario = &sc;
+  g_autoptr(GError) err = NULL;
+  sim_plan *p = sim_strategy_find("ps")->build(c, &o, &err);
+  if (!p)
+    fail_msg("%s", err->message);
+  return p;
+}
+
+/* Per-server bytes of a plan's tensors. */
+static void server_bytes(const sim_plan *p, uint32_t servers, uint64_t *out)
+{
+  assert_int_equal(p->ps_shard_of->len, p->ps_tensor_bytes->len);
+  memset(out, 0, servers * sizeof *out);
+  for (guint t = 0; t < p->ps_tensor_bytes->len; t++) {
+    uint32_t k = g_array_index(p->ps_shard_of, uint32_t, t);
+    assert_true(k < servers);
+    out[k] += g_array_index(p->ps_tensor_bytes, uint64_t, t);
+  }
+}
+
+/* Three layers: 800 B (600 B weight, 200 B bias), 1000 B (one variable), 600 B (two vectors of
+ * 300 B, a batch norm), 2400 B in all, on 3 servers.
+ *
+ * round-robin: tensors in creation order 600, 200, 1000, 300, 300, dealt after global_step
+ *   (which takes server 0): tensor i on server (i + 1) mod 3: 600 -> 1, 200 -> 2, 1000 -> 0,
+ *   300 -> 1, 300 -> 2. Servers hold 1000, 900 and 500 B; the busiest 1000 / 800 = 1.25x.
+ * bytes: a tensor per layer, 800, 1000, 600; largest first onto the least loaded: 1000 -> 0,
+ *   800 -> 1, 600 -> 2: 1000, 800 and 600 B, the busiest 1.25x as well.
+ * A fourth layer of 1000 B in one variable (3400 B): round-robin deals it as tensor 5 to
+ *   server 0: 2000, 900, 500 B, busiest 2000 / (3400 / 3) = 1.7647x; bytes sorts the layers
+ *   again, 1000 (layer 1), 1000 (layer 3), 800, 600: 1000 -> 0, 1000 -> 1, 800 -> 2, 600 onto
+ *   the least loaded, server 2: 1000, 1000, 1400 B, busiest 1400 / (3400 / 3) = 1.2353x. */
+static void test_ps_sharding_by_hand(void **state)
+{
+  const uint64_t bytes[] = {800, 1000, 600, 1000}, second[] = {200, 0, 300, 0};
+  uint64_t got[3];
+  {
+    g_autoptr(sim_costs) c = layers_of(3, bytes, second);
+    g_autoptr(sim_plan) rr = ps_plan(c, 3, COMM_PS_SHARD_ROUND_ROBIN);
+    assert_int_equal(rr->ps_tensor_bytes->len, 5);
+    server_bytes(rr, 3, got);
+    assert_int_equal(got[0], 1000);
+    assert_int_equal(got[1], 900);
+    assert_int_equal(got[2], 500);
+    assert_float_equal(*(const double *)rr->extra, 1.25, 1e-12);
+    /* A tensor per variable, each pushed by each device: 5 tensors x 2 devices. */
+    assert_int_equal(rr->ps_tasks->len, 10);
+    g_autoptr(sim_plan) by = ps_plan(c, 3, COMM_PS_SHARD_BYTES);
+    assert_int_equal(by->ps_tensor_bytes->len, 3);
+    server_bytes(by, 3, got);
+    assert_int_equal(got[0], 1000);
+    assert_int_equal(got[1], 800);
+    assert_int_equal(got[2], 600);
+  }
+  g_autoptr(sim_costs) c = layers_of(4, bytes, second);
+  g_autoptr(sim_plan) rr = ps_plan(c, 3, COMM_PS_SHARD_ROUND_ROBIN);
+  server_bytes(rr, 3, got);
+  assert_int_equal(got[0], 2000);
+  assert_int_equal(got[1], 900);
+  assert_int_equal(got[2], 500);
+  assert_float_equal(*(const double *)rr->extra, 2000.0 * 3 / 3400, 1e-12);
+  g_autoptr(sim_plan) by = ps_plan(c, 3, COMM_PS_SHARD_BYTES);
+  server_bytes(by, 3, got);
+  assert_int_equal(got[0], 1000);
+  assert_int_equal(got[1], 1000);
+  assert_int_equal(got[2], 1400);
+  assert_float_equal(*(const double *)by->extra, 1400.0 * 3 / 3400, 1e-12);
+}
+
+/* The busiest server does its tensors' work. Two workers on two nodes, two dedicated servers
+ * on two extra nodes aggregating at 1 GB/s; three layers of 1.25, 1.25 and 2.5 MB, one
+ * variable each, 1 ms per pass. A worker: F0-F2 [0, 3], l2 dW [3, 4] (push of tensor 2 at 4),
+ * l2 dX [4, 5], l1 dW [5, 6] (push at 6), l1 dX [6, 7], l0 dW [7, 8] (push at 8). Across nodes
+ * 2 us + bytes / 12.5 GB/s: 102 us for 1.25 MB, 202 us for 2.5 MB. Aggregation of 2 copies:
+ * 2.5 ms for 1.25 MB, 5 ms for 2.5 MB.
+ *
+ * bytes: 2.5 MB -> server 0, then the 1.25 MB tensors (lower index first) both on server 1.
+ *   t2 [4.202, 9.202] on 0, pulled by 9.404; t1 [6.102, 8.602] on 1, pulled by 8.704; t0
+ *   arrives 8.102, waits for server 1 until 8.602: [8.602, 11.102], pulled by 11.204 ms.
+ * round-robin: t0 -> 1, t1 -> 0, t2 -> 1: server 1 holds 3.75 MB of 5 (1.5x the mean).
+ *   t2 [4.202, 9.202] on 1, pulled by 9.404; t1 [6.102, 8.602] on 0, pulled by 8.704; t0
+ *   arrives 8.102, waits for server 1 until 9.202: [9.202, 11.702], pulled by 11.804 ms. */
+static void test_ps_busiest_server_time(void **state)
+{
+  const uint64_t bytes[] = {1250000, 1250000, 2500000}, second[] = {0, 0, 0};
+  g_autoptr(sim_costs) c = layers_of(3, bytes, second);
+  sim_report r;
+  run_ps(c, 2, 1, 2, COMM_PS_DEDICATED, 2, 1e9, 1, &r);
+  assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(11204000));
+  sharding = COMM_PS_SHARD_ROUND_ROBIN;
+  run_ps(c, 2, 1, 2, COMM_PS_DEDICATED, 2, 1e9, 1, &r);
+  sharding = COMM_PS_SHARD_BYTES;
+  assert_int_equal(sim_time_from_s(r.iteration_time_s), SIM_NS(11804000));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_ps_closed_form),
                                      cmocka_unit_test(test_ps_adapter_error),
-                                     cmocka_unit_test(test_ps_replicas_wait_for_every_pull)};
+                                     cmocka_unit_test(test_ps_replicas_wait_for_every_pull),
+                                     cmocka_unit_test(test_ps_sharding_by_hand),
+                                     cmocka_unit_test(test_ps_busiest_server_time)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

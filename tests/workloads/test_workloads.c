@@ -33,6 +33,32 @@ static wl_net *zoo_net(const char *name, wl_model **model)
   return net;
 }
 
+/* ---- Variables as frameworks create them ------------------------------------------------- */
+
+/* ResNet-50 as tf_cnn_benchmarks builds it has 161 trainable variables: 53 convolution kernels
+ * without bias, beta and gamma of each of the 53 batch norms, and the classifier's kernel and
+ * bias (53 + 106 + 2). The second variables: one vector per batch norm, as long as its
+ * convolution's output channels (64 + 3 x (64 + 64 + 256) + 256 + 4 x (128 + 128 + 512) + 512
+ * + 6 x (256 + 256 + 1024) + 1024 + 3 x (512 + 512 + 2048) + 2048 = 26560 in all, the
+ * downsampling convolutions counted once per stage), and the classifier's 1000 biases. */
+static void test_second_variables(void **state)
+{
+  wl_model *m;
+  wl_net *net = zoo_net("resnet50", &m);
+  uint64_t variables = 0, second = 0;
+  for (size_t i = 0; i < wl_net_n_layers(net); i++) {
+    const wl_layer *l = wl_net_layer(net, i);
+    uint64_t s = wl_layer_second_params(l);
+    assert_true(s < l->params || l->params == 0);
+    variables += (l->params > 0) + (s > 0);
+    second += s;
+  }
+  assert_int_equal(variables, 161);
+  assert_int_equal(second, 26560 + 1000);
+  wl_net_free(net);
+  wl_model_free(m);
+}
+
 /* ---- Zoo: torchvision's published parameter counts --------------------------------------- */
 
 static void test_param_counts(void **state)
@@ -1371,6 +1397,7 @@ int main(void)
       cmocka_unit_test(test_paleo_lines),      cmocka_unit_test(test_bad_files),
       cmocka_unit_test(test_strict_json),      cmocka_unit_test(test_bad_graph_in_code),
       cmocka_unit_test(test_find_line),        cmocka_unit_test(test_unordered_file),
+      cmocka_unit_test(test_second_variables),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

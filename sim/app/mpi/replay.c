@@ -356,6 +356,12 @@ int comm_mpi__cmd_replay(comm_mpi_ctx *ctx, int argc, char **argv)
                 "--ps-workers node: replay runs a worker per rank; use --ps-workers device");
     comm_mpi__fail_all(ctx, error);
   }
+  if (is_ps && s.ps_sharding != COMM_PS_SHARD_BYTES) {
+    g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,
+                "--ps-sharding %s: replay places a tensor per layer by bytes; use --ps-sharding "
+                "bytes", comm_ps_sharding_name(s.ps_sharding));
+    comm_mpi__fail_all(ctx, error);
+  }
   if (is_ps && placement == COMM_PS_DEDICATED) {
     if (s.ps_count >= ctx->size) {
       g_set_error(&error, DT_ERROR, DT_ERROR_INPUT,

@@ -68,6 +68,20 @@ static const double hw_lat_us[HW_N][A_N][COLL__NPROTO] = {
  * pass and of a network hop, microseconds. */
 #define NVLS_TREE_INTRA_LAT_US 25.0
 #define NVLS_TREE_NET_LAT_US 20.9
+/* NVLS Tree's chunk, bytes, as NCCL 2.18-2.19 cut it (src/enqueue.cc, computeColl): one step
+ * of the Simple buffer (NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8), 64 KiB from four nodes on (2.19),
+ * halved to 256, 128, 64 and 32 KiB while the message is smaller than 32, 16, 4 and 1 times
+ * `concurrent` (channels x NVLS heads) chunks of the current size. */
+static double nvls_tree_chunk_bytes(uint64_t bytes, uint32_t concurrent, uint32_t nodes)
+{
+  static const struct { double times, to; } cut[] = {
+      {32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}};
+  double chunk = nodes >= 4 ? 65536 : 4194304.0 / 8;
+  for (size_t i = 0; i < G_N_ELEMENTS(cut); i++)
+    if ((double)bytes < cut[i].times * concurrent * chunk && chunk > cut[i].to)
+      chunk = cut[i].to;
+  return chunk;
+}
 /* PAT (allgather and reduce-scatter with one GPU per node, Simple only): base latency, the
  * network hop (divided by 3.5 per level of its log2 tree) and the linear part per rank,
  * microseconds; it keeps 0.75 of the ring graph's bus bandwidth. */
@@ -965,9 +979,26 @@ static gboolean candidate(cand_ctx *cx, coll__nccl_choice *out)
     uint32_t levels = 0;
     while ((1u << (levels + 1)) <= g->nodes)
       levels++;
-    out->fill_ps = sim_time_from_s(fill_s(NVLS_STAGES + 2 * levels,
-                                          (double)x->args.bytes / ((double)NVLS_CHANNELS * n),
-                                          slice_max_bytes(), share));
+    /* Fill: NCCL runs NVLS Tree in loops of channels x heads chunks of the buffer (one chunk
+     * per channel for each GPU of a node that owns a NIC), each loop through every stage in
+     * turn: the NVLS_STAGES moves through each GPU's NVSwitch port (scatter into the heads'
+     * buffers, the switch's reduction, its multicast store, the gather) and 2 x levels
+     * network hops, each head's share of the loop on its NIC, up the tree and down
+     * (src/device/all_reduce.h, the NVLS_TREE RunWorkElement). The first loop crosses them
+     * all before the slowest stage streams; the steady state, `MAX(intra, net)`, already
+     * holds one loop of the slowest. */
+    uint32_t heads = MIN(per, MAX(comm__nics_per_node(g->topo), 1u));
+    double S = (double)x->args.bytes;
+    double loop = MIN(S, NVLS_CHANNELS * heads *
+                             nvls_tree_chunk_bytes(x->args.bytes, NVLS_CHANNELS * heads,
+                                                   g->nodes));
+    comm_ep sw0 = comm_topology_nvswitch(g->topo, g->node[0]);
+    sim_time_ps port = comm_topology_p2p_time(g->topo, g->eps[0], sw0, (uint64_t)ceil(loop)) -
+                       comm_topology_p2p_time(g->topo, g->eps[0], sw0, 0);
+    double hop_s = share > 0 ? loop / heads * (g->nodes == 2 ? 1.0 : 2.0) / share : 0;
+    double fill_sec = NVLS_STAGES * sim_time_to_s(port) + 2.0 * levels * hop_s -
+                     loop / S * sim_time_to_s(MAX(intra, net));
+    out->fill_ps = sim_time_from_s(MAX(fill_sec, 0.0));
     out->launch_ps = sim_time_add_sat(
         us_ps(NVLS_TREE_INTRA_LAT_US + 2.0 * levels * NVLS_TREE_NET_LAT_US), out->fill_ps);
     out->time_ps = sim_time_add_sat(out->launch_ps, MAX(intra, net));

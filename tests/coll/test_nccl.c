@@ -322,6 +322,28 @@ static void test_nvls_by_hand(void **state)
     fail_msg("NVLS 1 GiB: %.9g s, by hand %.9g s", got, t_s);
 }
 
+/* NVLS Tree on two DGX H100, 100 MiB, by hand. NCCL's chunk: 16 channels x 8 heads = 128
+ * concurrent chunks; 100 MiB is below 32 x 128 x 512 KiB and 16 x 128 x 256 KiB but not below
+ * 4 x 128 x 128 KiB, so 128 KiB, and a loop is 16 x 8 x 128 KiB = 16 MiB. Steady state: each GPU
+ * moves S (1 + 1/8) / 0.85 through its NVSwitch port (18 x 25e9 x 0.8 bytes/s, 350 ns), above
+ * the network's S / 8 per NIC at 50e9 x 0.97 bytes/s. Latency 25 us + 2 x 20.9 us (one level).
+ * Fill: the first loop through 4 port stages (16 MiB each) and 2 network hops (2 MiB per NIC),
+ * less the loop's share (16 MiB / 100 MiB) of the steady state. */
+static void test_nvls_tree_by_hand(void **state)
+{
+  g_autoptr(comm_topology) t = build("dgx-h100", 2);
+  g_autoptr(comm_coll_group) g = comm_coll_group_new(t, NULL, 0);
+  comm_coll_args a = {.op = COMM_COLL_ALLREDUCE, .bytes = 104857600};
+  g_autoptr(coll__nccl) x = coll__nccl_plan(g, &a, COLL__NCCL_NVLS_TREE, COLL__SIMPLE, NULL);
+  double S = 104857600.0, port = 18 * 25e9 * 0.8, nic = 50e9 * 0.97, loop = 16 * 8 * 131072.0;
+  double steady = 350e-9 + ceil(S * 1.125 / 0.85) / port;
+  double fill = 4 * loop / port + 2 * (loop / 8) / nic - loop / S * steady;
+  double t_s = 25e-6 + 2 * 20.9e-6 + fill + steady;
+  double got = (double)coll__nccl_chosen(x)->time_ps * 1e-12;
+  if (fabs(got - t_s) / t_s > 1e-4)
+    fail_msg("NVLS Tree 100 MiB: %.9g s, by hand %.9g s", got, t_s);
+}
+
 /* Simple ring allreduce on one DGX A100, by hand: 16 channels share each GPU's 12 x 25e9 x 0.8
  * bytes/s NVSwitch port, 15e9 each. Each channel's ring moves 2 x 7/8 of its S / 16 bytes in
  * 2 x 7 steps of 3.4 us (NCCL's Simple ring hop over NVLink, the switch's two 350 ns hops
@@ -975,6 +997,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dgx1_rings),     cmocka_unit_test(test_switch_channels),
       cmocka_unit_test(test_closed_vs_flow), cmocka_unit_test(test_nvls_by_hand),
+      cmocka_unit_test(test_nvls_tree_by_hand),
       cmocka_unit_test(test_pxn_alltoall_by_hand),
       cmocka_unit_test(test_ring_fill_by_hand), cmocka_unit_test(test_ring_forms_agree),
       cmocka_unit_test(test_pcie_rings_by_hand),

@@ -16,11 +16,6 @@ import torch
 import cnn
 
 
-def timed(fn, reps=20):
-    """Median, min and p90 in us of `reps` timed calls after 3 warm-ups (cnn.py's method)."""
-    return tuple(t * 1000.0 for t in cnn.stats(cnn.time_reps(fn, reps, 3)))
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -41,7 +36,7 @@ def main():
                 host.fill_(1)
                 for d, fn in (("h2d", lambda: dev.copy_(host, non_blocking=True)),
                               ("d2h", lambda: host.copy_(dev, non_blocking=True))):
-                    med, mn, p90 = timed(fn, reps)
+                    med, mn, p90 = cnn.timed_us(fn, reps)
                     w.writerow([d, kind, n, "%.2f" % med, "%.2f" % mn, "%.2f" % p90,
                                 "%.2f" % (n / med / 1e3)])
                     f.flush()
@@ -59,7 +54,7 @@ def main():
                     s1.synchronize()
                     s2.synchronize()
 
-                med, mn, p90 = timed(both, reps)
+                med, mn, p90 = cnn.timed_us(both, reps)
                 w.writerow(["both", "pinned", n, "%.2f" % med, "%.2f" % mn, "%.2f" % p90,
                             "%.2f" % (n / med / 1e3)])
                 f.flush()

@@ -40,11 +40,6 @@ SHAPES = [
 ]
 
 
-def timed(fn, reps=20):
-    """Median, min and p90 in us of `reps` timed calls after 3 warm-ups (cnn.py's method)."""
-    return tuple(t * 1000.0 for t in cnn.stats(cnn.time_reps(fn, reps, 3)))
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -72,8 +67,9 @@ def main():
                 dy = torch.randn_like(y)
                 e = x.element_size()
                 ein, eout = x.numel() * e, y.numel() * e
-                res = [("fwd", timed(fwd), ein + eout),
-                       ("bwd", timed(lambda: torch.autograd.grad(y, xr, dy, retain_graph=True)),
+                res = [("fwd", cnn.timed_us(fwd), ein + eout),
+                       ("bwd",
+                        cnn.timed_us(lambda: torch.autograd.grad(y, xr, dy, retain_graph=True)),
                         eout * (2 if op == "max" else 1) + ein)]
                 for ps, (med, mn, p90), nbytes in res:
                     w.writerow([net, op, prec, layout, n, c, h, wd, k, s, p, y.shape[2],

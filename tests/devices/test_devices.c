@@ -28,6 +28,18 @@ static const char round_gpu[] =
     "[software]\nkernel_launch_us = 0\nframework_step_us = 1000\n"
     "[host_link]\nkind = pcie\npcie_gen = 3\nlanes = 16\nlatency_us = 5\n";
 
+/* A temporary file holding `text` (an overlay or a table): its path, to g_unlink and free. */
+static char *tmp_text_file(const char *pattern, const char *text)
+{
+  g_autoptr(GError) error = NULL;
+  char *path = NULL;
+  int fd = g_file_open_tmp(pattern, &path, &error);
+  assert_true(fd >= 0);
+  close(fd);
+  assert_true(g_file_set_contents(path, text, -1, &error));
+  return path;
+}
+
 static dev_device *load_text(const char *text)
 {
   g_autoptr(GError) error = NULL;
@@ -202,12 +214,9 @@ static void test_sustained_clock(void **state)
 static void test_kepler_clocks_and_ecc(void **state)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *path = NULL;
-  int fd = g_file_open_tmp("dtsim-boost-XXXXXX.ini", &path, &error);
-  assert_true(fd >= 0);
-  close(fd);
   /* The same die held at its top boost clock. */
-  assert_true(g_file_set_contents(path, "[device]\nsustained_clock_mhz = 875\n", -1, &error));
+  g_autofree char *path =
+      tmp_text_file("dtsim-boost-XXXXXX.ini", "[device]\nsustained_clock_mhz = 875\n");
   g_autoptr(dev_device) k80 = dev_device_load("k80", NULL, &error);
   g_autoptr(dev_device) boost = dev_device_load("k80", path, &error);
   g_unlink(path);
@@ -273,11 +282,8 @@ static void test_fp8_efficiency(void **state)
   wl_op_cost f8 = gemm_op(8192, 8192, 8192, WL_PREC_FP8);
   double ratio = (double)dev_op_time_ps(h100, &f8, 0) / (double)dev_op_time_ps(h100, &bf, 0);
   assert_true(fabs(ratio - (989.4 * 0.82) / (1979.0 * 0.75)) < 3e-3);
-  g_autofree char *path = NULL;
-  int fd = g_file_open_tmp("dtsim-fp8-XXXXXX.ini", &path, &error);
-  assert_true(fd >= 0);
-  close(fd);
-  assert_true(g_file_set_contents(path, "[efficiency]\ntensor_fp8 = 0.82\n", -1, &error));
+  g_autofree char *path =
+      tmp_text_file("dtsim-fp8-XXXXXX.ini", "[efficiency]\ntensor_fp8 = 0.82\n");
   g_autoptr(dev_device) same = dev_device_load("h100-sxm5-80gb", path, &error);
   g_unlink(path);
   assert_non_null(same);
@@ -292,11 +298,8 @@ static void test_dgx2_v100_clock(void **state)
 {
   (void)state;
   g_autoptr(GError) error = NULL;
-  g_autofree char *path = NULL;
-  int fd = g_file_open_tmp("dtsim-v100-XXXXXX.ini", &path, &error);
-  assert_true(fd >= 0);
-  close(fd);
-  assert_true(g_file_set_contents(path, "[efficiency]\nsustained_clock = 1\n", -1, &error));
+  g_autofree char *path =
+      tmp_text_file("dtsim-v100-XXXXXX.ini", "[efficiency]\nsustained_clock = 1\n");
   g_autoptr(dev_device) v = dev_device_load("v100-sxm3-32gb", NULL, &error);
   g_autoptr(dev_device) boost = dev_device_load("v100-sxm3-32gb", path, &error);
   g_autoptr(dev_device) sxm2 = dev_device_load("v100-sxm2-16gb", path, &error);
@@ -392,11 +395,8 @@ static void test_hopper_winograd_nonfused(void **state)
   static const char *const names[] = {"h200-sxm-141gb", "h100-sxm5-80gb", "h100-sxm5-96gb",
                                       "h800-sxm5-80gb", "b200-sxm-180gb", "gb200"};
   g_autoptr(GError) error = NULL;
-  g_autofree char *path = NULL;
-  int fd = g_file_open_tmp("dtsim-wino-XXXXXX.ini", &path, &error);
-  assert_true(fd >= 0);
-  close(fd);
-  assert_true(g_file_set_contents(path, "[software]\nwinograd = fused\n", -1, &error));
+  g_autofree char *path =
+      tmp_text_file("dtsim-wino-XXXXXX.ini", "[software]\nwinograd = fused\n");
   wl_op_cost ops[3];
   dev__conv_ops(64, 56, 56, 64, 64, 3, 3, 1, 1, WL_PREC_FP32, ops);
   assert_int_equal(ops[0].bytes_read + ops[0].bytes_written, UINT64_C(102907904));
@@ -530,12 +530,8 @@ static void test_faster_datasheet_never_slower(void **state)
   g_autoptr(GArray) ops32 = resnet_ops(WL_PREC_FP32);
   g_autoptr(GArray) ops16 = resnet_ops(WL_PREC_FP16);
   for (gsize i = 0; i < G_N_ELEMENTS(devs); i++) {
-    g_autofree char *path = NULL;
     g_autoptr(GError) error = NULL;
-    int fd = g_file_open_tmp("dtsim-overlay-XXXXXX.ini", &path, &error);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_true(g_file_set_contents(path, devs[i][1], -1, &error));
+    g_autofree char *path = tmp_text_file("dtsim-overlay-XXXXXX.ini", devs[i][1]);
     g_autoptr(dev_device) base = dev_device_load(devs[i][0], NULL, &error);
     g_autoptr(dev_device) fast = dev_device_load(devs[i][0], path, &error);
     assert_non_null(base);
@@ -578,10 +574,7 @@ static void check_phi_curve(const char *name, const char *overlay, unsigned core
   g_autoptr(GError) error = NULL;
   g_autoptr(dev_device) d = NULL;
   if (overlay) {
-    g_autofree char *path = NULL;
-    int fd = g_file_open_tmp("dtsim-phi-XXXXXX.ini", &path, &error);
-    close(fd);
-    g_file_set_contents(path, overlay, -1, &error);
+    g_autofree char *path = tmp_text_file("dtsim-phi-XXXXXX.ini", overlay);
     d = dev_device_load(name, path, &error);
     g_unlink(path);
   } else {
@@ -952,10 +945,7 @@ static void test_calibration_recovers(void **state)
   static const char truth_overlay[] =
       "[efficiency]\nconv = 0.61\nmemory = 0.66\n[software]\nkernel_launch_us = 11\n";
   g_autoptr(GError) error = NULL;
-  g_autofree char *tpath = NULL;
-  int fd = g_file_open_tmp("dtsim-truth-XXXXXX.ini", &tpath, &error);
-  close(fd);
-  assert_true(g_file_set_contents(tpath, truth_overlay, -1, &error));
+  g_autofree char *tpath = tmp_text_file("dtsim-truth-XXXXXX.ini", truth_overlay);
   g_autoptr(dev_device) truth = dev_device_load("p100-pcie-16gb", tpath, &error);
   assert_non_null(truth);
   g_autoptr(dev_calib) c = dev_calib_new();
@@ -1021,14 +1011,11 @@ static void test_calibration_recovers(void **state)
 static void test_calibration_csv_errors(void **state)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *path = NULL;
-  int fd = g_file_open_tmp("dtsim-rows-XXXXXX.csv", &path, &error);
-  close(fd);
-  g_file_set_contents(path,
-                      "layer,input_hwc,batch,filters,kernel,pad,stride,device,total_ms\n"
-                      "c1,56x56x64,16,64,3x3,1,1,v100-sxm2-16gb,1.0\n"
-                      "c2,56x56,16,64,3x3,1,1,v100-sxm2-16gb,1.0\n",
-                      -1, NULL);
+  g_autofree char *path =
+      tmp_text_file("dtsim-rows-XXXXXX.csv",
+                    "layer,input_hwc,batch,filters,kernel,pad,stride,device,total_ms\n"
+                    "c1,56x56x64,16,64,3x3,1,1,v100-sxm2-16gb,1.0\n"
+                    "c2,56x56,16,64,3x3,1,1,v100-sxm2-16gb,1.0\n");
   g_autoptr(dev_calib) c = dev_calib_new();
   assert_false(dev_calib_load_csv(c, path, NULL, &error));
   assert_true(g_error_matches(error, DT_ERROR, DT_ERROR_INPUT));
@@ -1104,14 +1091,11 @@ static int run_calibrate(const char *const *args)
 static void test_cli_calibrate(void **state)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *csv = NULL;
-  int fd = g_file_open_tmp("dtsim-cal-XXXXXX.csv", &csv, &error);
-  close(fd);
-  g_file_set_contents(csv,
-                      "layer,input_hwc,batch,filters,kernel,pad,stride,device,total_ms\n"
-                      "a,56x56x64,16,64,3x3,1,1,v100-sxm2-16gb,0.5\n"
-                      "b,28x28x128,16,128,1x1,0,1,v100-sxm2-16gb,0.2\n",
-                      -1, NULL);
+  g_autofree char *csv =
+      tmp_text_file("dtsim-cal-XXXXXX.csv",
+                    "layer,input_hwc,batch,filters,kernel,pad,stride,device,total_ms\n"
+                    "a,56x56x64,16,64,3x3,1,1,v100-sxm2-16gb,0.5\n"
+                    "b,28x28x128,16,128,1x1,0,1,v100-sxm2-16gb,0.2\n");
   g_autofree char *out = g_strdup_printf("%s.ini", csv);
   const char *ok[] = {"calibrate", csv, "--params", "efficiency.conv", "--generations", "5",
                       "--no-loo", "-o", out, NULL};
@@ -1178,11 +1162,8 @@ static void test_catalog_matmul_rates(void **state)
   };
   for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
     g_autoptr(GError) error = NULL;
-    g_autofree char *overlay = NULL;
-    int fd = g_file_open_tmp("dtsim-boost-XXXXXX.ini", &overlay, &error);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_true(g_file_set_contents(overlay, "[efficiency]\nsustained_clock = 1\n", -1, NULL));
+    g_autofree char *overlay =
+        tmp_text_file("dtsim-boost-XXXXXX.ini", "[efficiency]\nsustained_clock = 1\n");
     g_autoptr(dev_device) d = dev_device_load(rows[i].dev, overlay, &error);
     g_unlink(overlay);
     assert_non_null(d);

@@ -267,10 +267,6 @@ static gboolean build_node(comm_topology *t, GError **error)
     t->nic_socket[k] = t->P ? w / s->pcie_switches_per_socket : up - t->sock_base;
     add_local_link(t, t->nic_base + k, up, pc);
   }
-  /* Host memory, crossed by bounces through it (NCCL's SHM transport, network traffic staged
-   * without GPUDirect RDMA): a loop on each socket's vertex, like the NVSwitch's. A bounce
-   * writes every byte into memory and reads it out again, so the loop carries half the memory
-   * bandwidth. */
   /* Host-memory DMA of each root port (a PCIe switch's uplink, or a device's own link when it
    * hangs off the socket): the reads and writes that devices below the port make of host
    * memory share the port's one-way rate, as if the link were half duplex for them
@@ -286,6 +282,10 @@ static gboolean build_node(comm_topology *t, GError **error)
       add_local_link(t, x, x, hc);
     }
   }
+  /* Host memory, crossed by bounces through it (NCCL's SHM transport, network traffic staged
+   * without GPUDirect RDMA): a loop on each socket's vertex, like the NVSwitch's. A bounce
+   * writes every byte into memory and reads it out again, so the loop carries half the memory
+   * bandwidth. */
   t->mem_link = NO_VERTEX;
   if (s->host_memory_GBps > 0) {
     t->mem_link = t->LL;
